@@ -1,0 +1,74 @@
+import type { ModuleManifest, Principal } from '@finger/protocol';
+
+/** What a module's tool code sees of its call. */
+export interface ToolCallContext {
+  /** The envelope id of this call (unique per execution). */
+  readonly call_id: string;
+  readonly request_id: string;
+  readonly correlation_id: string;
+  readonly session_id: string;
+  readonly workflow_id: string;
+  readonly lease_id: string;
+  /** Absolute epoch ms after which the result is no longer awaited. */
+  readonly deadline: number;
+  readonly source: Principal;
+  /** Aborted when the call is cancelled (lease expiry, deadline, halt). Created lazily. */
+  readonly signal: AbortSignal;
+  /** Heartbeat: extend the lease to `ttl_ms` from now. */
+  extendLease(ttl_ms: number): void;
+  /** Report progress to the caller. */
+  progress(message: string, fraction?: number): void;
+  /**
+   * A nested call through the hub, inheriting the correlation fields and execution chain
+   * (so the depth and cycle guards see it). Resolves with the payload; rejects with FingerError.
+   */
+  call(target: string, payload: unknown, options?: { timeout_ms?: number }): Promise<unknown>;
+}
+
+/** Health of a runtime as reported by its check. */
+export interface RuntimeHealth {
+  ok: boolean;
+  detail?: string;
+}
+
+/** Emitted by a runtime when something worth an event happens (crash, restart, garbage line). */
+export interface RuntimeNotice {
+  type: 'crashed' | 'restarted' | 'garbage' | 'log' | 'event';
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+/**
+ * Executes one module's tools. Implementations: in-process (a JS entry), stdio (JSON lines, any
+ * language). Tool failures reject with a FingerError (the module's own errors as E_MODULE_ERROR
+ * unless they carry a registered code); a dead process rejects in-flight calls with E_MODULE_CRASHED.
+ */
+export interface ModuleRuntime {
+  readonly type: string;
+  /** Starts the runtime (spawn, import). Rejects with a FingerError when it cannot. */
+  start(): Promise<void>;
+  /** Runs one tool call. */
+  invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown>;
+  /** Cancels an in-flight call by its `call_id`. */
+  cancel(call_id: string, reason: string): void;
+  /** Health check; must answer within `timeout_ms` or counts as unhealthy. */
+  health(timeout_ms: number): Promise<RuntimeHealth>;
+  /** Stops the runtime; in-flight calls reject with E_PROVIDER_CLOSED. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options every runtime factory receives. */
+export interface RuntimeOptions {
+  manifest: ModuleManifest;
+  /** Directory holding the module.json (relative paths resolve against it). */
+  baseDir: string;
+  logger: import('../logger.js').Logger;
+  onNotice?: (notice: RuntimeNotice) => void;
+}
+
+/** Shape of an in-process module's entry: default export or named `createModule`. */
+export interface InProcessModule {
+  tools: Record<string, (args: any, ctx: ToolCallContext) => unknown | Promise<unknown>>;
+  health?: () => RuntimeHealth | Promise<RuntimeHealth>;
+  close?: () => void | Promise<void>;
+}

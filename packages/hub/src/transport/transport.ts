@@ -1,0 +1,50 @@
+import type { Envelope } from '@finger/protocol';
+
+/**
+ * The serving side's view of one in-flight request: how a module host reports progress, extends
+ * the lease and learns of cancellation. Everything it carries is serialisable, so the same
+ * contract holds over NATS.
+ */
+export interface ServerChannel {
+  /** Ask the caller's hub to extend the lease to `ttl_ms` from now (heartbeat). */
+  extendLease(ttl_ms: number): void;
+  /** Report progress to the caller. */
+  progress(message: string, fraction?: number): void;
+  /** Register a callback for a cancel from the caller (lease expiry, deadline, abort). */
+  onCancel(cb: (reason: string) => void): void;
+}
+
+/** Serves requests for one target; resolves with a reply envelope (never rejects). */
+export type TransportHandler = (request: Envelope, channel: ServerChannel) => Promise<Envelope>;
+
+/** Callbacks the caller passes with a request. */
+export interface RequestHooks {
+  onLeaseExtend?(ttl_ms: number): void;
+  onProgress?(message: string, fraction?: number): void;
+}
+
+/** Removes a served target; resolves when it no longer receives requests. */
+export type Unserve = () => Promise<void>;
+
+/**
+ * Moves envelopes between a caller and the host serving a target. Implementations: in-process
+ * (default), NATS (distributed). The contract is honest for a wire: async, envelopes are plain
+ * JSON, and no object reference is shared between caller and server (the in-process transport
+ * can prove it with `copy: 'json'`).
+ */
+export interface Transport {
+  readonly name: string;
+  /** Starts serving `target`. Rejects with E_CONFLICT when it is already served here. */
+  serve(target: string, handler: TransportHandler): Promise<Unserve>;
+  /**
+   * Sends a request envelope and resolves with the reply envelope (which may carry `error`).
+   * Rejects with E_NO_TARGET when nobody serves `request.target`.
+   */
+  request(request: Envelope, hooks?: RequestHooks): Promise<Envelope>;
+  /** Sends a `cancel` for an in-flight request (fire and forget). */
+  cancel(request: Envelope, reason: string): void;
+  /** True when someone serves `target` on this transport. */
+  serves(target: string): boolean;
+  /** Stops everything; idempotent. */
+  close(): Promise<void>;
+}

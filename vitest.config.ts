@@ -1,0 +1,35 @@
+import { fileURLToPath } from 'node:url';
+
+import { defineConfig } from 'vitest/config';
+
+const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+// Workspace packages resolve to their sources, so unit tests need no build.
+const alias = {
+  '@finger/protocol': r('./packages/protocol/src/index.ts'),
+  '@finger/hub': r('./packages/hub/src/index.ts'),
+  '@finger/daemon': r('./packages/daemon/src/index.ts'),
+  '@finger/testkit': r('./packages/testkit/src/index.ts'),
+};
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    projects: [
+      {
+        resolve: { alias },
+        test: { name: 'unit', include: ['packages/*/test/**/*.test.ts', 'modules/*/test/**/*.test.ts'] },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
