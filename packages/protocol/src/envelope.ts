@@ -64,8 +64,8 @@ export const envelopeSchema = {
     kind: { enum: ['request', 'reply', 'event', 'cancel'] },
     request_id: ID,
     correlation_id: ID,
-    session_id: ID,
-    workflow_id: ID,
+    session_id: { type: 'string', maxLength: 128 },
+    workflow_id: { type: 'string', maxLength: 128 },
     source: {
       type: 'object',
       additionalProperties: false,

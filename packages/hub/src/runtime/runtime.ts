@@ -1,5 +1,7 @@
 import type { ModuleManifest, Principal } from '@finger/protocol';
 
+import type { Clock } from '../clock.js';
+
 /** What a module's tool code sees of its call. */
 export interface ToolCallContext {
   /** The envelope id of this call (unique per execution). */
@@ -57,6 +59,18 @@ export interface ModuleRuntime {
   close(): Promise<void>;
 }
 
+/** Limits of process-based runtimes (stdio); every field has a default. */
+export interface RuntimeLimits {
+  /** Longest stdout line accepted from a module; longer lines are discarded as garbage. Default 1 MiB. */
+  max_line_bytes?: number;
+  /** How long a cancelled call may stay unanswered before the process group is killed. Default 2000. */
+  cancel_grace_ms?: number;
+  /** Restart backoff `[min, max]` in ms, doubling per consecutive crash. Default `[100, 10000]`. */
+  restart_backoff_ms?: [number, number];
+  /** When set, start() and restarts also wait for a pong within this many ms. */
+  start_timeout_ms?: number;
+}
+
 /** Options every runtime factory receives. */
 export interface RuntimeOptions {
   manifest: ModuleManifest;
@@ -64,6 +78,15 @@ export interface RuntimeOptions {
   baseDir: string;
   logger: import('../logger.js').Logger;
   onNotice?: (notice: RuntimeNotice) => void;
+  /** Time source for timers (grace, backoff, health); default the system clock. */
+  clock?: Clock;
+  /**
+   * Environment the minimal child environment is picked from (PATH, HOME, LANG, …); never passed
+   * whole. Default `process.env`; the composition root should pass it explicitly.
+   */
+  baseEnv?: Record<string, string | undefined>;
+  /** Limits of process-based runtimes. */
+  limits?: RuntimeLimits;
 }
 
 /** Shape of an in-process module's entry: default export or named `createModule`. */

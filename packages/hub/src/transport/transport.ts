@@ -17,10 +17,15 @@ export interface ServerChannel {
 /** Serves requests for one target; resolves with a reply envelope (never rejects). */
 export type TransportHandler = (request: Envelope, channel: ServerChannel) => Promise<Envelope>;
 
-/** Callbacks the caller passes with a request. */
+/**
+ * The caller's side of one request: callbacks the server's channel reaches, and a `cancel` slot
+ * the transport fills in so the caller can cancel without any lookup table.
+ */
 export interface RequestHooks {
   onLeaseExtend?(ttl_ms: number): void;
   onProgress?(message: string, fraction?: number): void;
+  /** Set by the transport during `request()`: sends a cancel for this request. */
+  cancel?: (reason: string) => void;
 }
 
 /** Removes a served target; resolves when it no longer receives requests. */
@@ -41,8 +46,6 @@ export interface Transport {
    * Rejects with E_NO_TARGET when nobody serves `request.target`.
    */
   request(request: Envelope, hooks?: RequestHooks): Promise<Envelope>;
-  /** Sends a `cancel` for an in-flight request (fire and forget). */
-  cancel(request: Envelope, reason: string): void;
   /** True when someone serves `target` on this transport. */
   serves(target: string): boolean;
   /** Stops everything; idempotent. */

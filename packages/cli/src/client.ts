@@ -1,0 +1,190 @@
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import type { DaemonInfo, HealthResult } from './api-types.js';
+import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './errors.js';
+
+/** Environment variables as the CLI sees them (injected, so tests need not touch process.env). */
+export type Env = Record<string, string | undefined>;
+
+/** Where the daemon listens when neither a flag, FINGER_URL nor daemon.json says otherwise. */
+export const DEFAULT_URL = 'http://127.0.0.1:7770';
+
+/** How long `health()` waits for an answer before calling the daemon unreachable. */
+export const HEALTH_TIMEOUT_MS = 3_000;
+
+/** Where the CLI found the daemon, and with what credentials. */
+export interface DaemonLocation {
+  /** FINGER_HOME in effect. */
+  home: string;
+  /** Base URL (no trailing slash). */
+  url: string;
+  /** Which setting gave the URL. */
+  urlSource: 'flag' | 'env' | 'daemon.json' | 'default';
+  /** Bearer token, when one was found. */
+  token?: string;
+  /** The daemon.json contents, when the file exists and parses. */
+  info?: DaemonInfo;
+}
+
+/**
+ * FINGER_HOME in effect: `--home`, else FINGER_HOME, else `~/.finger`. Relative paths resolve
+ * against the working directory.
+ */
+export function resolveHome(flag: string | undefined, env: Env): string {
+  const raw = flag ?? env.FINGER_HOME ?? path.join(env.HOME ?? os.homedir(), '.finger');
+  return path.resolve(raw);
+}
+
+/** Reads `<home>/daemon.json`; undefined when it is missing or not a `{pid, url}` object. */
+export async function readDaemonInfo(home: string): Promise<DaemonInfo | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path.join(home, 'daemon.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const v = JSON.parse(text) as Partial<DaemonInfo>;
+    if (typeof v !== 'object' || v === null || typeof v.url !== 'string' || typeof v.pid !== 'number') return undefined;
+    return v as DaemonInfo;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The bearer token: FINGER_TOKEN, else the first line of `<home>/token`; undefined when neither. */
+export async function readToken(home: string, env: Env): Promise<string | undefined> {
+  if (env.FINGER_TOKEN) return env.FINGER_TOKEN.trim();
+  try {
+    const text = (await readFile(path.join(home, 'token'), 'utf8')).trim();
+    return text ? text.split(/\r?\n/)[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Finds the daemon: URL from `--url`, else FINGER_URL, else `<home>/daemon.json`, else
+ * {@link DEFAULT_URL}; token from FINGER_TOKEN, else `<home>/token`.
+ */
+export async function locateDaemon(opts: { home?: string; url?: string }, env: Env): Promise<DaemonLocation> {
+  const home = resolveHome(opts.home, env);
+  const info = await readDaemonInfo(home);
+  let url: string;
+  let urlSource: DaemonLocation['urlSource'];
+  if (opts.url) [url, urlSource] = [opts.url, 'flag'];
+  else if (env.FINGER_URL) [url, urlSource] = [env.FINGER_URL, 'env'];
+  else if (info) [url, urlSource] = [info.url, 'daemon.json'];
+  else [url, urlSource] = [DEFAULT_URL, 'default'];
+  const loc: DaemonLocation = { home, url: url.replace(/\/+$/, ''), urlSource };
+  const token = await readToken(home, env);
+  if (token) loc.token = token;
+  if (info) loc.info = info;
+  return loc;
+}
+
+/** Options of one HTTP call. */
+export interface CallOptions {
+  /** Give up after this long (the daemon then counts as unreachable). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+function isErrorBody(v: unknown): v is { error: ErrorBody } {
+  const e = (v as { error?: unknown } | null)?.error as Partial<ErrorBody> | undefined;
+  return typeof e === 'object' && e !== null && typeof e.code === 'string' && typeof e.message === 'string';
+}
+
+const CODE_BY_STATUS: Record<number, string> = { 401: 'E_UNAUTHENTICATED', 403: 'E_FORBIDDEN', 404: 'E_NOT_FOUND' };
+
+/**
+ * A thin JSON-over-HTTP client of the daemon. Every non-2xx answer rejects with {@link ApiError}
+ * (its `code` from the body); a connection that cannot be made rejects with
+ * {@link DaemonNotRunningError}.
+ */
+export class DaemonClient {
+  readonly url: string;
+  readonly token: string | undefined;
+
+  constructor(opts: { url: string; token?: string | undefined }) {
+    try {
+      const u = new URL(opts.url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      throw new CliError('E_USAGE', `not an http(s) URL: ${opts.url}`);
+    }
+    this.url = opts.url.replace(/\/+$/, '');
+    this.token = opts.token;
+  }
+
+  /** The WebSocket URL of a daemon path (`http` → `ws`, `https` → `wss`). */
+  wsUrl(p: string): string {
+    return this.url.replace(/^http/, 'ws') + p;
+  }
+
+  /** Sends one request; resolves with the HTTP status and parsed JSON body of a 2xx answer. */
+  async call<T>(method: string, p: string, body?: unknown, opts: CallOptions = {}): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const signals = [opts.signal, opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(this.url + p, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: signals.length ? AbortSignal.any(signals) : null,
+      });
+      text = await res.text();
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      throw new DaemonNotRunningError(this.url);
+    }
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!res.ok) {
+      if (isErrorBody(parsed)) throw new ApiError(res.status, parsed.error);
+      const code = CODE_BY_STATUS[res.status] ?? 'E_INTERNAL';
+      throw new ApiError(res.status, { code, message: `HTTP ${res.status} from ${method} ${p}: ${text.slice(0, 200)}` });
+    }
+    if (parsed === undefined && text) {
+      throw new CliError('E_INTERNAL', `the daemon answered ${method} ${p} with something that is not JSON: ${text.slice(0, 200)}`);
+    }
+    return { status: res.status, body: parsed as T };
+  }
+
+  /** GET, resolving with the body. */
+  async get<T>(p: string, opts?: CallOptions): Promise<T> {
+    return (await this.call<T>('GET', p, undefined, opts)).body;
+  }
+
+  /** POST a JSON body, resolving with status and body (callers branch on 200 vs 202). */
+  post<T>(p: string, body: unknown, opts?: CallOptions): Promise<{ status: number; body: T }> {
+    return this.call<T>('POST', p, body, opts);
+  }
+
+  /** DELETE, resolving with the body. */
+  async delete<T>(p: string, opts?: CallOptions): Promise<T> {
+    return (await this.call<T>('DELETE', p, undefined, opts)).body;
+  }
+
+  /** `GET /v1/health` (no auth needed); rejects with DaemonNotRunningError after `timeoutMs`. */
+  health(timeoutMs = HEALTH_TIMEOUT_MS): Promise<HealthResult> {
+    return this.get<HealthResult>('/v1/health', { timeoutMs });
+  }
+}
+
+/** URL-encodes one path segment. */
+export function seg(s: string): string {
+  return encodeURIComponent(s);
+}

@@ -1,0 +1,252 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import type { Command } from 'commander';
+
+import type { HealthResult } from '../api-types.js';
+import { DaemonClient, readDaemonInfo } from '../client.js';
+import { type CommandContext, type RunState, action } from '../context.js';
+import { CliError, DaemonNotRunningError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { formatDuration } from '../output.js';
+import { EXIT_INTERRUPTED, pause } from '../wait.js';
+
+/** How long `daemon start` waits for a new daemon to answer, and `daemon stop` for it to exit. */
+export const DAEMON_WAIT_MS = 15_000;
+
+/** The module specifier of the daemon entry; kept in a variable so tsc does not need its build. */
+const DAEMON_MAIN = '@finger/daemon/main';
+
+/** Options `runDaemon` of `@finger/daemon/main` is called with by `daemon start --foreground`. */
+export interface RunDaemonOptions {
+  foreground: true;
+  home: string;
+  port?: number;
+  host?: string;
+}
+
+interface DaemonMainModule {
+  runDaemon(opts: RunDaemonOptions): Promise<void>;
+}
+
+interface StartOptions {
+  foreground?: boolean;
+  port?: string;
+  host?: string;
+}
+
+/** The daemon's health at `url`, or undefined when nothing answers there. */
+async function probe(url: string, timeoutMs = 2_000): Promise<HealthResult | undefined> {
+  try {
+    return await new DaemonClient({ url }).health(timeoutMs);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True while a process with this pid exists (EPERM means it exists but is not ours). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function parsePort(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 65_535) throw new CliError('E_USAGE', `--port must be an integer 0..65535, got ${raw}`);
+  return n;
+}
+
+/** Path of the daemon's main script: RunOptions.daemonEntry, else `@finger/daemon/main` resolved. */
+function daemonEntry(ctx: CommandContext): string {
+  if (ctx.io.daemonEntry) return path.resolve(ctx.io.daemonEntry);
+  try {
+    return fileURLToPath(import.meta.resolve(DAEMON_MAIN));
+  } catch (e) {
+    throw new CliError('E_INTERNAL', `cannot find the daemon package (${DAEMON_MAIN}): ${(e as Error).message}`);
+  }
+}
+
+async function loadDaemonMain(ctx: CommandContext): Promise<DaemonMainModule> {
+  const spec = ctx.io.daemonEntry ? pathToFileURL(path.resolve(ctx.io.daemonEntry)).href : DAEMON_MAIN;
+  let m: Partial<DaemonMainModule>;
+  try {
+    m = (await import(spec)) as Partial<DaemonMainModule>;
+  } catch (e) {
+    throw new CliError('E_INTERNAL', `cannot load the daemon (${spec}): ${(e as Error).message}`, {
+      notes: ['is it built? run npm install (or npm run build) in the repo'],
+    });
+  }
+  if (typeof m.runDaemon !== 'function') throw new CliError('E_INTERNAL', `${spec} does not export runDaemon()`);
+  return m as DaemonMainModule;
+}
+
+/** The lines `file` gained after byte `from` (at most the last `max`), for start failures. */
+function logTail(file: string, from: number, max = 20): string[] {
+  try {
+    const text = readFileSync(file).subarray(from).toString('utf8');
+    const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
+    return lines.slice(-max);
+  } catch {
+    return [];
+  }
+}
+
+async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
+  const { out, home } = ctx;
+  const port = parsePort(opts.port);
+  const running = await readDaemonInfo(home);
+  const health = running ? await probe(running.url) : undefined;
+  if (running && health) {
+    if (out.json) out.printJson({ running: true, started: false, pid: health.pid, url: running.url, home });
+    else out.line(`finger daemon is already running (pid ${health.pid}) at ${running.url}`);
+    return EXIT.OK;
+  }
+  if (opts.foreground) {
+    const m = await loadDaemonMain(ctx);
+    const runOpts: RunDaemonOptions = { foreground: true, home };
+    if (port !== undefined) runOpts.port = port;
+    if (opts.host) runOpts.host = opts.host;
+    await m.runDaemon(runOpts);
+    return EXIT.OK;
+  }
+
+  const entry = daemonEntry(ctx);
+  if (!existsSync(entry)) {
+    throw new CliError('E_INTERNAL', `the daemon is not built (missing ${entry})`, {
+      notes: ['run npm install (or npm run build) in the repo'],
+    });
+  }
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  const logFile = path.join(home, 'daemon.log');
+  const fd = openSync(logFile, 'a', 0o600);
+  const logStart = statSync(logFile).size;
+  const env: Record<string, string | undefined> = { ...ctx.io.env, FINGER_HOME: home };
+  if (port !== undefined) env.FINGER_PORT = String(port);
+  if (opts.host) env.FINGER_HOST = opts.host;
+  let exited: string | undefined;
+  let child;
+  try {
+    child = spawn(process.execPath, [entry], { detached: true, stdio: ['ignore', fd, fd], env });
+  } finally {
+    closeSync(fd);
+  }
+  child.on('exit', (code, signal) => (exited = signal ? `killed by ${signal}` : `exit code ${code}`));
+  child.on('error', (e) => (exited = `could not start: ${e.message}`));
+  child.unref();
+  const pid = child.pid;
+  const failNotes = (): string[] => {
+    const tail = logTail(logFile, logStart);
+    return tail.length ? [`last lines of ${logFile}:`, ...tail.map((l) => `  ${l}`)] : [`see ${logFile}`];
+  };
+
+  const signal = ctx.interrupt();
+  const deadline = Date.now() + DAEMON_WAIT_MS;
+  for (;;) {
+    if (exited !== undefined || pid === undefined || !pidAlive(pid)) {
+      throw new CliError('E_INTERNAL', `the daemon stopped before answering (${exited ?? 'exited'})`, { notes: failNotes() });
+    }
+    const info = await readDaemonInfo(home);
+    if (info && info.pid === pid && (await probe(info.url, 1_000))) {
+      if (out.json) out.printJson({ running: true, started: true, pid, url: info.url, home, log: logFile });
+      else out.line(`finger daemon started (pid ${pid}) at ${info.url}; token in ${path.join(home, 'token')}`);
+      return EXIT.OK;
+    }
+    if (Date.now() >= deadline) {
+      throw new CliError('E_TIMEOUT', `the daemon (pid ${pid}) did not answer within ${DAEMON_WAIT_MS / 1000} s`, {
+        notes: failNotes(),
+      });
+    }
+    if (!(await pause(ctx.io.pollIntervalMs, signal))) {
+      out.errLine(`stopped waiting; the daemon (pid ${pid}) may still be starting — see ${logFile}`);
+      return EXIT_INTERRUPTED;
+    }
+  }
+}
+
+async function stop(ctx: CommandContext): Promise<number> {
+  const { out, home } = ctx;
+  const info = await readDaemonInfo(home);
+  if (!info) throw new CliError('E_DAEMON_NOT_RUNNING', `the finger daemon is not running (no daemon.json in ${home}); nothing to stop`);
+  const { pid } = info;
+  if (!pidAlive(pid)) {
+    throw new CliError('E_DAEMON_NOT_RUNNING', `the finger daemon is not running (pid ${pid} from daemon.json is gone); nothing to stop`);
+  }
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') throw new CliError('E_DAEMON_NOT_RUNNING', `the finger daemon is not running (pid ${pid} is gone); nothing to stop`);
+    throw new CliError('E_FORBIDDEN', `cannot signal the daemon (pid ${pid}): ${code ?? (e as Error).message}`);
+  }
+  const signal = ctx.interrupt();
+  const deadline = Date.now() + DAEMON_WAIT_MS;
+  while (pidAlive(pid)) {
+    if (Date.now() >= deadline) {
+      throw new CliError('E_TIMEOUT', `the daemon (pid ${pid}) did not exit within ${DAEMON_WAIT_MS / 1000} s of SIGTERM`, {
+        notes: [`it may still be draining; see ${path.join(home, 'daemon.log')}`],
+      });
+    }
+    if (!(await pause(ctx.io.pollIntervalMs, signal))) {
+      out.errLine(`stopped waiting; SIGTERM was sent to pid ${pid}`);
+      return EXIT_INTERRUPTED;
+    }
+  }
+  if (out.json) out.printJson({ stopped: true, pid });
+  else out.line(`finger daemon stopped (pid ${pid})`);
+  return EXIT.OK;
+}
+
+async function status(ctx: CommandContext): Promise<number> {
+  const { out } = ctx;
+  const client = await ctx.client();
+  const h = await client.health();
+  if (out.json) {
+    out.printJson({ ...h, url: client.url });
+    return EXIT.OK;
+  }
+  const c = out.c;
+  out.line(`finger daemon ${h.status === 'ok' ? c.green(h.status) : c.yellow(h.status)}`);
+  const rows: Array<[string, string]> = [
+    ['pid', String(h.pid)],
+    ['url', client.url],
+    ['version', h.version],
+    ['uptime', formatDuration(h.uptime_s)],
+    ['modules', String(h.modules)],
+    ['home', h.home],
+  ];
+  for (const [k, v] of rows) out.line(`  ${k.padEnd(8)} ${v}`);
+  return EXIT.OK;
+}
+
+/** `daemon start [--foreground] [--port N] [--host H] | stop | status`. */
+export function registerDaemon(program: Command, state: RunState): void {
+  const daemon = program.command('daemon').description('start, stop and inspect the finger daemon');
+
+  daemon
+    .command('start')
+    .description('start the daemon in the background (or in this terminal with --foreground)')
+    .option('--foreground', 'run in this process until stopped (Ctrl-C)')
+    .option('--port <n>', 'port to listen on (0 picks a free one; default 7770 or config)')
+    .option('--host <host>', 'address to listen on (default 127.0.0.1 or config)')
+    .action(action<StartOptions>(state, (ctx, _args, opts) => start(ctx, opts)));
+
+  daemon
+    .command('stop')
+    .description('stop the daemon (SIGTERM, then wait for it to exit)')
+    .action(action(state, (ctx) => stop(ctx)));
+
+  daemon
+    .command('status')
+    .description('show whether the daemon answers, and its pid, url, uptime and modules')
+    .action(action(state, (ctx) => status(ctx)));
+}
+
+export { DaemonNotRunningError };

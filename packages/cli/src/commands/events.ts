@@ -1,0 +1,177 @@
+import type { FingerEvent } from '@finger/protocol';
+import type { Command } from 'commander';
+import WebSocket from 'ws';
+
+import type { EventStreamMessage } from '../api-types.js';
+import { seg } from '../client.js';
+import { type CommandContext, type RunState, action } from '../context.js';
+import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { type Colors, summarizeData } from '../output.js';
+import { reportError } from '../render-error.js';
+
+interface TailOptions {
+  type?: string;
+  request?: string;
+  session?: string;
+  correlation?: string;
+}
+
+/** Width of the TYPE column: the longest event type name. */
+const TYPE_WIDTH = 19;
+
+/** One event as a line for people: `ts TYPE target request_id data-summary`. */
+export function formatEventLine(e: FingerEvent, c: Colors): string {
+  return [c.dim(e.ts), c.cyan(e.type.padEnd(TYPE_WIDTH)), e.target || '-', e.request_id || '-', summarizeData(e.data)]
+    .join(' ')
+    .trimEnd();
+}
+
+/** The subscribe message for the tail options (absent filters are left out). */
+export function subscribeMessage(opts: TailOptions): Record<string, unknown> {
+  const msg: Record<string, unknown> = { op: 'subscribe' };
+  if (opts.type) {
+    msg.types = opts.type
+      .split(',')
+      .map((t) => t.trim().toUpperCase())
+      .filter(Boolean);
+  }
+  if (opts.request) msg.request_id = opts.request;
+  if (opts.session) msg.session_id = opts.session;
+  if (opts.correlation) msg.correlation_id = opts.correlation;
+  return msg;
+}
+
+/**
+ * Streams events from the daemon's WebSocket until interrupted. Resolves with the exit code: 0
+ * on interrupt, the error's class when the daemon refuses, 3 when it cannot be reached or goes
+ * away.
+ */
+async function tail(ctx: CommandContext, opts: TailOptions): Promise<number> {
+  const client = await ctx.client();
+  const out = ctx.out;
+  const signal = ctx.interrupt();
+  const subscribe = JSON.stringify(subscribeMessage(opts));
+  const headers: Record<string, string> = client.token ? { authorization: `Bearer ${client.token}` } : {};
+  return new Promise<number>((resolve) => {
+    const ws = new WebSocket(client.wsUrl('/v1/events'), { headers });
+    let done = false;
+    let opened = false;
+    const finish = (code: number): void => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      resolve(code);
+    };
+    const fail = (err: unknown): void => {
+      if (!done) finish(reportError(out, err, ctx.errorContext));
+    };
+    const onAbort = (): void => finish(EXIT.OK);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) return finish(EXIT.OK);
+
+    ws.on('open', () => {
+      opened = true;
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        let body: ErrorBody = { code: res.statusCode === 401 ? 'E_UNAUTHENTICATED' : res.statusCode === 403 ? 'E_FORBIDDEN' : 'E_INTERNAL', message: `WebSocket upgrade refused: HTTP ${res.statusCode}` };
+        try {
+          const parsed = JSON.parse(text) as { error?: ErrorBody };
+          if (parsed.error && typeof parsed.error.code === 'string') body = parsed.error;
+        } catch {
+          /* not JSON: keep the status-derived error */
+        }
+        fail(new ApiError(res.statusCode ?? 500, body));
+      });
+    });
+    ws.on('message', (raw) => {
+      let msg: EventStreamMessage;
+      try {
+        msg = JSON.parse(String(raw)) as EventStreamMessage;
+      } catch {
+        out.warn(`ignoring a message that is not JSON: ${String(raw).slice(0, 80)}`);
+        return;
+      }
+      switch (msg.type) {
+        case 'ready':
+          ws.send(subscribe);
+          break;
+        case 'subscribed':
+          if (!out.json) out.errLine(out.ce.dim(`subscribed ${JSON.stringify(msg.filter)} — Ctrl-C to stop`));
+          break;
+        case 'event':
+          if (out.json) out.printJsonLine(msg.event);
+          else out.line(formatEventLine(msg.event, out.c));
+          break;
+        case 'dropped':
+          out.warn(`${msg.count} event(s) dropped: this client read too slowly`);
+          break;
+        case 'error':
+          fail(new ApiError(0, msg.error));
+          break;
+        default:
+          break;
+      }
+    });
+    ws.on('error', (err) => {
+      if (!opened) fail(new DaemonNotRunningError(client.url));
+      else fail(new CliError('E_INTERNAL', `event stream failed: ${err.message}`));
+    });
+    ws.on('close', (code) => {
+      if (done) return;
+      if (code === 4401) return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
+      out.errLine(`the daemon closed the event stream (code ${code})`);
+      finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
+    });
+  });
+}
+
+/** Prints a request's recorded path: correlation id on top, then each event numbered. */
+function printReplay(ctx: CommandContext, id: string, events: FingerEvent[]): void {
+  const { out } = ctx;
+  const c = out.c;
+  const correlations = [...new Set(events.map((e) => e.correlation_id).filter(Boolean))];
+  out.line(`${c.bold('correlation_id:')} ${correlations.join(', ') || '-'}`);
+  out.line(`${c.bold('request_id:')} ${id}`);
+  const w = String(events.length).length;
+  events.forEach((e, i) => {
+    const parts = [`${String(i + 1).padStart(w)}.`, c.dim(e.ts), c.cyan(e.type.padEnd(TYPE_WIDTH)), e.target || '-'];
+    if (e.request_id && e.request_id !== id) parts.push(`request=${e.request_id}`);
+    parts.push(summarizeData(e.data));
+    out.line(parts.join(' ').trimEnd());
+  });
+}
+
+/** `events tail [--type A,B] [--request ID] [--session ID]` and `events replay <request_id>`. */
+export function registerEvents(program: Command, state: RunState): void {
+  const events = program.command('events').description('follow live events, or replay a request\'s path');
+
+  events
+    .command('tail')
+    .description('stream events as they happen (until Ctrl-C)')
+    .option('--type <types>', 'only these event types, comma-separated (e.g. DISPATCH_SENT,DISPATCH_RESULT)')
+    .option('--request <id>', 'only events of this request id')
+    .option('--session <id>', 'only events of this session id')
+    .option('--correlation <id>', 'only events of this correlation id')
+    .action(action<TailOptions>(state, (ctx, _args, opts) => tail(ctx, opts)));
+
+  events
+    .command('replay')
+    .description('print the recorded path of one request, in order')
+    .argument('<request_id>', 'request id')
+    .action(
+      action(state, async (ctx, [id = '']) => {
+        const client = await ctx.client();
+        const { events: list } = await client.get<{ events: FingerEvent[] }>(`/v1/requests/${seg(id)}/events`);
+        if (!list.length) throw new CliError('E_NOT_FOUND', `no events recorded for request ${id}`);
+        if (ctx.out.json) ctx.out.printJson({ events: list });
+        else printReplay(ctx, id, list);
+        return EXIT.OK;
+      }),
+    );
+}

@@ -1,0 +1,211 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+
+import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
+
+/** Log levels accepted by `log.level` / `FINGER_LOG_LEVEL`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The daemon configuration after defaults, `config.json`, env and overrides are merged (§3.13). */
+export interface DaemonConfig {
+  server: { host: string; port: number };
+  log: { level: LogLevel };
+  modules: { paths: string[]; builtin: boolean };
+  /** Overrides of the hub's limits (`HubLimits`); absent keys keep the hub defaults. */
+  hub: {
+    max_nesting_depth?: number;
+    default_timeout_ms?: number;
+    default_lease_ms?: number;
+    idempotency_window_ms?: number;
+    max_results?: number;
+    result_ttl_ms?: number;
+    lease_sweep_ms?: number;
+    default_concurrency?: number;
+  };
+  /** Event store bounds; absent keys keep the store defaults. */
+  events: { max_segment_bytes?: number; max_segments?: number };
+  ws: { max_buffered_events: number; max_buffered_bytes: number; heartbeat_ms: number; auth_timeout_ms: number };
+  shutdown: { drain_ms: number };
+}
+
+/** A partial config, as found in `config.json` or given as build overrides. */
+export type DaemonConfigInput = { [K in keyof DaemonConfig]?: Partial<DaemonConfig[K]> };
+
+/** Defaults used for every key that neither the file, the env nor an override sets. */
+export const DEFAULT_CONFIG: DaemonConfig = {
+  server: { host: '127.0.0.1', port: 7770 },
+  log: { level: 'info' },
+  modules: { paths: [], builtin: true },
+  hub: {},
+  events: {},
+  ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
+  shutdown: { drain_ms: 10_000 },
+};
+
+const POS_INT = { type: 'integer', minimum: 1 } as const;
+const section = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties });
+
+/** JSON Schema of `config/config.json`; every object rejects unknown keys. */
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    $schema: { type: 'string' },
+    server: section({
+      host: { type: 'string', minLength: 1 },
+      port: { type: 'integer', minimum: 0, maximum: 65535 },
+    }),
+    log: section({ level: { enum: [...LOG_LEVELS] } }),
+    modules: section({
+      paths: { type: 'array', items: { type: 'string', minLength: 1 } },
+      builtin: { type: 'boolean' },
+    }),
+    hub: section({
+      max_nesting_depth: { type: 'integer', minimum: 1, maximum: 64 },
+      default_timeout_ms: POS_INT,
+      default_lease_ms: POS_INT,
+      idempotency_window_ms: { type: 'integer', minimum: 0 },
+      max_results: POS_INT,
+      result_ttl_ms: POS_INT,
+      lease_sweep_ms: POS_INT,
+      default_concurrency: POS_INT,
+    }),
+    events: section({ max_segment_bytes: { type: 'integer', minimum: 1024 }, max_segments: POS_INT }),
+    ws: section({
+      max_buffered_events: POS_INT,
+      max_buffered_bytes: { type: 'integer', minimum: 1024 },
+      heartbeat_ms: { type: 'integer', minimum: 100 },
+      auth_timeout_ms: { type: 'integer', minimum: 10 },
+    }),
+    shutdown: section({ drain_ms: { type: 'integer', minimum: 0 } }),
+  },
+} as const;
+
+const checkConfig = compileChecker(createAjv(), configSchema);
+
+function invalid(source: string, issues: ValidationIssue[]): FingerError {
+  const summary = issues.map((i) => `${source}: ${i.path} ${i.message}`).join('; ');
+  return new FingerError('E_INVALID_ARGS', `invalid configuration: ${summary}`, { source, issues });
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function envInt(env: Record<string, string | undefined>, name: string, issues: ValidationIssue[]): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/.test(raw.trim())) {
+    issues.push({ path: name, message: `must be an integer, got ${JSON.stringify(raw)}` });
+    return undefined;
+  }
+  return Number(raw.trim());
+}
+
+/** Reads the `FINGER_*` overrides of `env` into a partial config (never touches `process.env`). */
+export function envOverrides(env: Record<string, string | undefined>): DaemonConfigInput {
+  const issues: ValidationIssue[] = [];
+  const out: DaemonConfigInput = {};
+  const host = env.FINGER_HOST;
+  const port = envInt(env, 'FINGER_PORT', issues);
+  if ((host !== undefined && host !== '') || port !== undefined) {
+    out.server = {};
+    if (host !== undefined && host !== '') out.server.host = host;
+    if (port !== undefined) out.server.port = port;
+  }
+  const level = env.FINGER_LOG_LEVEL;
+  if (level !== undefined && level !== '') {
+    if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+      issues.push({ path: 'FINGER_LOG_LEVEL', message: `must be one of ${LOG_LEVELS.join(', ')}` });
+    } else out.log = { level: level as LogLevel };
+  }
+  const paths = env.FINGER_MODULE_PATHS;
+  if (paths !== undefined && paths !== '') out.modules = { paths: paths.split(delimiter).filter(Boolean) };
+  if (issues.length) throw invalid('env', issues);
+  return out;
+}
+
+function merge(base: DaemonConfig, input: DaemonConfigInput): DaemonConfig {
+  const out = structuredClone(base) as unknown as Record<string, Record<string, unknown>>;
+  for (const [key, value] of Object.entries(input)) {
+    if (!isPlainObject(value)) continue;
+    const target = (out[key] ??= {});
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) target[k] = v;
+  }
+  return out as unknown as DaemonConfig;
+}
+
+/**
+ * Merges defaults < `config.json` < env (`FINGER_HOST`, `FINGER_PORT`, `FINGER_LOG_LEVEL`,
+ * `FINGER_MODULE_PATHS`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
+ * key path (`config.json: $.server.port must be integer`) and whose `details.issues` lists them.
+ */
+export function resolveConfig(
+  fileJson: unknown,
+  env: Record<string, string | undefined> = {},
+  overrides: DaemonConfigInput = {},
+): DaemonConfig {
+  const file = fileJson ?? {};
+  const fileIssues = checkConfig(file);
+  if (fileIssues.length) throw invalid('config.json', fileIssues);
+  const fromEnv = envOverrides(env);
+  const overrideIssues = checkConfig(overrides);
+  if (overrideIssues.length) throw invalid('overrides', overrideIssues);
+  const { $schema: _ignored, ...fileConfig } = file as DaemonConfigInput & { $schema?: string };
+  const merged = merge(merge(merge(DEFAULT_CONFIG, fileConfig), fromEnv), overrides);
+  const finalIssues = checkConfig(merged);
+  if (finalIssues.length) throw invalid('config', finalIssues);
+  return merged;
+}
+
+/**
+ * FINGER_HOME: the explicit option, else `env.FINGER_HOME`, else `~/.finger`. Returns an absolute path.
+ */
+export function resolveHome(option: string | undefined, env: Record<string, string | undefined> = {}): string {
+  if (option) return resolve(option);
+  if (env.FINGER_HOME) return resolve(env.FINGER_HOME);
+  return join(homedir(), '.finger');
+}
+
+/** Path of `config.json` under a FINGER_HOME. */
+export function configPath(home: string): string {
+  return join(home, 'config', 'config.json');
+}
+
+/**
+ * Reads and parses `FINGER_HOME/config/config.json`; an absent file is `undefined` (defaults).
+ * Throws E_INVALID_ARGS when the file is not valid JSON.
+ */
+export function readConfigFile(home: string): unknown {
+  const path = configPath(home);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new FingerError('E_INVALID_ARGS', `cannot read ${path}: ${(e as Error).message}`, { source: 'config.json' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new FingerError('E_INVALID_ARGS', `config.json: not valid JSON (${(e as Error).message})`, {
+      source: 'config.json',
+      issues: [{ path: '$', message: `is not valid JSON: ${(e as Error).message}` }],
+    });
+  }
+}
+
+/** The example config written next to `config.json`: every key with its default. */
+export function exampleConfig(): Record<string, unknown> {
+  return {
+    server: DEFAULT_CONFIG.server,
+    log: DEFAULT_CONFIG.log,
+    modules: DEFAULT_CONFIG.modules,
+    hub: { max_nesting_depth: 4, default_timeout_ms: 30_000, idempotency_window_ms: 600_000 },
+    events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 16 },
+    ws: DEFAULT_CONFIG.ws,
+    shutdown: DEFAULT_CONFIG.shutdown,
+  };
+}

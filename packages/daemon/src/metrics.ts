@@ -1,0 +1,108 @@
+/** One sample of a metric family. */
+export interface MetricSample {
+  labels?: Record<string, string>;
+  value: number;
+}
+
+/** A metric family in the Prometheus text exposition format (0.0.4). */
+export interface MetricFamily {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge';
+  samples: MetricSample[];
+}
+
+/** Content type of the Prometheus text format. */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function escapeHelp(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+function formatValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+/** Renders families as Prometheus text (hand-written exposition, no client library). */
+export function renderPrometheus(families: readonly MetricFamily[]): string {
+  let out = '';
+  for (const f of families) {
+    out += `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
+    for (const s of f.samples) {
+      const labels = s.labels ? Object.entries(s.labels) : [];
+      const l = labels.length ? `{${labels.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}` : '';
+      out += `${f.name}${l} ${formatValue(s.value)}\n`;
+    }
+  }
+  return out;
+}
+
+const HUB_HELP: Record<string, { name: string; type: 'counter' | 'gauge'; help: string }> = {
+  calls_total: { name: 'finger_hub_calls_total', type: 'counter', help: 'Calls dispatched by the hub.' },
+  calls_failed: { name: 'finger_hub_calls_failed_total', type: 'counter', help: 'Calls that ended in an error.' },
+  inflight: { name: 'finger_hub_inflight', type: 'gauge', help: 'Calls in flight.' },
+  leases_active: { name: 'finger_hub_leases_active', type: 'gauge', help: 'Leases currently held.' },
+  leases_expired: { name: 'finger_hub_leases_expired_total', type: 'counter', help: 'Leases that expired.' },
+  idempotent_joins: { name: 'finger_hub_idempotent_joins_total', type: 'counter', help: 'Duplicate requests answered by an idempotency join.' },
+  modules: { name: 'finger_hub_modules', type: 'gauge', help: 'Registered modules.' },
+};
+
+/**
+ * Families of a stats object (`hub.stats()`, event bus stats, …): every finite numeric key becomes a
+ * metric `<prefix>_<key>`; known hub keys get their conventional names and types.
+ */
+export function statsFamilies(prefix: string, stats: object | undefined, known: typeof HUB_HELP = {}): MetricFamily[] {
+  const out: MetricFamily[] = [];
+  if (!stats) return out;
+  for (const [key, value] of Object.entries(stats)) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) continue;
+    const k = known[key];
+    const name = k?.name ?? `${prefix}_${key.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+    const type = k?.type ?? (key.endsWith('_total') ? 'counter' : 'gauge');
+    out.push({ name, type, help: k?.help ?? `${prefix} ${key}.`, samples: [{ value }] });
+  }
+  return out;
+}
+
+/** Families of `hub.stats()`. */
+export function hubFamilies(stats: object): MetricFamily[] {
+  return statsFamilies('finger_hub', stats, HUB_HELP);
+}
+
+/** Process memory and uptime. */
+export function processFamilies(startedAt: number, now: number = Date.now()): MetricFamily[] {
+  const mem = process.memoryUsage();
+  return [
+    { name: 'finger_process_uptime_seconds', type: 'gauge', help: 'Seconds since the daemon started.', samples: [{ value: Math.max(0, (now - startedAt) / 1000) }] },
+    { name: 'finger_process_resident_memory_bytes', type: 'gauge', help: 'Resident set size.', samples: [{ value: mem.rss }] },
+    { name: 'finger_process_heap_used_bytes', type: 'gauge', help: 'V8 heap used.', samples: [{ value: mem.heapUsed }] },
+    { name: 'finger_process_heap_total_bytes', type: 'gauge', help: 'V8 heap total.', samples: [{ value: mem.heapTotal }] },
+  ];
+}
+
+/** Per-route HTTP request counters (`finger_http_requests_total{method,route,status}`). */
+export class RouteCounters {
+  private readonly counts = new Map<string, { method: string; route: string; status: string; n: number }>();
+
+  /** Counts one answered request. `route` is the route pattern (`/v1/requests/:id`), not the URL. */
+  inc(method: string, route: string, status: number): void {
+    const key = `${method} ${route} ${status}`;
+    const c = this.counts.get(key);
+    if (c) c.n++;
+    else this.counts.set(key, { method, route, status: String(status), n: 1 });
+  }
+
+  /** The counters as one family. */
+  families(): MetricFamily[] {
+    const samples: MetricSample[] = [];
+    for (const c of this.counts.values()) samples.push({ labels: { method: c.method, route: c.route, status: c.status }, value: c.n });
+    return [{ name: 'finger_http_requests_total', type: 'counter', help: 'HTTP requests answered, by route and status.', samples }];
+  }
+}

@@ -1,0 +1,275 @@
+import { type EventType, type FingerEvent, rfc3339, ulid } from '@finger/protocol';
+
+import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { EventStore } from '../store/event-store.js';
+import { MemoryEventStore } from '../store/memory-event-store.js';
+import type { EventBus, EventCorrelation, EventFilter, EventListener } from './event-bus.js';
+
+/** Options of {@link LocalEventBus}. */
+export interface LocalEventBusOptions {
+  /** Where events are persisted in batches. Without one, events live in an in-memory ring. */
+  store?: EventStore;
+  clock?: Clock;
+  logger?: Logger;
+  /** Delay between an emit and the batch write to the store. Default 50 ms. */
+  flush_interval_ms?: number;
+  /** Most events waiting for the store; past it the oldest are dropped and counted. Default 50,000. */
+  max_buffer?: number;
+  /** Size of the in-memory ring used when there is no store. Default 10,000. */
+  ring_size?: number;
+}
+
+/** Counters of a {@link LocalEventBus}. */
+export interface EventBusStats {
+  /** Events emitted while open. */
+  emitted: number;
+  /** Events the store accepted. */
+  persisted: number;
+  /** Events dropped from a full buffer before reaching the store. */
+  dropped: number;
+  /** Active subscriptions. */
+  subscribers: number;
+  /** Batches the store rejected (their events are not on disk). */
+  persist_failures: number;
+  /** Listener calls that threw (caught and logged). */
+  listener_errors: number;
+}
+
+interface Subscription {
+  readonly listener: EventListener;
+  readonly request_id: string;
+  readonly session_id: string;
+  readonly correlation_id: string;
+  active: boolean;
+}
+
+interface Buffered {
+  event: FingerEvent;
+  json: string;
+}
+
+/**
+ * The in-process {@link EventBus} (§3.9). `emit` builds the event, serialises it once (only when
+ * someone will use the string), calls matching listeners synchronously — a throwing listener is
+ * caught and logged and affects nobody else — and queues it for the store; a single unref'd
+ * timer writes the queue in batches, so no I/O ever happens on the emitter's call path. The
+ * queue is bounded (`max_buffer`): when the store falls behind the oldest events are dropped
+ * and counted, the emitter never waits. Listener lookup is by type plus a wildcard list.
+ */
+export class LocalEventBus implements EventBus {
+  private readonly store: EventStore | undefined;
+  private readonly ring: MemoryEventStore | undefined;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly flushIntervalMs: number;
+  private readonly maxBuffer: number;
+  /** Copy-on-write lists: emit iterates a snapshot while (un)subscribe replaces the array. */
+  private byType = new Map<EventType, Subscription[]>();
+  private wildcard: Subscription[] = [];
+  private subscriberCount = 0;
+  private buf: (Buffered | undefined)[] = [];
+  private bufHead = 0;
+  private timer: unknown = null;
+  private draining: Promise<void> | null = null;
+  private persistFailing = false;
+  private closed = false;
+  private closing: Promise<void> | null = null;
+  private counters = { emitted: 0, persisted: 0, dropped: 0, persist_failures: 0, listener_errors: 0 };
+
+  constructor(options: LocalEventBusOptions = {}) {
+    this.store = options.store;
+    this.ring = options.store ? undefined : new MemoryEventStore({ capacity: options.ring_size ?? 10_000 });
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.flushIntervalMs = options.flush_interval_ms ?? 50;
+    this.maxBuffer = Math.max(1, options.max_buffer ?? 50_000);
+  }
+
+  /** Counters for health and metrics. */
+  stats(): EventBusStats {
+    return { ...this.counters, subscribers: this.subscriberCount };
+  }
+
+  emit(type: EventType, correlation: EventCorrelation, data: Record<string, unknown> = {}): FingerEvent {
+    const event: FingerEvent = {
+      id: ulid(),
+      type,
+      ts: rfc3339(this.clock.now()),
+      request_id: correlation.request_id ?? '',
+      correlation_id: correlation.correlation_id ?? '',
+      session_id: correlation.session_id ?? '',
+      workflow_id: correlation.workflow_id ?? '',
+      target: correlation.target ?? '',
+      data,
+    };
+    if (this.closed) return event;
+    this.counters.emitted++;
+    const typed = this.byType.get(type);
+    const wild = this.wildcard;
+    const hasListeners = (typed !== undefined && typed.length > 0) || wild.length > 0;
+    if (!hasListeners && !this.store) {
+      this.ring!.add(event);
+      return event;
+    }
+    const json = this.serialise(event);
+    if (typed) this.deliver(typed, event, json);
+    if (wild.length > 0) this.deliver(wild, event, json);
+    if (this.store) this.enqueue({ event, json });
+    else this.ring!.add(event);
+    return event;
+  }
+
+  subscribe(filter: EventFilter, listener: EventListener): () => void {
+    if (this.closed) return () => undefined;
+    const sub: Subscription = {
+      listener,
+      request_id: filter.request_id ?? '',
+      session_id: filter.session_id ?? '',
+      correlation_id: filter.correlation_id ?? '',
+      active: true,
+    };
+    const types = filter.types && filter.types.length > 0 ? [...new Set(filter.types)] : null;
+    if (types) for (const t of types) this.byType.set(t, [...(this.byType.get(t) ?? []), sub]);
+    else this.wildcard = [...this.wildcard, sub];
+    this.subscriberCount++;
+    return () => {
+      if (!sub.active) return;
+      sub.active = false;
+      this.subscriberCount--;
+      if (types) {
+        for (const t of types) {
+          const rest = (this.byType.get(t) ?? []).filter((s) => s !== sub);
+          if (rest.length > 0) this.byType.set(t, rest);
+          else this.byType.delete(t);
+        }
+      } else {
+        this.wildcard = this.wildcard.filter((s) => s !== sub);
+      }
+    };
+  }
+
+  async replay(request_id: string): Promise<FingerEvent[]> {
+    if (!this.store) return this.ring!.pathOf(request_id);
+    await this.flush();
+    return this.store.forRequest(request_id);
+  }
+
+  async recent(filter: EventFilter, limit: number): Promise<FingerEvent[]> {
+    if (!this.store) return this.ring!.latest(filter, limit);
+    await this.flush();
+    return this.store.recent(filter, limit);
+  }
+
+  async flush(): Promise<void> {
+    if (!this.store) return;
+    while (this.buffered() > 0 || this.draining) await this.drain();
+    await this.store.flush();
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.byType = new Map();
+      this.wildcard = [];
+      this.subscriberCount = 0;
+      if (this.timer !== null) {
+        this.clock.clearTimeout(this.timer);
+        this.timer = null;
+      }
+      if (!this.store) return;
+      await this.flush();
+      await this.store.close();
+    })();
+    return this.closing;
+  }
+
+  private serialise(event: FingerEvent): string {
+    try {
+      return JSON.stringify(event);
+    } catch (err) {
+      // Circular or BigInt data: keep the event, replace what cannot be encoded.
+      this.logger.warn({ type: event.type, err: String(err) }, 'event data is not serialisable; replaced');
+      event.data = { unserialisable: true, reason: String(err) };
+      return JSON.stringify(event);
+    }
+  }
+
+  private deliver(subs: readonly Subscription[], event: FingerEvent, json: string): void {
+    for (const s of subs) {
+      if (!s.active) continue;
+      if (s.request_id && s.request_id !== event.request_id) continue;
+      if (s.session_id && s.session_id !== event.session_id) continue;
+      if (s.correlation_id && s.correlation_id !== event.correlation_id) continue;
+      try {
+        s.listener(event, json);
+      } catch (err) {
+        this.counters.listener_errors++;
+        this.logger.warn({ type: event.type, event_id: event.id, err: String(err) }, 'event listener threw');
+      }
+    }
+  }
+
+  private buffered(): number {
+    return this.buf.length - this.bufHead;
+  }
+
+  private enqueue(item: Buffered): void {
+    if (this.buffered() >= this.maxBuffer) {
+      this.buf[this.bufHead++] = undefined;
+      this.counters.dropped++;
+      if (this.bufHead > 1024 && this.bufHead * 2 > this.buf.length) {
+        this.buf = this.buf.slice(this.bufHead);
+        this.bufHead = 0;
+      }
+    }
+    this.buf.push(item);
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.timer !== null || this.closed) return;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      void this.drain();
+    }, this.flushIntervalMs);
+  }
+
+  /** Writes the buffer to the store in batches until it is empty; one drain at a time. */
+  private drain(): Promise<void> {
+    this.draining ??= this.drainLoop().finally(() => {
+      this.draining = null;
+      if (this.buffered() > 0) this.arm();
+    });
+    return this.draining;
+  }
+
+  private async drainLoop(): Promise<void> {
+    const store = this.store!;
+    while (this.buffered() > 0) {
+      const items = this.bufHead === 0 ? this.buf : this.buf.slice(this.bufHead);
+      this.buf = [];
+      this.bufHead = 0;
+      const events: FingerEvent[] = new Array<FingerEvent>(items.length);
+      const lines: string[] = new Array<string>(items.length);
+      for (let i = 0; i < items.length; i++) {
+        events[i] = items[i]!.event;
+        lines[i] = items[i]!.json;
+      }
+      try {
+        await store.append(events, lines);
+        this.counters.persisted += events.length;
+        this.persistFailing = false;
+      } catch (err) {
+        this.counters.persist_failures++;
+        if (!this.persistFailing) {
+          this.persistFailing = true;
+          this.logger.error(
+            { err: String(err), events: events.length },
+            'event store append failed; events not persisted',
+          );
+        }
+      }
+    }
+  }
+}

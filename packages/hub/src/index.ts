@@ -1,0 +1,45 @@
+export type { Clock } from './clock.js';
+export { systemClock } from './clock.js';
+export type { EventBus, EventCorrelation, EventFilter, EventListener } from './events/event-bus.js';
+export { LocalEventBus } from './events/local-event-bus.js';
+export type { LocalEventBusOptions } from './events/local-event-bus.js';
+export type {
+  DispatchParams,
+  HubCall,
+  HubLimits,
+  Interceptor,
+  RequestRecord,
+  ResolvedTarget,
+} from './hub-types.js';
+export { DEFAULT_LIMITS } from './hub-types.js';
+export { runInterceptors } from './interceptor-chain.js';
+export { LeaseTable } from './lease-table.js';
+export type { Logger } from './logger.js';
+export { silentLogger } from './logger.js';
+export type { HubStats, MessageHubOptions } from './message-hub.js';
+export { MessageHub } from './message-hub.js';
+export type { NestedCaller } from './registry/call-context.js';
+export { CallContext } from './registry/call-context.js';
+export type { ModuleHealthInfo, ModuleInfo } from './registry/module-entry.js';
+export { createModuleHandler } from './registry/module-host.js';
+export type { ModuleRegistryOptions, TargetEntry } from './registry/module-registry.js';
+export { ModuleRegistry } from './registry/module-registry.js';
+export { InProcessRuntime } from './runtime/in-process.js';
+export { createRuntime } from './runtime/resolve.js';
+export type {
+  InProcessModule,
+  ModuleRuntime,
+  RuntimeHealth,
+  RuntimeNotice,
+  RuntimeOptions,
+  ToolCallContext,
+} from './runtime/runtime.js';
+export { StdioRuntime } from './runtime/stdio.js';
+export type { EventStore } from './store/event-store.js';
+export { FileEventStore } from './store/file-event-store.js';
+export { MemoryEventStore } from './store/memory-event-store.js';
+export { MemoryRequestStore } from './store/memory-request-store.js';
+export type { RequestOutcome, RequestStore } from './store/request-store.js';
+export type { InProcessTransportOptions } from './transport/in-process.js';
+export { InProcessTransport, moduleOf } from './transport/in-process.js';
+export type { RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport/transport.js';

@@ -1,0 +1,380 @@
+import type { Envelope, Principal } from '@finger/protocol';
+import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
+
+import { type Clock, systemClock } from './clock.js';
+import type { EventBus } from './events/event-bus.js';
+import { LocalEventBus } from './events/local-event-bus.js';
+import {
+  DEFAULT_LIMITS,
+  type DispatchParams,
+  type HubCall,
+  type HubLimits,
+  type Interceptor,
+  type RequestRecord,
+  type ResolvedTarget,
+} from './hub-types.js';
+import { runInterceptors } from './interceptor-chain.js';
+import { LeaseTable } from './lease-table.js';
+import { type Logger, silentLogger } from './logger.js';
+import { PendingCall, type PendingCallHost } from './pending-call.js';
+import type { ModuleEntry } from './registry/module-entry.js';
+import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js';
+import { createRuntime } from './runtime/resolve.js';
+import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
+import { MemoryRequestStore } from './store/memory-request-store.js';
+import type { RequestStore } from './store/request-store.js';
+import { InProcessTransport } from './transport/in-process.js';
+import type { Transport } from './transport/transport.js';
+
+/** Everything a hub is made of; all optional, defaults are the embedded single-process setup. */
+export interface MessageHubOptions {
+  transport?: Transport;
+  events?: EventBus;
+  requests?: RequestStore;
+  logger?: Logger;
+  clock?: Clock;
+  limits?: Partial<HubLimits>;
+  interceptors?: Interceptor[];
+  createRuntime?: (options: RuntimeOptions) => ModuleRuntime;
+}
+
+/** Counters for /metrics. */
+export interface HubStats {
+  calls_total: number;
+  calls_failed: number;
+  inflight: number;
+  leases_active: number;
+  leases_expired: number;
+  idempotent_joins: number;
+  idempotent_hits: number;
+  modules: number;
+}
+
+const EMPTY_CHAIN: string[] = [];
+const MODULE_PRINCIPAL_ROLES: string[] = [];
+
+/** Errors raised before a call reached its module: the request id may be retried. */
+const PRE_DISPATCH = new Set(['E_NO_TARGET', 'E_NESTING_DEPTH', 'E_CALL_CYCLE', 'E_MODULE_UNHEALTHY', 'E_OVERLOADED', 'E_PROVIDER_CLOSED', 'E_FORBIDDEN', 'E_DENIED_BY_POLICY', 'E_SAFETY_LOCKOUT', 'E_HALTED', 'E_INVALID_ARGS']);
+
+/**
+ * The message hub: resolves targets, applies the guards (nesting depth, call cycles,
+ * idempotency), runs the interceptor chain, grants a lease per call and moves envelopes over
+ * the transport. Blocking calls resolve with the tool's result or reject with a FingerError;
+ * non-blocking dispatches keep their result for `getRequest`.
+ */
+export class MessageHub implements PendingCallHost {
+  readonly transport: Transport;
+  readonly events: EventBus;
+  readonly registry: ModuleRegistry;
+  readonly leases: LeaseTable;
+  readonly limits: HubLimits;
+  private readonly requests: RequestStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly interceptors: Interceptor[];
+  private readonly running = new Map<string, Promise<unknown>>();
+  private closed = false;
+  private inflightTotal = 0;
+  private idleWaiters: (() => void)[] = [];
+  private pruneTimer: unknown;
+  private readonly counters = { calls_total: 0, calls_failed: 0, idempotent_joins: 0, idempotent_hits: 0 };
+
+  constructor(options: MessageHubOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.transport = options.transport ?? new InProcessTransport();
+    this.events = options.events ?? new LocalEventBus({ clock: this.clock, logger: this.logger });
+    this.requests = options.requests ?? new MemoryRequestStore(this.clock, this.limits.max_results, this.limits.result_ttl_ms);
+    this.interceptors = [...(options.interceptors ?? [])];
+    this.leases = new LeaseTable(this.clock, this.limits.lease_sweep_ms);
+    this.leases.start();
+    this.registry = new ModuleRegistry({
+      transport: this.transport,
+      events: this.events,
+      clock: this.clock,
+      logger: this.logger,
+      createRuntime: options.createRuntime ?? createRuntime,
+      nested: (parent, module_id, target, payload, opts) => this.nestedCall(parent, module_id, target, payload, opts),
+      default_concurrency: this.limits.default_concurrency,
+      default_drain_ms: this.limits.default_lease_ms,
+    });
+    const store = this.requests;
+    if (store instanceof MemoryRequestStore) {
+      this.pruneTimer = this.clock.setInterval(() => store.prune(), 10_000);
+    }
+  }
+
+  /** Adds an interceptor at the end of the chain (the firewall plugs in here). */
+  use(interceptor: Interceptor): void {
+    this.interceptors.push(interceptor);
+  }
+
+  /** Current time of the hub's clock. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Resolves a target id. Throws E_NO_TARGET (listing the tools when a module id is ambiguous). */
+  resolveTarget(target: string): ResolvedTarget {
+    const { module, tool, tool_id } = this.registry.resolve(target);
+    return { module, tool, tool_id };
+  }
+
+  /**
+   * A blocking call. Resolves with the tool's result; rejects with E_NO_TARGET, E_NESTING_DEPTH,
+   * E_CALL_CYCLE, E_MODULE_UNHEALTHY, E_OVERLOADED, E_LEASE_EXPIRED, E_TIMEOUT, E_MODULE_CRASHED,
+   * the module's own error, or whatever an interceptor throws. A caller-supplied `request_id`
+   * makes the call idempotent: duplicates join the running call or get its stored result.
+   */
+  request(p: DispatchParams): Promise<unknown> {
+    if (p.request_id !== undefined) return this.tracked(p, true);
+    return this.execute(p, undefined);
+  }
+
+  /**
+   * A non-blocking dispatch: returns the ids at once; the outcome is kept for `getRequest`.
+   * Refusals that happen before dispatch (unknown target, guards) are kept as failed records too.
+   */
+  async dispatch(p: DispatchParams): Promise<{ request_id: string; correlation_id: string }> {
+    const request_id = p.request_id ?? ulid(this.clock.now());
+    const correlation_id = p.correlation_id ?? request_id;
+    const q: DispatchParams = { ...p, request_id, correlation_id };
+    this.tracked(q, false).catch(() => undefined);
+    // the record exists once tracked() has run its synchronous part
+    await Promise.resolve();
+    return { request_id, correlation_id };
+  }
+
+  /** The record of a tracked request (non-blocking, or with a caller-supplied id). */
+  getRequest(request_id: string): Promise<RequestRecord | undefined> {
+    return this.requests.get(request_id);
+  }
+
+  /** Counters for metrics. */
+  stats(): HubStats {
+    return {
+      ...this.counters,
+      inflight: this.inflightTotal,
+      leases_active: this.leases.active,
+      leases_expired: this.leases.expiredTotal,
+      modules: this.registry.size,
+    };
+  }
+
+  /**
+   * Stops accepting calls (E_PROVIDER_CLOSED), waits for in-flight calls up to `drain_ms`,
+   * then closes modules, the lease sweeper, the transport and the event bus. Idempotent.
+   */
+  async close(drain_ms = 10_000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.inflightTotal > 0) {
+      await new Promise<void>((resolve) => {
+        const t = this.clock.setTimeout(resolve, drain_ms);
+        this.idleWaiters.push(() => {
+          this.clock.clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    if (this.pruneTimer !== undefined) this.clock.clearInterval(this.pruneTimer);
+    await this.registry.close();
+    this.leases.stop();
+    await this.transport.close();
+    await this.requests.close();
+    await this.events.close();
+  }
+
+  // ---- PendingCallHost ----
+
+  onExpired(call: PendingCall, reason: 'lease' | 'deadline'): void {
+    const env = call.envelope;
+    const code = reason === 'deadline' ? 'E_TIMEOUT' : 'E_LEASE_EXPIRED';
+    const message =
+      reason === 'deadline'
+        ? `call to "${env.target}" passed its deadline`
+        : `call to "${env.target}" outlived its lease (${call.ttl} ms)`;
+    call.cancel?.(code);
+    if (call.started) {
+      this.events.emit('LEASE_EXPIRED', env, { lease_id: env.lease?.id ?? env.id, reason, ttl_ms: call.ttl, code });
+    }
+    call.reject(new FingerError(code, message, { target: env.target, lease_id: env.lease?.id ?? env.id }));
+  }
+
+  onReleased(entry: ModuleEntry): void {
+    const q = entry.queue;
+    while (q.length > 0 && entry.inflight < entry.concurrency) {
+      const w = q.shift()!;
+      if (w.waiting) w.start();
+    }
+    if (entry.inflight === 0) this.registry.notifyIdle(entry);
+  }
+
+  // ---- internals ----
+
+  private async tracked(p: DispatchParams, blocking: boolean): Promise<unknown> {
+    const request_id = p.request_id!;
+    const joined = this.running.get(request_id);
+    if (joined !== undefined) {
+      this.counters.idempotent_joins++;
+      return joined;
+    }
+    let settle!: { resolve: (v: unknown) => void; reject: (e: unknown) => void };
+    const promise = new Promise<unknown>((resolve, reject) => (settle = { resolve, reject }));
+    promise.catch(() => undefined);
+    this.running.set(request_id, promise);
+    try {
+      let resolvedTarget: TargetEntry | undefined;
+      try {
+        resolvedTarget = this.registry.resolve(p.target);
+      } catch {
+        resolvedTarget = undefined;
+      }
+      const now = this.clock.now();
+      const record: RequestRecord = {
+        request_id,
+        correlation_id: p.correlation_id ?? request_id,
+        target: resolvedTarget?.tool_id ?? p.target,
+        status: 'running',
+        created_at: rfc3339(now),
+      };
+      const existing = await this.requests.begin(record);
+      if (existing !== undefined) {
+        if (existing.target !== record.target) {
+          throw new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${existing.target}"`, { request_id, target: existing.target });
+        }
+        this.counters.idempotent_hits++;
+        if (existing.status === 'succeeded') settle.resolve(existing.result);
+        else if (existing.status === 'failed') settle.reject(FingerError.fromInfo(existing.error!));
+        else settle.reject(new FingerError('E_CONFLICT', `request "${request_id}" is running elsewhere`, { request_id }));
+        return await promise;
+      }
+      try {
+        const result = await this.execute(p, resolvedTarget, blocking);
+        await this.requests.finish(request_id, { ok: true, result }, rfc3339(this.clock.now()));
+        settle.resolve(result);
+      } catch (e) {
+        const info = toErrorInfo(e);
+        if (PRE_DISPATCH.has(info.code) && blocking) await this.requests.forget(request_id);
+        else await this.requests.finish(request_id, { ok: false, error: info }, rfc3339(this.clock.now()));
+        settle.reject(e);
+      }
+      return await promise;
+    } catch (e) {
+      settle.reject(e);
+      return await promise;
+    } finally {
+      this.running.delete(request_id);
+    }
+  }
+
+  private execute(p: DispatchParams, resolved: TargetEntry | undefined, blocking = true): Promise<unknown> {
+    this.counters.calls_total++;
+    if (this.closed) return this.fail(new FingerError('E_PROVIDER_CLOSED', 'the hub is shutting down'));
+    let target: TargetEntry;
+    try {
+      target = resolved ?? this.registry.resolve(p.target);
+    } catch (e) {
+      return this.fail(e);
+    }
+    const chain = p.execution_chain ?? EMPTY_CHAIN;
+    if (chain.length > 0) {
+      if (chain.length > this.limits.max_nesting_depth) {
+        return this.fail(new FingerError('E_NESTING_DEPTH', `nesting depth ${chain.length} exceeds the maximum of ${this.limits.max_nesting_depth}`, { depth: chain.length, max: this.limits.max_nesting_depth, execution_chain: chain }));
+      }
+      if (chain.includes(target.tool_id)) {
+        return this.fail(new FingerError('E_CALL_CYCLE', `call cycle: "${target.tool_id}" is already on the call path ${chain.join(' → ')}`, { target: target.tool_id, execution_chain: chain }));
+      }
+    }
+    const entry = target.entry;
+    if (entry.status === 'draining') return this.fail(new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: target.tool_id }));
+    if (!entry.healthy) return this.fail(new FingerError('E_MODULE_UNHEALTHY', `module "${entry.id}" is unhealthy${entry.lastHealth?.detail ? `: ${entry.lastHealth.detail}` : ''}`, { module: entry.id }));
+
+    const now = this.clock.now();
+    const timeout = p.timeout_ms ?? this.limits.default_timeout_ms;
+    const deadline = p.deadline !== undefined ? Math.min(p.deadline, now + timeout) : now + timeout;
+    const ttl = target.tool.timeout_ms ?? entry.manifest.lease?.ttl_ms ?? this.limits.default_lease_ms;
+    const id = ulid(now);
+    const envelope: Envelope = {
+      id,
+      kind: 'request',
+      request_id: p.request_id ?? id,
+      correlation_id: p.correlation_id ?? p.request_id ?? id,
+      session_id: p.session_id ?? '',
+      workflow_id: p.workflow_id ?? '',
+      source: p.source,
+      target: target.tool_id,
+      blocking,
+      timestamp: rfc3339(now),
+      deadline,
+      execution_chain: chain,
+      nesting_depth: chain.length,
+      lease: { id, ttl_ms: ttl, expires_at: Math.min(now + ttl, deadline) },
+      payload: p.payload,
+    };
+    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl);
+    const call: HubCall = { envelope, resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id }, direct: p.direct === true };
+    let sent = false;
+    return runInterceptors(this.interceptors, call, () => {
+      sent = true;
+      return this.send(envelope, entry, ttl);
+    }).catch((e: unknown) => {
+      if (!sent) this.counters.calls_failed++;
+      throw e;
+    });
+  }
+
+  private send(envelope: Envelope, entry: ModuleEntry, ttl: number): Promise<unknown> {
+    if (entry.status === 'draining') return this.fail(new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: envelope.target }));
+    const call = new PendingCall(this, envelope, entry, ttl);
+    if (entry.inflight < entry.concurrency && entry.queue.length === 0) {
+      call.start();
+    } else if (entry.queue.length < entry.maxQueue) {
+      call.enqueue();
+    } else {
+      return this.fail(new FingerError('E_OVERLOADED', `module "${entry.id}" is at its concurrency limit (${entry.concurrency}) with a full queue`, { module: entry.id, concurrency: entry.concurrency }));
+    }
+    this.inflightTotal++;
+    return call.promise.then(
+      (v) => {
+        this.callEnded();
+        return v;
+      },
+      (e: unknown) => {
+        this.callEnded();
+        this.counters.calls_failed++;
+        throw e;
+      },
+    );
+  }
+
+  private callEnded(): void {
+    if (--this.inflightTotal === 0 && this.idleWaiters.length > 0) {
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const fn of w) fn();
+    }
+  }
+
+  private fail(e: unknown): Promise<never> {
+    this.counters.calls_failed++;
+    return Promise.reject(e);
+  }
+
+  private nestedCall(parent: Envelope, module_id: string, target: string, payload: unknown, opts?: { timeout_ms?: number }): Promise<unknown> {
+    const source: Principal = { kind: 'module', id: module_id, roles: MODULE_PRINCIPAL_ROLES };
+    const p: DispatchParams = {
+      target,
+      payload,
+      source,
+      correlation_id: parent.correlation_id,
+      session_id: parent.session_id,
+      workflow_id: parent.workflow_id,
+      deadline: parent.deadline,
+      execution_chain: [...parent.execution_chain, parent.target],
+    };
+    if (opts?.timeout_ms !== undefined) p.timeout_ms = opts.timeout_ms;
+    return this.execute(p, undefined);
+  }
+}

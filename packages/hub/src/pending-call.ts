@@ -1,0 +1,109 @@
+import type { Envelope } from '@finger/protocol';
+import { FingerError } from '@finger/protocol';
+
+import type { LeaseHolder, LeaseTable } from './lease-table.js';
+import type { ModuleEntry, Waiter } from './registry/module-entry.js';
+import type { RequestHooks, Transport } from './transport/transport.js';
+
+/** Callbacks from a pending call into the hub (kept narrow so this file stays about one call). */
+export interface PendingCallHost {
+  readonly leases: LeaseTable;
+  readonly transport: Transport;
+  now(): number;
+  onExpired(call: PendingCall, reason: 'lease' | 'deadline'): void;
+  onReleased(entry: ModuleEntry): void;
+}
+
+/**
+ * One call in flight on the caller's side: it is the lease holder, the transport hooks and the
+ * concurrency waiter at once, so a call costs one object and one promise.
+ */
+export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
+  resolve!: (v: unknown) => void;
+  reject!: (e: unknown) => void;
+  readonly promise: Promise<unknown>;
+  slot = -1;
+  gen = 0;
+  done = false;
+  started = false;
+  cancel?: (reason: string) => void;
+
+  constructor(
+    private readonly host: PendingCallHost,
+    readonly envelope: Envelope,
+    readonly entry: ModuleEntry,
+    readonly ttl: number,
+  ) {
+    this.promise = new Promise((res, rej) => {
+      this.resolve = res;
+      this.reject = rej;
+    });
+  }
+
+  get waiting(): boolean {
+    return !this.done && !this.started;
+  }
+
+  /** Sends the envelope: counts it in flight, arms the lease, hands it to the transport. */
+  start(): void {
+    if (this.done) return;
+    this.started = true;
+    const { leases } = this.host;
+    const entry = this.entry;
+    entry.inflight++;
+    const env = this.envelope;
+    const now = this.host.now();
+    const expires = Math.min(now + this.ttl, env.deadline);
+    if (this.slot >= 0) {
+      leases.extend(this.slot, expires - now);
+    } else {
+      this.slot = leases.acquire(this, expires, env.deadline);
+      this.gen = leases.gen(this.slot);
+    }
+    leases.hold(this.slot, () => {
+      entry.inflight--;
+      this.host.onReleased(entry);
+    });
+    if (env.lease !== undefined) {
+      env.lease.expires_at = expires;
+    }
+    this.host.transport.request(env, this).then(
+      (reply) => this.onReply(reply),
+      (e: unknown) => this.finish(undefined, e),
+    );
+  }
+
+  /** Parks the call in its module's queue, holding a lease slot that expires at the deadline. */
+  enqueue(): void {
+    this.slot = this.host.leases.acquire(this, this.envelope.deadline, this.envelope.deadline);
+    this.gen = this.host.leases.gen(this.slot);
+    this.entry.queue.push(this);
+  }
+
+  onReply(reply: Envelope): void {
+    if (reply.error !== undefined) this.finish(undefined, FingerError.fromInfo(reply.error));
+    else this.finish(reply.payload, undefined);
+  }
+
+  onLeaseExtend(ttl_ms: number): void {
+    if (this.done || !this.host.leases.holds(this.slot, this.gen)) return;
+    const at = this.host.leases.extend(this.slot, ttl_ms);
+    if (this.envelope.lease !== undefined) this.envelope.lease.expires_at = at;
+  }
+
+  onLeaseExpired(reason: 'lease' | 'deadline'): void {
+    if (this.done) return;
+    this.done = true;
+    this.slot = -1;
+    this.host.onExpired(this, reason);
+  }
+
+  private finish(result: unknown, error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.slot >= 0 && this.host.leases.holds(this.slot, this.gen)) this.host.leases.release(this.slot);
+    this.slot = -1;
+    if (error !== undefined) this.reject(error);
+    else this.resolve(result);
+  }
+}

@@ -1,0 +1,288 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import type { ErrorInfo, ModuleManifest } from '@finger/protocol';
+import { assertManifest, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
+
+import type { Clock } from '../clock.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { ResolvedTarget } from '../hub-types.js';
+import type { Logger } from '../logger.js';
+import type { ModuleRuntime, RuntimeNotice, RuntimeOptions } from '../runtime/runtime.js';
+import type { Transport } from '../transport/transport.js';
+import type { NestedCaller } from './call-context.js';
+import { type ModuleEntry, type ModuleHealthInfo, type ModuleInfo, toModuleInfo } from './module-entry.js';
+import { createModuleHandler } from './module-host.js';
+
+/** A resolved target plus the live module entry behind it. */
+export interface TargetEntry extends ResolvedTarget {
+  entry: ModuleEntry;
+}
+
+/** Everything the registry needs, passed in by the hub. */
+export interface ModuleRegistryOptions {
+  transport: Transport;
+  events: EventBus;
+  clock: Clock;
+  logger: Logger;
+  createRuntime: (options: RuntimeOptions) => ModuleRuntime;
+  nested: NestedCaller;
+  default_concurrency: number;
+  /** Upper bound for draining a module on unregister (ms). */
+  default_drain_ms: number;
+}
+
+const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
+
+/**
+ * Registered modules: static load of `<dir>/*\/module.json`, dynamic register/unregister
+ * (unregister drains in-flight calls first), target resolution, health checks with
+ * MODULE_HEALTH events. A bad manifest is refused with every error and registers nothing.
+ */
+export class ModuleRegistry {
+  private readonly entries = new Map<string, ModuleEntry>();
+  private readonly targets = new Map<string, TargetEntry>();
+  /** Module ids with several tools → their tool ids, for the E_NO_TARGET message. */
+  private readonly ambiguous = new Map<string, string[]>();
+  private closed = false;
+
+  constructor(private readonly o: ModuleRegistryOptions) {}
+
+  /** Loads every `<dir>/<name>/module.json`; bad ones are reported, the others still load. */
+  async loadDirectory(dir: string, source: 'static' | 'dynamic' = 'static'): Promise<{ loaded: string[]; errors: ErrorInfo[] }> {
+    const loaded: string[] = [];
+    const errors: ErrorInfo[] = [];
+    let names: string[];
+    try {
+      names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    } catch (e) {
+      errors.push({ code: 'E_NOT_FOUND', message: `cannot read module directory ${dir}: ${(e as Error).message}` });
+      return { loaded, errors };
+    }
+    for (const name of names) {
+      const file = path.join(dir, name, 'module.json');
+      try {
+        await readFile(file);
+      } catch {
+        continue; // a folder without module.json is not a module
+      }
+      try {
+        loaded.push((await this.loadFile(file, source)).id);
+      } catch (e) {
+        const info = toErrorInfo(e);
+        this.o.logger.error({ file, error: info }, 'module not loaded');
+        errors.push(info);
+      }
+    }
+    return { loaded, errors };
+  }
+
+  /** Reads, validates and registers one module.json. */
+  async loadFile(file: string, source: 'static' | 'dynamic' = 'dynamic'): Promise<ModuleInfo> {
+    let raw: string;
+    try {
+      raw = await readFile(file, 'utf8');
+    } catch (e) {
+      throw new FingerError('E_NOT_FOUND', `cannot read ${file}: ${(e as Error).message}`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (e) {
+      throw new FingerError('E_INVALID_MANIFEST', `${file} is not valid JSON: ${(e as Error).message}`, {
+        issues: [{ path: '$', message: `is not valid JSON: ${(e as Error).message}` }],
+        source: file,
+      });
+    }
+    return this.register(json, { baseDir: path.dirname(path.resolve(file)), source, file });
+  }
+
+  /**
+   * Validates and registers a manifest: starts its runtime and serves it on the transport.
+   * Rejects with E_INVALID_MANIFEST (every issue listed) or E_CONFLICT (id taken); on any
+   * failure nothing of the module stays registered.
+   */
+  async register(manifest: unknown, opts: { baseDir: string; source?: 'static' | 'dynamic'; file?: string }): Promise<ModuleInfo> {
+    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'registry is closed');
+    const m: ModuleManifest = assertManifest(manifest, opts.file);
+    if (this.entries.has(m.id)) throw new FingerError('E_CONFLICT', `module "${m.id}" is already registered`, { id: m.id });
+    const log = this.o.logger.child({ module: m.id });
+    const runtime = this.o.createRuntime({
+      manifest: m,
+      baseDir: opts.baseDir,
+      logger: log,
+      onNotice: (n) => this.onNotice(m.id, n),
+    });
+    const concurrency = m.concurrency ?? this.o.default_concurrency;
+    const entry: ModuleEntry = {
+      manifest: m,
+      id: m.id,
+      baseDir: opts.baseDir,
+      source: opts.source ?? 'dynamic',
+      registeredAt: rfc3339(this.o.clock.now()),
+      runtime,
+      concurrency,
+      maxQueue: Math.max(1024, concurrency * 64),
+      status: 'starting',
+      healthy: true,
+      inflight: 0,
+      queue: [],
+      consecutiveFailures: 0,
+    };
+    this.entries.set(m.id, entry); // reserve the id while starting
+    try {
+      await runtime.start();
+      entry.unserve = await this.o.transport.serve(m.id, createModuleHandler(m.id, runtime, this.o.nested));
+    } catch (e) {
+      this.entries.delete(m.id);
+      await runtime.close().catch(() => undefined);
+      throw e;
+    }
+    entry.status = 'ready';
+    this.index(entry);
+    this.startHealth(entry);
+    this.o.events.emit('MODULE_REGISTERED', { target: m.id }, { id: m.id, version: m.version, runtime: m.runtime.type, tools: m.tools.map((t) => t.name), source: entry.source });
+    log.info({ tools: m.tools.length, runtime: m.runtime.type }, 'module registered');
+    return toModuleInfo(entry);
+  }
+
+  /**
+   * Unregisters a module: new calls fail with E_NO_TARGET at once, in-flight calls may finish
+   * (up to `drain_ms`), then the runtime is closed. Rejects with E_NOT_FOUND for unknown ids.
+   */
+  async unregister(id: string, opts: { drain_ms?: number } = {}): Promise<void> {
+    const entry = this.entries.get(id);
+    if (entry === undefined || entry.status === 'draining') throw new FingerError('E_NOT_FOUND', `module "${id}" is not registered`, { id });
+    entry.status = 'draining';
+    this.unindex(entry);
+    this.stopHealth(entry);
+    if (entry.inflight > 0 || entry.queue.length > 0) {
+      const drainMs = opts.drain_ms ?? this.o.default_drain_ms;
+      await new Promise<void>((resolve) => {
+        const t = this.o.clock.setTimeout(resolve, drainMs);
+        entry.drained = () => {
+          this.o.clock.clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+    await entry.unserve?.();
+    await entry.runtime.close().catch((e: unknown) => this.o.logger.warn({ module: id, error: toErrorInfo(e) }, 'runtime close failed'));
+    this.entries.delete(id);
+    this.o.events.emit('MODULE_UNREGISTERED', { target: id }, { id, drained_inflight: entry.inflight });
+  }
+
+  /** Resolves a target to its module and tool. Throws E_NO_TARGET (listing tools when ambiguous). */
+  resolve(target: string): TargetEntry {
+    const hit = this.targets.get(target);
+    if (hit !== undefined) return hit;
+    const tools = this.ambiguous.get(target);
+    if (tools !== undefined) {
+      throw new FingerError('E_NO_TARGET', `module "${target}" has ${tools.length} tools; name one of: ${tools.join(', ')}`, { target, tools });
+    }
+    const draining = this.entries.get(target.split('.')[0] ?? '')?.status === 'draining';
+    throw new FingerError('E_NO_TARGET', draining ? `module of "${target}" is being unregistered` : `no such target "${target}"`, { target });
+  }
+
+  list(): ModuleInfo[] {
+    return [...this.entries.values()].map(toModuleInfo);
+  }
+
+  get(id: string): ModuleInfo | undefined {
+    const e = this.entries.get(id);
+    return e === undefined ? undefined : toModuleInfo(e);
+  }
+
+  /** Number of registered modules. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Runs a health check now. Rejects with E_NOT_FOUND for unknown ids. */
+  async checkHealth(id: string): Promise<ModuleHealthInfo> {
+    const entry = this.entries.get(id);
+    if (entry === undefined) throw new FingerError('E_NOT_FOUND', `module "${id}" is not registered`, { id });
+    return this.runHealth(entry);
+  }
+
+  /** Called by the hub when a module's in-flight count reaches zero. */
+  notifyIdle(entry: ModuleEntry): void {
+    if (entry.status === 'draining' && entry.inflight === 0 && entry.queue.length === 0) entry.drained?.();
+  }
+
+  /** Closes every module (in parallel); idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const all = [...this.entries.values()];
+    for (const e of all) this.stopHealth(e);
+    await Promise.all(all.map(async (e) => {
+      await e.unserve?.().catch(() => undefined);
+      await e.runtime.close().catch(() => undefined);
+    }));
+    this.entries.clear();
+    this.targets.clear();
+    this.ambiguous.clear();
+  }
+
+  private index(entry: ModuleEntry): void {
+    const m = entry.manifest;
+    for (const tool of m.tools) {
+      const tool_id = `${m.id}.${tool.name}`;
+      this.targets.set(tool_id, { module: m, tool, tool_id, entry });
+    }
+    if (m.tools.length === 1) {
+      const only = m.tools[0]!;
+      this.targets.set(m.id, { module: m, tool: only, tool_id: `${m.id}.${only.name}`, entry });
+    } else {
+      this.ambiguous.set(m.id, m.tools.map((t) => `${m.id}.${t.name}`));
+    }
+  }
+
+  private unindex(entry: ModuleEntry): void {
+    for (const [k, v] of this.targets) if (v.entry === entry) this.targets.delete(k);
+    this.ambiguous.delete(entry.id);
+  }
+
+  private startHealth(entry: ModuleEntry): void {
+    const h = entry.manifest.health;
+    if (h?.interval_ms === undefined) return;
+    entry.healthTimer = this.o.clock.setInterval(() => void this.runHealth(entry), h.interval_ms);
+  }
+
+  private stopHealth(entry: ModuleEntry): void {
+    if (entry.healthTimer !== undefined) this.o.clock.clearInterval(entry.healthTimer);
+    entry.healthTimer = undefined;
+  }
+
+  private async runHealth(entry: ModuleEntry): Promise<ModuleHealthInfo> {
+    const timeout = entry.manifest.health?.timeout_ms ?? DEFAULT_HEALTH_TIMEOUT_MS;
+    let ok = false;
+    let detail: string | undefined;
+    try {
+      const r = await entry.runtime.health(timeout);
+      ok = r.ok;
+      detail = r.detail;
+    } catch (e) {
+      detail = toErrorInfo(e).message;
+    }
+    entry.consecutiveFailures = ok ? 0 : entry.consecutiveFailures + 1;
+    const info: ModuleHealthInfo = { id: entry.id, healthy: ok, checked_at: rfc3339(this.o.clock.now()), consecutive_failures: entry.consecutiveFailures };
+    if (detail !== undefined) info.detail = detail;
+    entry.lastHealth = info;
+    if (entry.status === 'draining') return info;
+    if (ok !== entry.healthy) {
+      entry.healthy = ok;
+      entry.status = ok ? 'ready' : 'unhealthy';
+      this.o.events.emit('MODULE_HEALTH', { target: entry.id }, { id: entry.id, healthy: ok, ...(detail ? { detail } : {}) });
+      this.o.logger.warn({ module: entry.id, healthy: ok, detail }, 'module health changed');
+    }
+    return info;
+  }
+
+  private onNotice(id: string, n: RuntimeNotice): void {
+    if (n.type === 'crashed' || n.type === 'restarted') {
+      this.o.events.emit('MODULE_HEALTH', { target: id }, { id, runtime: n.type, message: n.message, ...(n.data ?? {}) });
+    }
+  }
+}

@@ -1,0 +1,376 @@
+import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { FingerError, type FingerEvent } from '@finger/protocol';
+
+import type { EventFilter } from '../events/event-bus.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { type EventStore, isFingerEventLike, matchesFilter, mergeById } from './event-store.js';
+import { MemoryEventStore } from './memory-event-store.js';
+
+const SEGMENT_RE = /^events-(\d+)\.jsonl$/;
+
+/** Options of {@link FileEventStore}. */
+export interface FileEventStoreOptions {
+  /** Directory of the segment files; created with mode 0700 when missing. */
+  dir: string;
+  /** A segment is closed and a new one started once the next line would pass this size. Default 8 MiB. */
+  max_segment_bytes?: number;
+  /** Segments kept; the oldest are deleted beyond this. Default 8. */
+  max_segments?: number;
+  /** Newest events also kept in memory, to answer `recent()` without disk. Default 2,000. */
+  tail_size?: number;
+  logger?: Logger;
+}
+
+/** Counters of a {@link FileEventStore}. */
+export interface FileEventStoreStats {
+  /** Segment files currently tracked. */
+  segments: number;
+  /** Events handed to `append`. */
+  appended: number;
+  /** Events written to disk. */
+  written: number;
+  /** Batches that could not be written (their events live on only in the memory tail). */
+  write_failures: number;
+  /** Unparseable or non-event lines met (and skipped) while reading segments; counted per read. */
+  corrupt_lines: number;
+  /** Events in the memory tail. */
+  tail: number;
+}
+
+/**
+ * Append-only, bounded event persistence in JSON-lines segment files
+ * `events-<10-digit seq>.jsonl` under `dir`. Each appended batch is one file write on the open
+ * handle of the newest segment; when the next line would push a segment past
+ * `max_segment_bytes` a new segment starts, and segments beyond `max_segments` are deleted
+ * oldest first, so disk use stays at about `max_segment_bytes × max_segments` (64 MiB by
+ * default) — the oldest events are lost by design. On open the newest segment is continued.
+ *
+ * A bad disk (EACCES, ENOSPC, a file where the directory should be…) never throws out of the
+ * store's reads and never crashes the daemon: the first failure of a streak is logged once,
+ * each failed batch is counted (`stats().write_failures`) and rejected with
+ * E_STORE_UNAVAILABLE, and its events stay answerable from the in-memory tail. Writes are not
+ * fsync'd: a crash may lose the last batch, and a torn last line is skipped on read.
+ */
+export class FileEventStore implements EventStore {
+  readonly dir: string;
+  private readonly maxSegmentBytes: number;
+  private readonly maxSegments: number;
+  private readonly logger: Logger;
+  private readonly tail: MemoryEventStore;
+  /** Serialises open, writes and rotation; never rejects. */
+  private chain: Promise<void>;
+  private opened = false;
+  private everOpened = false;
+  /** The directory held events before this store first opened it. */
+  private hadPriorData = false;
+  private seqs: number[] = [];
+  private curSeq = 1;
+  private curSize = 0;
+  private needsNewline = false;
+  private handle: FileHandle | null = null;
+  private failing = false;
+  private closing: Promise<void> | null = null;
+  private appended = 0;
+  private written = 0;
+  private writeFailures = 0;
+  private corrupt = 0;
+
+  constructor(options: FileEventStoreOptions) {
+    this.dir = options.dir;
+    this.maxSegmentBytes = options.max_segment_bytes ?? 8 * 1024 * 1024;
+    this.maxSegments = Math.max(1, options.max_segments ?? 8);
+    this.logger = options.logger ?? silentLogger;
+    this.tail = new MemoryEventStore({ capacity: options.tail_size ?? 2000 });
+    this.chain = this.open().catch((err: unknown) => this.fail(err, 'open'));
+  }
+
+  /** Counters for health and metrics. */
+  stats(): FileEventStoreStats {
+    return {
+      segments: this.everOpened ? this.seqs.length : 0,
+      appended: this.appended,
+      written: this.written,
+      write_failures: this.writeFailures,
+      corrupt_lines: this.corrupt,
+      tail: this.tail.size,
+    };
+  }
+
+  append(batch: readonly FingerEvent[], lines?: readonly string[]): Promise<void> {
+    for (const e of batch) this.tail.add(e);
+    this.appended += batch.length;
+    if (this.closing) {
+      this.writeFailures++;
+      return Promise.reject(new FingerError('E_STORE_UNAVAILABLE', 'event store is closed', { dir: this.dir }));
+    }
+    if (batch.length === 0) return this.chain;
+    const ls = lines ?? batch.map((e) => JSON.stringify(e));
+    const p = this.chain.then(() => this.writeBatch(ls));
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.chain.then(() => this.closeHandle());
+    return this.closing;
+  }
+
+  async forRequest(request_id: string): Promise<FingerEvent[]> {
+    if (!request_id) return [];
+    await this.chain;
+    let disk: FingerEvent[] = [];
+    let diskOk = true;
+    try {
+      disk = await this.requestPathFromDisk(request_id);
+    } catch (err) {
+      diskOk = false;
+      this.fail(err, 'read');
+    }
+    if (diskOk && this.everOpened && this.writeFailures === 0) return disk;
+    return mergeById(disk, this.tail.pathOf(request_id));
+  }
+
+  async recent(filter: EventFilter, limit: number): Promise<FingerEvent[]> {
+    if (limit <= 0) return [];
+    const fromTail = this.tail.latest(filter, limit);
+    if (fromTail.length >= limit || this.tailIsComplete()) return fromTail;
+    await this.chain;
+    if (this.tailIsComplete()) return this.tail.latest(filter, limit);
+    let disk: FingerEvent[] = [];
+    let diskOk = true;
+    try {
+      disk = await this.recentFromDisk(filter, limit);
+    } catch (err) {
+      diskOk = false;
+      this.fail(err, 'read');
+    }
+    if (diskOk && this.everOpened && this.writeFailures === 0) return disk;
+    return mergeById(disk, this.tail.latest(filter, limit), limit);
+  }
+
+  /** True when every event ever stored in `dir` is still in the memory tail. */
+  private tailIsComplete(): boolean {
+    return this.everOpened && !this.hadPriorData && this.tail.evicted === 0;
+  }
+
+  private segmentPath(seq: number): string {
+    return join(this.dir, `events-${String(seq).padStart(10, '0')}.jsonl`);
+  }
+
+  private async listSegments(): Promise<number[]> {
+    const names = await readdir(this.dir);
+    const seqs: number[] = [];
+    for (const n of names) {
+      const m = SEGMENT_RE.exec(n);
+      if (m) seqs.push(Number(m[1]));
+    }
+    return seqs.sort((a, b) => a - b);
+  }
+
+  /** A segment's text, or null when it was deleted (rotated away) meanwhile. */
+  private async readSegment(seq: number): Promise<string | null> {
+    try {
+      return await readFile(this.segmentPath(seq), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  private parseLine(line: string): FingerEvent | null {
+    try {
+      const v: unknown = JSON.parse(line);
+      if (isFingerEventLike(v)) return v;
+    } catch {
+      // fall through: counted as corrupt
+    }
+    this.corrupt++;
+    return null;
+  }
+
+  private async requestPathFromDisk(request_id: string): Promise<FingerEvent[]> {
+    const texts: string[] = [];
+    for (const seq of await this.listSegments()) {
+      const t = await this.readSegment(seq);
+      if (t) texts.push(t);
+    }
+    // Pass 1: the request's correlation ids (only lines that mention the id are parsed).
+    const needle = JSON.stringify(request_id);
+    const cids = new Set<string>();
+    for (const text of texts) {
+      for (const line of text.split('\n')) {
+        if (!line.includes(needle)) continue;
+        try {
+          const v: unknown = JSON.parse(line);
+          if (isFingerEventLike(v) && v.request_id === request_id && v.correlation_id) cids.add(v.correlation_id);
+        } catch {
+          // counted in pass 2
+        }
+      }
+    }
+    // Pass 2: every event with the request id or one of those correlation ids.
+    const needles = [needle, ...[...cids].map((c) => JSON.stringify(c))];
+    const out: FingerEvent[] = [];
+    for (const text of texts) {
+      for (const line of text.split('\n')) {
+        if (!needles.some((n) => line.includes(n))) continue;
+        const e = this.parseLine(line);
+        if (e && (e.request_id === request_id || cids.has(e.correlation_id))) out.push(e);
+      }
+    }
+    return out;
+  }
+
+  private async recentFromDisk(filter: EventFilter, limit: number): Promise<FingerEvent[]> {
+    // Cheap necessary conditions on the raw line before parsing it.
+    const required: string[] = [];
+    for (const v of [filter.request_id, filter.session_id, filter.correlation_id])
+      if (v) required.push(JSON.stringify(v));
+    const anyType = filter.types && filter.types.length > 0 ? filter.types.map((t) => JSON.stringify(t)) : null;
+    const out: FingerEvent[] = [];
+    const seqs = await this.listSegments();
+    for (let s = seqs.length - 1; s >= 0 && out.length < limit; s--) {
+      const text = await this.readSegment(seqs[s]!);
+      if (!text) continue;
+      let end = text.length;
+      while (end > 0 && out.length < limit) {
+        const nl = text.lastIndexOf('\n', end - 1);
+        const line = text.slice(nl + 1, end);
+        end = nl < 0 ? 0 : nl;
+        if (!line) continue;
+        if (!required.every((n) => line.includes(n))) continue;
+        if (anyType && !anyType.some((n) => line.includes(n))) continue;
+        const e = this.parseLine(line);
+        if (e && matchesFilter(e, filter)) out.push(e);
+      }
+    }
+    return out.reverse();
+  }
+
+  private async open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const seqs = await this.listSegments();
+    let size = 0;
+    if (seqs.length === 0) {
+      this.seqs = [1];
+      this.curSeq = 1;
+    } else {
+      this.seqs = seqs;
+      this.curSeq = seqs[seqs.length - 1]!;
+      size = await fileSize(this.segmentPath(this.curSeq));
+    }
+    this.curSize = size;
+    this.needsNewline = size > 0 && (await lastByte(this.segmentPath(this.curSeq), size)) !== 0x0a;
+    if (!this.everOpened) this.hadPriorData = seqs.length > 1 || size > 0;
+    await this.prune();
+    this.opened = true;
+    this.everOpened = true;
+  }
+
+  private async writeBatch(lines: readonly string[]): Promise<void> {
+    try {
+      if (!this.opened) await this.open();
+      let chunk = '';
+      let chunkBytes = 0;
+      for (const line of lines) {
+        const b = Buffer.byteLength(line) + 1;
+        const used = this.curSize + chunkBytes;
+        if (used > 0 && used + b > this.maxSegmentBytes) {
+          if (chunkBytes > 0) await this.writeChunk(chunk, chunkBytes);
+          chunk = '';
+          chunkBytes = 0;
+          await this.rotate();
+        }
+        chunk += line + '\n';
+        chunkBytes += b;
+      }
+      if (chunkBytes > 0) await this.writeChunk(chunk, chunkBytes);
+      this.written += lines.length;
+      if (this.failing) {
+        this.failing = false;
+        this.logger.info({ dir: this.dir }, 'event store writable again');
+      }
+    } catch (err) {
+      this.writeFailures++;
+      this.opened = false; // re-open (re-stat, re-check the last line) before the next write
+      await this.closeHandle();
+      this.fail(err, 'write');
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new FingerError('E_STORE_UNAVAILABLE', `event store ${this.dir} could not be written`, {
+        dir: this.dir,
+        errno: code,
+      });
+    }
+  }
+
+  private async writeChunk(chunk: string, bytes: number): Promise<void> {
+    this.handle ??= await open(this.segmentPath(this.curSeq), 'a', 0o600);
+    const text = this.needsNewline ? '\n' + chunk : chunk;
+    await this.handle.appendFile(text, 'utf8');
+    this.curSize += bytes + (this.needsNewline ? 1 : 0);
+    this.needsNewline = false;
+  }
+
+  private async rotate(): Promise<void> {
+    await this.closeHandle();
+    this.curSeq++;
+    this.seqs.push(this.curSeq);
+    this.curSize = 0;
+    this.needsNewline = false;
+    await this.prune();
+  }
+
+  private async prune(): Promise<void> {
+    while (this.seqs.length > this.maxSegments) {
+      const seq = this.seqs.shift()!;
+      try {
+        await unlink(this.segmentPath(seq));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.fail(err, 'prune');
+      }
+    }
+  }
+
+  private async closeHandle(): Promise<void> {
+    const h = this.handle;
+    this.handle = null;
+    if (h) await h.close().catch(() => undefined);
+  }
+
+  /** Logs the first failure of a streak; later ones are only counted. */
+  private fail(err: unknown, op: string): void {
+    if (this.failing) return;
+    this.failing = true;
+    const e = err as NodeJS.ErrnoException;
+    this.logger.error(
+      { dir: this.dir, op, err: { code: e?.code, message: e?.message ?? String(err) } },
+      'event store unavailable; events are kept in memory only',
+    );
+  }
+}
+
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+}
+
+async function lastByte(path: string, size: number): Promise<number> {
+  const h = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(1);
+    await h.read(buf, 0, 1, size - 1);
+    return buf[0]!;
+  } finally {
+    await h.close();
+  }
+}

@@ -1,0 +1,24 @@
+import type { ErrorInfo } from '@finger/protocol';
+
+import type { RequestRecord } from '../hub-types.js';
+
+/** How a request ended. */
+export type RequestOutcome = { ok: true; result: unknown } | { ok: false; error: ErrorInfo };
+
+/**
+ * Where request records live: results of non-blocking dispatches (`GET /v1/requests/:id`) and the
+ * idempotency entries of caller-supplied request ids. Memory here; Redis in distributed mode
+ * (same interface, so one execution per request id holds across daemons).
+ */
+export interface RequestStore {
+  /** Creates the record if absent; returns the existing one otherwise (atomic create-if-absent). */
+  begin(record: RequestRecord): Promise<RequestRecord | undefined>;
+  /** Records the outcome of a running request. */
+  finish(request_id: string, outcome: RequestOutcome, finished_at: string): Promise<void>;
+  get(request_id: string): Promise<RequestRecord | undefined>;
+  /** Forgets a record (a request refused before it reached its module may be retried). */
+  forget(request_id: string): Promise<void>;
+  /** Synchronous read where the implementation allows (memory); undefined otherwise. */
+  peek?(request_id: string): RequestRecord | undefined;
+  close(): Promise<void>;
+}

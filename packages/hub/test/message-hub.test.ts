@@ -1,0 +1,277 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { FingerEvent } from '@finger/protocol';
+
+import { InProcessTransport, MessageHub, type InProcessModule, type ToolCallContext } from '../src/index.js';
+import { human, manifest, objectRuntimes, type ObjectRuntime, rejectionOf, until } from './helpers.js';
+
+const hubs: MessageHub[] = [];
+afterEach(async () => {
+  await Promise.all(hubs.splice(0).map((h) => h.close(100)));
+});
+
+function makeHub(mods: Record<string, InProcessModule>, made: Record<string, ObjectRuntime> = {}, copy: 'none' | 'json' = 'none') {
+  const hub = new MessageHub({ createRuntime: objectRuntimes(mods, made), transport: new InProcessTransport({ copy }), limits: { lease_sweep_ms: 5 } });
+  hubs.push(hub);
+  return hub;
+}
+
+const never = (_a: unknown, ctx: ToolCallContext) =>
+  new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+
+describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy) => {
+  it('dispatches to a bare module id with one tool and to a tool id', async () => {
+    const hub = makeHub({ echo: { tools: { echo: (a) => a } } }, {}, copy);
+    await hub.registry.register(manifest('echo', [{ name: 'echo' }]), { baseDir: '.' });
+    expect(await hub.request({ target: 'echo', payload: { text: 'hi' }, source: human })).toEqual({ text: 'hi' });
+    expect(await hub.request({ target: 'echo.echo', payload: [1, 2], source: human })).toEqual([1, 2]);
+  });
+
+  it('refuses a module id with several tools with E_NO_TARGET listing them', async () => {
+    const hub = makeHub({ m: { tools: { a: () => 1, b: () => 2 } } }, {}, copy);
+    await hub.registry.register(manifest('m', [{ name: 'a' }, { name: 'b' }]), { baseDir: '.' });
+    const e = await rejectionOf(hub.request({ target: 'm', payload: {}, source: human }));
+    expect(e.code).toBe('E_NO_TARGET');
+    expect(e.details).toEqual({ target: 'm', tools: ['m.a', 'm.b'] });
+    expect((await rejectionOf(hub.request({ target: 'nope.x', payload: {}, source: human }))).code).toBe('E_NO_TARGET');
+  });
+
+  it('refuses depth 5 with E_NESTING_DEPTH', async () => {
+    const mods: Record<string, InProcessModule> = {};
+    for (let i = 1; i <= 6; i++) mods[`l${i}`] = { tools: { go: (a, ctx) => (i < 6 ? ctx.call(`l${i + 1}.go`, a) : { depth: ctx.source.id }) } };
+    const hub = makeHub(mods, {}, copy);
+    for (let i = 1; i <= 6; i++) await hub.registry.register(manifest(`l${i}`, [{ name: 'go' }]), { baseDir: '.' });
+    const e = await rejectionOf(hub.request({ target: 'l1.go', payload: {}, source: human }));
+    expect(e.code).toBe('E_NESTING_DEPTH');
+    expect(e.details).toEqual({ depth: 5, max: 4, execution_chain: ['l1.go', 'l2.go', 'l3.go', 'l4.go', 'l5.go'] });
+    // depth 4 is fine
+    expect(await hub.request({ target: 'l2.go', payload: {}, source: human })).toEqual({ depth: 'l5' });
+  });
+
+  it('refuses A → B → A with E_CALL_CYCLE', async () => {
+    const hub = makeHub(
+      {
+        a: { tools: { run: (x, ctx) => ctx.call('b.run', x) } },
+        b: { tools: { run: (x, ctx) => ctx.call('a.run', x) } },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('a', [{ name: 'run' }]), { baseDir: '.' });
+    await hub.registry.register(manifest('b', [{ name: 'run' }]), { baseDir: '.' });
+    const e = await rejectionOf(hub.request({ target: 'a.run', payload: {}, source: human }));
+    expect(e.code).toBe('E_CALL_CYCLE');
+    expect(e.details).toEqual({ target: 'a.run', execution_chain: ['a.run', 'b.run'] });
+  });
+
+  it('expires a call that outlives its lease: E_LEASE_EXPIRED, cancel sent, holdings released, event', async () => {
+    const made: Record<string, ObjectRuntime> = {};
+    let aborted = false;
+    const hub = makeHub(
+      {
+        slow: {
+          tools: {
+            wait: (_a, ctx) => {
+              ctx.signal.addEventListener('abort', () => (aborted = true));
+              return new Promise(() => undefined);
+            },
+            quick: () => 'ok',
+          },
+        },
+      },
+      made,
+      copy,
+    );
+    await hub.registry.register(manifest('slow', [{ name: 'wait', timeout_ms: 50 }, { name: 'quick' }], { concurrency: 1 }), { baseDir: '.' });
+    const events: FingerEvent[] = [];
+    hub.events.subscribe({ types: ['LEASE_EXPIRED'] }, (e) => events.push(e));
+    const e = await rejectionOf(hub.request({ target: 'slow.wait', payload: {}, source: human, timeout_ms: 10_000 }));
+    expect(e.code).toBe('E_LEASE_EXPIRED');
+    expect(aborted).toBe(true);
+    expect(made.slow!.cancelled).toHaveLength(1);
+    expect(hub.stats().leases_active).toBe(0);
+    expect(hub.registry.get('slow')!.inflight).toBe(0);
+    // the concurrency slot held under the lease was released: concurrency 1 serves again
+    expect(await hub.request({ target: 'slow.quick', payload: {}, source: human })).toBe('ok');
+    expect(events.map((x) => [x.type, x.target, x.data.code])).toEqual([['LEASE_EXPIRED', 'slow.wait', 'E_LEASE_EXPIRED']]);
+  });
+
+  it('keeps a call alive while the module heartbeats', async () => {
+    const hub = makeHub(
+      {
+        hb: {
+          tools: {
+            work: async (_a, ctx) => {
+              for (let i = 0; i < 6; i++) {
+                ctx.extendLease(80);
+                await new Promise((r) => setTimeout(r, 25));
+              }
+              return 'done';
+            },
+          },
+        },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('hb', [{ name: 'work', timeout_ms: 60 }]), { baseDir: '.' });
+    expect(await hub.request({ target: 'hb.work', payload: {}, source: human })).toBe('done');
+  });
+
+  it('fails a call past its deadline with E_TIMEOUT', async () => {
+    const hub = makeHub({ s: { tools: { w: never } } }, {}, copy);
+    await hub.registry.register(manifest('s', [{ name: 'w' }]), { baseDir: '.' });
+    expect((await rejectionOf(hub.request({ target: 's.w', payload: {}, source: human, timeout_ms: 30 }))).code).toBe('E_TIMEOUT');
+  });
+
+  it('runs 100 concurrent requests with one request_id exactly once', async () => {
+    let runs = 0;
+    const hub = makeHub(
+      {
+        c: {
+          tools: {
+            inc: async () => {
+              runs++;
+              await new Promise((r) => setTimeout(r, 20));
+              return { runs };
+            },
+          },
+        },
+        d: { tools: { t: () => 'd' } },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('c', [{ name: 'inc' }]), { baseDir: '.' });
+    await hub.registry.register(manifest('d', [{ name: 't' }]), { baseDir: '.' });
+    const replies = await Promise.all(Array.from({ length: 100 }, () => hub.request({ target: 'c.inc', payload: {}, source: human, request_id: 'req-1' })));
+    expect(runs).toBe(1);
+    expect(replies).toEqual(Array.from({ length: 100 }, () => ({ runs: 1 })));
+    // a completed one answers from the store, without running again
+    expect(await hub.request({ target: 'c.inc', payload: {}, source: human, request_id: 'req-1' })).toEqual({ runs: 1 });
+    expect(runs).toBe(1);
+    // the same id for another target is a conflict
+    expect((await rejectionOf(hub.request({ target: 'd', payload: {}, source: human, request_id: 'req-1' }))).code).toBe('E_CONFLICT');
+  });
+
+  it('keeps the result of a non-blocking dispatch', async () => {
+    const hub = makeHub({ echo: { tools: { echo: async (a) => a } } }, {}, copy);
+    await hub.registry.register(manifest('echo', [{ name: 'echo' }]), { baseDir: '.' });
+    const { request_id, correlation_id } = await hub.dispatch({ target: 'echo', payload: { n: 1 }, source: human });
+    expect(correlation_id).toBe(request_id);
+    let rec = await hub.getRequest(request_id);
+    expect(rec?.request_id).toBe(request_id);
+    for (let i = 0; i < 100 && rec?.status === 'running'; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      rec = await hub.getRequest(request_id);
+    }
+    expect(rec).toMatchObject({ request_id, target: 'echo.echo', status: 'succeeded', result: { n: 1 } });
+    const failed = await hub.dispatch({ target: 'missing', payload: {}, source: human });
+    expect(await hub.getRequest(failed.request_id)).toMatchObject({ status: 'failed', error: { code: 'E_NO_TARGET' } });
+  });
+
+  it('holds calls beyond the concurrency limit in a queue', async () => {
+    let now = 0;
+    let max = 0;
+    const hub = makeHub(
+      {
+        one: {
+          tools: {
+            t: async () => {
+              max = Math.max(max, ++now);
+              await new Promise((r) => setTimeout(r, 5));
+              now--;
+              return 1;
+            },
+          },
+        },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('one', [{ name: 't' }], { concurrency: 2 }), { baseDir: '.' });
+    const out = await Promise.all(Array.from({ length: 10 }, () => hub.request({ target: 'one', payload: {}, source: human })));
+    expect(out).toEqual(Array(10).fill(1));
+    expect(max).toBe(2);
+  });
+});
+
+describe('MessageHub registry and lifecycle', () => {
+  it('refuses calls to an unhealthy module with E_MODULE_UNHEALTHY and emits MODULE_HEALTH', async () => {
+    const made: Record<string, ObjectRuntime> = {};
+    const hub = makeHub({ h: { tools: { t: () => 1 } } }, made);
+    await hub.registry.register(manifest('h', [{ name: 't' }]), { baseDir: '.' });
+    const events: FingerEvent[] = [];
+    hub.events.subscribe({ types: ['MODULE_HEALTH'] }, (e) => events.push(e));
+    made.h!.healthy = { ok: false, detail: 'disk on fire' };
+    expect(await hub.registry.checkHealth('h')).toMatchObject({ id: 'h', healthy: false, detail: 'disk on fire', consecutive_failures: 1 });
+    const e = await rejectionOf(hub.request({ target: 'h', payload: {}, source: human }));
+    expect(e.code).toBe('E_MODULE_UNHEALTHY');
+    expect(events.map((x) => x.data)).toEqual([{ id: 'h', healthy: false, detail: 'disk on fire' }]);
+    made.h!.healthy = { ok: true };
+    await hub.registry.checkHealth('h');
+    expect(await hub.request({ target: 'h', payload: {}, source: human })).toBe(1);
+  });
+
+  it('drains in-flight calls on unregister and refuses new ones', async () => {
+    const made: Record<string, ObjectRuntime> = {};
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const hub = makeHub({ d: { tools: { slow: async () => (await gate, 'finished') } } }, made);
+    await hub.registry.register(manifest('d', [{ name: 'slow' }]), { baseDir: '.' });
+    const inflight = hub.request({ target: 'd', payload: {}, source: human });
+    await until(() => hub.registry.get('d')!.inflight === 1, 'call in flight');
+    const unregistering = hub.registry.unregister('d');
+    expect((await rejectionOf(hub.request({ target: 'd', payload: {}, source: human }))).code).toBe('E_NO_TARGET');
+    expect(made.d!.closed).toBe(false);
+    release();
+    expect(await inflight).toBe('finished');
+    await unregistering;
+    expect(made.d!.closed).toBe(true);
+    expect(hub.registry.get('d')).toBeUndefined();
+    expect((await rejectionOf(hub.registry.unregister('d'))).code).toBe('E_NOT_FOUND');
+  });
+
+  it('refuses a manifest with three errors, listing all three, and registers nothing', async () => {
+    const hub = makeHub({});
+    const bad = { id: 'Bad Id', name: 'x', version: 'one', kind: 'tool', runtime: { type: 'inprocess', entry: 'x.js' }, tools: [{ name: 't', description: 'd', risk_level: 'extreme' }] };
+    const e = await rejectionOf(hub.registry.register(bad, { baseDir: '.' }));
+    expect(e.code).toBe('E_INVALID_MANIFEST');
+    expect(e.details.issues.map((i: { path: string }) => i.path)).toEqual(['$.id', '$.version', '$.tools[0].risk_level']);
+    expect(hub.registry.list()).toEqual([]);
+  });
+
+  it('refuses a duplicate module id with E_CONFLICT', async () => {
+    const hub = makeHub({ x: { tools: { t: () => 1 } } });
+    await hub.registry.register(manifest('x', [{ name: 't' }]), { baseDir: '.' });
+    expect((await rejectionOf(hub.registry.register(manifest('x', [{ name: 't' }]), { baseDir: '.' }))).code).toBe('E_CONFLICT');
+  });
+
+  it('runs interceptors in order and lets one stop the call', async () => {
+    const hub = makeHub({ e: { tools: { t: (a) => a } } });
+    await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    const seen: string[] = [];
+    hub.use(async (call, next) => {
+      seen.push(`first:${call.resolved.tool_id}:${call.direct}`);
+      return next();
+    });
+    hub.use(async (call, next) => {
+      seen.push('second');
+      if ((call.envelope.payload as { deny?: boolean }).deny) {
+        const { FingerError } = await import('@finger/protocol');
+        throw new FingerError('E_DENIED_BY_POLICY', 'no');
+      }
+      return next();
+    });
+    expect(await hub.request({ target: 'e', payload: { a: 1 }, source: human, direct: true })).toEqual({ a: 1 });
+    expect((await rejectionOf(hub.request({ target: 'e', payload: { deny: true }, source: human }))).code).toBe('E_DENIED_BY_POLICY');
+    expect(seen).toEqual(['first:e.t:true', 'second', 'first:e.t:false', 'second']);
+  });
+
+  it('refuses calls after close with E_PROVIDER_CLOSED', async () => {
+    const hub = makeHub({ e: { tools: { t: (a) => a } } });
+    await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    await hub.close();
+    expect((await rejectionOf(hub.request({ target: 'e', payload: {}, source: human }))).code).toBe('E_PROVIDER_CLOSED');
+  });
+});
