@@ -60,10 +60,6 @@ def number(args, name, default):
 # ---- tools ---------------------------------------------------------------------------------
 
 
-def tool_echo(call_id, args, cancel):
-    result(call_id, args)
-
-
 def tool_sleep(call_id, args, cancel):
     ms = number(args, "ms", 0)
     if cancel.wait(ms / 1000.0):
@@ -129,7 +125,6 @@ def tool_env(call_id, args, cancel):
 
 # name -> (function, runs in its own thread)
 TOOLS = {
-    "echo": (tool_echo, False),
     "sleep": (tool_sleep, True),
     "heartbeat_sleep": (tool_heartbeat_sleep, True),
     "ignore_cancel_sleep": (tool_ignore_cancel_sleep, True),
@@ -165,6 +160,9 @@ def handle(msg):
     elif kind == "call":
         tool = msg.get("tool")
         args = msg.get("args")
+        if tool == "echo":  # any JSON value comes back unchanged
+            result(msg_id, args)
+            return
         if not isinstance(args, dict):
             args = {}
         entry = TOOLS.get(tool)

@@ -81,8 +81,8 @@ export function reportError(out: Output, err: unknown, ctx: ErrorContext = {}): 
   const { body, exit, notes } = describe(err);
   if (out.json) out.printJson({ error: body });
   const c = out.ce;
-  if (err instanceof DaemonNotRunningError) {
-    out.errLine(c.red(`error: ${body.message}`));
+  if (body.code === 'E_DAEMON_NOT_RUNNING') {
+    out.errLine(`${c.red('error:')} ${body.message}`);
     return exit;
   }
   out.errLine(`${c.red(`error ${body.code}:`)} ${body.message}`);

@@ -195,7 +195,7 @@ export class MessageHub implements PendingCallHost {
       reason === 'deadline'
         ? `call to "${env.target}" passed its deadline`
         : `call to "${env.target}" outlived its lease (${call.ttl} ms)`;
-    call.cancel?.(code);
+    call.canceller?.cancel(code);
     if (call.started) {
       this.events.emit('LEASE_EXPIRED', env, { lease_id: env.lease?.id ?? env.id, reason, ttl_ms: call.ttl, code });
     }
@@ -313,7 +313,7 @@ export class MessageHub implements PendingCallHost {
       lease: { id, ttl_ms: ttl, expires_at: Math.min(now + ttl, deadline) },
       payload: p.payload,
     };
-    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl);
+    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now);
     const call: HubCall = { envelope, resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id }, direct: p.direct === true };
     let sent = false;
     return runInterceptors(this.interceptors, call, () => {
@@ -325,31 +325,21 @@ export class MessageHub implements PendingCallHost {
     });
   }
 
-  private send(envelope: Envelope, entry: ModuleEntry, ttl: number): Promise<unknown> {
+  private send(envelope: Envelope, entry: ModuleEntry, ttl: number, now?: number): Promise<unknown> {
     if (entry.status === 'draining') return this.fail(new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: envelope.target }));
-    const call = new PendingCall(this, envelope, entry, ttl);
-    if (entry.inflight < entry.concurrency && entry.queue.length === 0) {
-      call.start();
-    } else if (entry.queue.length < entry.maxQueue) {
-      call.enqueue();
-    } else {
+    const queueing = entry.inflight >= entry.concurrency || entry.queue.length > 0;
+    if (queueing && entry.queue.length >= entry.maxQueue) {
       return this.fail(new FingerError('E_OVERLOADED', `module "${entry.id}" is at its concurrency limit (${entry.concurrency}) with a full queue`, { module: entry.id, concurrency: entry.concurrency }));
     }
+    const call = new PendingCall(this, envelope, entry, ttl);
     this.inflightTotal++;
-    return call.promise.then(
-      (v) => {
-        this.callEnded();
-        return v;
-      },
-      (e: unknown) => {
-        this.callEnded();
-        this.counters.calls_failed++;
-        throw e;
-      },
-    );
+    if (queueing) call.enqueue();
+    else call.start(now);
+    return call.promise;
   }
 
-  private callEnded(): void {
+  onEnded(failed: boolean): void {
+    if (failed) this.counters.calls_failed++;
     if (--this.inflightTotal === 0 && this.idleWaiters.length > 0) {
       const w = this.idleWaiters;
       this.idleWaiters = [];

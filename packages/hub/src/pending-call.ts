@@ -3,7 +3,7 @@ import { FingerError } from '@finger/protocol';
 
 import type { LeaseHolder, LeaseTable } from './lease-table.js';
 import type { ModuleEntry, Waiter } from './registry/module-entry.js';
-import type { RequestHooks, Transport } from './transport/transport.js';
+import type { Canceller, RequestHooks, Transport } from './transport/transport.js';
 
 /** Callbacks from a pending call into the hub (kept narrow so this file stays about one call). */
 export interface PendingCallHost {
@@ -12,6 +12,8 @@ export interface PendingCallHost {
   now(): number;
   onExpired(call: PendingCall, reason: 'lease' | 'deadline'): void;
   onReleased(entry: ModuleEntry): void;
+  /** Called once per call that was counted in flight, when it ends (any way). */
+  onEnded(failed: boolean): void;
 }
 
 /**
@@ -26,7 +28,7 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
   gen = 0;
   done = false;
   started = false;
-  cancel?: (reason: string) => void;
+  canceller?: Canceller;
 
   constructor(
     private readonly host: PendingCallHost,
@@ -45,14 +47,13 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
   }
 
   /** Sends the envelope: counts it in flight, arms the lease, hands it to the transport. */
-  start(): void {
+  start(now: number = this.host.now()): void {
     if (this.done) return;
     this.started = true;
     const { leases } = this.host;
     const entry = this.entry;
     entry.inflight++;
     const env = this.envelope;
-    const now = this.host.now();
     const expires = Math.min(now + this.ttl, env.deadline);
     if (this.slot >= 0) {
       leases.extend(this.slot, expires - now);
@@ -95,6 +96,7 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     if (this.done) return;
     this.done = true;
     this.slot = -1;
+    this.host.onEnded(true);
     this.host.onExpired(this, reason);
   }
 
@@ -103,6 +105,7 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     this.done = true;
     if (this.slot >= 0 && this.host.leases.holds(this.slot, this.gen)) this.host.leases.release(this.slot);
     this.slot = -1;
+    this.host.onEnded(error !== undefined);
     if (error !== undefined) this.reject(error);
     else this.resolve(result);
   }

@@ -8,6 +8,8 @@ let poolOffset = POOL_SIZE;
 let lastTime = -1;
 let lastTimePart = '';
 const lastRandom = new Uint8Array(16);
+/** The first 15 random digits as a string, rebuilt only when they change. */
+let randomHead = '';
 
 function refill(): void {
   randomFillSync(pool);
@@ -30,6 +32,12 @@ function encodeTime(ms: number): string {
  */
 export function ulid(now: number = Date.now()): string {
   if (now === lastTime) {
+    // fast path: bump the last digit only
+    const last = lastRandom[15]! + 1;
+    if (last < 32) {
+      lastRandom[15] = last;
+      return lastTimePart + randomHead + ALPHABET[last]!;
+    }
     // increment the 80-bit random part (16 base32 digits)
     let i = 15;
     while (i >= 0) {
@@ -48,9 +56,10 @@ export function ulid(now: number = Date.now()): string {
     for (let i = 0; i < 16; i++) lastRandom[i] = pool[poolOffset + i]! & 31;
     poolOffset += 16;
   }
-  let rand = '';
-  for (let i = 0; i < 16; i++) rand += ALPHABET[lastRandom[i]!];
-  return lastTimePart + rand;
+  let head = '';
+  for (let i = 0; i < 15; i++) head += ALPHABET[lastRandom[i]!];
+  randomHead = head;
+  return lastTimePart + head + ALPHABET[lastRandom[15]!]!;
 }
 
 /** True when `s` has the shape of a ULID. */

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import type { HealthResult } from '../api-types.js';
 import { DaemonClient, readDaemonInfo } from '../client.js';
 import { type CommandContext, type RunState, action } from '../context.js';
-import { CliError, DaemonNotRunningError } from '../errors.js';
+import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { formatDuration } from '../output.js';
 import { EXIT_INTERRUPTED, pause } from '../wait.js';
@@ -249,4 +249,3 @@ export function registerDaemon(program: Command, state: RunState): void {
     .action(action(state, (ctx) => status(ctx)));
 }
 
-export { DaemonNotRunningError };

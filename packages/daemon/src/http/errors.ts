@@ -12,7 +12,7 @@ import {
 
 /** JSON Schema of every error body: `{error: {code, message, details?}}`. */
 export const errorBodySchema = {
-  $id: 'finger-error',
+  $id: 'ErrorBody',
   type: 'object',
   required: ['error'],
   properties: {
@@ -27,7 +27,7 @@ export const errorBodySchema = {
 /** Response schemas of the error statuses a route may answer with (for OpenAPI). */
 export function errorResponses(...statuses: number[]): Record<number, { $ref: string }> {
   const out: Record<number, { $ref: string }> = {};
-  for (const s of [401, 403, ...statuses]) out[s] = { $ref: 'finger-error#' };
+  for (const s of [401, 403, ...statuses]) out[s] = { $ref: 'ErrorBody#' };
   return out;
 }
 

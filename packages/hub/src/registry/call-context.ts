@@ -1,6 +1,6 @@
 import type { Envelope, Principal } from '@finger/protocol';
 
-import type { ToolCallContext } from '../runtime/runtime.js';
+import type { ModuleRuntime, ToolCallContext } from '../runtime/runtime.js';
 import type { ServerChannel } from '../transport/transport.js';
 
 /** Makes a nested call on behalf of a running call (wired to the hub by the registry). */
@@ -22,7 +22,14 @@ export class CallContext implements ToolCallContext {
     private readonly channel: ServerChannel,
     private readonly module_id: string,
     private readonly nested: NestedCaller,
+    private readonly runtime?: ModuleRuntime,
   ) {}
+
+  /** Cancel from the caller (lease expiry, deadline, halt): abort the signal, tell the runtime. */
+  onCancelled(reason: string): void {
+    this.abort(reason);
+    this.runtime?.cancel(this.envelope.id, reason);
+  }
 
   get call_id(): string {
     return this.envelope.id;

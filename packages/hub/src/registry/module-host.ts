@@ -1,22 +1,23 @@
-import type { Envelope, ErrorInfo } from '@finger/protocol';
+import type { Envelope, ErrorInfo, Principal } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
 
 import type { ModuleRuntime } from '../runtime/runtime.js';
 import type { ServerChannel, TransportHandler } from '../transport/transport.js';
 import { CallContext, type NestedCaller } from './call-context.js';
 
-function reply(req: Envelope, module_id: string, payload: unknown, error?: ErrorInfo): Envelope {
+function reply(req: Envelope, source: Principal, payload: unknown, error?: ErrorInfo): Envelope {
+  const now = Date.now();
   const env: Envelope = {
-    id: ulid(),
+    id: ulid(now),
     kind: 'reply',
     request_id: req.request_id,
     correlation_id: req.correlation_id,
     session_id: req.session_id,
     workflow_id: req.workflow_id,
-    source: { kind: 'module', id: module_id, roles: [] },
+    source,
     target: req.target,
     blocking: req.blocking,
-    timestamp: rfc3339(),
+    timestamp: rfc3339(now),
     deadline: req.deadline,
     execution_chain: req.execution_chain,
     nesting_depth: req.nesting_depth,
@@ -32,19 +33,20 @@ function reply(req: Envelope, module_id: string, payload: unknown, error?: Error
  */
 export function createModuleHandler(module_id: string, runtime: ModuleRuntime, nested: NestedCaller): TransportHandler {
   const prefix = module_id.length + 1;
-  return async (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
-    const tool = req.target.slice(prefix);
-    const ctx = new CallContext(req, channel, module_id, nested);
-    channel.onCancel((reason) => {
-      ctx.abort(reason);
-      runtime.cancel(req.id, reason);
-    });
+  const source: Principal = Object.freeze({ kind: 'module', id: module_id, roles: Object.freeze([]) as unknown as string[] });
+  return (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
+    const ctx = new CallContext(req, channel, module_id, nested, runtime);
+    channel.onCancel(ctx);
+    let pending: Promise<unknown>;
     try {
-      const result = await runtime.invoke(tool, req.payload, ctx);
-      return reply(req, module_id, result === undefined ? null : result);
+      pending = runtime.invoke(req.target.slice(prefix), req.payload, ctx);
     } catch (e) {
-      return reply(req, module_id, null, toErrorInfo(e));
+      return Promise.resolve(reply(req, source, null, toErrorInfo(e)));
     }
+    return pending.then(
+      (result) => reply(req, source, result === undefined ? null : result),
+      (e: unknown) => reply(req, source, null, toErrorInfo(e)),
+    );
   };
 }
 

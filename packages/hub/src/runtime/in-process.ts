@@ -5,13 +5,7 @@ import { FingerError, isFingerError, type ModuleManifest } from '@finger/protoco
 
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type {
-  InProcessModule,
-  ModuleRuntime,
-  RuntimeHealth,
-  RuntimeOptions,
-  ToolCallContext,
-} from './runtime.js';
+import type { InProcessModule, ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
 
 type ToolFn = InProcessModule['tools'][string];
 
@@ -143,15 +137,15 @@ export class InProcessRuntime implements ModuleRuntime {
     }
     const fn = tools.get(tool);
     if (fn === undefined) {
-      return Promise.reject(
-        new FingerError('E_NO_TARGET', `module "${this.#opts.manifest.id}" has no tool "${tool}"`),
-      );
+      return Promise.reject(new FingerError('E_NO_TARGET', `module "${this.#opts.manifest.id}" has no tool "${tool}"`));
     }
     let out: unknown;
     try {
       out = fn(args, ctx);
     } catch (e) {
-      return Promise.reject(isFingerError(e) ? e : new FingerError('E_MODULE_ERROR', e instanceof Error ? e.message : String(e)));
+      return Promise.reject(
+        isFingerError(e) ? e : new FingerError('E_MODULE_ERROR', e instanceof Error ? e.message : String(e)),
+      );
     }
     return isThenable(out) ? Promise.resolve(out).then(undefined, toModuleError) : Promise.resolve(out);
   }

@@ -7,13 +7,7 @@ import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { LineReader } from './jsonl-reader.js';
 import { childEnv, killProcessGroup } from './process-tree.js';
-import type {
-  ModuleRuntime,
-  RuntimeHealth,
-  RuntimeNotice,
-  RuntimeOptions,
-  ToolCallContext,
-} from './runtime.js';
+import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
 
 /** Counters of a stdio runtime, for metrics and tests. */
 export interface StdioRuntimeStats {
@@ -197,7 +191,11 @@ export class StdioRuntime implements ModuleRuntime {
 
   /** Counters and the current pid. */
   stats(): StdioRuntimeStats {
-    const s: StdioRuntimeStats = { garbage_lines: this.#garbage, restarts: this.#restarts, inflight: this.#pending.size };
+    const s: StdioRuntimeStats = {
+      garbage_lines: this.#garbage,
+      restarts: this.#restarts,
+      inflight: this.#pending.size,
+    };
     if (this.#state === 'running' && this.#proc !== null) s.pid = this.#proc.pid;
     return s;
   }
@@ -211,7 +209,10 @@ export class StdioRuntime implements ModuleRuntime {
     const h = await this.#ping(proc, t);
     if (!h.ok) {
       this.#killTree(proc);
-      throw new FingerError('E_MODULE_UNHEALTHY', `module "${this.#id}" did not answer a ping after start: ${h.detail}`);
+      throw new FingerError(
+        'E_MODULE_UNHEALTHY',
+        `module "${this.#id}" did not answer a ping after start: ${h.detail}`,
+      );
     }
   }
 
@@ -510,11 +511,19 @@ export class StdioRuntime implements ModuleRuntime {
           id,
           tool,
           args: args === undefined ? null : args,
-          meta: { request_id: ctx.request_id, session_id: ctx.session_id, lease_id: ctx.lease_id, deadline: ctx.deadline },
+          meta: {
+            request_id: ctx.request_id,
+            session_id: ctx.session_id,
+            lease_id: ctx.lease_id,
+            deadline: ctx.deadline,
+          },
         }) + '\n';
     } catch (e) {
       return Promise.reject(
-        new FingerError('E_INVALID_ARGS', `arguments are not serialisable: ${e instanceof Error ? e.message : String(e)}`),
+        new FingerError(
+          'E_INVALID_ARGS',
+          `arguments are not serialisable: ${e instanceof Error ? e.message : String(e)}`,
+        ),
       );
     }
     return new Promise((resolve, reject) => {

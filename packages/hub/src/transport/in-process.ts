@@ -1,7 +1,7 @@
 import type { Envelope } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
 
-import type { RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
+import type { CancelReceiver, Canceller, RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
 
 /** Options of the in-process transport. */
 export interface InProcessTransportOptions {
@@ -13,9 +13,9 @@ export interface InProcessTransportOptions {
   copy?: 'none' | 'json';
 }
 
-class InProcessChannel implements ServerChannel {
+class InProcessChannel implements ServerChannel, Canceller {
   cancelled: string | undefined;
-  private cancelCb: ((reason: string) => void) | undefined;
+  private receiver: CancelReceiver | undefined;
 
   constructor(private readonly hooks: RequestHooks | undefined) {}
 
@@ -27,17 +27,17 @@ class InProcessChannel implements ServerChannel {
     this.hooks?.onProgress?.(message, fraction);
   }
 
-  onCancel(cb: (reason: string) => void): void {
-    if (this.cancelled !== undefined) cb(this.cancelled);
-    else this.cancelCb = cb;
+  onCancel(receiver: CancelReceiver): void {
+    if (this.cancelled !== undefined) receiver.onCancelled(this.cancelled);
+    else this.receiver = receiver;
   }
 
   cancel(reason: string): void {
     if (this.cancelled !== undefined) return;
     this.cancelled = reason;
-    const cb = this.cancelCb;
-    this.cancelCb = undefined;
-    cb?.(reason);
+    const r = this.receiver;
+    this.receiver = undefined;
+    r?.onCancelled(reason);
   }
 }
 
@@ -69,7 +69,7 @@ export class InProcessTransport implements Transport {
       return Promise.reject(new FingerError('E_NO_TARGET', `no module serves "${request.target}"`, { target: request.target }));
     }
     const channel = new InProcessChannel(hooks);
-    if (hooks) hooks.cancel = (reason) => channel.cancel(reason);
+    if (hooks) hooks.canceller = channel;
     if (!this.copy) return handler(request, channel);
     return handler(jsonCopy(request), channel).then(jsonCopy);
   }

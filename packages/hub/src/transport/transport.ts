@@ -10,8 +10,18 @@ export interface ServerChannel {
   extendLease(ttl_ms: number): void;
   /** Report progress to the caller. */
   progress(message: string, fraction?: number): void;
-  /** Register a callback for a cancel from the caller (lease expiry, deadline, abort). */
-  onCancel(cb: (reason: string) => void): void;
+  /** Register the receiver of a cancel from the caller (lease expiry, deadline, abort). */
+  onCancel(receiver: CancelReceiver): void;
+}
+
+/** Sends a cancel for one in-flight request (filled in by the transport). */
+export interface Canceller {
+  cancel(reason: string): void;
+}
+
+/** Receives a cancel for one in-flight request. */
+export interface CancelReceiver {
+  onCancelled(reason: string): void;
 }
 
 /** Serves requests for one target; resolves with a reply envelope (never rejects). */
@@ -25,7 +35,7 @@ export interface RequestHooks {
   onLeaseExtend?(ttl_ms: number): void;
   onProgress?(message: string, fraction?: number): void;
   /** Set by the transport during `request()`: sends a cancel for this request. */
-  cancel?: (reason: string) => void;
+  canceller?: Canceller;
 }
 
 /** Removes a served target; resolves when it no longer receives requests. */

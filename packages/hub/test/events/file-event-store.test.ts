@@ -2,8 +2,7 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { FingerEvent } from '@finger/protocol';
-import { EVENT_TYPES, isFingerError, ulid } from '@finger/protocol';
+import { EVENT_TYPES, type FingerEvent, isFingerError, ulid } from '@finger/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { LocalEventBus } from '../../src/events/local-event-bus.js';

@@ -1,5 +1,4 @@
-import type { FingerEvent } from '@finger/protocol';
-import { isUlid } from '@finger/protocol';
+import { type FingerEvent, isUlid } from '@finger/protocol';
 import { describe, expect, it, vi } from 'vitest';
 
 import type { Clock } from '../../src/clock.js';

@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// Relative import until the test can use `@finger/hub` (which resolves to packages/hub/src/index.ts).
+import { silentLogger } from '../../../packages/hub/src/logger.js';
+import { InProcessRuntime } from '../../../packages/hub/src/runtime/in-process.js';
+import type { ToolCallContext } from '../../../packages/hub/src/runtime/runtime.js';
+
+const DIR = fileURLToPath(new URL('..', import.meta.url));
+const MANIFEST = JSON.parse(fs.readFileSync(path.join(DIR, 'module.json'), 'utf8')) as ModuleManifest;
+
+function makeCtx(): ToolCallContext {
+  const id = ulid();
+  return {
+    call_id: id,
+    request_id: id,
+    correlation_id: id,
+    session_id: 's',
+    workflow_id: 'w',
+    lease_id: id,
+    deadline: Date.now() + 5000,
+    source: { kind: 'system', id: 'test', roles: [] },
+    get signal() {
+      return new AbortController().signal;
+    },
+    extendLease() {},
+    progress() {},
+    call: () => Promise.reject(new Error('no nested calls')),
+  };
+}
+
+let rt: InProcessRuntime | undefined;
+afterEach(async () => {
+  await rt?.close();
+});
+
+describe('echo module', () => {
+  it('has a valid manifest with exactly one low-risk, read-only, idempotent tool', () => {
+    expect(() => assertManifest(MANIFEST)).not.toThrow();
+    expect(MANIFEST.id).toBe('echo');
+    expect(MANIFEST.runtime).toEqual({ type: 'inprocess', entry: './dist/index.js' });
+    expect(MANIFEST.grants).toEqual(['supervisor', 'executor', 'reviewer']);
+    expect(MANIFEST.tools.map((t) => [t.name, t.risk_level, t.capability_level, t.side_effects, t.idempotent])).toEqual([
+      ['echo', 'low', 'L0', false, true],
+    ]);
+    expect(MANIFEST.tools[0]?.input_schema).toEqual({ type: 'object' });
+  });
+
+  it('returns its arguments unchanged through the in-process runtime', async () => {
+    // The sources, so no build is needed: vitest transforms the .ts entry.
+    rt = new InProcessRuntime({
+      manifest: { ...MANIFEST, runtime: { type: 'inprocess', entry: './src/index.ts' } },
+      baseDir: DIR,
+      logger: silentLogger,
+    });
+    await rt.start();
+    const args = { text: 'hi' };
+    expect(await rt.invoke('echo', args, makeCtx())).toBe(args);
+    expect(await rt.invoke('echo', { text: 'hi' }, makeCtx())).toEqual({ text: 'hi' });
+    expect(await rt.health(100)).toEqual({ ok: true });
+  });
+});

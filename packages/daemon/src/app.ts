@@ -1,0 +1,206 @@
+import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger as PinoLogger } from 'pino';
+
+import { type Clock, FileEventStore, LocalEventBus, MessageHub, systemClock } from '@finger/hub';
+import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
+
+import { TokenStore, writeFileAtomic } from './auth/token-store.js';
+import { type DaemonConfig, type DaemonConfigInput, exampleConfig, readConfigFile, resolveConfig, resolveHome } from './config.js';
+import { InputGateway } from './gateway/input-gateway.js';
+import { createServer } from './http/server.js';
+import { hubFamilies, processFamilies, renderPrometheus, RouteCounters, statsFamilies } from './metrics.js';
+import { VERSION } from './version.js';
+import { EventGateway } from './ws/event-gateway.js';
+
+/** Options of {@link build}. Nothing here is read from `process.env`: pass `env` explicitly. */
+export interface BuildOptions {
+  /** FINGER_HOME; else `env.FINGER_HOME`, else `~/.finger`. */
+  home?: string;
+  /** Environment to take `FINGER_*` overrides from (the composition root passes `process.env`). */
+  env?: Record<string, string | undefined>;
+  /** Config overrides, applied last (above config.json and env). */
+  config?: DaemonConfigInput;
+  /** A pino logger to use instead of one made from `log.level`. */
+  logger?: PinoLogger;
+  /** Where the built-in modules live (default: the repository's `modules/`). */
+  builtinModulesDir?: string;
+  clock?: Clock;
+}
+
+/** `FINGER_HOME/daemon.json`, written by a listening daemon so the CLI can find it. */
+export interface DaemonInfo {
+  pid: number;
+  url: string;
+  started_at: string;
+  home: string;
+  version: string;
+}
+
+/** A built daemon. `listen()` binds; `close()` is idempotent. */
+export interface FingerApp {
+  readonly fastify: FastifyInstance;
+  readonly hub: MessageHub;
+  readonly events: LocalEventBus;
+  readonly config: DaemonConfig;
+  readonly tokens: TokenStore;
+  readonly home: string;
+  readonly version: string;
+  readonly logger: PinoLogger;
+  readonly gateway: InputGateway;
+  readonly eventGateway: EventGateway;
+  /** Modules that failed to load at start (the others still loaded). */
+  readonly moduleErrors: ErrorInfo[];
+  /** Binds `server.host:server.port` (port 0 picks one) and writes `daemon.json`. Rejects with E_CONFLICT when the port is taken. */
+  listen(): Promise<{ url: string }>;
+  /** Stops accepting, drains in-flight calls up to `shutdown.drain_ms`, closes modules, flushes events, removes `daemon.json`. */
+  close(): Promise<void>;
+}
+
+/** Default location of the built-in modules: `<repo>/modules`, from `packages/daemon/{src,dist}/app.*`. */
+export const BUILTIN_MODULES_DIR = fileURLToPath(new URL('../../../modules/', import.meta.url));
+
+const HOME_DIRS = ['config', 'events', 'state', 'audit', 'backups', 'workspace'];
+
+function prepareHome(home: string): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  for (const d of HOME_DIRS) mkdirSync(join(home, d), { recursive: true, mode: 0o700 });
+  const example = join(home, 'config', 'config.example.json');
+  if (!existsSync(example)) {
+    try {
+      writeFileAtomic(example, `${JSON.stringify(exampleConfig(), null, 2)}\n`);
+    } catch {
+      // informational only
+    }
+  }
+}
+
+async function loadModules(hub: MessageHub, config: DaemonConfig, home: string, builtinDir: string, logger: PinoLogger): Promise<ErrorInfo[]> {
+  const errors: ErrorInfo[] = [];
+  const dirs: string[] = [];
+  if (config.modules.builtin && existsSync(builtinDir)) dirs.push(builtinDir);
+  for (const p of config.modules.paths) dirs.push(resolve(home, p));
+  for (const p of dirs) {
+    try {
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (!st) throw new FingerError('E_NOT_FOUND', `module path ${p} does not exist`, { path: p });
+      if (st.isFile()) await hub.registry.loadFile(p, 'static');
+      else if (existsSync(join(p, 'module.json'))) await hub.registry.loadFile(join(p, 'module.json'), 'static');
+      else errors.push(...(await hub.registry.loadDirectory(p, 'static')).errors);
+    } catch (e) {
+      errors.push(toErrorInfo(e));
+    }
+  }
+  for (const e of errors) logger.warn({ error: e }, 'module not loaded');
+  return errors;
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Constructs the whole daemon without listening: config (E_INVALID_ARGS naming the bad key), the
+ * token store (admin token on first start), the event bus over a file store in
+ * FINGER_HOME/events, the hub with the built-in and configured modules, and fastify with every
+ * route, OpenAPI at /docs and the WebSocket gateway.
+ */
+export async function build(options: BuildOptions = {}): Promise<FingerApp> {
+  const env = options.env ?? {};
+  const home = resolveHome(options.home, env);
+  const config = resolveConfig(readConfigFile(home), env, options.config ?? {});
+  prepareHome(home);
+  const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } });
+  const clock = options.clock ?? systemClock;
+  const tokens = new TokenStore(home);
+  const store = new FileEventStore({ dir: join(home, 'events'), ...config.events, logger: logger.child({ component: 'events' }) });
+  const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });
+  const hub = new MessageHub({ events, clock, logger: logger.child({ component: 'hub' }), limits: config.hub });
+  const startedAt = Date.now();
+  let closing: Promise<void> | undefined;
+  let daemonFile: string | undefined;
+  try {
+    const moduleErrors = await loadModules(hub, config, home, options.builtinModulesDir ?? BUILTIN_MODULES_DIR, logger);
+    const gateway = new InputGateway({ hub, logger });
+    const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
+    const counters = new RouteCounters();
+    const renderMetrics = () =>
+      renderPrometheus([
+        ...hubFamilies(hub.stats()),
+        ...statsFamilies('finger_events', events.stats()),
+        ...statsFamilies('finger_event_store', store.stats()),
+        ...statsFamilies('finger_ws', eventGateway.stats()),
+        ...counters.families(),
+        ...processFamilies(startedAt),
+      ]);
+    const deps = { hub, tokens, gateway, eventGateway, config, home, version: VERSION, startedAt, renderMetrics };
+    const fastify = await createServer(
+      { logger, tokens, counters, version: VERSION, isClosing: () => closing !== undefined },
+      deps,
+    );
+
+    const app: FingerApp = {
+      fastify,
+      hub,
+      events,
+      config,
+      tokens,
+      home,
+      version: VERSION,
+      logger,
+      gateway,
+      eventGateway,
+      moduleErrors,
+      async listen() {
+        const { host, port } = config.server;
+        try {
+          await fastify.listen({ host, port });
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE') throw new FingerError('E_CONFLICT', `cannot listen on ${host}:${port}: port ${port} is already in use`, { host, port });
+          if (code === 'EACCES') throw new FingerError('E_FORBIDDEN', `cannot listen on ${host}:${port}: permission denied`, { host, port });
+          if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new FingerError('E_INVALID_ARGS', `cannot listen on ${host}:${port}: address not available`, { host, port });
+          throw e;
+        }
+        const addr = fastify.server.address() as AddressInfo;
+        const url = `http://${urlHost(host)}:${addr.port}`;
+        const info: DaemonInfo = { pid: process.pid, url, started_at: rfc3339(startedAt), home, version: VERSION };
+        daemonFile = join(home, 'daemon.json');
+        writeFileAtomic(daemonFile, `${JSON.stringify(info, null, 2)}\n`);
+        return { url };
+      },
+      close() {
+        closing ??= (async () => {
+          eventGateway.close();
+          await Promise.all([
+            fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed')),
+            hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed')),
+          ]);
+          await events.close().catch(() => undefined);
+          tokens.flush();
+          if (daemonFile) removeDaemonFile(daemonFile);
+        })();
+        return closing;
+      },
+    };
+    return app;
+  } catch (e) {
+    await hub.close(0).catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Removes daemon.json when it still names this process (another daemon may have replaced it). */
+function removeDaemonFile(path: string): void {
+  try {
+    const info = JSON.parse(readFileSync(path, 'utf8')) as Partial<DaemonInfo>;
+    if (info.pid === process.pid) unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}

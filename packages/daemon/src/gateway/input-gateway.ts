@@ -1,0 +1,174 @@
+import type { DispatchParams, EventCorrelation, Logger, MessageHub } from '@finger/hub';
+import {
+  type ErrorInfo,
+  FingerError,
+  type HubCommand,
+  isHubCommand,
+  parseHubCommand,
+  type Principal,
+  toErrorInfo,
+  ulid,
+} from '@finger/protocol';
+
+/** Body of `POST /v1/input`. */
+export interface InputParams {
+  text: string;
+  session_id?: string;
+}
+
+/** Body of `POST /v1/messages` (any `source` is dropped before it reaches here). */
+export interface MessageParams {
+  target: string;
+  payload?: unknown;
+  blocking?: boolean;
+  timeout_ms?: number;
+  request_id?: string;
+  session_id?: string;
+  correlation_id?: string;
+  workflow_id?: string;
+}
+
+/** What a dispatch answers: 200 with the result (blocking) or 202 while it runs. */
+export interface DispatchResult {
+  status: 200 | 202;
+  body: {
+    request_id: string;
+    correlation_id: string;
+    status: 'succeeded' | 'running';
+    target: string;
+    result?: unknown;
+  };
+}
+
+/** Called as soon as a request's ids are known (the HTTP layer puts them in response headers). */
+export type IdsListener = (ids: { request_id: string; correlation_id: string }) => void;
+
+/** Options of {@link InputGateway}. */
+export interface InputGatewayOptions {
+  hub: MessageHub;
+  logger?: Logger;
+}
+
+const MAX_EVENT_TEXT = 1000;
+
+/**
+ * The entry gateway (§3.5) behind `POST /v1/input` and `POST /v1/messages`. It parses `/hub`
+ * commands, dispatches through the hub with the principal from the token (never from the body)
+ * and emits INPUT_RECEIVED, MODE_PARSED, DISPATCH_SENT and DISPATCH_RESULT, all with one
+ * correlation id. Request and correlation ids are made up front so every event carries them
+ * and `GET /v1/requests/:id` finds blocking calls too (the hub tracks calls given a request id).
+ */
+export class InputGateway {
+  private readonly hub: MessageHub;
+
+  constructor(options: InputGatewayOptions) {
+    this.hub = options.hub;
+  }
+
+  /**
+   * Handles text input. `/hub …` is a direct dispatch (`direct: true` for human principals);
+   * bad syntax rejects with E_BAD_HUB_SYNTAX (details `{position, expected, found}`); any other
+   * text rejects with E_ROUTE_FAILED until a router is configured.
+   */
+  async input(principal: Principal, params: InputParams, onIds?: IdsListener): Promise<DispatchResult> {
+    const correlation_id = ulid();
+    const request_id = ulid();
+    onIds?.({ request_id, correlation_id });
+    const corr: EventCorrelation = { request_id, correlation_id };
+    if (params.session_id !== undefined) corr.session_id = params.session_id;
+    const events = this.hub.events;
+    const text = params.text;
+    events.emit('INPUT_RECEIVED', corr, { text: text.length > MAX_EVENT_TEXT ? text.slice(0, MAX_EVENT_TEXT) : text });
+    if (!isHubCommand(text)) {
+      events.emit('MODE_PARSED', corr, { mode: 'text' });
+      const err = new FingerError('E_ROUTE_FAILED', 'no router configured: only /hub commands can be dispatched', { mode: 'text' });
+      events.emit('ROUTE_FAILED', corr, { error: err.toJSON() });
+      throw err;
+    }
+    let command: HubCommand;
+    try {
+      command = parseHubCommand(text);
+    } catch (e) {
+      events.emit('MODE_PARSED', corr, { mode: 'hub', error: toErrorInfo(e) });
+      throw e;
+    }
+    events.emit('MODE_PARSED', corr, { mode: 'hub' });
+    const dispatch: DispatchParams = {
+      target: command.target,
+      payload: command.payload,
+      source: principal,
+      request_id,
+      correlation_id,
+      direct: principal.kind === 'human',
+    };
+    if (params.session_id !== undefined) dispatch.session_id = params.session_id;
+    if (command.timeout_ms !== undefined) dispatch.timeout_ms = command.timeout_ms;
+    return this.run(dispatch, command.blocking);
+  }
+
+  /** Handles a programmatic dispatch (`POST /v1/messages`); never `direct`. */
+  async message(principal: Principal, params: MessageParams, onIds?: IdsListener): Promise<DispatchResult> {
+    const correlation_id = params.correlation_id ?? ulid();
+    const request_id = params.request_id ?? ulid();
+    onIds?.({ request_id, correlation_id });
+    const dispatch: DispatchParams = {
+      target: params.target,
+      payload: params.payload ?? {},
+      source: principal,
+      request_id,
+      correlation_id,
+    };
+    if (params.session_id !== undefined) dispatch.session_id = params.session_id;
+    if (params.workflow_id !== undefined) dispatch.workflow_id = params.workflow_id;
+    if (params.timeout_ms !== undefined) dispatch.timeout_ms = params.timeout_ms;
+    return this.run(dispatch, params.blocking ?? true);
+  }
+
+  private async run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {
+    const events = this.hub.events;
+    const request_id = p.request_id!;
+    const correlation_id = p.correlation_id!;
+    let target = p.target;
+    let resolveError: unknown;
+    try {
+      target = this.hub.resolveTarget(p.target).tool_id;
+    } catch (e) {
+      resolveError = e;
+    }
+    const corr: EventCorrelation = { request_id, correlation_id, target };
+    if (p.session_id !== undefined) corr.session_id = p.session_id;
+    if (p.workflow_id !== undefined) corr.workflow_id = p.workflow_id;
+    events.emit('DISPATCH_SENT', corr, { target, blocking });
+    const done = (error?: ErrorInfo) => events.emit('DISPATCH_RESULT', corr, error ? { ok: false, error } : { ok: true });
+    if (resolveError !== undefined) {
+      done(toErrorInfo(resolveError));
+      throw resolveError;
+    }
+    if (blocking) {
+      let result: unknown;
+      try {
+        result = await this.hub.request(p);
+      } catch (e) {
+        done(toErrorInfo(e));
+        throw e;
+      }
+      done();
+      return { status: 200, body: { request_id, correlation_id, status: 'succeeded', target, result } };
+    }
+    let ids: { request_id: string; correlation_id: string; done?: Promise<unknown> };
+    try {
+      ids = await this.hub.dispatch(p);
+    } catch (e) {
+      done(toErrorInfo(e));
+      throw e;
+    }
+    // The hub's dispatch keeps the outcome for getRequest; joining the same request id gives us
+    // the completion to emit DISPATCH_RESULT (a hub `done` promise is used when it offers one).
+    const completion = ids.done ?? this.hub.request(p);
+    completion.then(
+      () => done(),
+      (e: unknown) => done(toErrorInfo(e)),
+    );
+    return { status: 202, body: { request_id: ids.request_id, correlation_id: ids.correlation_id, status: 'running', target } };
+  }
+}

@@ -1,0 +1,21 @@
+import type { MessageHub } from '@finger/hub';
+
+import type { TokenStore } from '../auth/token-store.js';
+import type { DaemonConfig } from '../config.js';
+import type { InputGateway } from '../gateway/input-gateway.js';
+import type { EventGateway } from '../ws/event-gateway.js';
+
+/** What the route groups need; assembled once by `build()`. */
+export interface RouteDeps {
+  hub: MessageHub;
+  tokens: TokenStore;
+  gateway: InputGateway;
+  eventGateway: EventGateway;
+  config: DaemonConfig;
+  home: string;
+  version: string;
+  /** Epoch ms when the daemon was built. */
+  startedAt: number;
+  /** Renders the Prometheus text of `/metrics`. */
+  renderMetrics(): string;
+}

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+
+import { ACCESS } from '../../auth/auth-hook.js';
+import type { RouteDeps } from '../route-deps.js';
+
+/** `GET /v1/health`: the only route reachable without a token. */
+export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  app.get(
+    '/v1/health',
+    {
+      config: { roles: ACCESS.public },
+      schema: {
+        tags: ['daemon'],
+        summary: 'Liveness and basic facts (no auth)',
+        security: [],
+        response: {
+          200: {
+            type: 'object',
+            required: ['status', 'version', 'uptime_s', 'pid', 'modules', 'home'],
+            properties: {
+              status: { type: 'string', enum: ['ok', 'degraded'] },
+              version: { type: 'string' },
+              uptime_s: { type: 'number' },
+              pid: { type: 'integer' },
+              modules: { type: 'integer' },
+              home: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+    async () => {
+      const modules = deps.hub.registry.list();
+      const degraded = modules.some((m) => !m.healthy);
+      return {
+        status: degraded ? 'degraded' : 'ok',
+        version: deps.version,
+        uptime_s: Math.round((Date.now() - deps.startedAt) / 100) / 10,
+        pid: process.pid,
+        modules: modules.length,
+        home: deps.home,
+      };
+    },
+  );
+}

@@ -1,0 +1,51 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+
+import { FingerError, type Principal } from '@finger/protocol';
+
+import { ACCESS } from '../../auth/auth-hook.js';
+import type { InputParams } from '../../gateway/input-gateway.js';
+import { errorResponses } from '../errors.js';
+import type { RouteDeps } from '../route-deps.js';
+import { ref } from '../schemas.js';
+
+/** The principal of an authenticated request (the auth hook guarantees it on non-public routes). */
+export function principalOf(request: { principal: Principal | undefined }): Principal {
+  if (!request.principal) throw new FingerError('E_UNAUTHENTICATED', 'missing bearer token');
+  return request.principal;
+}
+
+/** Puts a request's ids in the response headers (set before the outcome is known, kept on errors). */
+export function idHeaders(reply: FastifyReply) {
+  return (ids: { request_id: string; correlation_id: string }): void => {
+    reply.header('x-finger-request-id', ids.request_id);
+    reply.header('x-finger-correlation-id', ids.correlation_id);
+  };
+}
+
+/** `POST /v1/input`: text from a person or agent; `/hub …` dispatches directly. */
+export function inputRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  app.post(
+    '/v1/input',
+    {
+      config: { roles: ACCESS.dispatch },
+      schema: {
+        tags: ['dispatch'],
+        summary: 'Text input: `/hub target=<id> [blocking=] [timeout=] {json}` dispatches directly',
+        body: {
+          type: 'object',
+          required: ['text'],
+          additionalProperties: false,
+          properties: {
+            text: { type: 'string', minLength: 1, maxLength: 1_000_000 },
+            session_id: { type: 'string', minLength: 1, maxLength: 128 },
+          },
+        },
+        response: { 200: ref('DispatchResponse'), 202: ref('DispatchResponse'), ...errorResponses(400, 404, 409, 429, 500, 502, 503, 504) },
+      },
+    },
+    async (request, reply) => {
+      const out = await deps.gateway.input(principalOf(request), request.body as InputParams, idHeaders(reply));
+      return reply.code(out.status).send(out.body);
+    },
+  );
+}

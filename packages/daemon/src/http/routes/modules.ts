@@ -1,0 +1,134 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+
+import type { FastifyInstance } from 'fastify';
+
+import { FingerError } from '@finger/protocol';
+
+import { ACCESS } from '../../auth/auth-hook.js';
+import { errorResponses } from '../errors.js';
+import type { RouteDeps } from '../route-deps.js';
+import { idParams, ref } from '../schemas.js';
+
+interface RegisterBody {
+  manifest?: Record<string, unknown>;
+  base_dir?: string;
+  path?: string;
+}
+
+function badArgs(message: string, path: string): FingerError {
+  return new FingerError('E_INVALID_ARGS', message, { issues: [{ path, message }] });
+}
+
+/** Resolves `path` (a module.json, or a folder holding one) to the module.json file. */
+async function manifestFile(path: string): Promise<string> {
+  if (!isAbsolute(path)) throw badArgs('must be an absolute path', 'body.path');
+  try {
+    return (await stat(path)).isDirectory() ? join(path, 'module.json') : path;
+  } catch {
+    throw new FingerError('E_NOT_FOUND', `no such file: ${path}`, { path });
+  }
+}
+
+/** `GET|POST /v1/modules`, `DELETE /v1/modules/:id`, `GET /v1/modules/:id/health`. */
+export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { registry } = deps.hub;
+
+  app.get(
+    '/v1/modules',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['modules'],
+        summary: 'Registered modules',
+        response: {
+          200: { type: 'object', required: ['modules'], properties: { modules: { type: 'array', items: ref('ModuleInfo') } } },
+          ...errorResponses(),
+        },
+      },
+    },
+    async () => ({ modules: registry.list() }),
+  );
+
+  app.post(
+    '/v1/modules',
+    {
+      config: { roles: ACCESS.admin },
+      schema: {
+        tags: ['modules'],
+        summary: 'Register a module: an inline manifest (+ base_dir) or the absolute path of a module.json',
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            manifest: { type: 'object', description: 'The contents of a module.json' },
+            base_dir: { type: 'string', minLength: 1, description: 'Absolute directory relative paths of the manifest resolve against (default FINGER_HOME)' },
+            path: { type: 'string', minLength: 1, description: 'Absolute path of a module.json (or of its folder)' },
+          },
+        },
+        response: {
+          201: { type: 'object', required: ['module'], properties: { module: ref('ModuleInfo') } },
+          ...errorResponses(400, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as RegisterBody;
+      if ((body.manifest === undefined) === (body.path === undefined)) {
+        throw badArgs('give exactly one of "manifest" or "path"', 'body');
+      }
+      let info;
+      if (body.path !== undefined) {
+        if (body.base_dir !== undefined) throw badArgs('"base_dir" only goes with "manifest"', 'body.base_dir');
+        info = await registry.loadFile(await manifestFile(body.path), 'dynamic');
+      } else {
+        const baseDir = body.base_dir ?? deps.home;
+        if (!isAbsolute(baseDir)) throw badArgs('must be an absolute path', 'body.base_dir');
+        info = await registry.register(body.manifest, { baseDir, source: 'dynamic' });
+      }
+      return reply.code(201).send({ module: info });
+    },
+  );
+
+  app.delete(
+    '/v1/modules/:id',
+    {
+      config: { roles: ACCESS.admin },
+      schema: {
+        tags: ['modules'],
+        summary: 'Unregister a module (in-flight calls drain first)',
+        params: idParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['id', 'unregistered'],
+            properties: { id: { type: 'string' }, unregistered: { type: 'boolean' } },
+          },
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      await registry.unregister(id, { drain_ms: deps.config.shutdown.drain_ms });
+      return { id, unregistered: true };
+    },
+  );
+
+  app.get(
+    '/v1/modules/:id/health',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['modules'],
+        summary: 'Run a health check of a module now',
+        params: idParams,
+        response: { 200: ref('ModuleHealthInfo'), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return registry.checkHealth(id);
+    },
+  );
+}

@@ -1,0 +1,141 @@
+import { EVENT_TYPES } from '@finger/protocol';
+
+import { ROLES } from '../auth/token-store.js';
+
+/**
+ * Shared JSON Schemas of the HTTP API, registered once with `addSchema` and referenced by `$id`
+ * so OpenAPI (`/docs/json`) shows them as components. Response objects allow additional
+ * properties: fast-json-stringify would otherwise strip fields added later.
+ */
+
+const ID = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+export const eventSchema = {
+  $id: 'FingerEvent',
+  type: 'object',
+  additionalProperties: true,
+  required: ['id', 'type', 'ts', 'request_id', 'correlation_id', 'session_id', 'workflow_id', 'target', 'data'],
+  properties: {
+    id: { type: 'string' },
+    type: { type: 'string', enum: [...EVENT_TYPES] },
+    ts: { type: 'string', format: 'date-time' },
+    request_id: { type: 'string' },
+    correlation_id: { type: 'string' },
+    session_id: { type: 'string' },
+    workflow_id: { type: 'string' },
+    target: { type: 'string' },
+    data: { type: 'object', additionalProperties: true },
+  },
+} as const;
+
+export const requestRecordSchema = {
+  $id: 'RequestRecord',
+  type: 'object',
+  additionalProperties: true,
+  required: ['request_id', 'correlation_id', 'target', 'status', 'created_at'],
+  properties: {
+    request_id: { type: 'string' },
+    correlation_id: { type: 'string' },
+    target: { type: 'string' },
+    status: { type: 'string', enum: ['running', 'succeeded', 'failed'] },
+    created_at: { type: 'string' },
+    finished_at: { type: 'string' },
+    result: {},
+    error: {
+      type: 'object',
+      additionalProperties: true,
+      properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+    },
+  },
+} as const;
+
+export const moduleInfoSchema = {
+  $id: 'ModuleInfo',
+  type: 'object',
+  additionalProperties: true,
+  required: ['id', 'name', 'version', 'kind', 'runtime', 'tools', 'status', 'healthy'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    version: { type: 'string' },
+    kind: { type: 'string' },
+    description: { type: 'string' },
+    runtime: { type: 'string' },
+    tools: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    grants: { type: 'array', items: { type: 'string' } },
+    status: { type: 'string' },
+    healthy: { type: 'boolean' },
+    inflight: { type: 'integer' },
+    queued: { type: 'integer' },
+    concurrency: { type: 'integer' },
+    registered_at: { type: 'string' },
+    source: { type: 'string' },
+    base_dir: { type: 'string' },
+  },
+} as const;
+
+export const moduleHealthSchema = {
+  $id: 'ModuleHealthInfo',
+  type: 'object',
+  additionalProperties: true,
+  required: ['id', 'healthy', 'checked_at', 'consecutive_failures'],
+  properties: {
+    id: { type: 'string' },
+    healthy: { type: 'boolean' },
+    checked_at: { type: 'string' },
+    detail: { type: 'string' },
+    consecutive_failures: { type: 'integer' },
+  },
+} as const;
+
+export const dispatchResponseSchema = {
+  $id: 'DispatchResponse',
+  type: 'object',
+  additionalProperties: true,
+  required: ['request_id', 'correlation_id', 'status', 'target'],
+  properties: {
+    request_id: { type: 'string' },
+    correlation_id: { type: 'string' },
+    status: { type: 'string', enum: ['succeeded', 'running'] },
+    target: { type: 'string' },
+    result: {},
+  },
+} as const;
+
+export const tokenInfoSchema = {
+  $id: 'TokenInfo',
+  type: 'object',
+  additionalProperties: true,
+  required: ['name', 'role', 'created_at'],
+  properties: {
+    name: { type: 'string' },
+    role: { type: 'string', enum: [...ROLES] },
+    created_at: { type: 'string' },
+    last_used_at: { type: 'string' },
+  },
+} as const;
+
+/** Every shared schema, for `addSchema`. */
+export const SHARED_SCHEMAS = [
+  eventSchema,
+  requestRecordSchema,
+  moduleInfoSchema,
+  moduleHealthSchema,
+  dispatchResponseSchema,
+  tokenInfoSchema,
+] as const;
+
+/** `{$ref}` to a shared schema. */
+export function ref(id: (typeof SHARED_SCHEMAS)[number]['$id']): { $ref: string } {
+  return { $ref: `${id}#` };
+}
+
+/** Schema of an `:id` path parameter. */
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: { id: ID },
+} as const;
+
+export { ID as idSchema };

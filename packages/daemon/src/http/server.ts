@@ -1,0 +1,77 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import fastifyWebsocket from '@fastify/websocket';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+
+import { ACCESS, installAuth } from '../auth/auth-hook.js';
+import type { TokenStore } from '../auth/token-store.js';
+import type { RouteCounters } from '../metrics.js';
+import { installErrorHandling } from './errors.js';
+import type { RouteDeps } from './route-deps.js';
+import { eventRoutes } from './routes/events.js';
+import { healthRoutes } from './routes/health.js';
+import { inputRoutes } from './routes/input.js';
+import { messageRoutes } from './routes/messages.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { moduleRoutes } from './routes/modules.js';
+import { requestRoutes } from './routes/requests.js';
+import { tokenRoutes } from './routes/tokens.js';
+import { SHARED_SCHEMAS } from './schemas.js';
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  logger: FastifyBaseLogger;
+  tokens: TokenStore;
+  counters: RouteCounters;
+  version: string;
+  isClosing: () => boolean;
+  /** Largest accepted request body (bytes). */
+  bodyLimit?: number;
+  /** Largest accepted WebSocket message (bytes). */
+  wsMaxPayload?: number;
+}
+
+/**
+ * Builds the fastify instance: error handling, auth hooks, OpenAPI (`/docs`, behind auth), the
+ * WebSocket plugin and every route group. Does not listen.
+ */
+export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: o.logger,
+    disableRequestLogging: true,
+    bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024,
+    ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+  }) as unknown as FastifyInstance;
+
+  installErrorHandling(app);
+  installAuth(app, { tokens: o.tokens, defaults: { '/docs': ACCESS.viewer }, isClosing: o.isClosing });
+  app.addHook('onResponse', async (request, reply) => {
+    o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+  });
+  for (const s of SHARED_SCHEMAS) app.addSchema(s);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'finger daemon API', version: o.version, description: 'Governed message hub between AI and the real world.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(fastifyWebsocket, { options: { maxPayload: o.wsMaxPayload ?? 64 * 1024 } });
+
+  healthRoutes(app, deps);
+  inputRoutes(app, deps);
+  messageRoutes(app, deps);
+  requestRoutes(app, deps);
+  moduleRoutes(app, deps);
+  tokenRoutes(app, deps);
+  eventRoutes(app, deps);
+  metricsRoutes(app, deps);
+  return app;
+}

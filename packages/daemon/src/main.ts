@@ -1,0 +1,124 @@
+import { realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { isFingerError, type ValidationIssue } from '@finger/protocol';
+
+import { build, type FingerApp } from './app.js';
+import type { DaemonConfigInput } from './config.js';
+
+/** Options of {@link runDaemon}. */
+export interface RunDaemonOptions {
+  /** FINGER_HOME (else env FINGER_HOME, else ~/.finger). */
+  home?: string;
+  port?: number;
+  host?: string;
+  /** Informational: the CLI's `daemon start --foreground`; backgrounding is the CLI's job. */
+  foreground?: boolean;
+  /** Environment for `FINGER_*` overrides; defaults to `process.env` (this is the composition root). */
+  env?: Record<string, string | undefined>;
+  /** Where the banner and start errors go (default process.stdout / process.stderr). */
+  out?: (text: string) => void;
+  err?: (text: string) => void;
+  /** Exit function for start errors and a second signal (default `process.exit`). */
+  exit?: (code: number) => void;
+}
+
+/** The lines printed once the daemon listens. */
+export function banner(app: FingerApp, url: string): string {
+  const modules = app.hub.registry.list().map((m) => m.id);
+  return [
+    `finger daemon listening on ${url} (pid ${process.pid})`,
+    `  home: ${app.home}`,
+    `  admin token: ${join(app.home, 'token')}`,
+    `  modules: ${modules.length ? modules.join(', ') : '(none)'}`,
+    `  API docs: ${url}/docs`,
+    '',
+  ].join('\n');
+}
+
+/** Formats a start error for a person: the message, then each config issue on its own line. */
+export function describeStartError(e: unknown): string {
+  if (isFingerError(e)) {
+    const issues = (e.details as { issues?: ValidationIssue[] } | undefined)?.issues;
+    const lines = [`finger daemon: ${e.message} [${e.code}]`];
+    if (Array.isArray(issues) && issues.length > 1) for (const i of issues) lines.push(`  ${i.path} ${i.message}`);
+    return `${lines.join('\n')}\n`;
+  }
+  return `finger daemon: failed to start: ${e instanceof Error ? e.message : String(e)}\n`;
+}
+
+/**
+ * Builds and starts the daemon, prints the banner, and resolves once a SIGINT/SIGTERM has
+ * stopped it (stop accepting, drain in-flight calls up to `shutdown.drain_ms`, close modules,
+ * flush the stores). A second signal exits at once with code 1. A start error (bad config, port
+ * in use) is printed and exits with code 1.
+ */
+export async function runDaemon(opts: RunDaemonOptions = {}): Promise<void> {
+  const env = opts.env ?? process.env;
+  const out = opts.out ?? ((t: string) => void process.stdout.write(t));
+  const err = opts.err ?? ((t: string) => void process.stderr.write(t));
+  const exit = opts.exit ?? ((code: number) => process.exit(code));
+  const overrides: DaemonConfigInput = {};
+  if (opts.host !== undefined || opts.port !== undefined) {
+    overrides.server = {};
+    if (opts.host !== undefined) overrides.server.host = opts.host;
+    if (opts.port !== undefined) overrides.server.port = opts.port;
+  }
+  let app: FingerApp | undefined;
+  let url: string;
+  try {
+    app = await build({ home: opts.home, env, config: overrides });
+    url = (await app.listen()).url;
+  } catch (e) {
+    err(describeStartError(e));
+    await app?.close().catch(() => undefined);
+    exit(1);
+    return;
+  }
+  const running = app;
+  out(banner(running, url));
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        err(`finger daemon: second ${signal}, exiting now\n`);
+        exit(1);
+        return;
+      }
+      stopping = true;
+      running.logger.info({ signal }, 'shutting down');
+      running
+        .close()
+        .catch((e: unknown) => running.logger.error({ err: e }, 'shutdown failed'))
+        .finally(() => {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          resolve();
+        });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return import.meta.url === pathToFileURL(entry).href;
+  }
+}
+
+if (isMain()) {
+  runDaemon({ foreground: true }).then(
+    () => process.exit(0),
+    (e: unknown) => {
+      process.stderr.write(describeStartError(e));
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,311 @@
+import type { FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+
+import type { EventBus, EventFilter, Logger } from '@finger/hub';
+import { type ErrorInfo, type EventType, FingerError, isEventType, type Principal } from '@finger/protocol';
+
+import { ACCESS, hasRole } from '../auth/auth-hook.js';
+import type { TokenStore } from '../auth/token-store.js';
+
+/** Options of {@link EventGateway}. */
+export interface EventGatewayOptions {
+  events: EventBus;
+  tokens: TokenStore;
+  logger: Logger;
+  /** Most frames queued per client beyond the socket buffer; past it new events are dropped and counted. */
+  max_buffered_events: number;
+  /** Socket bytes in flight above which frames are queued instead of written. */
+  max_buffered_bytes: number;
+  /** Ping period; a client that did not answer the previous ping is terminated. */
+  heartbeat_ms: number;
+  /** How long a client without an Authorization header has to send `{"op":"auth"}`. */
+  auth_timeout_ms: number;
+}
+
+/** Counters for /metrics. */
+export interface EventGatewayStats {
+  clients: number;
+  events_sent: number;
+  events_dropped: number;
+  dropped_notices: number;
+}
+
+/** Close codes used by the gateway. */
+export const WS_CLOSE = { unauthenticated: 4401, forbidden: 4403, shutdown: 1001 } as const;
+
+const OPEN = 1;
+
+/** The filter fields a subscriber may set, as echoed in `{"type":"subscribed"}`. */
+interface WireFilter {
+  types?: EventType[];
+  session_id?: string;
+  request_id?: string;
+  correlation_id?: string;
+}
+
+function parseSubscribe(msg: Record<string, unknown>): WireFilter {
+  const issues: { path: string; message: string }[] = [];
+  const out: WireFilter = {};
+  if (msg.types !== undefined) {
+    if (!Array.isArray(msg.types)) issues.push({ path: '$.types', message: 'must be an array of event types' });
+    else {
+      msg.types.forEach((t, i) => {
+        if (!isEventType(t)) issues.push({ path: `$.types[${i}]`, message: `unknown event type ${JSON.stringify(t)}` });
+      });
+      if (msg.types.length > 0) out.types = msg.types as EventType[];
+    }
+  }
+  for (const key of ['session_id', 'request_id', 'correlation_id'] as const) {
+    const v = msg[key];
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v !== 'string' || v.length > 256) issues.push({ path: `$.${key}`, message: 'must be a string (≤ 256 chars)' });
+    else out[key] = v;
+  }
+  for (const key of Object.keys(msg)) {
+    if (!['op', 'types', 'session_id', 'request_id', 'correlation_id'].includes(key)) issues.push({ path: `$.${key}`, message: 'is not an allowed key' });
+  }
+  if (issues.length) throw new FingerError('E_INVALID_ARGS', `bad subscribe: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, { issues });
+  return out;
+}
+
+/**
+ * One connected client. Events are forwarded as pre-serialised strings; when the socket's
+ * buffer is above the byte bound, frames wait in a bounded queue; when the queue is full new
+ * events are dropped and counted until the client has drained everything, then it is told
+ * `{"type":"dropped","count":n}`. Nothing here ever waits for the client, so a stalled reader
+ * costs the emitter one length check per event.
+ */
+class Client {
+  principal: Principal | undefined;
+  alive = true;
+  private unsubscribe: (() => void) | undefined;
+  private queue: (string | undefined)[] = [];
+  private head = 0;
+  private dropped = 0;
+  private authTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly gw: EventGateway,
+    readonly socket: WebSocket,
+  ) {}
+
+  /** Bus listener: called synchronously on every matching emit. */
+  readonly onEvent = (_event: unknown, json: string): void => {
+    if (this.socket.readyState !== OPEN) return;
+    const s = this.gw.counters;
+    if (this.dropped > 0) {
+      this.dropped++;
+      s.events_dropped++;
+      return;
+    }
+    const frame = '{"type":"event","event":' + json + '}';
+    if (this.head === this.queue.length && this.socket.bufferedAmount < this.gw.maxBytes) {
+      this.socket.send(frame, this.onSent);
+      s.events_sent++;
+      return;
+    }
+    if (this.queue.length - this.head >= this.gw.maxEvents) {
+      this.dropped = 1;
+      s.events_dropped++;
+      return;
+    }
+    this.queue.push(frame);
+    if (this.socket.bufferedAmount < this.gw.maxBytes) this.pump();
+  };
+
+  /** Write callback of every frame: the socket made progress, so try to move the queue. */
+  private readonly onSent = (err?: Error): void => {
+    if (err) return;
+    if (this.head < this.queue.length || this.dropped > 0) this.pump();
+  };
+
+  private pump(): void {
+    const socket = this.socket;
+    if (socket.readyState !== OPEN) return;
+    const max = this.gw.maxBytes;
+    while (this.head < this.queue.length && socket.bufferedAmount < max) {
+      const frame = this.queue[this.head]!;
+      this.queue[this.head++] = undefined;
+      socket.send(frame, this.onSent);
+      if (frame.startsWith('{"type":"event"')) this.gw.counters.events_sent++;
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+      if (this.dropped > 0 && socket.bufferedAmount < max) {
+        socket.send(`{"type":"dropped","count":${this.dropped}}`, this.onSent);
+        this.gw.counters.dropped_notices++;
+        this.dropped = 0;
+      }
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Sends a control message in order with queued events (never dropped). */
+  send(msg: object): void {
+    if (this.socket.readyState !== OPEN) return;
+    const frame = JSON.stringify(msg);
+    if (this.head === this.queue.length && this.dropped === 0) this.socket.send(frame, this.onSent);
+    else this.queue.push(frame);
+  }
+
+  sendError(error: ErrorInfo): void {
+    this.send({ type: 'error', error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) } });
+  }
+
+  fail(code: 'E_UNAUTHENTICATED' | 'E_FORBIDDEN', message: string): void {
+    this.sendError({ code, message });
+    this.socket.close(code === 'E_UNAUTHENTICATED' ? WS_CLOSE.unauthenticated : WS_CLOSE.forbidden, code);
+  }
+
+  startAuthTimer(ms: number): void {
+    this.authTimer = setTimeout(() => {
+      if (!this.principal) this.fail('E_UNAUTHENTICATED', `no {"op":"auth","token":…} within ${ms} ms`);
+    }, ms);
+    this.authTimer.unref();
+  }
+
+  authenticated(principal: Principal): void {
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.authTimer = undefined;
+    if (!hasRole(principal, ACCESS.viewer)) {
+      this.fail('E_FORBIDDEN', `role ${principal.roles.join(',')} may not read events`);
+      return;
+    }
+    this.principal = principal;
+    this.send({ type: 'ready' });
+  }
+
+  subscribe(events: EventBus, filter: WireFilter): void {
+    this.unsubscribe?.();
+    this.send({ type: 'subscribed', filter });
+    const f: EventFilter = {};
+    if (filter.types) f.types = filter.types;
+    if (filter.session_id) f.session_id = filter.session_id;
+    if (filter.request_id) f.request_id = filter.request_id;
+    if (filter.correlation_id) f.correlation_id = filter.correlation_id;
+    this.unsubscribe = events.subscribe(f, this.onEvent);
+  }
+
+  dispose(): void {
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.queue = [];
+    this.head = 0;
+  }
+}
+
+/**
+ * The WebSocket gateway of `/v1/events` (§3.9, http-api.md): authentication by header or first
+ * message, `subscribe` filters, per-client bounded buffering with `dropped` notices, and a
+ * heartbeat that terminates clients which stop answering pings.
+ */
+export class EventGateway {
+  readonly counters = { events_sent: 0, events_dropped: 0, dropped_notices: 0 };
+  readonly maxEvents: number;
+  readonly maxBytes: number;
+  private readonly clients = new Set<Client>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly o: EventGatewayOptions) {
+    this.maxEvents = o.max_buffered_events;
+    this.maxBytes = o.max_buffered_bytes;
+    this.heartbeat = setInterval(() => this.beat(), o.heartbeat_ms);
+    this.heartbeat.unref();
+  }
+
+  /** The `wsHandler` of `GET /v1/events`. `request.principal` is set when a valid header came with the upgrade. */
+  handle(socket: WebSocket, request: FastifyRequest): void {
+    const client = new Client(this, socket);
+    if (this.closed) {
+      socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
+      return;
+    }
+    this.clients.add(client);
+    socket.on('pong', () => {
+      client.alive = true;
+    });
+    socket.on('close', () => {
+      client.dispose();
+      this.clients.delete(client);
+    });
+    socket.on('message', (data, isBinary) => this.onMessage(client, data, isBinary));
+    if (request.principal) client.authenticated(request.principal);
+    else if (request.headers.authorization) client.fail('E_UNAUTHENTICATED', 'invalid bearer token');
+    else client.startAuthTimer(this.o.auth_timeout_ms);
+  }
+
+  /** Counters for /metrics. */
+  stats(): EventGatewayStats {
+    return { clients: this.clients.size, ...this.counters };
+  }
+
+  /** Stops the heartbeat and closes every client (1001). Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    for (const c of this.clients) {
+      c.dispose();
+      c.socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
+    }
+    this.clients.clear();
+  }
+
+  private onMessage(client: Client, data: unknown, isBinary: boolean): void {
+    let msg: Record<string, unknown>;
+    try {
+      if (isBinary) throw new Error('binary frame');
+      const v: unknown = JSON.parse(String(data));
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
+      msg = v as Record<string, unknown>;
+    } catch {
+      client.sendError({ code: 'E_INVALID_ARGS', message: 'messages must be JSON objects with an "op"' });
+      return;
+    }
+    if (!client.principal) {
+      if (msg.op !== 'auth') return client.fail('E_UNAUTHENTICATED', 'authenticate first: {"op":"auth","token":…}');
+      const principal = typeof msg.token === 'string' ? this.o.tokens.authenticate(msg.token) : undefined;
+      if (!principal) return client.fail('E_UNAUTHENTICATED', 'invalid token');
+      client.authenticated(principal);
+      return;
+    }
+    try {
+      switch (msg.op) {
+        case 'subscribe':
+          client.subscribe(this.o.events, parseSubscribe(msg));
+          return;
+        case 'auth':
+          client.sendError({ code: 'E_INVALID_ARGS', message: 'already authenticated' });
+          return;
+        default:
+          client.sendError({ code: 'E_INVALID_ARGS', message: `unknown op ${JSON.stringify(msg.op)} (expected "subscribe")` });
+      }
+    } catch (e) {
+      const err = e as FingerError;
+      client.sendError({ code: err.code ?? 'E_INTERNAL', message: err.message, details: err.details });
+    }
+  }
+
+  private beat(): void {
+    for (const c of this.clients) {
+      if (!c.alive) {
+        this.o.logger.debug({ principal: c.principal?.id }, 'websocket client missed a heartbeat; terminating');
+        c.dispose();
+        this.clients.delete(c);
+        c.socket.terminate();
+        continue;
+      }
+      c.alive = false;
+      try {
+        c.socket.ping();
+      } catch {
+        // socket already closing
+      }
+    }
+  }
+}
