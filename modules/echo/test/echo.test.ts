@@ -44,9 +44,9 @@ describe('echo module', () => {
     expect(MANIFEST.id).toBe('echo');
     expect(MANIFEST.runtime).toEqual({ type: 'inprocess', entry: './dist/index.js' });
     expect(MANIFEST.grants).toEqual(['supervisor', 'executor', 'reviewer']);
-    expect(MANIFEST.tools.map((t) => [t.name, t.risk_level, t.capability_level, t.side_effects, t.idempotent])).toEqual([
-      ['echo', 'low', 'L0', false, true],
-    ]);
+    expect(MANIFEST.tools.map((t) => [t.name, t.risk_level, t.capability_level, t.side_effects, t.idempotent])).toEqual(
+      [['echo', 'low', 'L0', false, true]],
+    );
     expect(MANIFEST.tools[0]?.input_schema).toEqual({ type: 'object' });
   });
 

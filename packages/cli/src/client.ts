@@ -125,13 +125,19 @@ export class DaemonClient {
   }
 
   /** Sends one request; resolves with the HTTP status and parsed JSON body of a 2xx answer. */
-  async call<T>(method: string, p: string, body?: unknown, opts: CallOptions = {}): Promise<{ status: number; body: T }> {
+  async call<T>(
+    method: string,
+    p: string,
+    body?: unknown,
+    opts: CallOptions = {},
+  ): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const signals = [opts.signal, opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined].filter(
-      (s): s is AbortSignal => s !== undefined,
-    );
+    const signals = [
+      opts.signal,
+      opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined,
+    ].filter((s): s is AbortSignal => s !== undefined);
     let res: Response;
     let text: string;
     try {
@@ -155,10 +161,16 @@ export class DaemonClient {
     if (!res.ok) {
       if (isErrorBody(parsed)) throw new ApiError(res.status, parsed.error);
       const code = CODE_BY_STATUS[res.status] ?? 'E_INTERNAL';
-      throw new ApiError(res.status, { code, message: `HTTP ${res.status} from ${method} ${p}: ${text.slice(0, 200)}` });
+      throw new ApiError(res.status, {
+        code,
+        message: `HTTP ${res.status} from ${method} ${p}: ${text.slice(0, 200)}`,
+      });
     }
     if (parsed === undefined && text) {
-      throw new CliError('E_INTERNAL', `the daemon answered ${method} ${p} with something that is not JSON: ${text.slice(0, 200)}`);
+      throw new CliError(
+        'E_INTERNAL',
+        `the daemon answered ${method} ${p} with something that is not JSON: ${text.slice(0, 200)}`,
+      );
     }
     return { status: res.status, body: parsed as T };
   }

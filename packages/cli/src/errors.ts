@@ -52,7 +52,11 @@ export class CliError extends Error {
   /** Extra lines printed under the error (log tail, hints). */
   readonly notes: string[];
 
-  constructor(code: string, message: string, options: { details?: unknown; exitCode?: ExitCode; notes?: string[] } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: { details?: unknown; exitCode?: ExitCode; notes?: string[] } = {},
+  ) {
     super(message);
     this.name = 'CliError';
     this.code = code;

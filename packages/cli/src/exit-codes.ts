@@ -74,7 +74,8 @@ export const CLI_ERROR_CODES = {
  * module failures; anything else unknown is generic.
  */
 export function exitCodeFor(code: string): ExitCode {
-  const known = (EXIT_BY_ERROR_CODE as Record<string, ExitCode>)[code] ?? (CLI_ERROR_CODES as Record<string, ExitCode>)[code];
+  const known =
+    (EXIT_BY_ERROR_CODE as Record<string, ExitCode>)[code] ?? (CLI_ERROR_CODES as Record<string, ExitCode>)[code];
   if (known !== undefined) return known;
   if (code.startsWith('E_MODULE_')) return EXIT.MODULE;
   return EXIT.GENERIC;

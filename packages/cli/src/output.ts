@@ -132,7 +132,11 @@ export function summarizeData(data: unknown, max = 160): string {
 export function formatDuration(seconds: number): string {
   let s = Math.max(0, Math.floor(seconds));
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400], ['h', 3_600], ['m', 60]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+  ] as const) {
     if (s >= size || parts.length) {
       parts.push(`${Math.floor(s / size)}${unit}`);
       s %= size;

@@ -39,7 +39,8 @@ export function detailLines(details: unknown): string[] {
   if (typeof details !== 'object') return [`details: ${scalar(details)}`];
   if (Array.isArray(details)) return details.map((d) => `- ${scalar(d)}`);
   return Object.entries(details as Record<string, unknown>).map(([k, v]) => {
-    if (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null)) return `${k}: ${v.map(scalar).join(', ')}`;
+    if (Array.isArray(v) && v.every((x) => typeof x !== 'object' || x === null))
+      return `${k}: ${v.map(scalar).join(', ')}`;
     return `${k}: ${scalar(v)}`;
   });
 }
@@ -47,7 +48,9 @@ export function detailLines(details: unknown): string[] {
 function issueLines(details: unknown): string[] | undefined {
   const issues = (details as { issues?: unknown } | null)?.issues;
   if (!Array.isArray(issues)) return undefined;
-  return issues.map((i: { path?: unknown; message?: unknown }) => `${String(i.path ?? '$')}: ${String(i.message ?? '')}`);
+  return issues.map(
+    (i: { path?: unknown; message?: unknown }) => `${String(i.path ?? '$')}: ${String(i.message ?? '')}`,
+  );
 }
 
 function hubSyntaxLines(details: unknown, input: string | undefined): string[] | undefined {
@@ -60,7 +63,11 @@ function hubSyntaxLines(details: unknown, input: string | undefined): string[] |
 /** The body printed under `--json` and the lines printed for people, for any thrown value. */
 function describe(err: unknown): { body: ErrorBody; exit: ExitCode; notes: string[] } {
   if (err instanceof DaemonNotRunningError) {
-    return { body: { code: err.code, message: err.message, details: { url: err.url } }, exit: EXIT.NOT_RUNNING, notes: [] };
+    return {
+      body: { code: err.code, message: err.message, details: { url: err.url } },
+      exit: EXIT.NOT_RUNNING,
+      notes: [],
+    };
   }
   if (err instanceof ApiError || err instanceof CliError) {
     const body: ErrorBody = { code: err.code, message: err.message };

@@ -42,12 +42,22 @@ describe('send', () => {
   it('prints the whole answer with --json', async () => {
     const r = await runCli(['--json', 'send', '/hub target=echo.echo {"a":1}'], { env });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ request_id: 'req-1', correlation_id: 'corr-1', status: 'succeeded', target: 'echo.echo', result: { a: 1 } });
+    expect(JSON.parse(r.stdout)).toEqual({
+      request_id: 'req-1',
+      correlation_id: 'corr-1',
+      status: 'succeeded',
+      target: 'echo.echo',
+      result: { a: 1 },
+    });
   });
 
   it('prints the request id of a non-blocking dispatch with the command to fetch it', async () => {
     const r = await runCli(['send', '/hub target=echo.echo blocking=false {}'], { env });
-    expect(r).toEqual({ code: 0, stdout: 'request_id: req-nb (running) — fetch with: myfinger request req-nb\n', stderr: '' });
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'request_id: req-nb (running) — fetch with: myfinger request req-nb\n',
+      stderr: '',
+    });
   });
 
   it('shows a caret under the position of a /hub syntax error and exits 2', async () => {
@@ -69,7 +79,11 @@ describe('send', () => {
     expect(r.code).toBe(2);
     const body = JSON.parse(r.stdout) as { error: { code: string; details: unknown } };
     expect(body.error.code).toBe('E_BAD_HUB_SYNTAX');
-    expect(body.error.details).toEqual({ position: text.indexOf('=x') + 1, expected: 'a timeout in ms (1..86400000)', found: '"x"' });
+    expect(body.error.details).toEqual({
+      position: text.indexOf('=x') + 1,
+      expected: 'a timeout in ms (1..86400000)',
+      found: '"x"',
+    });
   });
 
   it('lists the details of E_NO_TARGET and exits 5', async () => {
@@ -116,8 +130,12 @@ describe('daemon not running', () => {
 
   it('uses FINGER_URL over daemon.json, and --url over both', async () => {
     const other = 'http://127.0.0.1:1';
-    expect((await runCli(['module', 'list'], { env: { FINGER_HOME: home, FINGER_URL: other } })).stderr).toBe(message(other));
-    expect((await runCli(['module', 'list', '--url', deadUrl], { env: { FINGER_HOME: home, FINGER_URL: other } })).stderr).toBe(message(deadUrl));
+    expect((await runCli(['module', 'list'], { env: { FINGER_HOME: home, FINGER_URL: other } })).stderr).toBe(
+      message(other),
+    );
+    expect(
+      (await runCli(['module', 'list', '--url', deadUrl], { env: { FINGER_HOME: home, FINGER_URL: other } })).stderr,
+    ).toBe(message(deadUrl));
   });
 
   it('gives the error object with --json', async () => {
@@ -139,7 +157,11 @@ describe('request', () => {
     const before = fake.seen.length;
     const r = await runCli(['request', 'req-nb', '--wait'], { env });
     expect(r).toEqual({ code: 0, stdout: `${JSON.stringify({ done: true }, null, 2)}\n`, stderr: '' });
-    expect(fake.seen.slice(before).map((s) => s.path)).toEqual(['/v1/requests/req-nb', '/v1/requests/req-nb', '/v1/requests/req-nb']);
+    expect(fake.seen.slice(before).map((s) => s.path)).toEqual([
+      '/v1/requests/req-nb',
+      '/v1/requests/req-nb',
+      '/v1/requests/req-nb',
+    ]);
   });
 
   it('prints a failed request as its error and exits by the error class', async () => {
@@ -167,7 +189,10 @@ describe('module', () => {
 
   it('list --json prints the modules', async () => {
     const r = await runCli(['module', 'list', '--json'], { env });
-    expect((JSON.parse(r.stdout) as { modules: Array<{ id: string }> }).modules.map((m) => m.id)).toEqual(['echo', 'shell']);
+    expect((JSON.parse(r.stdout) as { modules: Array<{ id: string }> }).modules.map((m) => m.id)).toEqual([
+      'echo',
+      'shell',
+    ]);
   });
 
   it('health checks every module and exits 7 when one is unhealthy', async () => {
@@ -184,11 +209,20 @@ describe('module', () => {
   it('health <id> of a healthy module exits 0', async () => {
     const r = await runCli(['module', 'health', 'echo', '--json'], { env });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ id: 'echo', healthy: true, checked_at: '2026-01-02T03:04:05.000Z', consecutive_failures: 0 });
+    expect(JSON.parse(r.stdout)).toEqual({
+      id: 'echo',
+      healthy: true,
+      checked_at: '2026-01-02T03:04:05.000Z',
+      consecutive_failures: 0,
+    });
   });
 
   it('unregister deletes the module; an unknown id exits 5', async () => {
-    expect(await runCli(['module', 'unregister', 'echo'], { env })).toEqual({ code: 0, stdout: 'module echo unregistered\n', stderr: '' });
+    expect(await runCli(['module', 'unregister', 'echo'], { env })).toEqual({
+      code: 0,
+      stdout: 'module echo unregistered\n',
+      stderr: '',
+    });
     expect(fake.seen.at(-1)?.method).toBe('DELETE');
     expect((await runCli(['module', 'unregister', 'ghost'], { env })).code).toBe(5);
   });
@@ -208,16 +242,31 @@ describe('tool register', () => {
       version: '1.0.0',
       kind: 'tool',
       runtime: { type: 'stdio', command: ['python3', 'greeter.py'] },
-      tools: [{ name: 'greet', description: 'says hi' }, { name: 'wave', description: 'waves' }],
+      tools: [
+        { name: 'greet', description: 'says hi' },
+        { name: 'wave', description: 'waves' },
+      ],
     };
     await writeFile(path.join(dir, 'module.json'), JSON.stringify(manifest));
     const r = await runCli(['tool', 'register', '-f', path.join(dir, 'module.json')], { env });
-    expect(r).toEqual({ code: 0, stdout: 'registered module greeter 1.0.0 (stdio) — 2 tool(s): greeter.greet, greeter.wave\n', stderr: '' });
+    expect(r).toEqual({
+      code: 0,
+      stdout: 'registered module greeter 1.0.0 (stdio) — 2 tool(s): greeter.greet, greeter.wave\n',
+      stderr: '',
+    });
     expect(fake.seen.at(-1)?.body).toEqual({ manifest, base_dir: dir });
   });
 
   it('prints every manifest issue on its own line and exits 2', async () => {
-    const bad = { id: 'Bad Id', name: 'x', version: '1', kind: 'tool', runtime: { type: 'stdio', command: ['x'] }, tools: [], extra: 1 };
+    const bad = {
+      id: 'Bad Id',
+      name: 'x',
+      version: '1',
+      kind: 'tool',
+      runtime: { type: 'stdio', command: ['x'] },
+      tools: [],
+      extra: 1,
+    };
     await writeFile(path.join(dir, 'bad.json'), JSON.stringify(bad));
     const r = await runCli(['tool', 'register', '--file', path.join(dir, 'bad.json')], { env });
     expect(r.code).toBe(2);
@@ -234,7 +283,11 @@ describe('tool register', () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/^error E_INVALID_MANIFEST: .*broken\.json is not valid JSON/);
     const missing = await runCli(['tool', 'register', '-f', path.join(dir, 'missing.json')], { env });
-    expect(missing).toEqual({ code: 2, stdout: '', stderr: `error E_USAGE: cannot read ${path.join(dir, 'missing.json')}: ENOENT\n` });
+    expect(missing).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `error E_USAGE: cannot read ${path.join(dir, 'missing.json')}: ENOENT\n`,
+    });
   });
 });
 
@@ -254,7 +307,11 @@ describe('token', () => {
       'ci     operator  2026-01-03T00:00:00.000Z  -',
       '',
     ]);
-    expect(await runCli(['token', 'revoke', 'ci'], { env })).toEqual({ code: 0, stdout: 'token ci revoked\n', stderr: '' });
+    expect(await runCli(['token', 'revoke', 'ci'], { env })).toEqual({
+      code: 0,
+      stdout: 'token ci revoked\n',
+      stderr: '',
+    });
     expect((await runCli(['token', 'revoke', 'ci'], { env })).code).toBe(5);
   });
 
@@ -290,7 +347,9 @@ describe('events replay', () => {
   });
 
   it('--json prints the events; no events exits 5', async () => {
-    expect(JSON.parse((await runCli(['events', 'replay', 'req-1', '--json'], { env })).stdout)).toEqual({ events: REPLAY_EVENTS });
+    expect(JSON.parse((await runCli(['events', 'replay', 'req-1', '--json'], { env })).stdout)).toEqual({
+      events: REPLAY_EVENTS,
+    });
     expect(await runCli(['events', 'replay', 'req-x'], { env })).toEqual({
       code: 5,
       stdout: '',

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +26,9 @@ describe('daemon start | status | stop (background, against a stand-in entry scr
   it('starts, reports running, shows status, stops, then says it is not running', async () => {
     const env = { FINGER_HOME: home };
     const start = await runCli(['daemon', 'start', '--port', '0'], { env, daemonEntry });
-    const m = start.stdout.match(/^finger daemon started \(pid (\d+)\) at (http:\/\/127\.0\.0\.1:\d+); token in (.+)\n$/);
+    const m = start.stdout.match(
+      /^finger daemon started \(pid (\d+)\) at (http:\/\/127\.0\.0\.1:\d+); token in (.+)\n$/,
+    );
     expect(start.stderr).toBe('');
     expect(start.code).toBe(0);
     expect(m).not.toBeNull();
@@ -45,11 +47,22 @@ describe('daemon start | status | stop (background, against a stand-in entry scr
 
     const status = await runCli(['daemon', 'status'], { env });
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`^finger daemon ok\\n  pid      ${pid}\\n  url      ${url}\\n  version  0\\.0\\.0-fake\\n  uptime   \\d+s\\n  modules  0\\n  home     ${home}\\n$`));
-    const statusJson = JSON.parse((await runCli(['daemon', 'status', '--json'], { env })).stdout) as Record<string, unknown>;
+    expect(status.stdout).toMatch(
+      new RegExp(
+        `^finger daemon ok\\n  pid      ${pid}\\n  url      ${url}\\n  version  0\\.0\\.0-fake\\n  uptime   \\d+s\\n  modules  0\\n  home     ${home}\\n$`,
+      ),
+    );
+    const statusJson = JSON.parse((await runCli(['daemon', 'status', '--json'], { env })).stdout) as Record<
+      string,
+      unknown
+    >;
     expect(statusJson).toMatchObject({ status: 'ok', pid, url, home, modules: 0 });
 
-    expect(await runCli(['daemon', 'stop'], { env })).toEqual({ code: 0, stdout: `finger daemon stopped (pid ${pid})\n`, stderr: '' });
+    expect(await runCli(['daemon', 'stop'], { env })).toEqual({
+      code: 0,
+      stdout: `finger daemon stopped (pid ${pid})\n`,
+      stderr: '',
+    });
     expect(pidAlive(pid)).toBe(false);
 
     expect(await runCli(['daemon', 'stop'], { env })).toEqual({
@@ -61,7 +74,10 @@ describe('daemon start | status | stop (background, against a stand-in entry scr
   });
 
   it('reports a daemon that exits at start with the tail of its log (exit 1)', async () => {
-    const r = await runCli(['daemon', 'start', '--port', '0'], { env: { FINGER_HOME: home, FAKE_DAEMON_FAIL: '1' }, daemonEntry });
+    const r = await runCli(['daemon', 'start', '--port', '0'], {
+      env: { FINGER_HOME: home, FAKE_DAEMON_FAIL: '1' },
+      daemonEntry,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       'error E_INTERNAL: the daemon stopped before answering (exit code 3)\n' +
@@ -72,23 +88,38 @@ describe('daemon start | status | stop (background, against a stand-in entry scr
   });
 
   it('treats a stale daemon.json (pid gone) as not running', async () => {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(path.join(home, 'daemon.json'), JSON.stringify({ pid: 2 ** 22 + 12345, url: 'http://127.0.0.1:1' }));
+    await writeFile(
+      path.join(home, 'daemon.json'),
+      JSON.stringify({ pid: 2 ** 22 + 12345, url: 'http://127.0.0.1:1' }),
+    );
     const r = await runCli(['daemon', 'stop', '--home', home], {});
     expect(r.code).toBe(3);
-    expect(r.stderr).toBe(`error: the finger daemon is not running (pid ${2 ** 22 + 12345} from daemon.json is gone); nothing to stop\n`);
+    expect(r.stderr).toBe(
+      `error: the finger daemon is not running (pid ${2 ** 22 + 12345} from daemon.json is gone); nothing to stop\n`,
+    );
   });
 
   it('rejects a bad --port as usage (exit 2)', async () => {
     const r = await runCli(['daemon', 'start', '--port', 'eighty'], { env: { FINGER_HOME: home }, daemonEntry });
-    expect(r).toEqual({ code: 2, stdout: '', stderr: 'error E_USAGE: --port must be an integer 0..65535, got eighty\n' });
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error E_USAGE: --port must be an integer 0..65535, got eighty\n',
+    });
   });
 });
 
 describe('daemon start --foreground', () => {
   it('calls runDaemon({foreground, home, port, host}) of the daemon entry in-process', async () => {
-    const r = await runCli(['daemon', 'start', '--foreground', '--port', '0', '--host', '127.0.0.1', '--home', home], { daemonEntry });
+    const r = await runCli(['daemon', 'start', '--foreground', '--port', '0', '--host', '127.0.0.1', '--home', home], {
+      daemonEntry,
+    });
     expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
-    expect(JSON.parse(await readFile(path.join(home, 'run-opts.json'), 'utf8'))).toEqual({ foreground: true, home, port: 0, host: '127.0.0.1' });
+    expect(JSON.parse(await readFile(path.join(home, 'run-opts.json'), 'utf8'))).toEqual({
+      foreground: true,
+      home,
+      port: 0,
+      host: '127.0.0.1',
+    });
   });
 });

@@ -16,7 +16,12 @@ async function tailUntil(argv: string[], env: Record<string, string>, done: (out
   const ac = new AbortController();
   const stdout = new Capture();
   const stderr = new Capture();
-  const running = runCli(['events', 'tail', ...argv], { env, signal: ac.signal, stdoutCapture: stdout, stderrCapture: stderr });
+  const running = runCli(['events', 'tail', ...argv], {
+    env,
+    signal: ac.signal,
+    stdoutCapture: stdout,
+    stderrCapture: stderr,
+  });
   await vi.waitFor(() => expect(done(stdout.text, stderr.text)).toBe(true), { timeout: 10_000, interval: 20 });
   ac.abort();
   return running;
@@ -24,8 +29,10 @@ async function tailUntil(argv: string[], env: Record<string, string>, done: (out
 
 describe('events tail', () => {
   it('subscribes with the filter, prints one line per event and warns about dropped events', async () => {
-    const r = await tailUntil(['--type', 'mode_parsed,DISPATCH_SENT,DISPATCH_RESULT', '--request', 'req-1'], { FINGER_HOME: fake.home }, (out) =>
-      out.includes('DISPATCH_RESULT'),
+    const r = await tailUntil(
+      ['--type', 'mode_parsed,DISPATCH_SENT,DISPATCH_RESULT', '--request', 'req-1'],
+      { FINGER_HOME: fake.home },
+      (out) => out.includes('DISPATCH_RESULT'),
     );
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')).toEqual([
@@ -43,9 +50,18 @@ describe('events tail', () => {
   });
 
   it('--json prints one event per line', async () => {
-    const r = await tailUntil(['--json'], { FINGER_HOME: fake.home }, (out) => out.split('\n').length > REPLAY_EVENTS.length);
+    const r = await tailUntil(
+      ['--json'],
+      { FINGER_HOME: fake.home },
+      (out) => out.split('\n').length > REPLAY_EVENTS.length,
+    );
     expect(r.code).toBe(0);
-    expect(r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(REPLAY_EVENTS);
+    expect(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(REPLAY_EVENTS);
   });
 
   it('exits 4 when the daemon refuses the token (error, then close 4401)', async () => {
@@ -65,7 +81,8 @@ describe('events tail', () => {
     expect(r).toEqual({
       code: 3,
       stdout: '',
-      stderr: 'error: the finger daemon is not running (no answer at http://127.0.0.1:1). Start it with: myfinger daemon start\n',
+      stderr:
+        'error: the finger daemon is not running (no answer at http://127.0.0.1:1). Start it with: myfinger daemon start\n',
     });
   });
 });

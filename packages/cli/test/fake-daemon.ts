@@ -69,7 +69,10 @@ const MODULES = [
     version: '0.1.0',
     kind: 'tool',
     runtime: 'inprocess',
-    tools: [{ name: 'echo', description: 'echo' }, { name: 'say', description: 'say' }],
+    tools: [
+      { name: 'echo', description: 'echo' },
+      { name: 'say', description: 'say' },
+    ],
     grants: [],
     status: 'ready',
     healthy: true,
@@ -108,36 +111,60 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
   const home = await mkdtemp(path.join(os.tmpdir(), 'finger-cli-test-'));
   const seen: SeenRequest[] = [];
   const tokens = new Map<string, { name: string; role: string; created_at: string; last_used_at?: string }>([
-    ['admin', { name: 'admin', role: 'admin', created_at: '2026-01-01T00:00:00.000Z', last_used_at: '2026-01-02T00:00:00.000Z' }],
+    [
+      'admin',
+      {
+        name: 'admin',
+        role: 'admin',
+        created_at: '2026-01-01T00:00:00.000Z',
+        last_used_at: '2026-01-02T00:00:00.000Z',
+      },
+    ],
   ]);
   const sockets = new Set<WebSocket>();
   const fake = { runningPolls: 2 } as FakeDaemon;
   let polls = 0;
 
-  const route = async (method: string, p: string, body: unknown, auth: string | undefined): Promise<[number, unknown]> => {
+  const route = async (
+    method: string,
+    p: string,
+    body: unknown,
+    auth: string | undefined,
+  ): Promise<[number, unknown]> => {
     if (method === 'GET' && p === '/v1/health') {
       return [200, { status: 'ok', version: '0.1.0', uptime_s: 3725, pid: 4242, modules: MODULES.length, home }];
     }
-    if (auth !== `Bearer ${ADMIN_TOKEN}`) throw new HttpError(401, 'E_UNAUTHENTICATED', 'missing or invalid bearer token');
+    if (auth !== `Bearer ${ADMIN_TOKEN}`)
+      throw new HttpError(401, 'E_UNAUTHENTICATED', 'missing or invalid bearer token');
     let m: RegExpMatchArray | null;
     if (method === 'POST' && p === '/v1/input') {
       const { text } = body as { text: string };
       if (!text.trimStart().startsWith('/hub')) throw new HttpError(503, 'E_ROUTE_FAILED', 'no router configured');
       const cmd = parseHubCommand(text);
-      if (cmd.target === 'nowhere') throw new HttpError(404, 'E_NO_TARGET', 'no such target: nowhere', { tools: ['echo.echo', 'echo.say'] });
-      if (!cmd.blocking) return [202, { request_id: 'req-nb', correlation_id: 'corr-nb', status: 'running', target: cmd.target }];
+      if (cmd.target === 'nowhere')
+        throw new HttpError(404, 'E_NO_TARGET', 'no such target: nowhere', { tools: ['echo.echo', 'echo.say'] });
+      if (!cmd.blocking)
+        return [202, { request_id: 'req-nb', correlation_id: 'corr-nb', status: 'running', target: cmd.target }];
       const result = cmd.target === 'echo.say' ? (cmd.payload as { text: string }).text : cmd.payload;
       return [200, { request_id: 'req-1', correlation_id: 'corr-1', status: 'succeeded', target: cmd.target, result }];
     }
     if (method === 'GET' && (m = p.match(/^\/v1\/requests\/([^/]+)$/))) {
       const id = decodeURIComponent(m[1]!);
-      const base = { request_id: id, correlation_id: `corr-${id}`, target: 'echo.echo', created_at: '2026-01-02T03:04:05.000Z' };
+      const base = {
+        request_id: id,
+        correlation_id: `corr-${id}`,
+        target: 'echo.echo',
+        created_at: '2026-01-02T03:04:05.000Z',
+      };
       if (id === 'req-nb') {
         if (polls++ < fake.runningPolls) return [200, { ...base, status: 'running' }];
         return [200, { ...base, status: 'succeeded', finished_at: '2026-01-02T03:04:06.000Z', result: { done: true } }];
       }
       if (id === 'req-failed') {
-        return [200, { ...base, status: 'failed', error: { code: 'E_DENIED_BY_POLICY', message: 'rule r1 denies shell.run' } }];
+        return [
+          200,
+          { ...base, status: 'failed', error: { code: 'E_DENIED_BY_POLICY', message: 'rule r1 denies shell.run' } },
+        ];
       }
       throw new HttpError(404, 'E_NOT_FOUND', `no request ${id}`);
     }
@@ -149,7 +176,19 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
       const { manifest, base_dir } = body as { manifest: unknown; base_dir: string };
       try {
         const mf = assertManifest(manifest);
-        return [201, { module: { ...MODULES[0], id: mf.id, version: mf.version, runtime: mf.runtime.type, tools: mf.tools, base_dir } }];
+        return [
+          201,
+          {
+            module: {
+              ...MODULES[0],
+              id: mf.id,
+              version: mf.version,
+              runtime: mf.runtime.type,
+              tools: mf.tools,
+              base_dir,
+            },
+          },
+        ];
       } catch (e) {
         if (isFingerError(e)) throw new HttpError(400, e.code, e.message, e.details);
         throw e;
@@ -158,7 +197,16 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
     if (method === 'GET' && (m = p.match(/^\/v1\/modules\/([^/]+)\/health$/))) {
       const mod = MODULES.find((x) => x.id === m![1]);
       if (!mod) throw new HttpError(404, 'E_NOT_FOUND', `no module ${m[1]}`);
-      return [200, { id: mod.id, healthy: mod.healthy, checked_at: '2026-01-02T03:04:05.000Z', consecutive_failures: mod.healthy ? 0 : 3, ...(mod.healthy ? {} : { detail: 'no answer in 2000 ms' }) }];
+      return [
+        200,
+        {
+          id: mod.id,
+          healthy: mod.healthy,
+          checked_at: '2026-01-02T03:04:05.000Z',
+          consecutive_failures: mod.healthy ? 0 : 3,
+          ...(mod.healthy ? {} : { detail: 'no answer in 2000 ms' }),
+        },
+      ];
     }
     if (method === 'DELETE' && (m = p.match(/^\/v1\/modules\/([^/]+)$/))) {
       if (!MODULES.some((x) => x.id === m![1])) throw new HttpError(404, 'E_NOT_FOUND', `no module ${m[1]}`);
@@ -167,7 +215,8 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
     if (method === 'GET' && p === '/v1/tokens') return [200, { tokens: [...tokens.values()] }];
     if (method === 'POST' && p === '/v1/tokens') {
       const { name, role } = body as { name: string; role: string };
-      if (!['admin', 'operator', 'viewer'].includes(role) && !role.startsWith('agent:')) throw new HttpError(400, 'E_INVALID_ARGS', `unknown role ${role}`);
+      if (!['admin', 'operator', 'viewer'].includes(role) && !role.startsWith('agent:'))
+        throw new HttpError(400, 'E_INVALID_ARGS', `unknown role ${role}`);
       if (tokens.has(name)) throw new HttpError(409, 'E_CONFLICT', `token ${name} already exists`);
       tokens.set(name, { name, role, created_at: '2026-01-03T00:00:00.000Z' });
       return [201, { name, role, token: `fgr_secret_${name}` }];
@@ -190,7 +239,11 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
         seen.push({ method: req.method ?? 'GET', path: req.url ?? '/', auth: req.headers.authorization, body });
         [status, payload] = await route(req.method ?? 'GET', p, body, req.headers.authorization);
       } catch (e) {
-        if (e instanceof HttpError) [status, payload] = [e.status, { error: { code: e.code, message: e.message, ...(e.details !== undefined ? { details: e.details } : {}) } }];
+        if (e instanceof HttpError)
+          [status, payload] = [
+            e.status,
+            { error: { code: e.code, message: e.message, ...(e.details !== undefined ? { details: e.details } : {}) } },
+          ];
         else if (isFingerError(e)) [status, payload] = [e.status, { error: e.toJSON() }];
         else [status, payload] = [500, { error: { code: 'E_INTERNAL', message: String(e) } }];
       }
@@ -202,7 +255,10 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
   // of the filter, a dropped notice, one more event.
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
-    if (req.url?.split('?')[0] !== '/v1/events') return socket.destroy();
+    if (req.url?.split('?')[0] !== '/v1/events') {
+      socket.destroy();
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const send = (m: unknown): void => ws.send(JSON.stringify(m));
       const refuse = (): void => {
@@ -245,7 +301,10 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await writeFile(path.join(home, 'daemon.json'), JSON.stringify({ pid: process.pid, url, started_at: '2026-01-02T03:04:05.000Z', home, version: '0.1.0' }));
+  await writeFile(
+    path.join(home, 'daemon.json'),
+    JSON.stringify({ pid: process.pid, url, started_at: '2026-01-02T03:04:05.000Z', home, version: '0.1.0' }),
+  );
   await writeFile(path.join(home, 'token'), `${ADMIN_TOKEN}\n`, { mode: 0o600 });
   return Object.assign(fake, {
     url,

@@ -20,7 +20,10 @@ export interface CliResult {
  * Runs the CLI in-process with captured output. `env` replaces the environment entirely, so the
  * developer's own FINGER_* variables never leak into a test.
  */
-export async function runCli(argv: string[], opts: RunOptions & { stdoutCapture?: Capture; stderrCapture?: Capture } = {}): Promise<CliResult> {
+export async function runCli(
+  argv: string[],
+  opts: RunOptions & { stdoutCapture?: Capture; stderrCapture?: Capture } = {},
+): Promise<CliResult> {
   const stdout = opts.stdoutCapture ?? new Capture();
   const stderr = opts.stderrCapture ?? new Capture();
   const code = await run(argv, { pollIntervalMs: 10, env: {}, ...opts, stdout, stderr });

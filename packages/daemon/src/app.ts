@@ -13,7 +13,7 @@ import { TokenStore, writeFileAtomic } from './auth/token-store.js';
 import { type DaemonConfig, type DaemonConfigInput, exampleConfig, readConfigFile, resolveConfig, resolveHome } from './config.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
-import { hubFamilies, processFamilies, renderPrometheus, RouteCounters, statsFamilies } from './metrics.js';
+import { COUNTER_KEYS, hubFamilies, processFamilies, renderPrometheus, RouteCounters, statsFamilies } from './metrics.js';
 import { VERSION } from './version.js';
 import { EventGateway } from './ws/event-gateway.js';
 
@@ -132,9 +132,9 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     const renderMetrics = () =>
       renderPrometheus([
         ...hubFamilies(hub.stats()),
-        ...statsFamilies('finger_events', events.stats()),
-        ...statsFamilies('finger_event_store', store.stats()),
-        ...statsFamilies('finger_ws', eventGateway.stats()),
+        ...statsFamilies('finger_events', events.stats(), COUNTER_KEYS.events),
+        ...statsFamilies('finger_event_store', store.stats(), COUNTER_KEYS.event_store),
+        ...statsFamilies('finger_ws', eventGateway.stats(), COUNTER_KEYS.ws),
         ...counters.families(),
         ...processFamilies(startedAt),
       ]);

@@ -55,26 +55,40 @@ const HUB_HELP: Record<string, { name: string; type: 'counter' | 'gauge'; help: 
 };
 
 /**
- * Families of a stats object (`hub.stats()`, event bus stats, …): every finite numeric key becomes a
- * metric `<prefix>_<key>`; known hub keys get their conventional names and types.
+ * Families of a stats object (event bus, event store, WebSocket gateway…): every finite numeric
+ * key becomes `<prefix>_<key>`; keys listed in `counters` are counters and get a `_total` suffix,
+ * the rest are gauges. Keys in `known` keep their conventional names and types.
  */
-export function statsFamilies(prefix: string, stats: object | undefined, known: typeof HUB_HELP = {}): MetricFamily[] {
+export function statsFamilies(
+  prefix: string,
+  stats: object | undefined,
+  counters: readonly string[] = [],
+  known: typeof HUB_HELP = {},
+): MetricFamily[] {
   const out: MetricFamily[] = [];
   if (!stats) return out;
   for (const [key, value] of Object.entries(stats)) {
     if (typeof value !== 'number' || !Number.isFinite(value)) continue;
     const k = known[key];
-    const name = k?.name ?? `${prefix}_${key.replace(/[^a-zA-Z0-9_]/g, '_')}`;
-    const type = k?.type ?? (key.endsWith('_total') ? 'counter' : 'gauge');
-    out.push({ name, type, help: k?.help ?? `${prefix} ${key}.`, samples: [{ value }] });
+    const base = `${prefix}_${key.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+    const counter = counters.includes(key);
+    const name = k?.name ?? (counter && !base.endsWith('_total') ? `${base}_total` : base);
+    out.push({ name, type: k?.type ?? (counter ? 'counter' : 'gauge'), help: k?.help ?? `${prefix.replace(/_/g, ' ')}: ${key.replace(/_/g, ' ')}.`, samples: [{ value }] });
   }
   return out;
 }
 
 /** Families of `hub.stats()`. */
 export function hubFamilies(stats: object): MetricFamily[] {
-  return statsFamilies('finger_hub', stats, HUB_HELP);
+  return statsFamilies('finger_hub', stats, ['idempotent_hits'], HUB_HELP);
 }
+
+/** Counter keys of the event bus, event store and WebSocket gateway stats. */
+export const COUNTER_KEYS = {
+  events: ['emitted', 'persisted', 'dropped', 'persist_failures', 'listener_errors'],
+  event_store: ['appended', 'written', 'write_failures', 'corrupt_lines'],
+  ws: ['events_sent', 'events_dropped', 'dropped_notices'],
+} as const;
 
 /** Process memory and uptime. */
 export function processFamilies(startedAt: number, now: number = Date.now()): MetricFamily[] {

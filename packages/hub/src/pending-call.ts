@@ -61,10 +61,6 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
       this.slot = leases.acquire(this, expires, env.deadline);
       this.gen = leases.gen(this.slot);
     }
-    leases.hold(this.slot, () => {
-      entry.inflight--;
-      this.host.onReleased(entry);
-    });
     if (env.lease !== undefined) {
       env.lease.expires_at = expires;
     }
@@ -96,8 +92,16 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     if (this.done) return;
     this.done = true;
     this.slot = -1;
+    this.leaveModule();
     this.host.onEnded(true);
     this.host.onExpired(this, reason);
+  }
+
+  /** Frees the module concurrency slot taken by start() (lets a queued call go). */
+  private leaveModule(): void {
+    if (!this.started) return;
+    this.entry.inflight--;
+    this.host.onReleased(this.entry);
   }
 
   private finish(result: unknown, error: unknown): void {
@@ -105,6 +109,7 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     this.done = true;
     if (this.slot >= 0 && this.host.leases.holds(this.slot, this.gen)) this.host.leases.release(this.slot);
     this.slot = -1;
+    this.leaveModule();
     this.host.onEnded(error !== undefined);
     if (error !== undefined) this.reject(error);
     else this.resolve(result);

@@ -151,7 +151,9 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const deadline = Date.now() + DAEMON_WAIT_MS;
   for (;;) {
     if (exited !== undefined || pid === undefined || !pidAlive(pid)) {
-      throw new CliError('E_INTERNAL', `the daemon stopped before answering (${exited ?? 'exited'})`, { notes: failNotes() });
+      throw new CliError('E_INTERNAL', `the daemon stopped before answering (${exited ?? 'exited'})`, {
+        notes: failNotes(),
+      });
     }
     const info = await readDaemonInfo(home);
     if (info && info.pid === pid && (await probe(info.url, 1_000))) {
@@ -174,25 +176,40 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
 async function stop(ctx: CommandContext): Promise<number> {
   const { out, home } = ctx;
   const info = await readDaemonInfo(home);
-  if (!info) throw new CliError('E_DAEMON_NOT_RUNNING', `the finger daemon is not running (no daemon.json in ${home}); nothing to stop`);
+  if (!info)
+    throw new CliError(
+      'E_DAEMON_NOT_RUNNING',
+      `the finger daemon is not running (no daemon.json in ${home}); nothing to stop`,
+    );
   const { pid } = info;
   if (!pidAlive(pid)) {
-    throw new CliError('E_DAEMON_NOT_RUNNING', `the finger daemon is not running (pid ${pid} from daemon.json is gone); nothing to stop`);
+    throw new CliError(
+      'E_DAEMON_NOT_RUNNING',
+      `the finger daemon is not running (pid ${pid} from daemon.json is gone); nothing to stop`,
+    );
   }
   try {
     process.kill(pid, 'SIGTERM');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ESRCH') throw new CliError('E_DAEMON_NOT_RUNNING', `the finger daemon is not running (pid ${pid} is gone); nothing to stop`);
+    if (code === 'ESRCH')
+      throw new CliError(
+        'E_DAEMON_NOT_RUNNING',
+        `the finger daemon is not running (pid ${pid} is gone); nothing to stop`,
+      );
     throw new CliError('E_FORBIDDEN', `cannot signal the daemon (pid ${pid}): ${code ?? (e as Error).message}`);
   }
   const signal = ctx.interrupt();
   const deadline = Date.now() + DAEMON_WAIT_MS;
   while (pidAlive(pid)) {
     if (Date.now() >= deadline) {
-      throw new CliError('E_TIMEOUT', `the daemon (pid ${pid}) did not exit within ${DAEMON_WAIT_MS / 1000} s of SIGTERM`, {
-        notes: [`it may still be draining; see ${path.join(home, 'daemon.log')}`],
-      });
+      throw new CliError(
+        'E_TIMEOUT',
+        `the daemon (pid ${pid}) did not exit within ${DAEMON_WAIT_MS / 1000} s of SIGTERM`,
+        {
+          notes: [`it may still be draining; see ${path.join(home, 'daemon.log')}`],
+        },
+      );
     }
     if (!(await pause(ctx.io.pollIntervalMs, signal))) {
       out.errLine(`stopped waiting; SIGTERM was sent to pid ${pid}`);
@@ -248,4 +265,3 @@ export function registerDaemon(program: Command, state: RunState): void {
     .description('show whether the daemon answers, and its pid, url, uptime and modules')
     .action(action(state, (ctx) => status(ctx)));
 }
-

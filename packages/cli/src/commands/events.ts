@@ -79,7 +79,10 @@ async function tail(ctx: CommandContext, opts: TailOptions): Promise<number> {
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
-        let body: ErrorBody = { code: res.statusCode === 401 ? 'E_UNAUTHENTICATED' : res.statusCode === 403 ? 'E_FORBIDDEN' : 'E_INTERNAL', message: `WebSocket upgrade refused: HTTP ${res.statusCode}` };
+        let body: ErrorBody = {
+          code: res.statusCode === 401 ? 'E_UNAUTHENTICATED' : res.statusCode === 403 ? 'E_FORBIDDEN' : 'E_INTERNAL',
+          message: `WebSocket upgrade refused: HTTP ${res.statusCode}`,
+        };
         try {
           const parsed = JSON.parse(text) as { error?: ErrorBody };
           if (parsed.error && typeof parsed.error.code === 'string') body = parsed.error;
@@ -124,7 +127,8 @@ async function tail(ctx: CommandContext, opts: TailOptions): Promise<number> {
     });
     ws.on('close', (code) => {
       if (done) return;
-      if (code === 4401) return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
+      if (code === 4401)
+        return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
       out.errLine(`the daemon closed the event stream (code ${code})`);
       finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
     });
@@ -149,7 +153,7 @@ function printReplay(ctx: CommandContext, id: string, events: FingerEvent[]): vo
 
 /** `events tail [--type A,B] [--request ID] [--session ID]` and `events replay <request_id>`. */
 export function registerEvents(program: Command, state: RunState): void {
-  const events = program.command('events').description('follow live events, or replay a request\'s path');
+  const events = program.command('events').description("follow live events, or replay a request's path");
 
   events
     .command('tail')

@@ -61,7 +61,11 @@ export function registerModule(program: Command, state: RunState): void {
         for (const m of ids) results.push(await client.get<ModuleHealthInfo>(`/v1/modules/${seg(m)}/health`));
         if (ctx.out.json) ctx.out.printJson(id ? results[0] : { modules: results });
         else if (!results.length) ctx.out.line('no modules registered');
-        else ctx.out.table(['ID', 'HEALTHY', 'FAILURES', 'CHECKED_AT', 'DETAIL'], results.map((h) => healthRow(h, ctx.out.c)));
+        else
+          ctx.out.table(
+            ['ID', 'HEALTHY', 'FAILURES', 'CHECKED_AT', 'DETAIL'],
+            results.map((h) => healthRow(h, ctx.out.c)),
+          );
         return results.every((h) => h.healthy) ? EXIT.OK : EXIT.MODULE;
       }),
     );

@@ -80,7 +80,8 @@ export function registerSend(program: Command, state: RunState): void {
         let rec = await get();
         if (opts.wait) {
           const limit = opts.timeout !== undefined ? Number(opts.timeout) : undefined;
-          if (limit !== undefined && !(limit > 0)) throw new CliError('E_USAGE', `--timeout must be a positive number of seconds, got ${opts.timeout}`);
+          if (limit !== undefined && !(limit > 0))
+            throw new CliError('E_USAGE', `--timeout must be a positive number of seconds, got ${opts.timeout}`);
           const deadline = limit !== undefined ? Date.now() + limit * 1000 : Infinity;
           const signal = ctx.interrupt();
           while (rec.status === 'running') {

@@ -47,13 +47,18 @@ export function registerTool(program: Command, state: RunState): void {
         const file = path.resolve(opts.file);
         const manifest = await readManifestFile(file);
         const client = await ctx.client();
-        const { body } = await client.post<{ module: ModuleInfo }>('/v1/modules', { manifest, base_dir: path.dirname(file) });
+        const { body } = await client.post<{ module: ModuleInfo }>('/v1/modules', {
+          manifest,
+          base_dir: path.dirname(file),
+        });
         const m = body.module;
         if (ctx.out.json) {
           ctx.out.printJson(body);
         } else {
           const names = m.tools.map((t) => `${m.id}.${t.name}`).join(', ');
-          ctx.out.line(`registered module ${ctx.out.c.bold(m.id)} ${m.version} (${m.runtime}) — ${m.tools.length} tool(s): ${names}`);
+          ctx.out.line(
+            `registered module ${ctx.out.c.bold(m.id)} ${m.version} (${m.runtime}) — ${m.tools.length} tool(s): ${names}`,
+          );
         }
         return EXIT.OK;
       }),

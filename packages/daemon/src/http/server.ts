@@ -1,7 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 
 import { ACCESS, installAuth } from '../auth/auth-hook.js';
 import type { TokenStore } from '../auth/token-store.js';
@@ -38,7 +38,7 @@ export interface ServerOptions {
 export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: o.logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024,
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   }) as unknown as FastifyInstance;

@@ -47,6 +47,8 @@ const jsonCopy = (e: Envelope): Envelope => JSON.parse(JSON.stringify(e)) as Env
 export class InProcessTransport implements Transport {
   readonly name = 'inprocess';
   private readonly handlers = new Map<string, TransportHandler>();
+  /** target → handler, so the hot path does not slice the module id out of every target. */
+  private readonly byTarget = new Map<string, TransportHandler>();
   private readonly copy: boolean;
   private closed = false;
 
@@ -60,11 +62,16 @@ export class InProcessTransport implements Transport {
     this.handlers.set(target, handler);
     return async () => {
       if (this.handlers.get(target) === handler) this.handlers.delete(target);
+      this.byTarget.clear();
     };
   }
 
   request(request: Envelope, hooks?: RequestHooks): Promise<Envelope> {
-    const handler = this.handlers.get(moduleOf(request.target));
+    let handler = this.byTarget.get(request.target);
+    if (handler === undefined) {
+      handler = this.handlers.get(moduleOf(request.target));
+      if (handler !== undefined && this.byTarget.size < 100_000) this.byTarget.set(request.target, handler);
+    }
     if (handler === undefined) {
       return Promise.reject(new FingerError('E_NO_TARGET', `no module serves "${request.target}"`, { target: request.target }));
     }
@@ -81,6 +88,7 @@ export class InProcessTransport implements Transport {
   async close(): Promise<void> {
     this.closed = true;
     this.handlers.clear();
+    this.byTarget.clear();
   }
 }
 

@@ -139,7 +139,8 @@ describe('StdioRuntime against modules/pyworker', () => {
     expect(many).toEqual(Array.from({ length: 50 }, (_, i) => ({ i })));
     expect(h.rt.stats()).toMatchObject({ garbage_lines: 0, restarts: 0, inflight: 0 });
     await until(
-      () => h.logs.some((l) => l.level === 'info' && typeof l.msg === 'string' && l.msg.startsWith('pyworker: started')),
+      () =>
+        h.logs.some((l) => l.level === 'info' && typeof l.msg === 'string' && l.msg.startsWith('pyworker: started')),
       'the stderr line in the log',
     );
   });
@@ -169,7 +170,9 @@ describe('StdioRuntime against modules/pyworker', () => {
       'unknown line type',
       'result for an unknown id',
     ]);
-    expect(h.notices.find((n) => n.data?.reason === 'line longer than 1024 bytes discarded')?.data?.bytes).toBe(100_000);
+    expect(h.notices.find((n) => n.data?.reason === 'line longer than 1024 bytes discarded')?.data?.bytes).toBe(
+      100_000,
+    );
     expect(h.logs.filter((l) => l.level === 'warn' && l.msg === 'garbage line from module')).toHaveLength(4);
     expect(await h.rt.invoke('echo', { still: 'alive' }, makeCtx())).toEqual({ still: 'alive' });
   });
@@ -308,7 +311,19 @@ describe('StdioRuntime against modules/pyworker', () => {
     expect(out.names).not.toContain('FINGER_TOKEN');
     expect(out.names).not.toContain('VITEST');
     // Python itself may add LC_CTYPE (PEP 538 locale coercion); nothing else beyond the allowed set.
-    const allowed = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TERM', 'USER', 'LOGNAME', 'SHELL', 'PYWORKER_MODE', 'LC_CTYPE'];
+    const allowed = [
+      'PATH',
+      'HOME',
+      'LANG',
+      'LC_ALL',
+      'TMPDIR',
+      'TERM',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'PYWORKER_MODE',
+      'LC_CTYPE',
+    ];
     expect(out.names.filter((n) => !allowed.includes(n))).toEqual([]);
   });
 

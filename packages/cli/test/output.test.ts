@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { caretLines, detailLines } from '../src/render-error.js';
+import { colorEnabled, formatDuration, formatResult, formatTable, summarizeData } from '../src/output.js';
+import { type FakeDaemon, startFakeDaemon } from './fake-daemon.js';
+import { Capture, runCli } from './helpers.js';
+
+describe('caretLines', () => {
+  it('puts the caret under the position', () => {
+    expect(caretLines('/hub x', 5, 'expected key=value')).toEqual(['/hub x', '     ^ expected key=value']);
+  });
+
+  it('can point past the end of the text', () => {
+    expect(caretLines('/hub', 4, 'expected target=<id>')).toEqual(['/hub', '    ^ expected target=<id>']);
+  });
+
+  it('keeps one line per character when the text has newlines', () => {
+    expect(caretLines('/hub\ntarget=x {', 13, '')).toEqual(['/hub target=x {', '             ^']);
+  });
+
+  it('windows a long text around the position and keeps the caret aligned', () => {
+    const text = `/hub target=a ${'{"k":1,'.repeat(40)} oops`;
+    const pos = text.indexOf('oops');
+    const [shown, caret] = caretLines(text, pos, 'here', 40);
+    expect(shown.startsWith('…')).toBe(true);
+    expect(shown.length).toBeLessThanOrEqual(42);
+    expect(shown.slice(caret.indexOf('^'), caret.indexOf('^') + 4)).toBe('oops');
+  });
+});
+
+describe('formatting helpers', () => {
+  it('formatResult prints strings raw and the rest as indented JSON', () => {
+    expect(formatResult('a\nb')).toBe('a\nb');
+    expect(formatResult({ a: [1] })).toBe('{\n  "a": [\n    1\n  ]\n}');
+    expect(formatResult(undefined)).toBe('null');
+    expect(formatResult(3)).toBe('3');
+  });
+
+  it('formatTable pads every column but the last', () => {
+    expect(
+      formatTable(
+        ['A', 'LONG'],
+        [
+          ['xyz', '1'],
+          ['q', ''],
+        ],
+      ),
+    ).toEqual(['A    LONG', 'xyz  1', 'q']);
+  });
+
+  it('summarizeData shows key=value and cuts long summaries', () => {
+    expect(summarizeData({ mode: 'hub', ok: true, n: 2, text: 'two words', obj: { a: 1 } })).toBe(
+      'mode=hub ok=true n=2 text="two words" obj={"a":1}',
+    );
+    expect(summarizeData({ s: 'x'.repeat(50) }, 20)).toBe(`s=${'x'.repeat(17)}…`);
+    expect(summarizeData(undefined)).toBe('');
+  });
+
+  it('formatDuration', () => {
+    expect(formatDuration(0)).toBe('0s');
+    expect(formatDuration(3725)).toBe('1h 2m 5s');
+    expect(formatDuration(90_061.7)).toBe('1d 1h 1m 1s');
+  });
+
+  it('detailLines turns details into key: value lines', () => {
+    expect(detailLines({ tools: ['a', 'b'], depth: 4, chain: [{ t: 'x' }] })).toEqual([
+      'tools: a, b',
+      'depth: 4',
+      'chain: [{"t":"x"}]',
+    ]);
+    expect(detailLines('text')).toEqual(['details: text']);
+    expect(detailLines(undefined)).toEqual([]);
+  });
+});
+
+describe('colour', () => {
+  let fake: FakeDaemon;
+  beforeAll(async () => {
+    fake = await startFakeDaemon();
+  });
+  afterAll(() => fake.close());
+
+  it('is on only for a TTY without NO_COLOR', () => {
+    expect(colorEnabled({ write: () => true, isTTY: true }, {})).toBe(true);
+    expect(colorEnabled({ write: () => true, isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colorEnabled({ write: () => true, isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(colorEnabled({ write: () => true }, {})).toBe(false);
+  });
+
+  it('colours a table on a TTY and not with NO_COLOR', async () => {
+    const tty = await runCli(['module', 'list'], { env: { FINGER_HOME: fake.home }, stdoutCapture: new Capture(true) });
+    expect(tty.stdout).toContain('\u001b[1mID');
+    expect(tty.stdout).toContain('\u001b[32mready\u001b[39m');
+    const plain = await runCli(['module', 'list'], {
+      env: { FINGER_HOME: fake.home, NO_COLOR: '1' },
+      stdoutCapture: new Capture(true),
+    });
+    expect(plain.stdout).not.toContain('\u001b[');
+  });
+});
+
+describe('bin/myfinger.js', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'finger-cli-bin-'));
+    await mkdir(path.join(dir, 'bin'));
+    await copyFile(fileURLToPath(new URL('../bin/myfinger.js', import.meta.url)), path.join(dir, 'bin', 'myfinger.js'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('says how to build when dist is missing (exit 1)', async () => {
+    const err = (await promisify(execFile)(process.execPath, [path.join(dir, 'bin', 'myfinger.js'), '--version']).catch(
+      (e: unknown) => e,
+    )) as { code: number; stderr: string };
+    expect(err.code).toBe(1);
+    expect(err.stderr).toBe('myfinger is not built; run npm install (or npm run build) in the repo\n');
+  });
+});

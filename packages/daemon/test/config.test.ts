@@ -1,0 +1,124 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { build, DEFAULT_CONFIG, describeStartError, resolveConfig, resolveHome } from '@finger/daemon';
+import type { FingerError } from '@finger/protocol';
+
+import { tempDir } from './helpers.js';
+
+function catchErr(fn: () => unknown): FingerError {
+  try {
+    fn();
+  } catch (e) {
+    return e as FingerError;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('resolveConfig', () => {
+  it('gives the defaults for an absent file and no env', () => {
+    expect(resolveConfig(undefined, {}, {})).toEqual(DEFAULT_CONFIG);
+    expect(DEFAULT_CONFIG.server).toEqual({ host: '127.0.0.1', port: 7770 });
+    expect(DEFAULT_CONFIG.ws.max_buffered_events).toBe(1000);
+    expect(DEFAULT_CONFIG.shutdown.drain_ms).toBe(10_000);
+  });
+
+  it('merges file < env < overrides', () => {
+    const cfg = resolveConfig(
+      { server: { host: '0.0.0.0', port: 1000 }, log: { level: 'debug' }, hub: { max_nesting_depth: 6 } },
+      { FINGER_PORT: '2000', FINGER_LOG_LEVEL: 'warn', FINGER_MODULE_PATHS: ['/a', '/b'].join(delimiter) },
+      { server: { port: 3000 } },
+    );
+    expect(cfg.server).toEqual({ host: '0.0.0.0', port: 3000 });
+    expect(cfg.log.level).toBe('warn');
+    expect(cfg.modules).toEqual({ paths: ['/a', '/b'], builtin: true });
+    expect(cfg.hub).toEqual({ max_nesting_depth: 6 });
+    expect(resolveConfig({}, { FINGER_HOST: '::1' }).server.host).toBe('::1');
+  });
+
+  it('names the key path of a bad value', () => {
+    const err = catchErr(() => resolveConfig({ server: { port: 'eighty' } }));
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(err.message).toContain('config.json: $.server.port must be integer');
+    expect(err.details).toEqual({ source: 'config.json', issues: [{ path: '$.server.port', message: 'must be integer' }] });
+  });
+
+  it('rejects unknown keys at every level and lists every issue', () => {
+    const err = catchErr(() => resolveConfig({ sever: {}, ws: { max_buffered_event: 5 }, log: { level: 'loud' } }));
+    expect(err.code).toBe('E_INVALID_ARGS');
+    const issues = (err.details as { issues: { path: string; message: string }[] }).issues;
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        { path: '$.sever', message: 'is not an allowed key' },
+        { path: '$.ws.max_buffered_event', message: 'is not an allowed key' },
+        expect.objectContaining({ path: '$.log.level' }),
+      ]),
+    );
+    expect(issues).toHaveLength(3);
+  });
+
+  it('rejects a bad env value naming the variable', () => {
+    const err = catchErr(() => resolveConfig({}, { FINGER_PORT: '80a' }));
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(err.message).toContain('env: FINGER_PORT must be an integer');
+    const err2 = catchErr(() => resolveConfig({}, { FINGER_PORT: '70000' }));
+    expect(err2.message).toContain('$.server.port must be <= 65535');
+    const err3 = catchErr(() => resolveConfig({}, { FINGER_LOG_LEVEL: 'loud' }));
+    expect(err3.message).toContain('FINGER_LOG_LEVEL must be one of');
+  });
+});
+
+describe('resolveHome', () => {
+  it('prefers the option, then FINGER_HOME, then ~/.finger', () => {
+    expect(resolveHome('/x/y', { FINGER_HOME: '/env' })).toBe('/x/y');
+    expect(resolveHome(undefined, { FINGER_HOME: '/env' })).toBe('/env');
+    expect(resolveHome(undefined, {})).toBe(join(homedir(), '.finger'));
+  });
+});
+
+describe('build() with config.json', () => {
+  const homes: string[] = [];
+  afterEach(async () => {
+    for (const h of homes.splice(0)) await rm(h, { recursive: true, force: true });
+  });
+
+  it('fails start with E_INVALID_ARGS naming the bad key', async () => {
+    const home = await tempDir();
+    homes.push(home);
+    await mkdir(join(home, 'config'), { recursive: true });
+    await writeFile(join(home, 'config', 'config.json'), JSON.stringify({ server: { port: 1.5 } }));
+    const err = (await build({ home }).catch((e: unknown) => e)) as FingerError;
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(err.message).toContain('config.json: $.server.port must be integer');
+    expect(describeStartError(err)).toContain('config.json: $.server.port must be integer');
+  });
+
+  it('fails on invalid JSON', async () => {
+    const home = await tempDir();
+    homes.push(home);
+    await mkdir(join(home, 'config'), { recursive: true });
+    await writeFile(join(home, 'config', 'config.json'), '{ "server": ');
+    const err = (await build({ home }).catch((e: unknown) => e)) as FingerError;
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(err.message).toContain('config.json: not valid JSON');
+  });
+
+  it('uses the file, env from the options, and writes an example config', async () => {
+    const home = await tempDir();
+    homes.push(home);
+    await mkdir(join(home, 'config'), { recursive: true });
+    await writeFile(join(home, 'config', 'config.json'), JSON.stringify({ server: { port: 0 }, modules: { builtin: false }, ws: { max_buffered_events: 7 } }));
+    const app = await build({ home, env: { FINGER_LOG_LEVEL: 'silent', FINGER_HOST: '127.0.0.1' } });
+    try {
+      expect(app.config.ws.max_buffered_events).toBe(7);
+      expect(app.config.log.level).toBe('silent');
+      const example = JSON.parse(await readFile(join(home, 'config', 'config.example.json'), 'utf8'));
+      expect(resolveConfig(example).server).toEqual(DEFAULT_CONFIG.server);
+    } finally {
+      await app.close();
+    }
+  });
+});
