@@ -2,13 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { InProcessRuntime, silentLogger, type ToolCallContext } from '@finger/hub';
 import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-
-// Relative import until the test can use `@finger/hub` (which resolves to packages/hub/src/index.ts).
-import { silentLogger } from '../../../packages/hub/src/logger.js';
-import { InProcessRuntime } from '../../../packages/hub/src/runtime/in-process.js';
-import type { ToolCallContext } from '../../../packages/hub/src/runtime/runtime.js';
 
 const DIR = fileURLToPath(new URL('..', import.meta.url));
 const MANIFEST = JSON.parse(fs.readFileSync(path.join(DIR, 'module.json'), 'utf8')) as ModuleManifest;

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { manifestIssues } from '@finger/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { manifestIssues } from '@finger/protocol';
 
 import { ADMIN_TOKEN, type FakeDaemon, REPLAY_EVENTS, startFakeDaemon } from './fake-daemon.js';
 import { runCli } from './helpers.js';

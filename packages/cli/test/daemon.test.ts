@@ -110,9 +110,10 @@ describe('daemon start | status | stop (background, against a stand-in entry scr
 });
 
 describe('daemon start --foreground', () => {
-  it('calls runDaemon({foreground, home, port, host}) of the daemon entry in-process', async () => {
+  it('calls runDaemon({foreground, home, port, host, env}) of the daemon entry in-process', async () => {
     const r = await runCli(['daemon', 'start', '--foreground', '--port', '0', '--host', '127.0.0.1', '--home', home], {
       daemonEntry,
+      env: { FINGER_LLM_PROVIDER: 'offline' },
     });
     expect(r).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(JSON.parse(await readFile(path.join(home, 'run-opts.json'), 'utf8'))).toEqual({
@@ -120,6 +121,7 @@ describe('daemon start --foreground', () => {
       home,
       port: 0,
       host: '127.0.0.1',
+      env: { FINGER_LLM_PROVIDER: 'offline' },
     });
   });
 });

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 
-import { ERROR_CODE_LIST } from '@finger/protocol';
 import { describe, expect, it } from 'vitest';
+
+import { ERROR_CODE_LIST } from '@finger/protocol';
 
 import { CLI_ERROR_CODES, EXIT, EXIT_BY_ERROR_CODE, exitCodeFor } from '../src/exit-codes.js';
 
@@ -53,7 +54,7 @@ describe('exit codes', () => {
   it('README lists every exit code and every classified error code in its row', () => {
     const rows = new Map<number, string>();
     for (const line of readme.split('\n')) {
-      const m = line.match(/^\| (\d+) \|(.*)$/);
+      const m = line.match(/^\|\s*(\d+)\s*\|(.*)$/);
       if (m) rows.set(Number(m[1]), m[2]!);
     }
     for (const exit of Object.values(EXIT)) expect(rows.has(exit)).toBe(true);

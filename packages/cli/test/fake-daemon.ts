@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { assertManifest, type FingerEvent, isFingerError, parseHubCommand } from '@finger/protocol';
 import { type WebSocket, WebSocketServer } from 'ws';
+
+import { assertManifest, type FingerEvent, isFingerError, parseHubCommand } from '@finger/protocol';
 
 export const ADMIN_TOKEN = 'fgr_test_admin_token';
 

@@ -7,8 +7,8 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { caretLines, detailLines } from '../src/render-error.js';
 import { colorEnabled, formatDuration, formatResult, formatTable, summarizeData } from '../src/output.js';
+import { caretLines, detailLines } from '../src/render-error.js';
 import { type FakeDaemon, startFakeDaemon } from './fake-daemon.js';
 import { Capture, runCli } from './helpers.js';
 

@@ -177,10 +177,15 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       close() {
         closing ??= (async () => {
           eventGateway.close();
-          await Promise.all([
-            fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed')),
-            hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed')),
-          ]);
+          const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
+          await hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed'));
+          // Calls that outlived the drain: answer their HTTP requests with E_PROVIDER_CLOSED.
+          gateway.close();
+          let timer: NodeJS.Timeout | undefined;
+          const grace = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 1000)));
+          if ((await Promise.race([httpClosed, grace])) === 'timeout') fastify.server.closeAllConnections();
+          clearTimeout(timer);
+          await httpClosed;
           await events.close().catch(() => undefined);
           tokens.flush();
           if (daemonFile) removeDaemonFile(daemonFile);

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 
 import type { HealthResult } from '../api-types.js';
 import { DaemonClient, readDaemonInfo } from '../client.js';
-import { type CommandContext, type RunState, action } from '../context.js';
+import { action, type CommandContext, type RunState } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { formatDuration } from '../output.js';
@@ -26,6 +26,8 @@ export interface RunDaemonOptions {
   home: string;
   port?: number;
   host?: string;
+  /** The CLI's environment (FINGER_* overrides), so an injected env reaches the daemon too. */
+  env: Record<string, string | undefined>;
 }
 
 interface DaemonMainModule {
@@ -111,7 +113,7 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   }
   if (opts.foreground) {
     const m = await loadDaemonMain(ctx);
-    const runOpts: RunDaemonOptions = { foreground: true, home };
+    const runOpts: RunDaemonOptions = { foreground: true, home, env: ctx.io.env };
     if (port !== undefined) runOpts.port = port;
     if (opts.host) runOpts.host = opts.host;
     await m.runDaemon(runOpts);

@@ -1,10 +1,11 @@
-import type { FingerEvent } from '@finger/protocol';
 import type { Command } from 'commander';
 import WebSocket from 'ws';
 
+import type { FingerEvent } from '@finger/protocol';
+
 import type { EventStreamMessage } from '../api-types.js';
 import { seg } from '../client.js';
-import { type CommandContext, type RunState, action } from '../context.js';
+import { action, type CommandContext, type RunState } from '../context.js';
 import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { type Colors, summarizeData } from '../output.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 import type { ModuleHealthInfo, ModuleInfo } from '../api-types.js';
 import { seg } from '../client.js';
-import { type RunState, action } from '../context.js';
+import { action, type RunState } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { Colors } from '../output.js';
 

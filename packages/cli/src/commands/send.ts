@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 import type { DispatchResult, RequestRecord } from '../api-types.js';
 import { seg } from '../client.js';
-import { type RunState, action } from '../context.js';
+import { action, type RunState } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { formatResult, type Output } from '../output.js';

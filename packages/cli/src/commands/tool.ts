@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import type { ModuleInfo } from '../api-types.js';
-import { type RunState, action } from '../context.js';
+import { action, type RunState } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 

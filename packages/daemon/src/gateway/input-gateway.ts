@@ -60,9 +60,31 @@ const MAX_EVENT_TEXT = 1000;
  */
 export class InputGateway {
   private readonly hub: MessageHub;
+  private closed: FingerError | undefined;
+  private readonly waiting = new Set<(e: FingerError) => void>();
 
   constructor(options: InputGatewayOptions) {
     this.hub = options.hub;
+  }
+
+  /**
+   * Stops waiting: every blocking call still awaited rejects with E_PROVIDER_CLOSED (so its HTTP
+   * request is answered), and new input is refused. Called by the daemon after the hub's drain.
+   */
+  close(message = 'the daemon is shutting down'): void {
+    if (this.closed) return;
+    this.closed = new FingerError('E_PROVIDER_CLOSED', message);
+    for (const reject of this.waiting) reject(this.closed);
+    this.waiting.clear();
+  }
+
+  /** Awaits `p` unless the gateway closes first. */
+  private wait<T>(p: Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(this.closed);
+    let reject!: (e: FingerError) => void;
+    const stop = new Promise<never>((_, r) => (reject = r));
+    this.waiting.add(reject);
+    return Promise.race([p, stop]).finally(() => this.waiting.delete(reject));
   }
 
   /**
@@ -125,6 +147,7 @@ export class InputGateway {
   }
 
   private async run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {
+    if (this.closed) throw this.closed;
     const events = this.hub.events;
     const request_id = p.request_id!;
     const correlation_id = p.correlation_id!;
@@ -147,7 +170,7 @@ export class InputGateway {
     if (blocking) {
       let result: unknown;
       try {
-        result = await this.hub.request(p);
+        result = await this.wait(this.hub.request(p));
       } catch (e) {
         done(toErrorInfo(e));
         throw e;

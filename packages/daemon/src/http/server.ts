@@ -49,6 +49,11 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
     o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
   });
+  // Responses finished while closing must not keep their connection alive, or close() would wait on it.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (o.isClosing()) reply.header('connection', 'close');
+    return payload;
+  });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
 
   await app.register(fastifySwagger, {

@@ -1,13 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 
-import { FingerError, isErrorCode } from '@finger/protocol';
+import { FingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import { LineReader } from './jsonl-reader.js';
-import { childEnv, killProcessGroup } from './process-tree.js';
+import { ModuleProcess } from './module-process.js';
+import { childEnv } from './process-tree.js';
+import { ReadyGate } from './ready-gate.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
+import { parseModuleLine } from './stdio-protocol.js';
 
 /** Counters of a stdio runtime, for metrics and tests. */
 export interface StdioRuntimeStats {
@@ -31,8 +32,6 @@ const KILL_GRACE_MS = 1000;
 const CLOSE_KILL_MS = 2000;
 /** A child up this long counts as stable: the restart backoff starts over at its minimum. */
 const STABLE_UPTIME_MS = 10_000;
-/** If stdio does not close this long after 'exit' (a grandchild holds the pipe), treat the child as gone. */
-const EXIT_CLOSE_GRACE_MS = 1000;
 const SAMPLE_CHARS = 200;
 
 type State = 'idle' | 'starting' | 'running' | 'restarting' | 'closed';
@@ -45,31 +44,15 @@ interface Pending {
   grace: unknown;
 }
 
-interface Proc {
-  child: ChildProcess;
-  pid: number;
-  startedAt: number;
-  spawned: boolean;
-  gone: boolean;
-  exitTimer: unknown;
-  onGone: (() => void) | null;
-}
-
-interface Waiter {
-  resolve(): void;
-  reject(e: unknown): void;
-  timer: unknown;
-}
-
 /**
  * Runs a module as a child process speaking JSON lines on stdin/stdout (§3.4), in any language.
  *
- * The child leads its own process group (`detached`), so a kill reaches everything it started. Its
- * environment is minimal (PATH, HOME, LANG, … from `baseEnv`) plus the manifest's `env`; the
- * daemon's environment never passes whole. Bad stdout lines are counted and reported, never
- * fatal. When the child dies, in-flight calls reject E_MODULE_CRASHED and it is restarted with
- * exponential backoff; calls arriving meanwhile wait for the restart until their deadline
- * (E_TIMEOUT). A cancelled call left unanswered for `cancel_grace_ms` gets the whole group killed.
+ * The child leads its own process group, so a kill reaches everything it started. Its environment
+ * is minimal (PATH, HOME, LANG, … from `baseEnv`) plus the manifest's `env`; the daemon's
+ * environment never passes whole. Bad stdout lines are counted and reported, never fatal. When
+ * the child dies, in-flight calls reject E_MODULE_CRASHED and it is restarted with exponential
+ * backoff; calls arriving meanwhile wait for the restart until their deadline (E_TIMEOUT). A
+ * cancelled call left unanswered for `cancel_grace_ms` gets the whole group killed.
  */
 export class StdioRuntime implements ModuleRuntime {
   readonly type = 'stdio';
@@ -83,11 +66,11 @@ export class StdioRuntime implements ModuleRuntime {
   readonly #backoffMax: number;
   #backoff: number;
   #state: State = 'idle';
-  #proc: Proc | null = null;
+  #proc: ModuleProcess | null = null;
   readonly #pending = new Map<string, Pending>();
   readonly #pings = new Map<string, (h: RuntimeHealth) => void>();
   #pingSeq = 0;
-  readonly #waiters = new Set<Waiter>();
+  readonly #gate: ReadyGate;
   #garbage = 0;
   #restarts = 0;
   #restartTimer: unknown = null;
@@ -98,12 +81,15 @@ export class StdioRuntime implements ModuleRuntime {
     this.#opts = opts;
     this.#id = opts.manifest.id;
     this.#clock = opts.clock ?? systemClock;
+    this.#gate = new ReadyGate(this.#clock);
     this.#log = opts.logger.child({ module: opts.manifest.id, runtime: 'stdio' });
     const l = opts.limits ?? {};
     this.#maxLine = l.max_line_bytes ?? DEFAULT_MAX_LINE;
     this.#cancelGrace = l.cancel_grace_ms ?? DEFAULT_CANCEL_GRACE_MS;
-    [this.#backoffMin, this.#backoffMax] = l.restart_backoff_ms ?? DEFAULT_BACKOFF;
-    this.#backoff = this.#backoffMin;
+    const [min, max] = l.restart_backoff_ms ?? DEFAULT_BACKOFF;
+    this.#backoffMin = min;
+    this.#backoffMax = max;
+    this.#backoff = min;
   }
 
   /**
@@ -119,13 +105,13 @@ export class StdioRuntime implements ModuleRuntime {
       () => {
         if (this.#state === 'closed') throw this.#closedError();
         this.#state = 'running';
-        this.#wakeWaiters();
+        this.#gate.open();
       },
       (e: unknown) => {
         if (this.#state === 'starting') {
           this.#state = 'idle';
           this.#starting = null;
-          this.#failWaiters(e);
+          this.#gate.fail(e);
         }
         throw e;
       },
@@ -137,18 +123,19 @@ export class StdioRuntime implements ModuleRuntime {
    * Sends `{"type":"call"}` with `ctx.call_id` as the line id and resolves with the module's
    * result. Rejects with the module's error (a registered code passes, others become
    * E_MODULE_ERROR with `details.module_code`), E_MODULE_CRASHED when the child dies first,
-   * E_TIMEOUT when a restart outlasts `ctx.deadline`, E_PROVIDER_CLOSED after close().
+   * E_TIMEOUT when a restart outlasts `ctx.deadline`, E_PROVIDER_CLOSED after close(),
+   * E_MODULE_UNHEALTHY before start().
    */
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
     switch (this.#state) {
       case 'running':
-        return this.#call(tool, args, ctx);
+        return this.#call(this.#proc as ModuleProcess, tool, args, ctx);
       case 'closed':
         return Promise.reject(this.#closedError());
       case 'idle':
         return Promise.reject(new FingerError('E_MODULE_UNHEALTHY', `module "${this.#id}" is not started`));
       default:
-        return this.#waitReady(ctx).then(() => this.invoke(tool, args, ctx));
+        return this.#gate.wait(ctx.deadline, this.#notReady).then(() => this.invoke(tool, args, ctx));
     }
   }
 
@@ -161,7 +148,7 @@ export class StdioRuntime implements ModuleRuntime {
     const p = this.#pending.get(call_id);
     const proc = this.#proc;
     if (p === undefined || p.grace !== null || proc === null) return;
-    this.#write(proc, JSON.stringify({ type: 'cancel', id: call_id }) + '\n');
+    proc.write(JSON.stringify({ type: 'cancel', id: call_id }) + '\n');
     p.grace = this.#clock.setTimeout(() => {
       p.grace = null;
       if (this.#pending.get(call_id) !== p || this.#proc !== proc || proc.gone) return;
@@ -169,11 +156,11 @@ export class StdioRuntime implements ModuleRuntime {
         { call_id, reason, pid: proc.pid, grace_ms: this.#cancelGrace },
         'module did not answer a cancel in time; killing its process group',
       );
-      this.#killTree(proc);
+      proc.terminate(KILL_GRACE_MS);
     }, this.#cancelGrace);
   }
 
-  /** Ping → pong within `timeout_ms` is healthy; not running (starting, restarting, closed) is not. */
+  /** Ping → pong within `timeout_ms` is healthy; not running (idle, restarting, closed) is not. */
   health(timeout_ms: number): Promise<RuntimeHealth> {
     const proc = this.#proc;
     if (this.#state !== 'running' || proc === null) return Promise.resolve({ ok: false, detail: this.#state });
@@ -203,12 +190,17 @@ export class StdioRuntime implements ModuleRuntime {
   // ---- process lifecycle -------------------------------------------------------------------
 
   async #spawnReady(): Promise<void> {
-    const proc = await this.#spawn();
+    const proc = this.#spawn();
+    await proc.ready.catch((e: unknown) => {
+      throw this.#cannotStart(e);
+    });
+    this.#log.debug({ pid: proc.pid }, 'module process started');
+    if (this.#state === 'closed' && this.#proc === proc) proc.terminate(CLOSE_KILL_MS);
     const t = this.#opts.limits?.start_timeout_ms;
     if (t === undefined) return;
     const h = await this.#ping(proc, t);
     if (!h.ok) {
-      this.#killTree(proc);
+      proc.terminate(KILL_GRACE_MS);
       throw new FingerError(
         'E_MODULE_UNHEALTHY',
         `module "${this.#id}" did not answer a ping after start: ${h.detail}`,
@@ -216,106 +208,54 @@ export class StdioRuntime implements ModuleRuntime {
     }
   }
 
-  #spawn(): Promise<Proc> {
-    const { manifest, baseDir } = this.#opts;
-    const rt = manifest.runtime;
+  #spawn(): ModuleProcess {
+    const rt = this.#opts.manifest.runtime;
     if (rt.type !== 'stdio') {
-      return Promise.reject(
-        new FingerError('E_INVALID_MANIFEST', `module "${this.#id}" is not a stdio module`, {
-          issues: [{ path: '$.runtime.type', message: `expected "stdio", got "${rt.type}"` }],
-        }),
-      );
+      throw new FingerError('E_INVALID_MANIFEST', `module "${this.#id}" is not a stdio module`, {
+        issues: [{ path: '$.runtime.type', message: `expected "stdio", got "${rt.type}"` }],
+      });
     }
-    const [cmd, ...args] = rt.command;
-    const cwd = path.resolve(baseDir, rt.cwd ?? '.');
+    const cwd = path.resolve(this.#opts.baseDir, rt.cwd ?? '.');
     // process.env is only read to pick the minimal names; the composition root should pass baseEnv.
     const env = childEnv(this.#opts.baseEnv ?? process.env, rt.env);
-    const unhealthy = (e: unknown) =>
-      new FingerError(
-        'E_MODULE_UNHEALTHY',
-        `module "${this.#id}": cannot start ${JSON.stringify(rt.command)}: ${e instanceof Error ? e.message : String(e)}`,
-        { command: rt.command, cwd },
-      );
-    let child: ChildProcess;
+    let proc: ModuleProcess;
     try {
-      child = spawn(cmd as string, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      proc = new ModuleProcess({
+        command: rt.command,
+        cwd,
+        env,
+        maxLineBytes: this.#maxLine,
+        stderrMaxLineBytes: STDERR_MAX_LINE,
+        clock: this.#clock,
+        hooks: {
+          onLine: (line) => this.#onLine(proc, line),
+          onOversize: (bytes) =>
+            this.#onGarbage(proc, `line longer than ${this.#maxLine} bytes discarded`, undefined, bytes),
+          onStderr: (line, bytes) => {
+            if (line !== null) this.#log.info({ stream: 'stderr', pid: proc.pid }, line);
+            else this.#log.warn({ stream: 'stderr', pid: proc.pid, bytes }, 'over-long stderr line dropped');
+          },
+          onGone: (code, signal) => this.#gone(proc, code, signal),
+          onError: (e) => this.#log.debug({ pid: proc.pid, err: e.message }, 'module process or pipe error'),
+        },
+      });
     } catch (e) {
-      return Promise.reject(unhealthy(e));
+      throw this.#cannotStart(e);
     }
-    const proc: Proc = {
-      child,
-      pid: child.pid ?? 0,
-      startedAt: this.#clock.now(),
-      spawned: false,
-      gone: false,
-      exitTimer: null,
-      onGone: null,
-    };
     this.#proc = proc;
-    const out = new LineReader(
-      this.#maxLine,
-      (line) => this.#onLine(proc, line),
-      (bytes) => this.#onGarbage(proc, `line longer than ${this.#maxLine} bytes discarded`, undefined, bytes),
-    );
-    const err = new LineReader(
-      STDERR_MAX_LINE,
-      (line) => this.#log.info({ stream: 'stderr', pid: proc.pid }, line),
-      (bytes) => this.#log.warn({ stream: 'stderr', pid: proc.pid, bytes }, 'over-long stderr line dropped'),
-    );
-    child.stdout?.on('data', (c: Buffer) => out.push(c));
-    child.stdout?.on('end', () => out.end());
-    child.stderr?.on('data', (c: Buffer) => err.push(c));
-    child.stderr?.on('end', () => err.end());
-    // EPIPE and friends when the child is dying: the exit path handles the consequences.
-    const ignore = (e: Error) => this.#log.debug({ pid: proc.pid, err: e.message }, 'module pipe error');
-    child.stdin?.on('error', ignore);
-    child.stdout?.on('error', ignore);
-    child.stderr?.on('error', ignore);
-    return new Promise<Proc>((resolve, reject) => {
-      child.once('spawn', () => {
-        proc.spawned = true;
-        proc.pid = child.pid ?? 0;
-        this.#log.debug({ pid: proc.pid, command: rt.command, cwd }, 'module process started');
-        if (this.#state === 'closed' && this.#proc === proc) this.#killTree(proc, CLOSE_KILL_MS);
-        resolve(proc);
-      });
-      child.on('error', (e) => {
-        if (!proc.spawned) {
-          reject(unhealthy(e));
-          this.#gone(proc, null, null);
-        } else {
-          this.#log.warn({ pid: proc.pid, err: e.message }, 'module process error');
-        }
-      });
-      child.once('exit', (code, signal) => {
-        proc.exitTimer = this.#clock.setTimeout(() => {
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          this.#gone(proc, code, signal);
-        }, EXIT_CLOSE_GRACE_MS);
-      });
-      child.once('close', (code, signal) => this.#gone(proc, code, signal));
-    });
+    return proc;
   }
 
-  /** The child is gone (exit + pipes closed, or spawn failure). Runs once per process. */
-  #gone(proc: Proc, code: number | null, signal: NodeJS.Signals | null): void {
-    if (proc.gone) return;
-    proc.gone = true;
-    if (proc.exitTimer !== null) this.#clock.clearTimeout(proc.exitTimer);
-    // Whatever it left behind in its group goes with it.
-    if (proc.spawned) killProcessGroup(proc.pid, 'SIGKILL');
-    proc.onGone?.();
+  /** The child is gone (exited and pipes closed, or it never started). */
+  #gone(proc: ModuleProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#proc !== proc) return;
     this.#proc = null;
     if (this.#state === 'closed') return;
-    const details = { exit_code: code, signal };
+    const message = `module "${this.#id}" exited (code ${code}, signal ${signal})`;
     const inflight = this.#pending.size;
     for (const p of this.#pending.values()) {
       if (p.grace !== null) this.#clock.clearTimeout(p.grace);
-      p.reject(
-        new FingerError('E_MODULE_CRASHED', `module "${this.#id}" exited (code ${code}, signal ${signal})`, details),
-      );
+      p.reject(new FingerError('E_MODULE_CRASHED', message, { exit_code: code, signal }));
     }
     this.#pending.clear();
     this.#resolvePings({ ok: false, detail: 'module process exited' });
@@ -323,7 +263,7 @@ export class StdioRuntime implements ModuleRuntime {
     this.#log.warn({ pid: proc.pid, exit_code: code, signal, inflight }, 'module process exited');
     this.#notice({
       type: 'crashed',
-      message: `module "${this.#id}" exited (code ${code}, signal ${signal})`,
+      message,
       data: { module: this.#id, pid: proc.pid, exit_code: code, signal, inflight },
     });
     if (this.#clock.now() - proc.startedAt >= STABLE_UPTIME_MS) this.#backoff = this.#backoffMin;
@@ -351,11 +291,8 @@ export class StdioRuntime implements ModuleRuntime {
       return;
     }
     const proc = this.#proc;
-    if (this.#state !== 'restarting' || proc === null) {
-      // Closed meanwhile (close() takes care of the process), or it died already (retry).
-      if (this.#state === 'restarting') this.#scheduleRestart();
-      return;
-    }
+    if (this.#state !== 'restarting') return; // closed meanwhile: close() stops the process
+    if (proc === null) return this.#scheduleRestart(); // died already
     this.#state = 'running';
     this.#restarts++;
     this.#log.info({ pid: proc.pid, restarts: this.#restarts }, 'module process restarted');
@@ -364,16 +301,7 @@ export class StdioRuntime implements ModuleRuntime {
       message: `module "${this.#id}" restarted`,
       data: { module: this.#id, pid: proc.pid, restarts: this.#restarts },
     });
-    this.#wakeWaiters();
-  }
-
-  /** SIGTERM the group now, SIGKILL it after a short grace if the leader is still there. */
-  #killTree(proc: Proc, graceMs = KILL_GRACE_MS): void {
-    if (proc.gone || !proc.spawned) return;
-    killProcessGroup(proc.pid, 'SIGTERM');
-    this.#clock.setTimeout(() => {
-      if (!proc.gone) killProcessGroup(proc.pid, 'SIGKILL');
-    }, graceMs);
+    this.#gate.open();
   }
 
   async #close(): Promise<void> {
@@ -381,7 +309,7 @@ export class StdioRuntime implements ModuleRuntime {
     if (this.#restartTimer !== null) this.#clock.clearTimeout(this.#restartTimer);
     this.#restartTimer = null;
     const closed = this.#closedError();
-    this.#failWaiters(closed);
+    this.#gate.fail(closed);
     for (const p of this.#pending.values()) {
       if (p.grace !== null) this.#clock.clearTimeout(p.grace);
       p.reject(closed);
@@ -389,92 +317,54 @@ export class StdioRuntime implements ModuleRuntime {
     this.#pending.clear();
     this.#resolvePings({ ok: false, detail: 'closed' });
     const proc = this.#proc;
-    if (proc === null || proc.gone) return;
-    await new Promise<void>((resolve) => {
-      proc.onGone = resolve;
-      try {
-        proc.child.stdin?.end();
-      } catch {
-        // already closed
-      }
-      if (!proc.spawned) return; // spawn pending: its 'error' or 'spawn'/'exit' will settle it
-      this.#killTree(proc, CLOSE_KILL_MS);
-    });
+    if (proc === null) return;
+    proc.endInput();
+    // Not spawned yet: #spawnReady terminates it once it is (or the spawn fails).
+    proc.terminate(CLOSE_KILL_MS);
+    await proc.exited;
     this.#proc = null;
   }
 
   // ---- lines from the module ---------------------------------------------------------------
 
-  #onLine(proc: Proc, line: string): void {
+  #onLine(proc: ModuleProcess, line: string): void {
     if (proc !== this.#proc || this.#state === 'closed') return;
-    if (line.trim() === '') return;
-    let msg: unknown;
-    try {
-      msg = JSON.parse(line);
-    } catch {
-      this.#onGarbage(proc, 'not JSON', line);
-      return;
-    }
-    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
-      this.#onGarbage(proc, 'not a JSON object', line);
-      return;
-    }
-    const m = msg as Record<string, unknown>;
-    const id = m.id;
+    const m = parseModuleLine(line);
+    if (m === null) return;
     switch (m.type) {
-      case 'result': {
-        const p = typeof id === 'string' ? this.#take(id) : undefined;
-        if (p === undefined) return this.#onGarbage(proc, 'result for an unknown id', line);
-        p.resolve(m.result);
-        return;
-      }
+      case 'garbage':
+        return this.#onGarbage(proc, m.reason, line);
+      case 'result':
       case 'error': {
-        const p = typeof id === 'string' ? this.#take(id) : undefined;
-        if (p === undefined) return this.#onGarbage(proc, 'error for an unknown id', line);
-        p.reject(this.#moduleError(m));
+        const p = this.#take(m.id);
+        if (p === undefined) return this.#onGarbage(proc, `${m.type} for an unknown id`, line);
+        if (m.type === 'result') p.resolve(m.result);
+        else p.reject(m.error);
         return;
       }
       case 'progress': {
-        const p = typeof id === 'string' ? this.#pending.get(id) : undefined;
+        const p = this.#pending.get(m.id);
         if (p === undefined) return this.#onGarbage(proc, 'progress for an unknown id', line);
-        const fraction = typeof m.fraction === 'number' && Number.isFinite(m.fraction) ? m.fraction : undefined;
-        this.#safely(() => p.ctx.progress(typeof m.message === 'string' ? m.message : '', fraction));
-        return;
+        return this.#safely(() => p.ctx.progress(m.message, m.fraction));
       }
       case 'lease.extend': {
-        const p = typeof id === 'string' ? this.#pending.get(id) : undefined;
-        const ttl = m.ttl_ms;
+        const p = this.#pending.get(m.id);
         if (p === undefined) return this.#onGarbage(proc, 'lease.extend for an unknown id', line);
-        if (typeof ttl !== 'number' || !(ttl > 0) || !Number.isFinite(ttl)) {
-          return this.#onGarbage(proc, 'lease.extend without a positive ttl_ms', line);
-        }
-        this.#safely(() => p.ctx.extendLease(ttl));
-        return;
+        return this.#safely(() => p.ctx.extendLease(m.ttl_ms));
       }
       case 'pong': {
-        const r = typeof id === 'string' ? this.#pings.get(id) : undefined;
+        const r = this.#pings.get(m.id);
         if (r !== undefined) r({ ok: true });
-        else if (!this.#isLatePong(id)) this.#onGarbage(proc, 'pong for an unknown id', line);
+        else if (!this.#isLatePong(m.id)) this.#onGarbage(proc, 'pong for an unknown id', line);
         return;
       }
-      case 'event': {
-        if (typeof m.name !== 'string') return this.#onGarbage(proc, 'event without a name', line);
-        this.#notice({
+      case 'event':
+        return this.#notice({
           type: 'event',
           message: m.name,
-          data: { module: this.#id, name: m.name, data: m.data ?? null },
+          data: { module: this.#id, name: m.name, data: m.data },
         });
-        return;
-      }
-      default:
-        this.#onGarbage(proc, 'unknown line type', line);
     }
-  }
-
-  #moduleError(m: Record<string, unknown>): FingerError {
-    const message = typeof m.message === 'string' ? m.message : 'module error';
-    if (isErrorCode(m.code)) return new FingerError(m.code, message, m.details);
-    return new FingerError('E_MODULE_ERROR', message, { module_code: m.code ?? null });
   }
 
   #take(id: string): Pending | undefined {
@@ -485,7 +375,7 @@ export class StdioRuntime implements ModuleRuntime {
     return p;
   }
 
-  #onGarbage(proc: Proc, reason: string, line?: string, bytes?: number): void {
+  #onGarbage(proc: ModuleProcess, reason: string, line?: string, bytes?: number): void {
     if (proc !== this.#proc) return;
     this.#garbage++;
     const data: Record<string, unknown> = { module: this.#id, reason };
@@ -497,48 +387,31 @@ export class StdioRuntime implements ModuleRuntime {
 
   // ---- small helpers -------------------------------------------------------------------------
 
-  #call(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
-    const proc = this.#proc as Proc;
+  #call(proc: ModuleProcess, tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
     const id = ctx.call_id;
     if (this.#pending.has(id)) {
       return Promise.reject(new FingerError('E_INTERNAL', `call id ${id} is already in flight on "${this.#id}"`));
     }
     let line: string;
     try {
-      line =
-        JSON.stringify({
-          type: 'call',
-          id,
-          tool,
-          args: args === undefined ? null : args,
-          meta: {
-            request_id: ctx.request_id,
-            session_id: ctx.session_id,
-            lease_id: ctx.lease_id,
-            deadline: ctx.deadline,
-          },
-        }) + '\n';
+      const meta = {
+        request_id: ctx.request_id,
+        session_id: ctx.session_id,
+        lease_id: ctx.lease_id,
+        deadline: ctx.deadline,
+      };
+      line = JSON.stringify({ type: 'call', id, tool, args: args === undefined ? null : args, meta }) + '\n';
     } catch (e) {
-      return Promise.reject(
-        new FingerError(
-          'E_INVALID_ARGS',
-          `arguments are not serialisable: ${e instanceof Error ? e.message : String(e)}`,
-        ),
-      );
+      const why = e instanceof Error ? e.message : String(e);
+      return Promise.reject(new FingerError('E_INVALID_ARGS', `arguments are not serialisable: ${why}`));
     }
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, ctx, grace: null });
-      this.#write(proc, line);
+      proc.write(line); // a dead pipe is a no-op: the exit path fails the call
     });
   }
 
-  #write(proc: Proc, line: string): void {
-    const stdin = proc.child.stdin;
-    if (proc.gone || stdin === null || !stdin.writable) return; // the exit path fails the call
-    stdin.write(line);
-  }
-
-  #ping(proc: Proc, timeout_ms: number): Promise<RuntimeHealth> {
+  #ping(proc: ModuleProcess, timeout_ms: number): Promise<RuntimeHealth> {
     const id = `ping-${++this.#pingSeq}`;
     return new Promise((resolve) => {
       const timer = this.#clock.setTimeout(() => {
@@ -550,12 +423,13 @@ export class StdioRuntime implements ModuleRuntime {
         this.#pings.delete(id);
         resolve(h);
       });
-      this.#write(proc, JSON.stringify({ type: 'ping', id }) + '\n');
+      proc.write(JSON.stringify({ type: 'ping', id }) + '\n');
     });
   }
 
-  #isLatePong(id: unknown): boolean {
-    if (typeof id !== 'string' || !id.startsWith('ping-')) return false;
+  /** A pong for a ping that already timed out is late, not garbage. */
+  #isLatePong(id: string): boolean {
+    if (!id.startsWith('ping-')) return false;
     const n = Number(id.slice(5));
     return Number.isInteger(n) && n > 0 && n <= this.#pingSeq;
   }
@@ -564,37 +438,20 @@ export class StdioRuntime implements ModuleRuntime {
     for (const r of [...this.#pings.values()]) r(h);
   }
 
-  #waitReady(ctx: ToolCallContext): Promise<void> {
-    const remaining = ctx.deadline - this.#clock.now();
-    if (!(remaining > 0)) return Promise.reject(this.#restartTimeout());
-    return new Promise((resolve, reject) => {
-      const w: Waiter = { resolve, reject, timer: null };
-      w.timer = this.#clock.setTimeout(() => {
-        this.#waiters.delete(w);
-        reject(this.#restartTimeout());
-      }, remaining);
-      this.#waiters.add(w);
-    });
-  }
+  readonly #notReady = (): FingerError =>
+    new FingerError('E_TIMEOUT', `module "${this.#id}" was not ready before the call's deadline`);
 
-  #wakeWaiters(): void {
-    for (const w of this.#waiters) {
-      this.#clock.clearTimeout(w.timer);
-      w.resolve();
-    }
-    this.#waiters.clear();
-  }
-
-  #failWaiters(e: unknown): void {
-    for (const w of this.#waiters) {
-      this.#clock.clearTimeout(w.timer);
-      w.reject(e);
-    }
-    this.#waiters.clear();
-  }
-
-  #restartTimeout(): FingerError {
-    return new FingerError('E_TIMEOUT', `module "${this.#id}" was not ready before the call's deadline`);
+  #cannotStart(e: unknown): FingerError {
+    const rt = this.#opts.manifest.runtime;
+    const command = rt.type === 'stdio' ? rt.command : [];
+    const why = e instanceof Error ? e.message : String(e);
+    return new FingerError(
+      'E_MODULE_UNHEALTHY',
+      `module "${this.#id}": cannot start ${JSON.stringify(command)}: ${why}`,
+      {
+        command,
+      },
+    );
   }
 
   #closedError(): FingerError {

@@ -1,0 +1,300 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { manifest, startDaemon, type TestDaemon } from './helpers.js';
+
+const ROUTES: ['GET' | 'POST' | 'DELETE', string][] = [
+  ['POST', '/v1/input'],
+  ['POST', '/v1/messages'],
+  ['GET', '/v1/requests/abc'],
+  ['GET', '/v1/requests/abc/events'],
+  ['GET', '/v1/events'],
+  ['GET', '/v1/modules'],
+  ['POST', '/v1/modules'],
+  ['DELETE', '/v1/modules/echo'],
+  ['GET', '/v1/modules/echo/health'],
+  ['GET', '/v1/tokens'],
+  ['POST', '/v1/tokens'],
+  ['DELETE', '/v1/tokens/x'],
+  ['GET', '/metrics'],
+  ['GET', '/docs'],
+  ['GET', '/docs/json'],
+  ['GET', '/v1/nowhere'],
+];
+
+async function until<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('HTTP routes', () => {
+  let d: TestDaemon;
+  beforeAll(async () => {
+    d = await startDaemon();
+  });
+  afterAll(async () => {
+    await d.close();
+  });
+
+  it('GET /v1/health needs no token', async () => {
+    const res = await d.call('GET', '/v1/health', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ status: 'ok', version: '0.1.0', uptime_s: expect.any(Number), pid: process.pid, modules: 2, home: d.home });
+  });
+
+  it('every other route without a token → 401 E_UNAUTHENTICATED', async () => {
+    const printed = d.app.fastify.printRoutes({ commonPrefix: false });
+    for (const [, url] of ROUTES.filter(([, u]) => u !== '/v1/nowhere')) {
+      const first = url.split('/').filter(Boolean)[0]!;
+      expect(printed).toContain(first);
+    }
+    for (const [method, url] of ROUTES) {
+      const res = await d.call(method, url, { token: null, ...(method === 'POST' ? { body: {} } : {}) });
+      expect([method, url, res.status, res.json]).toEqual([method, url, 401, { error: { code: 'E_UNAUTHENTICATED', message: expect.any(String) } }]);
+      const bad = await d.call(method, url, { token: 'fgr_forged', ...(method === 'POST' ? { body: {} } : {}) });
+      expect([method, url, bad.status, bad.json.error.code]).toEqual([method, url, 401, 'E_UNAUTHENTICATED']);
+    }
+  });
+
+  it('role checks: viewer cannot register modules or dispatch; agents may dispatch; admin-only tokens', async () => {
+    const viewer = await d.token('viewer');
+    const agent = await d.token('agent:executor');
+    const operator = await d.token('operator');
+    const reg = await d.call('POST', '/v1/modules', { token: viewer, body: { manifest: manifest('zz', ['a']) } });
+    expect(reg.status).toBe(403);
+    expect(reg.json.error.code).toBe('E_FORBIDDEN');
+    expect((await d.call('POST', '/v1/messages', { token: viewer, body: { target: 'echo' } })).status).toBe(403);
+    expect((await d.call('GET', '/v1/tokens', { token: operator })).status).toBe(403);
+    expect((await d.call('GET', '/v1/modules', { token: viewer })).status).toBe(200);
+    expect((await d.call('GET', '/v1/modules', { token: agent })).status).toBe(403);
+    const sent = await d.call('POST', '/v1/messages', { token: agent, body: { target: 'echo', payload: { x: 1 } } });
+    expect(sent.status).toBe(200);
+    expect(sent.json.result).toEqual({ x: 1 });
+  });
+
+  it('unknown route with a token → 404 E_NOT_FOUND', async () => {
+    const res = await d.call('GET', '/v1/nowhere');
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ error: { code: 'E_NOT_FOUND', message: 'no route GET /v1/nowhere' } });
+  });
+
+  it('/v1/input /hub blocking returns the echo with ids and status', async () => {
+    const res = await d.call('POST', '/v1/input', { body: { text: '/hub target=echo {"hello":"world"}' } });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      request_id: expect.any(String),
+      correlation_id: expect.any(String),
+      status: 'succeeded',
+      target: 'echo.echo',
+      result: { hello: 'world' },
+    });
+    expect(res.headers['x-finger-request-id']).toBe(res.json.request_id);
+    const rec = await d.call('GET', `/v1/requests/${res.json.request_id}`);
+    expect(rec.status).toBe(200);
+    expect(rec.json).toMatchObject({ request_id: res.json.request_id, status: 'succeeded', result: { hello: 'world' }, target: 'echo.echo' });
+  });
+
+  it('/v1/input non-blocking → 202, then GET /v1/requests/:id has the result and the events replay', async () => {
+    const res = await d.call('POST', '/v1/input', { body: { text: '/hub target=fx.sleep blocking=false {"ms":30}', session_id: 's-1' } });
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({ request_id: expect.any(String), correlation_id: expect.any(String), status: 'running', target: 'fx.sleep' });
+    const id = res.json.request_id as string;
+    const rec = await until(async () => {
+      const r = await d.call('GET', `/v1/requests/${id}`);
+      return r.json.status === 'succeeded' ? r : undefined;
+    }, 'the request to finish');
+    expect(rec.json).toEqual({
+      request_id: id,
+      correlation_id: res.json.correlation_id,
+      target: 'fx.sleep',
+      status: 'succeeded',
+      created_at: expect.any(String),
+      finished_at: expect.any(String),
+      result: { slept: 30 },
+    });
+    const evs = await until(async () => {
+      const r = await d.call('GET', `/v1/requests/${id}/events`);
+      return r.json.events.some((e: { type: string }) => e.type === 'DISPATCH_RESULT') ? r : undefined;
+    }, 'DISPATCH_RESULT');
+    expect(evs.json.events.map((e: { type: string }) => e.type)).toEqual(['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT']);
+    for (const e of evs.json.events) {
+      expect(e.correlation_id).toBe(res.json.correlation_id);
+      expect(e.session_id).toBe('s-1');
+    }
+    expect(evs.json.events[3].data).toEqual({ ok: true });
+    const recent = await d.call('GET', `/v1/events?type=DISPATCH_SENT,DISPATCH_RESULT&request_id=${id}&limit=10`);
+    expect(recent.status).toBe(200);
+    expect(recent.json.events.map((e: { type: string }) => e.type)).toEqual(['DISPATCH_SENT', 'DISPATCH_RESULT']);
+  });
+
+  it('bad /hub syntax → 400 E_BAD_HUB_SYNTAX with position', async () => {
+    const res = await d.call('POST', '/v1/input', { body: { text: '/hub target=echo blocking=maybe' } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toEqual({
+      code: 'E_BAD_HUB_SYNTAX',
+      message: expect.stringContaining('position 26'),
+      details: { position: 26, expected: 'true or false', found: '"maybe"' },
+    });
+  });
+
+  it('plain text → 503 E_ROUTE_FAILED (no router configured)', async () => {
+    const res = await d.call('POST', '/v1/input', { body: { text: 'please list my files' } });
+    expect(res.status).toBe(503);
+    expect(res.json.error.code).toBe('E_ROUTE_FAILED');
+    expect(res.json.error.message).toContain('no router configured');
+  });
+
+  it('unknown target → 404 E_NO_TARGET; ambiguous module lists tools; module errors pass through', async () => {
+    const res = await d.call('POST', '/v1/messages', { body: { target: 'ghost' } });
+    expect(res.status).toBe(404);
+    expect(res.json.error.code).toBe('E_NO_TARGET');
+    const amb = await d.call('POST', '/v1/messages', { body: { target: 'fx', blocking: false } });
+    expect(amb.status).toBe(404);
+    expect(amb.json.error.details.tools).toEqual(['fx.echo', 'fx.whoami', 'fx.sleep', 'fx.fail']);
+    const fail = await d.call('POST', '/v1/messages', { body: { target: 'fx.fail' } });
+    expect(fail.status).toBe(502);
+    expect(fail.json.error).toEqual({ code: 'E_MODULE_ERROR', message: 'boom' });
+    const slow = await d.call('POST', '/v1/input', { body: { text: '/hub target=fx.sleep timeout=20 {"ms":2000}' } });
+    expect(slow.status).toBe(504);
+    expect(slow.json.error.code).toBe('E_TIMEOUT');
+  });
+
+  it('a forged source in /v1/messages is ignored: the module sees the token principal', async () => {
+    const op = await d.token('operator', 'alice');
+    const res = await d.call('POST', '/v1/messages', {
+      token: op,
+      body: { target: 'fx.whoami', payload: {}, source: { kind: 'system', id: 'root', roles: ['admin'] } },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.result.source).toEqual({ kind: 'human', id: 'alice', roles: ['operator'] });
+    expect(res.json.result.request_id).toBe(res.json.request_id);
+  });
+
+  it('/v1/messages honours caller ids and idempotency', async () => {
+    const body = { target: 'fx.whoami', request_id: 'req-fixed-1', correlation_id: 'corr-1' };
+    const a = await d.call('POST', '/v1/messages', { body });
+    const b = await d.call('POST', '/v1/messages', { body });
+    expect(a.status).toBe(200);
+    expect(a.json).toMatchObject({ request_id: 'req-fixed-1', correlation_id: 'corr-1' });
+    expect(b.json.result).toEqual(a.json.result);
+    const conflict = await d.call('POST', '/v1/messages', { body: { ...body, target: 'echo' } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.json.error.code).toBe('E_CONFLICT');
+  });
+
+  it('validation errors → 400 E_INVALID_ARGS listing every issue', async () => {
+    const res = await d.call('POST', '/v1/messages', { body: { blocking: 'often', timeout_ms: -1, extra: 1 } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe('E_INVALID_ARGS');
+    const paths = res.json.error.details.issues.map((i: { path: string }) => i.path).sort();
+    expect(paths).toEqual(['body.blocking', 'body.extra', 'body.target', 'body.timeout_ms']);
+    const q = await d.call('GET', '/v1/events?limit=0&type=NOPE');
+    expect(q.status).toBe(400);
+    expect(q.json.error.details.issues).toEqual([{ path: 'querystring.limit', message: 'must be >= 1' }]);
+    const t = await d.call('GET', '/v1/events?type=NOPE');
+    expect(t.status).toBe(400);
+    expect(t.json.error.details.issues).toEqual([{ path: 'querystring.type', message: 'unknown event type "NOPE"' }]);
+    const bad = await d.app.fastify.inject({ method: 'POST', url: '/v1/input', headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' }, payload: '{"text":' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('E_INVALID_ARGS');
+  });
+
+  it('GET /v1/requests/:id for an unknown id → 404', async () => {
+    const res = await d.call('GET', '/v1/requests/01UNKNOWN');
+    expect(res.status).toBe(404);
+    expect(res.json.error.code).toBe('E_NOT_FOUND');
+    expect((await d.call('GET', '/v1/requests/01UNKNOWN/events')).status).toBe(404);
+  });
+
+  it('modules: list, register inline and by path, invalid manifest, conflict, health, unregister', async () => {
+    const list = await d.call('GET', '/v1/modules');
+    expect(list.json.modules.map((m: { id: string }) => m.id).sort()).toEqual(['echo', 'fx']);
+
+    const modDir = join(d.home, 'fixture-modules', 'echo');
+    const inline = await d.call('POST', '/v1/modules', { body: { manifest: manifest('echo2', ['echo']), base_dir: modDir } });
+    expect(inline.status).toBe(201);
+    expect(inline.json.module).toMatchObject({ id: 'echo2', source: 'dynamic', healthy: true, base_dir: modDir });
+    const call = await d.call('POST', '/v1/messages', { body: { target: 'echo2', payload: { n: 2 } } });
+    expect(call.json.result).toEqual({ n: 2 });
+
+    const dup = await d.call('POST', '/v1/modules', { body: { path: join(modDir, 'module.json') } });
+    expect(dup.status).toBe(409);
+    expect(dup.json.error.code).toBe('E_CONFLICT');
+
+    const invalid = await d.call('POST', '/v1/modules', { body: { manifest: { id: 'Bad Id', name: 'x' } } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json.error.code).toBe('E_INVALID_MANIFEST');
+    expect(invalid.json.error.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: '$.id' }), { path: '$.version', message: 'is required' }]));
+
+    expect((await d.call('POST', '/v1/modules', { body: {} })).json.error.code).toBe('E_INVALID_ARGS');
+    expect((await d.call('POST', '/v1/modules', { body: { path: 'relative/module.json' } })).json.error.code).toBe('E_INVALID_ARGS');
+
+    const health = await d.call('GET', '/v1/modules/echo2/health');
+    expect(health.status).toBe(200);
+    expect(health.json).toEqual({ id: 'echo2', healthy: true, checked_at: expect.any(String), consecutive_failures: 0 });
+    expect((await d.call('GET', '/v1/modules/ghost/health')).status).toBe(404);
+
+    const del = await d.call('DELETE', '/v1/modules/echo2');
+    expect(del.status).toBe(200);
+    expect(del.json).toEqual({ id: 'echo2', unregistered: true });
+    expect((await d.call('DELETE', '/v1/modules/echo2')).status).toBe(404);
+    expect((await d.call('POST', '/v1/messages', { body: { target: 'echo2' } })).json.error.code).toBe('E_NO_TARGET');
+  });
+
+  it('tokens: create (201, plaintext once), list (no secrets), conflict, bad role, revoke', async () => {
+    const created = await d.call('POST', '/v1/tokens', { body: { name: 'ops-1', role: 'operator' } });
+    expect(created.status).toBe(201);
+    expect(created.json).toEqual({ name: 'ops-1', role: 'operator', token: expect.stringMatching(/^fgr_/) });
+    const list = await d.call('GET', '/v1/tokens');
+    expect(list.body).not.toContain(created.json.token);
+    expect(list.json.tokens).toEqual(expect.arrayContaining([{ name: 'ops-1', role: 'operator', created_at: expect.any(String) }]));
+    expect((await d.call('POST', '/v1/tokens', { body: { name: 'ops-1', role: 'viewer' } })).status).toBe(409);
+    const badRole = await d.call('POST', '/v1/tokens', { body: { name: 'x', role: 'root' } });
+    expect(badRole.status).toBe(400);
+    expect(badRole.json.error.code).toBe('E_INVALID_ARGS');
+    expect((await d.call('GET', '/v1/modules', { token: created.json.token })).status).toBe(200);
+    expect((await d.call('DELETE', '/v1/tokens/ops-1')).json).toEqual({ name: 'ops-1', revoked: true });
+    expect((await d.call('GET', '/v1/modules', { token: created.json.token })).status).toBe(401);
+    expect((await d.call('DELETE', '/v1/tokens/ops-1')).status).toBe(404);
+    expect((await d.call('DELETE', '/v1/tokens/admin')).status).toBe(403);
+    const disk = await readFile(join(d.home, 'tokens.json'), 'utf8');
+    expect(disk).not.toContain(d.admin);
+  });
+
+  it('/metrics has hub counters, event and http counters', async () => {
+    const viewer = await d.token('viewer');
+    const res = await d.call('GET', '/metrics', { token: viewer });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toMatch(/^# TYPE finger_hub_calls_total counter$/m);
+    expect(res.body).toMatch(/^finger_hub_calls_total [1-9]\d*$/m);
+    expect(res.body).toMatch(/^finger_hub_calls_failed_total \d+$/m);
+    expect(res.body).toMatch(/^finger_hub_modules 2$/m);
+    expect(res.body).toMatch(/^finger_events_emitted_total \d+$/m);
+    expect(res.body).toMatch(/^finger_http_requests_total\{method="POST",route="\/v1\/input",status="200"\} \d+$/m);
+    expect(res.body).toMatch(/^finger_process_resident_memory_bytes \d+$/m);
+  });
+
+  it('/docs/json is an OpenAPI document with the routes and bearer security', async () => {
+    const res = await d.call('GET', '/docs/json');
+    expect(res.status).toBe(200);
+    expect(res.json.openapi).toMatch(/^3\./);
+    expect(Object.keys(res.json.paths)).toEqual(expect.arrayContaining(['/v1/health', '/v1/input', '/v1/messages', '/v1/requests/{id}', '/v1/modules', '/v1/tokens', '/metrics']));
+    expect(res.json.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
+    expect(res.json.paths['/v1/messages'].post.requestBody.content['application/json'].schema.required).toEqual(['target']);
+    const ui = await d.call('GET', '/docs/');
+    expect(ui.status).toBe(200);
+  });
+
+  it('writes events to FINGER_HOME/events', async () => {
+    await d.app.events.flush();
+    const files = await readdir(join(d.home, 'events'));
+    expect(files.some((f) => f.endsWith('.jsonl'))).toBe(true);
+  });
+});

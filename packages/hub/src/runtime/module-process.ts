@@ -1,0 +1,142 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+import type { Clock } from '../clock.js';
+import { LineReader } from './jsonl-reader.js';
+import { killProcessGroup } from './process-tree.js';
+
+/** What a {@link ModuleProcess} reports to its owner. */
+export interface ModuleProcessHooks {
+  /** One stdout line (without the newline). */
+  onLine(line: string): void;
+  /** A stdout line longer than the limit was discarded. */
+  onOversize(bytes: number): void;
+  /** One stderr line (the module's log); over-long stderr lines arrive as `null` with their size. */
+  onStderr(line: string | null, bytes: number): void;
+  /** The process is gone (exited and its pipes closed, or it never started). Called once. */
+  onGone(code: number | null, signal: NodeJS.Signals | null): void;
+  /** A pipe or process error after start (EPIPE while dying, a failed kill): informational. */
+  onError(err: Error): void;
+}
+
+/** Spawn parameters of a {@link ModuleProcess}. */
+export interface ModuleProcessOptions {
+  command: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  maxLineBytes: number;
+  stderrMaxLineBytes: number;
+  clock: Clock;
+  hooks: ModuleProcessHooks;
+}
+
+/** If stdio does not close this long after 'exit' (a grandchild holds a pipe), the child counts as gone. */
+const EXIT_CLOSE_GRACE_MS = 1000;
+
+/**
+ * One child process of a stdio module: spawned as the leader of its own process group
+ * (`detached`), its stdout split into bounded lines, its death reported once. Writing to it after
+ * it died is a silent no-op (EPIPE never throws); killing targets the whole group.
+ */
+export class ModuleProcess {
+  readonly child: ChildProcess;
+  /** 0 until spawned. */
+  pid: number;
+  readonly startedAt: number;
+  spawned = false;
+  gone = false;
+  /** Resolves once spawned; rejects with the spawn error (ENOENT, EACCES, …). */
+  readonly ready: Promise<void>;
+  /** Resolves when the process is gone. */
+  readonly exited: Promise<void>;
+  readonly #clock: Clock;
+  readonly #hooks: ModuleProcessHooks;
+  #exitTimer: unknown = null;
+  #resolveExited!: () => void;
+
+  /** Spawns at once; throws what `child_process.spawn` throws synchronously (bad arguments). */
+  constructor(o: ModuleProcessOptions) {
+    this.#clock = o.clock;
+    this.#hooks = o.hooks;
+    this.startedAt = o.clock.now();
+    this.exited = new Promise((r) => (this.#resolveExited = r));
+    const [cmd, ...args] = o.command;
+    const child = spawn(cmd as string, args, { cwd: o.cwd, env: o.env, detached: true, stdio: 'pipe' });
+    this.child = child;
+    this.pid = child.pid ?? 0;
+    const out = new LineReader(
+      o.maxLineBytes,
+      (l) => o.hooks.onLine(l),
+      (n) => o.hooks.onOversize(n),
+    );
+    const err = new LineReader(
+      o.stderrMaxLineBytes,
+      (l) => o.hooks.onStderr(l, Buffer.byteLength(l)),
+      (n) => o.hooks.onStderr(null, n),
+    );
+    child.stdout?.on('data', (c: Buffer) => out.push(c));
+    child.stdout?.on('end', () => out.end());
+    child.stderr?.on('data', (c: Buffer) => err.push(c));
+    child.stderr?.on('end', () => err.end());
+    const onPipeError = (e: Error) => o.hooks.onError(e);
+    child.stdin?.on('error', onPipeError);
+    child.stdout?.on('error', onPipeError);
+    child.stderr?.on('error', onPipeError);
+    this.ready = new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => {
+        this.spawned = true;
+        this.pid = child.pid ?? 0;
+        resolve();
+      });
+      child.on('error', (e) => {
+        if (this.spawned) return o.hooks.onError(e);
+        reject(e);
+        this.#markGone(null, null);
+      });
+    });
+    // The owner learns of a failed spawn through onGone; nobody need await `ready`.
+    this.ready.catch(() => {});
+    child.once('exit', (code, signal) => {
+      this.#exitTimer = this.#clock.setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        this.#markGone(code, signal);
+      }, EXIT_CLOSE_GRACE_MS);
+    });
+    child.once('close', (code, signal) => this.#markGone(code, signal));
+  }
+
+  /** Writes one line to stdin; a no-op once the process is gone or its stdin closed. */
+  write(line: string): void {
+    const stdin = this.child.stdin;
+    if (this.gone || stdin === null || !stdin.writable) return;
+    stdin.write(line);
+  }
+
+  /** Closes stdin (the module's cue to exit). */
+  endInput(): void {
+    try {
+      this.child.stdin?.end();
+    } catch {
+      // already closed
+    }
+  }
+
+  /** SIGTERM the group now, SIGKILL it after `graceMs` unless the process is gone by then. */
+  terminate(graceMs: number): void {
+    if (this.gone || !this.spawned) return;
+    killProcessGroup(this.pid, 'SIGTERM');
+    this.#clock.setTimeout(() => {
+      if (!this.gone) killProcessGroup(this.pid, 'SIGKILL');
+    }, graceMs);
+  }
+
+  #markGone(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.gone) return;
+    this.gone = true;
+    if (this.#exitTimer !== null) this.#clock.clearTimeout(this.#exitTimer);
+    // Whatever the module left behind in its group goes with it.
+    if (this.spawned) killProcessGroup(this.pid, 'SIGKILL');
+    this.#resolveExited();
+    this.#hooks.onGone(code, signal);
+  }
+}
