@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
+import { DEFAULT_LIMITS } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
 /** Log levels accepted by `log.level` / `FINGER_LOG_LEVEL`. */
@@ -197,14 +198,14 @@ export function readConfigFile(home: string): unknown {
   }
 }
 
-/** The example config written next to `config.json`: every key with its default. */
+/** The example config (`config/config.example.json`): every key with its default value. */
 export function exampleConfig(): Record<string, unknown> {
   return {
     server: DEFAULT_CONFIG.server,
     log: DEFAULT_CONFIG.log,
     modules: DEFAULT_CONFIG.modules,
-    hub: { max_nesting_depth: 4, default_timeout_ms: 30_000, idempotency_window_ms: 600_000 },
-    events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 16 },
+    hub: { ...DEFAULT_LIMITS },
+    events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
     ws: DEFAULT_CONFIG.ws,
     shutdown: DEFAULT_CONFIG.shutdown,
   };

@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { build, DEFAULT_CONFIG, describeStartError, resolveConfig, resolveHome } from '@finger/daemon';
+import { build, DEFAULT_CONFIG, describeStartError, exampleConfig, resolveConfig, resolveHome } from '@finger/daemon';
 import type { FingerError } from '@finger/protocol';
 
 import { tempDir } from './helpers.js';
@@ -68,6 +68,14 @@ describe('resolveConfig', () => {
     expect(err2.message).toContain('$.server.port must be <= 65535');
     const err3 = catchErr(() => resolveConfig({}, { FINGER_LOG_LEVEL: 'loud' }));
     expect(err3.message).toContain('FINGER_LOG_LEVEL must be one of');
+  });
+});
+
+describe('config.example.json', () => {
+  it('ships with the package, equals exampleConfig() and is valid', async () => {
+    const shipped = JSON.parse(await readFile(new URL('../config/config.example.json', import.meta.url), 'utf8'));
+    expect(shipped).toEqual(exampleConfig());
+    expect(() => resolveConfig(shipped)).not.toThrow();
   });
 });
 

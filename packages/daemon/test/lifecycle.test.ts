@@ -44,6 +44,22 @@ describe('daemon lifecycle', () => {
     await d.close();
   });
 
+  it('close(): a call that outlives shutdown.drain_ms is answered 503 E_PROVIDER_CLOSED and close still resolves', async () => {
+    const d = await startDaemon({ shutdown: { drain_ms: 50 } });
+    const { url } = await d.app.listen();
+    const inflight = fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ target: 'fx.sleep', payload: { ms: 60_000 } }),
+    });
+    for (let i = 0; i < 200 && d.app.hub.stats().inflight === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await d.app.close();
+    const res = await inflight;
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: { code: 'E_PROVIDER_CLOSED', message: 'the daemon is shutting down' } });
+    await d.close();
+  });
+
   it('runDaemon: a port in use is reported naming the port, exit 1', async () => {
     const busy = await startDaemon();
     const { url } = await busy.app.listen();

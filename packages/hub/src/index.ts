@@ -24,18 +24,22 @@ export type { ModuleHealthInfo, ModuleInfo } from './registry/module-entry.js';
 export { createModuleHandler } from './registry/module-host.js';
 export type { ModuleRegistryOptions, TargetEntry } from './registry/module-registry.js';
 export { ModuleRegistry } from './registry/module-registry.js';
+export type { InProcessModuleFactoryOptions } from './runtime/in-process.js';
 export { InProcessRuntime } from './runtime/in-process.js';
 export { createRuntime } from './runtime/resolve.js';
 export type {
   InProcessModule,
   ModuleRuntime,
   RuntimeHealth,
+  RuntimeLimits,
   RuntimeNotice,
   RuntimeOptions,
   ToolCallContext,
 } from './runtime/runtime.js';
+export type { StdioRuntimeStats } from './runtime/stdio.js';
 export { StdioRuntime } from './runtime/stdio.js';
 export type { EventStore } from './store/event-store.js';
+export type { EventBusStats } from './events/local-event-bus.js';
 export { FileEventStore } from './store/file-event-store.js';
 export { MemoryEventStore } from './store/memory-event-store.js';
 export { MemoryRequestStore } from './store/memory-request-store.js';

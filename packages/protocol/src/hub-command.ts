@@ -1,4 +1,5 @@
 import { FingerError } from './finger-error.js';
+import { jsonErrorPosition } from './json-error-position.js';
 
 /** A parsed `/hub target=<id> [blocking=…] [timeout=<ms>] {json}` command (§3.5). */
 export interface HubCommand {
@@ -80,9 +81,8 @@ export function parseHubCommand(text: string): HubCommand {
       payload = JSON.parse(json);
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
-      const m = /position (\d+)/.exec(msg);
-      const rel = m ? Number(m[1]) : json.trimEnd().length;
-      const pos = payloadStart + rel;
+      const rel = jsonErrorPosition(json);
+      const pos = payloadStart + (rel < 0 ? 0 : rel);
       throw syntaxError(pos, 'a valid JSON payload', describe(text.slice(pos)), `bad /hub syntax at position ${pos}: invalid JSON payload (${msg})`);
     }
   }

@@ -8,6 +8,7 @@ export type { ErrorInfo } from './finger-error.js';
 export { FingerError, isFingerError, toErrorInfo } from './finger-error.js';
 export type { HubCommand } from './hub-command.js';
 export { isHubCommand, parseHubCommand } from './hub-command.js';
+export { jsonErrorPosition } from './json-error-position.js';
 export { isUlid, ulid } from './ids.js';
 export type {
   CapabilityLevel,
