@@ -140,7 +140,7 @@ runBench(BENCH, async () => {
 
     const opts = suiteOptions();
     process.stderr.write(
-      `${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup\n`,
+      `${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup, an event-loop turn every ~${opts.turnOps} ops\n`,
     );
     const { rows, detail } = await runSuite(
       [
@@ -180,6 +180,7 @@ runBench(BENCH, async () => {
         'c100-idem: every call carries a unique caller-supplied request_id, so idempotency tracking (request store entry, join map) is on. c100-interceptor: one pass-through interceptor (call, next) => next().',
         'moleculer-default: ServiceBroker({logger:false, transporter:null, metrics:false, tracing:false}); moleculer-ft adds options.moleculer_ft (request timeout, retry policy, circuit breaker, bulkhead).',
         'Each row is the median round by ops/s (its p50/p99 alongside); rounds are interleaved across systems with a rotating order; ops/s is ops ÷ round wall time including one hrtime.bigint() read per op.',
+        "The callers yield to the event loop (setImmediate) about every options.turnOps ops in total, so timers (the hub's lease sweeper and event-bus flush, Moleculer's timeouts) fire as in a server; the yield counts in wall time, not in latency.",
       ],
       finger_stats,
       detail,

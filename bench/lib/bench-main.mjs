@@ -7,6 +7,8 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { DEFAULT_TURN_OPS } from './measure.mjs';
+
 /** Absolute path of the repository root. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -22,8 +24,8 @@ function envInt(name, fallback) {
 }
 
 /**
- * Suite options: 5 rounds of ~500 ms after ~1 s of warmup per case, overridable with
- * BENCH_ROUNDS, BENCH_ROUND_MS and BENCH_WARMUP_MS.
+ * Suite options: 5 rounds of ~500 ms after ~1 s of warmup per case, an event-loop turn every
+ * ~1000 ops; overridable with BENCH_ROUNDS, BENCH_ROUND_MS, BENCH_WARMUP_MS and BENCH_TURN_OPS.
  * @returns {import('./suite.mjs').SuiteOptions}
  */
 export function suiteOptions() {
@@ -31,6 +33,7 @@ export function suiteOptions() {
     rounds: Math.max(1, envInt('BENCH_ROUNDS', 5)),
     roundMs: Math.max(10, envInt('BENCH_ROUND_MS', 500)),
     warmupMs: envInt('BENCH_WARMUP_MS', 1000),
+    turnOps: envInt('BENCH_TURN_OPS', DEFAULT_TURN_OPS),
   };
 }
 

@@ -6,20 +6,38 @@
 // the time between two consecutive completions seen by one caller IS the latency of the second
 // op (the gap is a few loop statements). That halves the clock cost, which matters on VMs where
 // a clock read costs 50–200 ns against ops of ~500 ns.
+//
+// Event-loop turns: an in-process call resolves in microtasks, so without help a whole round
+// would run as one macrotask and no timer (lease sweeper, event-bus flush, a peer's timeouts)
+// would ever fire. Like a server handling one socket read at a time, each caller yields to the
+// event loop (setImmediate) every `turnOps ÷ C` ops, so a loop turn happens about every
+// `turnOps` ops in total; the yield is in the round's wall time but not in any op's latency.
 
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
 
 /** `process.hrtime.bigint` works detached (it does not use `this`). */
 const hr = process.hrtime.bigint;
 
+/** Resolves on the next check phase of the event loop (after timers and I/O). */
+function nextTurn() {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 const CALLER_BODY = `
   let prev = hr();
+  let budget = every;
   while (state.issued < state.ops) {
     state.issued++;
     await fn();
     const t = hr();
     samples[state.done++] = Number(t - prev);
-    prev = t;
+    if (--budget === 0) {
+      budget = every;
+      await nextTurn();
+      prev = hr();
+    } else {
+      prev = t;
+    }
   }
 `;
 
@@ -29,11 +47,11 @@ let callerSeq = 0;
  * Compiles a fresh caller loop for one case. Each case gets its own compiled function (the
  * unique comment defeats V8's eval cache), so the `fn()` call site stays monomorphic and one
  * system's type feedback never slows another's loop.
- * @returns {(fn: () => Promise<unknown>, samples: Float64Array, state: {issued: number, done: number, ops: number}, hr: () => bigint) => Promise<void>}
+ * @returns {(fn: () => Promise<unknown>, samples: Float64Array, state: {issued: number, done: number, ops: number}, hr: () => bigint, every: number, nextTurn: () => Promise<void>) => Promise<void>}
  */
 export function createCaller(label = '') {
   const tag = `${++callerSeq} ${label}`.replace(/[^\w .:-]/g, '_');
-  return new AsyncFunction('fn', 'samples', 'state', 'hr', `// caller ${tag}\n${CALLER_BODY}`);
+  return new AsyncFunction('fn', 'samples', 'state', 'hr', 'every', 'nextTurn', `// caller ${tag}\n${CALLER_BODY}`);
 }
 
 /**
@@ -57,7 +75,11 @@ export function quantile(sorted, n, q) {
  * @property {ReturnType<typeof createCaller>} [caller]
  * @property {Float64Array} [samples]
  * @property {number} [ops] ops per measured round (set by calibrate)
+ * @property {number} [turnOps] ops between event-loop turns over all callers (0: never yield); default 1000
  */
+
+/** Default ops per event-loop turn, over all callers of a case. */
+export const DEFAULT_TURN_OPS = 1000;
 
 /**
  * @typedef {object} RoundResult
@@ -80,9 +102,11 @@ export async function measureRound(c, ops) {
   if (c.samples === undefined || c.samples.length < ops) c.samples = new Float64Array(ops);
   const samples = c.samples;
   const state = { issued: 0, done: 0, ops };
+  const turnOps = c.turnOps ?? DEFAULT_TURN_OPS;
+  const every = turnOps > 0 ? Math.max(1, Math.round(turnOps / c.concurrency)) : Infinity;
   const callers = new Array(c.concurrency);
   const t0 = hr();
-  for (let i = 0; i < c.concurrency; i++) callers[i] = c.caller(c.fn, samples, state, hr);
+  for (let i = 0; i < c.concurrency; i++) callers[i] = c.caller(c.fn, samples, state, hr, every, nextTurn);
   await Promise.all(callers);
   const elapsedNs = Number(hr() - t0);
   const n = state.done;

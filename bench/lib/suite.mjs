@@ -5,12 +5,13 @@
 import { calibrate, measureRound } from './measure.mjs';
 
 /**
- * Options of a suite; defaults can be overridden by BENCH_ROUNDS, BENCH_ROUND_MS and
- * BENCH_WARMUP_MS (read once in bench-main.mjs).
+ * Options of a suite; defaults can be overridden by BENCH_ROUNDS, BENCH_ROUND_MS,
+ * BENCH_WARMUP_MS and BENCH_TURN_OPS (read once in bench-main.mjs).
  * @typedef {object} SuiteOptions
  * @property {number} rounds    measured rounds per case (odd numbers give a true median)
  * @property {number} roundMs   target duration of one measured round
  * @property {number} warmupMs  warmup per case before calibration ends
+ * @property {number} [turnOps] ops between event-loop turns (see measure.mjs), unless a case sets its own
  * @property {(line: string) => void} [log] progress output (stderr by default)
  */
 
@@ -54,6 +55,7 @@ export async function runSuite(cases, opts) {
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
   const results = cases.map(() => []);
   for (const c of cases) {
+    if (opts.turnOps !== undefined) c.turnOps ??= opts.turnOps;
     collectGarbage();
     const ops = await calibrate(c, { warmupMs: opts.warmupMs, roundMs: opts.roundMs });
     log(`  warmed up ${c.system} ${c.scenario}: ${ops} ops per round`);

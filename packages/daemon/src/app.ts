@@ -4,16 +4,30 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { FastifyInstance } from 'fastify';
-import { pino, type Logger as PinoLogger } from 'pino';
+import { type Logger as PinoLogger, pino } from 'pino';
 
 import { type Clock, FileEventStore, LocalEventBus, MessageHub, systemClock } from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { TokenStore, writeFileAtomic } from './auth/token-store.js';
-import { type DaemonConfig, type DaemonConfigInput, exampleConfig, readConfigFile, resolveConfig, resolveHome } from './config.js';
+import {
+  type DaemonConfig,
+  type DaemonConfigInput,
+  exampleConfig,
+  readConfigFile,
+  resolveConfig,
+  resolveHome,
+} from './config.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
-import { COUNTER_KEYS, hubFamilies, processFamilies, renderPrometheus, RouteCounters, statsFamilies } from './metrics.js';
+import {
+  COUNTER_KEYS,
+  hubFamilies,
+  processFamilies,
+  renderPrometheus,
+  RouteCounters,
+  statsFamilies,
+} from './metrics.js';
 import { VERSION } from './version.js';
 import { EventGateway } from './ws/event-gateway.js';
 
@@ -79,7 +93,13 @@ function prepareHome(home: string): void {
   }
 }
 
-async function loadModules(hub: MessageHub, config: DaemonConfig, home: string, builtinDir: string, logger: PinoLogger): Promise<ErrorInfo[]> {
+async function loadModules(
+  hub: MessageHub,
+  config: DaemonConfig,
+  home: string,
+  builtinDir: string,
+  logger: PinoLogger,
+): Promise<ErrorInfo[]> {
   const errors: ErrorInfo[] = [];
   const dirs: string[] = [];
   if (config.modules.builtin && existsSync(builtinDir)) dirs.push(builtinDir);
@@ -118,7 +138,11 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } });
   const clock = options.clock ?? systemClock;
   const tokens = new TokenStore(home);
-  const store = new FileEventStore({ dir: join(home, 'events'), ...config.events, logger: logger.child({ component: 'events' }) });
+  const store = new FileEventStore({
+    dir: join(home, 'events'),
+    ...config.events,
+    logger: logger.child({ component: 'events' }),
+  });
   const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });
   const hub = new MessageHub({ events, clock, logger: logger.child({ component: 'hub' }), limits: config.hub });
   const startedAt = Date.now();
@@ -162,9 +186,18 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           await fastify.listen({ host, port });
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'EADDRINUSE') throw new FingerError('E_CONFLICT', `cannot listen on ${host}:${port}: port ${port} is already in use`, { host, port });
-          if (code === 'EACCES') throw new FingerError('E_FORBIDDEN', `cannot listen on ${host}:${port}: permission denied`, { host, port });
-          if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new FingerError('E_INVALID_ARGS', `cannot listen on ${host}:${port}: address not available`, { host, port });
+          if (code === 'EADDRINUSE')
+            throw new FingerError('E_CONFLICT', `cannot listen on ${host}:${port}: port ${port} is already in use`, {
+              host,
+              port,
+            });
+          if (code === 'EACCES')
+            throw new FingerError('E_FORBIDDEN', `cannot listen on ${host}:${port}: permission denied`, { host, port });
+          if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+            throw new FingerError('E_INVALID_ARGS', `cannot listen on ${host}:${port}: address not available`, {
+              host,
+              port,
+            });
           throw e;
         }
         const addr = fastify.server.address() as AddressInfo;

@@ -16,13 +16,19 @@ export {
   resolveConfig,
   resolveHome,
 } from './config.js';
-export type { DispatchResult, IdsListener, InputGatewayOptions, InputParams, MessageParams } from './gateway/input-gateway.js';
+export type {
+  DispatchResult,
+  IdsListener,
+  InputGatewayOptions,
+  InputParams,
+  MessageParams,
+} from './gateway/input-gateway.js';
 export { InputGateway } from './gateway/input-gateway.js';
 export { errorReply, installErrorHandling, toWireError } from './http/errors.js';
-export type { MetricFamily, MetricSample } from './metrics.js';
-export { PROMETHEUS_CONTENT_TYPE, renderPrometheus, RouteCounters } from './metrics.js';
 export type { RunDaemonOptions } from './main.js';
 export { banner, describeStartError, runDaemon } from './main.js';
+export type { MetricFamily, MetricSample } from './metrics.js';
+export { PROMETHEUS_CONTENT_TYPE, renderPrometheus, RouteCounters } from './metrics.js';
 export { VERSION } from './version.js';
 export type { EventGatewayOptions, EventGatewayStats } from './ws/event-gateway.js';
 export { EventGateway, WS_CLOSE } from './ws/event-gateway.js';

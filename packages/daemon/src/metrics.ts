@@ -50,7 +50,11 @@ const HUB_HELP: Record<string, { name: string; type: 'counter' | 'gauge'; help: 
   inflight: { name: 'finger_hub_inflight', type: 'gauge', help: 'Calls in flight.' },
   leases_active: { name: 'finger_hub_leases_active', type: 'gauge', help: 'Leases currently held.' },
   leases_expired: { name: 'finger_hub_leases_expired_total', type: 'counter', help: 'Leases that expired.' },
-  idempotent_joins: { name: 'finger_hub_idempotent_joins_total', type: 'counter', help: 'Duplicate requests answered by an idempotency join.' },
+  idempotent_joins: {
+    name: 'finger_hub_idempotent_joins_total',
+    type: 'counter',
+    help: 'Duplicate requests answered by an idempotency join.',
+  },
   modules: { name: 'finger_hub_modules', type: 'gauge', help: 'Registered modules.' },
 };
 
@@ -73,7 +77,12 @@ export function statsFamilies(
     const base = `${prefix}_${key.replace(/[^a-zA-Z0-9_]/g, '_')}`;
     const counter = counters.includes(key);
     const name = k?.name ?? (counter && !base.endsWith('_total') ? `${base}_total` : base);
-    out.push({ name, type: k?.type ?? (counter ? 'counter' : 'gauge'), help: k?.help ?? `${prefix.replace(/_/g, ' ')}: ${key.replace(/_/g, ' ')}.`, samples: [{ value }] });
+    out.push({
+      name,
+      type: k?.type ?? (counter ? 'counter' : 'gauge'),
+      help: k?.help ?? `${prefix.replace(/_/g, ' ')}: ${key.replace(/_/g, ' ')}.`,
+      samples: [{ value }],
+    });
   }
   return out;
 }
@@ -94,10 +103,30 @@ export const COUNTER_KEYS = {
 export function processFamilies(startedAt: number, now: number = Date.now()): MetricFamily[] {
   const mem = process.memoryUsage();
   return [
-    { name: 'finger_process_uptime_seconds', type: 'gauge', help: 'Seconds since the daemon started.', samples: [{ value: Math.max(0, (now - startedAt) / 1000) }] },
-    { name: 'finger_process_resident_memory_bytes', type: 'gauge', help: 'Resident set size.', samples: [{ value: mem.rss }] },
-    { name: 'finger_process_heap_used_bytes', type: 'gauge', help: 'V8 heap used.', samples: [{ value: mem.heapUsed }] },
-    { name: 'finger_process_heap_total_bytes', type: 'gauge', help: 'V8 heap total.', samples: [{ value: mem.heapTotal }] },
+    {
+      name: 'finger_process_uptime_seconds',
+      type: 'gauge',
+      help: 'Seconds since the daemon started.',
+      samples: [{ value: Math.max(0, (now - startedAt) / 1000) }],
+    },
+    {
+      name: 'finger_process_resident_memory_bytes',
+      type: 'gauge',
+      help: 'Resident set size.',
+      samples: [{ value: mem.rss }],
+    },
+    {
+      name: 'finger_process_heap_used_bytes',
+      type: 'gauge',
+      help: 'V8 heap used.',
+      samples: [{ value: mem.heapUsed }],
+    },
+    {
+      name: 'finger_process_heap_total_bytes',
+      type: 'gauge',
+      help: 'V8 heap total.',
+      samples: [{ value: mem.heapTotal }],
+    },
   ];
 }
 
@@ -116,7 +145,15 @@ export class RouteCounters {
   /** The counters as one family. */
   families(): MetricFamily[] {
     const samples: MetricSample[] = [];
-    for (const c of this.counts.values()) samples.push({ labels: { method: c.method, route: c.route, status: c.status }, value: c.n });
-    return [{ name: 'finger_http_requests_total', type: 'counter', help: 'HTTP requests answered, by route and status.', samples }];
+    for (const c of this.counts.values())
+      samples.push({ labels: { method: c.method, route: c.route, status: c.status }, value: c.n });
+    return [
+      {
+        name: 'finger_http_requests_total',
+        type: 'counter',
+        help: 'HTTP requests answered, by route and status.',
+        samples,
+      },
+    ];
   }
 }

@@ -3,7 +3,15 @@ import { rm } from 'node:fs/promises';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { ACCESS, bearerToken, installAuth, installErrorHandling, renderPrometheus, RouteCounters, TokenStore } from '@finger/daemon';
+import {
+  ACCESS,
+  bearerToken,
+  installAuth,
+  installErrorHandling,
+  renderPrometheus,
+  RouteCounters,
+  TokenStore,
+} from '@finger/daemon';
 
 import { tempDir } from './helpers.js';
 

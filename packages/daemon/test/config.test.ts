@@ -43,7 +43,10 @@ describe('resolveConfig', () => {
     const err = catchErr(() => resolveConfig({ server: { port: 'eighty' } }));
     expect(err.code).toBe('E_INVALID_ARGS');
     expect(err.message).toContain('config.json: $.server.port must be integer');
-    expect(err.details).toEqual({ source: 'config.json', issues: [{ path: '$.server.port', message: 'must be integer' }] });
+    expect(err.details).toEqual({
+      source: 'config.json',
+      issues: [{ path: '$.server.port', message: 'must be integer' }],
+    });
   });
 
   it('rejects unknown keys at every level and lists every issue', () => {
@@ -118,7 +121,10 @@ describe('build() with config.json', () => {
     const home = await tempDir();
     homes.push(home);
     await mkdir(join(home, 'config'), { recursive: true });
-    await writeFile(join(home, 'config', 'config.json'), JSON.stringify({ server: { port: 0 }, modules: { builtin: false }, ws: { max_buffered_events: 7 } }));
+    await writeFile(
+      join(home, 'config', 'config.json'),
+      JSON.stringify({ server: { port: 0 }, modules: { builtin: false }, ws: { max_buffered_events: 7 } }),
+    );
     const app = await build({ home, env: { FINGER_LOG_LEVEL: 'silent', FINGER_HOST: '127.0.0.1' } });
     try {
       expect(app.config.ws.max_buffered_events).toBe(7);

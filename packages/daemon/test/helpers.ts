@@ -67,7 +67,10 @@ export interface TestDaemon {
 let tokenSeq = 0;
 
 /** Builds a daemon (no built-in modules, fixture modules loaded, silent logs) on a temp home. */
-export async function startDaemon(config: DaemonConfigInput = {}, extra: Partial<BuildOptions> = {}): Promise<TestDaemon> {
+export async function startDaemon(
+  config: DaemonConfigInput = {},
+  extra: Partial<BuildOptions> = {},
+): Promise<TestDaemon> {
   const home = await tempDir();
   const modules = await writeFixtureModules(join(home, 'fixture-modules'));
   const app = await build({

@@ -67,7 +67,10 @@ describe('daemon lifecycle', () => {
     const home = await tempDir();
     homes.push(home);
     await mkdir(join(home, 'config'), { recursive: true });
-    await writeFile(join(home, 'config', 'config.json'), JSON.stringify({ modules: { builtin: false }, log: { level: 'silent' } }));
+    await writeFile(
+      join(home, 'config', 'config.json'),
+      JSON.stringify({ modules: { builtin: false }, log: { level: 'silent' } }),
+    );
     let err = '';
     let code: number | undefined;
     await runDaemon({ home, port, env: {}, err: (t) => (err += t), out: () => undefined, exit: (c) => (code = c) });

@@ -45,7 +45,14 @@ describe('HTTP routes', () => {
   it('GET /v1/health needs no token', async () => {
     const res = await d.call('GET', '/v1/health', { token: null });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ status: 'ok', version: '0.1.0', uptime_s: expect.any(Number), pid: process.pid, modules: 2, home: d.home });
+    expect(res.json).toEqual({
+      status: 'ok',
+      version: '0.1.0',
+      uptime_s: expect.any(Number),
+      pid: process.pid,
+      modules: 2,
+      home: d.home,
+    });
   });
 
   it('every other route without a token → 401 E_UNAUTHENTICATED', async () => {
@@ -56,7 +63,12 @@ describe('HTTP routes', () => {
     }
     for (const [method, url] of ROUTES) {
       const res = await d.call(method, url, { token: null, ...(method === 'POST' ? { body: {} } : {}) });
-      expect([method, url, res.status, res.json]).toEqual([method, url, 401, { error: { code: 'E_UNAUTHENTICATED', message: expect.any(String) } }]);
+      expect([method, url, res.status, res.json]).toEqual([
+        method,
+        url,
+        401,
+        { error: { code: 'E_UNAUTHENTICATED', message: expect.any(String) } },
+      ]);
       const bad = await d.call(method, url, { token: 'fgr_forged', ...(method === 'POST' ? { body: {} } : {}) });
       expect([method, url, bad.status, bad.json.error.code]).toEqual([method, url, 401, 'E_UNAUTHENTICATED']);
     }
@@ -97,13 +109,25 @@ describe('HTTP routes', () => {
     expect(res.headers['x-finger-request-id']).toBe(res.json.request_id);
     const rec = await d.call('GET', `/v1/requests/${res.json.request_id}`);
     expect(rec.status).toBe(200);
-    expect(rec.json).toMatchObject({ request_id: res.json.request_id, status: 'succeeded', result: { hello: 'world' }, target: 'echo.echo' });
+    expect(rec.json).toMatchObject({
+      request_id: res.json.request_id,
+      status: 'succeeded',
+      result: { hello: 'world' },
+      target: 'echo.echo',
+    });
   });
 
   it('/v1/input non-blocking → 202, then GET /v1/requests/:id has the result and the events replay', async () => {
-    const res = await d.call('POST', '/v1/input', { body: { text: '/hub target=fx.sleep blocking=false {"ms":30}', session_id: 's-1' } });
+    const res = await d.call('POST', '/v1/input', {
+      body: { text: '/hub target=fx.sleep blocking=false {"ms":30}', session_id: 's-1' },
+    });
     expect(res.status).toBe(202);
-    expect(res.json).toEqual({ request_id: expect.any(String), correlation_id: expect.any(String), status: 'running', target: 'fx.sleep' });
+    expect(res.json).toEqual({
+      request_id: expect.any(String),
+      correlation_id: expect.any(String),
+      status: 'running',
+      target: 'fx.sleep',
+    });
     const id = res.json.request_id as string;
     const rec = await until(async () => {
       const r = await d.call('GET', `/v1/requests/${id}`);
@@ -122,7 +146,12 @@ describe('HTTP routes', () => {
       const r = await d.call('GET', `/v1/requests/${id}/events`);
       return r.json.events.some((e: { type: string }) => e.type === 'DISPATCH_RESULT') ? r : undefined;
     }, 'DISPATCH_RESULT');
-    expect(evs.json.events.map((e: { type: string }) => e.type)).toEqual(['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT']);
+    expect(evs.json.events.map((e: { type: string }) => e.type)).toEqual([
+      'INPUT_RECEIVED',
+      'MODE_PARSED',
+      'DISPATCH_SENT',
+      'DISPATCH_RESULT',
+    ]);
     for (const e of evs.json.events) {
       expect(e.correlation_id).toBe(res.json.correlation_id);
       expect(e.session_id).toBe('s-1');
@@ -200,7 +229,12 @@ describe('HTTP routes', () => {
     const t = await d.call('GET', '/v1/events?type=NOPE');
     expect(t.status).toBe(400);
     expect(t.json.error.details.issues).toEqual([{ path: 'querystring.type', message: 'unknown event type "NOPE"' }]);
-    const bad = await d.app.fastify.inject({ method: 'POST', url: '/v1/input', headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' }, payload: '{"text":' });
+    const bad = await d.app.fastify.inject({
+      method: 'POST',
+      url: '/v1/input',
+      headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' },
+      payload: '{"text":',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.code).toBe('E_INVALID_ARGS');
   });
@@ -217,7 +251,9 @@ describe('HTTP routes', () => {
     expect(list.json.modules.map((m: { id: string }) => m.id).sort()).toEqual(['echo', 'fx']);
 
     const modDir = join(d.home, 'fixture-modules', 'echo');
-    const inline = await d.call('POST', '/v1/modules', { body: { manifest: manifest('echo2', ['echo']), base_dir: modDir } });
+    const inline = await d.call('POST', '/v1/modules', {
+      body: { manifest: manifest('echo2', ['echo']), base_dir: modDir },
+    });
     expect(inline.status).toBe(201);
     expect(inline.json.module).toMatchObject({ id: 'echo2', source: 'dynamic', healthy: true, base_dir: modDir });
     const call = await d.call('POST', '/v1/messages', { body: { target: 'echo2', payload: { n: 2 } } });
@@ -230,14 +266,26 @@ describe('HTTP routes', () => {
     const invalid = await d.call('POST', '/v1/modules', { body: { manifest: { id: 'Bad Id', name: 'x' } } });
     expect(invalid.status).toBe(400);
     expect(invalid.json.error.code).toBe('E_INVALID_MANIFEST');
-    expect(invalid.json.error.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: '$.id' }), { path: '$.version', message: 'is required' }]));
+    expect(invalid.json.error.details.issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '$.id' }),
+        { path: '$.version', message: 'is required' },
+      ]),
+    );
 
     expect((await d.call('POST', '/v1/modules', { body: {} })).json.error.code).toBe('E_INVALID_ARGS');
-    expect((await d.call('POST', '/v1/modules', { body: { path: 'relative/module.json' } })).json.error.code).toBe('E_INVALID_ARGS');
+    expect((await d.call('POST', '/v1/modules', { body: { path: 'relative/module.json' } })).json.error.code).toBe(
+      'E_INVALID_ARGS',
+    );
 
     const health = await d.call('GET', '/v1/modules/echo2/health');
     expect(health.status).toBe(200);
-    expect(health.json).toEqual({ id: 'echo2', healthy: true, checked_at: expect.any(String), consecutive_failures: 0 });
+    expect(health.json).toEqual({
+      id: 'echo2',
+      healthy: true,
+      checked_at: expect.any(String),
+      consecutive_failures: 0,
+    });
     expect((await d.call('GET', '/v1/modules/ghost/health')).status).toBe(404);
 
     const del = await d.call('DELETE', '/v1/modules/echo2');
@@ -253,7 +301,9 @@ describe('HTTP routes', () => {
     expect(created.json).toEqual({ name: 'ops-1', role: 'operator', token: expect.stringMatching(/^fgr_/) });
     const list = await d.call('GET', '/v1/tokens');
     expect(list.body).not.toContain(created.json.token);
-    expect(list.json.tokens).toEqual(expect.arrayContaining([{ name: 'ops-1', role: 'operator', created_at: expect.any(String) }]));
+    expect(list.json.tokens).toEqual(
+      expect.arrayContaining([{ name: 'ops-1', role: 'operator', created_at: expect.any(String) }]),
+    );
     expect((await d.call('POST', '/v1/tokens', { body: { name: 'ops-1', role: 'viewer' } })).status).toBe(409);
     const badRole = await d.call('POST', '/v1/tokens', { body: { name: 'x', role: 'root' } });
     expect(badRole.status).toBe(400);
@@ -285,9 +335,21 @@ describe('HTTP routes', () => {
     const res = await d.call('GET', '/docs/json');
     expect(res.status).toBe(200);
     expect(res.json.openapi).toMatch(/^3\./);
-    expect(Object.keys(res.json.paths)).toEqual(expect.arrayContaining(['/v1/health', '/v1/input', '/v1/messages', '/v1/requests/{id}', '/v1/modules', '/v1/tokens', '/metrics']));
+    expect(Object.keys(res.json.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/health',
+        '/v1/input',
+        '/v1/messages',
+        '/v1/requests/{id}',
+        '/v1/modules',
+        '/v1/tokens',
+        '/metrics',
+      ]),
+    );
     expect(res.json.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
-    expect(res.json.paths['/v1/messages'].post.requestBody.content['application/json'].schema.required).toEqual(['target']);
+    expect(res.json.paths['/v1/messages'].post.requestBody.content['application/json'].schema.required).toEqual([
+      'target',
+    ]);
     const ui = await d.call('GET', '/docs/');
     expect(ui.status).toBe(200);
   });

@@ -36,7 +36,10 @@ describe('TokenStore', () => {
     expect((await stat(join(home, 'token'))).mode & 0o777).toBe(0o600);
     expect((await stat(join(home, 'tokens.json'))).mode & 0o777).toBe(0o600);
     const file = JSON.parse(await readFile(join(home, 'tokens.json'), 'utf8'));
-    expect(file).toEqual({ version: 1, tokens: [{ name: 'admin', role: 'admin', created_at: '2026-01-02T03:04:05.000Z', hash: sha(admin) }] });
+    expect(file).toEqual({
+      version: 1,
+      tokens: [{ name: 'admin', role: 'admin', created_at: '2026-01-02T03:04:05.000Z', hash: sha(admin) }],
+    });
     expect(store.authenticate(admin)).toEqual({ kind: 'human', id: 'admin', roles: ['admin'] });
     // a second start keeps the same admin token
     const again = new TokenStore(home);
@@ -66,7 +69,12 @@ describe('TokenStore', () => {
       ['ci-bot', 'operator'],
       ['exec-1', 'agent:executor'],
     ]);
-    expect(store.list()[1]).toEqual({ name: 'ci-bot', role: 'operator', created_at: '2026-01-02T00:00:00.000Z', last_used_at: '2026-01-02T00:00:00.000Z' });
+    expect(store.list()[1]).toEqual({
+      name: 'ci-bot',
+      role: 'operator',
+      created_at: '2026-01-02T00:00:00.000Z',
+      last_used_at: '2026-01-02T00:00:00.000Z',
+    });
 
     store.revoke('ci-bot');
     expect(store.authenticate(op.token)).toBeUndefined();

@@ -15,7 +15,10 @@ class Client {
   private waiters: (() => void)[] = [];
   eventCount = 0;
 
-  constructor(readonly ws: WebSocket, private readonly keep = true) {
+  constructor(
+    readonly ws: WebSocket,
+    private readonly keep = true,
+  ) {
     ws.on('message', (data) => {
       const m = JSON.parse(String(data)) as Msg;
       if (m.type === 'event') this.eventCount++;
@@ -52,7 +55,8 @@ class Client {
     for (;;) {
       const v = fn();
       if (v !== undefined && v !== false) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages.slice(-3))}`);
+      if (Date.now() > end)
+        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages.slice(-3))}`);
       await new Promise<void>((r) => {
         this.waiters.push(r);
         setTimeout(r, 50);
@@ -86,9 +90,16 @@ describe('WebSocket /v1/events', () => {
   it('header auth → ready; a subscriber sees INPUT_RECEIVED, MODE_PARSED, DISPATCH_SENT, DISPATCH_RESULT with one correlation_id', async () => {
     const c = await Client.open(url, d.admin);
     await c.until(() => c.find('ready'), 'ready');
-    c.send({ op: 'subscribe', types: ['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT'], session_id: 'ws-s1' });
+    c.send({
+      op: 'subscribe',
+      types: ['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT'],
+      session_id: 'ws-s1',
+    });
     const sub = await c.until(() => c.find('subscribed'), 'subscribed');
-    expect(sub).toEqual({ type: 'subscribed', filter: { types: ['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT'], session_id: 'ws-s1' } });
+    expect(sub).toEqual({
+      type: 'subscribed',
+      filter: { types: ['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT'], session_id: 'ws-s1' },
+    });
     // another session's traffic is filtered out
     await d.call('POST', '/v1/input', { body: { text: '/hub target=echo {"skip":true}', session_id: 'other' } });
     const res = await fetch(url.replace(/^ws/, 'http').replace('/v1/events', '/v1/input'), {
@@ -197,4 +208,23 @@ describe('WebSocket /v1/events', () => {
     fast.close();
     slow.close();
   }, 60_000);
+});
+
+describe('WebSocket heartbeat', () => {
+  it('terminates a client that stops answering pings', async () => {
+    const d = await startDaemon({ ws: { heartbeat_ms: 100 } });
+    try {
+      const url = (await d.app.listen()).url.replace(/^http/, 'ws') + '/v1/events';
+      const c = await Client.open(url, d.admin);
+      await c.until(() => c.find('ready'), 'ready');
+      expect(d.app.eventGateway.stats().clients).toBe(1);
+      (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      for (let i = 0; i < 300 && d.app.eventGateway.stats().clients > 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(d.app.eventGateway.stats().clients).toBe(0);
+      c.close();
+    } finally {
+      await d.close();
+    }
+  });
 });

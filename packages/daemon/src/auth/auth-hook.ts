@@ -84,14 +84,21 @@ export function installAuth(app: FastifyInstance, options: AuthHookOptions): voi
     const principal = tokens.authenticate(bearerToken(header));
     if (!principal) {
       if (isUpgrade && config?.wsAuth === 'deferred') return; // the socket reports E_UNAUTHENTICATED and closes 4401
-      throw new FingerError('E_UNAUTHENTICATED', header ? 'invalid bearer token' : 'missing bearer token (Authorization: Bearer <token>)');
+      throw new FingerError(
+        'E_UNAUTHENTICATED',
+        header ? 'invalid bearer token' : 'missing bearer token (Authorization: Bearer <token>)',
+      );
     }
     request.principal = principal;
     // Routes not found have no roles: any authenticated principal may learn that they do not exist.
     if (roles && !hasRole(principal, roles)) {
-      throw new FingerError('E_FORBIDDEN', `role ${principal.roles.join(',')} may not ${request.method} ${request.routeOptions.url ?? request.url}`, {
-        required: roles,
-      });
+      throw new FingerError(
+        'E_FORBIDDEN',
+        `role ${principal.roles.join(',')} may not ${request.method} ${request.routeOptions.url ?? request.url}`,
+        {
+          required: roles,
+        },
+      );
     }
   });
 }

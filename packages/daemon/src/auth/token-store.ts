@@ -108,16 +108,21 @@ export class TokenStore {
    */
   create(name: string, role: string): CreatedToken {
     if (!NAME_RE.test(name)) {
-      throw new FingerError('E_INVALID_ARGS', `bad token name ${JSON.stringify(name)}: use 1-64 of a-z 0-9 _ . - starting with a letter or digit`, {
-        issues: [{ path: '$.name', message: `must match ${NAME_RE.source}` }],
-      });
+      throw new FingerError(
+        'E_INVALID_ARGS',
+        `bad token name ${JSON.stringify(name)}: use 1-64 of a-z 0-9 _ . - starting with a letter or digit`,
+        {
+          issues: [{ path: '$.name', message: `must match ${NAME_RE.source}` }],
+        },
+      );
     }
     if (!isRole(role)) {
       throw new FingerError('E_INVALID_ARGS', `bad role ${JSON.stringify(role)}: one of ${ROLES.join(', ')}`, {
         issues: [{ path: '$.role', message: `must be one of ${ROLES.join(', ')}` }],
       });
     }
-    if (this.tokens.some((t) => t.name === name)) throw new FingerError('E_CONFLICT', `a token named "${name}" already exists`, { name });
+    if (this.tokens.some((t) => t.name === name))
+      throw new FingerError('E_CONFLICT', `a token named "${name}" already exists`, { name });
     const token = newToken();
     this.tokens.push({ name, role, created_at: rfc3339(this.now()), hash: sha256(token).toString('hex') });
     this.reindex();
@@ -128,7 +133,10 @@ export class TokenStore {
   /** Revokes a token by name. E_NOT_FOUND when unknown; E_FORBIDDEN for the admin token. */
   revoke(name: string): void {
     if (name === ADMIN_TOKEN_NAME) {
-      throw new FingerError('E_FORBIDDEN', 'the admin token cannot be revoked (delete FINGER_HOME/token and restart to rotate it)');
+      throw new FingerError(
+        'E_FORBIDDEN',
+        'the admin token cannot be revoked (delete FINGER_HOME/token and restart to rotate it)',
+      );
     }
     const i = this.tokens.findIndex((t) => t.name === name);
     if (i < 0) throw new FingerError('E_NOT_FOUND', `no token named "${name}"`, { name });
@@ -197,7 +205,8 @@ export class TokenStore {
     }
     const list = Array.isArray(parsed?.tokens) ? parsed.tokens : [];
     this.tokens = list.filter(
-      (t) => typeof t?.name === 'string' && isRole(t.role) && typeof t.hash === 'string' && /^[0-9a-f]{64}$/.test(t.hash),
+      (t) =>
+        typeof t?.name === 'string' && isRole(t.role) && typeof t.hash === 'string' && /^[0-9a-f]{64}$/.test(t.hash),
     );
     this.reindex();
   }

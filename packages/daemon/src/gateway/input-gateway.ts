@@ -103,7 +103,9 @@ export class InputGateway {
     events.emit('INPUT_RECEIVED', corr, { text: text.length > MAX_EVENT_TEXT ? text.slice(0, MAX_EVENT_TEXT) : text });
     if (!isHubCommand(text)) {
       events.emit('MODE_PARSED', corr, { mode: 'text' });
-      const err = new FingerError('E_ROUTE_FAILED', 'no router configured: only /hub commands can be dispatched', { mode: 'text' });
+      const err = new FingerError('E_ROUTE_FAILED', 'no router configured: only /hub commands can be dispatched', {
+        mode: 'text',
+      });
       events.emit('ROUTE_FAILED', corr, { error: err.toJSON() });
       throw err;
     }
@@ -162,7 +164,8 @@ export class InputGateway {
     if (p.session_id !== undefined) corr.session_id = p.session_id;
     if (p.workflow_id !== undefined) corr.workflow_id = p.workflow_id;
     events.emit('DISPATCH_SENT', corr, { target, blocking });
-    const done = (error?: ErrorInfo) => events.emit('DISPATCH_RESULT', corr, error ? { ok: false, error } : { ok: true });
+    const done = (error?: ErrorInfo) =>
+      events.emit('DISPATCH_RESULT', corr, error ? { ok: false, error } : { ok: true });
     if (resolveError !== undefined) {
       done(toErrorInfo(resolveError));
       throw resolveError;
@@ -192,6 +195,9 @@ export class InputGateway {
       () => done(),
       (e: unknown) => done(toErrorInfo(e)),
     );
-    return { status: 202, body: { request_id: ids.request_id, correlation_id: ids.correlation_id, status: 'running', target } };
+    return {
+      status: 202,
+      body: { request_id: ids.request_id, correlation_id: ids.correlation_id, status: 'running', target },
+    };
   }
 }

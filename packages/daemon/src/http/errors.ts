@@ -53,7 +53,10 @@ export function toWireError(err: unknown): { info: ErrorInfo; internal: boolean 
   if (fe && Array.isArray(fe.validation)) {
     const issues = validationIssues(fe);
     const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ');
-    return { info: { code: 'E_INVALID_ARGS', message: `invalid request: ${summary}`, details: { issues } }, internal: false };
+    return {
+      info: { code: 'E_INVALID_ARGS', message: `invalid request: ${summary}`, details: { issues } },
+      internal: false,
+    };
   }
   if (fe && isErrorCode(fe.code)) {
     const info: ErrorInfo = { code: fe.code, message: String(fe.message) };
@@ -62,8 +65,18 @@ export function toWireError(err: unknown): { info: ErrorInfo; internal: boolean 
   }
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
-    const code = status === 401 ? 'E_UNAUTHENTICATED' : status === 403 ? 'E_FORBIDDEN' : status === 404 ? 'E_NOT_FOUND' : 'E_INVALID_ARGS';
-    return { info: { code, message: String(fe.message), details: fe.code ? { reason: fe.code } : undefined }, internal: false };
+    const code =
+      status === 401
+        ? 'E_UNAUTHENTICATED'
+        : status === 403
+          ? 'E_FORBIDDEN'
+          : status === 404
+            ? 'E_NOT_FOUND'
+            : 'E_INVALID_ARGS';
+    return {
+      info: { code, message: String(fe.message), details: fe.code ? { reason: fe.code } : undefined },
+      internal: false,
+    };
   }
   return { info: { code: 'E_INTERNAL', message: 'internal error (see the daemon log)' }, internal: true };
 }

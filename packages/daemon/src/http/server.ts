@@ -47,7 +47,10 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   installAuth(app, { tokens: o.tokens, defaults: { '/docs': ACCESS.viewer }, isClosing: o.isClosing });
   app.addHook('onResponse', async (request, reply) => {
     o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    request.log.debug(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
   });
   // Responses finished while closing must not keep their connection alive, or close() would wait on it.
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -59,7 +62,11 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'finger daemon API', version: o.version, description: 'Governed message hub between AI and the real world.' },
+      info: {
+        title: 'finger daemon API',
+        version: o.version,
+        description: 'Governed message hub between AI and the real world.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },

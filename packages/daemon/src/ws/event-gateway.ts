@@ -58,13 +58,20 @@ function parseSubscribe(msg: Record<string, unknown>): WireFilter {
   for (const key of ['session_id', 'request_id', 'correlation_id'] as const) {
     const v = msg[key];
     if (v === undefined || v === null || v === '') continue;
-    if (typeof v !== 'string' || v.length > 256) issues.push({ path: `$.${key}`, message: 'must be a string (≤ 256 chars)' });
+    if (typeof v !== 'string' || v.length > 256)
+      issues.push({ path: `$.${key}`, message: 'must be a string (≤ 256 chars)' });
     else out[key] = v;
   }
   for (const key of Object.keys(msg)) {
-    if (!['op', 'types', 'session_id', 'request_id', 'correlation_id'].includes(key)) issues.push({ path: `$.${key}`, message: 'is not an allowed key' });
+    if (!['op', 'types', 'session_id', 'request_id', 'correlation_id'].includes(key))
+      issues.push({ path: `$.${key}`, message: 'is not an allowed key' });
   }
-  if (issues.length) throw new FingerError('E_INVALID_ARGS', `bad subscribe: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, { issues });
+  if (issues.length)
+    throw new FingerError(
+      'E_INVALID_ARGS',
+      `bad subscribe: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+      { issues },
+    );
   return out;
 }
 
@@ -152,7 +159,14 @@ class Client {
   }
 
   sendError(error: ErrorInfo): void {
-    this.send({ type: 'error', error: { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) } });
+    this.send({
+      type: 'error',
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.details !== undefined ? { details: error.details } : {}),
+      },
+    });
   }
 
   fail(code: 'E_UNAUTHENTICATED' | 'E_FORBIDDEN', message: string): void {
@@ -283,7 +297,10 @@ export class EventGateway {
           client.sendError({ code: 'E_INVALID_ARGS', message: 'already authenticated' });
           return;
         default:
-          client.sendError({ code: 'E_INVALID_ARGS', message: `unknown op ${JSON.stringify(msg.op)} (expected "subscribe")` });
+          client.sendError({
+            code: 'E_INVALID_ARGS',
+            message: `unknown op ${JSON.stringify(msg.op)} (expected "subscribe")`,
+          });
       }
     } catch (e) {
       const err = e as FingerError;

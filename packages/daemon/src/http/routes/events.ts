@@ -19,7 +19,10 @@ interface EventsQuery {
 /** Parses `type=A,B` into event types; E_INVALID_ARGS names each unknown one. */
 export function parseTypes(raw: string | undefined): EventType[] | undefined {
   if (!raw) return undefined;
-  const types = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  const types = raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   const bad = types.filter((t) => !isEventType(t));
   if (bad.length) {
     throw new FingerError('E_INVALID_ARGS', `unknown event type(s): ${bad.join(', ')}`, {
@@ -53,7 +56,11 @@ export function eventRoutes(app: FastifyInstance, deps: RouteDeps): void {
         },
       },
       response: {
-        200: { type: 'object', required: ['events'], properties: { events: { type: 'array', items: ref('FingerEvent') } } },
+        200: {
+          type: 'object',
+          required: ['events'],
+          properties: { events: { type: 'array', items: ref('FingerEvent') } },
+        },
         ...errorResponses(400),
       },
     },

@@ -40,7 +40,11 @@ export function inputRoutes(app: FastifyInstance, deps: RouteDeps): void {
             session_id: { type: 'string', minLength: 1, maxLength: 128 },
           },
         },
-        response: { 200: ref('DispatchResponse'), 202: ref('DispatchResponse'), ...errorResponses(400, 404, 409, 429, 500, 502, 503, 504) },
+        response: {
+          200: ref('DispatchResponse'),
+          202: ref('DispatchResponse'),
+          ...errorResponses(400, 404, 409, 429, 500, 502, 503, 504),
+        },
       },
     },
     async (request, reply) => {

@@ -32,7 +32,11 @@ export function messageRoutes(app: FastifyInstance, deps: RouteDeps): void {
             source: { description: 'Ignored: the source is the principal of the bearer token.' },
           },
         },
-        response: { 200: ref('DispatchResponse'), 202: ref('DispatchResponse'), ...errorResponses(400, 404, 409, 429, 500, 502, 503, 504) },
+        response: {
+          200: ref('DispatchResponse'),
+          202: ref('DispatchResponse'),
+          ...errorResponses(400, 404, 409, 429, 500, 502, 503, 504),
+        },
       },
     },
     async (request, reply) => {

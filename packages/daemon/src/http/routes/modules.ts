@@ -42,7 +42,11 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
         tags: ['modules'],
         summary: 'Registered modules',
         response: {
-          200: { type: 'object', required: ['modules'], properties: { modules: { type: 'array', items: ref('ModuleInfo') } } },
+          200: {
+            type: 'object',
+            required: ['modules'],
+            properties: { modules: { type: 'array', items: ref('ModuleInfo') } },
+          },
           ...errorResponses(),
         },
       },
@@ -62,7 +66,11 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
           additionalProperties: false,
           properties: {
             manifest: { type: 'object', description: 'The contents of a module.json' },
-            base_dir: { type: 'string', minLength: 1, description: 'Absolute directory relative paths of the manifest resolve against (default FINGER_HOME)' },
+            base_dir: {
+              type: 'string',
+              minLength: 1,
+              description: 'Absolute directory relative paths of the manifest resolve against (default FINGER_HOME)',
+            },
             path: { type: 'string', minLength: 1, description: 'Absolute path of a module.json (or of its folder)' },
           },
         },

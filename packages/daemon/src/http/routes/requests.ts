@@ -37,7 +37,11 @@ export function requestRoutes(app: FastifyInstance, deps: RouteDeps): void {
         summary: "A request's whole event path, in order (replay)",
         params: idParams,
         response: {
-          200: { type: 'object', required: ['events'], properties: { events: { type: 'array', items: ref('FingerEvent') } } },
+          200: {
+            type: 'object',
+            required: ['events'],
+            properties: { events: { type: 'array', items: ref('FingerEvent') } },
+          },
           ...errorResponses(404),
         },
       },

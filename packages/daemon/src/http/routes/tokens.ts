@@ -16,7 +16,11 @@ export function tokenRoutes(app: FastifyInstance, deps: RouteDeps): void {
         tags: ['tokens'],
         summary: 'Tokens (names, roles, times; never the tokens)',
         response: {
-          200: { type: 'object', required: ['tokens'], properties: { tokens: { type: 'array', items: ref('TokenInfo') } } },
+          200: {
+            type: 'object',
+            required: ['tokens'],
+            properties: { tokens: { type: 'array', items: ref('TokenInfo') } },
+          },
           ...errorResponses(),
         },
       },
@@ -70,7 +74,11 @@ export function tokenRoutes(app: FastifyInstance, deps: RouteDeps): void {
           properties: { name: { type: 'string', minLength: 1, maxLength: 64 } },
         },
         response: {
-          200: { type: 'object', required: ['name', 'revoked'], properties: { name: { type: 'string' }, revoked: { type: 'boolean' } } },
+          200: {
+            type: 'object',
+            required: ['name', 'revoked'],
+            properties: { name: { type: 'string' }, revoked: { type: 'boolean' } },
+          },
           ...errorResponses(404),
         },
       },
