@@ -142,8 +142,11 @@ runBench(BENCH, async () => {
     process.stderr.write(
       `${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup, an event-loop turn every ~${opts.turnOps} ops\n`,
     );
-    const { rows, detail } = await runSuite(
+    const baseline = () => Promise.resolve(PAYLOAD);
+    const measured = await runSuite(
       [
+        { system: 'baseline', scenario: 'c1', concurrency: 1, fn: baseline },
+        { system: 'baseline', scenario: 'c100', concurrency: 100, fn: baseline },
         { system: 'finger', scenario: 'c1', concurrency: 1, fn: finger },
         { system: 'finger', scenario: 'c100', concurrency: 100, fn: finger },
         { system: 'finger', scenario: 'c100-idem', concurrency: 100, fn: fingerIdem },
@@ -155,6 +158,9 @@ runBench(BENCH, async () => {
       ],
       opts,
     );
+    const { detail } = measured;
+    const rows = measured.rows.filter((r) => r.system !== 'baseline');
+    const harness_baseline = measured.rows.filter((r) => r.system === 'baseline');
 
     const hubs = { plain: hub, idem: hubIdem, interceptor: hubIntercepted };
     const finger_stats = {};
@@ -169,6 +175,9 @@ runBench(BENCH, async () => {
     const ratios = computeRatios(rows);
     printTable(BENCH, rows);
     printRatios(ratios);
+    process.stdout.write(
+      `harness alone (op = Promise.resolve): ${harness_baseline.map((r) => `${r.scenario} ${r.ops_per_s.toLocaleString('en-US')} ops/s`).join(', ')}\n`,
+    );
     const file = writeResults(BENCH, rows, {
       ratios,
       moleculer: moleculerVersion,
@@ -182,6 +191,7 @@ runBench(BENCH, async () => {
         'Each row is the median round by ops/s (its p50/p99 alongside); rounds are interleaved across systems with a rotating order; ops/s is ops ÷ round wall time including one hrtime.bigint() read per op.',
         "The callers yield to the event loop (setImmediate) about every options.turnOps ops in total, so timers (the hub's lease sweeper and event-bus flush, Moleculer's timeouts) fire as in a server; the yield counts in wall time, not in latency.",
       ],
+      harness_baseline,
       finger_stats,
       detail,
     });

@@ -9,37 +9,61 @@
 //
 // Event-loop turns: an in-process call resolves in microtasks, so without help a whole round
 // would run as one macrotask and no timer (lease sweeper, event-bus flush, a peer's timeouts)
-// would ever fire. Like a server handling one socket read at a time, each caller yields to the
-// event loop (setImmediate) every `turnOps ÷ C` ops, so a loop turn happens about every
-// `turnOps` ops in total; the yield is in the round's wall time but not in any op's latency.
+// would ever fire. Like a server handling one socket read at a time, the round takes an
+// event-loop turn about every `turnOps` completed ops: the caller that completes the
+// turnOps-th op sets a shared barrier (resolved by one setImmediate), every caller parks on it
+// after its current op, and all resume together in the same tick — so C calls are in flight
+// again right after the turn (separate setImmediates per caller would resume them one at a
+// time and silently turn c100 into c1). The turn is in the round's wall time, not in latency.
 
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
 
 /** `process.hrtime.bigint` works detached (it does not use `this`). */
 const hr = process.hrtime.bigint;
 
-/** Resolves on the next check phase of the event loop (after timers and I/O). */
-function nextTurn() {
-  return new Promise((resolve) => setImmediate(resolve));
+/**
+ * A barrier that opens on the next check phase of the event loop (after timers and I/O) and
+ * clears itself from `state`.
+ * @param {RoundState} state
+ */
+function turnBarrier(state) {
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      state.barrier = null;
+      resolve();
+    }),
+  );
 }
 
 const CALLER_BODY = `
   let prev = hr();
-  let budget = every;
   while (state.issued < state.ops) {
     state.issued++;
     await fn();
     const t = hr();
     samples[state.done++] = Number(t - prev);
-    if (--budget === 0) {
-      budget = every;
-      await nextTurn();
+    prev = t;
+    if (++state.sinceTurn >= state.turnOps) {
+      state.sinceTurn = 0;
+      state.barrier = turnBarrier(state);
+    }
+    if (state.barrier !== null) {
+      await state.barrier;
       prev = hr();
-    } else {
-      prev = t;
     }
   }
 `;
+
+/**
+ * Shared by the callers of one round.
+ * @typedef {object} RoundState
+ * @property {number} ops       ops to issue in the round
+ * @property {number} issued
+ * @property {number} done      ops completed (= samples written)
+ * @property {number} turnOps   completed ops between event-loop turns (Infinity: never)
+ * @property {number} sinceTurn
+ * @property {Promise<void>|null} barrier pending turn every caller waits for
+ */
 
 let callerSeq = 0;
 
@@ -47,11 +71,11 @@ let callerSeq = 0;
  * Compiles a fresh caller loop for one case. Each case gets its own compiled function (the
  * unique comment defeats V8's eval cache), so the `fn()` call site stays monomorphic and one
  * system's type feedback never slows another's loop.
- * @returns {(fn: () => Promise<unknown>, samples: Float64Array, state: {issued: number, done: number, ops: number}, hr: () => bigint, every: number, nextTurn: () => Promise<void>) => Promise<void>}
+ * @returns {(fn: () => Promise<unknown>, samples: Float64Array, state: RoundState, hr: () => bigint, turnBarrier: (state: RoundState) => Promise<void>) => Promise<void>}
  */
 export function createCaller(label = '') {
   const tag = `${++callerSeq} ${label}`.replace(/[^\w .:-]/g, '_');
-  return new AsyncFunction('fn', 'samples', 'state', 'hr', 'every', 'nextTurn', `// caller ${tag}\n${CALLER_BODY}`);
+  return new AsyncFunction('fn', 'samples', 'state', 'hr', 'turnBarrier', `// caller ${tag}\n${CALLER_BODY}`);
 }
 
 /**
@@ -75,10 +99,10 @@ export function quantile(sorted, n, q) {
  * @property {ReturnType<typeof createCaller>} [caller]
  * @property {Float64Array} [samples]
  * @property {number} [ops] ops per measured round (set by calibrate)
- * @property {number} [turnOps] ops between event-loop turns over all callers (0: never yield); default 1000
+ * @property {number} [turnOps] completed ops between event-loop turns (0: never yield); default 1000
  */
 
-/** Default ops per event-loop turn, over all callers of a case. */
+/** Default completed ops between two event-loop turns of a round. */
 export const DEFAULT_TURN_OPS = 1000;
 
 /**
@@ -101,12 +125,12 @@ export async function measureRound(c, ops) {
   c.caller ??= createCaller(`${c.system}/${c.scenario}`);
   if (c.samples === undefined || c.samples.length < ops) c.samples = new Float64Array(ops);
   const samples = c.samples;
-  const state = { issued: 0, done: 0, ops };
   const turnOps = c.turnOps ?? DEFAULT_TURN_OPS;
-  const every = turnOps > 0 ? Math.max(1, Math.round(turnOps / c.concurrency)) : Infinity;
+  /** @type {RoundState} */
+  const state = { ops, issued: 0, done: 0, turnOps: turnOps > 0 ? turnOps : Infinity, sinceTurn: 0, barrier: null };
   const callers = new Array(c.concurrency);
   const t0 = hr();
-  for (let i = 0; i < c.concurrency; i++) callers[i] = c.caller(c.fn, samples, state, hr, every, nextTurn);
+  for (let i = 0; i < c.concurrency; i++) callers[i] = c.caller(c.fn, samples, state, hr, turnBarrier);
   await Promise.all(callers);
   const elapsedNs = Number(hr() - t0);
   const n = state.done;

@@ -115,6 +115,18 @@ export class LeaseTable {
     this.free.push(slot);
   }
 
+  /** Releases every held lease and returns their holders (shutdown: the caller fails them). */
+  releaseAll(): LeaseHolder[] {
+    const out: LeaseHolder[] = [];
+    for (let i = 0; i < this.high; i++) {
+      const holder = this.holders[i];
+      if (holder === undefined) continue;
+      this.release(i);
+      out.push(holder);
+    }
+    return out;
+  }
+
   /** Expires every lease whose time has come. Called by the timer; callable directly in tests. */
   sweep(now: number = this.clock.now()): void {
     if (this.activeCount === 0) {

@@ -133,17 +133,19 @@ export class MessageHub implements PendingCallHost {
   }
 
   /**
-   * A non-blocking dispatch: returns the ids at once; the outcome is kept for `getRequest`.
+   * A non-blocking dispatch: returns the ids at once (and `done`, settling with the outcome, for
+   * entry points that report it); the outcome is kept for `getRequest`.
    * Refusals that happen before dispatch (unknown target, guards) are kept as failed records too.
    */
-  async dispatch(p: DispatchParams): Promise<{ request_id: string; correlation_id: string }> {
+  async dispatch(p: DispatchParams): Promise<{ request_id: string; correlation_id: string; done: Promise<unknown> }> {
     const request_id = p.request_id ?? ulid(this.clock.now());
     const correlation_id = p.correlation_id ?? request_id;
     const q: DispatchParams = { ...p, request_id, correlation_id };
-    this.tracked(q, false).catch(() => undefined);
+    const done = this.tracked(q, false);
+    done.catch(() => undefined);
     // the record exists once tracked() has run its synchronous part
     await Promise.resolve();
-    return { request_id, correlation_id };
+    return { request_id, correlation_id, done };
   }
 
   /** The record of a tracked request (non-blocking, or with a caller-supplied id). */
@@ -177,6 +179,12 @@ export class MessageHub implements PendingCallHost {
           resolve();
         });
       });
+    }
+    // whatever outlived the drain is failed now, never left hanging
+    for (const holder of this.leases.releaseAll()) {
+      if (holder instanceof PendingCall) {
+        holder.abort(new FingerError('E_PROVIDER_CLOSED', `the hub shut down before "${holder.envelope.target}" answered`, { target: holder.envelope.target }));
+      }
     }
     if (this.pruneTimer !== undefined) this.clock.clearInterval(this.pruneTimer);
     await this.registry.close();

@@ -97,6 +97,18 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     this.host.onExpired(this, reason);
   }
 
+  /** Fails the call at once (hub shutdown): cancels it at the module and rejects the caller. */
+  abort(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.slot >= 0 && this.host.leases.holds(this.slot, this.gen)) this.host.leases.release(this.slot);
+    this.slot = -1;
+    this.canceller?.cancel('shutdown');
+    this.leaveModule();
+    this.host.onEnded(true);
+    this.reject(error);
+  }
+
   /** Frees the module concurrency slot taken by start() (lets a queued call go). */
   private leaveModule(): void {
     if (!this.started) return;

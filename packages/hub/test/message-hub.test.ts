@@ -268,6 +268,16 @@ describe('MessageHub registry and lifecycle', () => {
     expect(seen).toEqual(['first:e.t:true', 'second', 'first:e.t:false', 'second']);
   });
 
+  it('fails calls that outlive the shutdown drain with E_PROVIDER_CLOSED', async () => {
+    const hub = makeHub({ s: { tools: { w: never } } });
+    await hub.registry.register(manifest('s', [{ name: 'w' }]), { baseDir: '.' });
+    const pending = hub.request({ target: 's.w', payload: {}, source: human });
+    await until(() => hub.stats().inflight === 1, 'in flight');
+    await hub.close(20);
+    expect((await rejectionOf(pending)).code).toBe('E_PROVIDER_CLOSED');
+    expect(hub.stats()).toMatchObject({ inflight: 0, leases_active: 0 });
+  });
+
   it('refuses calls after close with E_PROVIDER_CLOSED', async () => {
     const hub = makeHub({ e: { tools: { t: (a) => a } } });
     await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
