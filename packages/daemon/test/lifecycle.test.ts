@@ -56,7 +56,7 @@ describe('daemon lifecycle', () => {
     await d.app.close();
     const res = await inflight;
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: { code: 'E_PROVIDER_CLOSED', message: 'the daemon is shutting down' } });
+    expect(await res.json()).toMatchObject({ error: { code: 'E_PROVIDER_CLOSED' } });
     await d.close();
   });
 

@@ -186,8 +186,9 @@ describe('WebSocket /v1/events', () => {
     const bus = d.app.events;
     for (let i = 0; i < TOTAL; i += 250) {
       for (let j = i; j < i + 250; j++) bus.emit('TASK_STATE', { request_id: `slow-${j}` }, { n: j, pad });
-      // yield so the in-process fast client can read; the emitter itself never waits on a socket
-      await new Promise((r) => setImmediate(r));
+      // pace batches by the fast reader (never by the paused one), so a loaded machine cannot make
+      // the fast client overflow its own buffer; the emitter itself never waits on a socket
+      await fast.until(() => fast.eventCount >= i + 250 || undefined, 'fast client to keep up', 30_000);
     }
     await fast.until(() => fast.eventCount === TOTAL || undefined, 'fast client to get every event', 30_000);
     expect(fast.eventCount).toBe(TOTAL);
