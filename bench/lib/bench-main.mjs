@@ -24,14 +24,14 @@ function envInt(name, fallback) {
 }
 
 /**
- * Suite options: 5 rounds of ~500 ms after ~1 s of warmup per case, an event-loop turn every
+ * Suite options: 9 rounds of ~300 ms after ~1 s of warmup per case, an event-loop turn every
  * ~1000 ops; overridable with BENCH_ROUNDS, BENCH_ROUND_MS, BENCH_WARMUP_MS and BENCH_TURN_OPS.
  * @returns {import('./suite.mjs').SuiteOptions}
  */
 export function suiteOptions() {
   return {
-    rounds: Math.max(1, envInt('BENCH_ROUNDS', 5)),
-    roundMs: Math.max(10, envInt('BENCH_ROUND_MS', 500)),
+    rounds: Math.max(1, envInt('BENCH_ROUNDS', 9)),
+    roundMs: Math.max(10, envInt('BENCH_ROUND_MS', 300)),
     warmupMs: envInt('BENCH_WARMUP_MS', 1000),
     turnOps: envInt('BENCH_TURN_OPS', DEFAULT_TURN_OPS),
   };

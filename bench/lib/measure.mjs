@@ -110,13 +110,15 @@ export const DEFAULT_TURN_OPS = 1000;
  * @property {number} ops        ops completed
  * @property {number} elapsed_ms wall time of the round
  * @property {number} ops_per_s
+ * @property {number} ops_per_cpu_s ops ÷ CPU time of this process (all threads) — insensitive to
+ *   other processes taking the CPU away, so steadier than ops_per_s on a shared machine
  * @property {number} p50_us
  * @property {number} p99_us
  */
 
 /**
  * Runs one round of `ops` operations with `c.concurrency` callers and returns its throughput
- * (ops ÷ wall time, clock reads included) and latency percentiles.
+ * (ops ÷ wall time, clock reads included; and ops ÷ process CPU time) and latency percentiles.
  * @param {Case} c
  * @param {number} ops
  * @returns {Promise<RoundResult>}
@@ -129,10 +131,12 @@ export async function measureRound(c, ops) {
   /** @type {RoundState} */
   const state = { ops, issued: 0, done: 0, turnOps: turnOps > 0 ? turnOps : Infinity, sinceTurn: 0, barrier: null };
   const callers = new Array(c.concurrency);
+  const cpu0 = process.cpuUsage();
   const t0 = hr();
   for (let i = 0; i < c.concurrency; i++) callers[i] = c.caller(c.fn, samples, state, hr, turnBarrier);
   await Promise.all(callers);
   const elapsedNs = Number(hr() - t0);
+  const cpu = process.cpuUsage(cpu0);
   const n = state.done;
   const view = samples.subarray(0, n);
   view.sort();
@@ -140,6 +144,7 @@ export async function measureRound(c, ops) {
     ops: n,
     elapsed_ms: elapsedNs / 1e6,
     ops_per_s: n / (elapsedNs / 1e9),
+    ops_per_cpu_s: n / ((cpu.user + cpu.system) / 1e6),
     p50_us: quantile(view, n, 0.5) / 1e3,
     p99_us: quantile(view, n, 0.99) / 1e3,
   };

@@ -16,6 +16,8 @@ const BASE_COLUMNS = [
   ['p50_us', 'p50 µs'],
   ['p99_us', 'p99 µs'],
 ];
+/** Titles of known optional columns; any other extra key is shown under its own name. */
+const TITLES = { ops_per_cpu_s: 'ops/cpu-s', rss_mb: 'RSS MB' };
 
 function formatCell(v) {
   if (v === null || v === undefined) return '-';
@@ -36,7 +38,7 @@ export function formatTable(rows) {
   const columns = [...BASE_COLUMNS];
   for (const row of rows) {
     for (const key of Object.keys(row)) {
-      if (!columns.some(([k]) => k === key)) columns.push([key, key]);
+      if (!columns.some(([k]) => k === key)) columns.push([key, TITLES[key] ?? key]);
     }
   }
   const cells = rows.map((row) => columns.map(([k]) => formatCell(row[k])));

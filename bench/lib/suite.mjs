@@ -44,12 +44,20 @@ function medianRound(results) {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 }
 
+/** Median of numbers (mean of the two middle ones for an even count). */
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
 /**
  * Measures every case and returns one row per case (its median round: that round's ops/s, p50
- * and p99 together) plus the per-round detail.
+ * and p99 together), the median ops per CPU-second of each case (same order as `rows`), and the
+ * per-round detail.
  * @param {import('./measure.mjs').Case[]} cases
  * @param {SuiteOptions} opts
- * @returns {Promise<{rows: Row[], detail: object[]}>}
+ * @returns {Promise<{rows: Row[], opsPerCpuS: number[], detail: object[]}>}
  */
 export async function runSuite(cases, opts) {
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -79,16 +87,19 @@ export async function runSuite(cases, opts) {
       p99_us: round(m.p99_us),
     };
   });
+  const opsPerCpuS = results.map((rs) => Math.round(median(rs.map((x) => x.ops_per_cpu_s))));
   const detail = cases.map((c, i) => ({
     system: c.system,
     scenario: c.scenario,
     concurrency: c.concurrency,
     ops_per_round: c.ops,
+    ops_per_cpu_s: opsPerCpuS[i],
     rounds: results[i].map((x) => ({
       ops_per_s: Math.round(x.ops_per_s),
+      ops_per_cpu_s: Math.round(x.ops_per_cpu_s),
       p50_us: round(x.p50_us),
       p99_us: round(x.p99_us),
     })),
   }));
-  return { rows, detail };
+  return { rows, opsPerCpuS, detail };
 }

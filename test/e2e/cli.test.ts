@@ -39,7 +39,12 @@ describe('myfinger (built CLI as a child process) against a real daemon', () => 
     expect(replay.code).toBe(0);
     const { events } = JSON.parse(replay.stdout) as { events: { type: string; correlation_id: string }[] };
     expect(new Set(events.map((e) => e.correlation_id)).size).toBe(1);
-    expect(events.map((e: { type: string }) => e.type)).toEqual(['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT']);
+    expect(events.map((e: { type: string }) => e.type)).toEqual([
+      'INPUT_RECEIVED',
+      'MODE_PARSED',
+      'DISPATCH_SENT',
+      'DISPATCH_RESULT',
+    ]);
   });
 
   it('exits 2 with a caret under the bad position of /hub syntax', async () => {

@@ -56,14 +56,22 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
       await ws.subscribe({ types: ['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT'] });
       const r = await input('/hub target=echo {"text":"trace me"}');
       expect(r.status).toBe(200);
-      const mine = () => ws.messages.filter((m) => m.type === 'event' && m.event.correlation_id === r.body.correlation_id);
+      const mine = () =>
+        ws.messages.filter((m) => m.type === 'event' && m.event.correlation_id === r.body.correlation_id);
       await ws.waitFor(() => mine().length >= 4, 'four events');
-      expect(mine().map((m) => m.event.type)).toEqual(['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT']);
+      expect(mine().map((m) => m.event.type)).toEqual([
+        'INPUT_RECEIVED',
+        'MODE_PARSED',
+        'DISPATCH_SENT',
+        'DISPATCH_RESULT',
+      ]);
       const replay = await d.http('GET', `/v1/requests/${r.body.request_id}/events`);
       expect(replay.status).toBe(200);
       const types = replay.body.events.map((e: { type: string }) => e.type);
       expect(types).toEqual(['INPUT_RECEIVED', 'MODE_PARSED', 'DISPATCH_SENT', 'DISPATCH_RESULT']);
-      expect(new Set(replay.body.events.map((e: { correlation_id: string }) => e.correlation_id))).toEqual(new Set([r.body.correlation_id]));
+      expect(new Set(replay.body.events.map((e: { correlation_id: string }) => e.correlation_id))).toEqual(
+        new Set([r.body.correlation_id]),
+      );
     } finally {
       await ws.close();
     }
@@ -73,7 +81,13 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
     const r = await input('/hub target=nester.d1 {}');
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('E_NESTING_DEPTH');
-    expect(r.body.error.details.execution_chain).toEqual(['nester.d1', 'nester.d2', 'nester.d3', 'nester.d4', 'nester.d5']);
+    expect(r.body.error.details.execution_chain).toEqual([
+      'nester.d1',
+      'nester.d2',
+      'nester.d3',
+      'nester.d4',
+      'nester.d5',
+    ]);
     const ok = await input('/hub target=nester.d2 {}');
     expect(ok.body).toMatchObject({ status: 'succeeded', result: { reached: 6 } });
   });
@@ -81,13 +95,19 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
   it('refuses A → B → A with E_CALL_CYCLE', async () => {
     const r = await input('/hub target=ping.a {}');
     expect(r.status).toBe(409);
-    expect(r.body.error).toMatchObject({ code: 'E_CALL_CYCLE', details: { target: 'ping.a', execution_chain: ['ping.a', 'ping.b'] } });
+    expect(r.body.error).toMatchObject({
+      code: 'E_CALL_CYCLE',
+      details: { target: 'ping.a', execution_chain: ['ping.a', 'ping.b'] },
+    });
   });
 
   it('answers bad /hub syntax with E_BAD_HUB_SYNTAX and the position', async () => {
     const r = await input('/hub target=echo blocking=perhaps {}');
     expect(r.status).toBe(400);
-    expect(r.body.error).toMatchObject({ code: 'E_BAD_HUB_SYNTAX', details: { position: 26, expected: 'true or false' } });
+    expect(r.body.error).toMatchObject({
+      code: 'E_BAD_HUB_SYNTAX',
+      details: { position: 26, expected: 'true or false' },
+    });
     const r2 = await input('/hub target=echo {"text": }');
     expect(r2.body.error).toMatchObject({ code: 'E_BAD_HUB_SYNTAX', details: { position: 26 } });
   });
@@ -104,7 +124,11 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
     const r = await d.http('POST', '/v1/modules', { manifest, base_dir: PYWORKER });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('E_INVALID_MANIFEST');
-    expect(r.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual(['$.id', '$.version', '$.tools[0].capability_level']);
+    expect(r.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual([
+      '$.id',
+      '$.version',
+      '$.tools[0].capability_level',
+    ]);
     const list = await d.http('GET', '/v1/modules');
     expect(list.body.modules).toHaveLength(6);
   });
@@ -139,7 +163,12 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
     for (const [method, path] of routes) {
       for (const token of [null, 'fgr_not-a-real-token']) {
         const r = await d.http(method, path, method === 'GET' || method === 'DELETE' ? undefined : {}, token);
-        expect({ method, path, status: r.status, code: r.body?.error?.code }).toEqual({ method, path, status: 401, code: 'E_UNAUTHENTICATED' });
+        expect({ method, path, status: r.status, code: r.body?.error?.code }).toEqual({
+          method,
+          path,
+          status: 401,
+          code: 'E_UNAUTHENTICATED',
+        });
       }
     }
     expect((await d.http('GET', '/v1/health', undefined, null)).status).toBe(200);
@@ -148,7 +177,9 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
   it('runs 100 concurrent requests with one request_id exactly once, all with the same reply', async () => {
     const before = (await d.http('POST', '/v1/messages', { target: 'counter.get', payload: {} })).body.result.runs;
     const replies = await Promise.all(
-      Array.from({ length: 100 }, () => d.http('POST', '/v1/messages', { target: 'counter.inc', payload: {}, request_id: 'once-only-1' })),
+      Array.from({ length: 100 }, () =>
+        d.http('POST', '/v1/messages', { target: 'counter.inc', payload: {}, request_id: 'once-only-1' }),
+      ),
     );
     expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200]));
     const results = replies.map((r) => JSON.stringify(r.body.result));

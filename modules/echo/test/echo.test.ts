@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { afterEach, describe, expect, it } from 'vitest';
+
 import { InProcessRuntime, silentLogger, type ToolCallContext } from '@finger/hub';
 import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
 
 const DIR = fileURLToPath(new URL('..', import.meta.url));
 const MANIFEST = JSON.parse(fs.readFileSync(path.join(DIR, 'module.json'), 'utf8')) as ModuleManifest;

@@ -61,11 +61,11 @@ export interface HubLimits {
   max_nesting_depth: number;
   default_timeout_ms: number;
   default_lease_ms: number;
-  /** How long a completed request's result answers duplicates (ms). */
+  /** How long the outcome of a request with a caller-supplied id answers duplicates (ms). */
   idempotency_window_ms: number;
   /** How many results of non-blocking requests are kept. */
   max_results: number;
-  /** How long results of non-blocking requests are kept (ms). */
+  /** How long results of non-blocking requests with hub-made ids are kept (ms). */
   result_ttl_ms: number;
   /** Sweep period of the lease table (ms). */
   lease_sweep_ms: number;

@@ -1,16 +1,10 @@
 export type { Clock } from './clock.js';
 export { systemClock } from './clock.js';
 export type { EventBus, EventCorrelation, EventFilter, EventListener } from './events/event-bus.js';
-export { LocalEventBus } from './events/local-event-bus.js';
 export type { LocalEventBusOptions } from './events/local-event-bus.js';
-export type {
-  DispatchParams,
-  HubCall,
-  HubLimits,
-  Interceptor,
-  RequestRecord,
-  ResolvedTarget,
-} from './hub-types.js';
+export type { EventBusStats } from './events/local-event-bus.js';
+export { LocalEventBus } from './events/local-event-bus.js';
+export type { DispatchParams, HubCall, HubLimits, Interceptor, RequestRecord, ResolvedTarget } from './hub-types.js';
 export { DEFAULT_LIMITS } from './hub-types.js';
 export { runInterceptors } from './interceptor-chain.js';
 export { LeaseTable } from './lease-table.js';
@@ -39,7 +33,6 @@ export type {
 export type { StdioRuntimeStats } from './runtime/stdio.js';
 export { StdioRuntime } from './runtime/stdio.js';
 export type { EventStore } from './store/event-store.js';
-export type { EventBusStats } from './events/local-event-bus.js';
 export { FileEventStore } from './store/file-event-store.js';
 export { MemoryEventStore } from './store/memory-event-store.js';
 export { MemoryRequestStore } from './store/memory-request-store.js';

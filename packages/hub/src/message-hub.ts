@@ -54,7 +54,19 @@ const EMPTY_CHAIN: string[] = [];
 const MODULE_PRINCIPAL_ROLES: string[] = [];
 
 /** Errors raised before a call reached its module: the request id may be retried. */
-const PRE_DISPATCH = new Set(['E_NO_TARGET', 'E_NESTING_DEPTH', 'E_CALL_CYCLE', 'E_MODULE_UNHEALTHY', 'E_OVERLOADED', 'E_PROVIDER_CLOSED', 'E_FORBIDDEN', 'E_DENIED_BY_POLICY', 'E_SAFETY_LOCKOUT', 'E_HALTED', 'E_INVALID_ARGS']);
+const PRE_DISPATCH = new Set([
+  'E_NO_TARGET',
+  'E_NESTING_DEPTH',
+  'E_CALL_CYCLE',
+  'E_MODULE_UNHEALTHY',
+  'E_OVERLOADED',
+  'E_PROVIDER_CLOSED',
+  'E_FORBIDDEN',
+  'E_DENIED_BY_POLICY',
+  'E_SAFETY_LOCKOUT',
+  'E_HALTED',
+  'E_INVALID_ARGS',
+]);
 
 /**
  * The message hub: resolves targets, applies the guards (nesting depth, call cycles,
@@ -85,7 +97,8 @@ export class MessageHub implements PendingCallHost {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.transport = options.transport ?? new InProcessTransport();
     this.events = options.events ?? new LocalEventBus({ clock: this.clock, logger: this.logger });
-    this.requests = options.requests ?? new MemoryRequestStore(this.clock, this.limits.max_results, this.limits.result_ttl_ms);
+    this.requests =
+      options.requests ?? new MemoryRequestStore(this.clock, this.limits.max_results, this.limits.result_ttl_ms);
     this.interceptors = [...(options.interceptors ?? [])];
     this.leases = new LeaseTable(this.clock, this.limits.lease_sweep_ms);
     this.leases.start();
@@ -128,7 +141,7 @@ export class MessageHub implements PendingCallHost {
    * makes the call idempotent: duplicates join the running call or get its stored result.
    */
   request(p: DispatchParams): Promise<unknown> {
-    if (p.request_id !== undefined) return this.tracked(p, true);
+    if (p.request_id !== undefined) return this.tracked(p, true, true);
     return this.execute(p, undefined);
   }
 
@@ -141,7 +154,7 @@ export class MessageHub implements PendingCallHost {
     const request_id = p.request_id ?? ulid(this.clock.now());
     const correlation_id = p.correlation_id ?? request_id;
     const q: DispatchParams = { ...p, request_id, correlation_id };
-    const done = this.tracked(q, false);
+    const done = this.tracked(q, false, p.request_id !== undefined);
     done.catch(() => undefined);
     // the record exists once tracked() has run its synchronous part
     await Promise.resolve();
@@ -183,7 +196,11 @@ export class MessageHub implements PendingCallHost {
     // whatever outlived the drain is failed now, never left hanging
     for (const holder of this.leases.releaseAll()) {
       if (holder instanceof PendingCall) {
-        holder.abort(new FingerError('E_PROVIDER_CLOSED', `the hub shut down before "${holder.envelope.target}" answered`, { target: holder.envelope.target }));
+        holder.abort(
+          new FingerError('E_PROVIDER_CLOSED', `the hub shut down before "${holder.envelope.target}" answered`, {
+            target: holder.envelope.target,
+          }),
+        );
       }
     }
     if (this.pruneTimer !== undefined) this.clock.clearInterval(this.pruneTimer);
@@ -221,8 +238,13 @@ export class MessageHub implements PendingCallHost {
 
   // ---- internals ----
 
-  private async tracked(p: DispatchParams, blocking: boolean): Promise<unknown> {
+  /**
+   * Runs a request under a record. `callerId`: the id came from the caller, so the outcome answers
+   * duplicates for `idempotency_window_ms`; hub-made ids keep their result for `result_ttl_ms`.
+   */
+  private async tracked(p: DispatchParams, blocking: boolean, callerId: boolean): Promise<unknown> {
     const request_id = p.request_id!;
+    const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     const joined = this.running.get(request_id);
     if (joined !== undefined) {
       this.counters.idempotent_joins++;
@@ -250,22 +272,26 @@ export class MessageHub implements PendingCallHost {
       const existing = await this.requests.begin(record);
       if (existing !== undefined) {
         if (existing.target !== record.target) {
-          throw new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${existing.target}"`, { request_id, target: existing.target });
+          throw new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${existing.target}"`, {
+            request_id,
+            target: existing.target,
+          });
         }
         this.counters.idempotent_hits++;
         if (existing.status === 'succeeded') settle.resolve(existing.result);
         else if (existing.status === 'failed') settle.reject(FingerError.fromInfo(existing.error!));
-        else settle.reject(new FingerError('E_CONFLICT', `request "${request_id}" is running elsewhere`, { request_id }));
+        else
+          settle.reject(new FingerError('E_CONFLICT', `request "${request_id}" is running elsewhere`, { request_id }));
         return await promise;
       }
       try {
         const result = await this.execute(p, resolvedTarget, blocking);
-        await this.requests.finish(request_id, { ok: true, result }, rfc3339(this.clock.now()));
+        await this.requests.finish(request_id, { ok: true, result }, rfc3339(this.clock.now()), keep);
         settle.resolve(result);
       } catch (e) {
         const info = toErrorInfo(e);
         if (PRE_DISPATCH.has(info.code) && blocking) await this.requests.forget(request_id);
-        else await this.requests.finish(request_id, { ok: false, error: info }, rfc3339(this.clock.now()));
+        else await this.requests.finish(request_id, { ok: false, error: info }, rfc3339(this.clock.now()), keep);
         settle.reject(e);
       }
       return await promise;
@@ -289,15 +315,37 @@ export class MessageHub implements PendingCallHost {
     const chain = p.execution_chain ?? EMPTY_CHAIN;
     if (chain.length > 0) {
       if (chain.length > this.limits.max_nesting_depth) {
-        return this.fail(new FingerError('E_NESTING_DEPTH', `nesting depth ${chain.length} exceeds the maximum of ${this.limits.max_nesting_depth}`, { depth: chain.length, max: this.limits.max_nesting_depth, execution_chain: chain }));
+        return this.fail(
+          new FingerError(
+            'E_NESTING_DEPTH',
+            `nesting depth ${chain.length} exceeds the maximum of ${this.limits.max_nesting_depth}`,
+            { depth: chain.length, max: this.limits.max_nesting_depth, execution_chain: chain },
+          ),
+        );
       }
       if (chain.includes(target.tool_id)) {
-        return this.fail(new FingerError('E_CALL_CYCLE', `call cycle: "${target.tool_id}" is already on the call path ${chain.join(' → ')}`, { target: target.tool_id, execution_chain: chain }));
+        return this.fail(
+          new FingerError(
+            'E_CALL_CYCLE',
+            `call cycle: "${target.tool_id}" is already on the call path ${chain.join(' → ')}`,
+            { target: target.tool_id, execution_chain: chain },
+          ),
+        );
       }
     }
     const entry = target.entry;
-    if (entry.status === 'draining') return this.fail(new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: target.tool_id }));
-    if (!entry.healthy) return this.fail(new FingerError('E_MODULE_UNHEALTHY', `module "${entry.id}" is unhealthy${entry.lastHealth?.detail ? `: ${entry.lastHealth.detail}` : ''}`, { module: entry.id }));
+    if (entry.status === 'draining')
+      return this.fail(
+        new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: target.tool_id }),
+      );
+    if (!entry.healthy)
+      return this.fail(
+        new FingerError(
+          'E_MODULE_UNHEALTHY',
+          `module "${entry.id}" is unhealthy${entry.lastHealth?.detail ? `: ${entry.lastHealth.detail}` : ''}`,
+          { module: entry.id },
+        ),
+      );
 
     const now = this.clock.now();
     const timeout = p.timeout_ms ?? this.limits.default_timeout_ms;
@@ -322,7 +370,11 @@ export class MessageHub implements PendingCallHost {
       payload: p.payload,
     };
     if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now);
-    const call: HubCall = { envelope, resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id }, direct: p.direct === true };
+    const call: HubCall = {
+      envelope,
+      resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
+      direct: p.direct === true,
+    };
     let sent = false;
     return runInterceptors(this.interceptors, call, () => {
       sent = true;
@@ -334,10 +386,19 @@ export class MessageHub implements PendingCallHost {
   }
 
   private send(envelope: Envelope, entry: ModuleEntry, ttl: number, now?: number): Promise<unknown> {
-    if (entry.status === 'draining') return this.fail(new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: envelope.target }));
+    if (entry.status === 'draining')
+      return this.fail(
+        new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: envelope.target }),
+      );
     const queueing = entry.inflight >= entry.concurrency || entry.queue.length > 0;
     if (queueing && entry.queue.length >= entry.maxQueue) {
-      return this.fail(new FingerError('E_OVERLOADED', `module "${entry.id}" is at its concurrency limit (${entry.concurrency}) with a full queue`, { module: entry.id, concurrency: entry.concurrency }));
+      return this.fail(
+        new FingerError(
+          'E_OVERLOADED',
+          `module "${entry.id}" is at its concurrency limit (${entry.concurrency}) with a full queue`,
+          { module: entry.id, concurrency: entry.concurrency },
+        ),
+      );
     }
     const call = new PendingCall(this, envelope, entry, ttl);
     this.inflightTotal++;
@@ -360,7 +421,13 @@ export class MessageHub implements PendingCallHost {
     return Promise.reject(e);
   }
 
-  private nestedCall(parent: Envelope, module_id: string, target: string, payload: unknown, opts?: { timeout_ms?: number }): Promise<unknown> {
+  private nestedCall(
+    parent: Envelope,
+    module_id: string,
+    target: string,
+    payload: unknown,
+    opts?: { timeout_ms?: number },
+  ): Promise<unknown> {
     const source: Principal = { kind: 'module', id: module_id, roles: MODULE_PRINCIPAL_ROLES };
     const p: DispatchParams = {
       target,

@@ -1,7 +1,7 @@
 import type { ModuleManifest, ToolSpec } from '@finger/protocol';
+import { FingerError, type Principal } from '@finger/protocol';
 
 import type { InProcessModule, ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from '../src/index.js';
-import { FingerError, type Principal } from '@finger/protocol';
 
 /** A runtime over an in-memory module object (test collaborator of the hub). */
 export class ObjectRuntime implements ModuleRuntime {
@@ -40,7 +40,11 @@ export function objectRuntimes(mods: Record<string, InProcessModule>, made: Reco
 }
 
 /** A minimal valid manifest. */
-export function manifest(id: string, tools: (Partial<ToolSpec> & { name: string })[], extra: Partial<ModuleManifest> = {}): ModuleManifest {
+export function manifest(
+  id: string,
+  tools: (Partial<ToolSpec> & { name: string })[],
+  extra: Partial<ModuleManifest> = {},
+): ModuleManifest {
   return {
     id,
     name: id,

@@ -2,16 +2,24 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { FingerEvent } from '@finger/protocol';
 
-import { InProcessTransport, MessageHub, type InProcessModule, type ToolCallContext } from '../src/index.js';
-import { human, manifest, objectRuntimes, type ObjectRuntime, rejectionOf, until } from './helpers.js';
+import { type InProcessModule, InProcessTransport, MessageHub, type ToolCallContext } from '../src/index.js';
+import { human, manifest, type ObjectRuntime, objectRuntimes, rejectionOf, until } from './helpers.js';
 
 const hubs: MessageHub[] = [];
 afterEach(async () => {
   await Promise.all(hubs.splice(0).map((h) => h.close(100)));
 });
 
-function makeHub(mods: Record<string, InProcessModule>, made: Record<string, ObjectRuntime> = {}, copy: 'none' | 'json' = 'none') {
-  const hub = new MessageHub({ createRuntime: objectRuntimes(mods, made), transport: new InProcessTransport({ copy }), limits: { lease_sweep_ms: 5 } });
+function makeHub(
+  mods: Record<string, InProcessModule>,
+  made: Record<string, ObjectRuntime> = {},
+  copy: 'none' | 'json' = 'none',
+) {
+  const hub = new MessageHub({
+    createRuntime: objectRuntimes(mods, made),
+    transport: new InProcessTransport({ copy }),
+    limits: { lease_sweep_ms: 5 },
+  });
   hubs.push(hub);
   return hub;
 }
@@ -38,7 +46,8 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
 
   it('refuses depth 5 with E_NESTING_DEPTH', async () => {
     const mods: Record<string, InProcessModule> = {};
-    for (let i = 1; i <= 6; i++) mods[`l${i}`] = { tools: { go: (a, ctx) => (i < 6 ? ctx.call(`l${i + 1}.go`, a) : { depth: ctx.source.id }) } };
+    for (let i = 1; i <= 6; i++)
+      mods[`l${i}`] = { tools: { go: (a, ctx) => (i < 6 ? ctx.call(`l${i + 1}.go`, a) : { depth: ctx.source.id }) } };
     const hub = makeHub(mods, {}, copy);
     for (let i = 1; i <= 6; i++) await hub.registry.register(manifest(`l${i}`, [{ name: 'go' }]), { baseDir: '.' });
     const e = await rejectionOf(hub.request({ target: 'l1.go', payload: {}, source: human }));
@@ -82,7 +91,10 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
       made,
       copy,
     );
-    await hub.registry.register(manifest('slow', [{ name: 'wait', timeout_ms: 50 }, { name: 'quick' }], { concurrency: 1 }), { baseDir: '.' });
+    await hub.registry.register(
+      manifest('slow', [{ name: 'wait', timeout_ms: 50 }, { name: 'quick' }], { concurrency: 1 }),
+      { baseDir: '.' },
+    );
     const events: FingerEvent[] = [];
     hub.events.subscribe({ types: ['LEASE_EXPIRED'] }, (e) => events.push(e));
     const e = await rejectionOf(hub.request({ target: 'slow.wait', payload: {}, source: human, timeout_ms: 10_000 }));
@@ -93,7 +105,9 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     expect(hub.registry.get('slow')!.inflight).toBe(0);
     // the concurrency slot held under the lease was released: concurrency 1 serves again
     expect(await hub.request({ target: 'slow.quick', payload: {}, source: human })).toBe('ok');
-    expect(events.map((x) => [x.type, x.target, x.data.code])).toEqual([['LEASE_EXPIRED', 'slow.wait', 'E_LEASE_EXPIRED']]);
+    expect(events.map((x) => [x.type, x.target, x.data.code])).toEqual([
+      ['LEASE_EXPIRED', 'slow.wait', 'E_LEASE_EXPIRED'],
+    ]);
   });
 
   it('keeps a call alive while the module heartbeats', async () => {
@@ -121,7 +135,9 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
   it('fails a call past its deadline with E_TIMEOUT', async () => {
     const hub = makeHub({ s: { tools: { w: never } } }, {}, copy);
     await hub.registry.register(manifest('s', [{ name: 'w' }]), { baseDir: '.' });
-    expect((await rejectionOf(hub.request({ target: 's.w', payload: {}, source: human, timeout_ms: 30 }))).code).toBe('E_TIMEOUT');
+    expect((await rejectionOf(hub.request({ target: 's.w', payload: {}, source: human, timeout_ms: 30 }))).code).toBe(
+      'E_TIMEOUT',
+    );
   });
 
   it('runs 100 concurrent requests with one request_id exactly once', async () => {
@@ -144,14 +160,22 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     );
     await hub.registry.register(manifest('c', [{ name: 'inc' }]), { baseDir: '.' });
     await hub.registry.register(manifest('d', [{ name: 't' }]), { baseDir: '.' });
-    const replies = await Promise.all(Array.from({ length: 100 }, () => hub.request({ target: 'c.inc', payload: {}, source: human, request_id: 'req-1' })));
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        hub.request({ target: 'c.inc', payload: {}, source: human, request_id: 'req-1' }),
+      ),
+    );
     expect(runs).toBe(1);
     expect(replies).toEqual(Array.from({ length: 100 }, () => ({ runs: 1 })));
     // a completed one answers from the store, without running again
-    expect(await hub.request({ target: 'c.inc', payload: {}, source: human, request_id: 'req-1' })).toEqual({ runs: 1 });
+    expect(await hub.request({ target: 'c.inc', payload: {}, source: human, request_id: 'req-1' })).toEqual({
+      runs: 1,
+    });
     expect(runs).toBe(1);
     // the same id for another target is a conflict
-    expect((await rejectionOf(hub.request({ target: 'd', payload: {}, source: human, request_id: 'req-1' }))).code).toBe('E_CONFLICT');
+    expect(
+      (await rejectionOf(hub.request({ target: 'd', payload: {}, source: human, request_id: 'req-1' }))).code,
+    ).toBe('E_CONFLICT');
   });
 
   it('keeps the result of a non-blocking dispatch', async () => {
@@ -190,7 +214,9 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
       copy,
     );
     await hub.registry.register(manifest('one', [{ name: 't' }], { concurrency: 2 }), { baseDir: '.' });
-    const out = await Promise.all(Array.from({ length: 10 }, () => hub.request({ target: 'one', payload: {}, source: human })));
+    const out = await Promise.all(
+      Array.from({ length: 10 }, () => hub.request({ target: 'one', payload: {}, source: human })),
+    );
     expect(out).toEqual(Array(10).fill(1));
     expect(max).toBe(2);
   });
@@ -204,7 +230,12 @@ describe('MessageHub registry and lifecycle', () => {
     const events: FingerEvent[] = [];
     hub.events.subscribe({ types: ['MODULE_HEALTH'] }, (e) => events.push(e));
     made.h!.healthy = { ok: false, detail: 'disk on fire' };
-    expect(await hub.registry.checkHealth('h')).toMatchObject({ id: 'h', healthy: false, detail: 'disk on fire', consecutive_failures: 1 });
+    expect(await hub.registry.checkHealth('h')).toMatchObject({
+      id: 'h',
+      healthy: false,
+      detail: 'disk on fire',
+      consecutive_failures: 1,
+    });
     const e = await rejectionOf(hub.request({ target: 'h', payload: {}, source: human }));
     expect(e.code).toBe('E_MODULE_UNHEALTHY');
     expect(events.map((x) => x.data)).toEqual([{ id: 'h', healthy: false, detail: 'disk on fire' }]);
@@ -234,17 +265,30 @@ describe('MessageHub registry and lifecycle', () => {
 
   it('refuses a manifest with three errors, listing all three, and registers nothing', async () => {
     const hub = makeHub({});
-    const bad = { id: 'Bad Id', name: 'x', version: 'one', kind: 'tool', runtime: { type: 'inprocess', entry: 'x.js' }, tools: [{ name: 't', description: 'd', risk_level: 'extreme' }] };
+    const bad = {
+      id: 'Bad Id',
+      name: 'x',
+      version: 'one',
+      kind: 'tool',
+      runtime: { type: 'inprocess', entry: 'x.js' },
+      tools: [{ name: 't', description: 'd', risk_level: 'extreme' }],
+    };
     const e = await rejectionOf(hub.registry.register(bad, { baseDir: '.' }));
     expect(e.code).toBe('E_INVALID_MANIFEST');
-    expect(e.details.issues.map((i: { path: string }) => i.path)).toEqual(['$.id', '$.version', '$.tools[0].risk_level']);
+    expect(e.details.issues.map((i: { path: string }) => i.path)).toEqual([
+      '$.id',
+      '$.version',
+      '$.tools[0].risk_level',
+    ]);
     expect(hub.registry.list()).toEqual([]);
   });
 
   it('refuses a duplicate module id with E_CONFLICT', async () => {
     const hub = makeHub({ x: { tools: { t: () => 1 } } });
     await hub.registry.register(manifest('x', [{ name: 't' }]), { baseDir: '.' });
-    expect((await rejectionOf(hub.registry.register(manifest('x', [{ name: 't' }]), { baseDir: '.' }))).code).toBe('E_CONFLICT');
+    expect((await rejectionOf(hub.registry.register(manifest('x', [{ name: 't' }]), { baseDir: '.' }))).code).toBe(
+      'E_CONFLICT',
+    );
   });
 
   it('runs interceptors in order and lets one stop the call', async () => {
@@ -264,7 +308,9 @@ describe('MessageHub registry and lifecycle', () => {
       return next();
     });
     expect(await hub.request({ target: 'e', payload: { a: 1 }, source: human, direct: true })).toEqual({ a: 1 });
-    expect((await rejectionOf(hub.request({ target: 'e', payload: { deny: true }, source: human }))).code).toBe('E_DENIED_BY_POLICY');
+    expect((await rejectionOf(hub.request({ target: 'e', payload: { deny: true }, source: human }))).code).toBe(
+      'E_DENIED_BY_POLICY',
+    );
     expect(seen).toEqual(['first:e.t:true', 'second', 'first:e.t:false', 'second']);
   });
 
@@ -282,6 +328,8 @@ describe('MessageHub registry and lifecycle', () => {
     const hub = makeHub({ e: { tools: { t: (a) => a } } });
     await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
     await hub.close();
-    expect((await rejectionOf(hub.request({ target: 'e', payload: {}, source: human }))).code).toBe('E_PROVIDER_CLOSED');
+    expect((await rejectionOf(hub.request({ target: 'e', payload: {}, source: human }))).code).toBe(
+      'E_PROVIDER_CLOSED',
+    );
   });
 });

@@ -39,7 +39,8 @@ export function isHubCommand(text: string): boolean {
  */
 export function parseHubCommand(text: string): HubCommand {
   const start = text.search(/\S/);
-  if (start < 0 || !text.startsWith('/hub', start)) throw syntaxError(Math.max(start, 0), '"/hub"', describe(text.trim()));
+  if (start < 0 || !text.startsWith('/hub', start))
+    throw syntaxError(Math.max(start, 0), '"/hub"', describe(text.trim()));
   let i = start + 4;
   const n = text.length;
   const seen = new Map<string, string>();
@@ -58,22 +59,37 @@ export function parseHubCommand(text: string): HubCommand {
     while (i < n && !/\s/.test(text[i]!)) i++;
     const word = text.slice(wordStart, i);
     const eq = word.indexOf('=');
-    if (eq <= 0) throw syntaxError(wordStart, 'key=value (target, blocking, timeout) or a JSON payload', describe(word));
+    if (eq <= 0)
+      throw syntaxError(wordStart, 'key=value (target, blocking, timeout) or a JSON payload', describe(word));
     const key = word.slice(0, eq);
     const value = word.slice(eq + 1);
     if (!KEYS.has(key)) throw syntaxError(wordStart, 'one of target=, blocking=, timeout=', describe(word));
-    if (seen.has(key)) throw syntaxError(wordStart, `a single ${key}=`, describe(word), `bad /hub syntax at position ${wordStart}: ${key}= given twice`);
+    if (seen.has(key))
+      throw syntaxError(
+        wordStart,
+        `a single ${key}=`,
+        describe(word),
+        `bad /hub syntax at position ${wordStart}: ${key}= given twice`,
+      );
     const valuePos = wordStart + eq + 1;
-    if (key === 'target' && !TARGET_RE.test(value)) throw syntaxError(valuePos, 'a target id (module, module.tool or agent id)', describe(value));
-    if (key === 'blocking' && value !== 'true' && value !== 'false') throw syntaxError(valuePos, 'true or false', describe(value));
+    if (key === 'target' && !TARGET_RE.test(value))
+      throw syntaxError(valuePos, 'a target id (module, module.tool or agent id)', describe(value));
+    if (key === 'blocking' && value !== 'true' && value !== 'false')
+      throw syntaxError(valuePos, 'true or false', describe(value));
     if (key === 'timeout') {
       const ms = Number(value);
-      if (!/^\d+$/.test(value) || ms < 1 || ms > MAX_TIMEOUT_MS) throw syntaxError(valuePos, `a timeout in ms (1..${MAX_TIMEOUT_MS})`, describe(value));
+      if (!/^\d+$/.test(value) || ms < 1 || ms > MAX_TIMEOUT_MS)
+        throw syntaxError(valuePos, `a timeout in ms (1..${MAX_TIMEOUT_MS})`, describe(value));
     }
     seen.set(key, value);
   }
   const target = seen.get('target');
-  if (target === undefined) throw syntaxError(payloadStart >= 0 ? payloadStart : n, 'target=<id>', describe(payloadStart >= 0 ? text.slice(payloadStart) : ''));
+  if (target === undefined)
+    throw syntaxError(
+      payloadStart >= 0 ? payloadStart : n,
+      'target=<id>',
+      describe(payloadStart >= 0 ? text.slice(payloadStart) : ''),
+    );
   let payload: unknown = {};
   if (payloadStart >= 0) {
     const json = text.slice(payloadStart);
@@ -83,7 +99,12 @@ export function parseHubCommand(text: string): HubCommand {
       const msg = e instanceof Error ? e.message : String(e);
       const rel = jsonErrorPosition(json);
       const pos = payloadStart + (rel < 0 ? 0 : rel);
-      throw syntaxError(pos, 'a valid JSON payload', describe(text.slice(pos)), `bad /hub syntax at position ${pos}: invalid JSON payload (${msg})`);
+      throw syntaxError(
+        pos,
+        'a valid JSON payload',
+        describe(text.slice(pos)),
+        `bad /hub syntax at position ${pos}: invalid JSON payload (${msg})`,
+      );
     }
   }
   const out: HubCommand = { target, blocking: seen.get('blocking') !== 'false', payload };

@@ -8,16 +8,9 @@ export type { ErrorInfo } from './finger-error.js';
 export { FingerError, isFingerError, toErrorInfo } from './finger-error.js';
 export type { HubCommand } from './hub-command.js';
 export { isHubCommand, parseHubCommand } from './hub-command.js';
-export { jsonErrorPosition } from './json-error-position.js';
 export { isUlid, ulid } from './ids.js';
-export type {
-  CapabilityLevel,
-  ModuleManifest,
-  PermissionLevel,
-  RiskLevel,
-  RuntimeSpec,
-  ToolSpec,
-} from './manifest.js';
+export { jsonErrorPosition } from './json-error-position.js';
+export type { CapabilityLevel, ModuleManifest, PermissionLevel, RiskLevel, RuntimeSpec, ToolSpec } from './manifest.js';
 export { manifestSchema, MODULE_ID_PATTERN } from './manifest.js';
 export { rfc3339 } from './time.js';
 export type { ValidationIssue } from './validation.js';

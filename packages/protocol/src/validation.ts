@@ -8,8 +8,9 @@ export interface ValidationIssue {
 }
 
 // ajv-formats ships CJS with a default export; normalise across interop modes.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv,
+) => Ajv;
 
 /** A fresh ajv configured as finger uses it everywhere: all errors, strict off for user schemas. */
 export function createAjv(): Ajv {

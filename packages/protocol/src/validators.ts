@@ -17,7 +17,8 @@ export function envelopeIssues(value: unknown): ValidationIssue[] {
 /** Returns the envelope, or throws E_INVALID_ENVELOPE listing every problem. */
 export function assertEnvelope(value: unknown): Envelope {
   const issues = checkEnvelope(value);
-  if (issues.length) throw new FingerError('E_INVALID_ENVELOPE', `invalid envelope: ${issues.length} problem(s)`, { issues });
+  if (issues.length)
+    throw new FingerError('E_INVALID_ENVELOPE', `invalid envelope: ${issues.length} problem(s)`, { issues });
   return value as Envelope;
 }
 
@@ -30,7 +31,8 @@ export function manifestIssues(value: unknown): ValidationIssue[] {
     tools.forEach((t, i) => {
       const name = (t as { name?: unknown })?.name;
       if (typeof name !== 'string') return;
-      if (seen.has(name)) issues.push({ path: `$.tools[${i}].name`, message: `duplicates $.tools[${seen.get(name)}].name "${name}"` });
+      if (seen.has(name))
+        issues.push({ path: `$.tools[${i}].name`, message: `duplicates $.tools[${seen.get(name)}].name "${name}"` });
       else seen.set(name, i);
     });
   }
@@ -46,10 +48,14 @@ export function assertManifest(value: unknown, source?: string): ModuleManifest 
   if (issues.length) {
     const where = source ? ` (${source})` : '';
     const summary = issues.map((i) => `${i.path} ${i.message}`).join('; ');
-    throw new FingerError('E_INVALID_MANIFEST', `invalid module manifest${where}: ${issues.length} error(s): ${summary}`, {
-      issues,
-      ...(source ? { source } : {}),
-    });
+    throw new FingerError(
+      'E_INVALID_MANIFEST',
+      `invalid module manifest${where}: ${issues.length} error(s): ${summary}`,
+      {
+        issues,
+        ...(source ? { source } : {}),
+      },
+    );
   }
   return value as ModuleManifest;
 }

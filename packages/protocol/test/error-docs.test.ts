@@ -41,7 +41,8 @@ function parseErrorTable(markdown: string): DocRow[] {
     const m = /^`(E_[A-Z0-9_]+)`$/.exec(code);
     if (!m) throw new Error(`docs/errors.md line ${i + 1}: code cell must be \`E_…\`, got ${code}`);
     if (!/^\d{3}$/.test(status)) throw new Error(`docs/errors.md line ${i + 1}: HTTP must be a status, got ${status}`);
-    if (retryable !== 'yes' && retryable !== 'no') throw new Error(`docs/errors.md line ${i + 1}: retryable must be yes or no, got ${retryable}`);
+    if (retryable !== 'yes' && retryable !== 'no')
+      throw new Error(`docs/errors.md line ${i + 1}: retryable must be yes or no, got ${retryable}`);
     rows.push({ code: m[1]!, status: Number(status), retryable: retryable === 'yes', when });
   }
   return rows;

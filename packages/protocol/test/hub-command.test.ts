@@ -40,10 +40,19 @@ describe('parseHubCommand', () => {
     });
   });
   it('requires a target', () => {
-    expect(codeOf(() => parseHubCommand('/hub {}'))).toMatchObject({ code: 'E_BAD_HUB_SYNTAX', details: { position: 5 } });
+    expect(codeOf(() => parseHubCommand('/hub {}'))).toMatchObject({
+      code: 'E_BAD_HUB_SYNTAX',
+      details: { position: 5 },
+    });
   });
   it('refuses unknown and repeated options', () => {
-    expect(codeOf(() => parseHubCommand('/hub target=a color=red'))).toMatchObject({ code: 'E_BAD_HUB_SYNTAX', details: { position: 14 } });
-    expect(codeOf(() => parseHubCommand('/hub target=a target=b'))).toMatchObject({ code: 'E_BAD_HUB_SYNTAX', details: { position: 14 } });
+    expect(codeOf(() => parseHubCommand('/hub target=a color=red'))).toMatchObject({
+      code: 'E_BAD_HUB_SYNTAX',
+      details: { position: 14 },
+    });
+    expect(codeOf(() => parseHubCommand('/hub target=a target=b'))).toMatchObject({
+      code: 'E_BAD_HUB_SYNTAX',
+      details: { position: 14 },
+    });
   });
 });

@@ -46,7 +46,9 @@ describe('ulid (property)', () => {
       fc.property(fc.integer({ min: 0, max: 4_102_444_800_000 }), fc.integer({ min: 2, max: 2000 }), (ms, n) => {
         const ids = Array.from({ length: n }, () => ulid(ms));
         // plain checks in the loop (expect() per id would dominate the run time)
-        const bad = ids.findIndex((id, i) => !ULID_RE.test(id) || decodeTime(id) !== ms || (i > 0 && !(id > ids[i - 1]!)));
+        const bad = ids.findIndex(
+          (id, i) => !ULID_RE.test(id) || decodeTime(id) !== ms || (i > 0 && !(id > ids[i - 1]!)),
+        );
         expect(bad).toBe(-1);
       }),
       { numRuns: 40 },
@@ -81,9 +83,12 @@ describe('rfc3339 (property)', () => {
 
   it('stays right when calls revisit the same second and millisecond (cache)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1_700_000_000_000, max: 1_700_000_002_000 }), { minLength: 1, maxLength: 50 }), (list) => {
-        for (const ms of list) expect(rfc3339(ms)).toBe(new Date(ms).toISOString());
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1_700_000_000_000, max: 1_700_000_002_000 }), { minLength: 1, maxLength: 50 }),
+        (list) => {
+          for (const ms of list) expect(rfc3339(ms)).toBe(new Date(ms).toISOString());
+        },
+      ),
     );
   });
 });
@@ -116,8 +121,7 @@ describe('parseHubCommand (property)', () => {
     fc.assert(
       fc.property(text, (input) => {
         const e = thrown(() => parseHubCommand(input)) as
-          | { code: string; details: { position: number; expected: string; found: string } }
-          | undefined;
+          { code: string; details: { position: number; expected: string; found: string } } | undefined;
         if (e === undefined) return;
         expect(e.code).toBe('E_BAD_HUB_SYNTAX');
         expect(Number.isInteger(e.details.position)).toBe(true);
@@ -133,7 +137,9 @@ describe('parseHubCommand (property)', () => {
   it('round-trips generated valid commands (any option order, whitespace and JSON payload)', () => {
     const target = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,40}$/);
     // Only objects, arrays and strings open a payload (`{`, `[`, `"`); anything else is wrapped.
-    const payload = fc.jsonValue().map((v) => ((v !== null && typeof v === 'object') || typeof v === 'string' ? v : [v]));
+    const payload = fc
+      .jsonValue()
+      .map((v) => ((v !== null && typeof v === 'object') || typeof v === 'string' ? v : [v]));
     const ws = fc.constantFrom(' ', '  ', '\t', '\n', ' \n ');
     const command = fc.record(
       {
@@ -145,25 +151,31 @@ describe('parseHubCommand (property)', () => {
       { requiredKeys: ['target'] },
     );
     fc.assert(
-      fc.property(command, fc.array(ws, { minLength: 6, maxLength: 6 }), fc.nat(), fc.integer({ min: 0, max: 2 }), (c, gaps, order, indent) => {
-        const words = [`target=${c.target}`];
-        if (c.blocking !== undefined) words.push(`blocking=${c.blocking}`);
-        if (c.timeout_ms !== undefined) words.push(`timeout=${c.timeout_ms}`);
-        // rotate the options so every order of them is exercised
-        const k = order % words.length;
-        const options = [...words.slice(k), ...words.slice(0, k)];
-        let text = `${gaps[0] === '\n' ? '' : gaps[0]}/hub`;
-        options.forEach((w, i) => (text += gaps[i + 1] + w));
-        if (c.payload !== undefined) text += gaps[5] + JSON.stringify(c.payload, null, indent);
+      fc.property(
+        command,
+        fc.array(ws, { minLength: 6, maxLength: 6 }),
+        fc.nat(),
+        fc.integer({ min: 0, max: 2 }),
+        (c, gaps, order, indent) => {
+          const words = [`target=${c.target}`];
+          if (c.blocking !== undefined) words.push(`blocking=${c.blocking}`);
+          if (c.timeout_ms !== undefined) words.push(`timeout=${c.timeout_ms}`);
+          // rotate the options so every order of them is exercised
+          const k = order % words.length;
+          const options = [...words.slice(k), ...words.slice(0, k)];
+          let text = `${gaps[0] === '\n' ? '' : gaps[0]}/hub`;
+          options.forEach((w, i) => (text += gaps[i + 1] + w));
+          if (c.payload !== undefined) text += gaps[5] + JSON.stringify(c.payload, null, indent);
 
-        const expected: HubCommand = {
-          target: c.target,
-          blocking: c.blocking ?? true,
-          payload: c.payload === undefined ? {} : JSON.parse(JSON.stringify(c.payload)),
-        };
-        if (c.timeout_ms !== undefined) expected.timeout_ms = c.timeout_ms;
-        expect(parseHubCommand(text)).toEqual(expected);
-      }),
+          const expected: HubCommand = {
+            target: c.target,
+            blocking: c.blocking ?? true,
+            payload: c.payload === undefined ? {} : JSON.parse(JSON.stringify(c.payload)),
+          };
+          if (c.timeout_ms !== undefined) expected.timeout_ms = c.timeout_ms;
+          expect(parseHubCommand(text)).toEqual(expected);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -197,7 +209,10 @@ const validEnvelope: fc.Arbitrary<Envelope> = fc
     ),
     payload: fc.jsonValue(),
     error: fc.option(
-      fc.record({ code: fc.string(), message: fc.string(), details: fc.jsonValue() }, { requiredKeys: ['code', 'message'] }),
+      fc.record(
+        { code: fc.string(), message: fc.string(), details: fc.jsonValue() },
+        { requiredKeys: ['code', 'message'] },
+      ),
       { nil: undefined },
     ),
   })
@@ -264,23 +279,91 @@ function validManifest(): Manifest {
 
 /** Independent defects (each touches its own field) and the one issue each must produce. */
 const DEFECTS: { name: string; apply: (m: Manifest) => void; issue: ValidationIssue }[] = [
-  { name: 'bad id', apply: (m) => (m.id = 'Bad Id'), issue: { path: '$.id', message: 'must match pattern "^[a-z0-9][a-z0-9_-]{0,63}$"' } },
-  { name: 'bad version', apply: (m) => (m.version = 'one'), issue: { path: '$.version', message: 'must match pattern "^\\d+\\.\\d+\\.\\d+([-+][0-9A-Za-z.-]+)?$"' } },
-  { name: 'bad kind', apply: (m) => (m.kind = 'robot'), issue: { path: '$.kind', message: 'must be one of "tool", "agent", "channel"' } },
-  { name: 'unknown key', apply: (m) => (m.colour = 'red'), issue: { path: '$.colour', message: 'is not an allowed key' } },
-  { name: 'empty name', apply: (m) => (m.name = ''), issue: { path: '$.name', message: 'must NOT have fewer than 1 characters' } },
-  { name: 'zero concurrency', apply: (m) => (m.concurrency = 0), issue: { path: '$.concurrency', message: 'must be >= 1' } },
-  { name: 'empty grant', apply: (m) => (m.grants = ['ok', '']), issue: { path: '$.grants[1]', message: 'must NOT have fewer than 1 characters' } },
-  { name: 'fast health', apply: (m) => (m.health = { interval_ms: 1 }), issue: { path: '$.health.interval_ms', message: 'must be >= 100' } },
-  { name: 'zero lease', apply: (m) => (m.lease = { ttl_ms: 0 }), issue: { path: '$.lease.ttl_ms', message: 'must be >= 1' } },
-  { name: 'numeric description', apply: (m) => (m.description = 42), issue: { path: '$.description', message: 'must be string' } },
-  { name: 'unknown runtime key', apply: (m) => (m.runtime.cmd = 'x'), issue: { path: '$.runtime.cmd', message: 'is not an allowed key' } },
-  { name: 'bad risk', apply: (m) => (m.tools[0].risk_level = 'extreme'), issue: { path: '$.tools[0].risk_level', message: 'must be one of "low", "medium", "high", "critical"' } },
-  { name: 'bad capability', apply: (m) => (m.tools[0].capability_level = 'L9'), issue: { path: '$.tools[0].capability_level', message: 'must be one of "L0", "L1", "L2"' } },
-  { name: 'bad permission', apply: (m) => (m.tools[0].permission = 'MAYBE'), issue: { path: '$.tools[0].permission', message: 'must be one of "AUTO", "NOTIFY", "CONFIRM", "APPROVE"' } },
-  { name: 'zero tool timeout', apply: (m) => (m.tools[0].timeout_ms = 0), issue: { path: '$.tools[0].timeout_ms', message: 'must be >= 1' } },
-  { name: 'unknown tool key', apply: (m) => (m.tools[0].bogus = true), issue: { path: '$.tools[0].bogus', message: 'is not an allowed key' } },
-  { name: 'duplicate tool', apply: (m) => (m.tools[1].name = 'a'), issue: { path: '$.tools[1].name', message: 'duplicates $.tools[0].name "a"' } },
+  {
+    name: 'bad id',
+    apply: (m) => (m.id = 'Bad Id'),
+    issue: { path: '$.id', message: 'must match pattern "^[a-z0-9][a-z0-9_-]{0,63}$"' },
+  },
+  {
+    name: 'bad version',
+    apply: (m) => (m.version = 'one'),
+    issue: { path: '$.version', message: 'must match pattern "^\\d+\\.\\d+\\.\\d+([-+][0-9A-Za-z.-]+)?$"' },
+  },
+  {
+    name: 'bad kind',
+    apply: (m) => (m.kind = 'robot'),
+    issue: { path: '$.kind', message: 'must be one of "tool", "agent", "channel"' },
+  },
+  {
+    name: 'unknown key',
+    apply: (m) => (m.colour = 'red'),
+    issue: { path: '$.colour', message: 'is not an allowed key' },
+  },
+  {
+    name: 'empty name',
+    apply: (m) => (m.name = ''),
+    issue: { path: '$.name', message: 'must NOT have fewer than 1 characters' },
+  },
+  {
+    name: 'zero concurrency',
+    apply: (m) => (m.concurrency = 0),
+    issue: { path: '$.concurrency', message: 'must be >= 1' },
+  },
+  {
+    name: 'empty grant',
+    apply: (m) => (m.grants = ['ok', '']),
+    issue: { path: '$.grants[1]', message: 'must NOT have fewer than 1 characters' },
+  },
+  {
+    name: 'fast health',
+    apply: (m) => (m.health = { interval_ms: 1 }),
+    issue: { path: '$.health.interval_ms', message: 'must be >= 100' },
+  },
+  {
+    name: 'zero lease',
+    apply: (m) => (m.lease = { ttl_ms: 0 }),
+    issue: { path: '$.lease.ttl_ms', message: 'must be >= 1' },
+  },
+  {
+    name: 'numeric description',
+    apply: (m) => (m.description = 42),
+    issue: { path: '$.description', message: 'must be string' },
+  },
+  {
+    name: 'unknown runtime key',
+    apply: (m) => (m.runtime.cmd = 'x'),
+    issue: { path: '$.runtime.cmd', message: 'is not an allowed key' },
+  },
+  {
+    name: 'bad risk',
+    apply: (m) => (m.tools[0].risk_level = 'extreme'),
+    issue: { path: '$.tools[0].risk_level', message: 'must be one of "low", "medium", "high", "critical"' },
+  },
+  {
+    name: 'bad capability',
+    apply: (m) => (m.tools[0].capability_level = 'L9'),
+    issue: { path: '$.tools[0].capability_level', message: 'must be one of "L0", "L1", "L2"' },
+  },
+  {
+    name: 'bad permission',
+    apply: (m) => (m.tools[0].permission = 'MAYBE'),
+    issue: { path: '$.tools[0].permission', message: 'must be one of "AUTO", "NOTIFY", "CONFIRM", "APPROVE"' },
+  },
+  {
+    name: 'zero tool timeout',
+    apply: (m) => (m.tools[0].timeout_ms = 0),
+    issue: { path: '$.tools[0].timeout_ms', message: 'must be >= 1' },
+  },
+  {
+    name: 'unknown tool key',
+    apply: (m) => (m.tools[0].bogus = true),
+    issue: { path: '$.tools[0].bogus', message: 'is not an allowed key' },
+  },
+  {
+    name: 'duplicate tool',
+    apply: (m) => (m.tools[1].name = 'a'),
+    issue: { path: '$.tools[1].name', message: 'duplicates $.tools[0].name "a"' },
+  },
 ];
 
 const byPath = (a: ValidationIssue, b: ValidationIssue) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { build, type BuildOptions, type FingerApp } from '@finger/daemon';
 
 import { tempDir } from './temp-home.js';
-import { type EventsClient, connectEvents } from './ws-client.js';
+import { connectEvents, type EventsClient } from './ws-client.js';
 
 /** A JSON HTTP answer. */
 export interface HttpAnswer<T = any> {
@@ -30,7 +30,9 @@ export interface TestDaemon extends AsyncDisposable {
 let tokenSeq = 0;
 
 /** Builds and starts a daemon on a temp home; `options.config` overrides config.json keys. */
-export async function startTestDaemon(options: Omit<BuildOptions, 'home' | 'env'> & { env?: Record<string, string> } = {}): Promise<TestDaemon> {
+export async function startTestDaemon(
+  options: Omit<BuildOptions, 'home' | 'env'> & { env?: Record<string, string> } = {},
+): Promise<TestDaemon> {
   const dir = await tempDir('finger-daemon-');
   const config = { ...options.config, server: { host: '127.0.0.1', port: 0, ...(options.config?.server ?? {}) } };
   const app = await build({ ...options, home: dir.path, env: options.env ?? {}, config });
@@ -43,11 +45,20 @@ export async function startTestDaemon(options: Omit<BuildOptions, 'home' | 'env'
     throw e;
   }
   const adminToken = (await readFile(join(dir.path, 'token'), 'utf8')).trim();
-  const http = async <T>(method: string, path: string, body?: unknown, token: string | null = adminToken): Promise<HttpAnswer<T>> => {
+  const http = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token: string | null = adminToken,
+  ): Promise<HttpAnswer<T>> => {
     const headers: Record<string, string> = {};
     if (token !== null) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -17,7 +17,9 @@ export interface EventsClient {
 
 /** Connects with a bearer token on the upgrade request and waits for `ready`. */
 export async function connectEvents(baseUrl: string, token: string, path = '/v1/events'): Promise<EventsClient> {
-  const socket = new WebSocket(baseUrl.replace(/^http/, 'ws') + path, { headers: { authorization: `Bearer ${token}` } });
+  const socket = new WebSocket(baseUrl.replace(/^http/, 'ws') + path, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   const messages: EventsMessage[] = [];
   const listeners = new Set<() => void>();
   socket.on('message', (data) => {

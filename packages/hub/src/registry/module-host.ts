@@ -33,7 +33,11 @@ function reply(req: Envelope, source: Principal, payload: unknown, error?: Error
  */
 export function createModuleHandler(module_id: string, runtime: ModuleRuntime, nested: NestedCaller): TransportHandler {
   const prefix = module_id.length + 1;
-  const source: Principal = Object.freeze({ kind: 'module', id: module_id, roles: Object.freeze([]) as unknown as string[] });
+  const source: Principal = Object.freeze({
+    kind: 'module',
+    id: module_id,
+    roles: Object.freeze([]) as unknown as string[],
+  });
   return (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
     const ctx = new CallContext(req, channel, module_id, nested, runtime);
     channel.onCancel(ctx);

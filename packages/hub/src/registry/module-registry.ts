@@ -49,12 +49,18 @@ export class ModuleRegistry {
   constructor(private readonly o: ModuleRegistryOptions) {}
 
   /** Loads every `<dir>/<name>/module.json`; bad ones are reported, the others still load. */
-  async loadDirectory(dir: string, source: 'static' | 'dynamic' = 'static'): Promise<{ loaded: string[]; errors: ErrorInfo[] }> {
+  async loadDirectory(
+    dir: string,
+    source: 'static' | 'dynamic' = 'static',
+  ): Promise<{ loaded: string[]; errors: ErrorInfo[] }> {
     const loaded: string[] = [];
     const errors: ErrorInfo[] = [];
     let names: string[];
     try {
-      names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+      names = (await readdir(dir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort();
     } catch (e) {
       errors.push({ code: 'E_NOT_FOUND', message: `cannot read module directory ${dir}: ${(e as Error).message}` });
       return { loaded, errors };
@@ -102,10 +108,14 @@ export class ModuleRegistry {
    * Rejects with E_INVALID_MANIFEST (every issue listed) or E_CONFLICT (id taken); on any
    * failure nothing of the module stays registered.
    */
-  async register(manifest: unknown, opts: { baseDir: string; source?: 'static' | 'dynamic'; file?: string }): Promise<ModuleInfo> {
+  async register(
+    manifest: unknown,
+    opts: { baseDir: string; source?: 'static' | 'dynamic'; file?: string },
+  ): Promise<ModuleInfo> {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'registry is closed');
     const m: ModuleManifest = assertManifest(manifest, opts.file);
-    if (this.entries.has(m.id)) throw new FingerError('E_CONFLICT', `module "${m.id}" is already registered`, { id: m.id });
+    if (this.entries.has(m.id))
+      throw new FingerError('E_CONFLICT', `module "${m.id}" is already registered`, { id: m.id });
     const log = this.o.logger.child({ module: m.id });
     const runtime = this.o.createRuntime({
       manifest: m,
@@ -141,7 +151,17 @@ export class ModuleRegistry {
     entry.status = 'ready';
     this.index(entry);
     this.startHealth(entry);
-    this.o.events.emit('MODULE_REGISTERED', { target: m.id }, { id: m.id, version: m.version, runtime: m.runtime.type, tools: m.tools.map((t) => t.name), source: entry.source });
+    this.o.events.emit(
+      'MODULE_REGISTERED',
+      { target: m.id },
+      {
+        id: m.id,
+        version: m.version,
+        runtime: m.runtime.type,
+        tools: m.tools.map((t) => t.name),
+        source: entry.source,
+      },
+    );
     log.info({ tools: m.tools.length, runtime: m.runtime.type }, 'module registered');
     return toModuleInfo(entry);
   }
@@ -152,7 +172,8 @@ export class ModuleRegistry {
    */
   async unregister(id: string, opts: { drain_ms?: number } = {}): Promise<void> {
     const entry = this.entries.get(id);
-    if (entry === undefined || entry.status === 'draining') throw new FingerError('E_NOT_FOUND', `module "${id}" is not registered`, { id });
+    if (entry === undefined || entry.status === 'draining')
+      throw new FingerError('E_NOT_FOUND', `module "${id}" is not registered`, { id });
     entry.status = 'draining';
     this.unindex(entry);
     this.stopHealth(entry);
@@ -167,7 +188,9 @@ export class ModuleRegistry {
       });
     }
     await entry.unserve?.();
-    await entry.runtime.close().catch((e: unknown) => this.o.logger.warn({ module: id, error: toErrorInfo(e) }, 'runtime close failed'));
+    await entry.runtime
+      .close()
+      .catch((e: unknown) => this.o.logger.warn({ module: id, error: toErrorInfo(e) }, 'runtime close failed'));
     this.entries.delete(id);
     this.o.events.emit('MODULE_UNREGISTERED', { target: id }, { id, drained_inflight: entry.inflight });
   }
@@ -178,10 +201,18 @@ export class ModuleRegistry {
     if (hit !== undefined) return hit;
     const tools = this.ambiguous.get(target);
     if (tools !== undefined) {
-      throw new FingerError('E_NO_TARGET', `module "${target}" has ${tools.length} tools; name one of: ${tools.join(', ')}`, { target, tools });
+      throw new FingerError(
+        'E_NO_TARGET',
+        `module "${target}" has ${tools.length} tools; name one of: ${tools.join(', ')}`,
+        { target, tools },
+      );
     }
     const draining = this.entries.get(target.split('.')[0] ?? '')?.status === 'draining';
-    throw new FingerError('E_NO_TARGET', draining ? `module of "${target}" is being unregistered` : `no such target "${target}"`, { target });
+    throw new FingerError(
+      'E_NO_TARGET',
+      draining ? `module of "${target}" is being unregistered` : `no such target "${target}"`,
+      { target },
+    );
   }
 
   list(): ModuleInfo[] {
@@ -216,10 +247,12 @@ export class ModuleRegistry {
     this.closed = true;
     const all = [...this.entries.values()];
     for (const e of all) this.stopHealth(e);
-    await Promise.all(all.map(async (e) => {
-      await e.unserve?.().catch(() => undefined);
-      await e.runtime.close().catch(() => undefined);
-    }));
+    await Promise.all(
+      all.map(async (e) => {
+        await e.unserve?.().catch(() => undefined);
+        await e.runtime.close().catch(() => undefined);
+      }),
+    );
     this.entries.clear();
     this.targets.clear();
     this.ambiguous.clear();
@@ -235,7 +268,10 @@ export class ModuleRegistry {
       const only = m.tools[0]!;
       this.targets.set(m.id, { module: m, tool: only, tool_id: `${m.id}.${only.name}`, entry });
     } else {
-      this.ambiguous.set(m.id, m.tools.map((t) => `${m.id}.${t.name}`));
+      this.ambiguous.set(
+        m.id,
+        m.tools.map((t) => `${m.id}.${t.name}`),
+      );
     }
   }
 
@@ -267,14 +303,23 @@ export class ModuleRegistry {
       detail = toErrorInfo(e).message;
     }
     entry.consecutiveFailures = ok ? 0 : entry.consecutiveFailures + 1;
-    const info: ModuleHealthInfo = { id: entry.id, healthy: ok, checked_at: rfc3339(this.o.clock.now()), consecutive_failures: entry.consecutiveFailures };
+    const info: ModuleHealthInfo = {
+      id: entry.id,
+      healthy: ok,
+      checked_at: rfc3339(this.o.clock.now()),
+      consecutive_failures: entry.consecutiveFailures,
+    };
     if (detail !== undefined) info.detail = detail;
     entry.lastHealth = info;
     if (entry.status === 'draining') return info;
     if (ok !== entry.healthy) {
       entry.healthy = ok;
       entry.status = ok ? 'ready' : 'unhealthy';
-      this.o.events.emit('MODULE_HEALTH', { target: entry.id }, { id: entry.id, healthy: ok, ...(detail ? { detail } : {}) });
+      this.o.events.emit(
+        'MODULE_HEALTH',
+        { target: entry.id },
+        { id: entry.id, healthy: ok, ...(detail ? { detail } : {}) },
+      );
       this.o.logger.warn({ module: entry.id, healthy: ok, detail }, 'module health changed');
     }
     return info;
@@ -282,7 +327,11 @@ export class ModuleRegistry {
 
   private onNotice(id: string, n: RuntimeNotice): void {
     if (n.type === 'crashed' || n.type === 'restarted') {
-      this.o.events.emit('MODULE_HEALTH', { target: id }, { id, runtime: n.type, message: n.message, ...(n.data ?? {}) });
+      this.o.events.emit(
+        'MODULE_HEALTH',
+        { target: id },
+        { id, runtime: n.type, message: n.message, ...(n.data ?? {}) },
+      );
     }
   }
 }

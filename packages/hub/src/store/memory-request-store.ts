@@ -9,11 +9,15 @@ interface Entry {
 }
 
 /**
- * Request records in memory, bounded by count (`max_records`, oldest finished records evicted
- * first) and by age (`ttl_ms` after finishing). Running records are never evicted.
+ * Request records in memory, bounded by count (`max_records`: the oldest finished records are
+ * evicted first, in batches, from a FIFO of finishing order — no walk over the whole map) and by
+ * age (`ttl_ms` after finishing). Running records are never evicted.
  */
 export class MemoryRequestStore implements RequestStore {
   private readonly entries = new Map<string, Entry>();
+  /** Ids in the order they finished; `head` is the next to evict. */
+  private finished: string[] = [];
+  private head = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -29,7 +33,12 @@ export class MemoryRequestStore implements RequestStore {
     return undefined;
   }
 
-  async finish(request_id: string, outcome: RequestOutcome, finished_at: string): Promise<void> {
+  async finish(
+    request_id: string,
+    outcome: RequestOutcome,
+    finished_at: string,
+    keep_ms: number = this.ttl_ms,
+  ): Promise<void> {
     const e = this.entries.get(request_id);
     if (e === undefined) return;
     const r = e.record;
@@ -37,10 +46,8 @@ export class MemoryRequestStore implements RequestStore {
     r.finished_at = finished_at;
     if (outcome.ok) r.result = outcome.result;
     else r.error = outcome.error;
-    e.until = this.clock.now() + this.ttl_ms;
-    // move to the end so eviction order follows finishing order
-    this.entries.delete(request_id);
-    this.entries.set(request_id, e);
+    e.until = this.clock.now() + keep_ms;
+    this.finished.push(request_id);
   }
 
   async get(request_id: string): Promise<RequestRecord | undefined> {
@@ -65,6 +72,7 @@ export class MemoryRequestStore implements RequestStore {
   prune(): void {
     const now = this.clock.now();
     for (const [id, e] of this.entries) if (e.until <= now) this.entries.delete(id);
+    this.compact();
   }
 
   get size(): number {
@@ -73,12 +81,25 @@ export class MemoryRequestStore implements RequestStore {
 
   async close(): Promise<void> {
     this.entries.clear();
+    this.finished = [];
+    this.head = 0;
   }
 
+  /** Evicts finished records, oldest first, down to 90% of the bound (so it runs rarely). */
   private evict(): void {
-    for (const [id, e] of this.entries) {
-      if (this.entries.size <= this.max_records) return;
-      if (e.record.status !== 'running') this.entries.delete(id);
+    const target = Math.floor(this.max_records * 0.9);
+    while (this.entries.size > target && this.head < this.finished.length) {
+      const id = this.finished[this.head++]!;
+      const e = this.entries.get(id);
+      if (e !== undefined && e.record.status !== 'running') this.entries.delete(id);
+    }
+    this.compact();
+  }
+
+  private compact(): void {
+    if (this.head > 4096 && this.head * 2 > this.finished.length) {
+      this.finished = this.finished.slice(this.head);
+      this.head = 0;
     }
   }
 }

@@ -13,8 +13,8 @@ export type RequestOutcome = { ok: true; result: unknown } | { ok: false; error:
 export interface RequestStore {
   /** Creates the record if absent; returns the existing one otherwise (atomic create-if-absent). */
   begin(record: RequestRecord): Promise<RequestRecord | undefined>;
-  /** Records the outcome of a running request. */
-  finish(request_id: string, outcome: RequestOutcome, finished_at: string): Promise<void>;
+  /** Records the outcome of a running request, kept for `keep_ms` from now. */
+  finish(request_id: string, outcome: RequestOutcome, finished_at: string, keep_ms: number): Promise<void>;
   get(request_id: string): Promise<RequestRecord | undefined>;
   /** Forgets a record (a request refused before it reached its module may be retried). */
   forget(request_id: string): Promise<void>;

@@ -1,7 +1,15 @@
 import type { Envelope } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
 
-import type { CancelReceiver, Canceller, RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
+import type {
+  Canceller,
+  CancelReceiver,
+  RequestHooks,
+  ServerChannel,
+  Transport,
+  TransportHandler,
+  Unserve,
+} from './transport.js';
 
 /** Options of the in-process transport. */
 export interface InProcessTransportOptions {
@@ -73,7 +81,9 @@ export class InProcessTransport implements Transport {
       if (handler !== undefined && this.byTarget.size < 100_000) this.byTarget.set(request.target, handler);
     }
     if (handler === undefined) {
-      return Promise.reject(new FingerError('E_NO_TARGET', `no module serves "${request.target}"`, { target: request.target }));
+      return Promise.reject(
+        new FingerError('E_NO_TARGET', `no module serves "${request.target}"`, { target: request.target }),
+      );
     }
     const channel = new InProcessChannel(hooks);
     if (hooks) hooks.canceller = channel;

@@ -2,8 +2,9 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { EVENT_TYPES, type FingerEvent, isFingerError, ulid } from '@finger/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { EVENT_TYPES, type FingerEvent, isFingerError, ulid } from '@finger/protocol';
 
 import { LocalEventBus } from '../../src/events/local-event-bus.js';
 import type { Logger } from '../../src/logger.js';

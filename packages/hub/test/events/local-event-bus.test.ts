@@ -1,5 +1,6 @@
-import { type FingerEvent, isUlid } from '@finger/protocol';
 import { describe, expect, it, vi } from 'vitest';
+
+import { type FingerEvent, isUlid } from '@finger/protocol';
 
 import type { Clock } from '../../src/clock.js';
 import { LocalEventBus } from '../../src/events/local-event-bus.js';

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 
-import { type ModuleManifest, ulid } from '@finger/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+
+import { type ModuleManifest, ulid } from '@finger/protocol';
 
 import { silentLogger } from '../../src/logger.js';
 import { InProcessRuntime } from '../../src/runtime/in-process.js';

@@ -1,5 +1,6 @@
-import type { ModuleManifest, RuntimeSpec } from '@finger/protocol';
 import { describe, expect, it } from 'vitest';
+
+import type { ModuleManifest, RuntimeSpec } from '@finger/protocol';
 
 import { silentLogger } from '../../src/logger.js';
 import { InProcessRuntime } from '../../src/runtime/in-process.js';

@@ -3,8 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
+
+import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
 
 import type { Logger } from '../../src/logger.js';
 import { isProcessAlive } from '../../src/runtime/process-tree.js';
