@@ -375,14 +375,7 @@ export class MessageHub implements PendingCallHost {
       resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
       direct: p.direct === true,
     };
-    let sent = false;
-    return runInterceptors(this.interceptors, call, () => {
-      sent = true;
-      return this.send(envelope, entry, ttl);
-    }).catch((e: unknown) => {
-      if (!sent) this.counters.calls_failed++;
-      throw e;
-    });
+    return runInterceptors(this.interceptors, call, () => this.send(envelope, entry, ttl));
   }
 
   private send(envelope: Envelope, entry: ModuleEntry, ttl: number, now?: number): Promise<unknown> {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { FingerEvent } from '@finger/protocol';
+import { type FingerEvent, FingerError } from '@finger/protocol';
 
 import { type InProcessModule, InProcessTransport, MessageHub, type ToolCallContext } from '../src/index.js';
 import { human, manifest, type ObjectRuntime, objectRuntimes, rejectionOf, until } from './helpers.js';
@@ -312,6 +312,24 @@ describe('MessageHub registry and lifecycle', () => {
       'E_DENIED_BY_POLICY',
     );
     expect(seen).toEqual(['first:e.t:true', 'second', 'first:e.t:false', 'second']);
+  });
+
+  it('dispatches at most once even when an interceptor calls next() twice, and turns a sync throw into a rejection', async () => {
+    let runs = 0;
+    const hub = makeHub({ e: { tools: { t: () => ++runs } } });
+    await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    hub.use(async (_call, next) => {
+      await next();
+      return next();
+    });
+    expect((await rejectionOf(hub.request({ target: 'e', payload: {}, source: human }))).code).toBe('E_INTERNAL');
+    expect(runs).toBe(1);
+    const hub2 = makeHub({ e: { tools: { t: () => 1 } } });
+    await hub2.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    hub2.use(() => {
+      throw new FingerError('E_FORBIDDEN', 'sync no');
+    });
+    expect((await rejectionOf(hub2.request({ target: 'e', payload: {}, source: human }))).code).toBe('E_FORBIDDEN');
   });
 
   it('fails calls that outlive the shutdown drain with E_PROVIDER_CLOSED', async () => {
