@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { type FingerEvent, FingerError } from '@finger/protocol';
+import { FingerError, type FingerEvent } from '@finger/protocol';
 
 import { type InProcessModule, InProcessTransport, MessageHub, type ToolCallContext } from '../src/index.js';
 import { human, manifest, type ObjectRuntime, objectRuntimes, rejectionOf, until } from './helpers.js';
