@@ -36,6 +36,10 @@ export interface MessageHubOptions {
   limits?: Partial<HubLimits>;
   interceptors?: Interceptor[];
   createRuntime?: (options: RuntimeOptions) => ModuleRuntime;
+  /** Operator settings per module id, handed to each module's runtime. */
+  settingsFor?: (module_id: string) => Record<string, unknown> | undefined;
+  /** Environment stdio children pick their minimal env from. */
+  baseEnv?: Record<string, string | undefined>;
 }
 
 /** Counters for /metrics. */
@@ -51,7 +55,6 @@ export interface HubStats {
 }
 
 const EMPTY_CHAIN: string[] = [];
-const MODULE_PRINCIPAL_ROLES: string[] = [];
 
 /** Errors raised before a call reached its module: the request id may be retried. */
 const PRE_DISPATCH = new Set([
@@ -111,6 +114,8 @@ export class MessageHub implements PendingCallHost {
       nested: (parent, module_id, target, payload, opts) => this.nestedCall(parent, module_id, target, payload, opts),
       default_concurrency: this.limits.default_concurrency,
       default_drain_ms: this.limits.default_lease_ms,
+      ...(options.settingsFor ? { settingsFor: options.settingsFor } : {}),
+      ...(options.baseEnv ? { baseEnv: options.baseEnv } : {}),
     });
     const store = this.requests;
     if (store instanceof MemoryRequestStore) {
@@ -421,11 +426,13 @@ export class MessageHub implements PendingCallHost {
     payload: unknown,
     opts?: { timeout_ms?: number },
   ): Promise<unknown> {
-    const source: Principal = { kind: 'module', id: module_id, roles: MODULE_PRINCIPAL_ROLES };
+    // A nested call acts for whoever started the chain: it keeps the root principal, so a module
+    // can never reach more than its caller may (grants and policy see the real principal).
+    void module_id;
     const p: DispatchParams = {
       target,
       payload,
-      source,
+      source: parent.source,
       correlation_id: parent.correlation_id,
       session_id: parent.session_id,
       workflow_id: parent.workflow_id,

@@ -54,7 +54,8 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     expect(e.code).toBe('E_NESTING_DEPTH');
     expect(e.details).toEqual({ depth: 5, max: 4, execution_chain: ['l1.go', 'l2.go', 'l3.go', 'l4.go', 'l5.go'] });
     // depth 4 is fine
-    expect(await hub.request({ target: 'l2.go', payload: {}, source: human })).toEqual({ depth: 'l5' });
+    // depth 4 is fine, and the nested calls kept the root principal
+    expect(await hub.request({ target: 'l2.go', payload: {}, source: human })).toEqual({ depth: 'tester' });
   });
 
   it('refuses A → B → A with E_CALL_CYCLE', async () => {

@@ -30,6 +30,10 @@ export interface ModuleRegistryOptions {
   default_concurrency: number;
   /** Upper bound for draining a module on unregister (ms). */
   default_drain_ms: number;
+  /** Operator settings per module id (daemon config); default none. */
+  settingsFor?: (module_id: string) => Record<string, unknown> | undefined;
+  /** Environment stdio children pick their minimal env from (composition root passes process.env). */
+  baseEnv?: Record<string, string | undefined>;
 }
 
 const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
@@ -122,6 +126,9 @@ export class ModuleRegistry {
       baseDir: opts.baseDir,
       logger: log,
       onNotice: (n) => this.onNotice(m.id, n),
+      clock: this.o.clock,
+      ...(this.o.baseEnv ? { baseEnv: this.o.baseEnv } : {}),
+      settings: this.o.settingsFor?.(m.id) ?? {},
     });
     const concurrency = m.concurrency ?? this.o.default_concurrency;
     const entry: ModuleEntry = {

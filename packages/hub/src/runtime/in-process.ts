@@ -13,6 +13,10 @@ type ToolFn = InProcessModule['tools'][string];
 export interface InProcessModuleFactoryOptions {
   manifest: ModuleManifest;
   logger: Logger;
+  /** Operator settings for this module (empty object when none are configured). */
+  settings: Record<string, unknown>;
+  /** Directory holding the module.json. */
+  baseDir: string;
 }
 
 const CLOSED = (id: string) => new FingerError('E_PROVIDER_CLOSED', `module "${id}" runtime is closed`);
@@ -91,7 +95,7 @@ export class InProcessRuntime implements ModuleRuntime {
     let exp = ns.default ?? ns.createModule;
     if (typeof exp === 'function') {
       try {
-        exp = await (exp as (o: InProcessModuleFactoryOptions) => unknown)({ manifest, logger });
+        exp = await (exp as (o: InProcessModuleFactoryOptions) => unknown)({ manifest, logger, settings: this.#opts.settings ?? {}, baseDir });
       } catch (e) {
         if (isFingerError(e)) throw e;
         throw new FingerError(

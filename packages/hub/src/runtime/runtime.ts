@@ -87,6 +87,12 @@ export interface RuntimeOptions {
   baseEnv?: Record<string, string | undefined>;
   /** Limits of process-based runtimes. */
   limits?: RuntimeLimits;
+  /**
+   * Operator settings for this module (from the daemon config: workspace roots, limits, API
+   * keys…). In-process modules receive them in their factory; stdio modules get them as the
+   * `FINGER_MODULE_SETTINGS` JSON environment variable.
+   */
+  settings?: Record<string, unknown>;
 }
 
 /** Shape of an in-process module's entry: default export or named `createModule`. */
