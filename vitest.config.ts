@@ -8,6 +8,7 @@ const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const alias = {
   '@finger/protocol': r('./packages/protocol/src/index.ts'),
   '@finger/hub': r('./packages/hub/src/index.ts'),
+  '@finger/firewall': r('./packages/firewall/src/index.ts'),
   '@finger/daemon': r('./packages/daemon/src/index.ts'),
   '@finger/testkit': r('./packages/testkit/src/index.ts'),
 };
