@@ -99,3 +99,66 @@ export interface DaemonInfo {
   home?: string;
   version?: string;
 }
+
+/** One entry of `GET /v1/tools` (a tool of the hub's ToolRegistry). */
+export interface RegisteredTool {
+  id: string;
+  module: string;
+  name: string;
+  description?: string;
+  input_schema?: unknown;
+  output_schema?: unknown;
+  risk_level?: string;
+  capability_level?: string;
+  permission?: string;
+  side_effects?: boolean;
+  idempotent?: boolean;
+  timeout_ms?: number;
+  context_cost?: number;
+  provider: string;
+  runtime?: string;
+  grants?: string[];
+  quarantined?: { reason: string };
+  also_offered_by?: string[];
+}
+
+/** Which provider answers for a tool name, and by which rule. */
+export interface ProviderChoice {
+  /** The short tool name. */
+  name?: string;
+  /** Tool id the bare short name resolves to. */
+  chosen: string;
+  /** Every tool id offering the name, most preferred first. */
+  candidates: string[];
+  /** `only_provider`, `preferred_provider_order` or `default_order`. */
+  rule: string;
+}
+
+/** `GET /v1/tools/:id`. */
+export interface ToolDetails {
+  tool: RegisteredTool;
+  provider_choice: ProviderChoice;
+}
+
+/** `GET /v1/grants`: tool-id globs per agent role. */
+export interface GrantsResult {
+  grants: Record<string, string[]>;
+}
+
+/** One entry of `GET /v1/backups`. */
+export interface BackupInfo {
+  id: string;
+  path: string;
+  ts: string;
+  size: number;
+  kind: 'write' | 'delete' | 'patch' | 'undo' | string;
+  existed: boolean;
+}
+
+/** `POST /v1/undo`. */
+export interface UndoResult {
+  /** The backup restored; `existed: false` means the path did not exist then and was removed. */
+  restored: { id: string; path: string; bytes: number; existed?: boolean; type?: string };
+  /** Backup of the state the undo replaced (`myfinger undo <backup_id>` reverses the undo). */
+  backup_id?: string;
+}

@@ -8,6 +8,7 @@ import { registerModule } from './commands/module.js';
 import { registerSend } from './commands/send.js';
 import { registerToken } from './commands/token.js';
 import { registerTool } from './commands/tool.js';
+import { registerUndo } from './commands/undo.js';
 import type { CliIo, RunOptions, RunState } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { Output } from './output.js';
@@ -52,6 +53,7 @@ export function buildProgram(state: RunState): Command {
   registerTool(program, state);
   registerEvents(program, state);
   registerToken(program, state);
+  registerUndo(program, state);
   return program;
 }
 

@@ -82,7 +82,7 @@ function describe(err: unknown): { body: ErrorBody; exit: ExitCode; notes: strin
 /**
  * Prints an error and returns the exit code of its class. People get `error E_CODE: message` on
  * stderr with helpful details indented below (a caret under a bad `/hub` position, one line per
- * manifest issue); with `--json` the `{"error":{…}}` object also goes to stdout.
+ * manifest or argument issue); with `--json` the `{"error":{…}}` object also goes to stdout.
  */
 export function reportError(out: Output, err: unknown, ctx: ErrorContext = {}): ExitCode {
   const { body, exit, notes } = describe(err);
@@ -95,7 +95,8 @@ export function reportError(out: Output, err: unknown, ctx: ErrorContext = {}): 
   out.errLine(`${c.red(`error ${body.code}:`)} ${body.message}`);
   let lines: string[];
   if (body.code === 'E_BAD_HUB_SYNTAX') lines = hubSyntaxLines(body.details, ctx.input) ?? detailLines(body.details);
-  else if (body.code === 'E_INVALID_MANIFEST') lines = issueLines(body.details) ?? detailLines(body.details);
+  else if (body.code === 'E_INVALID_MANIFEST' || body.code === 'E_INVALID_ARGS')
+    lines = issueLines(body.details) ?? detailLines(body.details);
   else lines = detailLines(body.details);
   if (body.code === 'E_UNAUTHENTICATED') {
     const file = ctx.home ? path.join(ctx.home, 'token') : 'FINGER_HOME/token';

@@ -13,6 +13,8 @@ import { type WebSocket, WebSocketServer } from 'ws';
 
 import { assertManifest, type FingerEvent, isFingerError, parseHubCommand } from '@finger/protocol';
 
+import { newToolState, toolRoute } from './fake-tools.js';
+
 export const ADMIN_TOKEN = 'fgr_test_admin_token';
 
 /** One request the fake saw. */
@@ -124,6 +126,7 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
   ]);
   const sockets = new Set<WebSocket>();
   const fake = { runningPolls: 2 } as FakeDaemon;
+  const toolState = newToolState();
   let polls = 0;
 
   const route = async (
@@ -131,6 +134,7 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
     p: string,
     body: unknown,
     auth: string | undefined,
+    url = p,
   ): Promise<[number, unknown]> => {
     if (method === 'GET' && p === '/v1/health') {
       return [200, { status: 'ok', version: '0.1.0', uptime_s: 3725, pid: 4242, modules: MODULES.length, home }];
@@ -227,6 +231,8 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
       if (!tokens.delete(name)) throw new HttpError(404, 'E_NOT_FOUND', `no token ${name}`);
       return [200, { name, revoked: true }];
     }
+    const toolAnswer = toolRoute(toolState, method, url, body);
+    if (toolAnswer) return toolAnswer;
     throw new HttpError(404, 'E_NOT_FOUND', `no route ${method} ${p}`);
   };
 
@@ -238,7 +244,7 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
       try {
         const body = await readBody(req);
         seen.push({ method: req.method ?? 'GET', path: req.url ?? '/', auth: req.headers.authorization, body });
-        [status, payload] = await route(req.method ?? 'GET', p, body, req.headers.authorization);
+        [status, payload] = await route(req.method ?? 'GET', p, body, req.headers.authorization, req.url ?? p);
       } catch (e) {
         if (e instanceof HttpError)
           [status, payload] = [

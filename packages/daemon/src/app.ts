@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { type Logger as PinoLogger, pino } from 'pino';
 
-import { type Clock, FileEventStore, LocalEventBus, MessageHub, systemClock } from '@finger/hub';
+import { createGrantInterceptor, ToolGrantProfile } from '@finger/firewall';
+import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { TokenStore, writeFileAtomic } from './auth/token-store.js';
@@ -29,6 +30,7 @@ import {
   statsFamilies,
 } from './metrics.js';
 import { VERSION } from './version.js';
+import { resolveWorkspaceRoots } from './workspace.js';
 import { EventGateway } from './ws/event-gateway.js';
 
 /** Options of {@link build}. Nothing here is read from `process.env`: pass `env` explicitly. */
@@ -67,6 +69,10 @@ export interface FingerApp {
   readonly logger: PinoLogger;
   readonly gateway: InputGateway;
   readonly eventGateway: EventGateway;
+  /** Role grants of agent principals (enforced by the hub's grant interceptor). */
+  readonly grants: ToolGrantProfile;
+  /** `workspace.roots`, absolute and realpath'd (created at start when missing). */
+  readonly workspaceRoots: string[];
   /** Modules that failed to load at start (the others still loaded). */
   readonly moduleErrors: ErrorInfo[];
   /** Binds `server.host:server.port` (port 0 picks one) and writes `daemon.json`. Rejects with E_CONFLICT when the port is taken. */
@@ -135,6 +141,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const home = resolveHome(options.home, env);
   const config = resolveConfig(readConfigFile(home), env, options.config ?? {});
   prepareHome(home);
+  const workspaceRoots = resolveWorkspaceRoots(home, config.workspace.roots);
   const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } });
   const clock = options.clock ?? systemClock;
   const tokens = new TokenStore(home);
@@ -144,12 +151,30 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     logger: logger.child({ component: 'events' }),
   });
   const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });
-  const hub = new MessageHub({ events, clock, logger: logger.child({ component: 'hub' }), limits: config.hub });
+  const settingsFor = (id: string): Record<string, unknown> => ({
+    home,
+    workspace_roots: workspaceRoots,
+    backups_dir: join(home, 'backups'),
+    ...config.modules.settings[id],
+  });
+  const hub = new MessageHub({
+    events,
+    clock,
+    logger: logger.child({ component: 'hub' }),
+    limits: config.hub,
+    settingsFor,
+    baseEnv: env,
+    tools: { preferred_provider_order: config.tools.preferred_provider_order },
+  });
   const startedAt = Date.now();
   let closing: Promise<void> | undefined;
   let daemonFile: string | undefined;
   try {
+    // Agents may call only the tools their role is granted; humans (admin/operator) any tool.
+    const grants = new ToolGrantProfile({ file: join(home, 'state', 'grants.json'), extra: config.grants });
+    hub.use(createGrantInterceptor(grants, events));
     const moduleErrors = await loadModules(hub, config, home, options.builtinModulesDir ?? BUILTIN_MODULES_DIR, logger);
+    moduleErrors.push(...(await registerMcpServers(hub.registry, config.mcp.servers, { baseDir: home, logger })).errors);
     const gateway = new InputGateway({ hub, logger });
     const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
     const counters = new RouteCounters();
@@ -162,7 +187,18 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         ...counters.families(),
         ...processFamilies(startedAt),
       ]);
-    const deps = { hub, tokens, gateway, eventGateway, config, home, version: VERSION, startedAt, renderMetrics };
+    const deps = {
+      hub,
+      tokens,
+      gateway,
+      eventGateway,
+      config,
+      grants,
+      home,
+      version: VERSION,
+      startedAt,
+      renderMetrics,
+    };
     const fastify = await createServer(
       { logger, tokens, counters, version: VERSION, isClosing: () => closing !== undefined },
       deps,
@@ -179,6 +215,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       logger,
       gateway,
       eventGateway,
+      grants,
+      workspaceRoots,
       moduleErrors,
       async listen() {
         const { host, port } = config.server;

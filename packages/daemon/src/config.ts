@@ -13,7 +13,24 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export interface DaemonConfig {
   server: { host: string; port: number };
   log: { level: LogLevel };
-  modules: { paths: string[]; builtin: boolean };
+  modules: {
+    paths: string[];
+    builtin: boolean;
+    /** Operator settings per module id, merged over the daemon's (`home`, `workspace_roots`, `backups_dir`). */
+    settings: Record<string, Record<string, unknown>>;
+  };
+  /** Directories the file and shell tools may work in; relative entries resolve against FINGER_HOME. */
+  workspace: { roots: string[] };
+  /** Tool registry: which module wins when several offer the same tool name (first listed wins). */
+  tools: { preferred_provider_order: string[] };
+  /** Extra tool-id globs granted to each agent role, on top of the built-in defaults. */
+  grants: { supervisor?: string[]; executor?: string[]; reviewer?: string[] };
+  /**
+   * MCP servers used as tool providers, each a module `mcp.<name>` (entries: `McpServerConfig`
+   * of @finger/hub). Entries are checked one by one at start: bad or duplicate ones are skipped
+   * with a warning (and listed in `moduleErrors`), the others load.
+   */
+  mcp: { servers: unknown[] };
   /** Overrides of the hub's limits (`HubLimits`); absent keys keep the hub defaults. */
   hub: {
     max_nesting_depth?: number;
@@ -38,7 +55,11 @@ export type DaemonConfigInput = { [K in keyof DaemonConfig]?: Partial<DaemonConf
 export const DEFAULT_CONFIG: DaemonConfig = {
   server: { host: '127.0.0.1', port: 7770 },
   log: { level: 'info' },
-  modules: { paths: [], builtin: true },
+  modules: { paths: [], builtin: true, settings: {} },
+  workspace: { roots: ['workspace'] },
+  tools: { preferred_provider_order: [] },
+  grants: {},
+  mcp: { servers: [] },
   hub: {},
   events: {},
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
@@ -47,6 +68,8 @@ export const DEFAULT_CONFIG: DaemonConfig = {
 
 const POS_INT = { type: 'integer', minimum: 1 } as const;
 const section = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties });
+const STRINGS = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
+const GLOBS = { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.*?{},-]{1,200}$' } } as const;
 
 /** JSON Schema of `config/config.json`; every object rejects unknown keys. */
 export const configSchema = {
@@ -62,7 +85,16 @@ export const configSchema = {
     modules: section({
       paths: { type: 'array', items: { type: 'string', minLength: 1 } },
       builtin: { type: 'boolean' },
+      settings: {
+        type: 'object',
+        propertyNames: { pattern: '^[a-z0-9][a-z0-9_.-]{0,127}$' },
+        additionalProperties: { type: 'object' },
+      },
     }),
+    workspace: section({ roots: { ...STRINGS, minItems: 1 } }),
+    tools: section({ preferred_provider_order: { ...STRINGS, uniqueItems: true } }),
+    grants: section({ supervisor: GLOBS, executor: GLOBS, reviewer: GLOBS }),
+    mcp: section({ servers: { type: 'array' } }),
     hub: section({
       max_nesting_depth: { type: 'integer', minimum: 1, maximum: 64 },
       default_timeout_ms: POS_INT,
@@ -204,6 +236,10 @@ export function exampleConfig(): Record<string, unknown> {
     server: DEFAULT_CONFIG.server,
     log: DEFAULT_CONFIG.log,
     modules: DEFAULT_CONFIG.modules,
+    workspace: DEFAULT_CONFIG.workspace,
+    tools: DEFAULT_CONFIG.tools,
+    grants: DEFAULT_CONFIG.grants,
+    mcp: DEFAULT_CONFIG.mcp,
     hub: { ...DEFAULT_LIMITS },
     events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
     ws: DEFAULT_CONFIG.ws,

@@ -34,7 +34,7 @@ describe('resolveConfig', () => {
     );
     expect(cfg.server).toEqual({ host: '0.0.0.0', port: 3000 });
     expect(cfg.log.level).toBe('warn');
-    expect(cfg.modules).toEqual({ paths: ['/a', '/b'], builtin: true });
+    expect(cfg.modules).toEqual({ paths: ['/a', '/b'], builtin: true, settings: {} });
     expect(cfg.hub).toEqual({ max_nesting_depth: 6 });
     expect(resolveConfig({}, { FINGER_HOST: '::1' }).server.host).toBe('::1');
   });

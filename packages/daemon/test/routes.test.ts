@@ -18,6 +18,14 @@ const ROUTES: ['GET' | 'POST' | 'DELETE', string][] = [
   ['GET', '/v1/tokens'],
   ['POST', '/v1/tokens'],
   ['DELETE', '/v1/tokens/x'],
+  ['GET', '/v1/tools'],
+  ['GET', '/v1/tools/echo.echo'],
+  ['POST', '/v1/tools/echo.echo/run'],
+  ['GET', '/v1/grants'],
+  ['POST', '/v1/grants'],
+  ['DELETE', '/v1/grants'],
+  ['GET', '/v1/backups'],
+  ['POST', '/v1/undo'],
   ['GET', '/metrics'],
   ['GET', '/docs'],
   ['GET', '/docs/json'],
@@ -74,7 +82,7 @@ describe('HTTP routes', () => {
     }
   });
 
-  it('role checks: viewer cannot register modules or dispatch; agents may dispatch; admin-only tokens', async () => {
+  it('role checks: viewer cannot register modules or dispatch; agents may dispatch granted tools; admin-only tokens', async () => {
     const viewer = await d.token('viewer');
     const agent = await d.token('agent:executor');
     const operator = await d.token('operator');
@@ -85,6 +93,10 @@ describe('HTTP routes', () => {
     expect((await d.call('GET', '/v1/tokens', { token: operator })).status).toBe(403);
     expect((await d.call('GET', '/v1/modules', { token: viewer })).status).toBe(200);
     expect((await d.call('GET', '/v1/modules', { token: agent })).status).toBe(403);
+    const ungranted = await d.call('POST', '/v1/messages', { token: agent, body: { target: 'echo', payload: {} } });
+    expect(ungranted.status).toBe(403);
+    expect(ungranted.json.error.code).toBe('E_FORBIDDEN');
+    expect((await d.call('POST', '/v1/grants', { body: { role: 'executor', tool: 'echo.*' } })).status).toBe(201);
     const sent = await d.call('POST', '/v1/messages', { token: agent, body: { target: 'echo', payload: { x: 1 } } });
     expect(sent.status).toBe(200);
     expect(sent.json.result).toEqual({ x: 1 });

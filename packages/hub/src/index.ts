@@ -20,6 +20,14 @@ export type { ModuleRegistryOptions, TargetEntry } from './registry/module-regis
 export { ModuleRegistry } from './registry/module-registry.js';
 export type { InProcessModuleFactoryOptions } from './runtime/in-process.js';
 export { InProcessRuntime } from './runtime/in-process.js';
+export type { McpQuarantine, McpRuntimeStats } from './runtime/mcp.js';
+export { McpRuntime } from './runtime/mcp.js';
+export type { McpServerConfig } from './runtime/mcp-config.js';
+export { mcpManifest, mcpServerSchema, parseMcpServers, registerMcpServers } from './runtime/mcp-config.js';
+export type { McpPin, McpPins } from './runtime/mcp-pins.js';
+export { canonicalJson, definitionHash, McpPinStore } from './runtime/mcp-pins.js';
+export type { McpToolAnnotations, McpToolDefinition } from './runtime/mcp-tools.js';
+export { annotationRisk, mcpToolSpec } from './runtime/mcp-tools.js';
 export { createRuntime } from './runtime/resolve.js';
 export type {
   InProcessModule,
@@ -37,6 +45,20 @@ export { FileEventStore } from './store/file-event-store.js';
 export { MemoryEventStore } from './store/memory-event-store.js';
 export { MemoryRequestStore } from './store/memory-request-store.js';
 export type { RequestOutcome, RequestStore } from './store/request-store.js';
+export type { CapabilitySnapshot, SnapshotEntry, SnapshotParams, ToolSummary } from './tools/capability-snapshot.js';
+export { buildSnapshot, compareToolsByDefaultPriority, firstSentence, summarizeTool } from './tools/capability-snapshot.js';
+export type { SchemaCheck, ToolChecks } from './tools/schema-validator.js';
+export { compileToolSchemas } from './tools/schema-validator.js';
+export type { ToolInfo } from './tools/tool-info.js';
+export { TOOL_DEFAULTS, toToolInfo } from './tools/tool-info.js';
+export type {
+  ModuleChange,
+  ProviderChoice,
+  ToolRegistryOptions,
+  ToolSchema,
+  ToolSource,
+} from './tools/tool-registry.js';
+export { ToolRegistry } from './tools/tool-registry.js';
 export type { InProcessTransportOptions } from './transport/in-process.js';
 export { InProcessTransport, moduleOf } from './transport/in-process.js';
 export type { RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport/transport.js';

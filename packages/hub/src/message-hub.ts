@@ -23,6 +23,8 @@ import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
 import { MemoryRequestStore } from './store/memory-request-store.js';
 import type { RequestStore } from './store/request-store.js';
+import { invalidArgsError, invalidResultError, type SchemaCheck } from './tools/schema-validator.js';
+import { ToolRegistry, type ToolRegistryOptions } from './tools/tool-registry.js';
 import { InProcessTransport } from './transport/in-process.js';
 import type { Transport } from './transport/transport.js';
 
@@ -40,6 +42,8 @@ export interface MessageHubOptions {
   settingsFor?: (module_id: string) => Record<string, unknown> | undefined;
   /** Environment stdio children pick their minimal env from. */
   baseEnv?: Record<string, string | undefined>;
+  /** Tool registry options (daemon config `tools`): `preferred_provider_order`. */
+  tools?: Pick<ToolRegistryOptions, 'preferred_provider_order'>;
 }
 
 /** Counters for /metrics. */
@@ -81,6 +85,8 @@ export class MessageHub implements PendingCallHost {
   readonly transport: Transport;
   readonly events: EventBus;
   readonly registry: ModuleRegistry;
+  /** Every tool of every module, with metadata, provider choice and capability snapshots. */
+  readonly tools: ToolRegistry;
   readonly leases: LeaseTable;
   readonly limits: HubLimits;
   private readonly requests: RequestStore;
@@ -116,6 +122,10 @@ export class MessageHub implements PendingCallHost {
       default_drain_ms: this.limits.default_lease_ms,
       ...(options.settingsFor ? { settingsFor: options.settingsFor } : {}),
       ...(options.baseEnv ? { baseEnv: options.baseEnv } : {}),
+    });
+    this.tools = new ToolRegistry(this.registry, {
+      ...options.tools,
+      quarantined: (id) => this.registry.runtimeOf(id)?.quarantined?.(),
     });
     const store = this.requests;
     if (store instanceof MemoryRequestStore) {
@@ -338,6 +348,11 @@ export class MessageHub implements PendingCallHost {
         );
       }
     }
+    const checkArgs = target.check_args;
+    if (checkArgs !== undefined) {
+      const issues = checkArgs(p.payload);
+      if (issues !== undefined) return this.fail(invalidArgsError(target.tool_id, issues));
+    }
     const entry = target.entry;
     if (entry.status === 'draining')
       return this.fail(
@@ -374,13 +389,31 @@ export class MessageHub implements PendingCallHost {
       lease: { id, ttl_ms: ttl, expires_at: Math.min(now + ttl, deadline) },
       payload: p.payload,
     };
-    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now);
+    const checkResult = target.check_result;
+    if (this.interceptors.length === 0) {
+      const sent = this.send(envelope, entry, ttl, now);
+      return checkResult === undefined ? sent : sent.then((r) => this.acceptResult(target.tool_id, checkResult, r));
+    }
     const call: HubCall = {
       envelope,
       resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
       direct: p.direct === true,
     };
-    return runInterceptors(this.interceptors, call, () => this.send(envelope, entry, ttl));
+    return runInterceptors(
+      this.interceptors,
+      call,
+      checkResult === undefined
+        ? () => this.send(envelope, entry, ttl)
+        : () => this.send(envelope, entry, ttl).then((r) => this.acceptResult(target.tool_id, checkResult, r)),
+    );
+  }
+
+  /** A result passes the tool's output_schema, else the call fails with E_MODULE_ERROR. */
+  private acceptResult(tool_id: string, check: SchemaCheck, result: unknown): unknown {
+    const issues = check(result);
+    if (issues === undefined) return result;
+    this.counters.calls_failed++;
+    throw invalidResultError(tool_id, issues);
   }
 
   private send(envelope: Envelope, entry: ModuleEntry, ttl: number, now?: number): Promise<unknown> {

@@ -2,8 +2,8 @@
 export type RuntimeSpec =
   | { type: 'inprocess'; entry: string }
   | { type: 'stdio'; command: string[]; cwd?: string; env?: Record<string, string> }
-  | { type: 'mcp'; transport: 'stdio'; command: string[]; cwd?: string; env?: Record<string, string> }
-  | { type: 'mcp'; transport: 'http'; url: string }
+  | { type: 'mcp'; transport: 'stdio'; command: string[]; cwd?: string; env?: Record<string, string>; trusted?: boolean }
+  | { type: 'mcp'; transport: 'http'; url: string; trusted?: boolean }
   | { type: 'nats' };
 
 export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
@@ -41,6 +41,8 @@ export interface ModuleManifest {
 }
 
 export const MODULE_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+/** Ids of MCP server modules: `mcp.<name>` (their tools are `mcp.<name>.<tool>`); only for runtime type mcp. */
+export const MCP_MODULE_ID_PATTERN = '^mcp\\.[a-z0-9_]{1,60}$';
 const TOOL_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
 const COMMAND = { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1 } } as const;
 const ENV = { type: 'object', additionalProperties: { type: 'string' } } as const;
@@ -53,7 +55,7 @@ export const manifestSchema = {
   required: ['id', 'name', 'version', 'kind', 'runtime', 'tools'],
   properties: {
     $schema: { type: 'string' },
-    id: { type: 'string', pattern: MODULE_ID_PATTERN },
+    id: { type: 'string', pattern: MODULE_ID_PATTERN }, // `mcp.<name>` is admitted by manifestIssues()
     name: { type: 'string', minLength: 1, maxLength: 200 },
     version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+([-+][0-9A-Za-z.-]+)?$' },
     description: { type: 'string', maxLength: 4000 },
@@ -88,12 +90,24 @@ export const manifestSchema = {
             then: {
               additionalProperties: false,
               required: ['url'],
-              properties: { type: {}, transport: {}, url: { type: 'string', pattern: '^https?://' } },
+              properties: {
+                type: {},
+                transport: {},
+                url: { type: 'string', pattern: '^https?://' },
+                trusted: { type: 'boolean' },
+              },
             },
             else: {
               additionalProperties: false,
               required: ['command'],
-              properties: { type: {}, transport: {}, command: COMMAND, cwd: { type: 'string' }, env: ENV },
+              properties: {
+                type: {},
+                transport: {},
+                command: COMMAND,
+                cwd: { type: 'string' },
+                env: ENV,
+                trusted: { type: 'boolean' },
+              },
             },
           },
         },

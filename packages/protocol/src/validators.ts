@@ -2,12 +2,13 @@ import type { Envelope } from './envelope.js';
 import { envelopeSchema } from './envelope.js';
 import { FingerError } from './finger-error.js';
 import type { ModuleManifest } from './manifest.js';
-import { manifestSchema } from './manifest.js';
+import { MCP_MODULE_ID_PATTERN, manifestSchema } from './manifest.js';
 import { compileChecker, createAjv, type ValidationIssue } from './validation.js';
 
 const ajv = createAjv();
 const checkEnvelope = compileChecker(ajv, envelopeSchema);
 const checkManifestSchema = compileChecker(ajv, manifestSchema);
+const MCP_ID = new RegExp(MCP_MODULE_ID_PATTERN);
 
 /** Lists every problem of an envelope that came from outside the process. */
 export function envelopeIssues(value: unknown): ValidationIssue[] {
@@ -24,7 +25,13 @@ export function assertEnvelope(value: unknown): Envelope {
 
 /** Lists every problem of a module.json: schema errors plus duplicate tool names. */
 export function manifestIssues(value: unknown): ValidationIssue[] {
-  const issues = checkManifestSchema(value);
+  let issues = checkManifestSchema(value);
+  const { id, runtime } = (value ?? {}) as { id?: unknown; runtime?: { type?: unknown } };
+  // `mcp.<name>` fails the plain id pattern on purpose; it is valid for (and only for) MCP servers.
+  if (typeof id === 'string' && MCP_ID.test(id)) issues = issues.filter((i) => i.path !== '$.id');
+  if (id === 'mcp') issues.push({ path: '$.id', message: '"mcp" is reserved (MCP servers are "mcp.<name>")' });
+  else if (typeof id === 'string' && id.startsWith('mcp.') && runtime?.type !== 'mcp')
+    issues.push({ path: '$.id', message: `"${id}": ids "mcp.<name>" are reserved for runtime type mcp` });
   const tools = (value as { tools?: unknown })?.tools;
   if (Array.isArray(tools)) {
     const seen = new Map<string, number>();

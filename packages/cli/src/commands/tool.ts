@@ -4,9 +4,11 @@ import path from 'node:path';
 import type { Command } from 'commander';
 
 import type { ModuleInfo } from '../api-types.js';
+import { seg } from '../client.js';
 import { action, type RunState } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { registerToolCatalog } from './tool-catalog.js';
 
 interface RegisterOptions {
   file: string;
@@ -36,7 +38,8 @@ export async function readManifestFile(file: string): Promise<unknown> {
  * line per issue and exit 2.
  */
 export function registerTool(program: Command, state: RunState): void {
-  const tool = program.command('tool').description('register tools (modules) with the daemon');
+  const tool = program.command('tool').description('list, inspect, run, grant and register tools');
+  registerToolCatalog(tool, state);
 
   tool
     .command('register')
@@ -60,6 +63,22 @@ export function registerTool(program: Command, state: RunState): void {
             `registered module ${ctx.out.c.bold(m.id)} ${m.version} (${m.runtime}) — ${m.tools.length} tool(s): ${names}`,
           );
         }
+        return EXIT.OK;
+      }),
+    );
+
+  tool
+    .command('trust <id>')
+    .description('re-pin the current definition of a (quarantined) MCP tool mcp.<server>.<tool> (admin)')
+    .option('--hash <sha256>', 'pin only if the definition still has this hash (as shown in the quarantine)')
+    .action(
+      action<{ hash?: string }>(state, async (ctx, args, opts) => {
+        const id = String(args[0]);
+        const client = await ctx.client();
+        const body = opts.hash !== undefined ? { expected_hash: opts.hash } : {};
+        const res = (await client.post<{ id: string; pinned_hash: string }>(`/v1/tools/${seg(id)}/trust`, body)).body;
+        if (ctx.out.json) ctx.out.printJson(res);
+        else ctx.out.line(`trusted ${ctx.out.c.bold(res.id)}: pinned ${res.pinned_hash}`);
         return EXIT.OK;
       }),
     );

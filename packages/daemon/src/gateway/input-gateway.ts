@@ -28,6 +28,15 @@ export interface MessageParams {
   workflow_id?: string;
 }
 
+/** What `POST /v1/tools/:id/run` (and the backups/undo routes) hand the gateway. */
+export interface ToolRunParams {
+  /** Canonical tool id `<module>.<tool>`. */
+  tool: string;
+  args: Record<string, unknown>;
+  timeout_ms?: number;
+  request_id?: string;
+}
+
 /** What a dispatch answers: 200 with the result (blocking) or 202 while it runs. */
 export interface DispatchResult {
   status: 200 | 202;
@@ -146,6 +155,27 @@ export class InputGateway {
     if (params.workflow_id !== undefined) dispatch.workflow_id = params.workflow_id;
     if (params.timeout_ms !== undefined) dispatch.timeout_ms = params.timeout_ms;
     return this.run(dispatch, params.blocking ?? true);
+  }
+
+  /**
+   * Runs one tool, blocking (`POST /v1/tools/:id/run`). Like a `/hub` command it is `direct` for
+   * human principals (the firewall skips CONFIRM/APPROVE for them, never deny or grants); agents
+   * go through their role grants. A caller `request_id` makes the call idempotent.
+   */
+  async tool(principal: Principal, params: ToolRunParams, onIds?: IdsListener): Promise<DispatchResult> {
+    const correlation_id = ulid();
+    const request_id = params.request_id ?? ulid();
+    onIds?.({ request_id, correlation_id });
+    const dispatch: DispatchParams = {
+      target: params.tool,
+      payload: params.args,
+      source: principal,
+      request_id,
+      correlation_id,
+      direct: principal.kind === 'human',
+    };
+    if (params.timeout_ms !== undefined) dispatch.timeout_ms = params.timeout_ms;
+    return this.run(dispatch, true);
   }
 
   private async run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {

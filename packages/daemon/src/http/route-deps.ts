@@ -1,3 +1,4 @@
+import type { ToolGrantProfile } from '@finger/firewall';
 import type { MessageHub } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
@@ -12,6 +13,8 @@ export interface RouteDeps {
   gateway: InputGateway;
   eventGateway: EventGateway;
   config: DaemonConfig;
+  /** Role grants of agent principals (`GET|POST|DELETE /v1/grants`, `GET /v1/tools?role=`). */
+  grants: ToolGrantProfile;
   home: string;
   version: string;
   /** Epoch ms when the daemon was built. */

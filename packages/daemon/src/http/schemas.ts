@@ -115,6 +115,33 @@ export const tokenInfoSchema = {
   },
 } as const;
 
+export const toolInfoSchema = {
+  $id: 'ToolInfo',
+  type: 'object',
+  additionalProperties: true,
+  required: ['id', 'module', 'name', 'risk_level', 'capability_level', 'side_effects', 'provider', 'runtime'],
+  properties: {
+    id: { type: 'string', description: '`<module>.<tool>` (MCP: `mcp.<server>.<tool>`)' },
+    module: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    input_schema: {},
+    output_schema: {},
+    risk_level: { type: 'string', enum: ['low', 'medium', 'high', 'critical'] },
+    capability_level: { type: 'string', enum: ['L0', 'L1', 'L2'] },
+    permission: { type: 'string' },
+    side_effects: { type: 'boolean' },
+    idempotent: { type: 'boolean' },
+    timeout_ms: { type: 'integer' },
+    context_cost: { type: 'integer' },
+    provider: { type: 'string', description: 'Id of the module that answers for this tool' },
+    runtime: { type: 'string' },
+    grants: { type: 'array', items: { type: 'string' }, description: "Roles the module's manifest grants" },
+    quarantined: { type: 'object', additionalProperties: true, properties: { reason: { type: 'string' } } },
+    also_offered_by: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
 /** Every shared schema, for `addSchema`. */
 export const SHARED_SCHEMAS = [
   eventSchema,
@@ -123,6 +150,7 @@ export const SHARED_SCHEMAS = [
   moduleHealthSchema,
   dispatchResponseSchema,
   tokenInfoSchema,
+  toolInfoSchema,
 ] as const;
 
 /** `{$ref}` to a shared schema. */

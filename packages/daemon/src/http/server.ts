@@ -9,6 +9,7 @@ import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
 import type { RouteDeps } from './route-deps.js';
 import { eventRoutes } from './routes/events.js';
+import { grantRoutes } from './routes/grants.js';
 import { healthRoutes } from './routes/health.js';
 import { inputRoutes } from './routes/input.js';
 import { messageRoutes } from './routes/messages.js';
@@ -16,6 +17,9 @@ import { metricsRoutes } from './routes/metrics.js';
 import { moduleRoutes } from './routes/modules.js';
 import { requestRoutes } from './routes/requests.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { toolRoutes } from './routes/tools.js';
+import { trustRoutes } from './routes/trust.js';
+import { undoRoutes } from './routes/undo.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 
 /** Options of {@link createServer}. */
@@ -85,5 +89,9 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   tokenRoutes(app, deps);
   eventRoutes(app, deps);
   metricsRoutes(app, deps);
+  toolRoutes(app, deps);
+  trustRoutes(app, deps);
+  grantRoutes(app, deps);
+  undoRoutes(app, deps);
   return app;
 }

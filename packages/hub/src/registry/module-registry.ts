@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import type { ErrorInfo, ModuleManifest } from '@finger/protocol';
+import type { ErrorInfo, ModuleManifest, ToolSpec } from '@finger/protocol';
 import { assertManifest, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
@@ -9,6 +9,13 @@ import type { EventBus } from '../events/event-bus.js';
 import type { ResolvedTarget } from '../hub-types.js';
 import type { Logger } from '../logger.js';
 import type { ModuleRuntime, RuntimeNotice, RuntimeOptions } from '../runtime/runtime.js';
+import {
+  compileLateToolSchemas,
+  compileToolSchemas,
+  type SchemaCheck,
+  type ToolChecks,
+} from '../tools/schema-validator.js';
+import type { ModuleChange } from '../tools/tool-registry.js';
 import type { Transport } from '../transport/transport.js';
 import type { NestedCaller } from './call-context.js';
 import { type ModuleEntry, type ModuleHealthInfo, type ModuleInfo, toModuleInfo } from './module-entry.js';
@@ -17,6 +24,10 @@ import { createModuleHandler } from './module-host.js';
 /** A resolved target plus the live module entry behind it. */
 export interface TargetEntry extends ResolvedTarget {
   entry: ModuleEntry;
+  /** The tool's compiled input_schema (absent when it declares none): checked before dispatch. */
+  check_args?: SchemaCheck;
+  /** The tool's compiled output_schema (absent when it declares none): checked on every result. */
+  check_result?: SchemaCheck;
 }
 
 /** Everything the registry needs, passed in by the hub. */
@@ -49,6 +60,7 @@ export class ModuleRegistry {
   /** Module ids with several tools → their tool ids, for the E_NO_TARGET message. */
   private readonly ambiguous = new Map<string, string[]>();
   private closed = false;
+  private readonly listeners = new Set<(change: ModuleChange) => void>();
 
   constructor(private readonly o: ModuleRegistryOptions) {}
 
@@ -118,6 +130,7 @@ export class ModuleRegistry {
   ): Promise<ModuleInfo> {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'registry is closed');
     const m: ModuleManifest = assertManifest(manifest, opts.file);
+    const checks = compileToolSchemas(m, opts.file); // a schema that does not compile refuses the manifest
     if (this.entries.has(m.id))
       throw new FingerError('E_CONFLICT', `module "${m.id}" is already registered`, { id: m.id });
     const log = this.o.logger.child({ module: m.id });
@@ -149,6 +162,9 @@ export class ModuleRegistry {
     this.entries.set(m.id, entry); // reserve the id while starting
     try {
       await runtime.start();
+      // Runtime-discovered tools (MCP tools/list) replace the manifest's.
+      const tools = runtime.describeTools?.();
+      if (tools !== undefined) (entry as { manifest: ModuleManifest }).manifest = { ...m, tools };
       entry.unserve = await this.o.transport.serve(m.id, createModuleHandler(m.id, runtime, this.o.nested));
     } catch (e) {
       this.entries.delete(m.id);
@@ -156,7 +172,8 @@ export class ModuleRegistry {
       throw e;
     }
     entry.status = 'ready';
-    this.index(entry);
+    this.index(entry, checks);
+    this.notify({ type: 'registered', module: toModuleInfo(entry) });
     this.startHealth(entry);
     this.o.events.emit(
       'MODULE_REGISTERED',
@@ -165,11 +182,11 @@ export class ModuleRegistry {
         id: m.id,
         version: m.version,
         runtime: m.runtime.type,
-        tools: m.tools.map((t) => t.name),
+        tools: entry.manifest.tools.map((t) => t.name),
         source: entry.source,
       },
     );
-    log.info({ tools: m.tools.length, runtime: m.runtime.type }, 'module registered');
+    log.info({ tools: entry.manifest.tools.length, runtime: m.runtime.type }, 'module registered');
     return toModuleInfo(entry);
   }
 
@@ -183,6 +200,7 @@ export class ModuleRegistry {
       throw new FingerError('E_NOT_FOUND', `module "${id}" is not registered`, { id });
     entry.status = 'draining';
     this.unindex(entry);
+    this.notify({ type: 'unregistered', module: toModuleInfo(entry) });
     this.stopHealth(entry);
     if (entry.inflight > 0 || entry.queue.length > 0) {
       const drainMs = opts.drain_ms ?? this.o.default_drain_ms;
@@ -222,6 +240,16 @@ export class ModuleRegistry {
     );
   }
 
+  /**
+   * Calls `listener` after every register (once the module's targets resolve) and every
+   * unregister (once they stop resolving); the tool registry follows the modules this way.
+   * Returns the function that removes the listener.
+   */
+  onChange(listener: (change: ModuleChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   list(): ModuleInfo[] {
     return [...this.entries.values()].map(toModuleInfo);
   }
@@ -229,6 +257,11 @@ export class ModuleRegistry {
   get(id: string): ModuleInfo | undefined {
     const e = this.entries.get(id);
     return e === undefined ? undefined : toModuleInfo(e);
+  }
+
+  /** The live runtime of a registered module (e.g. to re-trust a quarantined MCP tool); undefined when unknown. */
+  runtimeOf(id: string): ModuleRuntime | undefined {
+    return this.entries.get(id)?.runtime;
   }
 
   /** Number of registered modules. */
@@ -265,20 +298,35 @@ export class ModuleRegistry {
     this.ambiguous.clear();
   }
 
-  private index(entry: ModuleEntry): void {
+  private index(entry: ModuleEntry, compiled: Map<ToolSpec, ToolChecks>): void {
     const m = entry.manifest;
     for (const tool of m.tools) {
       const tool_id = `${m.id}.${tool.name}`;
-      this.targets.set(tool_id, { module: m, tool, tool_id, entry });
+      // tools a runtime discovered at start (MCP) were not in the manifest: compiled now
+      const checks = compiled.get(tool) ?? compileLateToolSchemas(tool);
+      const target: TargetEntry = { module: m, tool, tool_id, entry };
+      if (checks.args !== undefined) target.check_args = checks.args;
+      if (checks.result !== undefined) target.check_result = checks.result;
+      this.targets.set(tool_id, target);
     }
     if (m.tools.length === 1) {
       const only = m.tools[0]!;
-      this.targets.set(m.id, { module: m, tool: only, tool_id: `${m.id}.${only.name}`, entry });
+      this.targets.set(m.id, this.targets.get(`${m.id}.${only.name}`)!);
     } else {
       this.ambiguous.set(
         m.id,
         m.tools.map((t) => `${m.id}.${t.name}`),
       );
+    }
+  }
+
+  private notify(change: ModuleChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (e) {
+        this.o.logger.error({ module: change.module.id, error: toErrorInfo(e) }, 'module change listener failed');
+      }
     }
   }
 
@@ -339,6 +387,11 @@ export class ModuleRegistry {
         { target: id },
         { id, runtime: n.type, message: n.message, ...(n.data ?? {}) },
       );
+    } else if (n.type === 'event' && n.data !== undefined) {
+      // Only hub-side runtimes (mcp) set `hub_event`; stdio module events arrive nested under data.data.
+      const { hub_event: type, ...data } = n.data;
+      if (type === 'MODULE_HEALTH' || type === 'FIREWALL_VERDICT')
+        this.o.events.emit(type, { target: id }, { id, message: n.message, ...data });
     }
   }
 }

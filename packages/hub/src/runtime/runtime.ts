@@ -1,4 +1,4 @@
-import type { ModuleManifest, Principal } from '@finger/protocol';
+import type { ModuleManifest, Principal, ToolSpec } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
 
@@ -57,6 +57,13 @@ export interface ModuleRuntime {
   health(timeout_ms: number): Promise<RuntimeHealth>;
   /** Stops the runtime; in-flight calls reject with E_PROVIDER_CLOSED. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Tools discovered at start() (MCP servers list theirs); when present, the registry uses them
+   * instead of the manifest's `tools` once start() resolved.
+   */
+  describeTools?(): ToolSpec[];
+  /** Tools the runtime refuses to run for now (a changed MCP definition), by tool name. */
+  quarantined?(): Record<string, { reason: string; [key: string]: unknown }>;
 }
 
 /** Limits of process-based runtimes (stdio); every field has a default. */

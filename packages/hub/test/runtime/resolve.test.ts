@@ -4,6 +4,7 @@ import type { ModuleManifest, RuntimeSpec } from '@finger/protocol';
 
 import { silentLogger } from '../../src/logger.js';
 import { InProcessRuntime } from '../../src/runtime/in-process.js';
+import { McpRuntime } from '../../src/runtime/mcp.js';
 import { createRuntime } from '../../src/runtime/resolve.js';
 import { StdioRuntime } from '../../src/runtime/stdio.js';
 
@@ -16,12 +17,12 @@ describe('createRuntime', () => {
   it('picks the runtime by manifest.runtime.type', () => {
     expect(createRuntime(opts({ type: 'inprocess', entry: './x.js' }))).toBeInstanceOf(InProcessRuntime);
     expect(createRuntime(opts({ type: 'stdio', command: ['true'] }))).toBeInstanceOf(StdioRuntime);
+    expect(createRuntime(opts({ type: 'mcp', transport: 'http', url: 'http://127.0.0.1:1' }))).toBeInstanceOf(
+      McpRuntime,
+    );
   });
 
-  it.each([
-    [{ type: 'mcp', transport: 'http', url: 'http://127.0.0.1:1' } as RuntimeSpec, 'mcp'],
-    [{ type: 'nats' } as RuntimeSpec, 'nats'],
-  ])('refuses %o with E_INVALID_MANIFEST', (spec, type) => {
+  it.each([[{ type: 'nats' } as RuntimeSpec, 'nats']])('refuses %o with E_INVALID_MANIFEST', (spec, type) => {
     let err: unknown;
     try {
       createRuntime(opts(spec));

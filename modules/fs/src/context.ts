@@ -1,0 +1,67 @@
+import type { Stats } from 'node:fs';
+import { promises as fsp } from 'node:fs';
+
+import type { UndoManager, WorkspacePath } from '@finger/firewall';
+import { FingerError, isFingerError } from '@finger/protocol';
+
+import type { PathLock } from './path-lock.js';
+import type { FsSettings } from './settings.js';
+
+/** What every fs tool shares: settings, the undo store, the per-path lock and the resolver. */
+export interface FsContext {
+  settings: FsSettings;
+  undo: UndoManager;
+  lock: PathLock;
+  /** Resolves a path argument inside the workspace (E_FORBIDDEN outside). */
+  resolve(input: unknown): Promise<WorkspacePath>;
+}
+
+/** The part of the hub's ToolCallContext the fs tools read (optional: tests call tools directly). */
+export interface FsCallContext {
+  readonly request_id?: string;
+}
+
+/** lstat, or null when the path does not exist. */
+export async function lstatOrNull(p: string): Promise<Stats | null> {
+  try {
+    return await fsp.lstat(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** E_NOT_FOUND for a path argument. */
+export function notFound(p: WorkspacePath, hint = ''): FingerError {
+  return new FingerError('E_NOT_FOUND', `${p.input}: no such file or directory${hint}`, {
+    path: p.input,
+    resolved: p.path,
+  });
+}
+
+/** `0644`-style permission bits. */
+export function modeString(mode: number): string {
+  return (mode & 0o7777).toString(8).padStart(4, '0');
+}
+
+/**
+ * Runs `fn`, turning operating-system errors into finger codes: ENOENT → E_NOT_FOUND,
+ * EISDIR/ENOTDIR/ENOTEMPTY/EEXIST → E_INVALID_ARGS, ELOOP (a symlink swapped in) → E_FORBIDDEN,
+ * anything else → E_MODULE_ERROR with the errno code. FingerErrors pass unchanged.
+ */
+export async function mapFsErrors<T>(p: WorkspacePath, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isFingerError(e)) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    const details = { path: p.input, resolved: p.path, errno: code };
+    const msg = `${p.input}: ${(e as Error).message}`;
+    if (code === 'ENOENT') throw new FingerError('E_NOT_FOUND', msg, details);
+    if (code === 'EISDIR' || code === 'ENOTDIR' || code === 'ENOTEMPTY' || code === 'EEXIST') {
+      throw new FingerError('E_INVALID_ARGS', msg, details);
+    }
+    if (code === 'ELOOP') throw new FingerError('E_FORBIDDEN', `${p.input}: a symlink appeared in the path`, details);
+    throw new FingerError('E_MODULE_ERROR', msg, details);
+  }
+}

@@ -1,0 +1,124 @@
+import type { ToolCallContext } from '@finger/hub';
+import { FingerError } from '@finger/protocol';
+
+import { parseExecParams } from './args.js';
+import { buildChildEnv, type EnvDenyList } from './env-scrub.js';
+import type { RunOutcome, RunSpec } from './run-process.js';
+import type { ShellSettings } from './settings.js';
+import { resolveCwd } from './workspace.js';
+
+/** What both tools need from the module: settings, the deny list, the daemon env, run tracking. */
+export interface ShellDeps {
+  settings: ShellSettings;
+  deny: EnvDenyList;
+  /** The environment children are scrubbed from (the daemon's, read at call time). */
+  baseEnv: () => Record<string, string | undefined>;
+  /** Runs `spec`, registered so module close() can kill it. */
+  run: (spec: RunSpec) => Promise<RunOutcome>;
+}
+
+/** Result of `shell.exec`. A timeout is not a result: it fails with E_TIMEOUT (see {@link timeoutError}). */
+export interface ExecResult {
+  exit_code: number | null;
+  signal: string | null;
+  /** Always false in a result; true in the details of E_TIMEOUT. */
+  timed_out: boolean;
+  /** The call was cancelled (ctx.signal aborted) and the group was killed. */
+  cancelled: boolean;
+  stdout: string;
+  stderr: string;
+  stdout_bytes: number;
+  stderr_bytes: number;
+  truncated: { stdout: boolean; stderr: boolean };
+  duration_ms: number;
+}
+
+/** The common part of both tools' results, in a fixed key order. */
+export function execResult(o: RunOutcome): ExecResult {
+  return {
+    exit_code: o.exit_code,
+    signal: o.signal,
+    timed_out: o.timed_out,
+    cancelled: o.cancelled,
+    stdout: o.stdout,
+    stderr: o.stderr,
+    stdout_bytes: o.stdout_bytes,
+    stderr_bytes: o.stderr_bytes,
+    truncated: o.truncated,
+    duration_ms: o.duration_ms,
+  };
+}
+
+/**
+ * E_TIMEOUT for a run past its timeout. The process group has been killed by then; `details`
+ * is the whole would-be result (`timed_out: true`, partial output, true byte counts) plus
+ * `timeout_ms` and whatever `extra` the tool adds.
+ */
+export function timeoutError(what: string, timeout_ms: number, details: Record<string, unknown>): FingerError {
+  return new FingerError(
+    'E_TIMEOUT',
+    `${what} timed out after ${timeout_ms} ms; its process group was killed ` +
+      `(partial output in details: stdout ${String(details.stdout_bytes)} bytes, stderr ${String(details.stderr_bytes)} bytes)`,
+    { ...details, timeout_ms },
+  );
+}
+
+/** Margin left before the call's deadline so the timeout's E_TIMEOUT (with partial output) still reaches the caller. */
+const DEADLINE_MARGIN_MS = 100;
+
+/**
+ * The wall-clock limit of a run: the requested (or default) timeout, shortened to end just before
+ * the call's deadline when that comes first.
+ */
+export function effectiveTimeout(requested: number, ctx: ToolCallContext | undefined): number {
+  if (ctx === undefined || !Number.isFinite(ctx.deadline)) return requested;
+  return Math.max(1, Math.min(requested, ctx.deadline - Date.now() - DEADLINE_MARGIN_MS));
+}
+
+/** Adds the lease heartbeat (extend by 3 periods, every period) to `spec`; a failing extend is ignored. */
+export function addLeaseHeartbeat(spec: RunSpec, ctx: ToolCallContext | undefined, period_ms: number): void {
+  if (ctx === undefined) return;
+  spec.heartbeat_ms = period_ms;
+  spec.heartbeat = () => {
+    try {
+      ctx.extendLease(3 * period_ms);
+    } catch {
+      // The hub no longer tracks the call; its signal ends the run.
+    }
+  };
+}
+
+/**
+ * `shell.exec`: runs `argv` directly or `command` through the configured shell, in a cwd inside
+ * the workspace, with a scrubbed environment, capped output and a timeout that kills the whole
+ * process group. Resolves with an {@link ExecResult} whatever the exit status (also when
+ * cancelled); rejects E_TIMEOUT on timeout, E_FORBIDDEN for a cwd outside the roots,
+ * E_INVALID_ARGS for bad arguments or a denied env name, E_NOT_FOUND for a missing program or cwd.
+ */
+export function createExec(deps: ShellDeps): (args: unknown, ctx?: ToolCallContext) => Promise<ExecResult> {
+  const { settings } = deps;
+  return async (args, ctx) => {
+    const p = parseExecParams(args, settings.max_timeout_ms);
+    const env = buildChildEnv(deps.baseEnv(), deps.deny, p.env);
+    const cwd = await resolveCwd(p.cwd, settings.workspace_roots);
+    const timeout_ms = effectiveTimeout(p.timeout_ms ?? settings.default_timeout_ms, ctx);
+    const [file, ...rest] = p.argv ?? [settings.shell, '-c', p.command!];
+    const spec: RunSpec = {
+      file: file!,
+      args: rest,
+      cwd,
+      env,
+      timeout_ms,
+      max_output_bytes: settings.max_output_bytes,
+      kill_grace_ms: settings.kill_grace_ms,
+    };
+    if (p.stdin !== undefined) spec.stdin = p.stdin;
+    if (ctx !== undefined) spec.signal = ctx.signal;
+    addLeaseHeartbeat(spec, ctx, settings.lease_heartbeat_ms);
+    const result = execResult(await deps.run(spec));
+    if (result.timed_out) {
+      throw timeoutError(p.argv ? `"${p.argv[0]}"` : 'command', timeout_ms, { ...result, cwd });
+    }
+    return result;
+  };
+}

@@ -1,0 +1,108 @@
+import type { FastifyInstance } from 'fastify';
+
+import { ACCESS } from '../../auth/auth-hook.js';
+import { errorResponses } from '../errors.js';
+import type { RouteDeps } from '../route-deps.js';
+import { GRANT_ROLES } from './tools.js';
+
+/** Tool-id globs: the characters of tool ids plus `*`, `?`, `{a,b}`. */
+export const TOOL_GLOB_PATTERN = '^[A-Za-z0-9_.*?{},-]{1,200}$';
+
+const grantBody = {
+  type: 'object',
+  required: ['role', 'tool'],
+  additionalProperties: false,
+  properties: {
+    role: { type: 'string', enum: [...GRANT_ROLES], description: 'Agent role (principals `agent:<role>`)' },
+    tool: {
+      type: 'string',
+      pattern: TOOL_GLOB_PATTERN,
+      description: 'Tool id or glob over tool ids, e.g. `fs.read` or `web.*`',
+    },
+  },
+} as const;
+
+const grantsMap = {
+  type: 'object',
+  additionalProperties: { type: 'array', items: { type: 'string' } },
+} as const;
+
+/** `GET|POST|DELETE /v1/grants`: role grants (changes are admin-only and persist in state/grants.json). */
+export function grantRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { grants } = deps;
+
+  app.get(
+    '/v1/grants',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['grants'],
+        summary: 'Tool-id globs granted to each agent role (defaults, config and stored grants)',
+        response: {
+          200: { type: 'object', required: ['grants'], properties: { grants: grantsMap } },
+          ...errorResponses(),
+        },
+      },
+    },
+    async () => ({ grants: grants.list() }),
+  );
+
+  app.post(
+    '/v1/grants',
+    {
+      config: { roles: ACCESS.admin },
+      schema: {
+        tags: ['grants'],
+        summary: 'Grant an agent role a tool (or glob over tool ids)',
+        body: grantBody,
+        response: {
+          201: {
+            type: 'object',
+            required: ['role', 'tool', 'grants'],
+            properties: {
+              role: { type: 'string' },
+              tool: { type: 'string' },
+              grants: { type: 'array', items: { type: 'string' } },
+            },
+          },
+          ...errorResponses(400),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { role, tool } = request.body as { role: string; tool: string };
+      grants.grant(role, tool);
+      return reply.code(201).send({ role, tool, grants: grants.list()[role] ?? [] });
+    },
+  );
+
+  app.delete(
+    '/v1/grants',
+    {
+      config: { roles: ACCESS.admin },
+      schema: {
+        tags: ['grants'],
+        summary: 'Revoke a stored grant of an agent role',
+        body: grantBody,
+        response: {
+          200: {
+            type: 'object',
+            required: ['role', 'tool', 'revoked', 'grants'],
+            properties: {
+              role: { type: 'string' },
+              tool: { type: 'string' },
+              revoked: { type: 'boolean' },
+              grants: { type: 'array', items: { type: 'string' } },
+            },
+          },
+          ...errorResponses(400, 404),
+        },
+      },
+    },
+    async (request) => {
+      const { role, tool } = request.body as { role: string; tool: string };
+      grants.revoke(role, tool);
+      return { role, tool, revoked: true, grants: grants.list()[role] ?? [] };
+    },
+  );
+}

@@ -1,0 +1,125 @@
+import type { FastifyInstance } from 'fastify';
+
+import { FingerError, type Principal } from '@finger/protocol';
+
+import { ACCESS, hasRole } from '../../auth/auth-hook.js';
+import { errorResponses } from '../errors.js';
+import type { RouteDeps } from '../route-deps.js';
+import { idHeaders, principalOf } from './input.js';
+
+/**
+ * Who lists backups for a viewer: viewers may read the list over HTTP but may run no tool, so
+ * the daemon itself runs the read-only `fs.backups` for them.
+ */
+export const BACKUPS_READER: Principal = { kind: 'system', id: 'daemon:backups', roles: [] };
+
+const backupSchema = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    id: { type: 'string' },
+    path: { type: 'string' },
+    ts: { type: 'string' },
+    size: { type: 'integer' },
+    kind: { type: 'string' },
+    existed: { type: 'boolean' },
+  },
+} as const;
+
+/** Throws E_NO_TARGET unless the fs module offers `tool` (undo lives there). */
+function requireFsTool(deps: RouteDeps, tool: string): string {
+  const info = deps.hub.tools.get(tool);
+  if (!info || info.module !== 'fs') {
+    throw new FingerError('E_NO_TARGET', `the fs module is not registered: ${tool} is needed for backups and undo`, {
+      target: tool,
+    });
+  }
+  return info.id;
+}
+
+/** `GET /v1/backups`, `POST /v1/undo`: the fs module's backup store, run through the hub. */
+export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  app.get(
+    '/v1/backups',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['undo'],
+        summary: 'Backups taken before file writes, patches and deletes, newest first (runs fs.backups)',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            path: { type: 'string', minLength: 1, maxLength: 4096, description: 'Only the backups of this path' },
+            limit: { type: 'integer', minimum: 1, maximum: 10_000, description: 'At most this many (default 100)' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['backups'],
+            properties: { backups: { type: 'array', items: backupSchema }, total: { type: 'integer' } },
+          },
+          ...errorResponses(404, 500, 502, 503, 504),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tool = requireFsTool(deps, 'fs.backups');
+      const principal = principalOf(request);
+      const source = hasRole(principal, ACCESS.operator) ? principal : BACKUPS_READER;
+      const { path, limit } = request.query as { path?: string; limit?: number };
+      const args: Record<string, unknown> = {};
+      if (path !== undefined) args.path = path;
+      if (limit !== undefined) args.limit = limit;
+      const out = await deps.gateway.tool(source, { tool, args }, idHeaders(reply));
+      return out.body.result;
+    },
+  );
+
+  app.post(
+    '/v1/undo',
+    {
+      config: { roles: ACCESS.operator },
+      schema: {
+        tags: ['undo'],
+        summary: 'Restore the content a backup holds (default: the newest backup) (runs fs.undo)',
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { id: { type: 'string', minLength: 1, maxLength: 128, description: 'Backup id' } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['restored'],
+            properties: {
+              restored: {
+                type: 'object',
+                additionalProperties: true,
+                properties: {
+                  id: { type: 'string', description: 'The backup restored' },
+                  path: { type: 'string' },
+                  bytes: { type: 'integer' },
+                  existed: { type: 'boolean', description: 'False: the path did not exist then, so it was removed' },
+                  type: { type: 'string' },
+                },
+              },
+              backup_id: {
+                type: 'string',
+                description: 'Backup of the state the undo replaced (undo it with this id)',
+              },
+            },
+          },
+          ...errorResponses(400, 404, 409, 500, 502, 503, 504),
+        },
+      },
+    },
+    async (request, reply) => {
+      const tool = requireFsTool(deps, 'fs.undo');
+      const { id } = (request.body ?? {}) as { id?: string };
+      const out = await deps.gateway.tool(principalOf(request), { tool, args: id ? { id } : {} }, idHeaders(reply));
+      return out.body.result;
+    },
+  );
+}

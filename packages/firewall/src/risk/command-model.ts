@@ -1,0 +1,133 @@
+// The canonical command model of §3.8: what a shell command (or an exec'd argv) will run, after
+// de-quoting, wrapper stripping and recursion into every nested command. Built by
+// `model-builder.ts`, classified by `classify.ts`, matched by `command-pattern.ts`.
+
+/** The RiskAssessor's verdict on a command: `safe` → AUTO, `moderate` → CONFIRM, `dangerous` → APPROVE. */
+export type CommandRiskLevel = 'safe' | 'moderate' | 'dangerous';
+
+/**
+ * How a segment was reached, outermost first. Labels: `pipe` (a stage of a multi-stage pipeline),
+ * `$(…)`, `` `…` ``, `<(…)`, `>(…)` (substitutions), `subshell`, `function`, `sh -c` (any shell's
+ * `-c` string), `eval`, `xargs`, `find -exec`, `env -S`, and the name of every stripped wrapper
+ * (`sudo`, `doas`, `timeout`, `nice`, `nohup`, `env`, `command`, `builtin`, `time`, `stdbuf`, `exec`, …).
+ */
+export type Via = string;
+
+/** A redirection of one simple command. `target` is de-quoted; `is_write` for `>`, `>>`, `&>`, `>|`, `<>`, `>&file`. */
+export interface Redirect {
+  op: string;
+  target: string;
+  is_write: boolean;
+  /** the target contains an expansion whose value is only known at run time */
+  dynamic: boolean;
+}
+
+/** `NAME=value` before a command, or from `export` / `declare` / `local` / `readonly` / `env`. */
+export interface Assignment {
+  name: string;
+  value: string;
+  dynamic: boolean;
+}
+
+/** Where a segment sits in a pipeline (`a | b | c`). Every segment nested in a stage shares its position. */
+export interface PipelinePosition {
+  id: number;
+  index: number;
+  length: number;
+}
+
+/** One command that will be executed. */
+export interface SimpleCommand {
+  /** de-quoted words (ANSI-C decoded, escapes removed); an expansion keeps its source text, e.g. `$HOME` */
+  argv: string[];
+  /** basename of argv[0] for bare names and absolute paths; relative paths (`./cat`) stay as written; '' when unknown */
+  program: string;
+  /** argv[0] as written, de-quoted */
+  path: string;
+  /** indexes into argv of words holding a run-time value (variable, substitution, arithmetic) */
+  dynamic: number[];
+  assignments: Assignment[];
+  redirects: Redirect[];
+  via: Via[];
+  /** this segment only wraps the segment(s) built from its arguments (sudo, timeout, sh -c, eval, xargs…) */
+  wrapper: boolean;
+  /** argv[0] is a relative path (`./cat`, `bin/x`): a local binary, not the command of that name */
+  local_binary: boolean;
+  /** argv[0] comes from a substitution or variable: what runs cannot be known */
+  unknown_program: boolean;
+  /** more arguments are appended at run time (xargs) */
+  unknown_tail: boolean;
+  pipeline: PipelinePosition | null;
+  /** set on commands run by `find -exec`: `{}` stands for every file find visits under a broad root */
+  find_broad?: boolean;
+}
+
+/** Facts about the whole command. */
+export interface CommandFlags {
+  /** `$(…)`, backticks or process substitution anywhere */
+  substitution: boolean;
+  /** a variable, arithmetic or substitution value anywhere in a word */
+  dynamic: boolean;
+  /** a variable assignment, `export`, `unset`, `declare`, `env VAR=…` */
+  env_change: boolean;
+  /** PATH assigned, exported or unset */
+  path_change: boolean;
+  subshell: boolean;
+  background: boolean;
+  function_def: boolean;
+  /** if / for / while / until / case / `[[ ]]` / `(( ))` */
+  control_flow: boolean;
+  heredoc: boolean;
+  /** a redirect that writes somewhere other than /dev/null, /dev/stdout, /dev/stderr */
+  redirect_write: boolean;
+  /** zero-width, bidi-control or other invisible / confusable characters in the raw text */
+  invisible_unicode: boolean;
+  /** the command is longer than the parse limit (10,000 characters) */
+  too_long: boolean;
+}
+
+/** The canonical model of one command line (or one exec'd argv). */
+export interface CommandModel {
+  /** every simple command, in source order, nested ones after their parent */
+  segments: SimpleCommand[];
+  flags: CommandFlags;
+  /** set when the text could not be parsed completely; the firewall treats it as at least CONFIRM */
+  unparseable?: string;
+  /** red flags found while walking (not tied to one segment), human-readable */
+  notes: string[];
+}
+
+/** The RiskAssessor's result. */
+export interface RiskAssessment {
+  level: CommandRiskLevel;
+  /** why, one line per finding, e.g. "segment 2: rm with -r and -f on '~'" */
+  reasons: string[];
+  model: CommandModel;
+  /** the command could not be parsed completely (level is then at least `moderate`) */
+  unparseable?: true;
+}
+
+/** A fresh all-false flag set. */
+export function emptyFlags(): CommandFlags {
+  return {
+    substitution: false,
+    dynamic: false,
+    env_change: false,
+    path_change: false,
+    subshell: false,
+    background: false,
+    function_def: false,
+    control_flow: false,
+    heredoc: false,
+    redirect_write: false,
+    invisible_unicode: false,
+    too_long: false,
+  };
+}
+
+const RANK: Record<CommandRiskLevel, number> = { safe: 0, moderate: 1, dangerous: 2 };
+
+/** The stricter of two levels. */
+export function maxLevel(a: CommandRiskLevel, b: CommandRiskLevel): CommandRiskLevel {
+  return RANK[a] >= RANK[b] ? a : b;
+}

@@ -1,0 +1,629 @@
+// Builds the canonical CommandModel from a bash syntax tree: every simple command of every list,
+// pipeline, subshell, substitution, function body and control structure becomes a segment, with
+// de-quoted argv, assignments and redirects; wrappers (sudo, timeout, env, xargs, find -exec…)
+// add the command they run as a further segment; `sh -c`, `eval` and scripts piped into a shell
+// are parsed again (up to MAX_DEPTH levels).
+
+import { posix } from 'node:path';
+
+import {
+  type Assignment,
+  type CommandFlags,
+  type CommandModel,
+  emptyFlags,
+  type PipelinePosition,
+  type Redirect,
+  type SimpleCommand,
+  type Via,
+} from './command-model.js';
+import { isNullSink } from './paths.js';
+import { readsScriptFromStdin } from './programs.js';
+import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
+import { decodeAnsiC, decodeDoubleQuoted, decodeUnquoted } from './words.js';
+import { expandWrapper, type Word } from './wrappers.js';
+
+/** How many times a string may be re-parsed inside another (`sh -c "eval 'bash -c …'"`). */
+export const MAX_DEPTH = 8;
+/** More segments than this and the command is reported unparseable (a flood is not a command). */
+export const MAX_SEGMENTS = 1000;
+
+interface Ctx {
+  via: Via[];
+  pipeline: PipelinePosition | null;
+  depth: number;
+  findBroad?: boolean;
+  unknownTail?: boolean;
+}
+
+const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|', '<>']);
+const CONTROL = new Set([
+  'if_statement', 'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'test_command',
+]);
+const TOKENS_TO_SKIP = new Set(['$(', '`', ')', '<(', '>(', '(', '{', '}', '"']);
+
+/** Collects the model of one command; use {@link ModelBuilder.script} or {@link ModelBuilder.argv} once, then {@link ModelBuilder.model}. */
+export class ModelBuilder {
+  readonly segments: SimpleCommand[] = [];
+  readonly flags: CommandFlags = emptyFlags();
+  readonly redFlags: string[] = [];
+  unparseable: string | undefined;
+  #pipelines = 0;
+  readonly #grammar: BashGrammar;
+
+  constructor(grammar: BashGrammar) {
+    this.#grammar = grammar;
+  }
+
+  /** The context of a top-level command. */
+  static rootContext(): Ctx {
+    return { via: [], pipeline: null, depth: 0 };
+  }
+
+  /** The finished model. */
+  model(): CommandModel {
+    const m: CommandModel = { segments: this.segments, flags: this.flags, notes: this.redFlags };
+    if (this.unparseable !== undefined) m.unparseable = this.unparseable;
+    return m;
+  }
+
+  #markUnparseable(reason: string): void {
+    this.unparseable ??= reason;
+  }
+
+  /** Parses and walks a shell script (the command text, an `sh -c` string, an eval'd string). */
+  script(text: string, ctx: Ctx): void {
+    if (ctx.depth > MAX_DEPTH) {
+      this.#markUnparseable(`commands nested more than ${MAX_DEPTH} levels deep`);
+      return;
+    }
+    const { root, hasError } = this.#grammar.parse(text);
+    if (hasError) this.#markUnparseable(describeError(root, text));
+    this.#statements(root, text, ctx);
+  }
+
+  /** Walks an exec'd argv (no shell parsing; wrappers and `sh -c` inside it still recurse). */
+  argv(words: string[], ctx: Ctx): void {
+    this.#addCommand(
+      words.map((text) => ({ text, dynamic: false })),
+      [],
+      [],
+      ctx,
+    );
+  }
+
+  // ---- statements ----------------------------------------------------------------------------
+
+  #statements(node: SyntaxNode, src: string, ctx: Ctx): void {
+    for (const child of node.children) {
+      if (!child.named) {
+        if (child.type === '&') this.flags.background = true;
+        continue;
+      }
+      this.#statement(child, src, ctx);
+    }
+  }
+
+  #statement(node: SyntaxNode, src: string, ctx: Ctx): void {
+    if (this.segments.length > MAX_SEGMENTS) {
+      this.#markUnparseable(`more than ${MAX_SEGMENTS} commands`);
+      return;
+    }
+    switch (node.type) {
+      case 'comment':
+        return;
+      case 'command':
+        this.#redirectedCommand(node, null, src, ctx);
+        return;
+      case 'redirected_statement': {
+        const body = node.children.find((c) => c.field === 'body') ?? null;
+        const redirects = node.children.filter((c) => c.field === 'redirect');
+        this.#redirectedCommand(body, redirects, src, ctx);
+        return;
+      }
+      case 'pipeline':
+        this.#pipeline(
+          node.children.filter((c) => c.named && c.type !== 'comment'),
+          src,
+          ctx,
+        );
+        return;
+      case 'subshell':
+        this.flags.subshell = true;
+        this.#statements(node, src, { ...ctx, via: [...ctx.via, 'subshell'] });
+        return;
+      case 'compound_statement':
+        if (node.children[0]?.type === '((') {
+          this.flags.control_flow = true;
+          this.#scan(node, src, ctx);
+        } else {
+          this.#statements(node, src, ctx);
+        }
+        return;
+      case 'function_definition':
+        this.#functionDefinition(node, src, ctx);
+        return;
+      case 'declaration_command':
+      case 'unset_command':
+        this.#declaration(node, src, ctx);
+        return;
+      case 'variable_assignment':
+        this.#addCommand([], [this.#assignment(node, src, ctx)], [], ctx);
+        return;
+      case 'variable_assignments':
+        this.#addCommand(
+          [],
+          node.children.filter((c) => c.type === 'variable_assignment').map((c) => this.#assignment(c, src, ctx)),
+          [],
+          ctx,
+        );
+        return;
+      default:
+        break;
+    }
+    if (CONTROL.has(node.type)) this.flags.control_flow = true;
+    if (node.type === 'test_command') {
+      this.#scan(node, src, ctx);
+      return;
+    }
+    // lists, negations, control structures, ERROR recovery: statements inside, words scanned
+    for (const child of node.children) {
+      if (!child.named) {
+        if (child.type === '&') this.flags.background = true;
+        continue;
+      }
+      if (isWordNode(child)) this.#word(child, src, ctx);
+      else this.#statement(child, src, ctx);
+    }
+  }
+
+  #pipeline(stages: SyntaxNode[], src: string, ctx: Ctx, first?: (ctx: Ctx) => void): void {
+    const length = stages.length + (first === undefined ? 0 : 1);
+    const id = ++this.#pipelines;
+    const starts: number[] = [];
+    let index = 0;
+    const stageCtx = (): Ctx => ({ ...ctx, via: [...ctx.via, 'pipe'], pipeline: { id, index: index++, length } });
+    if (first !== undefined) {
+      starts.push(this.segments.length);
+      first(stageCtx());
+    }
+    for (const stage of stages) {
+      starts.push(this.segments.length);
+      this.#statement(stage, src, stageCtx());
+    }
+    starts.push(this.segments.length);
+    this.#feedPipedScripts(starts, ctx);
+  }
+
+  /** `echo 'rm -rf x' | sh`, `cat <<EOF | bash`: the text a shell reads from the pipe is parsed too. */
+  #feedPipedScripts(starts: number[], ctx: Ctx): void {
+    for (let k = 1; k + 1 < starts.length; k++) {
+      const reader = this.#firstDirect(starts[k] as number, starts[k + 1] as number);
+      if (reader === undefined || !readsScriptFromStdin(reader)) continue;
+      const writer = this.#firstDirect(starts[k - 1] as number, starts[k] as number);
+      if (writer === undefined) continue;
+      const text = staticOutput(writer);
+      if (text !== null) this.script(text, { ...ctx, via: [...reader.via], pipeline: reader.pipeline, depth: ctx.depth + 1 });
+    }
+  }
+
+  /** The first non-wrapper segment of a stage (what the stage really runs). */
+  #firstDirect(from: number, to: number): SimpleCommand | undefined {
+    for (let i = from; i < to; i++) {
+      const s = this.segments[i] as SimpleCommand;
+      if (!s.wrapper) return s;
+    }
+    return undefined;
+  }
+
+  /**
+   * A command (or compound statement) with redirects. A heredoc may carry the rest of the line
+   * (`cat <<EOF | sh`, `cat <<EOF && rm x`): the pipeline tail and the `&&` right side are walked too.
+   */
+  #redirectedCommand(body: SyntaxNode | null, redirectNodes: SyntaxNode[] | null, src: string, ctx: Ctx): void {
+    const all = [...(redirectNodes ?? []), ...(body?.type === 'command' ? body.children.filter((c) => c.field === 'redirect') : [])];
+    let tail: SyntaxNode | undefined;
+    const rights: SyntaxNode[] = [];
+    for (const r of all) {
+      if (r.type !== 'heredoc_redirect') continue;
+      for (const c of r.children) {
+        if (c.type === 'pipeline' && c.field === null) tail = c;
+        else if (c.field === 'right') rights.push(c);
+      }
+    }
+    const emit = (c: Ctx): void => {
+      const redirects = (redirectNodes ?? []).flatMap((r) => this.#redirect(r, src, c));
+      if (body === null) {
+        this.#addCommand([], [], redirects, c);
+      } else if (body.type === 'command') {
+        this.#command(body, redirects, src, c);
+      } else {
+        const from = this.segments.length;
+        this.#statement(body, src, c);
+        for (let i = from; i < this.segments.length; i++) (this.segments[i] as SimpleCommand).redirects.push(...redirects);
+      }
+    };
+    if (tail === undefined) emit(ctx);
+    else this.#pipeline(tail.children.filter((c) => c.named && c.type !== 'comment'), src, ctx, emit);
+    for (const r of rights) this.#statement(r, src, ctx);
+  }
+
+  #command(node: SyntaxNode, outerRedirects: Redirect[], src: string, ctx: Ctx): void {
+    const assignments: Assignment[] = [];
+    const words: Word[] = [];
+    const redirects: Redirect[] = [];
+    let prevEnd = -1;
+    const children = node.children;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i] as SyntaxNode;
+      if (child.type === 'variable_assignment') {
+        assignments.push(this.#assignment(child, src, ctx));
+        continue;
+      }
+      if (child.field === 'redirect') {
+        redirects.push(...this.#redirect(child, src, ctx));
+        continue;
+      }
+      if (child.field !== 'name' && child.field !== 'argument') continue;
+      let w: Word;
+      if (!child.named && child.type === '$') {
+        // $"…" (a translated string) arrives as `$` + string: the `$` is dropped
+        const next = children[i + 1];
+        if (next !== undefined && next.start === child.end && next.field === 'argument') {
+          w = this.#word(next, src, ctx);
+          i++;
+        } else {
+          w = { text: '$', dynamic: false };
+        }
+      } else {
+        w = this.#word(child, src, ctx);
+      }
+      const gap = prevEnd < 0 ? '' : src.slice(prevEnd, child.start);
+      if (words.length > 0 && (gap === '\\\n' || gap === '\\\r\n')) {
+        // backslash-newline continues the previous word: r\<newline>m → rm
+        const last = words[words.length - 1] as Word;
+        words[words.length - 1] = { text: last.text + w.text, dynamic: last.dynamic || w.dynamic };
+      } else {
+        words.push(w);
+      }
+      prevEnd = (children[i] as SyntaxNode).end;
+    }
+    this.#addCommand(words, assignments, [...redirects, ...outerRedirects], ctx);
+  }
+
+  #functionDefinition(node: SyntaxNode, src: string, ctx: Ctx): void {
+    this.flags.function_def = true;
+    const nameNode = node.children.find((c) => c.field === 'name');
+    const name = nameNode === undefined ? '' : src.slice(nameNode.start, nameNode.end);
+    const from = this.segments.length;
+    const inner: Ctx = { ...ctx, via: [...ctx.via, 'function'] };
+    for (const c of node.children) {
+      if (c.field === 'body') this.#statement(c, src, inner);
+    }
+    const redirects = node.children.filter((c) => c.field === 'redirect').flatMap((r) => this.#redirect(r, src, inner));
+    for (let i = from; i < this.segments.length; i++) {
+      const s = this.segments[i] as SimpleCommand;
+      s.redirects.push(...redirects);
+      if (name !== '' && s.program === name) {
+        this.redFlags.push(`function '${name}' calls itself (fork bomb pattern)`);
+        break;
+      }
+    }
+  }
+
+  #declaration(node: SyntaxNode, src: string, ctx: Ctx): void {
+    this.flags.env_change = true;
+    const words: Word[] = [];
+    const assignments: Assignment[] = [];
+    for (const c of node.children) {
+      if (!c.named) {
+        if (words.length === 0) words.push({ text: c.type, dynamic: false });
+        continue;
+      }
+      if (c.type === 'variable_assignment') {
+        const a = this.#assignment(c, src, ctx);
+        assignments.push(a);
+        words.push({ text: `${a.name}=${a.value}`, dynamic: a.dynamic });
+      } else {
+        const w = this.#word(c, src, ctx);
+        words.push(w);
+        if (words[0]?.text === 'unset' && w.text === 'PATH') this.flags.path_change = true;
+      }
+    }
+    const seg = this.#segment(words, assignments, [], ctx);
+    this.segments.push(seg);
+  }
+
+  #assignment(node: SyntaxNode, src: string, ctx: Ctx): Assignment {
+    const nameNode = node.children.find((c) => c.field === 'name');
+    const valueNode = node.children.find((c) => c.field === 'value');
+    const name = nameNode === undefined ? '' : src.slice(nameNode.start, nameNode.end);
+    if (nameNode?.type === 'subscript') this.#scan(nameNode, src, ctx);
+    let value = '';
+    let dynamic = false;
+    if (valueNode !== undefined) {
+      if (valueNode.type === 'array') {
+        const parts = valueNode.children.filter((c) => c.named).map((c) => this.#word(c, src, ctx));
+        value = `(${parts.map((p) => p.text).join(' ')})`;
+        dynamic = parts.some((p) => p.dynamic);
+      } else {
+        const w = this.#word(valueNode, src, ctx);
+        value = w.text;
+        dynamic = w.dynamic;
+      }
+    }
+    this.flags.env_change = true;
+    if (name === 'PATH') this.flags.path_change = true;
+    return { name, value, dynamic };
+  }
+
+  // ---- commands and wrappers -----------------------------------------------------------------
+
+  #segment(words: Word[], assignments: Assignment[], redirects: Redirect[], ctx: Ctx): SimpleCommand {
+    const argv = words.map((w) => w.text);
+    const dynamic: number[] = [];
+    words.forEach((w, i) => {
+      if (w.dynamic) dynamic.push(i);
+    });
+    const path = argv[0] ?? '';
+    const unknown = words.length > 0 && (words[0] as Word).dynamic;
+    let program = '';
+    let local = false;
+    if (!unknown && path !== '') {
+      if (!path.includes('/')) program = path;
+      else if (path.startsWith('/') || path.startsWith('~')) program = posix.basename(path);
+      else {
+        program = path;
+        local = true;
+      }
+    }
+    const seg: SimpleCommand = {
+      argv,
+      program,
+      path,
+      dynamic,
+      assignments,
+      redirects,
+      via: ctx.via,
+      wrapper: false,
+      local_binary: local,
+      unknown_program: unknown,
+      unknown_tail: ctx.unknownTail === true,
+      pipeline: ctx.pipeline,
+    };
+    if (ctx.findBroad !== undefined) seg.find_broad = ctx.findBroad;
+    return seg;
+  }
+
+  #addCommand(words: Word[], assignments: Assignment[], redirects: Redirect[], ctx: Ctx): void {
+    for (const a of assignments) {
+      this.flags.env_change = true;
+      if (a.name === 'PATH') this.flags.path_change = true;
+    }
+    const seg = this.#segment(words, assignments, redirects, ctx);
+    this.segments.push(seg);
+    if (words.length === 0 || seg.unknown_program) return;
+    const exp = expandWrapper(seg.program, words);
+    if (exp !== null) {
+      seg.wrapper = exp.wrapper;
+      for (const inner of exp.inner) {
+        const via = [...ctx.via, inner.via];
+        if (inner.kind === 'argv') {
+          const next: Ctx = { via, pipeline: ctx.pipeline, depth: ctx.depth };
+          if (inner.findBroad !== undefined) next.findBroad = inner.findBroad;
+          if (inner.unknownTail === true || ctx.unknownTail === true) next.unknownTail = true;
+          this.#addCommand(inner.words, inner.assignments ?? [], [], next);
+        } else if (inner.dynamic) {
+          this.redFlags.push(`${inner.via} runs a string built at run time ('${clip(inner.text)}')`);
+        } else {
+          this.script(inner.text, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
+        }
+      }
+    }
+    if (readsScriptFromStdin(seg)) {
+      for (const r of seg.redirects) {
+        if (r.op !== '<<' && r.op !== '<<-' && r.op !== '<<<') continue;
+        if (r.dynamic) this.redFlags.push(`${seg.program} reads a script built at run time from a here-document`);
+        else this.script(r.target, { via: [...ctx.via, 'heredoc'], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
+      }
+    }
+  }
+
+  // ---- redirects -----------------------------------------------------------------------------
+
+  #redirect(node: SyntaxNode, src: string, ctx: Ctx): Redirect[] {
+    if (node.type === 'file_redirect') {
+      const opNode = node.children.find((c) => !c.named);
+      const op = opNode === undefined ? '>' : opNode.type;
+      const dest = node.children.find((c) => c.field === 'destination');
+      const w = dest === undefined ? { text: '', dynamic: false } : this.#word(dest, src, ctx);
+      const dup = (op === '>&' || op === '<&') && (/^\d+-?$/.test(w.text) || w.text === '-');
+      const isWrite = !dup && (WRITE_OPS.has(op) || op === '>&');
+      if (isWrite && !isNullSink(w.text)) this.flags.redirect_write = true;
+      return [{ op, target: w.text, is_write: isWrite, dynamic: w.dynamic }];
+    }
+    if (node.type === 'heredoc_redirect') {
+      this.flags.heredoc = true;
+      const opNode = node.children.find((c) => !c.named && (c.type === '<<' || c.type === '<<-'));
+      const start = node.children.find((c) => c.type === 'heredoc_start');
+      const body = node.children.find((c) => c.type === 'heredoc_body');
+      const literal = start !== undefined && /['"\\]/.test(src.slice(start.start, start.end));
+      let target = '';
+      let dynamic = false;
+      if (body !== undefined) {
+        if (literal) target = src.slice(body.start, body.end);
+        else {
+          const w = this.#interpolated(body, body.start, body.end, src, ctx, (s) => s);
+          target = w.text;
+          dynamic = w.dynamic;
+        }
+      }
+      const out: Redirect[] = [{ op: opNode?.type ?? '<<', target, is_write: false, dynamic }];
+      for (const c of node.children) if (c.field === 'redirect') out.push(...this.#redirect(c, src, ctx));
+      return out;
+    }
+    if (node.type === 'herestring_redirect') {
+      const arg = node.children.find((c) => c.named && c.type !== 'file_descriptor');
+      const w = arg === undefined ? { text: '', dynamic: false } : this.#word(arg, src, ctx);
+      return [{ op: '<<<', target: w.text, is_write: false, dynamic: w.dynamic }];
+    }
+    this.#scan(node, src, ctx);
+    return [];
+  }
+
+  // ---- words -----------------------------------------------------------------------------------
+
+  /** Evaluates a word node: de-quoted text, whether it holds a run-time value; walks nested commands. */
+  #word(node: SyntaxNode, src: string, ctx: Ctx): Word {
+    const raw = src.slice(node.start, node.end);
+    switch (node.type) {
+      case 'word':
+        return { text: decodeUnquoted(raw), dynamic: false };
+      case 'number':
+      case 'file_descriptor':
+      case 'variable_name':
+      case 'brace_expression':
+      case 'extglob_pattern':
+        return { text: raw, dynamic: false };
+      case 'raw_string':
+        return { text: raw.slice(1, raw.endsWith("'") && raw.length > 1 ? -1 : undefined), dynamic: false };
+      case 'ansi_c_string':
+        return { text: decodeAnsiC(raw.slice(2, raw.endsWith("'") && raw.length > 2 ? -1 : undefined)), dynamic: false };
+      case 'command_name':
+        return node.children[0] === undefined ? { text: raw, dynamic: false } : this.#word(node.children[0], src, ctx);
+      case 'string':
+      case 'translated_string': {
+        const open = raw.startsWith('$"') ? 2 : 1;
+        const close = raw.length > open && raw.endsWith('"') ? 1 : 0;
+        return this.#interpolated(node, node.start + open, node.end - close, src, ctx, decodeDoubleQuoted);
+      }
+      case 'concatenation':
+        return this.#interpolated(node, node.start, node.end, src, ctx, decodeUnquoted);
+      case 'simple_expansion':
+      case 'expansion':
+      case 'arithmetic_expansion':
+        this.flags.dynamic = true;
+        this.#scan(node, src, ctx);
+        return { text: raw, dynamic: true };
+      case 'command_substitution':
+      case 'process_substitution': {
+        this.flags.dynamic = true;
+        this.flags.substitution = true;
+        const opener = node.children[0]?.type ?? '$(';
+        const label = opener === '`' ? '`…`' : opener === '<(' ? '<(…)' : opener === '>(' ? '>(…)' : '$(…)';
+        this.#statements(node, src, { via: [...ctx.via, label], pipeline: null, depth: ctx.depth });
+        return { text: raw, dynamic: true };
+      }
+      default: {
+        this.#scan(node, src, ctx);
+        const dynamic = /[$`]/.test(raw);
+        if (dynamic) this.flags.dynamic = true;
+        return { text: raw, dynamic };
+      }
+    }
+  }
+
+  /** A word made of literal gaps and child words (a double-quoted string, a concatenation, a heredoc body). */
+  #interpolated(node: SyntaxNode, from: number, to: number, src: string, ctx: Ctx, decode: (s: string) => string): Word {
+    let text = '';
+    let dynamic = false;
+    let pos = from;
+    for (const child of node.children) {
+      if (!child.named) {
+        if (TOKENS_TO_SKIP.has(child.type) || child.type === '$') continue;
+      }
+      if (child.start < pos || child.end > to) continue;
+      text += decode(src.slice(pos, child.start));
+      if (child.type === 'string_content' || child.type === 'heredoc_content') {
+        text += decode(src.slice(child.start, child.end));
+      } else if (child.named) {
+        const w = this.#word(child, src, ctx);
+        text += w.text;
+        dynamic ||= w.dynamic;
+      } else {
+        text += src.slice(child.start, child.end);
+      }
+      pos = child.end;
+    }
+    text += decode(src.slice(pos, to));
+    return { text, dynamic };
+  }
+
+  /** Finds nested substitutions (and marks expansions) anywhere below a node that is not a word. */
+  #scan(node: SyntaxNode, src: string, ctx: Ctx): void {
+    for (const child of node.children) {
+      switch (child.type) {
+        case 'command_substitution':
+        case 'process_substitution':
+        case 'simple_expansion':
+        case 'expansion':
+          this.#word(child, src, ctx);
+          break;
+        default:
+          if (child.children.length > 0) this.#scan(child, src, ctx);
+      }
+    }
+  }
+}
+
+function isWordNode(node: SyntaxNode): boolean {
+  switch (node.type) {
+    case 'word':
+    case 'string':
+    case 'raw_string':
+    case 'ansi_c_string':
+    case 'concatenation':
+    case 'simple_expansion':
+    case 'expansion':
+    case 'command_substitution':
+    case 'process_substitution':
+    case 'arithmetic_expansion':
+    case 'number':
+    case 'translated_string':
+    case 'brace_expression':
+    case 'variable_name':
+    case 'extglob_pattern':
+    case 'heredoc_body':
+    case 'regex':
+    case 'test_operator':
+    case 'special_variable_name':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The text a command writes to stdout when it is known statically (echo, printf without %, a heredoc). */
+function staticOutput(seg: SimpleCommand): string | null {
+  for (const r of seg.redirects) {
+    if (r.op === '<<' || r.op === '<<-' || r.op === '<<<') {
+      if (seg.program === 'cat' && seg.argv.length === 1 && !r.dynamic) return r.target;
+    }
+  }
+  if (seg.dynamic.length > 0 || seg.unknown_program) return null;
+  if (seg.program === 'echo') {
+    let args = seg.argv.slice(1);
+    while (args[0] !== undefined && /^-[neE]+$/.test(args[0])) args = args.slice(1);
+    return args.join(' ');
+  }
+  if (seg.program === 'printf' && seg.argv.length >= 2) {
+    const format = seg.argv[1] as string;
+    if (format.includes('%')) return null;
+    return decodeAnsiC(format);
+  }
+  return null;
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
+
+/** "syntax error at offset N near '…'" for the first ERROR node, or a missing-token message. */
+function describeError(root: SyntaxNode, src: string): string {
+  const stack = [root];
+  while (stack.length > 0) {
+    const n = stack.pop() as SyntaxNode;
+    if (n.type === 'ERROR') return `syntax error at offset ${n.start} near '${clip(src.slice(n.start, n.end))}'`;
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i] as SyntaxNode);
+  }
+  return 'incomplete command (a closing token is missing)';
+}

@@ -1,0 +1,155 @@
+// Path knowledge of the RiskAssessor, all lexical (no file system access): which targets are
+// "broad" (deleting or chmod-ing them is a disaster), which writes touch sensitive places (shell
+// start-up files, ~/.ssh, git hooks, /etc…), which files hold credentials, and the red-flag paths
+// that escape a sandbox (/proc/self/root) or open a socket (/dev/tcp).
+
+import { posix } from 'node:path';
+
+const HOME_PREFIX = /^(?:\$HOME|\$\{HOME\})(?=\/|$)/;
+const USER_HOME = /^(?:\/home\/[^/]+|\/Users\/[^/]+|\/root)(?=\/|$)/;
+
+/**
+ * Normalises a de-quoted path word for matching: `$HOME`, `${HOME}`, `~user`, `/home/<u>`,
+ * `/Users/<u>` and `/root` become `~`; `.`/`..`/`//` are resolved lexically; a trailing slash is
+ * dropped. Returns null when the path starts with any other run-time value (`$X/…`, `` `…` ``).
+ */
+export function normalizePath(word: string): string | null {
+  let p = word;
+  if (HOME_PREFIX.test(p)) p = p.replace(HOME_PREFIX, '~');
+  if (p.startsWith('$') || p.startsWith('`')) return null;
+  if (p.startsWith('~')) {
+    const slash = p.indexOf('/');
+    const rest = slash < 0 ? '' : p.slice(slash);
+    const n = posix.normalize(`/${rest}`);
+    return n === '/' ? '~' : `~${n.endsWith('/') ? n.slice(0, -1) : n}`;
+  }
+  if (USER_HOME.test(p)) return normalizePath(p.replace(USER_HOME, '~'));
+  if (p === '') return '';
+  let n = posix.normalize(p);
+  if (n.length > 1 && n.endsWith('/')) n = n.slice(0, -1);
+  return n;
+}
+
+const TRAILING_GLOB = /(?:\/\*|\/\.\*|\/\.|\/)+$/;
+
+/**
+ * Whether deleting / chmod-ing / chown-ing this target hits something broad: `/`, `~`, `.`, `..`,
+ * `*`, a top-level directory (`/etc`, `/usr`), a direct child of home (`~/.ssh`, `~/Documents`),
+ * or a path starting with a run-time value (`"$HOME"`, `$X/…`).
+ */
+export function isBroadTarget(word: string): boolean {
+  let w = word;
+  if (w.length > 1) w = w.replace(TRAILING_GLOB, '') || '/';
+  const n = normalizePath(w);
+  if (n === null) return true;
+  if (n === '' || n === '/' || n === '~' || n === '.' || n === '..' || n === '*' || n === '.*') return true;
+  if (/^(?:\.\.\/)*\.\.$/.test(n)) return true;
+  if (/^\/[^/]+$/.test(n)) return true;
+  if (/^~\/[^/]+$/.test(n)) return true;
+  return false;
+}
+
+const HOME_SENSITIVE_DIRS = [
+  '.ssh', '.aws', '.gnupg', '.kube', '.docker', '.azure', '.password-store', '.config/gh', '.config/git',
+  '.config/gcloud', '.config/autostart', '.config/systemd', '.config/fish', '.local/bin', 'Library/LaunchAgents',
+  '.oh-my-zsh',
+];
+const HOME_SENSITIVE_FILES = new Set([
+  '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases', '.profile', '.zshrc', '.zprofile',
+  '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.cshrc', '.tcshrc', '.inputrc', '.netrc', '.npmrc', '.pypirc',
+  '.gitconfig', '.git-credentials', '.xinitrc', '.xprofile', '.xsession', '.pam_environment', '.config/fish/config.fish',
+]);
+const SYSTEM_PREFIXES = [
+  '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/System', '/Library',
+  '/private/etc', '/var/spool/cron', '/var/cron', '/var/at', '/proc', '/sys', '/dev',
+];
+const GIT_INTERNAL = /(?:^|\/)\.git\/(?:hooks(?:\/|$)|config$|info\/attributes$)/;
+const NULL_SINK = /^\/dev\/(?:null|stdout|stderr|tty|zero|fd\/\d+|pts\/\d+)$/;
+
+function underAny(path: string, prefixes: readonly string[]): string | undefined {
+  return prefixes.find((d) => path === d || path.startsWith(`${d}/`));
+}
+
+/** Whether a write target is a sink that keeps nothing (`/dev/null`, `/dev/stderr`, `/dev/fd/2`…). */
+export function isNullSink(word: string): boolean {
+  return NULL_SINK.test(word);
+}
+
+/**
+ * Names the sensitive place a write to this path would touch (shell start-up files, ~/.ssh,
+ * credentials, git hooks and config, system directories, devices), or null.
+ */
+export function sensitiveWriteTarget(word: string): string | null {
+  if (isNullSink(word)) return null;
+  const n = normalizePath(word);
+  if (n === null) return null;
+  if (n.startsWith('~/')) {
+    const rel = n.slice(2);
+    const dir = underAny(rel, HOME_SENSITIVE_DIRS);
+    if (dir !== undefined) return `~/${dir}`;
+    if (HOME_SENSITIVE_FILES.has(rel)) return n;
+  }
+  if (n.startsWith('/')) {
+    const sys = underAny(n, SYSTEM_PREFIXES);
+    if (sys !== undefined) return sys === '/dev' ? n : sys;
+  }
+  const git = GIT_INTERNAL.exec(n);
+  if (git !== null) return git[0].startsWith('/') ? git[0].slice(1).replace(/\/$/, '') : git[0].replace(/\/$/, '');
+  return null;
+}
+
+const HOME_SECRET_DIRS = ['.ssh', '.aws', '.gnupg', '.kube', '.azure', '.password-store', '.config/gh', '.config/gcloud'];
+const HOME_SECRET_FILES = new Set(['.netrc', '.git-credentials', '.docker/config.json', '.npmrc', '.pypirc']);
+const SYSTEM_SECRETS = /^\/etc\/(?:shadow|gshadow|sudoers|master\.passwd|ssh\/ssh_host_[^/]*key)$/;
+const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
+
+/**
+ * Names the credential store this path points into (~/.ssh, ~/.aws, .env files, /etc/shadow…),
+ * or null. Accepts the `@file` / `name=@file` forms curl uses to send a file.
+ */
+export function secretPath(word: string): string | null {
+  let w = word;
+  const at = w.indexOf('=@');
+  if (at >= 0) w = w.slice(at + 2);
+  else if (w.startsWith('@') || w.startsWith('<')) w = w.slice(1);
+  const n = normalizePath(w);
+  if (n === null) return null;
+  if (n.startsWith('~/')) {
+    const rel = n.slice(2);
+    const dir = underAny(rel, HOME_SECRET_DIRS);
+    if (dir !== undefined) return `~/${dir}`;
+    if (HOME_SECRET_FILES.has(rel)) return n;
+  }
+  if (SYSTEM_SECRETS.test(n)) return n;
+  if (DOTENV.test(n)) return n;
+  return null;
+}
+
+/** Directories a program may be run from by absolute path and still count as "the" command. */
+const STANDARD_BIN = new Set([
+  '/bin', '/usr/bin', '/usr/local/bin', '/sbin', '/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin', '/opt/local/bin',
+]);
+
+/** Whether argv[0] names a program by bare name or from a standard bin directory. */
+export function isStandardProgramPath(path: string): boolean {
+  const slash = path.lastIndexOf('/');
+  if (slash < 0) return true;
+  return STANDARD_BIN.has(path.slice(0, slash));
+}
+
+const PROC_ESCAPE = /\/proc\/[^/\s'"]+\/(?:root|cwd|environ|mem|exe|map_files)(?![\w.-])/;
+const DEV_SOCKET = /\/dev\/(?:tcp|udp)\//;
+
+/** Red-flag paths anywhere in raw text: `/proc/<pid|self>/root…` (sandbox escape), `/dev/tcp/…` (socket). */
+export function redFlagPaths(text: string): string[] {
+  const out: string[] = [];
+  if (text.includes('/proc/')) {
+    const m = PROC_ESCAPE.exec(text);
+    if (m !== null) out.push(`'${m[0]}' reaches another process's root, environment or memory`);
+  }
+  if (text.includes('/dev/')) {
+    const m = DEV_SOCKET.exec(text);
+    if (m !== null) out.push(`'${m[0]}' opens a network socket`);
+  }
+  return out;
+}

@@ -1,0 +1,114 @@
+// What the RiskAssessor knows about programs by name: shells and interpreters (and when they read
+// their program from stdin), network fetchers and decoders (what must never be piped into a
+// shell), privilege escalation, disk and power tools.
+
+import type { SimpleCommand } from './command-model.js';
+
+/** Shells: `-c` runs a string; without a script argument they read the script from stdin. */
+export const SHELLS: ReadonlySet<string> = new Set([
+  'sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'yash', 'fish', 'rbash', 'busybox', 'csh', 'tcsh',
+]);
+
+const INTERPRETER_NAMES = new Set(['perl', 'ruby', 'node', 'nodejs', 'php', 'lua', 'luajit', 'tclsh', 'Rscript', 'osascript', 'pwsh', 'powershell']);
+
+/** Whether a program is a script interpreter (python3.12, node, perl…), shells excluded. */
+export function isInterpreter(program: string): boolean {
+  return INTERPRETER_NAMES.has(program) || /^python[0-9.]*$/.test(program) || /^pypy[0-9.]*$/.test(program);
+}
+
+/** Programs that run with another user's (root's) privileges. */
+export const PRIVILEGED: ReadonlySet<string> = new Set(['sudo', 'doas', 'su', 'pkexec', 'run0', 'runas', 'sudoedit']);
+
+/** Programs whose output comes from the network. */
+export const FETCHERS: ReadonlySet<string> = new Set([
+  'curl', 'wget', 'fetch', 'nc', 'ncat', 'netcat', 'socat', 'http', 'https', 'xh', 'aria2c', 'lwp-request', 'GET',
+  'POST', 'ftp', 'tftp', 'ssh', 'telnet', 'openssl',
+]);
+
+/** Formats, partitions or wipes disks. */
+export const DISK_TOOLS: ReadonlySet<string> = new Set([
+  'mkfs', 'mke2fs', 'mkswap', 'fdisk', 'sfdisk', 'gdisk', 'cfdisk', 'sgdisk', 'parted', 'wipefs', 'shred', 'blkdiscard',
+  'zpool', 'diskutil', 'newfs', 'format',
+]);
+
+/** Stops or restarts the machine. */
+export const POWER_TOOLS: ReadonlySet<string> = new Set(['shutdown', 'reboot', 'halt', 'poweroff', 'kexec', 'telinit']);
+
+/**
+ * Whether this segment decodes or de-obfuscates its input (base64 -d, xxd -r, openssl -d, gunzip,
+ * rev, tr…): something that must not be piped into a shell either.
+ */
+export function isDecoder(seg: SimpleCommand): boolean {
+  const p = seg.program;
+  const args = seg.argv.slice(1);
+  if (p === 'base64' || p === 'base32' || p === 'basenc') {
+    return args.some((a) => a === '--decode' || (/^-[a-zA-Z]+$/.test(a) && /[dD]/.test(a)));
+  }
+  if (p === 'xxd') return args.some((a) => /^-[a-zA-Z]*r/.test(a) || a === '-revert');
+  if (p === 'openssl') return args.includes('-d') || args.includes('-base64') || args.includes('base64');
+  if (p === 'gzip' || p === 'xz' || p === 'bzip2' || p === 'zstd') return args.some((a) => /^-[a-zA-Z]*d/.test(a) || a === '--decompress');
+  return ['uudecode', 'gunzip', 'zcat', 'bzcat', 'xzcat', 'zstdcat', 'rev', 'tr', 'gpg'].includes(p);
+}
+
+/**
+ * Whether this segment runs a program it reads from stdin: a shell without `-c` and without a
+ * script file (or with `-s`, `-`, `/dev/stdin`), an interpreter without a script or `-c`/`-e`,
+ * `source /dev/stdin`.
+ */
+export function readsScriptFromStdin(seg: SimpleCommand): boolean {
+  if (seg.wrapper || seg.unknown_program) return false;
+  const p = seg.program;
+  const argv = seg.argv;
+  if (SHELLS.has(p)) {
+    let j = 1;
+    if (p === 'busybox') {
+      if (!SHELLS.has(argv[1] ?? '') || argv[1] === 'busybox') return false;
+      j = 2;
+    }
+    for (; j < argv.length; j++) {
+      const w = argv[j] as string;
+      if (w === '--') return j + 1 >= argv.length || isStdinPath(argv[j + 1] as string);
+      if (w === '-o' || w === '+o' || w === '-O' || w === '+O' || w === '--rcfile' || w === '--init-file') {
+        j++;
+        continue;
+      }
+      if (w.startsWith('-') && !w.startsWith('--') && w.length > 1) {
+        if (w.includes('s')) return true;
+        if (w.includes('c')) return false;
+        continue;
+      }
+      if (w.startsWith('-') || w.startsWith('+')) continue;
+      return isStdinPath(w);
+    }
+    return true;
+  }
+  if (isInterpreter(p)) {
+    for (let j = 1; j < argv.length; j++) {
+      const w = argv[j] as string;
+      if (w === '-') return true;
+      if (/^-[a-zA-Z]*[ceEmr]/.test(w) || w === '--eval' || w === '--print' || w === '--command') return false;
+      if (!w.startsWith('-')) return isStdinPath(w);
+    }
+    return true;
+  }
+  if (p === 'source' || p === '.') return argv.length < 2 || isStdinPath(argv[1] as string);
+  return false;
+}
+
+function isStdinPath(w: string): boolean {
+  return w === '-' || w === '/dev/stdin' || w === '/dev/fd/0' || w === '/proc/self/fd/0';
+}
+
+/**
+ * git configuration keys that make git run a program (pager, editor, ssh command, hooks path,
+ * aliases with `!`, filters, credential helpers…).
+ */
+export function isGitExecKey(key: string): boolean {
+  const k = key.toLowerCase();
+  return (
+    /^core\.(pager|sshcommand|editor|fsmonitor|hookspath|gitproxy|askpass|alternaterefscommand)$/.test(k) ||
+    /^(sequence\.editor|diff\.external|gpg\.program|gpg\.[^.]+\.program|credential\.helper|credential\..+\.helper|include\.path|includeif\..+\.path|uploadpack\.packobjectshook|receive\.procreceiverefs|ssh\.variant)$/.test(k) ||
+    /^(alias|pager|filter|diff|merge|difftool|mergetool|remote)\..+/.test(k) &&
+      /\.(command|cmd|textconv|driver|clean|smudge|process|tool|path|proxy|uploadpack|receivepack|vcs)$|^alias\.|^pager\./.test(k)
+  );
+}

@@ -1,0 +1,384 @@
+// Commands that run other commands: wrappers whose argv continues with the real command (sudo,
+// timeout, nice, env, xargs…), shells and eval that run a string, and find's -exec. Pure functions
+// over de-quoted words; the model builder turns each expansion into nested segments.
+
+import type { Assignment } from './command-model.js';
+import { isBroadTarget } from './paths.js';
+import { SHELLS } from './programs.js';
+import { splitPatternWords } from './words.js';
+
+/** One de-quoted word and whether it holds a run-time value. */
+export interface Word {
+  text: string;
+  dynamic: boolean;
+}
+
+/** What a wrapper runs. */
+export type Expansion =
+  | {
+      kind: 'argv';
+      via: string;
+      words: Word[];
+      assignments?: Assignment[];
+      unknownTail?: boolean;
+      findBroad?: boolean;
+    }
+  | { kind: 'script'; via: string; text: string; dynamic: boolean };
+
+/** The result of looking at one command as a possible wrapper. */
+export interface WrapperExpansion {
+  /** the segment only wraps what it runs (find is not: it is a command with -exec children) */
+  wrapper: boolean;
+  inner: Expansion[];
+}
+
+interface OptionSpec {
+  /** short options taking a value (`-u root`, `-uroot`) */
+  shortArg?: string;
+  /** long options taking a value (`--user root`, `--user=root`), without the dashes */
+  longArg?: readonly string[];
+  /** a `NAME=value` word after the options is an assignment (sudo, env) */
+  assignments?: boolean;
+  /** numeric `-N` is an option (nice -10) */
+  numeric?: boolean;
+}
+
+/**
+ * Skips the options of a wrapper starting at words[from]; returns the index of the first
+ * non-option word (the wrapped command) and the `NAME=value` assignments found after the options.
+ */
+function skipOptions(words: Word[], from: number, spec: OptionSpec): { index: number; assignments: Assignment[] } {
+  const assignments: Assignment[] = [];
+  let i = from;
+  while (i < words.length) {
+    const w = (words[i] as Word).text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (w.startsWith('--') && w.length > 2) {
+      const name = w.slice(2).split('=', 1)[0] as string;
+      i += spec.longArg?.includes(name) && !w.includes('=') ? 2 : 1;
+      continue;
+    }
+    if (w.startsWith('-') && w.length > 1) {
+      if (spec.numeric === true && /^-\d+$/.test(w)) {
+        i++;
+        continue;
+      }
+      // a cluster: the first letter taking a value consumes the rest or the next word
+      let consumed = 1;
+      for (let k = 1; k < w.length; k++) {
+        if (spec.shortArg?.includes(w[k] as string) === true) {
+          if (k === w.length - 1) consumed = 2;
+          break;
+        }
+      }
+      i += consumed;
+      continue;
+    }
+    if (spec.assignments === true && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) {
+      const eq = w.indexOf('=');
+      assignments.push({ name: w.slice(0, eq), value: w.slice(eq + 1), dynamic: (words[i] as Word).dynamic });
+      i++;
+      continue;
+    }
+    break;
+  }
+  return { index: Math.min(i, words.length), assignments };
+}
+
+function argvAfter(via: string, words: Word[], spec: OptionSpec): WrapperExpansion {
+  const { index, assignments } = skipOptions(words, 1, spec);
+  if (index >= words.length) return { wrapper: false, inner: [] };
+  const inner: Expansion = { kind: 'argv', via, words: words.slice(index) };
+  if (assignments.length > 0) inner.assignments = assignments;
+  return { wrapper: true, inner: [inner] };
+}
+
+function joinWords(words: Word[]): { text: string; dynamic: boolean } {
+  return { text: words.map((w) => w.text).join(' '), dynamic: words.some((w) => w.dynamic) };
+}
+
+/** `sh -c 'string'`, `bash -lc "…"`, `zsh -c -x '…'`; a shell without `-c` is an ordinary command. */
+function shell(words: Word[]): WrapperExpansion {
+  let start = 1;
+  if (words[0]?.text !== undefined && /(^|\/)busybox$/.test(words[0].text)) {
+    const applet = words[1]?.text ?? '';
+    if (!SHELLS.has(applet) || applet === 'busybox') return { wrapper: false, inner: [] };
+    start = 2;
+  }
+  let cMode = false;
+  let i = start;
+  for (; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (w === '--' || w === '-') {
+      i++;
+      break;
+    }
+    if (w === '-o' || w === '+o' || w === '-O' || w === '+O' || w === '--rcfile' || w === '--init-file') {
+      i++;
+      continue;
+    }
+    if (w.startsWith('--')) continue;
+    if ((w.startsWith('-') || w.startsWith('+')) && w.length > 1) {
+      if (w.startsWith('-') && w.includes('c')) cMode = true;
+      continue;
+    }
+    break;
+  }
+  if (!cMode || i >= words.length) return { wrapper: false, inner: [] };
+  const script = words[i] as Word;
+  return { wrapper: true, inner: [{ kind: 'script', via: 'sh -c', text: script.text, dynamic: script.dynamic }] };
+}
+
+const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+/** find primaries that do not narrow which files are visited */
+const FIND_NON_FILTERS = new Set([
+  '-depth', '-d', '-maxdepth', '-mindepth', '-xdev', '-mount', '-follow', '-print', '-print0', '-delete',
+  '-daystart', '-noleaf', '-ignore_readdir_race', '-noignore_readdir_race', '-regextype', '-warn', '-nowarn',
+  '-prune', '-true', '-ls', '-exec', '-execdir', '-ok', '-okdir', '-H', '-L', '-P', '-O0', '-O1', '-O2', '-O3',
+]);
+
+/** The starting points of a find command (words before the first expression word). */
+export function findRoots(words: Word[]): Word[] {
+  const roots: Word[] = [];
+  for (let i = 1; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (w === '-H' || w === '-L' || w === '-P' || /^-O\d$/.test(w) || w === '-D') {
+      if (w === '-D') i++;
+      continue;
+    }
+    if (w.startsWith('-') || w === '(' || w === '!' || w === ')') break;
+    roots.push(words[i] as Word);
+  }
+  return roots;
+}
+
+/** Whether a find command visits everything under a broad root (no filtering test). */
+export function findIsBroad(words: Word[]): boolean {
+  const roots = findRoots(words);
+  const broadRoot = roots.length === 0 || roots.some((r) => r.dynamic || isBroadTarget(r.text));
+  if (!broadRoot) return false;
+  for (let i = 1 + roots.length; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (FIND_EXEC.has(w)) {
+      // skip the -exec body
+      while (i < words.length && (words[i] as Word).text !== ';' && (words[i] as Word).text !== '+') i++;
+      continue;
+    }
+    if (w.startsWith('-') && !FIND_NON_FILTERS.has(w)) return false;
+  }
+  return true;
+}
+
+function find(words: Word[]): WrapperExpansion {
+  const inner: Expansion[] = [];
+  let broad: boolean | undefined;
+  for (let i = 1; i < words.length; i++) {
+    if (!FIND_EXEC.has((words[i] as Word).text)) continue;
+    const body: Word[] = [];
+    let j = i + 1;
+    for (; j < words.length; j++) {
+      const t = (words[j] as Word).text;
+      if (t === ';' || (t === '+' && body.length > 0 && body[body.length - 1]?.text === '{}')) break;
+      body.push(words[j] as Word);
+    }
+    if (body.length > 0) {
+      broad ??= findIsBroad(words);
+      inner.push({ kind: 'argv', via: 'find -exec', words: body, findBroad: broad });
+    }
+    i = j;
+  }
+  return { wrapper: false, inner };
+}
+
+const XARGS_LONG_ARG = new Set(['arg-file', 'delimiter', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'process-slot-var']);
+
+function xargs(words: Word[]): WrapperExpansion {
+  let i = 1;
+  let replace: string | undefined;
+  for (; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (!w.startsWith('-') || w === '-') break;
+    if (w.startsWith('--')) {
+      const [name, value] = w.slice(2).split('=', 2) as [string, string | undefined];
+      if (name === 'replace') replace = value ?? '{}';
+      else if (XARGS_LONG_ARG.has(name) && value === undefined) i++;
+      continue;
+    }
+    const letter = w[1] as string;
+    if ('adEILnPs'.includes(letter)) {
+      if (w.length === 2) {
+        if (letter === 'I') replace = (words[i + 1] as Word | undefined)?.text;
+        i++;
+      } else if (letter === 'I') {
+        replace = w.slice(2);
+      }
+    } else if (letter === 'i') {
+      replace = w.length > 2 ? w.slice(2) : '{}';
+    }
+  }
+  const cmd = i < words.length ? words.slice(i) : [{ text: 'echo', dynamic: false }];
+  const inner = replace === undefined ? cmd : cmd.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
+  return { wrapper: true, inner: [{ kind: 'argv', via: 'xargs', words: inner, unknownTail: true }] };
+}
+
+function env(words: Word[]): WrapperExpansion {
+  const assignments: Assignment[] = [];
+  let i = 1;
+  for (; i < words.length; i++) {
+    const word = words[i] as Word;
+    const w = word.text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (w === '-') continue;
+    if (w === '-S' || w.startsWith('--split-string') || (w.startsWith('-') && !w.startsWith('--') && w.includes('S'))) {
+      // env -S 'cmd args' rest…: the string is split into words and the command continues with them
+      let str: Word | undefined;
+      if (w.startsWith('--split-string=')) str = { text: w.slice('--split-string='.length), dynamic: word.dynamic };
+      else if (w.endsWith('S') || w === '--split-string') str = words[++i];
+      else str = { text: w.slice(w.indexOf('S') + 1), dynamic: word.dynamic };
+      const split = str === undefined ? [] : (splitPatternWords(str.text) ?? [str.text]);
+      const rest = words.slice(i + 1);
+      const combined = [...split.map((t) => ({ text: t, dynamic: str?.dynamic ?? false })), ...rest];
+      return { wrapper: true, inner: [{ kind: 'argv', via: 'env -S', words: [{ text: 'env', dynamic: false }, ...combined] }] };
+    }
+    if (w.startsWith('--')) {
+      const name = w.slice(2).split('=', 1)[0] as string;
+      if ((name === 'unset' || name === 'chdir') && !w.includes('=')) i++;
+      continue;
+    }
+    if (w.startsWith('-')) {
+      if (/[uCP]$/.test(w)) i++;
+      continue;
+    }
+    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) {
+      const eq = w.indexOf('=');
+      assignments.push({ name: w.slice(0, eq), value: w.slice(eq + 1), dynamic: word.dynamic });
+      continue;
+    }
+    break;
+  }
+  if (i >= words.length) return { wrapper: false, inner: [] };
+  const inner: Expansion = { kind: 'argv', via: 'env', words: words.slice(i) };
+  if (assignments.length > 0) inner.assignments = assignments;
+  return { wrapper: true, inner: [inner] };
+}
+
+function su(words: Word[]): WrapperExpansion {
+  for (let i = 1; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (w === '-c' || w === '--command') {
+      const s = words[i + 1];
+      if (s === undefined) break;
+      return { wrapper: true, inner: [{ kind: 'script', via: 'su', text: s.text, dynamic: s.dynamic }] };
+    }
+    if (w.startsWith('--command=')) {
+      return {
+        wrapper: true,
+        inner: [{ kind: 'script', via: 'su', text: w.slice(10), dynamic: (words[i] as Word).dynamic }],
+      };
+    }
+  }
+  return { wrapper: false, inner: [] };
+}
+
+function watch(words: Word[]): WrapperExpansion {
+  let exec = false;
+  let i = 1;
+  for (; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (!w.startsWith('-')) break;
+    if (w === '-x' || w === '--exec') exec = true;
+    else if (w === '-n' || w === '--interval' || w === '-q' || w === '--equexit') i++;
+  }
+  if (i >= words.length) return { wrapper: false, inner: [] };
+  if (exec) return { wrapper: true, inner: [{ kind: 'argv', via: 'watch', words: words.slice(i) }] };
+  const joined = joinWords(words.slice(i));
+  return { wrapper: true, inner: [{ kind: 'script', via: 'watch', text: joined.text, dynamic: joined.dynamic }] };
+}
+
+function timeout(words: Word[]): WrapperExpansion {
+  const { index } = skipOptions(words, 1, { shortArg: 'sk', longArg: ['signal', 'kill-after'] });
+  // the first word after the options is the duration
+  if (index + 1 >= words.length) return { wrapper: false, inner: [] };
+  return { wrapper: true, inner: [{ kind: 'argv', via: 'timeout', words: words.slice(index + 1) }] };
+}
+
+function commandBuiltin(words: Word[]): WrapperExpansion {
+  let i = 1;
+  for (; i < words.length; i++) {
+    const w = (words[i] as Word).text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (!w.startsWith('-') || w === '-') break;
+    if (w.includes('v') || w.includes('V')) return { wrapper: false, inner: [] };
+  }
+  if (i >= words.length) return { wrapper: false, inner: [] };
+  return { wrapper: true, inner: [{ kind: 'argv', via: 'command', words: words.slice(i) }] };
+}
+
+const ARGV_WRAPPERS: Record<string, OptionSpec> = {
+  sudo: { shortArg: 'ugCDprtTUR', longArg: ['user', 'group', 'close-from', 'chdir', 'host', 'prompt', 'role', 'type', 'command-timeout', 'other-user', 'chroot'], assignments: true },
+  doas: { shortArg: 'uC' },
+  nice: { shortArg: 'n', longArg: ['adjustment'], numeric: true },
+  ionice: { shortArg: 'cnp', longArg: ['class', 'classdata', 'pid'] },
+  nohup: {},
+  setsid: {},
+  builtin: {},
+  exec: { shortArg: 'a' },
+  time: { shortArg: 'fo', longArg: ['format', 'output'] },
+  stdbuf: { shortArg: 'ioe', longArg: ['input', 'output', 'error'] },
+  noglob: {},
+  nocorrect: {},
+  chronic: {},
+  unbuffer: {},
+};
+
+/**
+ * Looks at a command (words[0] is its program, de-quoted; `program` its basename) and says what it
+ * runs. Returns null for an ordinary command.
+ */
+export function expandWrapper(program: string, words: Word[]): WrapperExpansion | null {
+  if (SHELLS.has(program)) return shell(words);
+  switch (program) {
+    case 'eval': {
+      if (words.length < 2) return null;
+      const joined = joinWords(words.slice(1));
+      return { wrapper: true, inner: [{ kind: 'script', via: 'eval', text: joined.text, dynamic: joined.dynamic }] };
+    }
+    case 'xargs':
+      return xargs(words);
+    case 'find':
+      return find(words);
+    case 'env':
+      return env(words);
+    case 'timeout':
+      return timeout(words);
+    case 'command':
+      return commandBuiltin(words);
+    case 'su':
+      return su(words);
+    case 'watch':
+      return watch(words);
+    default: {
+      const spec = ARGV_WRAPPERS[program];
+      if (spec === undefined) return null;
+      // sudo -e / -l / -v / -k without a command runs none; sudo -s / -i run a shell
+      return argvAfter(program, words, spec);
+    }
+  }
+}

@@ -1,0 +1,290 @@
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+
+import { FingerError, rfc3339, ulid } from '@finger/protocol';
+
+import { appendSynced, atomicWriteFile } from './atomic-write.js';
+import { applySnapshot, captureSnapshot, removeSnapshot, type SnapshotType } from './snapshot.js';
+import { resolveWorkspacePath } from './workspace-path.js';
+
+/** Why a backup was taken: the change about to happen, or `undo` (the state an undo replaced). */
+export type BackupKind = 'write' | 'delete' | 'patch' | 'undo';
+
+/** One backup: the state of `path` just before a change. */
+export interface BackupEntry {
+  /** ULID; time-sortable. */
+  id: string;
+  /** Absolute real path that was backed up. */
+  path: string;
+  /** RFC 3339 time of the backup. */
+  ts: string;
+  kind: BackupKind;
+  /** False when the path did not exist: restoring it deletes the path. */
+  existed: boolean;
+  /** What the path was: a file, a directory, or nothing. */
+  type: SnapshotType;
+  /** Bytes stored (a directory: the sum of its files; 0 when absent). */
+  size: number;
+  /** sha256 (hex) of the stored file or directory manifest; null when absent. */
+  sha256: string | null;
+  /** Permission bits of the backed-up path. */
+  mode?: number;
+  request_id?: string;
+  /** For kind `undo`: the entry whose restore this backup preceded. */
+  undo_of?: string;
+  /** Set once this entry was restored: the id of the `undo` backup taken then. */
+  restored_by?: string;
+}
+
+/** Options of {@link UndoManager}; only `backups_dir` and `workspace_roots` are required. */
+export interface UndoManagerOptions {
+  /** Directory of the store (created when missing): `index.jsonl` + `blobs/`. */
+  backups_dir: string;
+  /** Absolute workspace roots: backups and restores of paths outside them are refused. */
+  workspace_roots: readonly string[];
+  /** Most backups kept; the oldest are evicted first. Default 200. */
+  max_backups?: number;
+  /** Most bytes kept over all backups; the oldest are evicted first. Default 256 MiB. */
+  max_total_bytes?: number;
+  /** Largest single backup; a larger one fails with E_INVALID_ARGS. Default 64 MiB. */
+  max_backup_bytes?: number;
+  /** Epoch-ms time source (tests). Default `Date.now`. */
+  now?: () => number;
+}
+
+/** What {@link UndoManager.restore} did. */
+export interface RestoreResult {
+  /** The entry that was restored. */
+  entry: BackupEntry;
+  /** The backup of the state the restore replaced (restore it to undo the undo). */
+  undo: BackupEntry;
+}
+
+/** Defaults of the store bounds. */
+export const UNDO_DEFAULTS = {
+  max_backups: 200,
+  max_total_bytes: 256 * 1024 * 1024,
+  max_backup_bytes: 64 * 1024 * 1024,
+} as const;
+
+interface RestoredMarker {
+  restored: string;
+  by: string;
+}
+
+function positiveInt(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!Number.isSafeInteger(v) || v < 1) {
+    throw new FingerError('E_INVALID_ARGS', `${name} must be a positive integer, got ${String(v)}`, { [name]: v });
+  }
+  return v;
+}
+
+/**
+ * The undo store of §3.8: before a tool changes a file or directory it calls {@link backup};
+ * {@link restore} puts the recorded bytes back. Content lives in `<backups_dir>/blobs/<id>`, the
+ * entries in `<backups_dir>/index.jsonl` (JSON lines, fsync'd before `backup()` resolves).
+ * Bounded by count and total bytes, oldest evicted first (the newest entry is always kept); a
+ * single backup over `max_backup_bytes` throws E_INVALID_ARGS so the caller refuses the change.
+ * Operations are serialised; one manager per `backups_dir` per process.
+ */
+export class UndoManager {
+  readonly #blobs: string;
+  readonly #index: string;
+  readonly #roots: readonly string[];
+  readonly #maxCount: number;
+  readonly #maxTotal: number;
+  readonly #maxOne: number;
+  readonly #now: () => number;
+  #entries: BackupEntry[] = [];
+  #ready: Promise<void> | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(opts: UndoManagerOptions) {
+    if (typeof opts.backups_dir !== 'string' || !path.isAbsolute(opts.backups_dir)) {
+      throw new FingerError('E_INVALID_ARGS', 'backups_dir must be an absolute path', {
+        backups_dir: opts.backups_dir,
+      });
+    }
+    this.#blobs = path.join(opts.backups_dir, 'blobs');
+    this.#index = path.join(opts.backups_dir, 'index.jsonl');
+    this.#roots = [...opts.workspace_roots];
+    this.#maxCount = positiveInt('max_backups', opts.max_backups, UNDO_DEFAULTS.max_backups);
+    this.#maxTotal = positiveInt('max_total_bytes', opts.max_total_bytes, UNDO_DEFAULTS.max_total_bytes);
+    this.#maxOne = positiveInt('max_backup_bytes', opts.max_backup_bytes, UNDO_DEFAULTS.max_backup_bytes);
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Runs `fn` after every earlier operation, with the index loaded. */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(async () => {
+      this.#ready ??= this.#load().catch((e: unknown) => {
+        this.#ready = null;
+        throw e;
+      });
+      await this.#ready;
+      return fn();
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #load(): Promise<void> {
+    await fsp.mkdir(this.#blobs, { recursive: true, mode: 0o700 });
+    let text = '';
+    try {
+      text = await fsp.readFile(this.#index, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    const byId = new Map<string, BackupEntry>();
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      let rec: BackupEntry | RestoredMarker;
+      try {
+        rec = JSON.parse(line) as BackupEntry | RestoredMarker;
+      } catch {
+        continue; // a torn last line after a crash: that backup never completed
+      }
+      if ('restored' in rec) {
+        const e = byId.get(rec.restored);
+        if (e !== undefined) e.restored_by = rec.by;
+      } else if (typeof rec.id === 'string' && typeof rec.path === 'string') {
+        byId.set(rec.id, rec);
+      }
+    }
+    this.#entries = [...byId.values()];
+    // Blobs without an entry are leftovers of an interrupted backup or eviction.
+    const known = new Set(this.#entries.map((e) => e.id));
+    for (const name of await fsp.readdir(this.#blobs)) {
+      if (!known.has(name.replace(/\.d$/, '')))
+        await fsp.rm(path.join(this.#blobs, name), { recursive: true, force: true });
+    }
+    await this.#evict();
+  }
+
+  /**
+   * Backs up the current state of `target` (absolute; must resolve inside a workspace root) before
+   * a change of the given kind. A missing path is recorded as absent, so a restore deletes what
+   * the change created. Resolves once content and index entry are on disk. Throws E_INVALID_ARGS
+   * when the content exceeds `max_backup_bytes`, E_FORBIDDEN outside the workspace.
+   */
+  backup(target: string, opts: { kind: Exclude<BackupKind, 'undo'>; request_id?: string }): Promise<BackupEntry> {
+    return this.#serial(async () => {
+      const resolved = await resolveWorkspacePath(target, this.#roots);
+      const entry = await this.#capture(resolved.path, opts.kind, opts.request_id);
+      await this.#evict();
+      return { ...entry };
+    });
+  }
+
+  async #capture(target: string, kind: BackupKind, request_id?: string, undo_of?: string): Promise<BackupEntry> {
+    const now = this.#now();
+    const id = ulid(now);
+    const snap = await captureSnapshot(target, path.join(this.#blobs, id), this.#maxOne);
+    const entry: BackupEntry = {
+      id,
+      path: target,
+      ts: rfc3339(now),
+      kind,
+      existed: snap.type !== 'absent',
+      type: snap.type,
+      size: snap.size,
+      sha256: snap.sha256,
+    };
+    if (snap.mode !== undefined) entry.mode = snap.mode;
+    if (request_id !== undefined) entry.request_id = request_id;
+    if (undo_of !== undefined) entry.undo_of = undo_of;
+    try {
+      await appendSynced(this.#index, JSON.stringify(entry) + '\n');
+    } catch (e) {
+      await removeSnapshot(path.join(this.#blobs, id));
+      throw new FingerError('E_STORE_UNAVAILABLE', `cannot write the backup index: ${(e as Error).message}`);
+    }
+    this.#entries.push(entry);
+    return entry;
+  }
+
+  /** Evicts the oldest entries past the count or byte bound; the newest is always kept. */
+  async #evict(): Promise<void> {
+    let total = this.#entries.reduce((n, e) => n + e.size, 0);
+    let drop = 0;
+    while (
+      this.#entries.length - drop > 1 &&
+      (this.#entries.length - drop > this.#maxCount || total > this.#maxTotal)
+    ) {
+      total -= this.#entries[drop]!.size;
+      drop++;
+    }
+    if (drop === 0) return;
+    const gone = this.#entries.slice(0, drop);
+    this.#entries = this.#entries.slice(drop);
+    await this.#rewriteIndex();
+    for (const e of gone) await removeSnapshot(path.join(this.#blobs, e.id));
+  }
+
+  async #rewriteIndex(): Promise<void> {
+    const text = this.#entries.map((e) => JSON.stringify(e) + '\n').join('');
+    await atomicWriteFile(this.#index, Buffer.from(text), { mode: 0o600 });
+  }
+
+  /** Every kept backup, newest first (copies). */
+  list(): Promise<BackupEntry[]> {
+    return this.#serial(async () => this.#entries.map((e) => ({ ...e })).reverse());
+  }
+
+  /** The backup with this id, or undefined. */
+  get(id: string): Promise<BackupEntry | undefined> {
+    return this.#serial(async () => {
+      const e = this.#entries.find((x) => x.id === id);
+      return e === undefined ? undefined : { ...e };
+    });
+  }
+
+  /**
+   * The entry `restore()` without an id would restore: the newest backup that is not itself an
+   * undo record and was not restored yet. Undefined when there is nothing to undo.
+   */
+  latest(): Promise<BackupEntry | undefined> {
+    return this.#serial(async () => {
+      const e = this.#latest();
+      return e === undefined ? undefined : { ...e };
+    });
+  }
+
+  #latest(): BackupEntry | undefined {
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const e = this.#entries[i]!;
+      if (e.kind !== 'undo' && e.restored_by === undefined) return e;
+    }
+    return undefined;
+  }
+
+  /**
+   * Restores backup `id` (default: {@link latest}) byte for byte — file content and mode, a
+   * directory tree, or the absence of the path. The current state is backed up first (kind
+   * `undo`, `undo_of: id`), so restoring that entry undoes the undo. Throws E_NOT_FOUND for an
+   * unknown id or when there is nothing to undo, E_FORBIDDEN when the path now resolves outside
+   * the workspace (e.g. a parent was replaced by a symlink), E_STORE_UNAVAILABLE when the stored
+   * content is missing or damaged (the path is then left as it was).
+   */
+  restore(id?: string): Promise<RestoreResult> {
+    return this.#serial(async () => {
+      const entry = id === undefined ? this.#latest() : this.#entries.find((e) => e.id === id);
+      if (entry === undefined) {
+        throw id === undefined
+          ? new FingerError('E_NOT_FOUND', 'nothing to undo: every kept backup was already restored')
+          : new FingerError('E_NOT_FOUND', `no backup with id "${id}" (it may have been evicted)`, { id });
+      }
+      const resolved = await resolveWorkspacePath(entry.path, this.#roots);
+      const undo = await this.#capture(resolved.path, 'undo', undefined, entry.id);
+      await applySnapshot(entry, path.join(this.#blobs, entry.id), resolved.path);
+      const marker: RestoredMarker = { restored: entry.id, by: undo.id };
+      await appendSynced(this.#index, JSON.stringify(marker) + '\n');
+      entry.restored_by = undo.id;
+      const result = { entry: { ...entry }, undo: { ...undo } };
+      await this.#evict();
+      return result;
+    });
+  }
+}

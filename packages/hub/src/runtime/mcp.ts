@@ -1,0 +1,551 @@
+import path from 'node:path';
+
+import type { Client } from '@modelcontextprotocol/client';
+import type { RuntimeSpec, ToolSpec } from '@finger/protocol';
+import { FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
+
+import { type Clock, systemClock } from '../clock.js';
+import { DEFAULT_LIMITS } from '../hub-types.js';
+import type { Logger } from '../logger.js';
+import { mapMcpError, textOf } from './mcp-errors.js';
+import { definitionHash, McpPinStore } from './mcp-pins.js';
+import { MCP_TOOL_NAME, mcpToolSpec, type McpToolDefinition, toDefinition } from './mcp-tools.js';
+import { childEnv } from './process-tree.js';
+import { ReadyGate } from './ready-gate.js';
+import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
+
+/** Why a tool is quarantined: its definition no longer matches the pinned hash. */
+export interface McpQuarantine {
+  reason: 'definition changed';
+  /** Tool id `mcp.<server>.<tool>`. */
+  tool: string;
+  pinned_hash: string;
+  current_hash: string;
+  [key: string]: unknown;
+}
+
+/** Counters and state of an MCP runtime, for metrics and tests. */
+export interface McpRuntimeStats {
+  state: string;
+  /** Pid of the stdio server process, while it runs. */
+  pid?: number;
+  restarts: number;
+  inflight: number;
+  /** Names of quarantined tools. */
+  quarantined: string[];
+  /** Protocol revision negotiated with the server. */
+  protocol_version?: string;
+}
+
+type McpSpec = Extract<RuntimeSpec, { type: 'mcp' }>;
+type State = 'idle' | 'starting' | 'running' | 'restarting' | 'closed';
+
+interface Connection {
+  client: Client;
+  pid: number | null;
+  /** close() or a replaced connection: its errors are not crashes. */
+  closedByUs: boolean;
+  /** The transport closed without us asking: the server died. */
+  dead: boolean;
+}
+
+interface Inflight {
+  controller: AbortController;
+  cancelled?: string;
+}
+
+const DEFAULT_START_TIMEOUT_MS = 30_000;
+const DEFAULT_BACKOFF: [number, number] = [100, 10_000];
+const STDERR_MAX = 16 * 1024;
+
+/**
+ * Runs an MCP server as a finger module (§3.3), over stdio (a child process with a minimal
+ * environment plus the manifest's `env`) or streamable HTTP, through the official MCP client
+ * (`@modelcontextprotocol/client`, imported lazily in start() so hubs without MCP never load it).
+ *
+ * start() connects and lists the tools (all pages); each becomes a ToolSpec whose risk comes from
+ * its annotations only when the manifest's runtime says `trusted` (see mcpToolSpec). Every tool
+ * definition is pinned by hash on first sight in the pins file; a later change quarantines the
+ * tool (calls fail E_FORBIDDEN, and a FIREWALL_VERDICT event is emitted) until trust() re-pins
+ * it. A failing tools/list leaves the module with no tools and emits MODULE_HEALTH.
+ *
+ * Calls time out at the caller's deadline (E_TIMEOUT; the SDK sends `notifications/cancelled`),
+ * cancel() aborts the request (also cancelling it at the server), progress notifications extend
+ * the lease and reach the caller, tool errors (`isError`) are E_MODULE_ERROR. A stdio server that
+ * dies fails its in-flight calls with E_MODULE_CRASHED and is restarted with backoff.
+ */
+export class McpRuntime implements ModuleRuntime {
+  readonly type = 'mcp';
+  readonly #opts: RuntimeOptions;
+  readonly #id: string;
+  readonly #spec: McpSpec;
+  readonly #trusted: boolean;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #gate: ReadyGate;
+  readonly #pins: McpPinStore;
+  readonly #leaseMs: number;
+  readonly #backoffMin: number;
+  readonly #backoffMax: number;
+  #backoff: number;
+  #state: State = 'idle';
+  #conn: Connection | null = null;
+  #tools: ToolSpec[] | null = null;
+  readonly #defs = new Map<string, McpToolDefinition>();
+  readonly #hashes = new Map<string, string>();
+  readonly #quarantine = new Map<string, McpQuarantine>();
+  readonly #inflight = new Map<string, Inflight>();
+  #listError: string | undefined;
+  #restarts = 0;
+  #restartTimer: unknown = null;
+  #starting: Promise<void> | null = null;
+  #closing: Promise<void> | null = null;
+
+  constructor(opts: RuntimeOptions) {
+    const rt = opts.manifest.runtime;
+    if (rt.type !== 'mcp') {
+      throw new FingerError('E_INVALID_MANIFEST', `module "${opts.manifest.id}" is not an MCP module`, {
+        issues: [{ path: '$.runtime.type', message: `expected "mcp", got "${rt.type}"` }],
+      });
+    }
+    this.#opts = opts;
+    this.#id = opts.manifest.id;
+    this.#spec = rt;
+    this.#trusted = rt.trusted === true;
+    this.#clock = opts.clock ?? systemClock;
+    this.#gate = new ReadyGate(this.#clock);
+    this.#log = opts.logger.child({ runtime: 'mcp' });
+    this.#pins = new McpPinStore(pinsFile(opts.settings, opts.baseDir));
+    if (this.#pins.file === undefined) this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
+    this.#leaseMs = opts.manifest.lease?.ttl_ms ?? DEFAULT_LIMITS.default_lease_ms;
+    [this.#backoffMin, this.#backoffMax] = opts.limits?.restart_backoff_ms ?? DEFAULT_BACKOFF;
+    this.#backoff = this.#backoffMin;
+  }
+
+  /**
+   * Connects, lists the tools and checks them against the pins. Rejects E_MODULE_UNHEALTHY when
+   * the server cannot be started or reached (or the pins file is unreadable), E_PROVIDER_CLOSED
+   * after close(). A failing tools/list does not reject: the module then has no tools.
+   */
+  start(): Promise<void> {
+    if (this.#state === 'closed') return Promise.reject(this.#closedError());
+    if (this.#starting) return this.#starting;
+    this.#state = 'starting';
+    this.#starting = this.#connectAndList(true).then(
+      () => {
+        this.#state = 'running';
+        this.#gate.open();
+      },
+      (e: unknown) => {
+        if (this.#state === 'starting') {
+          this.#state = 'idle';
+          this.#starting = null;
+          this.#gate.fail(e);
+        }
+        throw e;
+      },
+    );
+    return this.#starting;
+  }
+
+  /** The tools listed at start (empty when tools/list failed). */
+  describeTools(): ToolSpec[] {
+    return this.#tools ?? [];
+  }
+
+  /** Quarantined tools by name. */
+  quarantined(): Record<string, McpQuarantine> {
+    return Object.fromEntries(this.#quarantine);
+  }
+
+  /**
+   * Re-pins a tool's current definition (a human looked at it) and lifts its quarantine.
+   * `expected_hash`, when given, must equal the current hash (E_CONFLICT otherwise), so what is
+   * trusted is exactly what was shown. Rejects E_NOT_FOUND for a tool the server did not list.
+   */
+  async trust(tool: string, expected_hash?: string): Promise<{ tool: string; pinned_hash: string }> {
+    const hash = this.#hashes.get(tool);
+    if (hash === undefined)
+      throw new FingerError('E_NOT_FOUND', `MCP server "${this.#id}" has no tool "${tool}"`, { tool });
+    if (expected_hash !== undefined && expected_hash !== hash) {
+      throw new FingerError('E_CONFLICT', `tool "${this.#id}.${tool}" changed since it was shown`, {
+        tool: `${this.#id}.${tool}`,
+        expected_hash,
+        current_hash: hash,
+      });
+    }
+    await this.#pins.update(this.#id, (pins) => {
+      pins[tool] = { hash, pinned_at: rfc3339(this.#clock.now()) };
+    });
+    const was = this.#quarantine.get(tool);
+    this.#quarantine.delete(tool);
+    this.#log.info({ tool, pinned_hash: hash, was_quarantined: was !== undefined }, 'MCP tool definition trusted');
+    this.#notice({
+      type: 'event',
+      message: `MCP tool "${this.#id}.${tool}" re-pinned`,
+      data: { hub_event: 'FIREWALL_VERDICT', action: 'trust', layer: 'mcp_pin', tool: `${this.#id}.${tool}`, pinned_hash: hash },
+    });
+    return { tool: `${this.#id}.${tool}`, pinned_hash: hash };
+  }
+
+  /**
+   * Calls the tool (`tools/call`). Resolves `{content, structuredContent?}`; rejects E_FORBIDDEN
+   * (quarantined), E_INVALID_ARGS (arguments not an object, or refused by the server),
+   * E_MODULE_ERROR (`isError` results, other server errors), E_TIMEOUT (deadline passed; the
+   * server gets `notifications/cancelled`), E_MODULE_CRASHED (the server died), E_PROVIDER_CLOSED
+   * (after close()), E_MODULE_UNHEALTHY (not started, or an HTTP server unreachable).
+   */
+  invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
+    switch (this.#state) {
+      case 'running':
+        return this.#call(this.#conn as Connection, tool, args, ctx);
+      case 'closed':
+        return Promise.reject(this.#closedError());
+      case 'idle':
+        return Promise.reject(new FingerError('E_MODULE_UNHEALTHY', `module "${this.#id}" is not started`));
+      default:
+        return this.#gate.wait(ctx.deadline, this.#notReady).then(() => this.invoke(tool, args, ctx));
+    }
+  }
+
+  /** Aborts an in-flight call: the SDK sends `notifications/cancelled` to the server. */
+  cancel(call_id: string, reason: string): void {
+    const f = this.#inflight.get(call_id);
+    if (f === undefined || f.cancelled !== undefined) return;
+    f.cancelled = reason;
+    f.controller.abort(reason);
+  }
+
+  /** `ping` answered within `timeout_ms` is healthy; not running, or a failed tools/list, is not. */
+  async health(timeout_ms: number): Promise<RuntimeHealth> {
+    const conn = this.#conn;
+    if (this.#state !== 'running' || conn === null) return { ok: false, detail: this.#state };
+    try {
+      await conn.client.ping({ timeout: timeout_ms });
+    } catch (e) {
+      return { ok: false, detail: `ping failed: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    if (this.#listError !== undefined) return { ok: false, detail: `tools/list failed: ${this.#listError}` };
+    return { ok: true };
+  }
+
+  /**
+   * Stops restarting, fails waiting and in-flight calls with E_PROVIDER_CLOSED and closes the
+   * connection; a stdio server gets end of stdin, then SIGTERM, then SIGKILL (2 s apart). Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Counters and state. */
+  stats(): McpRuntimeStats {
+    const s: McpRuntimeStats = {
+      state: this.#state,
+      restarts: this.#restarts,
+      inflight: this.#inflight.size,
+      quarantined: [...this.#quarantine.keys()],
+    };
+    const conn = this.#conn;
+    if (conn !== null && !conn.dead && conn.pid !== null) s.pid = conn.pid;
+    const v = conn?.client.getNegotiatedProtocolVersion?.();
+    if (typeof v === 'string') s.protocol_version = v;
+    return s;
+  }
+
+  // ---- connection lifecycle ----------------------------------------------------------------
+
+  async #connectAndList(first: boolean): Promise<void> {
+    const conn = await this.#connect();
+    if (this.#state === 'closed') {
+      conn.closedByUs = true;
+      await conn.client.close().catch(() => undefined);
+      throw this.#closedError();
+    }
+    this.#conn = conn;
+    let listed: McpToolDefinition[] | null = null;
+    try {
+      listed = await this.#list(conn);
+      this.#listError = undefined;
+    } catch (e) {
+      this.#listError = e instanceof Error ? e.message : String(e);
+      this.#log.warn({ err: this.#listError }, 'MCP tools/list failed; the module has no tools');
+      this.#notice({
+        type: 'event',
+        message: `MCP server "${this.#id}": tools/list failed: ${this.#listError}`,
+        data: { hub_event: 'MODULE_HEALTH', module: this.#id, healthy: false, detail: `tools/list failed: ${this.#listError}`, tools: 0 },
+      });
+    }
+    if (listed !== null) await this.#adopt(listed, first);
+    else if (first) this.#tools = [];
+  }
+
+  async #connect(): Promise<Connection> {
+    const timeout = this.#opts.limits?.start_timeout_ms ?? DEFAULT_START_TIMEOUT_MS;
+    let client: Client;
+    let transport: { close(): Promise<void>; readonly pid?: number | null } | undefined;
+    try {
+      const sdk = await import('@modelcontextprotocol/client');
+      const http = this.#spec.transport === 'http';
+      client = new sdk.Client(
+        { name: 'finger', version: '0.1.0' },
+        { capabilities: {}, versionNegotiation: { mode: http ? 'auto' : 'legacy' } },
+      );
+      if (this.#spec.transport === 'http') {
+        transport = new sdk.StreamableHTTPClientTransport(new URL(this.#spec.url));
+      } else {
+        const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
+        const [command, ...args] = this.#spec.command;
+        const t = new StdioClientTransport({
+          command: command as string,
+          args,
+          cwd: path.resolve(this.#opts.baseDir, this.#spec.cwd ?? '.'),
+          // process.env is only read to pick the minimal names; the composition root passes baseEnv.
+          env: childEnv(this.#opts.baseEnv ?? process.env, this.#spec.env),
+          stderr: 'pipe',
+        });
+        this.#pipeStderr(t.stderr);
+        transport = t;
+      }
+      const conn: Connection = { client, pid: null, closedByUs: false, dead: false };
+      client.onclose = () => this.#onClosed(conn);
+      client.onerror = (e) => this.#log.debug({ err: e.message }, 'MCP client error');
+      await client.connect(transport as Parameters<Client['connect']>[0], { timeout });
+      conn.pid = transport.pid ?? null;
+      this.#log.debug({ pid: conn.pid, protocol: client.getNegotiatedProtocolVersion?.() }, 'MCP server connected');
+      return conn;
+    } catch (e) {
+      await transport?.close().catch(() => undefined); // a spawned server that never answered is stopped
+      const where = this.#spec.transport === 'http' ? this.#spec.url : JSON.stringify(this.#spec.command);
+      throw new FingerError('E_MODULE_UNHEALTHY', `MCP server "${this.#id}" (${where}) did not connect: ${errText(e)}`, {
+        transport: this.#spec.transport,
+      });
+    }
+  }
+
+  /** tools/list, every page (the SDK walks the cursors). */
+  async #list(conn: Connection): Promise<McpToolDefinition[]> {
+    const timeout = this.#opts.limits?.start_timeout_ms ?? DEFAULT_START_TIMEOUT_MS;
+    const { tools } = await conn.client.listTools(undefined, { timeout, cacheMode: 'refresh' });
+    const defs: McpToolDefinition[] = [];
+    const seen = new Set<string>();
+    for (const raw of tools) {
+      const def = toDefinition(raw);
+      if (def === null || !MCP_TOOL_NAME.test(def.name) || seen.has(def.name)) {
+        this.#log.warn({ tool: (raw as { name?: unknown }).name }, 'MCP tool skipped: unusable or duplicate name');
+        continue;
+      }
+      seen.add(def.name);
+      defs.push(def);
+    }
+    return defs;
+  }
+
+  /** Hashes the listed definitions, pins new ones, quarantines changed ones. */
+  async #adopt(defs: McpToolDefinition[], first: boolean): Promise<void> {
+    const pins = await this.#pins.load(this.#id);
+    const fresh: McpToolDefinition[] = [];
+    for (const def of defs) {
+      const hash = definitionHash(def);
+      this.#defs.set(def.name, def);
+      this.#hashes.set(def.name, hash);
+      const pin = pins[def.name];
+      if (pin === undefined) fresh.push(def);
+      else if (pin.hash === hash) this.#quarantine.delete(def.name);
+      else this.#quarantineTool(def.name, pin.hash, hash);
+    }
+    if (fresh.length > 0) {
+      const at = rfc3339(this.#clock.now());
+      await this.#pins.update(this.#id, (p) => {
+        for (const d of fresh) p[d.name] ??= { hash: this.#hashes.get(d.name) as string, pinned_at: at };
+      });
+      this.#log.info({ tools: fresh.map((d) => d.name) }, 'MCP tool definitions pinned on first sight');
+    }
+    if (first) {
+      const timeout_ms = this.#opts.manifest.lease?.ttl_ms;
+      this.#tools = defs.map((d) => mcpToolSpec(d, { trusted: this.#trusted, ...(timeout_ms ? { timeout_ms } : {}) }));
+    }
+  }
+
+  #quarantineTool(tool: string, pinned_hash: string, current_hash: string): void {
+    const prev = this.#quarantine.get(tool);
+    if (prev?.current_hash === current_hash) return;
+    const q: McpQuarantine = { reason: 'definition changed', tool: `${this.#id}.${tool}`, pinned_hash, current_hash };
+    this.#quarantine.set(tool, q);
+    this.#log.warn(q, 'MCP tool definition changed; tool quarantined until trusted');
+    this.#notice({
+      type: 'event',
+      message: `MCP tool "${q.tool}" quarantined: definition changed`,
+      data: { hub_event: 'FIREWALL_VERDICT', action: 'quarantine', layer: 'mcp_pin', quarantined: q.tool, ...q },
+    });
+  }
+
+  #onClosed(conn: Connection): void {
+    if (conn.closedByUs || conn.dead) return;
+    conn.dead = true;
+    if (this.#conn !== conn || this.#state !== 'running') return;
+    const inflight = this.#inflight.size;
+    const message = `MCP server "${this.#id}" closed the connection (pid ${conn.pid ?? '-'})`;
+    this.#log.warn({ pid: conn.pid, inflight }, 'MCP server connection lost');
+    this.#notice({ type: 'crashed', message, data: { module: this.#id, pid: conn.pid, inflight } });
+    this.#state = 'restarting';
+    this.#scheduleRestart();
+  }
+
+  #scheduleRestart(): void {
+    const delay = this.#backoff;
+    this.#backoff = Math.min(this.#backoff * 2, this.#backoffMax);
+    this.#restartTimer = this.#clock.setTimeout(() => {
+      this.#restartTimer = null;
+      void this.#restart();
+    }, delay);
+  }
+
+  async #restart(): Promise<void> {
+    if (this.#state !== 'restarting') return;
+    try {
+      await this.#connectAndList(false);
+    } catch (e) {
+      if (this.#state !== 'restarting') return;
+      this.#log.warn({ err: errText(e) }, 'MCP server restart failed');
+      this.#scheduleRestart();
+      return;
+    }
+    if (this.#state !== 'restarting') return;
+    if (this.#conn?.dead) return this.#scheduleRestart();
+    this.#state = 'running';
+    this.#restarts++;
+    this.#backoff = this.#backoffMin;
+    this.#notice({
+      type: 'restarted',
+      message: `MCP server "${this.#id}" reconnected`,
+      data: { module: this.#id, pid: this.#conn?.pid ?? null, restarts: this.#restarts },
+    });
+    this.#gate.open();
+  }
+
+  async #close(): Promise<void> {
+    this.#state = 'closed';
+    if (this.#restartTimer !== null) this.#clock.clearTimeout(this.#restartTimer);
+    this.#restartTimer = null;
+    this.#gate.fail(this.#closedError());
+    const conn = this.#conn;
+    if (conn === null) return;
+    conn.closedByUs = true;
+    for (const f of this.#inflight.values()) f.controller.abort('closed');
+    await conn.client.close().catch((e: unknown) => this.#log.debug({ err: errText(e) }, 'MCP close failed'));
+  }
+
+  // ---- calls ---------------------------------------------------------------------------------
+
+  async #call(conn: Connection, tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
+    const q = this.#quarantine.get(tool);
+    if (q !== undefined) {
+      throw new FingerError(
+        'E_FORBIDDEN',
+        `MCP tool "${q.tool}" is quarantined: its definition changed since it was pinned (trust it to re-pin)`,
+        { reason: q.reason, tool: q.tool, pinned_hash: q.pinned_hash, current_hash: q.current_hash },
+      );
+    }
+    const input = args === undefined || args === null ? {} : args;
+    if (typeof input !== 'object' || Array.isArray(input)) {
+      throw new FingerError('E_INVALID_ARGS', `MCP tool arguments must be an object`, {
+        issues: [{ path: '$', message: 'must be object' }],
+      });
+    }
+    const remaining = ctx.deadline - this.#clock.now();
+    if (!(remaining > 0)) throw new FingerError('E_TIMEOUT', `call to "${this.#id}.${tool}" passed its deadline`);
+    if (this.#inflight.has(ctx.call_id)) {
+      throw new FingerError('E_INTERNAL', `call id ${ctx.call_id} is already in flight on "${this.#id}"`);
+    }
+    const f: Inflight = { controller: new AbortController() };
+    this.#inflight.set(ctx.call_id, f);
+    try {
+      const r = await conn.client.callTool(
+        { name: tool, arguments: input as Record<string, unknown> },
+        {
+          signal: f.controller.signal,
+          timeout: remaining,
+          onprogress: (p) => {
+            try {
+              ctx.extendLease(this.#leaseMs);
+              const fraction = typeof p.total === 'number' && p.total > 0 ? Math.min(1, p.progress / p.total) : undefined;
+              const message = p.message ?? (p.total !== undefined ? `${p.progress}/${p.total}` : String(p.progress));
+              ctx.progress(message, fraction);
+            } catch (e) {
+              this.#log.error({ err: errText(e) }, 'progress callback threw');
+            }
+          },
+        },
+      );
+      if (r.isError === true) {
+        const text = textOf(r.content);
+        throw new FingerError('E_MODULE_ERROR', `MCP tool "${this.#id}.${tool}" failed: ${text || 'no message'}`, {
+          tool: `${this.#id}.${tool}`,
+          content: r.content,
+        });
+      }
+      const out: Record<string, unknown> = { content: Array.isArray(r.content) ? r.content : [] };
+      if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
+      return out;
+    } catch (e) {
+      if (e instanceof FingerError) throw e;
+      throw mapMcpError(e, {
+        tool: `${this.#id}.${tool}`,
+        cancelled: f.cancelled,
+        closed: this.#state === 'closed' || conn.closedByUs,
+        crashed: conn.dead,
+        http: this.#spec.transport === 'http',
+      });
+    } finally {
+      this.#inflight.delete(ctx.call_id);
+    }
+  }
+
+  // ---- small helpers -------------------------------------------------------------------------
+
+  #pipeStderr(stream: NodeJS.ReadableStream | null | import('node:stream').Stream): void {
+    if (stream === null) return;
+    let buf = '';
+    stream.on('data', (chunk: Buffer | string) => {
+      buf += String(chunk);
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.trim() !== '') this.#log.info({ stream: 'stderr' }, line.slice(0, STDERR_MAX));
+      }
+      if (buf.length > STDERR_MAX) {
+        this.#log.warn({ stream: 'stderr', bytes: buf.length }, 'over-long stderr line dropped');
+        buf = '';
+      }
+    });
+  }
+
+  readonly #notReady = (): FingerError =>
+    new FingerError('E_TIMEOUT', `MCP server "${this.#id}" was not ready before the call's deadline`);
+
+  #closedError(): FingerError {
+    return new FingerError('E_PROVIDER_CLOSED', `module "${this.#id}" runtime is closed`);
+  }
+
+  #notice(n: RuntimeNotice): void {
+    try {
+      this.#opts.onNotice?.(n);
+    } catch (e) {
+      this.#log.error({ err: errText(e) }, 'runtime callback threw');
+    }
+  }
+}
+
+/** `settings.pins_file` (relative to `settings.home`, else the module dir), else `<home>/state/mcp-pins.json`. */
+function pinsFile(settings: Record<string, unknown> | undefined, baseDir: string): string | undefined {
+  const home = typeof settings?.home === 'string' ? settings.home : undefined;
+  const file = settings?.pins_file;
+  if (typeof file === 'string' && file !== '') return path.resolve(home ?? baseDir, file);
+  return home === undefined ? undefined : path.join(home, 'state', 'mcp-pins.json');
+}
+
+function errText(e: unknown): string {
+  return toErrorInfo(e).message;
+}
