@@ -46,7 +46,12 @@ export { MemoryEventStore } from './store/memory-event-store.js';
 export { MemoryRequestStore } from './store/memory-request-store.js';
 export type { RequestOutcome, RequestStore } from './store/request-store.js';
 export type { CapabilitySnapshot, SnapshotEntry, SnapshotParams, ToolSummary } from './tools/capability-snapshot.js';
-export { buildSnapshot, compareToolsByDefaultPriority, firstSentence, summarizeTool } from './tools/capability-snapshot.js';
+export {
+  buildSnapshot,
+  compareToolsByDefaultPriority,
+  firstSentence,
+  summarizeTool,
+} from './tools/capability-snapshot.js';
 export type { SchemaCheck, ToolChecks } from './tools/schema-validator.js';
 export { compileToolSchemas } from './tools/schema-validator.js';
 export type { ToolInfo } from './tools/tool-info.js';

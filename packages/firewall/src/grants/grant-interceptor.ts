@@ -7,7 +7,10 @@ import { FingerError } from '@finger/protocol';
  * interceptor into the hub).
  */
 export interface GrantCall {
-  readonly envelope: Pick<Envelope, 'source' | 'request_id' | 'correlation_id' | 'session_id' | 'workflow_id' | 'target'>;
+  readonly envelope: Pick<
+    Envelope,
+    'source' | 'request_id' | 'correlation_id' | 'session_id' | 'workflow_id' | 'target'
+  >;
   readonly resolved: {
     readonly tool_id: string;
     readonly module: { readonly id: string; readonly grants?: readonly string[] };
@@ -21,7 +24,13 @@ export type GrantInterceptor = (call: GrantCall, next: () => Promise<unknown>) =
 export interface VerdictEvents {
   emit(
     type: EventType,
-    correlation: { request_id?: string; correlation_id?: string; session_id?: string; workflow_id?: string; target?: string },
+    correlation: {
+      request_id?: string;
+      correlation_id?: string;
+      session_id?: string;
+      workflow_id?: string;
+      target?: string;
+    },
     data?: Record<string, unknown>,
   ): unknown;
 }

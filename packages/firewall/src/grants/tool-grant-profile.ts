@@ -196,7 +196,11 @@ export class ToolGrantProfile {
       effective.set(role, globs);
     }
     const matchers = new Map<string, ((tool_id: string) => boolean)[]>();
-    for (const [role, globs] of effective) matchers.set(role, globs.map((g) => this.matcher(g)));
+    for (const [role, globs] of effective)
+      matchers.set(
+        role,
+        globs.map((g) => this.matcher(g)),
+      );
     this.effective = effective;
     this.matchers = matchers;
     this.decided.clear();
@@ -250,7 +254,8 @@ function readStored(file: string): StoredGrants {
   const out = emptyStored();
   for (const key of ['granted', 'revoked'] as const) {
     const table = o[key] ?? {};
-    if (typeof table !== 'object' || table === null || Array.isArray(table)) throw corrupt(file, `"${key}" is not an object`);
+    if (typeof table !== 'object' || table === null || Array.isArray(table))
+      throw corrupt(file, `"${key}" is not an object`);
     for (const [role, globs] of Object.entries(table)) {
       try {
         if (grantRole(role) !== role) throw new Error('not normalised');

@@ -10,8 +10,8 @@ const ALWAYS_SAFE = new Set([
   'sha384sum', 'sha512sum', 'shasum', 'b2sum', 'cksum', 'sum', 'od', 'hexdump', 'strings', 'column', 'fold', 'fmt',
   'paste', 'join', 'expand', 'unexpand', 'seq', 'expr', 'test', '[', 'sleep', 'ps', 'uptime', 'nproc', 'locale',
   'tty', 'groups', 'arch', 'printenv', 'cd', 'free', 'logname', 'users', 'who', 'numfmt', 'getconf', 'cal', 'look',
-  'wc', 'lsblk', 'pgrep', 'zgrep', 'less', 'more',
-].filter((c) => c !== 'less' && c !== 'more'));
+  'lsblk', 'pgrep', 'zgrep',
+]);
 
 type Check = (args: string[]) => boolean;
 

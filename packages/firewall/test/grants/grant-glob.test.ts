@@ -14,27 +14,35 @@ function codeOf(fn: () => unknown): string | undefined {
 describe('grant globs', () => {
   it('treat the dots of tool ids as separators: fs.* matches fs.write, not fsx.write', () => {
     const fs = compileGrantGlob('fs.*');
-    expect(['fs.write', 'fs.read', 'fsx.write', 'fs.a.b', 'xfs.write', 'fs'].filter(fs)).toEqual(['fs.write', 'fs.read']);
+    expect(['fs.write', 'fs.read', 'fsx.write', 'fs.a.b', 'xfs.write', 'fs'].filter(fs)).toEqual([
+      'fs.write',
+      'fs.read',
+    ]);
   });
 
   it('match MCP ids by server with mcp.files.*, and across segments with **', () => {
     const files = compileGrantGlob('mcp.files.*');
-    expect(['mcp.files.read_file', 'mcp.files.write_file', 'mcp.other.read_file', 'mcp.filesx.read'].filter(files)).toEqual([
-      'mcp.files.read_file',
-      'mcp.files.write_file',
-    ]);
+    expect(
+      ['mcp.files.read_file', 'mcp.files.write_file', 'mcp.other.read_file', 'mcp.filesx.read'].filter(files),
+    ).toEqual(['mcp.files.read_file', 'mcp.files.write_file']);
     expect(['mcp.files.read_file', 'mcp.x.y', 'fs.read'].filter(compileGrantGlob('mcp.**'))).toEqual([
       'mcp.files.read_file',
       'mcp.x.y',
     ]);
-    expect(['fs.read', 'mcp.files.read_file'].filter(compileGrantGlob('**'))).toEqual(['fs.read', 'mcp.files.read_file']);
+    expect(['fs.read', 'mcp.files.read_file'].filter(compileGrantGlob('**'))).toEqual([
+      'fs.read',
+      'mcp.files.read_file',
+    ]);
     expect(compileGrantGlob('*')('fs.read')).toBe(false);
   });
 
   it('support exact ids, ?, braces and brackets', () => {
     expect(compileGrantGlob('fs.read')('fs.read')).toBe(true);
     expect(compileGrantGlob('fs.read')('fs.readx')).toBe(false);
-    expect(['fs.read', 'fs.list', 'fs.stat'].filter(compileGrantGlob('fs.{read,list}'))).toEqual(['fs.read', 'fs.list']);
+    expect(['fs.read', 'fs.list', 'fs.stat'].filter(compileGrantGlob('fs.{read,list}'))).toEqual([
+      'fs.read',
+      'fs.list',
+    ]);
     expect(['web.a', 'web.ab'].filter(compileGrantGlob('web.?'))).toEqual(['web.a']);
     expect(['a.x1', 'a.x2', 'a.x3'].filter(compileGrantGlob('a.x[12]'))).toEqual(['a.x1', 'a.x2']);
   });

@@ -43,7 +43,14 @@ describe('ToolGrantProfile', () => {
         (t) => p.isGranted(role, t),
       );
     expect(ask('supervisor')).toEqual(['fs.read', 'web.search', 'echo.echo']);
-    expect(ask('agent:executor')).toEqual(['fs.read', 'fs.write', 'shell.exec', 'web.search', 'web.fetch', 'echo.echo']);
+    expect(ask('agent:executor')).toEqual([
+      'fs.read',
+      'fs.write',
+      'shell.exec',
+      'web.search',
+      'web.fetch',
+      'echo.echo',
+    ]);
     expect(ask('reviewer')).toEqual(['fs.read', 'audit.verify']);
     expect(ask('nobody')).toEqual([]);
   });
@@ -54,11 +61,7 @@ describe('ToolGrantProfile', () => {
     expect(p.isGranted('reviewer', 'mcp.files.read_file', ['reviewer'])).toBe(true);
     expect(p.isGranted('agent:reviewer', 'mcp.files.read_file', ['agent:reviewer'])).toBe(true);
     expect(p.isGranted('supervisor', 'mcp.files.read_file', ['reviewer'])).toBe(false);
-    const tools = [
-      { id: 'fs.read' },
-      { id: 'fs.write' },
-      { id: 'notes.add', grants: ['reviewer'] },
-    ];
+    const tools = [{ id: 'fs.read' }, { id: 'fs.write' }, { id: 'notes.add', grants: ['reviewer'] }];
     expect(p.granted('reviewer', tools).map((t) => t.id)).toEqual(['fs.read', 'notes.add']);
   });
 
@@ -89,7 +92,12 @@ describe('ToolGrantProfile', () => {
     expect(await readdir(join(home, 'state'))).toEqual(['grants.json']);
     const again = new ToolGrantProfile({ file });
     expect(again.isGranted('supervisor', 'mcp.files.read_file')).toBe(true);
-    expect(again.entries().filter((e) => e.role === 'supervisor').map((e) => [e.glob, e.source])).toEqual([
+    expect(
+      again
+        .entries()
+        .filter((e) => e.role === 'supervisor')
+        .map((e) => [e.glob, e.source]),
+    ).toEqual([
       ['echo.*', 'default'],
       ['fs.read', 'default'],
       ['fs.list', 'default'],

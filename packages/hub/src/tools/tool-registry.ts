@@ -1,7 +1,12 @@
 import { FingerError } from '@finger/protocol';
 
 import type { ModuleInfo } from '../registry/module-entry.js';
-import { buildSnapshot, type CapabilitySnapshot, type SnapshotEntry, type SnapshotParams } from './capability-snapshot.js';
+import {
+  buildSnapshot,
+  type CapabilitySnapshot,
+  type SnapshotEntry,
+  type SnapshotParams,
+} from './capability-snapshot.js';
 import { type ToolInfo, toToolInfo } from './tool-info.js';
 
 /** A change of the module registry, as the tool registry follows it. */
@@ -72,7 +77,9 @@ export class ToolRegistry {
     this.order = new Map((options.preferred_provider_order ?? []).map((id, i) => [id, i]));
     this.quarantinedOf = options.quarantined;
     for (const m of source.list()) this.add(m);
-    this.unsubscribe = source.onChange((c) => (c.type === 'registered' ? this.add(c.module) : this.remove(c.module.id)));
+    this.unsubscribe = source.onChange((c) =>
+      c.type === 'registered' ? this.add(c.module) : this.remove(c.module.id),
+    );
   }
 
   /** Every tool, sorted by id. */
@@ -203,7 +210,11 @@ export class ToolRegistry {
     const ids = this.byName.get(name) ?? [];
     const rank = (id: string) => {
       const info = this.byId.get(id)!.info;
-      return { pref: this.order.get(info.module) ?? Infinity, mcp: info.runtime === 'mcp' ? 1 : 0, module: info.module };
+      return {
+        pref: this.order.get(info.module) ?? Infinity,
+        mcp: info.runtime === 'mcp' ? 1 : 0,
+        module: info.module,
+      };
     };
     return [...ids].sort((a, b) => {
       const x = rank(a);

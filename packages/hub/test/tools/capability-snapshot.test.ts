@@ -87,12 +87,17 @@ describe('capability snapshot', () => {
     expect(snap.dropped.length).toBeGreaterThan(0);
     const kept = snap.tools.map((s) => Number(s.id.slice(-2)));
     expect(kept).toEqual(Array.from({ length: kept.length }, (_, k) => 40 - k));
-    expect(snap.dropped).toEqual(Array.from({ length: snap.dropped.length }, (_, k) => `kit.tool${String(40 - kept.length - k).padStart(2, '0')}`));
+    expect(snap.dropped).toEqual(
+      Array.from({ length: snap.dropped.length }, (_, k) => `kit.tool${String(40 - kept.length - k).padStart(2, '0')}`),
+    );
   });
 
   it('names unknown ids apart, deduplicates, resolves short names, refuses a bad budget', async () => {
     const hub = await hubWith(fortyTools().slice(0, 2));
-    const snap = hub.tools.snapshot({ tool_ids: ['tool01', 'kit.tool01', 'kit.nope', 'kit.tool02'], budget_tokens: 40 });
+    const snap = hub.tools.snapshot({
+      tool_ids: ['tool01', 'kit.tool01', 'kit.nope', 'kit.tool02'],
+      budget_tokens: 40,
+    });
     expect(snap.tools.map((s) => s.id)).toEqual(['kit.tool01']);
     expect(snap.dropped).toEqual(['kit.tool02']);
     expect(snap.unknown).toEqual(['kit.nope']);

@@ -30,10 +30,24 @@ describe('ToolRegistry', () => {
   it('lists every tool of every module with the worst-case defaults for missing metadata', async () => {
     const hub = makeHub();
     await hub.registry.register(
-      manifest('fs', [
-        { name: 'read', description: 'Reads a file.', risk_level: 'low', capability_level: 'L0', side_effects: false, idempotent: true, timeout_ms: 500, context_cost: 40, input_schema: { type: 'object' } },
-        { name: 'write' },
-      ], { grants: ['executor'] }),
+      manifest(
+        'fs',
+        [
+          {
+            name: 'read',
+            description: 'Reads a file.',
+            risk_level: 'low',
+            capability_level: 'L0',
+            side_effects: false,
+            idempotent: true,
+            timeout_ms: 500,
+            context_cost: 40,
+            input_schema: { type: 'object' },
+          },
+          { name: 'write' },
+        ],
+        { grants: ['executor'] },
+      ),
       { baseDir: '.' },
     );
     expect(hub.tools.list()).toEqual([
