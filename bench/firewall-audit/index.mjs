@@ -1,9 +1,9 @@
 // firewall-audit: AuditLog.append throughput and latency — every append written and fdatasync'd
 // before it resolves — for one caller (c1: one fsync per append) and 100 concurrent callers
 // (c100: group commit, one write+fsync per batch). A bare write+fdatasync of a line of the same
-// size per op (raw-write-fsync c1) shows what the disk alone costs. See bench/README.md.
+// size per op (raw-write-fsync c1) shows what the disk alone costs. See README.md in this folder.
 
-import { open, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,7 +60,9 @@ runBench(BENCH, async () => {
     };
 
     const opts = suiteOptions();
-    process.stderr.write(`${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup\n`);
+    process.stderr.write(
+      `${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup\n`,
+    );
     const measured = await runSuite(
       [
         { system: 'finger', scenario: 'c1', concurrency: 1, fn: appendC1 },

@@ -25,7 +25,12 @@ afterEach(async () => {
 
 async function start(description: string, extra: unknown[] = []): Promise<{ url: string; token: string }> {
   const servers = [
-    { name: 'fix', transport: 'stdio', command: [process.execPath, FIXTURE], env: { FIXTURE_DESCRIPTION: description } },
+    {
+      name: 'fix',
+      transport: 'stdio',
+      command: [process.execPath, FIXTURE],
+      env: { FIXTURE_DESCRIPTION: description },
+    },
     ...extra,
   ];
   app = await build({
@@ -46,7 +51,10 @@ async function start(description: string, extra: unknown[] = []): Promise<{ url:
 async function http(d: { url: string; token: string }, method: string, path: string, body?: unknown) {
   const res = await fetch(d.url + path, {
     method,
-    headers: { authorization: `Bearer ${d.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${d.token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as any };
@@ -96,7 +104,10 @@ describe('mcp.servers in the daemon config', () => {
     const notMcp = await http(d, 'POST', '/v1/tools/mcp.fix.nope/trust', {});
     expect([notMcp.status, notMcp.body.error.code]).toEqual([404, 'E_NO_TARGET']);
 
-    const cli = await runCli(['tool', 'trust', 'mcp.fix.hello', '--json'], { FINGER_HOME: home.path, FINGER_URL: d.url });
+    const cli = await runCli(['tool', 'trust', 'mcp.fix.hello', '--json'], {
+      FINGER_HOME: home.path,
+      FINGER_URL: d.url,
+    });
     expect(cli.code).toBe(0);
     expect(JSON.parse(cli.stdout)).toEqual({ id: 'mcp.fix.hello', pinned_hash: current_hash });
   });

@@ -150,14 +150,31 @@ afterAll(async () => {
 
 describe('MCP: @modelcontextprotocol/server-filesystem over stdio', () => {
   it('lists its tools under mcp.<name>.*; annotations count only for a trusted server', async () => {
-    const trusted = await register({ name: 'fs', transport: 'stdio', command: [process.execPath, FS_SERVER, home], trusted: true });
-    const untrusted = await register({ name: 'fs_untrusted', transport: 'stdio', command: [process.execPath, FS_SERVER, home] });
+    const trusted = await register({
+      name: 'fs',
+      transport: 'stdio',
+      command: [process.execPath, FS_SERVER, home],
+      trusted: true,
+    });
+    const untrusted = await register({
+      name: 'fs_untrusted',
+      transport: 'stdio',
+      command: [process.execPath, FS_SERVER, home],
+    });
     const names = trusted.tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['read_file', 'read_text_file', 'write_file', 'list_directory']));
     expect(hub.resolveTarget('mcp.fs.read_text_file').tool_id).toBe('mcp.fs.read_text_file');
     const risk = (tools: typeof trusted.tools, name: string) => tools.find((t) => t.name === name);
-    expect(risk(trusted.tools, 'read_file')).toMatchObject({ risk_level: 'low', capability_level: 'L0', side_effects: false });
-    expect(risk(trusted.tools, 'write_file')).toMatchObject({ risk_level: 'high', capability_level: 'L2', idempotent: true });
+    expect(risk(trusted.tools, 'read_file')).toMatchObject({
+      risk_level: 'low',
+      capability_level: 'L0',
+      side_effects: false,
+    });
+    expect(risk(trusted.tools, 'write_file')).toMatchObject({
+      risk_level: 'high',
+      capability_level: 'L2',
+      idempotent: true,
+    });
     expect(risk(trusted.tools, 'create_directory')).toMatchObject({ risk_level: 'medium' });
     for (const t of untrusted.tools) expect([t.name, t.risk_level, t.capability_level]).toEqual([t.name, 'high', 'L2']);
   });
@@ -172,7 +189,9 @@ describe('MCP: @modelcontextprotocol/server-filesystem over stdio', () => {
   });
 
   it("the server's own refusal (a path outside its roots) is E_MODULE_ERROR with its message", async () => {
-    const err = await failure(hub.request({ target: 'mcp.fs.read_text_file', payload: { path: '/etc/hostname' }, source: human }));
+    const err = await failure(
+      hub.request({ target: 'mcp.fs.read_text_file', payload: { path: '/etc/hostname' }, source: human }),
+    );
     expect(err.code).toBe('E_MODULE_ERROR');
     expect(err.message).toContain('outside allowed directories');
   });
@@ -180,7 +199,12 @@ describe('MCP: @modelcontextprotocol/server-filesystem over stdio', () => {
 
 describe('MCP: @modelcontextprotocol/server-everything over stdio', () => {
   beforeAll(async () => {
-    await register({ name: 'every', transport: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'], timeout_ms: 1500 });
+    await register({
+      name: 'every',
+      transport: 'stdio',
+      command: [process.execPath, EVERYTHING, 'stdio'],
+      timeout_ms: 1500,
+    });
   });
 
   it('lists and calls echo', async () => {
@@ -225,14 +249,20 @@ describe('MCP: @modelcontextprotocol/server-everything over stdio', () => {
     const rt = mcp('mcp.every');
     const pid = rt.stats().pid!;
     const call = failure(
-      hub.request({ target: 'mcp.every.trigger-long-running-operation', payload: { duration: 30, steps: 30 }, source: human }),
+      hub.request({
+        target: 'mcp.every.trigger-long-running-operation',
+        payload: { duration: 30, steps: 30 },
+        source: human,
+      }),
     );
     await until(() => rt.stats().inflight === 1, 'call in flight');
     process.kill(pid, 'SIGKILL');
     expect((await call).code).toBe('E_MODULE_CRASHED');
     await until(() => events.some((e) => e.target === 'mcp.every' && e.data.runtime === 'crashed'), 'crash event');
     // calls wait for the restart instead of failing
-    expect(await hub.request({ target: 'mcp.every.echo', payload: { message: 'again' }, source: human, timeout_ms: 20_000 })).toEqual({
+    expect(
+      await hub.request({ target: 'mcp.every.echo', payload: { message: 'again' }, source: human, timeout_ms: 20_000 }),
+    ).toEqual({
       content: [{ type: 'text', text: 'Echo: again' }],
     });
     expect(rt.stats()).toMatchObject({ state: 'running', restarts: 1 });
@@ -259,10 +289,19 @@ describe('MCP: @modelcontextprotocol/server-everything over streamable HTTP', ()
       content: [{ type: 'text', text: 'Echo: over http' }],
     });
     seen.progress.length = 0;
-    await hub.request({ target: 'mcp.web.trigger-long-running-operation', payload: { duration: 1, steps: 2 }, source: human });
+    await hub.request({
+      target: 'mcp.web.trigger-long-running-operation',
+      payload: { duration: 1, steps: 2 },
+      source: human,
+    });
     expect(seen.progress[0]).toEqual(['1/2', 0.5]);
     const err = await failure(
-      hub.request({ target: 'mcp.web.trigger-long-running-operation', payload: { duration: 20, steps: 2 }, source: human, timeout_ms: 300 }),
+      hub.request({
+        target: 'mcp.web.trigger-long-running-operation',
+        payload: { duration: 20, steps: 2 },
+        source: human,
+        timeout_ms: 300,
+      }),
     );
     expect(err.code).toBe('E_TIMEOUT');
     await hub.registry.unregister('mcp.web');

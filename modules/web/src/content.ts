@@ -1,9 +1,11 @@
 /**
  * Turns a response body into what an agent can read, by content type: HTML → readable text
  * (scripts, styles and other non-content elements dropped), JSON → parsed value, other text →
- * text, anything else → base64. Pure: no I/O.
+ * text, anything else → base64. No I/O; large HTML is converted in a worker thread.
  */
 import { convert } from 'html-to-text';
+
+import { convertInWorker } from './html-worker.js';
 
 /** How a body is presented. */
 export type ContentKind = 'html' | 'json' | 'text' | 'binary';
@@ -92,12 +94,11 @@ const SKIPPED = [
   'img',
 ];
 
-/**
- * Readable text of an HTML document: headings, paragraphs, lists and tables kept; links shown as
- * `text [absolute url]`; the head (the title is reported apart), scripts, styles, images, inline SVG, templates and frames dropped.
- */
-export function htmlToText(html: string, baseUrl: string): string {
-  return convert(html, {
+/** HTML larger than this many characters is converted in a worker thread (see html-worker.ts). */
+export const WORKER_THRESHOLD = 32 * 1024;
+
+function htmlOptions(baseUrl: string): Record<string, unknown> {
+  return {
     wordwrap: false,
     selectors: [
       ...SKIPPED.map((selector) => ({ selector, format: 'skip' })),
@@ -105,7 +106,25 @@ export function htmlToText(html: string, baseUrl: string): string {
       ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, options: { uppercase: false } })),
       { selector: 'table', format: 'dataTable' },
     ],
-  }).trim();
+  };
+}
+
+/**
+ * Readable text of an HTML document: headings, paragraphs, lists and tables kept; links shown as
+ * `text [absolute url]`; the head (the title is reported apart), scripts, styles, images, inline
+ * SVG, templates and frames dropped. Synchronous: for small documents and snippets.
+ */
+export function htmlToText(html: string, baseUrl: string): string {
+  return convert(html, htmlOptions(baseUrl)).trim();
+}
+
+/**
+ * {@link htmlToText} off the calling thread when the document is larger than
+ * {@link WORKER_THRESHOLD}; rejects with `signal.reason` when the signal aborts first.
+ */
+export async function htmlToTextAsync(html: string, baseUrl: string, signal: AbortSignal): Promise<string> {
+  if (html.length <= WORKER_THRESHOLD) return htmlToText(html, baseUrl);
+  return (await convertInWorker(html, htmlOptions(baseUrl), signal)).trim();
 }
 
 /** The text of the first `<title>`, entities decoded; undefined when there is none. */
@@ -120,14 +139,21 @@ export function htmlTitle(html: string): string | undefined {
 
 /**
  * Converts a body for the result. `truncated` bodies are converted as far as they go, except JSON,
- * which cannot be parsed when cut: it is returned as text with a note.
+ * which cannot be parsed when cut: it is returned as text with a note. Large HTML is converted in a
+ * worker thread that `signal` terminates.
  */
-export function convertBody(body: Buffer, contentType: string, finalUrl: string, truncated: boolean): ConvertedBody {
+export async function convertBody(
+  body: Buffer,
+  contentType: string,
+  finalUrl: string,
+  truncated: boolean,
+  signal: AbortSignal,
+): Promise<ConvertedBody> {
   const kind = classify(contentType, body);
   if (kind === 'binary') return { kind, base64: body.toString('base64') };
   const text = decodeText(body, contentType);
   if (kind === 'html') {
-    const out: ConvertedBody = { kind, text: htmlToText(text, finalUrl) };
+    const out: ConvertedBody = { kind, text: await htmlToTextAsync(text, finalUrl, signal) };
     const title = htmlTitle(text);
     if (title !== undefined) out.title = title;
     return out;

@@ -237,7 +237,7 @@ export function createFetchTool(settings: WebSettings, gate: HostGate) {
               base64: body.body.toString('base64'),
               note: `content-encoding "${body.undecoded_encoding}" was not decoded`,
             }
-          : convertBody(body.body, contentType, finalUrl.href, body.truncated);
+          : await convertBody(body.body, contentType, finalUrl.href, body.truncated, d.signal);
       if ('title' in converted && converted.title !== undefined) out.title = converted.title;
       if ('text' in converted && converted.text !== undefined) out.text = converted.text;
       if ('json' in converted) out.json = converted.json;

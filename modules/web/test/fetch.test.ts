@@ -2,6 +2,7 @@ import zlib from 'node:zlib';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { htmlToText, htmlToTextAsync, WORKER_THRESHOLD } from '../src/content.js';
 import { createWebModule, type WebModule } from '../src/index.js';
 import { rejection, startServer, tableLookup, type TestServer } from './helpers.js';
 
@@ -336,5 +337,26 @@ describe('web.fetch redirects', () => {
     expect(target.requests[0]?.headers.authorization).toBeUndefined();
     expect(target.requests[0]?.headers.cookie).toBeUndefined();
     expect(target.requests[0]?.headers['x-trace']).toBe('1');
+  });
+});
+
+describe('web.fetch large HTML', () => {
+  it('converts HTML above the worker threshold off-thread, with the same text as inline', async () => {
+    const block = '<div><h2>Part</h2><p>Text with a <a href="/p">link</a>.</p><script>SCRIPT-CONTENT</script></div>\n';
+    const html = `<html><head><title>Big</title></head><body>${block.repeat(Math.ceil((WORKER_THRESHOLD * 2) / block.length))}</body></html>`;
+    const s = await server((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+    const out = await loopbackAllowed().tools.fetch({ url: `${s.origin}/` });
+    expect(out.title).toBe('Big');
+    expect(out.text).toBe(htmlToText(html, `${s.origin}/`));
+    expect(out.text).not.toContain('SCRIPT-CONTENT');
+    expect(out.text?.startsWith(`Part\n\nText with a link [${s.origin}/p].`)).toBe(true);
+  });
+
+  it('an aborted conversion rejects with the abort reason (the worker is terminated)', async () => {
+    const html = `<p>${'word '.repeat(WORKER_THRESHOLD)}</p>`;
+    const ctrl = new AbortController();
+    const p = htmlToTextAsync(html, 'http://x/', ctrl.signal);
+    ctrl.abort(new Error('deadline'));
+    await expect(p).rejects.toThrow('deadline');
   });
 });

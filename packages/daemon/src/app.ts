@@ -174,7 +174,9 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     const grants = new ToolGrantProfile({ file: join(home, 'state', 'grants.json'), extra: config.grants });
     hub.use(createGrantInterceptor(grants, events));
     const moduleErrors = await loadModules(hub, config, home, options.builtinModulesDir ?? BUILTIN_MODULES_DIR, logger);
-    moduleErrors.push(...(await registerMcpServers(hub.registry, config.mcp.servers, { baseDir: home, logger })).errors);
+    moduleErrors.push(
+      ...(await registerMcpServers(hub.registry, config.mcp.servers, { baseDir: home, logger })).errors,
+    );
     const gateway = new InputGateway({ hub, logger });
     const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
     const counters = new RouteCounters();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
+import { GRANT_GLOB_PATTERN } from '@finger/firewall';
 import { DEFAULT_LIMITS } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
@@ -69,7 +70,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
 const POS_INT = { type: 'integer', minimum: 1 } as const;
 const section = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties });
 const STRINGS = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
-const GLOBS = { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.*?{},-]{1,200}$' } } as const;
+const GLOBS = { type: 'array', items: { type: 'string', pattern: GRANT_GLOB_PATTERN.source } } as const;
 
 /** JSON Schema of `config/config.json`; every object rejects unknown keys. */
 export const configSchema = {

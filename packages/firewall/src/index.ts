@@ -7,7 +7,13 @@ export { AuditLog } from './audit/audit-log.js';
 export type { AuditVerifyOptions, AuditVerifyResult } from './audit/audit-verify.js';
 export { verifyAuditLog } from './audit/audit-verify.js';
 export { canonicalJson, digestOf, sha256Hex } from './audit/canonical-json.js';
-export { checkGrantGlob, compileGrantGlob, GRANT_GLOB_PATTERN, GRANT_ROLE_PATTERN, grantRole } from './grants/grant-glob.js';
+export {
+  checkGrantGlob,
+  compileGrantGlob,
+  GRANT_GLOB_PATTERN,
+  GRANT_ROLE_PATTERN,
+  grantRole,
+} from './grants/grant-glob.js';
 export type {
   GrantCall,
   GrantChecker,
@@ -18,6 +24,23 @@ export type {
 export { createGrantInterceptor, decideGrant } from './grants/grant-interceptor.js';
 export type { GrantEntry, ToolGrantProfileOptions } from './grants/tool-grant-profile.js';
 export { DEFAULT_ROLE_GRANTS, ToolGrantProfile } from './grants/tool-grant-profile.js';
+export type { CommandPattern } from './risk/command-pattern.js';
+export { compileCommandPattern } from './risk/command-pattern.js';
+export type {
+  Assignment,
+  CommandFlags,
+  CommandModel,
+  CommandRiskLevel,
+  PipelinePosition,
+  Redirect,
+  RiskAssessment,
+  SimpleCommand,
+  Via,
+} from './risk/command-model.js';
+export { maxLevel as maxCommandRiskLevel } from './risk/command-model.js';
+export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
+export { LONG_COMMAND, RiskAssessor } from './risk/risk-assessor.js';
+export { safeProgramNames } from './risk/safe-commands.js';
 export { atomicWriteFile } from './undo/atomic-write.js';
 export type { SnapshotType } from './undo/snapshot.js';
 export type { BackupEntry, BackupKind, RestoreResult, UndoManagerOptions } from './undo/undo-manager.js';

@@ -1,4 +1,4 @@
-import type { Envelope, Principal } from '@finger/protocol';
+import type { Envelope } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
 
 import { type Clock, systemClock } from './clock.js';

@@ -2,7 +2,14 @@
 export type RuntimeSpec =
   | { type: 'inprocess'; entry: string }
   | { type: 'stdio'; command: string[]; cwd?: string; env?: Record<string, string> }
-  | { type: 'mcp'; transport: 'stdio'; command: string[]; cwd?: string; env?: Record<string, string>; trusted?: boolean }
+  | {
+      type: 'mcp';
+      transport: 'stdio';
+      command: string[];
+      cwd?: string;
+      env?: Record<string, string>;
+      trusted?: boolean;
+    }
   | { type: 'mcp'; transport: 'http'; url: string; trusted?: boolean }
   | { type: 'nats' };
 

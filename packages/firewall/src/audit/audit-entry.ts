@@ -135,6 +135,11 @@ function digestField(record: AuditRecord, raw: 'args' | 'result', key: 'args_dig
   }
 }
 
+/** JSON of a string-or-null field (canonical: nothing to sort). */
+function str(v: string | null): string {
+  return v === null ? 'null' : JSON.stringify(v);
+}
+
 function canon(value: unknown, what: string): string {
   try {
     return canonicalJson(value);
@@ -190,14 +195,12 @@ export function draftEntry(record: AuditRecord, ts: string): EntryDraft {
   // Return exactly what was hashed and written (undefined fields dropped, a frozen copy).
   if (detailsJson !== '{}') entry.details = JSON.parse(detailsJson) as Record<string, unknown>;
   entry.verdict = JSON.parse(verdictJson) as unknown;
+  const actorJson = actor === null ? 'null' : `{"id":${str(actor.id)},"kind":${str(actor.kind)}}`;
   const head =
-    `{"actor":${canonicalJson(actor)},"args_digest":${canonicalJson(entry.args_digest)}` +
-    `,"correlation_id":${canonicalJson(entry.correlation_id)},"decision":${canonicalJson(entry.decision)},` +
-    (detailsJson === '{}' ? '' : `"details":${detailsJson},`);
-  const mid = `,"request_id":${canonicalJson(entry.request_id)},"result_digest":${canonicalJson(entry.result_digest)},"seq":`;
-  const tail =
-    `,"tool":${canonicalJson(entry.tool)},"ts":${canonicalJson(ts)},"type":${canonicalJson(entry.type)}` +
-    `,"verdict":${verdictJson}}`;
+    `{"actor":${actorJson},"args_digest":${str(entry.args_digest)},"correlation_id":${str(entry.correlation_id)}` +
+    `,"decision":${str(entry.decision)},${detailsJson === '{}' ? '' : `"details":${detailsJson},`}`;
+  const mid = `,"request_id":${str(entry.request_id)},"result_digest":${str(entry.result_digest)},"seq":`;
+  const tail = `,"tool":${str(entry.tool)},"ts":${str(ts)},"type":${str(entry.type)},"verdict":${verdictJson}}`;
   return { entry, head, mid, tail };
 }
 

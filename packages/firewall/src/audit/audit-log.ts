@@ -199,8 +199,20 @@ export class AuditLog {
     return { ...this.counters, segment: this.segment };
   }
 
-  /** Acknowledged entries matching `query`, oldest first (`GET /v1/audit`). */
+  /**
+   * Acknowledged entries matching `query`, oldest first (`GET /v1/audit`); lines that do not
+   * parse are skipped (verify() reports them). Rejects with E_STORE_UNAVAILABLE when the files
+   * cannot be read.
+   */
   async read(query: AuditQuery = {}): Promise<AuditEntry[]> {
+    try {
+      return await this.scan(query);
+    } catch (e) {
+      throw unavailable(`audit log ${this.dir} cannot be read: ${msg(e)}`, e);
+    }
+  }
+
+  private async scan(query: AuditQuery): Promise<AuditEntry[]> {
     const limit = Math.min(Math.max(query.limit ?? 100, 0), 10_000);
     const since = query.since_seq ?? 0;
     const out: AuditEntry[] = [];

@@ -3,6 +3,8 @@
 
 import { stat } from 'node:fs/promises';
 
+import { FingerError } from '@finger/protocol';
+
 import { computeEntryHash, entryShapeProblem, GENESIS_HASH } from './audit-entry.js';
 import { listSegments, readSegmentLines, segmentName, segmentPath } from './audit-files.js';
 
@@ -47,8 +49,25 @@ interface Misplaced {
  *   (entries were reordered) the expected seq is reported; when it appears nowhere (entries were
  *   removed) the seq of the entry found after the gap is reported;
  * - an intact entry whose prev_hash does not link to its predecessor: its seq.
+ *
+ * Rejects with E_STORE_UNAVAILABLE when the directory or a segment cannot be read.
  */
 export async function verifyAuditLog(dir: string, options: AuditVerifyOptions = {}): Promise<AuditVerifyResult> {
+  try {
+    return await verifyChain(dir, options);
+  } catch (e) {
+    throw new FingerError(
+      'E_STORE_UNAVAILABLE',
+      `audit log ${dir} cannot be read: ${(e as Error).message}`,
+      undefined,
+      {
+        cause: e,
+      },
+    );
+  }
+}
+
+async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<AuditVerifyResult> {
   let entries = 0;
   let expected = 1;
   let prevHash = GENESIS_HASH;

@@ -88,7 +88,10 @@ export interface CommandFlags {
 
 /** The canonical model of one command line (or one exec'd argv). */
 export interface CommandModel {
-  /** every simple command, in source order, nested ones after their parent */
+  /**
+   * every simple command in execution order: a substitution before the command that uses its
+   * value, a wrapped command after its wrapper (`sudo` then `rm`), pipeline stages left to right
+   */
   segments: SimpleCommand[];
   flags: CommandFlags;
   /** set when the text could not be parsed completely; the firewall treats it as at least CONFIRM */

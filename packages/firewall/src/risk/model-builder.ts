@@ -263,7 +263,8 @@ export class ModelBuilder {
         redirects.push(...this.#redirect(child, src, ctx));
         continue;
       }
-      if (child.field !== 'name' && child.field !== 'argument') continue;
+      // zero-width nodes are tokens the parser inserted to recover from an error
+      if ((child.field !== 'name' && child.field !== 'argument') || child.start === child.end) continue;
       let w: Word;
       if (!child.named && child.type === '$') {
         // $"…" (a translated string) arrives as `$` + string: the `$` is dropped

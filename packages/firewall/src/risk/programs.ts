@@ -28,7 +28,7 @@ export const FETCHERS: ReadonlySet<string> = new Set([
 /** Formats, partitions or wipes disks. */
 export const DISK_TOOLS: ReadonlySet<string> = new Set([
   'mkfs', 'mke2fs', 'mkswap', 'fdisk', 'sfdisk', 'gdisk', 'cfdisk', 'sgdisk', 'parted', 'wipefs', 'shred', 'blkdiscard',
-  'zpool', 'diskutil', 'newfs', 'format',
+  'newfs',
 ]);
 
 /** Stops or restarts the machine. */

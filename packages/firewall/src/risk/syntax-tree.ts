@@ -90,9 +90,11 @@ export class BashGrammar {
     const fields = this.#fields;
     const make = (): SyntaxNode => {
       const id = cursor.nodeTypeId;
+      const type = types[id];
       return {
-        type: types[id] ?? '',
-        named: named[id] ?? false,
+        // ERROR nodes carry a builtin id outside the grammar's type table
+        type: type ?? cursor.nodeType,
+        named: type === undefined ? true : (named[id] ?? false),
         field: fields[cursor.currentFieldId] ?? null,
         start: cursor.startIndex,
         end: cursor.endIndex,

@@ -105,7 +105,9 @@ function shell(words: Word[]): WrapperExpansion {
   let start = 1;
   if (words[0]?.text !== undefined && /(^|\/)busybox$/.test(words[0].text)) {
     const applet = words[1]?.text ?? '';
-    if (!SHELLS.has(applet) || applet === 'busybox') return { wrapper: false, inner: [] };
+    if (applet === '' || applet.startsWith('-')) return { wrapper: false, inner: [] };
+    // busybox <applet> …: the applet is the command
+    if (!SHELLS.has(applet) || applet === 'busybox') return { wrapper: true, inner: [{ kind: 'argv', via: 'busybox', words: words.slice(1) }] };
     start = 2;
   }
   let cMode = false;

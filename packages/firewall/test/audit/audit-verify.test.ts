@@ -70,6 +70,11 @@ describe('verifyAuditLog', () => {
     expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 0, first_bad: null, reason: null });
   });
 
+  it('rejects with E_STORE_UNAVAILABLE when the log cannot be read', async () => {
+    const file = join(await logWith(pristine), FILE);
+    await expect(verifyAuditLog(file)).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
+  });
+
   it('names the exact entry when a single byte is changed at chosen positions', async () => {
     const ranges = lineRanges(pristine);
     const cases: Array<[string, number, number]> = [

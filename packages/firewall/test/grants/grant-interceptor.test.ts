@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { MessageHub } from '@finger/hub';
 import type { InProcessModule, ModuleRuntime, RuntimeOptions, ToolCallContext } from '@finger/hub';
+import { MessageHub } from '@finger/hub';
 import type { FingerEvent, ModuleManifest, Principal, ToolSpec } from '@finger/protocol';
 
 import { createGrantInterceptor, decideGrant, ToolGrantProfile } from '../../src/index.js';

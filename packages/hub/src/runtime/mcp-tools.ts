@@ -55,7 +55,7 @@ export function mcpToolSpec(tool: McpToolDefinition, opts: { trusted: boolean; t
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? tool.title ?? tool.annotations?.title ?? '',
-    input_schema: tool.inputSchema ?? { type: 'object' },
+    input_schema: tool.inputSchema ? withoutDialect(tool.inputSchema) : { type: 'object' },
     risk_level: risk,
     capability_level: capability,
     side_effects: !readOnly,
@@ -65,7 +65,7 @@ export function mcpToolSpec(tool: McpToolDefinition, opts: { trusted: boolean; t
     spec.output_schema = {
       type: 'object',
       required: ['content', 'structuredContent'],
-      properties: { content: { type: 'array' }, structuredContent: tool.outputSchema },
+      properties: { content: { type: 'array' }, structuredContent: withoutDialect(tool.outputSchema) },
     };
   }
   if (opts.timeout_ms !== undefined) spec.timeout_ms = opts.timeout_ms;
@@ -92,6 +92,17 @@ export function toDefinition(raw: unknown): McpToolDefinition | null {
     def.annotations = a;
   }
   return def;
+}
+
+/**
+ * The schema without its top-level `$schema`: MCP's default dialect is 2020-12, which finger's
+ * validator (ajv, draft-07 keywords) refuses to compile by name although it checks the keywords
+ * servers use. The pinned hash covers the schema as the server sent it.
+ */
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!('$schema' in schema)) return schema;
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -116,7 +116,8 @@ export class McpRuntime implements ModuleRuntime {
     this.#gate = new ReadyGate(this.#clock);
     this.#log = opts.logger.child({ runtime: 'mcp' });
     this.#pins = new McpPinStore(pinsFile(opts.settings, opts.baseDir));
-    if (this.#pins.file === undefined) this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
+    if (this.#pins.file === undefined)
+      this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
     this.#leaseMs = opts.manifest.lease?.ttl_ms ?? DEFAULT_LIMITS.default_lease_ms;
     [this.#backoffMin, this.#backoffMax] = opts.limits?.restart_backoff_ms ?? DEFAULT_BACKOFF;
     this.#backoff = this.#backoffMin;
@@ -183,7 +184,13 @@ export class McpRuntime implements ModuleRuntime {
     this.#notice({
       type: 'event',
       message: `MCP tool "${this.#id}.${tool}" re-pinned`,
-      data: { hub_event: 'FIREWALL_VERDICT', action: 'trust', layer: 'mcp_pin', tool: `${this.#id}.${tool}`, pinned_hash: hash },
+      data: {
+        hub_event: 'FIREWALL_VERDICT',
+        action: 'trust',
+        layer: 'mcp_pin',
+        tool: `${this.#id}.${tool}`,
+        pinned_hash: hash,
+      },
     });
     return { tool: `${this.#id}.${tool}`, pinned_hash: hash };
   }
@@ -273,7 +280,13 @@ export class McpRuntime implements ModuleRuntime {
       this.#notice({
         type: 'event',
         message: `MCP server "${this.#id}": tools/list failed: ${this.#listError}`,
-        data: { hub_event: 'MODULE_HEALTH', module: this.#id, healthy: false, detail: `tools/list failed: ${this.#listError}`, tools: 0 },
+        data: {
+          hub_event: 'MODULE_HEALTH',
+          module: this.#id,
+          healthy: false,
+          detail: `tools/list failed: ${this.#listError}`,
+          tools: 0,
+        },
       });
     }
     if (listed !== null) await this.#adopt(listed, first);
@@ -317,9 +330,13 @@ export class McpRuntime implements ModuleRuntime {
     } catch (e) {
       await transport?.close().catch(() => undefined); // a spawned server that never answered is stopped
       const where = this.#spec.transport === 'http' ? this.#spec.url : JSON.stringify(this.#spec.command);
-      throw new FingerError('E_MODULE_UNHEALTHY', `MCP server "${this.#id}" (${where}) did not connect: ${errText(e)}`, {
-        transport: this.#spec.transport,
-      });
+      throw new FingerError(
+        'E_MODULE_UNHEALTHY',
+        `MCP server "${this.#id}" (${where}) did not connect: ${errText(e)}`,
+        {
+          transport: this.#spec.transport,
+        },
+      );
     }
   }
 
@@ -469,7 +486,8 @@ export class McpRuntime implements ModuleRuntime {
           onprogress: (p) => {
             try {
               ctx.extendLease(this.#leaseMs);
-              const fraction = typeof p.total === 'number' && p.total > 0 ? Math.min(1, p.progress / p.total) : undefined;
+              const fraction =
+                typeof p.total === 'number' && p.total > 0 ? Math.min(1, p.progress / p.total) : undefined;
               const message = p.message ?? (p.total !== undefined ? `${p.progress}/${p.total}` : String(p.progress));
               ctx.progress(message, fraction);
             } catch (e) {

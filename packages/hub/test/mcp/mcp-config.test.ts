@@ -66,14 +66,14 @@ describe('mcpManifest', () => {
     expect(manifestIssues({ ...base, id: 'mcp.x', runtime: { type: 'stdio', command: ['x'] } })).toEqual([
       { path: '$.id', message: '"mcp.x": ids "mcp.<name>" are reserved for runtime type mcp' },
     ]);
-    expect(manifestIssues({ ...base, id: 'mcp', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } })).toEqual([
-      { path: '$.id', message: '"mcp" is reserved (MCP servers are "mcp.<name>")' },
-    ]);
-    expect(manifestIssues({ ...base, id: 'mcp.x', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } })).toEqual(
-      [],
-    );
-    expect(manifestIssues({ ...base, id: 'mcp.X-y', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } })).toEqual([
-      { path: '$.id', message: 'must match pattern "^[a-z0-9][a-z0-9_-]{0,63}$"' },
-    ]);
+    expect(
+      manifestIssues({ ...base, id: 'mcp', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } }),
+    ).toEqual([{ path: '$.id', message: '"mcp" is reserved (MCP servers are "mcp.<name>")' }]);
+    expect(
+      manifestIssues({ ...base, id: 'mcp.x', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } }),
+    ).toEqual([]);
+    expect(
+      manifestIssues({ ...base, id: 'mcp.X-y', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } }),
+    ).toEqual([{ path: '$.id', message: 'must match pattern "^[a-z0-9][a-z0-9_-]{0,63}$"' }]);
   });
 });

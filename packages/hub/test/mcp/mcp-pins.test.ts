@@ -8,7 +8,9 @@ import { canonicalJson, definitionHash, McpPinStore } from '../../src/runtime/mc
 
 describe('canonicalJson / definitionHash', () => {
   it('sorts keys at every level and drops undefined members', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[1,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } })).toBe(
+      '{"a":{"d":[1,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('is stable under key order and changes with the description, schemas or annotations', () => {
@@ -16,7 +18,9 @@ describe('canonicalJson / definitionHash', () => {
     const b = definitionHash({ name: 'other', inputSchema: { properties: {}, type: 'object' }, description: 'x' });
     expect(a).toBe(b);
     expect(a).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(definitionHash({ name: 't', description: 'y', inputSchema: { type: 'object', properties: {} } })).not.toBe(a);
+    expect(definitionHash({ name: 't', description: 'y', inputSchema: { type: 'object', properties: {} } })).not.toBe(
+      a,
+    );
     expect(definitionHash({ name: 't', description: 'x', inputSchema: { type: 'object' } })).not.toBe(a);
     const withAnn = definitionHash({
       name: 't',

@@ -100,7 +100,11 @@ describe('McpRuntime against the fixture server', () => {
     });
     const verdict = events.find((e) => e.type === 'FIREWALL_VERDICT');
     expect(verdict?.target).toBe('mcp.fix');
-    expect(verdict?.data).toMatchObject({ action: 'quarantine', quarantined: 'mcp.fix.hello', reason: 'definition changed' });
+    expect(verdict?.data).toMatchObject({
+      action: 'quarantine',
+      quarantined: 'mcp.fix.hello',
+      reason: 'definition changed',
+    });
     // the other tools are untouched
     expect(await hub.request({ target: 'mcp.fix.sleep', payload: { ms: 1 }, source: human })).toEqual({
       content: [{ type: 'text', text: 'slept 1' }],
@@ -136,7 +140,9 @@ describe('McpRuntime against the fixture server', () => {
   it('a timed-out call is E_TIMEOUT and the server receives notifications/cancelled', async () => {
     const log = path.join(home, 'cancel.log');
     await hub.registry.register(fixture({ FIXTURE_CANCEL_LOG: log }), { baseDir: home });
-    const err = await failure(hub.request({ target: 'mcp.fix.sleep', payload: { ms: 30_000 }, source: human, timeout_ms: 300 }));
+    const err = await failure(
+      hub.request({ target: 'mcp.fix.sleep', payload: { ms: 30_000 }, source: human, timeout_ms: 300 }),
+    );
     expect(err.code).toBe('E_TIMEOUT');
     await until(() => existsSync(log), 'the server saw the cancellation');
     expect(await readFile(log, 'utf8')).toBe('cancelled 30000\n');

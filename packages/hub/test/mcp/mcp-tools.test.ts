@@ -61,7 +61,23 @@ describe('mcpToolSpec', () => {
       input_schema: { type: 'object' },
       description: '',
     });
-    expect(mcpToolSpec({ name: 'x', annotations: { idempotentHint: false } }, { trusted: true }).idempotent).toBe(false);
+    expect(mcpToolSpec({ name: 'x', annotations: { idempotentHint: false } }, { trusted: true }).idempotent).toBe(
+      false,
+    );
+  });
+
+  it("drops the top-level $schema (2020-12 is MCP's default dialect) from the registered schemas", () => {
+    const dialect = 'https://json-schema.org/draft/2020-12/schema';
+    const spec = mcpToolSpec(
+      {
+        name: 'x',
+        inputSchema: { $schema: dialect, type: 'object' },
+        outputSchema: { $schema: dialect, type: 'object' },
+      },
+      { trusted: false },
+    );
+    expect(spec.input_schema).toEqual({ type: 'object' });
+    expect((spec.output_schema?.properties as Record<string, unknown>).structuredContent).toEqual({ type: 'object' });
   });
 
   it('describes structuredContent with the output schema', () => {
@@ -86,7 +102,13 @@ describe('toDefinition', () => {
         annotations: { readOnlyHint: 'yes', openWorldHint: false, extra: 1 },
         other: true,
       }),
-    ).toEqual({ name: 't', title: 'T', description: 'd', inputSchema: { type: 'object' }, annotations: { openWorldHint: false } });
+    ).toEqual({
+      name: 't',
+      title: 'T',
+      description: 'd',
+      inputSchema: { type: 'object' },
+      annotations: { openWorldHint: false },
+    });
     expect(toDefinition({ description: 'no name' })).toBeNull();
     expect(toDefinition('x')).toBeNull();
   });

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 
+import { GRANT_GLOB_PATTERN } from '@finger/firewall';
+
 import { ACCESS } from '../../auth/auth-hook.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { GRANT_ROLES } from './tools.js';
 
-/** Tool-id globs: the characters of tool ids plus `*`, `?`, `{a,b}`. */
-export const TOOL_GLOB_PATTERN = '^[A-Za-z0-9_.*?{},-]{1,200}$';
 
 const grantBody = {
   type: 'object',
@@ -16,8 +16,8 @@ const grantBody = {
     role: { type: 'string', enum: [...GRANT_ROLES], description: 'Agent role (principals `agent:<role>`)' },
     tool: {
       type: 'string',
-      pattern: TOOL_GLOB_PATTERN,
-      description: 'Tool id or glob over tool ids, e.g. `fs.read` or `web.*`',
+      pattern: GRANT_GLOB_PATTERN.source,
+      description: 'Tool id or glob over tool ids (`*` within one dot segment, `**` across), e.g. `fs.read`, `web.*`',
     },
   },
 } as const;
@@ -71,7 +71,7 @@ export function grantRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const { role, tool } = request.body as { role: string; tool: string };
-      grants.grant(role, tool);
+      grants.grant(role, tool); // re-granting what the role has is a no-op
       return reply.code(201).send({ role, tool, grants: grants.list()[role] ?? [] });
     },
   );
@@ -82,7 +82,7 @@ export function grantRoutes(app: FastifyInstance, deps: RouteDeps): void {
       config: { roles: ACCESS.admin },
       schema: {
         tags: ['grants'],
-        summary: 'Revoke a stored grant of an agent role',
+        summary: 'Take a grant away from an agent role (a default or config grant is recorded as revoked)',
         body: grantBody,
         response: {
           200: {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 import { ACCESS } from '../../auth/auth-hook.js';
 import type { ToolRunParams } from '../../gateway/input-gateway.js';
@@ -17,6 +17,11 @@ export const toolIdParams = {
   additionalProperties: false,
   properties: { id: { type: 'string', minLength: 1, maxLength: 256 } },
 } as const;
+
+/** A POST without a body counts as `{}` (every field of these bodies is optional). */
+export async function emptyBodyIsObject(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
+}
 
 /** `GET /v1/tools`, `GET /v1/tools/:id`, `POST /v1/tools/:id/run`. */
 export function toolRoutes(app: FastifyInstance, deps: RouteDeps): void {
@@ -47,7 +52,7 @@ export function toolRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request) => {
       const { role } = request.query as { role?: string };
       const tools = hub.tools.list();
-      return { tools: role === undefined ? tools : tools.filter((t) => grants.isGranted(role, t.id)) };
+      return { tools: role === undefined ? tools : grants.granted(role, tools) };
     },
   );
 
@@ -92,6 +97,7 @@ export function toolRoutes(app: FastifyInstance, deps: RouteDeps): void {
     '/v1/tools/:id/run',
     {
       config: { roles: ACCESS.dispatch },
+      preValidation: emptyBodyIsObject,
       schema: {
         tags: ['tools', 'dispatch'],
         summary:

@@ -6,6 +6,7 @@ import { ACCESS, hasRole } from '../../auth/auth-hook.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { idHeaders, principalOf } from './input.js';
+import { emptyBodyIsObject } from './tools.js';
 
 /**
  * Who lists backups for a viewer: viewers may read the list over HTTP but may run no tool, so
@@ -81,6 +82,7 @@ export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
     '/v1/undo',
     {
       config: { roles: ACCESS.operator },
+      preValidation: emptyBodyIsObject,
       schema: {
         tags: ['undo'],
         summary: 'Restore the content a backup holds (default: the newest backup) (runs fs.undo)',

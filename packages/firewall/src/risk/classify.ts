@@ -1,0 +1,331 @@
+// Classification of a CommandModel: `safe` when every segment is a plain read-only command on the
+// safe list; `dangerous` for the findings of DANGER_RULES, red-flag notes and fetch|shell
+// pipelines; `moderate` for everything else. Reasons name the segment ("segment 2: rm with -r and
+// -f on '~'"), so a person can see what the firewall saw.
+
+import { type CommandModel, type CommandRiskLevel, maxLevel, type SimpleCommand } from './command-model.js';
+import { parseArgs } from './options.js';
+import { isBroadTarget, isNullSink, isStandardProgramPath, secretPath, sensitiveWriteTarget } from './paths.js';
+import {
+  DISK_TOOLS,
+  FETCHERS,
+  isDecoder,
+  isGitExecKey,
+  isInterpreter,
+  POWER_TOOLS,
+  PRIVILEGED,
+  readsScriptFromStdin,
+  SHELLS,
+} from './programs.js';
+import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
+import { hasConfusableLetter } from './unicode.js';
+import { findIsBroad, findRoots } from './wrappers.js';
+
+/** Accumulates findings: the strictest level and its reasons, dangerous ones first, without duplicates. */
+export class Findings {
+  level: CommandRiskLevel = 'safe';
+  readonly #dangerous: string[] = [];
+  readonly #moderate: string[] = [];
+  readonly #seen = new Set<string>();
+
+  add(level: CommandRiskLevel, reason: string): void {
+    this.level = maxLevel(this.level, level);
+    if (level === 'safe' || this.#seen.has(reason)) return;
+    this.#seen.add(reason);
+    (level === 'dangerous' ? this.#dangerous : this.#moderate).push(reason);
+  }
+
+  /** How many dangerous findings so far (a segment with one needs no "not read-only" line). */
+  get dangerousCount(): number {
+    return this.#dangerous.length;
+  }
+
+  reasons(): string[] {
+    return [...this.#dangerous, ...this.#moderate];
+  }
+}
+
+const EXEC_ENV =
+  /^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|DYLD_FRAMEWORK_PATH|BASH_ENV|ENV|PROMPT_COMMAND|PS4|IFS|SHELLOPTS|BASHOPTS|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_EXEC_PATH|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_TEMPLATE_DIR|GIT_PROXY_COMMAND|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|LESSOPEN|LESSCLOSE|BROWSER)$/;
+const PAGER_ENV = /^(?:PAGER|GIT_PAGER|MANPAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR)$/;
+const BENIGN_PAGER = /^(?:cat|less|more|true|vi|vim|nvim|nano|emacs|code --wait|)(?: -[A-Za-z]+)*$/;
+const WRITERS = new Set([
+  'tee', 'cp', 'mv', 'ln', 'install', 'rm', 'rmdir', 'unlink', 'shred', 'truncate', 'touch', 'mkdir', 'chmod', 'chown',
+  'chgrp', 'chattr', 'setfacl', 'rsync', 'scp', 'dd', 'sed', 'perl', 'curl', 'wget', 'patch',
+]);
+const OUTPUT_OPTIONS = ['output', 'output-document', 'directory-prefix', 'output-dir', 'target-directory', 'output-file'];
+
+function quote(s: string): string {
+  const t = s.length > 80 ? `${s.slice(0, 77)}…` : s;
+  return `'${t}'`;
+}
+
+function describe(seg: SimpleCommand): string {
+  return seg.program !== '' ? seg.program : seg.path;
+}
+
+function isDynamicAt(seg: SimpleCommand, index: number | undefined): boolean {
+  return index !== undefined && seg.dynamic.includes(index);
+}
+
+function rmRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = parseArgs('rm', seg.argv);
+  const rec = p.options.has('recursive');
+  const force = p.options.has('force');
+  if (p.options.has('no-preserve-root')) f.add('dangerous', `${label}: rm --no-preserve-root`);
+  if (!rec && !force) return;
+  const flags = [rec ? '-r' : '', force ? '-f' : ''].filter((x) => x !== '').join(' and ');
+  for (const t of p.positionals) {
+    const broad = t === '{}' ? seg.find_broad === true : isBroadTarget(t);
+    if (broad) f.add('dangerous', `${label}: rm with ${flags} on ${quote(t)}`);
+  }
+  if (rec && seg.unknown_tail) f.add('dangerous', `${label}: rm with ${flags} on arguments read at run time (xargs)`);
+}
+
+function ownershipRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = parseArgs(seg.program, seg.argv);
+  const targets = p.options.has('reference') ? p.positionals : p.positionals.slice(1);
+  if (p.options.has('recursive')) {
+    for (const t of targets) if (isBroadTarget(t)) f.add('dangerous', `${label}: ${seg.program} -R on ${quote(t)}`);
+  }
+  if (seg.program === 'chmod') {
+    const mode = p.options.has('reference') ? '' : (p.positionals[0] ?? '');
+    if (/^[2-7][0-7]{3}$/.test(mode) || /(?:^|,)[ugoa]*[+=][rwxXt]*s/.test(mode)) {
+      f.add('dangerous', `${label}: chmod ${mode} sets the setuid/setgid bit`);
+    }
+  }
+}
+
+function killRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const a = seg.argv;
+  let j = 1;
+  const first = a[1];
+  if (first !== undefined && first.startsWith('-') && first !== '--') {
+    if (first === '-l' || first === '-L') return;
+    j = first === '-s' || first === '-n' ? 3 : 2;
+  }
+  const pids = a.slice(j).filter((x) => x !== '--');
+  if (pids.includes('-1')) f.add('dangerous', `${label}: kill -1 signals every process`);
+  if (pids.includes('1')) f.add('dangerous', `${label}: kill signals init (pid 1)`);
+}
+
+function gitRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = parseArgs('git', seg.argv);
+  for (const v of [...(p.options.get('config') ?? []), ...(p.options.get('config-env') ?? [])]) {
+    const key = v.split('=', 1)[0] as string;
+    if (isGitExecKey(key)) f.add('dangerous', `${label}: git -c ${key}=… makes git run another program`);
+  }
+  if (p.options.has('exec-path') && (p.options.get('exec-path') ?? []).some((v) => v !== '')) {
+    f.add('dangerous', `${label}: git --exec-path runs git commands from another directory`);
+  }
+  if (p.positionals[0] === 'config') {
+    const ops = p.positionals.slice(1);
+    const [key, value] = ops[0] === 'set' ? [ops[1], ops[2]] : [ops[0], ops[1]];
+    if (key !== undefined && value !== undefined && isGitExecKey(key)) {
+      f.add('dangerous', `${label}: git config ${key} makes git run another program`);
+    }
+  }
+}
+
+function writerRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const prog = seg.program;
+  const p = parseArgs(prog, seg.argv);
+  let paths: string[] = [];
+  if (prog === 'dd') paths = seg.argv.filter((a) => a.startsWith('of=')).map((a) => a.slice(3));
+  else if (prog === 'curl' || prog === 'wget') paths = [];
+  else if (prog === 'sed') paths = p.options.has('in-place') ? p.positionals : [];
+  else if (prog === 'perl') paths = seg.argv.some((a) => /^-[a-zA-Z]*i/.test(a)) ? p.positionals : [];
+  else paths = p.positionals;
+  for (const o of OUTPUT_OPTIONS) paths.push(...(p.options.get(o) ?? []));
+  for (const t of paths) {
+    if (prog === 'dd' && t.startsWith('/dev/') && !isNullSink(t)) {
+      f.add('dangerous', `${label}: dd writes to the device ${quote(t)}`);
+      continue;
+    }
+    const sens = sensitiveWriteTarget(t);
+    if (sens !== null) f.add('dangerous', `${label}: ${prog} writes to ${quote(t)} (${sens})`);
+  }
+}
+
+function interpreterRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = seg.program;
+  if (!(SHELLS.has(p) || isInterpreter(p) || p === 'source' || p === '.')) return;
+  for (let i = 1; i < seg.argv.length; i++) {
+    const a = seg.argv[i] as string;
+    const prev = seg.argv[i - 1] as string;
+    const codeSlot = i === firstOperand(seg) || /^-[a-zA-Z]*[cem]$/.test(prev) || prev === '--eval' || prev === '--command';
+    if (codeSlot && isDynamicAt(seg, i) && /^(?:\$\(|`|<\()/.test(a)) {
+      f.add('dangerous', `${label}: ${p} runs code produced at run time (${quote(a)})`);
+    }
+  }
+}
+
+function firstOperand(seg: SimpleCommand): number {
+  for (let i = 1; i < seg.argv.length; i++) if (!(seg.argv[i] as string).startsWith('-')) return i;
+  return -1;
+}
+
+/** Rules that make a segment dangerous, by program. */
+function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = seg.program;
+  if (PRIVILEGED.has(p)) f.add('dangerous', `${label}: ${p} runs a command with elevated privileges`);
+  if (p === 'rm') rmRule(seg, label, f);
+  if (p === 'chmod' || p === 'chown' || p === 'chgrp') ownershipRule(seg, label, f);
+  if (p === 'kill') killRule(seg, label, f);
+  if (p === 'git') gitRule(seg, label, f);
+  if (DISK_TOOLS.has(p) || /^mkfs\./.test(p)) f.add('dangerous', `${label}: ${p} formats, partitions or wipes disks`);
+  if (POWER_TOOLS.has(p) || p === 'killall5') f.add('dangerous', `${label}: ${p} stops the machine or every process`);
+  if (p === 'init' && /^[06]$/.test(seg.argv[1] ?? '')) f.add('dangerous', `${label}: init ${seg.argv[1]} stops the machine`);
+  if (p === 'systemctl' && /^(?:poweroff|reboot|halt|kexec|suspend|hibernate|rescue|emergency)$/.test(parseArgs(p, seg.argv).positionals[0] ?? '')) {
+    f.add('dangerous', `${label}: systemctl ${parseArgs(p, seg.argv).positionals[0]} stops the machine`);
+  }
+  if ((p === 'nc' || p === 'ncat' || p === 'netcat') && seg.argv.some((a) => /^-[a-zA-Z]*[ec]$/.test(a) || /^--(?:exec|sh-exec|lua-exec)/.test(a))) {
+    f.add('dangerous', `${label}: ${p} -e connects a program to the network`);
+  }
+  if (p === 'socat' && seg.argv.some((a) => /^(?:exec|system):/i.test(a))) f.add('dangerous', `${label}: socat connects a program to the network`);
+  if (p === 'find' && seg.argv.includes('-delete')) {
+    const words = seg.argv.map((text, i) => ({ text, dynamic: seg.dynamic.includes(i) }));
+    if (findIsBroad(words)) f.add('dangerous', `${label}: find -delete on everything under ${findRoots(words).map((w) => quote(w.text)).join(', ') || "'.'"}`);
+  }
+  if (WRITERS.has(p)) writerRule(seg, label, f);
+  interpreterRule(seg, label, f);
+}
+
+function envRules(seg: SimpleCommand, label: string, f: Findings): void {
+  for (const a of seg.assignments) {
+    if (EXEC_ENV.test(a.name) || (PAGER_ENV.test(a.name) && (a.dynamic || !BENIGN_PAGER.test(a.value)))) {
+      f.add('dangerous', `${label}: ${a.name}=${quote(a.value)} can make programs run other code`);
+    } else if (a.name === 'PATH') {
+      f.add('moderate', `${label}: changes PATH (later commands may run other programs)`);
+    } else {
+      f.add('moderate', `${label}: sets ${a.name}`);
+    }
+  }
+}
+
+function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean {
+  let writes = false;
+  for (const r of seg.redirects) {
+    if (r.is_write) {
+      if (isNullSink(r.target)) continue;
+      writes = true;
+      const sens = sensitiveWriteTarget(r.target);
+      if (sens !== null) f.add('dangerous', `${label}: redirect ${r.op} writes to ${quote(r.target)} (${sens})`);
+      else if (r.dynamic) f.add('moderate', `${label}: writes to a path known only at run time (${quote(r.target)})`);
+      else f.add('moderate', `${label}: writes to ${quote(r.target)}`);
+    } else if (r.op === '<' || r.op === '<>') {
+      const secret = secretPath(r.target);
+      if (secret !== null) f.add('moderate', `${label}: reads the credential file ${quote(r.target)}`);
+    }
+  }
+  return writes;
+}
+
+function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
+  let found = false;
+  const network = FETCHERS.has(seg.program) || seg.program === 'scp' || seg.program === 'rsync';
+  for (let i = 1; i < seg.argv.length; i++) {
+    const a = seg.argv[i] as string;
+    const secret = secretPath(a);
+    if (secret === null) continue;
+    found = true;
+    if (network) f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
+    else f.add('moderate', `${label}: reads the credential file ${quote(a)}`);
+  }
+  return found;
+}
+
+function wrapperRules(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = seg.program;
+  if (NEUTRAL_WRAPPERS.has(p) || SHELLS.has(p) || p === 'env') return;
+  if (p === 'eval') f.add('moderate', `${label}: eval runs a string as shell code`);
+  else if (p === 'xargs') f.add('moderate', `${label}: xargs runs a command on arguments read from its input`);
+  else if (!PRIVILEGED.has(p)) f.add('moderate', `${label}: ${p} runs another command`);
+}
+
+/** Findings for one segment (index is 0-based; reasons say "segment N", 1-based). */
+export function classifySegment(seg: SimpleCommand, index: number, f: Findings): void {
+  const label = `segment ${index + 1}`;
+  if (seg.unknown_program) {
+    f.add('dangerous', `${label}: the program is computed at run time (${quote(seg.path)})`);
+    return;
+  }
+  if (hasConfusableLetter(seg.path)) f.add('dangerous', `${label}: the program name ${quote(seg.path)} has non-ASCII letters`);
+  for (const a of seg.argv) {
+    if (a.startsWith('-') && hasConfusableLetter(a)) f.add('dangerous', `${label}: the option ${quote(a)} has non-ASCII letters`);
+  }
+  const before = f.dangerousCount;
+  envRules(seg, label, f);
+  const writes = redirectRules(seg, label, f);
+  if (seg.argv.length === 0) return;
+  dangerRules(seg, label, f);
+  const secret = secretRule(seg, label, f);
+  if (seg.wrapper) {
+    wrapperRules(seg, label, f);
+    return;
+  }
+  if (seg.local_binary) {
+    f.add('moderate', `${label}: ${quote(seg.path)} is a local binary, not the system command`);
+  } else if (!isStandardProgramPath(seg.path)) {
+    f.add('moderate', `${label}: ${quote(seg.path)} is run from a non-standard directory`);
+  } else if (seg.unknown_tail) {
+    f.add('moderate', `${label}: ${describe(seg)} gets arguments read at run time (xargs)`);
+  } else if (seg.dynamic.length > 0) {
+    f.add('moderate', `${label}: arguments known only at run time (${seg.dynamic.map((i) => quote(seg.argv[i] ?? '')).join(', ')})`);
+  } else if (!isSafeCommand(seg.program, seg.argv.slice(1))) {
+    if (f.dangerousCount === before) f.add('moderate', `${label}: ${shortForm(seg)} is not a read-only command`);
+  } else if (seg.assignments.length === 0 && !writes && !secret) {
+    return; // safe
+  }
+}
+
+function shortForm(seg: SimpleCommand): string {
+  if (seg.program === 'git') {
+    const sub = parseArgs('git', seg.argv).positionals[0];
+    return sub === undefined ? 'git' : `git ${sub}`;
+  }
+  return describe(seg);
+}
+
+function pipelineRules(model: CommandModel, f: Findings): void {
+  const groups = new Map<number, { seg: SimpleCommand; i: number }[]>();
+  model.segments.forEach((seg, i) => {
+    if (seg.pipeline === null || seg.wrapper) return;
+    const g = groups.get(seg.pipeline.id);
+    if (g === undefined) groups.set(seg.pipeline.id, [{ seg, i }]);
+    else g.push({ seg, i });
+  });
+  for (const g of groups.values()) {
+    const sources = g.filter(({ seg }) => FETCHERS.has(seg.program) || isDecoder(seg));
+    if (sources.length === 0) continue;
+    for (const { seg, i } of g) {
+      if (!readsScriptFromStdin(seg)) continue;
+      const src = sources.find((s) => (s.seg.pipeline?.index ?? 0) < (seg.pipeline?.index ?? 0));
+      if (src === undefined) continue;
+      const what = FETCHERS.has(src.seg.program) ? 'downloads' : 'decodes';
+      f.add('dangerous', `segment ${i + 1}: ${seg.program} runs what ${src.seg.program} (segment ${src.i + 1}) ${what}`);
+    }
+  }
+}
+
+/** Classifies a whole model. */
+export function classify(model: CommandModel): { level: CommandRiskLevel; reasons: string[] } {
+  const f = new Findings();
+  for (const note of model.notes) f.add('dangerous', note);
+  model.segments.forEach((seg, i) => classifySegment(seg, i, f));
+  pipelineRules(model, f);
+  const fl = model.flags;
+  if (fl.substitution) f.add('moderate', 'uses command substitution');
+  else if (fl.dynamic) f.add('moderate', 'uses values known only at run time');
+  if (fl.path_change) f.add('moderate', 'changes PATH: later commands may run other programs');
+  if (fl.control_flow) f.add('moderate', 'uses control flow (if / for / while / case / test)');
+  if (fl.function_def) f.add('moderate', 'defines a shell function');
+  if (fl.background) f.add('moderate', 'runs a command in the background');
+  if (fl.too_long) f.add('moderate', 'the command is longer than 10,000 characters');
+  if (model.unparseable !== undefined) f.add('moderate', `could not parse the command: ${model.unparseable}`);
+  if (f.level === 'safe') {
+    const names = model.segments.filter((s) => !s.wrapper && s.argv.length > 0).map(shortForm);
+    return { level: 'safe', reasons: names.length === 0 ? ['nothing to run'] : [`read-only: ${[...new Set(names)].join(', ')}`] };
+  }
+  return { level: f.level, reasons: f.reasons() };
+}

@@ -1,0 +1,197 @@
+// Shell command patterns for policy rules, matched against the CommandModel (never against raw
+// text). A DENY pattern matches every spelling: any segment at any depth, the program by basename
+// after de-quoting, options normalised, operands as an ordered subsequence, `*` for any arguments.
+// An ALLOW pattern matches only a command that is exactly one plain segment of that shape.
+
+import { FingerError } from '@finger/protocol';
+
+import type { CommandModel, SimpleCommand } from './command-model.js';
+import { type ParsedArgs, parseArgs, SUBCOMMAND_PROGRAMS } from './options.js';
+import { isStandardProgramPath } from './paths.js';
+import { stripInvisible } from './unicode.js';
+import { splitPatternWords } from './words.js';
+
+/** A compiled command pattern. */
+export interface CommandPattern {
+  readonly source: string;
+  readonly mode: 'deny' | 'allow';
+  /** Whether the pattern matches the command. */
+  test(model: CommandModel): boolean;
+  /** Index of the first matching segment (for an allow pattern: 0), or -1. */
+  firstMatch(model: CommandModel): number;
+}
+
+type Matcher = (s: string) => boolean;
+
+const GLOB_CHARS = /[*?[]/;
+
+/** Compiles a glob (`*` any run of characters including `/`, `?` one, `[…]` a class) once. */
+function compileGlob(glob: string): Matcher {
+  if (!GLOB_CHARS.test(glob)) return (s) => s === glob;
+  if (glob === '*') return () => true;
+  let re = '^';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        let body = glob.slice(i + 1, end);
+        if (body.startsWith('!')) body = `^${body.slice(1)}`;
+        re += `[${body.replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\\]/]/g, '\\$&');
+  }
+  const regex = new RegExp(`${re}$`, 's');
+  return (s) => regex.test(s);
+}
+
+const OPERATORS = new Set(['|', '||', '&&', ';', '&', '|&', ';;']);
+
+function basename(p: string): string {
+  const slash = p.lastIndexOf('/');
+  return slash < 0 ? p : p.slice(slash + 1);
+}
+
+/** The program name a deny pattern compares: basename, invisible characters removed. */
+const programKeys = new WeakMap<SimpleCommand, string>();
+function programKey(seg: SimpleCommand): string {
+  let k = programKeys.get(seg);
+  if (k === undefined) {
+    k = basename(stripInvisible(seg.path));
+    programKeys.set(seg, k);
+  }
+  return k;
+}
+
+const parsedCache = new WeakMap<SimpleCommand, Map<string, ParsedArgs>>();
+function parsedAs(seg: SimpleCommand, program: string): ParsedArgs {
+  let byProgram = parsedCache.get(seg);
+  if (byProgram === undefined) {
+    byProgram = new Map();
+    parsedCache.set(seg, byProgram);
+  }
+  let p = byProgram.get(program);
+  if (p === undefined) {
+    p = parseArgs(program, seg.argv);
+    byProgram.set(program, p);
+  }
+  return p;
+}
+
+function invalid(pattern: string, why: string): FingerError {
+  return new FingerError('E_INVALID_ARGS', `invalid command pattern ${JSON.stringify(pattern)}: ${why}`, { pattern });
+}
+
+function compileDeny(source: string, words: string[]): CommandPattern {
+  const progWord = basename(words[0] as string);
+  const progIsGlob = GLOB_CHARS.test(progWord);
+  const progMatch = compileGlob(progWord);
+  const specName = progIsGlob ? '' : progWord;
+  const parsed = parseArgs(specName, words);
+  const options = [...parsed.options].map(([name, values]) => {
+    const wanted = values.filter((v) => v !== '' && v !== '*').map(compileGlob);
+    return { name, wanted };
+  });
+  const operands = parsed.positionals.filter((p) => p !== '*').map(compileGlob);
+  const anchored = SUBCOMMAND_PROGRAMS.has(specName) && parsed.positionals[0] !== '*';
+
+  const segmentMatches = (seg: SimpleCommand): boolean => {
+    if (seg.argv.length === 0) return false;
+    if (!seg.unknown_program && !progMatch(programKey(seg))) return false;
+    const args = parsedAs(seg, specName);
+    const open = seg.unknown_tail; // xargs may append any option or operand
+    for (const o of options) {
+      const have = args.options.get(o.name);
+      if (have === undefined) {
+        if (open) continue;
+        return false;
+      }
+      if (o.wanted.length > 0 && !o.wanted.some((m) => have.some((v) => m(v)))) return false;
+    }
+    // operands: an ordered subsequence (the first one anchored for subcommand programs)
+    let k = 0;
+    for (let i = 0; i < args.positionals.length && k < operands.length; i++) {
+      const value = args.positionals[i] as string;
+      const wild = seg.dynamic.includes(args.positionalIndex[i] as number) || (value === '{}' && seg.via.includes('find -exec'));
+      if (wild || (operands[k] as Matcher)(value)) k++;
+      else if (anchored && k === 0) return false;
+    }
+    return k === operands.length || open;
+  };
+
+  return {
+    source,
+    mode: 'deny',
+    firstMatch(model) {
+      const segs = model.segments;
+      for (let i = 0; i < segs.length; i++) if (segmentMatches(segs[i] as SimpleCommand)) return i;
+      return -1;
+    },
+    test(model) {
+      return this.firstMatch(model) >= 0;
+    },
+  };
+}
+
+function compileAllow(source: string, words: string[]): CommandPattern {
+  const prog = words[0] as string;
+  const progHasSlash = prog.includes('/');
+  const tokens = words.slice(1).map((w) => (w === '*' ? null : compileGlob(w)));
+
+  const argsMatch = (args: string[], ai: number, ti: number): boolean => {
+    if (ti === tokens.length) return ai === args.length;
+    const t = tokens[ti];
+    if (t === null || t === undefined) {
+      for (let k = ai; k <= args.length; k++) if (argsMatch(args, k, ti + 1)) return true;
+      return false;
+    }
+    return ai < args.length && t(args[ai] as string) && argsMatch(args, ai + 1, ti + 1);
+  };
+
+  const plain = (model: CommandModel): SimpleCommand | null => {
+    if (model.segments.length !== 1 || model.unparseable !== undefined || model.notes.length > 0) return null;
+    const f = model.flags;
+    if (f.substitution || f.dynamic || f.env_change || f.path_change || f.background || f.function_def) return null;
+    if (f.control_flow || f.heredoc || f.redirect_write || f.invisible_unicode || f.too_long || f.subshell) return null;
+    const seg = model.segments[0] as SimpleCommand;
+    if (seg.wrapper || seg.unknown_program || seg.unknown_tail || seg.redirects.length > 0) return null;
+    if (seg.assignments.length > 0 || seg.dynamic.length > 0 || seg.via.length > 0) return null;
+    return seg;
+  };
+
+  return {
+    source,
+    mode: 'allow',
+    firstMatch(model) {
+      const seg = plain(model);
+      if (seg === null) return -1;
+      const progOk = progHasSlash
+        ? seg.path === prog
+        : seg.path === prog || (seg.program === prog && !seg.local_binary && isStandardProgramPath(seg.path));
+      return progOk && argsMatch(seg.argv, 1, 0) ? 0 : -1;
+    },
+    test(model) {
+      return this.firstMatch(model) >= 0;
+    },
+  };
+}
+
+/**
+ * Compiles a policy shell pattern once (`rm -rf *`, `git push --force`, `curl * | sh` is refused:
+ * one command per pattern). `deny` matches every spelling of the command anywhere in the model;
+ * `allow` matches only a whole command of exactly that shape. Throws `E_INVALID_ARGS` for an
+ * empty pattern, an open quote or a shell operator.
+ */
+export function compileCommandPattern(pattern: string, mode: 'deny' | 'allow'): CommandPattern {
+  const words = splitPatternWords(pattern);
+  if (words === null) throw invalid(pattern, 'unterminated quote');
+  if (words.length === 0) throw invalid(pattern, 'empty pattern');
+  const op = words.find((w) => OPERATORS.has(w));
+  if (op !== undefined) throw invalid(pattern, `'${op}': a pattern describes one command`);
+  if (mode !== 'deny' && mode !== 'allow') throw invalid(pattern, `mode must be 'deny' or 'allow'`);
+  return mode === 'deny' ? compileDeny(pattern, words) : compileAllow(pattern, words);
+}

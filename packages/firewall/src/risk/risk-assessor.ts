@@ -1,0 +1,212 @@
+// The RiskAssessor: pure classification of shell commands (`safe | moderate | dangerous`, with
+// reasons and the canonical model). The bash grammar (WASM) is loaded once by `create()`;
+// `assess()` and `parse()` are synchronous and do no I/O. Assessments are cached by command text
+// (bounded LRU), and a command made only of plain words whose program is on the safe list takes a
+// fast path without a parse.
+
+import { type CommandModel, emptyFlags, type RiskAssessment, type SimpleCommand } from './command-model.js';
+import { classify, classifySegment, Findings } from './classify.js';
+import { ModelBuilder } from './model-builder.js';
+import { redFlagPaths } from './paths.js';
+import { isSafeCommand } from './safe-commands.js';
+import { BashGrammar } from './syntax-tree.js';
+import { findInvisible, hasNonAscii } from './unicode.js';
+
+/** Options of {@link RiskAssessor.create}. */
+export interface RiskAssessorOptions {
+  /** path of tree-sitter-bash.wasm (default: the one shipped in the tree-sitter-bash package) */
+  wasmPath?: string;
+  /** assessments kept per input kind (text, argv); default 4096 */
+  cacheSize?: number;
+}
+
+/** Counters since creation (for the bench and diagnostics). */
+export interface RiskAssessorStats {
+  fast_path: number;
+  cache_hits: number;
+  parses: number;
+  cache_size: number;
+}
+
+/** Commands longer than this are at least CONFIRM (moderate). */
+export const LONG_COMMAND = 10_000;
+/** Commands longer than this are not parsed at all (unparseable). */
+export const MAX_PARSE_LENGTH = 100_000;
+/** Longer keys are not cached (bounds the cache's memory). */
+const MAX_CACHED_KEY = 8_192;
+
+/** Plain words only: no quotes, `$`, backticks, globs, redirections, separators or escapes. */
+const PLAIN = /^[A-Za-z0-9_./=:@%+,-]+(?: +[A-Za-z0-9_./=:@%+,-]+)*$/;
+
+class Lru<V> {
+  readonly #max: number;
+  readonly #map = new Map<string, V>();
+  constructor(max: number) {
+    this.#max = max;
+  }
+  get(key: string): V | undefined {
+    const v = this.#map.get(key);
+    if (v !== undefined) {
+      this.#map.delete(key);
+      this.#map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, value: V): void {
+    if (this.#max <= 0 || key.length > MAX_CACHED_KEY) return;
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.#max) this.#map.delete(this.#map.keys().next().value as string);
+  }
+  get size(): number {
+    return this.#map.size;
+  }
+}
+
+function freezeModel(m: CommandModel): void {
+  for (const s of m.segments) {
+    Object.freeze(s.argv);
+    Object.freeze(s.dynamic);
+    for (const a of s.assignments) Object.freeze(a);
+    Object.freeze(s.assignments);
+    for (const r of s.redirects) Object.freeze(r);
+    Object.freeze(s.redirects);
+    Object.freeze(s.via);
+    if (s.pipeline !== null) Object.freeze(s.pipeline);
+    Object.freeze(s);
+  }
+  Object.freeze(m.segments);
+  Object.freeze(m.flags);
+  Object.freeze(m.notes);
+  Object.freeze(m);
+}
+
+function finish(model: CommandModel): RiskAssessment {
+  const { level, reasons } = classify(model);
+  const a: RiskAssessment = { level, reasons, model };
+  if (model.unparseable !== undefined) a.unparseable = true;
+  freezeModel(model);
+  Object.freeze(reasons);
+  return Object.freeze(a);
+}
+
+/**
+ * Classifies shell commands for the firewall's default policy (`safe` → AUTO, `moderate` →
+ * CONFIRM, `dangerous` → APPROVE, unparseable → at least CONFIRM). Create one per process with
+ * {@link RiskAssessor.create}; returned assessments are frozen and may be shared.
+ */
+export class RiskAssessor {
+  readonly #grammar: BashGrammar;
+  readonly #text: Lru<RiskAssessment>;
+  readonly #argv: Lru<RiskAssessment>;
+  #fast = 0;
+  #hits = 0;
+  #parses = 0;
+
+  private constructor(grammar: BashGrammar, cacheSize: number) {
+    this.#grammar = grammar;
+    this.#text = new Lru(cacheSize);
+    this.#argv = new Lru(cacheSize);
+  }
+
+  /** Loads the bash grammar (the only asynchronous, file-reading step). */
+  static async create(options: RiskAssessorOptions = {}): Promise<RiskAssessor> {
+    const grammar = await BashGrammar.load(options.wasmPath);
+    return new RiskAssessor(grammar, options.cacheSize ?? 4096);
+  }
+
+  /**
+   * Assesses a shell command line (string) or an exec'd argv (array: no shell parsing of the
+   * array itself, but `sh -c` and other wrappers inside it recurse).
+   */
+  assess(command: string | readonly string[]): RiskAssessment {
+    if (typeof command !== 'string') {
+      const key = JSON.stringify(command);
+      const hit = this.#argv.get(key);
+      if (hit !== undefined) {
+        this.#hits++;
+        return hit;
+      }
+      const a = finish(this.#build(command));
+      this.#argv.set(key, a);
+      return a;
+    }
+    const hit = this.#text.get(command);
+    if (hit !== undefined) {
+      this.#hits++;
+      return hit;
+    }
+    const fast = this.#fastPath(command);
+    if (fast !== null) {
+      this.#fast++;
+      this.#text.set(command, fast);
+      return fast;
+    }
+    const a = finish(this.#build(command));
+    this.#text.set(command, a);
+    return a;
+  }
+
+  /** The canonical command model (not cached; no classification). */
+  parse(command: string | readonly string[]): CommandModel {
+    return this.#build(command);
+  }
+
+  /** Counters since creation. */
+  stats(): RiskAssessorStats {
+    return { fast_path: this.#fast, cache_hits: this.#hits, parses: this.#parses, cache_size: this.#text.size + this.#argv.size };
+  }
+
+  /** A command of plain words whose program is on the safe list: classified without a parse. */
+  #fastPath(text: string): RiskAssessment | null {
+    if (text.length > LONG_COMMAND || !PLAIN.test(text)) return null;
+    const argv = text.split(/ +/);
+    const program = argv[0] as string;
+    if (program.includes('/') || program.includes('=') || !isSafeCommand(program, argv.slice(1))) return null;
+    if (redFlagPaths(text).length > 0) return null;
+    const seg: SimpleCommand = {
+      argv,
+      program,
+      path: program,
+      dynamic: [],
+      assignments: [],
+      redirects: [],
+      via: [],
+      wrapper: false,
+      local_binary: false,
+      unknown_program: false,
+      unknown_tail: false,
+      pipeline: null,
+    };
+    const f = new Findings();
+    classifySegment(seg, 0, f);
+    if (f.level !== 'safe') return null;
+    return finish({ segments: [seg], flags: emptyFlags(), notes: [] });
+  }
+
+  #build(command: string | readonly string[]): CommandModel {
+    const b = new ModelBuilder(this.#grammar);
+    const text = typeof command === 'string' ? command : command.join(' ');
+    const invisible = hasNonAscii(text) || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text) ? findInvisible(text) : null;
+    if (invisible !== null) {
+      b.flags.invisible_unicode = true;
+      b.redFlags.push(invisible);
+    }
+    b.redFlags.push(...redFlagPaths(text));
+    if (text.length > LONG_COMMAND) b.flags.too_long = true;
+    if (typeof command !== 'string') {
+      this.#parses++;
+      b.argv([...command], ModelBuilder.rootContext());
+    } else if (command.length > MAX_PARSE_LENGTH) {
+      b.unparseable = `longer than ${MAX_PARSE_LENGTH} characters; not parsed`;
+    } else {
+      this.#parses++;
+      try {
+        b.script(command, ModelBuilder.rootContext());
+      } catch (e) {
+        b.unparseable = `parser failure: ${e instanceof Error ? e.message : String(e)}`;
+      }
+    }
+    return b.model();
+  }
+}
