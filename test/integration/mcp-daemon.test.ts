@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { build, type FingerApp } from '@finger/daemon';
-import { runCli, tempDir, type TempDir } from '@finger/testkit';
+import { runCli, type TempDir, tempDir } from '@finger/testkit';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/mcp/fixture-server.mjs', import.meta.url));
 

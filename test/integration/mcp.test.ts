@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
   createRuntime,
-  type McpRuntime,
   mcpManifest,
+  type McpRuntime,
   type McpServerConfig,
   MessageHub,
   type ModuleRuntime,

@@ -23,7 +23,7 @@ import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
 import { MemoryRequestStore } from './store/memory-request-store.js';
 import type { RequestStore } from './store/request-store.js';
-import { invalidArgsError, invalidResultError, type SchemaCheck } from './tools/schema-validator.js';
+import { invalidArgsError, type SchemaCheck } from './tools/schema-validator.js';
 import { ToolRegistry, type ToolRegistryOptions } from './tools/tool-registry.js';
 import { InProcessTransport } from './transport/in-process.js';
 import type { Transport } from './transport/transport.js';
@@ -390,33 +390,22 @@ export class MessageHub implements PendingCallHost {
       payload: p.payload,
     };
     const checkResult = target.check_result;
-    if (this.interceptors.length === 0) {
-      const sent = this.send(envelope, entry, ttl, now);
-      return checkResult === undefined ? sent : sent.then((r) => this.acceptResult(target.tool_id, checkResult, r));
-    }
+    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now, checkResult);
     const call: HubCall = {
       envelope,
       resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
       direct: p.direct === true,
     };
-    return runInterceptors(
-      this.interceptors,
-      call,
-      checkResult === undefined
-        ? () => this.send(envelope, entry, ttl)
-        : () => this.send(envelope, entry, ttl).then((r) => this.acceptResult(target.tool_id, checkResult, r)),
-    );
+    return runInterceptors(this.interceptors, call, () => this.send(envelope, entry, ttl, undefined, checkResult));
   }
 
-  /** A result passes the tool's output_schema, else the call fails with E_MODULE_ERROR. */
-  private acceptResult(tool_id: string, check: SchemaCheck, result: unknown): unknown {
-    const issues = check(result);
-    if (issues === undefined) return result;
-    this.counters.calls_failed++;
-    throw invalidResultError(tool_id, issues);
-  }
-
-  private send(envelope: Envelope, entry: ModuleEntry, ttl: number, now?: number): Promise<unknown> {
+  private send(
+    envelope: Envelope,
+    entry: ModuleEntry,
+    ttl: number,
+    now?: number,
+    checkResult?: SchemaCheck,
+  ): Promise<unknown> {
     if (entry.status === 'draining')
       return this.fail(
         new FingerError('E_NO_TARGET', `module "${entry.id}" is being unregistered`, { target: envelope.target }),
@@ -431,7 +420,7 @@ export class MessageHub implements PendingCallHost {
         ),
       );
     }
-    const call = new PendingCall(this, envelope, entry, ttl);
+    const call = new PendingCall(this, envelope, entry, ttl, checkResult);
     this.inflightTotal++;
     if (queueing) call.enqueue();
     else call.start(now);

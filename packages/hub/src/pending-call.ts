@@ -3,6 +3,7 @@ import { FingerError } from '@finger/protocol';
 
 import type { LeaseHolder, LeaseTable } from './lease-table.js';
 import type { ModuleEntry, Waiter } from './registry/module-entry.js';
+import { invalidResultError, type SchemaCheck } from './tools/schema-validator.js';
 import type { Canceller, RequestHooks, Transport } from './transport/transport.js';
 
 /** Callbacks from a pending call into the hub (kept narrow so this file stays about one call). */
@@ -35,6 +36,8 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     readonly envelope: Envelope,
     readonly entry: ModuleEntry,
     readonly ttl: number,
+    /** The tool's compiled output_schema: a result that fails it fails the call (E_MODULE_ERROR). */
+    private readonly checkResult?: SchemaCheck,
   ) {
     this.promise = new Promise((res, rej) => {
       this.resolve = res;
@@ -78,7 +81,9 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
   }
 
   onReply(reply: Envelope): void {
-    if (reply.error !== undefined) this.finish(undefined, FingerError.fromInfo(reply.error));
+    if (reply.error !== undefined) return this.finish(undefined, FingerError.fromInfo(reply.error));
+    const issues = this.checkResult?.(reply.payload);
+    if (issues !== undefined) this.finish(undefined, invalidResultError(this.envelope.target, issues));
     else this.finish(reply.payload, undefined);
   }
 

@@ -11,7 +11,7 @@ export { isHubCommand, parseHubCommand } from './hub-command.js';
 export { isUlid, ulid } from './ids.js';
 export { jsonErrorPosition } from './json-error-position.js';
 export type { CapabilityLevel, ModuleManifest, PermissionLevel, RiskLevel, RuntimeSpec, ToolSpec } from './manifest.js';
-export { MCP_MODULE_ID_PATTERN, manifestSchema, MODULE_ID_PATTERN } from './manifest.js';
+export { manifestSchema, MCP_MODULE_ID_PATTERN, MODULE_ID_PATTERN } from './manifest.js';
 export { rfc3339 } from './time.js';
 export type { ValidationIssue } from './validation.js';
 export { compileChecker, createAjv, formatAjvErrors } from './validation.js';

@@ -2,7 +2,7 @@ import type { Envelope } from './envelope.js';
 import { envelopeSchema } from './envelope.js';
 import { FingerError } from './finger-error.js';
 import type { ModuleManifest } from './manifest.js';
-import { MCP_MODULE_ID_PATTERN, manifestSchema } from './manifest.js';
+import { manifestSchema, MCP_MODULE_ID_PATTERN } from './manifest.js';
 import { compileChecker, createAjv, type ValidationIssue } from './validation.js';
 
 const ajv = createAjv();

@@ -39,7 +39,6 @@ const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|', '<>']);
 const CONTROL = new Set([
   'if_statement', 'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'test_command',
 ]);
-const TOKENS_TO_SKIP = new Set(['$(', '`', ')', '<(', '>(', '(', '{', '}', '"']);
 
 /** Collects the model of one command; use {@link ModelBuilder.script} or {@link ModelBuilder.argv} once, then {@link ModelBuilder.model}. */
 export class ModelBuilder {
@@ -529,19 +528,15 @@ export class ModelBuilder {
     let dynamic = false;
     let pos = from;
     for (const child of node.children) {
-      if (!child.named) {
-        if (TOKENS_TO_SKIP.has(child.type) || child.type === '$') continue;
-      }
-      if (child.start < pos || child.end > to) continue;
+      // anonymous tokens carry no positions; the literal gaps around children cover them
+      if (!child.named || child.start < pos || child.end > to) continue;
       text += decode(src.slice(pos, child.start));
       if (child.type === 'string_content' || child.type === 'heredoc_content') {
         text += decode(src.slice(child.start, child.end));
-      } else if (child.named) {
+      } else {
         const w = this.#word(child, src, ctx);
         text += w.text;
         dynamic ||= w.dynamic;
-      } else {
-        text += src.slice(child.start, child.end);
       }
       pos = child.end;
     }

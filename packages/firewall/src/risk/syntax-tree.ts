@@ -23,6 +23,17 @@ export interface ParsedScript {
   hasError: boolean;
 }
 
+/** Parents whose children's field names the model builder reads. */
+const FIELD_PARENTS = new Set([
+  'command', 'redirected_statement', 'file_redirect', 'heredoc_redirect', 'variable_assignment', 'function_definition',
+]);
+/** Named node types that never have children (tokens). */
+const LEAF_TYPES = new Set([
+  'word', 'number', 'raw_string', 'ansi_c_string', 'string_content', 'variable_name', 'file_descriptor',
+  'heredoc_start', 'heredoc_end', 'heredoc_content', 'comment', 'special_variable_name', 'test_operator', 'regex',
+  'extglob_pattern',
+]);
+
 let runtimeReady: Promise<void> | undefined;
 
 /** Initialises the web-tree-sitter runtime once per process (it is process-global WASM state). */
@@ -83,42 +94,53 @@ export class BashGrammar {
     }
   }
 
-  /** Copies the subtree under the cursor (positioned on the root) without recursion. */
+  /**
+   * Copies the subtree under the cursor (positioned on the root) without recursion. Every cursor
+   * accessor is a call into WASM, so it asks only what the model builder reads: the field name
+   * only under parents that use fields, no positions for anonymous tokens (except `$`), and no
+   * child lookup for token types that are always leaves.
+   */
   #copy(cursor: TreeCursor): SyntaxNode {
     const types = this.#types;
     const named = this.#named;
     const fields = this.#fields;
-    const make = (): SyntaxNode => {
+    const make = (parent: SyntaxNode | null): SyntaxNode => {
       const id = cursor.nodeTypeId;
       const type = types[id];
-      return {
-        // ERROR nodes carry a builtin id outside the grammar's type table
+      // ERROR nodes carry a builtin id outside the grammar's type table
+      const isNamed = type === undefined ? true : (named[id] ?? false);
+      const node: SyntaxNode = {
         type: type ?? cursor.nodeType,
-        named: type === undefined ? true : (named[id] ?? false),
-        field: fields[cursor.currentFieldId] ?? null,
-        start: cursor.startIndex,
-        end: cursor.endIndex,
+        named: isNamed,
+        field: parent !== null && FIELD_PARENTS.has(parent.type) ? (fields[cursor.currentFieldId] ?? null) : null,
+        start: 0,
+        end: 0,
         children: [],
       };
+      if (isNamed || node.type === '$') {
+        node.start = cursor.startIndex;
+        node.end = cursor.endIndex;
+      }
+      return node;
     };
-    const root = make();
+    const root = make(null);
     const stack: SyntaxNode[] = [root];
     for (;;) {
-      const parent = stack[stack.length - 1] as SyntaxNode;
-      if (cursor.gotoFirstChild()) {
-        const child = make();
-        parent.children.push(child);
+      const current = stack[stack.length - 1] as SyntaxNode;
+      if (current.named && !LEAF_TYPES.has(current.type) && cursor.gotoFirstChild()) {
+        const child = make(current);
+        current.children.push(child);
         stack.push(child);
         continue;
       }
-      // leaf: move to the next sibling, climbing as needed
+      // no children: move to the next sibling, climbing as needed
       for (;;) {
         if (stack.length === 1) return root;
         stack.pop();
+        const parent = stack[stack.length - 1] as SyntaxNode;
         if (cursor.gotoNextSibling()) {
-          const up = stack[stack.length - 1] as SyntaxNode;
-          const sibling = make();
-          up.children.push(sibling);
+          const sibling = make(parent);
+          parent.children.push(sibling);
           stack.push(sibling);
           break;
         }

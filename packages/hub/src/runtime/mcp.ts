@@ -1,6 +1,7 @@
 import path from 'node:path';
 
 import type { Client } from '@modelcontextprotocol/client';
+
 import type { RuntimeSpec, ToolSpec } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
@@ -9,7 +10,7 @@ import { DEFAULT_LIMITS } from '../hub-types.js';
 import type { Logger } from '../logger.js';
 import { mapMcpError, textOf } from './mcp-errors.js';
 import { definitionHash, McpPinStore } from './mcp-pins.js';
-import { MCP_TOOL_NAME, mcpToolSpec, type McpToolDefinition, toDefinition } from './mcp-tools.js';
+import { MCP_TOOL_NAME, type McpToolDefinition, mcpToolSpec, toDefinition } from './mcp-tools.js';
 import { childEnv } from './process-tree.js';
 import { ReadyGate } from './ready-gate.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';

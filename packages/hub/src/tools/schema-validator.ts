@@ -21,7 +21,7 @@ type Ajv = ReturnType<typeof createAjv>;
  * `$schema` removed, so their common keywords still apply instead of refusing the tool.
  */
 function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
-  if (typeof schema.$schema !== 'string' || /draft-0[67]\/schema#?$/.test(schema.$schema)) return schema;
+  if (typeof schema.$schema !== 'string' || /draft-07\/schema#?$/.test(schema.$schema)) return schema;
   const { $schema: _dialect, ...rest } = schema;
   return rest;
 }

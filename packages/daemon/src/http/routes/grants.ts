@@ -7,7 +7,6 @@ import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { GRANT_ROLES } from './tools.js';
 
-
 const grantBody = {
   type: 'object',
   required: ['role', 'tool'],
