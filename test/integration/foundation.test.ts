@@ -33,7 +33,7 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
     const r = await d.http('GET', '/v1/modules');
     expect(r.status).toBe(200);
     const ids = r.body.modules.map((m: { id: string }) => m.id).sort();
-    expect(ids).toEqual(['counter', 'echo', 'nester', 'ping', 'pyworker', 'whoami']);
+    expect(ids).toEqual(['counter', 'echo', 'fs', 'nester', 'ping', 'pyworker', 'scratchpad', 'shell', 'web', 'whoami']);
   });
 
   it('echoes a blocking /hub dispatch', async () => {
@@ -130,7 +130,7 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
       '$.tools[0].capability_level',
     ]);
     const list = await d.http('GET', '/v1/modules');
-    expect(list.body.modules).toHaveLength(6);
+    expect(list.body.modules).toHaveLength(10);
   });
 
   it('ignores a source forged in the body: the principal comes from the token', async () => {

@@ -7,6 +7,16 @@ export { AuditLog } from './audit/audit-log.js';
 export type { AuditVerifyOptions, AuditVerifyResult } from './audit/audit-verify.js';
 export { verifyAuditLog } from './audit/audit-verify.js';
 export { canonicalJson, digestOf, sha256Hex } from './audit/canonical-json.js';
+export type {
+  Evaluation,
+  Layer,
+  Level,
+  MatchedRule,
+  Preview,
+  ToolCallFacts,
+  VerdictAction,
+} from './engine/evaluation.js';
+export { actionOf, LEVEL_ORDER, stricter } from './engine/evaluation.js';
 export {
   checkGrantGlob,
   compileGrantGlob,

@@ -414,6 +414,8 @@ export class ModelBuilder {
           this.#addCommand(inner.words, inner.assignments ?? [], [], next);
         } else if (inner.dynamic) {
           this.redFlags.push(`${inner.via} runs a string built at run time ('${clip(inner.text)}')`);
+          // its value may still be known (`eval "$(echo cm0gLXJmIH4= | base64 -d)"`): walk it too
+          if (inner.value !== undefined) this.script(inner.value, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
         } else {
           this.script(inner.text, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
         }
@@ -510,8 +512,17 @@ export class ModelBuilder {
         this.flags.substitution = true;
         const opener = node.children[0]?.type ?? '$(';
         const label = opener === '`' ? '`…`' : opener === '<(' ? '<(…)' : opener === '>(' ? '>(…)' : '$(…)';
-        this.#statements(node, src, { via: [...ctx.via, label], pipeline: null, depth: ctx.depth });
-        return { text: raw, dynamic: true };
+        const from = this.segments.length;
+        const inner: Ctx = { via: [...ctx.via, label], pipeline: null, depth: ctx.depth };
+        if (opener === '`' && raw.includes('\\')) {
+          // inside backticks \` \$ \\ are escapes: the body is unescaped, then parsed (nested backticks)
+          const close = raw.length > 1 && raw.endsWith('`') ? -1 : undefined;
+          this.script(raw.slice(1, close).replace(/\\([$`\\])/g, '$1'), { ...inner, depth: ctx.depth + 1 });
+        } else {
+          this.#statements(node, src, inner);
+        }
+        const value = node.type === 'command_substitution' ? staticPipelineOutput(this.segments.slice(from)) : null;
+        return value === null ? { text: raw, dynamic: true } : { text: raw, dynamic: true, value };
       }
       default: {
         this.#scan(node, src, ctx);
@@ -526,21 +537,29 @@ export class ModelBuilder {
   #interpolated(node: SyntaxNode, from: number, to: number, src: string, ctx: Ctx, decode: (s: string) => string): Word {
     let text = '';
     let dynamic = false;
+    let value: string | null = '';
     let pos = from;
     for (const child of node.children) {
       // anonymous tokens carry no positions; the literal gaps around children cover them
       if (!child.named || child.start < pos || child.end > to) continue;
-      text += decode(src.slice(pos, child.start));
+      const gap = decode(src.slice(pos, child.start));
+      text += gap;
+      if (value !== null) value += gap;
       if (child.type === 'string_content' || child.type === 'heredoc_content') {
-        text += decode(src.slice(child.start, child.end));
+        const lit = decode(src.slice(child.start, child.end));
+        text += lit;
+        if (value !== null) value += lit;
       } else {
         const w = this.#word(child, src, ctx);
         text += w.text;
         dynamic ||= w.dynamic;
+        if (value !== null) value = w.dynamic ? (w.value === undefined ? null : value + w.value) : value + w.text;
       }
       pos = child.end;
     }
-    text += decode(src.slice(pos, to));
+    const tail = decode(src.slice(pos, to));
+    text += tail;
+    if (dynamic && value !== null) return { text, dynamic, value: value + tail };
     return { text, dynamic };
   }
 
@@ -607,6 +626,31 @@ function staticOutput(seg: SimpleCommand): string | null {
     return decodeAnsiC(format);
   }
   return null;
+}
+
+/**
+ * The output of a substitution when it is known statically: `echo`/`printf` of static text,
+ * optionally piped through `base64 -d` or `rev` (what obfuscated commands do). Null otherwise.
+ */
+function staticPipelineOutput(segs: SimpleCommand[]): string | null {
+  if (segs.length === 0 || segs.length > 4) return null;
+  for (let i = 0; i < segs.length; i++) {
+    const s = segs[i] as SimpleCommand;
+    if (s.wrapper || s.assignments.length > 0 || s.redirects.length > 0 || s.dynamic.length > 0) return null;
+    if (segs.length > 1 && s.pipeline?.index !== i) return null;
+  }
+  let text = staticOutput(segs[0] as SimpleCommand);
+  for (const s of segs.slice(1)) {
+    if (text === null) return null;
+    if (s.program === 'base64' && s.argv.slice(1).some((a) => a === '--decode' || /^-[a-zA-Z]*[dD]$/.test(a))) {
+      text = Buffer.from(text, 'base64').toString('utf8');
+    } else if (s.program === 'rev' && s.argv.length === 1) {
+      text = text.split('\n').map((l) => [...l].reverse().join('')).join('\n');
+    } else {
+      return null;
+    }
+  }
+  return text === null ? null : text.replace(/\n+$/, '');
 }
 
 function clip(text: string): string {

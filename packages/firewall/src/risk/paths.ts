@@ -101,6 +101,8 @@ export function sensitiveWriteTarget(word: string): string | null {
 const HOME_SECRET_DIRS = ['.ssh', '.aws', '.gnupg', '.kube', '.azure', '.password-store', '.config/gh', '.config/gcloud'];
 const HOME_SECRET_FILES = new Set(['.netrc', '.git-credentials', '.docker/config.json', '.npmrc', '.pypirc']);
 const SYSTEM_SECRETS = /^\/etc\/(?:shadow|gshadow|sudoers|master\.passwd|ssh\/ssh_host_[^/]*key)$/;
+/** Cheap pre-check: a word that can name a credential store contains one of these. */
+const SECRET_HINT = /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env)|shadow|sudoers|master\.passwd|ssh_host_/;
 const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
 /**
@@ -108,6 +110,7 @@ const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
  * or null. Accepts the `@file` / `name=@file` forms curl uses to send a file.
  */
 export function secretPath(word: string): string | null {
+  if (!SECRET_HINT.test(word)) return null;
   let w = word;
   const at = w.indexOf('=@');
   if (at >= 0) w = w.slice(at + 2);

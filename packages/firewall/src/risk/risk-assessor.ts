@@ -38,6 +38,20 @@ const MAX_CACHED_KEY = 8_192;
 /** Plain words only: no quotes, `$`, backticks, globs, redirections, separators or escapes. */
 const PLAIN = /^[A-Za-z0-9_./=:@%+,-]+(?: +[A-Za-z0-9_./=:@%+,-]+)*$/;
 
+/** Shared frozen empties of fast-path models (never mutated: models are frozen). */
+const EMPTY = Object.freeze([]) as unknown as never[];
+const NO_FLAGS = frozen(emptyFlags());
+
+/** Object.freeze keeping the mutable type (models are frozen once built and shared from the cache). */
+function frozen<T>(x: T): T {
+  return Object.freeze(x) as T;
+}
+
+/** How a safe segment is named in the reason ("git status", "ls"). */
+function safeName(seg: SimpleCommand): string {
+  return seg.program === 'git' ? `git ${seg.argv.find((a, i) => i > 0 && !a.startsWith('-')) ?? ''}`.trim() : seg.program;
+}
+
 class Lru<V> {
   readonly #max: number;
   readonly #map = new Map<string, V>();
@@ -168,10 +182,10 @@ export class RiskAssessor {
       argv,
       program,
       path: program,
-      dynamic: [],
-      assignments: [],
-      redirects: [],
-      via: [],
+      dynamic: EMPTY,
+      assignments: EMPTY,
+      redirects: EMPTY,
+      via: EMPTY,
       wrapper: false,
       local_binary: false,
       unknown_program: false,
@@ -181,7 +195,9 @@ export class RiskAssessor {
     const f = new Findings();
     classifySegment(seg, 0, f);
     if (f.level !== 'safe') return null;
-    return finish({ segments: [seg], flags: emptyFlags(), notes: [] });
+    Object.freeze(argv);
+    const model = frozen<CommandModel>({ segments: frozen([frozen(seg)]), flags: NO_FLAGS, notes: EMPTY });
+    return frozen<RiskAssessment>({ level: 'safe', reasons: frozen([`read-only: ${safeName(seg)}`]), model });
   }
 
   #build(command: string | readonly string[]): CommandModel {

@@ -11,6 +11,8 @@ import { splitPatternWords } from './words.js';
 export interface Word {
   text: string;
   dynamic: boolean;
+  /** for a dynamic word whose value is still known statically (`"$(echo cm0= | base64 -d)"`): that value */
+  value?: string;
 }
 
 /** What a wrapper runs. */
@@ -23,7 +25,7 @@ export type Expansion =
       unknownTail?: boolean;
       findBroad?: boolean;
     }
-  | { kind: 'script'; via: string; text: string; dynamic: boolean };
+  | { kind: 'script'; via: string; text: string; dynamic: boolean; value?: string };
 
 /** The result of looking at one command as a possible wrapper. */
 export interface WrapperExpansion {
@@ -96,8 +98,21 @@ function argvAfter(via: string, words: Word[], spec: OptionSpec): WrapperExpansi
   return { wrapper: true, inner: [inner] };
 }
 
-function joinWords(words: Word[]): { text: string; dynamic: boolean } {
-  return { text: words.map((w) => w.text).join(' '), dynamic: words.some((w) => w.dynamic) };
+function joinWords(words: Word[]): { text: string; dynamic: boolean; value?: string } {
+  const out: { text: string; dynamic: boolean; value?: string } = {
+    text: words.map((w) => w.text).join(' '),
+    dynamic: words.some((w) => w.dynamic),
+  };
+  if (out.dynamic && words.every((w) => !w.dynamic || w.value !== undefined)) {
+    out.value = words.map((w) => (w.dynamic ? w.value : w.text)).join(' ');
+  }
+  return out;
+}
+
+function scriptOf(via: string, w: { text: string; dynamic: boolean; value?: string }): Expansion {
+  const e: Expansion = { kind: 'script', via, text: w.text, dynamic: w.dynamic };
+  if (w.value !== undefined) e.value = w.value;
+  return e;
 }
 
 /** `sh -c 'string'`, `bash -lc "…"`, `zsh -c -x '…'`; a shell without `-c` is an ordinary command. */
@@ -130,8 +145,7 @@ function shell(words: Word[]): WrapperExpansion {
     break;
   }
   if (!cMode || i >= words.length) return { wrapper: false, inner: [] };
-  const script = words[i] as Word;
-  return { wrapper: true, inner: [{ kind: 'script', via: 'sh -c', text: script.text, dynamic: script.dynamic }] };
+  return { wrapper: true, inner: [scriptOf('sh -c', words[i] as Word)] };
 }
 
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
@@ -280,7 +294,7 @@ function su(words: Word[]): WrapperExpansion {
     if (w === '-c' || w === '--command') {
       const s = words[i + 1];
       if (s === undefined) break;
-      return { wrapper: true, inner: [{ kind: 'script', via: 'su', text: s.text, dynamic: s.dynamic }] };
+      return { wrapper: true, inner: [scriptOf('su', s)] };
     }
     if (w.startsWith('--command=')) {
       return {
@@ -307,8 +321,7 @@ function watch(words: Word[]): WrapperExpansion {
   }
   if (i >= words.length) return { wrapper: false, inner: [] };
   if (exec) return { wrapper: true, inner: [{ kind: 'argv', via: 'watch', words: words.slice(i) }] };
-  const joined = joinWords(words.slice(i));
-  return { wrapper: true, inner: [{ kind: 'script', via: 'watch', text: joined.text, dynamic: joined.dynamic }] };
+  return { wrapper: true, inner: [scriptOf('watch', joinWords(words.slice(i)))] };
 }
 
 function timeout(words: Word[]): WrapperExpansion {
@@ -359,8 +372,7 @@ export function expandWrapper(program: string, words: Word[]): WrapperExpansion 
   switch (program) {
     case 'eval': {
       if (words.length < 2) return null;
-      const joined = joinWords(words.slice(1));
-      return { wrapper: true, inner: [{ kind: 'script', via: 'eval', text: joined.text, dynamic: joined.dynamic }] };
+      return { wrapper: true, inner: [scriptOf('eval', joinWords(words.slice(1)))] };
     }
     case 'xargs':
       return xargs(words);

@@ -16,16 +16,18 @@ describe('parseMcpServers', () => {
       'garbage',
     ]);
     expect(servers.map((s) => s.name)).toEqual(['fs', 'web']);
-    expect(errors.map((e) => [e.code, e.details?.index])).toEqual([
+    expect(errors.map((e) => [e.code, (e.details as { index?: number }).index])).toEqual([
       ['E_INVALID_ARGS', 1],
       ['E_CONFLICT', 3],
       ['E_INVALID_ARGS', 4],
       ['E_INVALID_ARGS', 5],
       ['E_INVALID_ARGS', 6],
     ]);
-    expect(errors[0]!.details?.issues).toEqual([{ path: '$.name', message: 'must match pattern "^[a-z0-9_]{1,60}$"' }]);
-    expect(errors[2]!.details?.issues).toEqual([{ path: '$.command', message: 'is required' }]);
-    expect(errors[3]!.details?.issues).toEqual([
+    expect((errors[0]!.details as { issues: unknown }).issues).toEqual([
+      { path: '$.name', message: 'must match pattern "^[a-z0-9_]{1,60}$"' },
+    ]);
+    expect((errors[2]!.details as { issues: unknown }).issues).toEqual([{ path: '$.command', message: 'is required' }]);
+    expect((errors[3]!.details as { issues: unknown }).issues).toEqual([
       { path: '$.command', message: 'is not allowed with transport "http"' },
     ]);
     expect(errors[1]!.message).toBe('mcp.servers[3] ("fs") skipped: duplicates mcp.servers[0]');

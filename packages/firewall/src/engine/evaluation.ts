@@ -1,0 +1,94 @@
+/**
+ * The verdict vocabulary shared by every layer of the firewall (§3.8). An `Evaluation` is what
+ * the FirewallEngine returns and what goes to the audit log as-is.
+ */
+
+/** Permission levels, loosest first. `DENY` is stricter than all of them. */
+export type Level = 'AUTO' | 'NOTIFY' | 'CONFIRM' | 'APPROVE' | 'DENY';
+
+export const LEVEL_ORDER: readonly Level[] = ['AUTO', 'NOTIFY', 'CONFIRM', 'APPROVE', 'DENY'];
+
+/** The stricter of two levels. */
+export function stricter(a: Level, b: Level): Level {
+  return LEVEL_ORDER.indexOf(a) >= LEVEL_ORDER.indexOf(b) ? a : b;
+}
+
+/** What the hub does with the call. */
+export type VerdictAction = 'allow' | 'notify' | 'hold' | 'deny';
+
+/** The action a level implies. */
+export function actionOf(level: Level): VerdictAction {
+  switch (level) {
+    case 'AUTO':
+      return 'allow';
+    case 'NOTIFY':
+      return 'notify';
+    case 'CONFIRM':
+    case 'APPROVE':
+      return 'hold';
+    case 'DENY':
+      return 'deny';
+  }
+}
+
+/** The pipeline layer that decided (the strictest contribution). */
+export type Layer = 'argument_filter' | 'behaviour' | 'permission' | 'path_sandbox' | 'metacognitive' | 'default';
+
+/** A rule that matched, named so `policy check` can show it. */
+export interface MatchedRule {
+  /** `admin` or `user` policy, or `builtin` (defaults, RiskAssessor, tool metadata). */
+  source: 'admin' | 'user' | 'builtin';
+  /** Rule id (`admin#3` or the rule's own `id`). */
+  id: string;
+  level: Level;
+  /** Human-readable: why it matched. */
+  reason: string;
+}
+
+/** What a person sees before deciding (APPROVE shows all of it). */
+export interface Preview {
+  kind: 'diff' | 'command' | 'args';
+  /** Unified diff for writes; the parsed command with cwd for exec; pretty args otherwise. */
+  text: string;
+  /** For writes: sha256 of the file content the diff was made against (approval binds to it). */
+  file_sha256?: string | null;
+  path?: string;
+  cwd?: string;
+}
+
+/** The firewall's verdict on one tool call. */
+export interface Evaluation {
+  decision_id: string;
+  level: Level;
+  action: VerdictAction;
+  layer: Layer;
+  matched_rules: MatchedRule[];
+  reasons: string[];
+  preview?: Preview;
+  /** Args after the argument filter (unknown keys stripped). */
+  args?: unknown;
+  /** Warnings that did not change the level (e.g. stripped args). */
+  warnings?: string[];
+}
+
+/** The facts the firewall judges: one AI-initiated (or human direct) tool call. */
+export interface ToolCallFacts {
+  tool_id: string;
+  args: unknown;
+  principal: { kind: 'human' | 'agent' | 'module' | 'system'; id: string; roles: string[] };
+  session_id: string;
+  request_id: string;
+  correlation_id: string;
+  /** A human's explicit `/hub` dispatch: skips CONFIRM/APPROVE, never DENY, grants or audit. */
+  direct: boolean;
+  /** Model self-report, only ever raises the level. */
+  confidence?: number;
+  /** Tool metadata from the ToolRegistry. */
+  tool: {
+    risk_level: 'low' | 'medium' | 'high' | 'critical';
+    capability_level: 'L0' | 'L1' | 'L2';
+    permission?: 'AUTO' | 'NOTIFY' | 'CONFIRM' | 'APPROVE';
+    side_effects: boolean;
+    input_schema?: Record<string, unknown>;
+  };
+}
