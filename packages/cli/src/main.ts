@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { Command, CommanderError } from 'commander';
 
+import { registerApprovals } from './commands/approvals.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
@@ -54,6 +55,7 @@ export function buildProgram(state: RunState): Command {
   registerEvents(program, state);
   registerToken(program, state);
   registerUndo(program, state);
+  registerApprovals(program, state);
   return program;
 }
 

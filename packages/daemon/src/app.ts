@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { type Logger as PinoLogger, pino } from 'pino';
 
-import { createGrantInterceptor, ToolGrantProfile } from '@finger/firewall';
+import { createGrantInterceptor, type HumanGate, ToolGrantProfile } from '@finger/firewall';
 import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
@@ -46,6 +46,8 @@ export interface BuildOptions {
   /** Where the built-in modules live (default: the repository's `modules/`). */
   builtinModulesDir?: string;
   clock?: Clock;
+  /** The HumanGate behind `GET|POST /v1/approvals` (none: the list is empty). */
+  gate?: HumanGate;
 }
 
 /** `FINGER_HOME/daemon.json`, written by a listening daemon so the CLI can find it. */
@@ -196,6 +198,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       eventGateway,
       config,
       grants,
+      gate: options.gate,
       home,
       version: VERSION,
       startedAt,

@@ -7,6 +7,10 @@ export { AuditLog } from './audit/audit-log.js';
 export type { AuditVerifyOptions, AuditVerifyResult } from './audit/audit-verify.js';
 export { verifyAuditLog } from './audit/audit-verify.js';
 export { canonicalJson, digestOf, sha256Hex } from './audit/canonical-json.js';
+export type { FilterResult } from './engine/argument-filter.js';
+export { ArgumentFilter } from './engine/argument-filter.js';
+export type { BehaviourOptions, LayerFinding } from './engine/behaviour-monitor.js';
+export { BEHAVIOUR_DEFAULTS, BehaviourMonitor, callFingerprint } from './engine/behaviour-monitor.js';
 export type {
   Evaluation,
   Layer,
@@ -17,6 +21,62 @@ export type {
   VerdictAction,
 } from './engine/evaluation.js';
 export { actionOf, LEVEL_ORDER, stricter } from './engine/evaluation.js';
+export type {
+  CommandAssessor,
+  EvaluateOptions,
+  FirewallEngineOptions,
+  PolicySource,
+} from './engine/firewall-engine.js';
+export { FirewallEngine, nodeReadFile } from './engine/firewall-engine.js';
+export type {
+  FirewallCall,
+  FirewallEvaluator,
+  FirewallGate,
+  FirewallGateDecision,
+  FirewallInterceptor,
+  FirewallInterceptorOptions,
+  FirewallTools,
+} from './engine/firewall-interceptor.js';
+export { createFirewallInterceptor } from './engine/firewall-interceptor.js';
+export type { ReadFile } from './engine/preview.js';
+export { argsPreview, commandPreview, MAX_DIFF_BYTES, writePreview } from './engine/preview.js';
+export { unifiedDiff } from './engine/unified-diff.js';
+export type { BindingCheck } from './gate/binding.js';
+export { argsDigest, bindingHolds, bindingOf, verifyBinding } from './gate/binding.js';
+export type {
+  AbortPhase,
+  AbortResult,
+  AnswerResult,
+  ApprovalBinding,
+  ApprovalFacts,
+  ApprovalReview,
+  DecidedBy,
+  GateAnswer,
+  GateAnswerDecision,
+  GateAnswerer,
+  GateAudit,
+  GateClock,
+  GateDecision,
+  GateEvents,
+  GateLogger,
+  GatePerception,
+  GateRejectCode,
+  HumanGateOptions,
+  PendingApproval,
+  Reevaluate,
+  ReviewerConfig,
+  ReviewerMode,
+} from './gate/gate-types.js';
+export { GATE_ANSWER_DECISIONS, systemGateClock } from './gate/gate-types.js';
+export {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_MAX_PENDING,
+  HumanGate,
+  isHumanOnly,
+  riskExplanation,
+} from './gate/human-gate.js';
+export type { ReviewerRun, ReviewerVerdict } from './gate/reviewer.js';
+export { DEFAULT_REVIEWER_TIMEOUT_MS, parseReviewerOutput, runReviewer } from './gate/reviewer.js';
 export {
   checkGrantGlob,
   compileGrantGlob,
@@ -34,8 +94,47 @@ export type {
 export { createGrantInterceptor, decideGrant } from './grants/grant-interceptor.js';
 export type { GrantEntry, ToolGrantProfileOptions } from './grants/tool-grant-profile.js';
 export { DEFAULT_ROLE_GRANTS, ToolGrantProfile } from './grants/tool-grant-profile.js';
-export type { CommandPattern } from './risk/command-pattern.js';
-export { compileCommandPattern } from './risk/command-pattern.js';
+export type { AdaptationAction, AdaptationConfig, AdaptationInput } from './perception/adaptation.js';
+export {
+  adapt,
+  adaptationConfig,
+  avoidanceHint,
+  DEFAULT_ADAPTATION,
+  explainHint,
+} from './perception/adaptation.js';
+export type {
+  AgentHint,
+  ApprovalSample,
+  ApprovalSource,
+  PerceptionBusOptions,
+  PerceptionCounts,
+  RejectionSample,
+  RejectionSource,
+  ResultClass,
+  SessionPerception,
+  ToolPerception,
+} from './perception/perception-bus.js';
+export { PerceptionBus } from './perception/perception-bus.js';
+export type { CompileContext } from './policy/compile-policy.js';
+export { compilePolicy, DEFAULT_SHELL_TOOLS } from './policy/compile-policy.js';
+export type { CompiledDefaults, ToolRules } from './policy/compiled-policy.js';
+export { CompiledPolicy } from './policy/compiled-policy.js';
+export type { EffectivePolicy, PermissionVerdict, PolicyFacts } from './policy/evaluate-policy.js';
+export { COMMAND_RISK_DEFAULTS, evaluatePolicy, RISK_LEVEL_DEFAULTS } from './policy/evaluate-policy.js';
+export { policySchema, policySchemaIssues } from './policy/policy-schema.js';
+export type { PolicyAudit, PolicyChange, PolicyStoreOptions } from './policy/policy-store.js';
+export { ADAPTATION_RULE_PREFIX, PolicyStore } from './policy/policy-store.js';
+export type {
+  ExampleCall,
+  KnownTool,
+  PolicyDefaults,
+  PolicyDocument,
+  PolicyLayer,
+  PolicyRule,
+  PolicyWarning,
+} from './policy/policy-types.js';
+export { emptyPolicyDocument } from './policy/policy-types.js';
+export type { CompiledRule } from './policy/rule-match.js';
 export type {
   Assignment,
   CommandFlags,
@@ -48,9 +147,22 @@ export type {
   Via,
 } from './risk/command-model.js';
 export { maxLevel as maxCommandRiskLevel } from './risk/command-model.js';
+export type { CommandPattern } from './risk/command-pattern.js';
+export { compileCommandPattern } from './risk/command-pattern.js';
 export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
 export { LONG_COMMAND, RiskAssessor } from './risk/risk-assessor.js';
 export { safeProgramNames } from './risk/safe-commands.js';
+export { isPathArg, isWriteTool, PATH_ARG_NAMES } from './sandbox/path-args.js';
+export type {
+  PathSandboxOptions,
+  ResolvedPath,
+  ResolvedPaths,
+  SandboxCall,
+  SandboxVerdict,
+} from './sandbox/path-sandbox.js';
+export { PathSandbox } from './sandbox/path-sandbox.js';
+export type { SandboxFs } from './sandbox/real-path.js';
+export { nodeSandboxFs } from './sandbox/real-path.js';
 export { atomicWriteFile } from './undo/atomic-write.js';
 export type { SnapshotType } from './undo/snapshot.js';
 export type { BackupEntry, BackupKind, RestoreResult, UndoManagerOptions } from './undo/undo-manager.js';

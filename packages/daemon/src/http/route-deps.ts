@@ -1,4 +1,4 @@
-import type { ToolGrantProfile } from '@finger/firewall';
+import type { HumanGate, ToolGrantProfile } from '@finger/firewall';
 import type { MessageHub } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
@@ -15,6 +15,8 @@ export interface RouteDeps {
   config: DaemonConfig;
   /** Role grants of agent principals (`GET|POST|DELETE /v1/grants`, `GET /v1/tools?role=`). */
   grants: ToolGrantProfile;
+  /** Pending approvals (`GET|POST /v1/approvals`); absent: empty list, every id E_NOT_FOUND. */
+  gate?: HumanGate;
   home: string;
   version: string;
   /** Epoch ms when the daemon was built. */

@@ -8,6 +8,7 @@ import type { TokenStore } from '../auth/token-store.js';
 import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
 import type { RouteDeps } from './route-deps.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
 import { healthRoutes } from './routes/health.js';
@@ -93,5 +94,6 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   trustRoutes(app, deps);
   grantRoutes(app, deps);
   undoRoutes(app, deps);
+  approvalRoutes(app, deps);
   return app;
 }

@@ -69,6 +69,12 @@ export interface Evaluation {
   args?: unknown;
   /** Warnings that did not change the level (e.g. stripped args). */
   warnings?: string[];
+  /** Only a person may decide this hold (a `human_only` rule or tool glob): no external reviewer. */
+  human_only?: boolean;
+  /** Set when the argument filter refused the call: the error the caller gets (E_INVALID_ARGS). */
+  error?: { code: string; message: string; details?: unknown };
+  /** A human's direct dispatch: the level the pipeline reached before CONFIRM/APPROVE was waived. */
+  waived?: Level;
 }
 
 /** The facts the firewall judges: one AI-initiated (or human direct) tool call. */
@@ -90,5 +96,7 @@ export interface ToolCallFacts {
     permission?: 'AUTO' | 'NOTIFY' | 'CONFIRM' | 'APPROVE';
     side_effects: boolean;
     input_schema?: Record<string, unknown>;
+    /** Set while the tool is quarantined (a changed MCP definition): at least CONFIRM. */
+    quarantined?: { reason: string };
   };
 }

@@ -50,10 +50,60 @@ const EXEC_ENV =
 const PAGER_ENV = /^(?:PAGER|GIT_PAGER|MANPAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR)$/;
 const BENIGN_PAGER = /^(?:cat|less|more|true|vi|vim|nvim|nano|emacs|code --wait|)(?: -[A-Za-z]+)*$/;
 const WRITERS = new Set([
-  'tee', 'cp', 'mv', 'ln', 'install', 'rm', 'rmdir', 'unlink', 'shred', 'truncate', 'touch', 'mkdir', 'chmod', 'chown',
-  'chgrp', 'chattr', 'setfacl', 'rsync', 'scp', 'dd', 'sed', 'perl', 'curl', 'wget', 'patch',
+  'tee',
+  'cp',
+  'mv',
+  'ln',
+  'install',
+  'rm',
+  'rmdir',
+  'unlink',
+  'shred',
+  'truncate',
+  'touch',
+  'mkdir',
+  'chmod',
+  'chown',
+  'chgrp',
+  'chattr',
+  'setfacl',
+  'rsync',
+  'scp',
+  'dd',
+  'sed',
+  'perl',
+  'curl',
+  'wget',
+  'patch',
 ]);
-const OUTPUT_OPTIONS = ['output', 'output-document', 'directory-prefix', 'output-dir', 'target-directory', 'output-file'];
+/** Writers that only write their last operand (or -t DIR): the sources are read. */
+const DEST_ONLY = new Set(['cp', 'ln', 'install', 'rsync', 'scp']);
+/** Programs that look at a path without reading the file's content. */
+const NO_CONTENT = new Set([
+  'cd',
+  'pushd',
+  'ls',
+  'stat',
+  'test',
+  '[',
+  'du',
+  'tree',
+  'file',
+  'realpath',
+  'readlink',
+  'basename',
+  'dirname',
+  'mkdir',
+  'touch',
+]);
+const OUTPUT_OPTIONS = [
+  'output',
+  'output-document',
+  'directory-prefix',
+  'output-dir',
+  'target-directory',
+  'output-file',
+];
 
 function quote(s: string): string {
   const t = s.length > 80 ? `${s.slice(0, 77)}…` : s;
@@ -135,6 +185,7 @@ function writerRule(seg: SimpleCommand, label: string, f: Findings): void {
   else if (prog === 'curl' || prog === 'wget') paths = [];
   else if (prog === 'sed') paths = p.options.has('in-place') ? p.positionals : [];
   else if (prog === 'perl') paths = seg.argv.some((a) => /^-[a-zA-Z]*i/.test(a)) ? p.positionals : [];
+  else if (DEST_ONLY.has(prog)) paths = p.options.has('target-directory') ? [] : p.positionals.slice(-1);
   else paths = p.positionals;
   for (const o of OUTPUT_OPTIONS) paths.push(...(p.options.get(o) ?? []));
   for (const t of paths) {
@@ -153,7 +204,8 @@ function interpreterRule(seg: SimpleCommand, label: string, f: Findings): void {
   for (let i = 1; i < seg.argv.length; i++) {
     const a = seg.argv[i] as string;
     const prev = seg.argv[i - 1] as string;
-    const codeSlot = i === firstOperand(seg) || /^-[a-zA-Z]*[cem]$/.test(prev) || prev === '--eval' || prev === '--command';
+    const codeSlot =
+      i === firstOperand(seg) || /^-[a-zA-Z]*[cem]$/.test(prev) || prev === '--eval' || prev === '--command';
     if (codeSlot && isDynamicAt(seg, i) && /^(?:\$\(|`|<\()/.test(a)) {
       f.add('dangerous', `${label}: ${p} runs code produced at run time (${quote(a)})`);
     }
@@ -175,17 +227,35 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
   if (p === 'git') gitRule(seg, label, f);
   if (DISK_TOOLS.has(p) || /^mkfs\./.test(p)) f.add('dangerous', `${label}: ${p} formats, partitions or wipes disks`);
   if (POWER_TOOLS.has(p) || p === 'killall5') f.add('dangerous', `${label}: ${p} stops the machine or every process`);
-  if (p === 'init' && /^[06]$/.test(seg.argv[1] ?? '')) f.add('dangerous', `${label}: init ${seg.argv[1]} stops the machine`);
-  if (p === 'systemctl' && /^(?:poweroff|reboot|halt|kexec|suspend|hibernate|rescue|emergency)$/.test(parseArgs(p, seg.argv).positionals[0] ?? '')) {
+  if (p === 'init' && /^[06]$/.test(seg.argv[1] ?? ''))
+    f.add('dangerous', `${label}: init ${seg.argv[1]} stops the machine`);
+  if (
+    p === 'systemctl' &&
+    /^(?:poweroff|reboot|halt|kexec|suspend|hibernate|rescue|emergency)$/.test(
+      parseArgs(p, seg.argv).positionals[0] ?? '',
+    )
+  ) {
     f.add('dangerous', `${label}: systemctl ${parseArgs(p, seg.argv).positionals[0]} stops the machine`);
   }
-  if ((p === 'nc' || p === 'ncat' || p === 'netcat') && seg.argv.some((a) => /^-[a-zA-Z]*[ec]$/.test(a) || /^--(?:exec|sh-exec|lua-exec)/.test(a))) {
+  if (
+    (p === 'nc' || p === 'ncat' || p === 'netcat') &&
+    seg.argv.some((a) => /^-[a-zA-Z]*[ec]$/.test(a) || /^--(?:exec|sh-exec|lua-exec)/.test(a))
+  ) {
     f.add('dangerous', `${label}: ${p} -e connects a program to the network`);
   }
-  if (p === 'socat' && seg.argv.some((a) => /^(?:exec|system):/i.test(a))) f.add('dangerous', `${label}: socat connects a program to the network`);
+  if (p === 'socat' && seg.argv.some((a) => /^(?:exec|system):/i.test(a)))
+    f.add('dangerous', `${label}: socat connects a program to the network`);
   if (p === 'find' && seg.argv.includes('-delete')) {
     const words = seg.argv.map((text, i) => ({ text, dynamic: seg.dynamic.includes(i) }));
-    if (findIsBroad(words)) f.add('dangerous', `${label}: find -delete on everything under ${findRoots(words).map((w) => quote(w.text)).join(', ') || "'.'"}`);
+    if (findIsBroad(words))
+      f.add(
+        'dangerous',
+        `${label}: find -delete on everything under ${
+          findRoots(words)
+            .map((w) => quote(w.text))
+            .join(', ') || "'.'"
+        }`,
+      );
   }
   if (WRITERS.has(p)) writerRule(seg, label, f);
   interpreterRule(seg, label, f);
@@ -222,6 +292,7 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
 }
 
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
+  if (NO_CONTENT.has(seg.program)) return false;
   let found = false;
   const network = FETCHERS.has(seg.program) || seg.program === 'scp' || seg.program === 'rsync';
   for (let i = 1; i < seg.argv.length; i++) {
@@ -229,7 +300,8 @@ function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
     const secret = secretPath(a);
     if (secret === null) continue;
     found = true;
-    if (network) f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
+    if (network)
+      f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
     else f.add('moderate', `${label}: reads the credential file ${quote(a)}`);
   }
   return found;
@@ -250,9 +322,11 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings):
     f.add('dangerous', `${label}: the program is computed at run time (${quote(seg.path)})`);
     return;
   }
-  if (hasConfusableLetter(seg.path)) f.add('dangerous', `${label}: the program name ${quote(seg.path)} has non-ASCII letters`);
+  if (hasConfusableLetter(seg.path))
+    f.add('dangerous', `${label}: the program name ${quote(seg.path)} has non-ASCII letters`);
   for (const a of seg.argv) {
-    if (a.startsWith('-') && hasConfusableLetter(a)) f.add('dangerous', `${label}: the option ${quote(a)} has non-ASCII letters`);
+    if (a.startsWith('-') && hasConfusableLetter(a))
+      f.add('dangerous', `${label}: the option ${quote(a)} has non-ASCII letters`);
   }
   const before = f.dangerousCount;
   envRules(seg, label, f);
@@ -271,7 +345,10 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings):
   } else if (seg.unknown_tail) {
     f.add('moderate', `${label}: ${describe(seg)} gets arguments read at run time (xargs)`);
   } else if (seg.dynamic.length > 0) {
-    f.add('moderate', `${label}: arguments known only at run time (${seg.dynamic.map((i) => quote(seg.argv[i] ?? '')).join(', ')})`);
+    f.add(
+      'moderate',
+      `${label}: arguments known only at run time (${seg.dynamic.map((i) => quote(seg.argv[i] ?? '')).join(', ')})`,
+    );
   } else if (!isSafeCommand(seg.program, seg.argv.slice(1))) {
     if (f.dangerousCount === before) f.add('moderate', `${label}: ${shortForm(seg)} is not a read-only command`);
   } else if (seg.assignments.length === 0 && !writes && !secret) {
@@ -303,7 +380,10 @@ function pipelineRules(model: CommandModel, f: Findings): void {
       const src = sources.find((s) => (s.seg.pipeline?.index ?? 0) < (seg.pipeline?.index ?? 0));
       if (src === undefined) continue;
       const what = FETCHERS.has(src.seg.program) ? 'downloads' : 'decodes';
-      f.add('dangerous', `segment ${i + 1}: ${seg.program} runs what ${src.seg.program} (segment ${src.i + 1}) ${what}`);
+      f.add(
+        'dangerous',
+        `segment ${i + 1}: ${seg.program} runs what ${src.seg.program} (segment ${src.i + 1}) ${what}`,
+      );
     }
   }
 }
@@ -325,7 +405,10 @@ export function classify(model: CommandModel): { level: CommandRiskLevel; reason
   if (model.unparseable !== undefined) f.add('moderate', `could not parse the command: ${model.unparseable}`);
   if (f.level === 'safe') {
     const names = model.segments.filter((s) => !s.wrapper && s.argv.length > 0).map(shortForm);
-    return { level: 'safe', reasons: names.length === 0 ? ['nothing to run'] : [`read-only: ${[...new Set(names)].join(', ')}`] };
+    return {
+      level: 'safe',
+      reasons: names.length === 0 ? ['nothing to run'] : [`read-only: ${[...new Set(names)].join(', ')}`],
+    };
   }
   return { level: f.level, reasons: f.reasons() };
 }

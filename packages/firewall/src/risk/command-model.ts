@@ -44,6 +44,8 @@ export interface SimpleCommand {
   program: string;
   /** argv[0] as written, de-quoted */
   path: string;
+  /** what a deny rule compares: the basename of argv[0] with invisible characters removed ('' when unknown) */
+  name: string;
   /** indexes into argv of words holding a run-time value (variable, substitution, arithmetic) */
   dynamic: number[];
   assignments: Assignment[];

@@ -6,9 +6,8 @@
 import { FingerError } from '@finger/protocol';
 
 import type { CommandModel, SimpleCommand } from './command-model.js';
-import { type ParsedArgs, parseArgs, SUBCOMMAND_PROGRAMS } from './options.js';
+import { parseArgs, type ParsedArgs, SUBCOMMAND_PROGRAMS } from './options.js';
 import { isStandardProgramPath } from './paths.js';
-import { stripInvisible } from './unicode.js';
 import { splitPatternWords } from './words.js';
 
 /** A compiled command pattern. */
@@ -56,17 +55,6 @@ function basename(p: string): string {
   return slash < 0 ? p : p.slice(slash + 1);
 }
 
-/** The program name a deny pattern compares: basename, invisible characters removed. */
-const programKeys = new WeakMap<SimpleCommand, string>();
-function programKey(seg: SimpleCommand): string {
-  let k = programKeys.get(seg);
-  if (k === undefined) {
-    k = basename(stripInvisible(seg.path));
-    programKeys.set(seg, k);
-  }
-  return k;
-}
-
 const parsedCache = new WeakMap<SimpleCommand, Map<string, ParsedArgs>>();
 function parsedAs(seg: SimpleCommand, program: string): ParsedArgs {
   let byProgram = parsedCache.get(seg);
@@ -101,7 +89,7 @@ function compileDeny(source: string, words: string[]): CommandPattern {
 
   const segmentMatches = (seg: SimpleCommand): boolean => {
     if (seg.argv.length === 0) return false;
-    if (!seg.unknown_program && !progMatch(programKey(seg))) return false;
+    if (!seg.unknown_program && !progMatch(seg.name)) return false;
     const args = parsedAs(seg, specName);
     const open = seg.unknown_tail; // xargs may append any option or operand
     for (const o of options) {
@@ -116,7 +104,8 @@ function compileDeny(source: string, words: string[]): CommandPattern {
     let k = 0;
     for (let i = 0; i < args.positionals.length && k < operands.length; i++) {
       const value = args.positionals[i] as string;
-      const wild = seg.dynamic.includes(args.positionalIndex[i] as number) || (value === '{}' && seg.via.includes('find -exec'));
+      const wild =
+        seg.dynamic.includes(args.positionalIndex[i] as number) || (value === '{}' && seg.via.includes('find -exec'));
       if (wild || (operands[k] as Matcher)(value)) k++;
       else if (anchored && k === 0) return false;
     }

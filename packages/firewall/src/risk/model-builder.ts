@@ -18,7 +18,9 @@ import {
 } from './command-model.js';
 import { isNullSink } from './paths.js';
 import { readsScriptFromStdin } from './programs.js';
+import { clip, describeError, isWordNode, staticOutput, staticPipelineOutput } from './script-text.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
+import { stripInvisible } from './unicode.js';
 import { decodeAnsiC, decodeDoubleQuoted, decodeUnquoted } from './words.js';
 import { expandWrapper, type Word } from './wrappers.js';
 
@@ -37,7 +39,12 @@ interface Ctx {
 
 const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|', '<>']);
 const CONTROL = new Set([
-  'if_statement', 'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'test_command',
+  'if_statement',
+  'while_statement',
+  'for_statement',
+  'c_style_for_statement',
+  'case_statement',
+  'test_command',
 ]);
 
 /** Collects the model of one command; use {@link ModelBuilder.script} or {@link ModelBuilder.argv} once, then {@link ModelBuilder.model}. */
@@ -76,7 +83,21 @@ export class ModelBuilder {
       return;
     }
     const { root, hasError } = this.#grammar.parse(text);
-    if (hasError) this.#markUnparseable(describeError(root, text));
+    if (!hasError) {
+      this.#statements(root, text, ctx);
+      return;
+    }
+    this.#markUnparseable(describeError(root, text));
+    if (text.includes('((')) {
+      // bash reads `((cmd) )` / `$((cmd) )` as nested subshells when they are not arithmetic;
+      // the grammar does not: walk the spaced-out form so nothing inside goes unseen
+      const spaced = text.replace(/(\$?)\(\(/g, '$1( (');
+      const alt = this.#grammar.parse(spaced);
+      if (!alt.hasError) {
+        this.#statements(alt.root, spaced, ctx);
+        return;
+      }
+    }
     this.#statements(root, text, ctx);
   }
 
@@ -201,7 +222,8 @@ export class ModelBuilder {
       const writer = this.#firstDirect(starts[k - 1] as number, starts[k] as number);
       if (writer === undefined) continue;
       const text = staticOutput(writer);
-      if (text !== null) this.script(text, { ...ctx, via: [...reader.via], pipeline: reader.pipeline, depth: ctx.depth + 1 });
+      if (text !== null)
+        this.script(text, { ...ctx, via: [...reader.via], pipeline: reader.pipeline, depth: ctx.depth + 1 });
     }
   }
 
@@ -219,7 +241,10 @@ export class ModelBuilder {
    * (`cat <<EOF | sh`, `cat <<EOF && rm x`): the pipeline tail and the `&&` right side are walked too.
    */
   #redirectedCommand(body: SyntaxNode | null, redirectNodes: SyntaxNode[] | null, src: string, ctx: Ctx): void {
-    const all = [...(redirectNodes ?? []), ...(body?.type === 'command' ? body.children.filter((c) => c.field === 'redirect') : [])];
+    const all = [
+      ...(redirectNodes ?? []),
+      ...(body?.type === 'command' ? body.children.filter((c) => c.field === 'redirect') : []),
+    ];
     let tail: SyntaxNode | undefined;
     const rights: SyntaxNode[] = [];
     for (const r of all) {
@@ -238,11 +263,18 @@ export class ModelBuilder {
       } else {
         const from = this.segments.length;
         this.#statement(body, src, c);
-        for (let i = from; i < this.segments.length; i++) (this.segments[i] as SimpleCommand).redirects.push(...redirects);
+        for (let i = from; i < this.segments.length; i++)
+          (this.segments[i] as SimpleCommand).redirects.push(...redirects);
       }
     };
     if (tail === undefined) emit(ctx);
-    else this.#pipeline(tail.children.filter((c) => c.named && c.type !== 'comment'), src, ctx, emit);
+    else
+      this.#pipeline(
+        tail.children.filter((c) => c.named && c.type !== 'comment'),
+        src,
+        ctx,
+        emit,
+      );
     for (const r of rights) this.#statement(r, src, ctx);
   }
 
@@ -380,6 +412,7 @@ export class ModelBuilder {
       argv,
       program,
       path,
+      name: unknown ? '' : posix.basename(stripInvisible(path)),
       dynamic,
       assignments,
       redirects,
@@ -415,7 +448,8 @@ export class ModelBuilder {
         } else if (inner.dynamic) {
           this.redFlags.push(`${inner.via} runs a string built at run time ('${clip(inner.text)}')`);
           // its value may still be known (`eval "$(echo cm0gLXJmIH4= | base64 -d)"`): walk it too
-          if (inner.value !== undefined) this.script(inner.value, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
+          if (inner.value !== undefined)
+            this.script(inner.value, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
         } else {
           this.script(inner.text, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
         }
@@ -489,7 +523,10 @@ export class ModelBuilder {
       case 'raw_string':
         return { text: raw.slice(1, raw.endsWith("'") && raw.length > 1 ? -1 : undefined), dynamic: false };
       case 'ansi_c_string':
-        return { text: decodeAnsiC(raw.slice(2, raw.endsWith("'") && raw.length > 2 ? -1 : undefined)), dynamic: false };
+        return {
+          text: decodeAnsiC(raw.slice(2, raw.endsWith("'") && raw.length > 2 ? -1 : undefined)),
+          dynamic: false,
+        };
       case 'command_name':
         return node.children[0] === undefined ? { text: raw, dynamic: false } : this.#word(node.children[0], src, ctx);
       case 'string':
@@ -534,7 +571,14 @@ export class ModelBuilder {
   }
 
   /** A word made of literal gaps and child words (a double-quoted string, a concatenation, a heredoc body). */
-  #interpolated(node: SyntaxNode, from: number, to: number, src: string, ctx: Ctx, decode: (s: string) => string): Word {
+  #interpolated(
+    node: SyntaxNode,
+    from: number,
+    to: number,
+    src: string,
+    ctx: Ctx,
+    decode: (s: string) => string,
+  ): Word {
     let text = '';
     let dynamic = false;
     let value: string | null = '';
@@ -578,92 +622,4 @@ export class ModelBuilder {
       }
     }
   }
-}
-
-function isWordNode(node: SyntaxNode): boolean {
-  switch (node.type) {
-    case 'word':
-    case 'string':
-    case 'raw_string':
-    case 'ansi_c_string':
-    case 'concatenation':
-    case 'simple_expansion':
-    case 'expansion':
-    case 'command_substitution':
-    case 'process_substitution':
-    case 'arithmetic_expansion':
-    case 'number':
-    case 'translated_string':
-    case 'brace_expression':
-    case 'variable_name':
-    case 'extglob_pattern':
-    case 'heredoc_body':
-    case 'regex':
-    case 'test_operator':
-    case 'special_variable_name':
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** The text a command writes to stdout when it is known statically (echo, printf without %, a heredoc). */
-function staticOutput(seg: SimpleCommand): string | null {
-  for (const r of seg.redirects) {
-    if (r.op === '<<' || r.op === '<<-' || r.op === '<<<') {
-      if (seg.program === 'cat' && seg.argv.length === 1 && !r.dynamic) return r.target;
-    }
-  }
-  if (seg.dynamic.length > 0 || seg.unknown_program) return null;
-  if (seg.program === 'echo') {
-    let args = seg.argv.slice(1);
-    while (args[0] !== undefined && /^-[neE]+$/.test(args[0])) args = args.slice(1);
-    return args.join(' ');
-  }
-  if (seg.program === 'printf' && seg.argv.length >= 2) {
-    const format = seg.argv[1] as string;
-    if (format.includes('%')) return null;
-    return decodeAnsiC(format);
-  }
-  return null;
-}
-
-/**
- * The output of a substitution when it is known statically: `echo`/`printf` of static text,
- * optionally piped through `base64 -d` or `rev` (what obfuscated commands do). Null otherwise.
- */
-function staticPipelineOutput(segs: SimpleCommand[]): string | null {
-  if (segs.length === 0 || segs.length > 4) return null;
-  for (let i = 0; i < segs.length; i++) {
-    const s = segs[i] as SimpleCommand;
-    if (s.wrapper || s.assignments.length > 0 || s.redirects.length > 0 || s.dynamic.length > 0) return null;
-    if (segs.length > 1 && s.pipeline?.index !== i) return null;
-  }
-  let text = staticOutput(segs[0] as SimpleCommand);
-  for (const s of segs.slice(1)) {
-    if (text === null) return null;
-    if (s.program === 'base64' && s.argv.slice(1).some((a) => a === '--decode' || /^-[a-zA-Z]*[dD]$/.test(a))) {
-      text = Buffer.from(text, 'base64').toString('utf8');
-    } else if (s.program === 'rev' && s.argv.length === 1) {
-      text = text.split('\n').map((l) => [...l].reverse().join('')).join('\n');
-    } else {
-      return null;
-    }
-  }
-  return text === null ? null : text.replace(/\n+$/, '');
-}
-
-function clip(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
-}
-
-/** "syntax error at offset N near '…'" for the first ERROR node, or a missing-token message. */
-function describeError(root: SyntaxNode, src: string): string {
-  const stack = [root];
-  while (stack.length > 0) {
-    const n = stack.pop() as SyntaxNode;
-    if (n.type === 'ERROR') return `syntax error at offset ${n.start} near '${clip(src.slice(n.start, n.end))}'`;
-    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i] as SyntaxNode);
-  }
-  return 'incomplete command (a closing token is missing)';
 }

@@ -50,18 +50,69 @@ export function isBroadTarget(word: string): boolean {
 }
 
 const HOME_SENSITIVE_DIRS = [
-  '.ssh', '.aws', '.gnupg', '.kube', '.docker', '.azure', '.password-store', '.config/gh', '.config/git',
-  '.config/gcloud', '.config/autostart', '.config/systemd', '.config/fish', '.local/bin', 'Library/LaunchAgents',
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.kube',
+  '.docker',
+  '.azure',
+  '.password-store',
+  '.config/gh',
+  '.config/git',
+  '.config/gcloud',
+  '.config/autostart',
+  '.config/systemd',
+  '.config/fish',
+  '.local/bin',
+  'Library/LaunchAgents',
   '.oh-my-zsh',
 ];
 const HOME_SENSITIVE_FILES = new Set([
-  '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases', '.profile', '.zshrc', '.zprofile',
-  '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.cshrc', '.tcshrc', '.inputrc', '.netrc', '.npmrc', '.pypirc',
-  '.gitconfig', '.git-credentials', '.xinitrc', '.xprofile', '.xsession', '.pam_environment', '.config/fish/config.fish',
+  '.bashrc',
+  '.bash_profile',
+  '.bash_login',
+  '.bash_logout',
+  '.bash_aliases',
+  '.profile',
+  '.zshrc',
+  '.zprofile',
+  '.zshenv',
+  '.zlogin',
+  '.zlogout',
+  '.kshrc',
+  '.cshrc',
+  '.tcshrc',
+  '.inputrc',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.gitconfig',
+  '.git-credentials',
+  '.xinitrc',
+  '.xprofile',
+  '.xsession',
+  '.pam_environment',
+  '.config/fish/config.fish',
 ]);
 const SYSTEM_PREFIXES = [
-  '/etc', '/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/boot', '/System', '/Library',
-  '/private/etc', '/var/spool/cron', '/var/cron', '/var/at', '/proc', '/sys', '/dev',
+  '/etc',
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/boot',
+  '/System',
+  '/Library',
+  '/private/etc',
+  '/var/spool/cron',
+  '/var/cron',
+  '/var/at',
+  '/proc',
+  '/sys',
+  '/dev',
 ];
 const GIT_INTERNAL = /(?:^|\/)\.git\/(?:hooks(?:\/|$)|config$|info\/attributes$)/;
 const NULL_SINK = /^\/dev\/(?:null|stdout|stderr|tty|zero|fd\/\d+|pts\/\d+)$/;
@@ -98,11 +149,21 @@ export function sensitiveWriteTarget(word: string): string | null {
   return null;
 }
 
-const HOME_SECRET_DIRS = ['.ssh', '.aws', '.gnupg', '.kube', '.azure', '.password-store', '.config/gh', '.config/gcloud'];
+const HOME_SECRET_DIRS = [
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.kube',
+  '.azure',
+  '.password-store',
+  '.config/gh',
+  '.config/gcloud',
+];
 const HOME_SECRET_FILES = new Set(['.netrc', '.git-credentials', '.docker/config.json', '.npmrc', '.pypirc']);
 const SYSTEM_SECRETS = /^\/etc\/(?:shadow|gshadow|sudoers|master\.passwd|ssh\/ssh_host_[^/]*key)$/;
 /** Cheap pre-check: a word that can name a credential store contains one of these. */
-const SECRET_HINT = /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env)|shadow|sudoers|master\.passwd|ssh_host_/;
+const SECRET_HINT =
+  /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env)|shadow|sudoers|master\.passwd|ssh_host_/;
 const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
 /**
@@ -130,7 +191,14 @@ export function secretPath(word: string): string | null {
 
 /** Directories a program may be run from by absolute path and still count as "the" command. */
 const STANDARD_BIN = new Set([
-  '/bin', '/usr/bin', '/usr/local/bin', '/sbin', '/usr/sbin', '/usr/local/sbin', '/opt/homebrew/bin', '/opt/local/bin',
+  '/bin',
+  '/usr/bin',
+  '/usr/local/bin',
+  '/sbin',
+  '/usr/sbin',
+  '/usr/local/sbin',
+  '/opt/homebrew/bin',
+  '/opt/local/bin',
 ]);
 
 /** Whether argv[0] names a program by bare name or from a standard bin directory. */

@@ -6,10 +6,35 @@ import type { SimpleCommand } from './command-model.js';
 
 /** Shells: `-c` runs a string; without a script argument they read the script from stdin. */
 export const SHELLS: ReadonlySet<string> = new Set([
-  'sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'yash', 'fish', 'rbash', 'busybox', 'csh', 'tcsh',
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'ash',
+  'mksh',
+  'yash',
+  'fish',
+  'rbash',
+  'busybox',
+  'csh',
+  'tcsh',
 ]);
 
-const INTERPRETER_NAMES = new Set(['perl', 'ruby', 'node', 'nodejs', 'php', 'lua', 'luajit', 'tclsh', 'Rscript', 'osascript', 'pwsh', 'powershell']);
+const INTERPRETER_NAMES = new Set([
+  'perl',
+  'ruby',
+  'node',
+  'nodejs',
+  'php',
+  'lua',
+  'luajit',
+  'tclsh',
+  'Rscript',
+  'osascript',
+  'pwsh',
+  'powershell',
+]);
 
 /** Whether a program is a script interpreter (python3.12, node, perl…), shells excluded. */
 export function isInterpreter(program: string): boolean {
@@ -21,13 +46,41 @@ export const PRIVILEGED: ReadonlySet<string> = new Set(['sudo', 'doas', 'su', 'p
 
 /** Programs whose output comes from the network. */
 export const FETCHERS: ReadonlySet<string> = new Set([
-  'curl', 'wget', 'fetch', 'nc', 'ncat', 'netcat', 'socat', 'http', 'https', 'xh', 'aria2c', 'lwp-request', 'GET',
-  'POST', 'ftp', 'tftp', 'ssh', 'telnet', 'openssl',
+  'curl',
+  'wget',
+  'fetch',
+  'nc',
+  'ncat',
+  'netcat',
+  'socat',
+  'http',
+  'https',
+  'xh',
+  'aria2c',
+  'lwp-request',
+  'GET',
+  'POST',
+  'ftp',
+  'tftp',
+  'ssh',
+  'telnet',
+  'openssl',
 ]);
 
 /** Formats, partitions or wipes disks. */
 export const DISK_TOOLS: ReadonlySet<string> = new Set([
-  'mkfs', 'mke2fs', 'mkswap', 'fdisk', 'sfdisk', 'gdisk', 'cfdisk', 'sgdisk', 'parted', 'wipefs', 'shred', 'blkdiscard',
+  'mkfs',
+  'mke2fs',
+  'mkswap',
+  'fdisk',
+  'sfdisk',
+  'gdisk',
+  'cfdisk',
+  'sgdisk',
+  'parted',
+  'wipefs',
+  'shred',
+  'blkdiscard',
   'newfs',
 ]);
 
@@ -46,7 +99,8 @@ export function isDecoder(seg: SimpleCommand): boolean {
   }
   if (p === 'xxd') return args.some((a) => /^-[a-zA-Z]*r/.test(a) || a === '-revert');
   if (p === 'openssl') return args.includes('-d') || args.includes('-base64') || args.includes('base64');
-  if (p === 'gzip' || p === 'xz' || p === 'bzip2' || p === 'zstd') return args.some((a) => /^-[a-zA-Z]*d/.test(a) || a === '--decompress');
+  if (p === 'gzip' || p === 'xz' || p === 'bzip2' || p === 'zstd')
+    return args.some((a) => /^-[a-zA-Z]*d/.test(a) || a === '--decompress');
   return ['uudecode', 'gunzip', 'zcat', 'bzcat', 'xzcat', 'zstdcat', 'rev', 'tr', 'gpg'].includes(p);
 }
 
@@ -107,8 +161,12 @@ export function isGitExecKey(key: string): boolean {
   const k = key.toLowerCase();
   return (
     /^core\.(pager|sshcommand|editor|fsmonitor|hookspath|gitproxy|askpass|alternaterefscommand)$/.test(k) ||
-    /^(sequence\.editor|diff\.external|gpg\.program|gpg\.[^.]+\.program|credential\.helper|credential\..+\.helper|include\.path|includeif\..+\.path|uploadpack\.packobjectshook|receive\.procreceiverefs|ssh\.variant)$/.test(k) ||
-    /^(alias|pager|filter|diff|merge|difftool|mergetool|remote)\..+/.test(k) &&
-      /\.(command|cmd|textconv|driver|clean|smudge|process|tool|path|proxy|uploadpack|receivepack|vcs)$|^alias\.|^pager\./.test(k)
+    /^(sequence\.editor|diff\.external|gpg\.program|gpg\.[^.]+\.program|credential\.helper|credential\..+\.helper|include\.path|includeif\..+\.path|uploadpack\.packobjectshook|receive\.procreceiverefs|ssh\.variant)$/.test(
+      k,
+    ) ||
+    (/^(alias|pager|filter|diff|merge|difftool|mergetool|remote)\..+/.test(k) &&
+      /\.(command|cmd|textconv|driver|clean|smudge|process|tool|path|proxy|uploadpack|receivepack|vcs)$|^alias\.|^pager\./.test(
+        k,
+      ))
   );
 }

@@ -4,13 +4,13 @@
 // (bounded LRU), and a command made only of plain words whose program is on the safe list takes a
 // fast path without a parse.
 
-import { type CommandModel, emptyFlags, type RiskAssessment, type SimpleCommand } from './command-model.js';
 import { classify, classifySegment, Findings } from './classify.js';
+import { type CommandModel, emptyFlags, type RiskAssessment, type SimpleCommand } from './command-model.js';
 import { ModelBuilder } from './model-builder.js';
 import { redFlagPaths } from './paths.js';
 import { isSafeCommand } from './safe-commands.js';
 import { BashGrammar } from './syntax-tree.js';
-import { findInvisible, hasNonAscii } from './unicode.js';
+import { findInvisible, mayHaveInvisible } from './unicode.js';
 
 /** Options of {@link RiskAssessor.create}. */
 export interface RiskAssessorOptions {
@@ -49,7 +49,9 @@ function frozen<T>(x: T): T {
 
 /** How a safe segment is named in the reason ("git status", "ls"). */
 function safeName(seg: SimpleCommand): string {
-  return seg.program === 'git' ? `git ${seg.argv.find((a, i) => i > 0 && !a.startsWith('-')) ?? ''}`.trim() : seg.program;
+  return seg.program === 'git'
+    ? `git ${seg.argv.find((a, i) => i > 0 && !a.startsWith('-')) ?? ''}`.trim()
+    : seg.program;
 }
 
 class Lru<V> {
@@ -168,7 +170,12 @@ export class RiskAssessor {
 
   /** Counters since creation. */
   stats(): RiskAssessorStats {
-    return { fast_path: this.#fast, cache_hits: this.#hits, parses: this.#parses, cache_size: this.#text.size + this.#argv.size };
+    return {
+      fast_path: this.#fast,
+      cache_hits: this.#hits,
+      parses: this.#parses,
+      cache_size: this.#text.size + this.#argv.size,
+    };
   }
 
   /** A command of plain words whose program is on the safe list: classified without a parse. */
@@ -182,6 +189,7 @@ export class RiskAssessor {
       argv,
       program,
       path: program,
+      name: program,
       dynamic: EMPTY,
       assignments: EMPTY,
       redirects: EMPTY,
@@ -203,7 +211,7 @@ export class RiskAssessor {
   #build(command: string | readonly string[]): CommandModel {
     const b = new ModelBuilder(this.#grammar);
     const text = typeof command === 'string' ? command : command.join(' ');
-    const invisible = hasNonAscii(text) || /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text) ? findInvisible(text) : null;
+    const invisible = mayHaveInvisible(text) ? findInvisible(text) : null;
     if (invisible !== null) {
       b.flags.invisible_unicode = true;
       b.redFlags.push(invisible);

@@ -4,13 +4,87 @@
 
 /** Commands that only read and print, whatever their arguments. */
 const ALWAYS_SAFE = new Set([
-  'ls', 'cat', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'pwd', 'echo', 'printf', 'which', 'whereis', 'type',
-  'stat', 'du', 'df', 'cut', 'tr', 'jq', 'basename', 'dirname', 'realpath', 'readlink', 'true', 'false', ':',
-  'whoami', 'id', 'uname', 'nl', 'tac', 'rev', 'comm', 'cmp', 'diff', 'md5sum', 'sha1sum', 'sha224sum', 'sha256sum',
-  'sha384sum', 'sha512sum', 'shasum', 'b2sum', 'cksum', 'sum', 'od', 'hexdump', 'strings', 'column', 'fold', 'fmt',
-  'paste', 'join', 'expand', 'unexpand', 'seq', 'expr', 'test', '[', 'sleep', 'ps', 'uptime', 'nproc', 'locale',
-  'tty', 'groups', 'arch', 'printenv', 'cd', 'free', 'logname', 'users', 'who', 'numfmt', 'getconf', 'cal', 'look',
-  'lsblk', 'pgrep', 'zgrep',
+  'ls',
+  'cat',
+  'head',
+  'tail',
+  'wc',
+  'grep',
+  'egrep',
+  'fgrep',
+  'pwd',
+  'echo',
+  'printf',
+  'which',
+  'whereis',
+  'type',
+  'stat',
+  'du',
+  'df',
+  'cut',
+  'tr',
+  'jq',
+  'basename',
+  'dirname',
+  'realpath',
+  'readlink',
+  'true',
+  'false',
+  ':',
+  'whoami',
+  'id',
+  'uname',
+  'nl',
+  'tac',
+  'rev',
+  'comm',
+  'cmp',
+  'diff',
+  'md5sum',
+  'sha1sum',
+  'sha224sum',
+  'sha256sum',
+  'sha384sum',
+  'sha512sum',
+  'shasum',
+  'b2sum',
+  'cksum',
+  'sum',
+  'od',
+  'hexdump',
+  'strings',
+  'column',
+  'fold',
+  'fmt',
+  'paste',
+  'join',
+  'expand',
+  'unexpand',
+  'seq',
+  'expr',
+  'test',
+  '[',
+  'sleep',
+  'ps',
+  'uptime',
+  'nproc',
+  'locale',
+  'tty',
+  'groups',
+  'arch',
+  'printenv',
+  'cd',
+  'free',
+  'logname',
+  'users',
+  'who',
+  'numfmt',
+  'getconf',
+  'cal',
+  'look',
+  'lsblk',
+  'pgrep',
+  'zgrep',
 ]);
 
 type Check = (args: string[]) => boolean;
@@ -19,11 +93,45 @@ const shortHas = (a: string, letters: string): boolean =>
   a.startsWith('-') && !a.startsWith('--') && [...a.slice(1)].some((c) => letters.includes(c));
 const positionals = (args: string[]): string[] => args.filter((a) => !a.startsWith('-') || a === '-');
 
-const FIND_UNSAFE = new Set(['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls']);
+const FIND_UNSAFE = new Set([
+  '-exec',
+  '-execdir',
+  '-ok',
+  '-okdir',
+  '-delete',
+  '-fprint',
+  '-fprint0',
+  '-fprintf',
+  '-fls',
+]);
 const GIT_SAFE_SUBCOMMANDS = new Set([
-  'status', 'log', 'diff', 'show', 'rev-parse', 'ls-files', 'blame', 'describe', 'shortlog', 'grep', 'ls-tree',
-  'merge-base', 'rev-list', 'for-each-ref', 'count-objects', 'name-rev', 'show-ref', 'whatchanged', 'check-ignore',
-  'branch', 'tag', 'remote', 'config', 'stash', 'worktree', 'reflog', 'version',
+  'status',
+  'log',
+  'diff',
+  'show',
+  'rev-parse',
+  'ls-files',
+  'blame',
+  'describe',
+  'shortlog',
+  'grep',
+  'ls-tree',
+  'merge-base',
+  'rev-list',
+  'for-each-ref',
+  'count-objects',
+  'name-rev',
+  'show-ref',
+  'whatchanged',
+  'check-ignore',
+  'branch',
+  'tag',
+  'remote',
+  'config',
+  'stash',
+  'worktree',
+  'reflog',
+  'version',
 ]);
 const GIT_UNSAFE_ARGS = /^(?:--output(?:=|$)|--ext-diff$|--open-files-in-pager|-O|--exec(?:=|$)|--upload-pack)/;
 
@@ -37,17 +145,29 @@ function gitSafe(args: string[]): boolean {
   if (rest.some((a) => GIT_UNSAFE_ARGS.test(a))) return false;
   switch (sub) {
     case 'branch':
-      if (rest.some((a) => /^(?:-[dDmMcCuf]|--(?:delete|move|copy|set-upstream|unset-upstream|edit-description|force|track|no-track|create-reflog))/.test(a))) return false;
+      if (
+        rest.some((a) =>
+          /^(?:-[dDmMcCuf]|--(?:delete|move|copy|set-upstream|unset-upstream|edit-description|force|track|no-track|create-reflog))/.test(
+            a,
+          ),
+        )
+      )
+        return false;
       return positionals(rest).length === 0 || rest.some((a) => a === '-l' || a === '--list');
     case 'tag':
-      if (rest.some((a) => /^(?:-[dasfmFue]|--(?:delete|annotate|sign|force|message|file|local-user|edit))/.test(a))) return false;
+      if (rest.some((a) => /^(?:-[dasfmFue]|--(?:delete|annotate|sign|force|message|file|local-user|edit))/.test(a)))
+        return false;
       return positionals(rest).length === 0 || rest.some((a) => a === '-l' || a === '--list');
     case 'remote':
       return rest.every((a) => a === '-v' || a === '--verbose') || (rest[0] === 'get-url' && rest.length <= 3);
     case 'config':
       return (
-        rest.some((a) => /^(?:--get|--get-all|--get-regexp|--list|-l|--get-urlmatch)$/.test(a) || a === 'get' || a === 'list') &&
-        !rest.some((a) => /^(?:--add|--unset|--unset-all|--replace-all|--edit|-e|--rename-section|--remove-section)$/.test(a))
+        rest.some(
+          (a) => /^(?:--get|--get-all|--get-regexp|--list|-l|--get-urlmatch)$/.test(a) || a === 'get' || a === 'list',
+        ) &&
+        !rest.some((a) =>
+          /^(?:--add|--unset|--unset-all|--replace-all|--edit|-e|--rename-section|--remove-section)$/.test(a),
+        )
       );
     case 'stash':
       return rest[0] === 'list' || rest[0] === 'show';
@@ -62,7 +182,8 @@ function gitSafe(args: string[]): boolean {
 
 const CHECKS: Record<string, Check> = {
   find: (args) => !args.some((a) => FIND_UNSAFE.has(a)),
-  rg: (args) => !args.some((a) => /^(?:--pre(?:=|$)|--pre-glob|--search-zip$|--hostname-bin)/.test(a) || shortHas(a, 'z')),
+  rg: (args) =>
+    !args.some((a) => /^(?:--pre(?:=|$)|--pre-glob|--search-zip$|--hostname-bin)/.test(a) || shortHas(a, 'z')),
   git: gitSafe,
   sort: (args) => !args.some((a) => /^--(?:o|ou|out|outp|outpu|output|comp)/.test(a) || shortHas(a, 'o')),
   sed: (args) => {
@@ -82,9 +203,13 @@ const CHECKS: Record<string, Check> = {
   base64: (args) => !args.some((a) => a === '-o' || a.startsWith('--output')),
   tree: (args) => !args.some((a) => a === '-o' || a.startsWith('-o')),
   file: (args) => !args.some((a) => a === '-C' || a === '--compile'),
-  date: (args) => !args.some((a) => a === '-s' || a.startsWith('--set') || shortHas(a, 's')) && positionals(args).every((a) => a.startsWith('+')),
+  date: (args) =>
+    !args.some((a) => a === '-s' || a.startsWith('--set') || shortHas(a, 's')) &&
+    positionals(args).every((a) => a.startsWith('+')),
   hostname: (args) => positionals(args).length === 0,
-  env: (args) => positionals(args).length === 0 && !args.some((a) => a.startsWith('-u') || a.startsWith('--unset') || a === '-C' || a.startsWith('--chdir')),
+  env: (args) =>
+    positionals(args).length === 0 &&
+    !args.some((a) => a.startsWith('-u') || a.startsWith('--unset') || a === '-C' || a.startsWith('--chdir')),
   command: (args) => args.some((a) => /^-[a-zA-Z]*[vV]/.test(a)),
   tail: () => true,
 };
@@ -107,5 +232,16 @@ export function safeProgramNames(): string[] {
 
 /** Wrappers that change nothing about what the wrapped command may do (safe if the wrapped command is). */
 export const NEUTRAL_WRAPPERS: ReadonlySet<string> = new Set([
-  'timeout', 'nice', 'ionice', 'nohup', 'time', 'stdbuf', 'command', 'builtin', 'noglob', 'nocorrect', 'chronic', 'setsid',
+  'timeout',
+  'nice',
+  'ionice',
+  'nohup',
+  'time',
+  'stdbuf',
+  'command',
+  'builtin',
+  'noglob',
+  'nocorrect',
+  'chronic',
+  'setsid',
 ]);

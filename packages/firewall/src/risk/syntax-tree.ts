@@ -25,12 +25,29 @@ export interface ParsedScript {
 
 /** Parents whose children's field names the model builder reads. */
 const FIELD_PARENTS = new Set([
-  'command', 'redirected_statement', 'file_redirect', 'heredoc_redirect', 'variable_assignment', 'function_definition',
+  'command',
+  'redirected_statement',
+  'file_redirect',
+  'heredoc_redirect',
+  'variable_assignment',
+  'function_definition',
 ]);
 /** Named node types that never have children (tokens). */
 const LEAF_TYPES = new Set([
-  'word', 'number', 'raw_string', 'ansi_c_string', 'string_content', 'variable_name', 'file_descriptor',
-  'heredoc_start', 'heredoc_end', 'heredoc_content', 'comment', 'special_variable_name', 'test_operator', 'regex',
+  'word',
+  'number',
+  'raw_string',
+  'ansi_c_string',
+  'string_content',
+  'variable_name',
+  'file_descriptor',
+  'heredoc_start',
+  'heredoc_end',
+  'heredoc_content',
+  'comment',
+  'special_variable_name',
+  'test_operator',
+  'regex',
   'extglob_pattern',
 ]);
 

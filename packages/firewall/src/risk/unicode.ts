@@ -3,11 +3,42 @@
 // spells a program with look-alike letters.
 
 /**
- * Zero-width and formatting characters, bidi controls, invisible separators and fillers, and
- * non-ASCII spaces that look like a plain space (C0/C1 controls except tab/newline/CR as well).
+ * Zero-width and formatting characters, bidi controls, invisible separators and fillers, variation
+ * selectors, tag characters, non-ASCII spaces that look like a plain space, and C0/C1 controls
+ * except tab, newline and carriage return: inclusive code point ranges.
  */
-const INVISIBLE =
-  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00A0\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2000-\u200F\u2028-\u202F\u205F-\u206F\u3000\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]/u;
+const INVISIBLE_RANGES: readonly (readonly [number, number])[] = [
+  [0x00, 0x08],
+  [0x0b, 0x0c],
+  [0x0e, 0x1f],
+  [0x7f, 0x9f],
+  [0xa0, 0xa0],
+  [0xad, 0xad],
+  [0x34f, 0x34f],
+  [0x61c, 0x61c],
+  [0x115f, 0x1160],
+  [0x17b4, 0x17b5],
+  [0x180b, 0x180f],
+  [0x2000, 0x200f],
+  [0x2028, 0x202f],
+  [0x205f, 0x206f],
+  [0x3000, 0x3000],
+  [0x3164, 0x3164],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xffa0, 0xffa0],
+  [0xfff9, 0xfffb],
+  [0xe0000, 0xe007f],
+  [0xe0100, 0xe01ef],
+];
+
+function isInvisible(cp: number): boolean {
+  for (const [lo, hi] of INVISIBLE_RANGES) {
+    if (cp < lo) return false;
+    if (cp <= hi) return true;
+  }
+  return false;
+}
 
 const NAMES: Record<number, string> = {
   0x200b: 'ZERO WIDTH SPACE',
@@ -30,7 +61,16 @@ const NAMES: Record<number, string> = {
   0x00ad: 'SOFT HYPHEN',
 };
 
-/** Whether text has any non-ASCII character (the cheap pre-check before the regexes). */
+/** Whether text has a non-ASCII character or an ASCII control other than tab / newline / CR (the cheap pre-check). */
+export function mayHaveInvisible(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0x7e || (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d)) return true;
+  }
+  return false;
+}
+
+/** Whether text has any non-ASCII character. */
 export function hasNonAscii(text: string): boolean {
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7e) return true;
   return false;
@@ -38,22 +78,31 @@ export function hasNonAscii(text: string): boolean {
 
 /** Describes the first invisible or control character in `text`, or returns null. */
 export function findInvisible(text: string): string | null {
-  const m = INVISIBLE.exec(text);
-  if (m === null) return null;
-  const cp = m[0].codePointAt(0) as number;
-  const hex = `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
-  const name = NAMES[cp];
-  return `invisible or control character ${hex}${name === undefined ? '' : ` ${name}`} at offset ${m.index}`;
+  for (let i = 0; i < text.length; i++) {
+    const cp = text.codePointAt(i) as number;
+    if (isInvisible(cp)) {
+      const hex = `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+      const name = NAMES[cp];
+      return `invisible or control character ${hex}${name === undefined ? '' : ` ${name}`} at offset ${i}`;
+    }
+    if (cp > 0xffff) i++;
+  }
+  return null;
 }
-
-const INVISIBLE_GLOBAL = new RegExp(INVISIBLE.source, 'gu');
 
 /** Removes invisible characters (how a deny pattern compares program names: `r\u200Bm` is `rm`). */
 export function stripInvisible(text: string): string {
-  return hasNonAscii(text) ? text.replace(INVISIBLE_GLOBAL, '') : text;
+  if (!mayHaveInvisible(text)) return text;
+  let out = '';
+  for (const ch of text) if (!isInvisible(ch.codePointAt(0) as number)) out += ch;
+  return out;
 }
+
+const LETTER_LIKE = /^[\p{L}\p{N}]$|^\p{M}$/u;
 
 /** Whether a command word (a program name or an option) holds a non-ASCII letter that may pass for ASCII. */
 export function hasConfusableLetter(word: string): boolean {
-  return hasNonAscii(word) && /\p{L}|\p{M}|\p{N}/u.test(word.replace(/[\x00-\x7f]/g, ''));
+  if (!hasNonAscii(word)) return false;
+  for (const ch of word) if ((ch.codePointAt(0) as number) > 0x7e && LETTER_LIKE.test(ch)) return true;
+  return false;
 }

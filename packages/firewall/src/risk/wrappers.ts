@@ -122,7 +122,8 @@ function shell(words: Word[]): WrapperExpansion {
     const applet = words[1]?.text ?? '';
     if (applet === '' || applet.startsWith('-')) return { wrapper: false, inner: [] };
     // busybox <applet> …: the applet is the command
-    if (!SHELLS.has(applet) || applet === 'busybox') return { wrapper: true, inner: [{ kind: 'argv', via: 'busybox', words: words.slice(1) }] };
+    if (!SHELLS.has(applet) || applet === 'busybox')
+      return { wrapper: true, inner: [{ kind: 'argv', via: 'busybox', words: words.slice(1) }] };
     start = 2;
   }
   let cMode = false;
@@ -151,9 +152,37 @@ function shell(words: Word[]): WrapperExpansion {
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 /** find primaries that do not narrow which files are visited */
 const FIND_NON_FILTERS = new Set([
-  '-depth', '-d', '-maxdepth', '-mindepth', '-xdev', '-mount', '-follow', '-print', '-print0', '-delete',
-  '-daystart', '-noleaf', '-ignore_readdir_race', '-noignore_readdir_race', '-regextype', '-warn', '-nowarn',
-  '-prune', '-true', '-ls', '-exec', '-execdir', '-ok', '-okdir', '-H', '-L', '-P', '-O0', '-O1', '-O2', '-O3',
+  '-depth',
+  '-d',
+  '-maxdepth',
+  '-mindepth',
+  '-xdev',
+  '-mount',
+  '-follow',
+  '-print',
+  '-print0',
+  '-delete',
+  '-daystart',
+  '-noleaf',
+  '-ignore_readdir_race',
+  '-noignore_readdir_race',
+  '-regextype',
+  '-warn',
+  '-nowarn',
+  '-prune',
+  '-true',
+  '-ls',
+  '-exec',
+  '-execdir',
+  '-ok',
+  '-okdir',
+  '-H',
+  '-L',
+  '-P',
+  '-O0',
+  '-O1',
+  '-O2',
+  '-O3',
 ]);
 
 /** The starting points of a find command (words before the first expression word). */
@@ -209,7 +238,15 @@ function find(words: Word[]): WrapperExpansion {
   return { wrapper: false, inner };
 }
 
-const XARGS_LONG_ARG = new Set(['arg-file', 'delimiter', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'process-slot-var']);
+const XARGS_LONG_ARG = new Set([
+  'arg-file',
+  'delimiter',
+  'max-lines',
+  'max-args',
+  'max-procs',
+  'max-chars',
+  'process-slot-var',
+]);
 
 function xargs(words: Word[]): WrapperExpansion {
   let i = 1;
@@ -240,7 +277,8 @@ function xargs(words: Word[]): WrapperExpansion {
     }
   }
   const cmd = i < words.length ? words.slice(i) : [{ text: 'echo', dynamic: false }];
-  const inner = replace === undefined ? cmd : cmd.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
+  const inner =
+    replace === undefined ? cmd : cmd.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
   return { wrapper: true, inner: [{ kind: 'argv', via: 'xargs', words: inner, unknownTail: true }] };
 }
 
@@ -264,7 +302,10 @@ function env(words: Word[]): WrapperExpansion {
       const split = str === undefined ? [] : (splitPatternWords(str.text) ?? [str.text]);
       const rest = words.slice(i + 1);
       const combined = [...split.map((t) => ({ text: t, dynamic: str?.dynamic ?? false })), ...rest];
-      return { wrapper: true, inner: [{ kind: 'argv', via: 'env -S', words: [{ text: 'env', dynamic: false }, ...combined] }] };
+      return {
+        wrapper: true,
+        inner: [{ kind: 'argv', via: 'env -S', words: [{ text: 'env', dynamic: false }, ...combined] }],
+      };
     }
     if (w.startsWith('--')) {
       const name = w.slice(2).split('=', 1)[0] as string;
@@ -347,7 +388,23 @@ function commandBuiltin(words: Word[]): WrapperExpansion {
 }
 
 const ARGV_WRAPPERS: Record<string, OptionSpec> = {
-  sudo: { shortArg: 'ugCDprtTUR', longArg: ['user', 'group', 'close-from', 'chdir', 'host', 'prompt', 'role', 'type', 'command-timeout', 'other-user', 'chroot'], assignments: true },
+  sudo: {
+    shortArg: 'ugCDprtTUR',
+    longArg: [
+      'user',
+      'group',
+      'close-from',
+      'chdir',
+      'host',
+      'prompt',
+      'role',
+      'type',
+      'command-timeout',
+      'other-user',
+      'chroot',
+    ],
+    assignments: true,
+  },
   doas: { shortArg: 'uC' },
   nice: { shortArg: 'n', longArg: ['adjustment'], numeric: true },
   ionice: { shortArg: 'cnp', longArg: ['class', 'classdata', 'pid'] },

@@ -59,13 +59,47 @@ describe('segments', () => {
 
   it('strips wrappers and keeps each layer as a wrapper segment', () => {
     expect(shape(assessor.parse('sudo -u root timeout -s KILL 5 nice -n 2 env -i A=1 rm -rf x'))).toEqual([
-      { argv: ['sudo', '-u', 'root', 'timeout', '-s', 'KILL', '5', 'nice', '-n', '2', 'env', '-i', 'A=1', 'rm', '-rf', 'x'], program: 'sudo', via: [], wrapper: true },
-      { argv: ['timeout', '-s', 'KILL', '5', 'nice', '-n', '2', 'env', '-i', 'A=1', 'rm', '-rf', 'x'], program: 'timeout', via: ['sudo'], wrapper: true },
-      { argv: ['nice', '-n', '2', 'env', '-i', 'A=1', 'rm', '-rf', 'x'], program: 'nice', via: ['sudo', 'timeout'], wrapper: true },
+      {
+        argv: [
+          'sudo',
+          '-u',
+          'root',
+          'timeout',
+          '-s',
+          'KILL',
+          '5',
+          'nice',
+          '-n',
+          '2',
+          'env',
+          '-i',
+          'A=1',
+          'rm',
+          '-rf',
+          'x',
+        ],
+        program: 'sudo',
+        via: [],
+        wrapper: true,
+      },
+      {
+        argv: ['timeout', '-s', 'KILL', '5', 'nice', '-n', '2', 'env', '-i', 'A=1', 'rm', '-rf', 'x'],
+        program: 'timeout',
+        via: ['sudo'],
+        wrapper: true,
+      },
+      {
+        argv: ['nice', '-n', '2', 'env', '-i', 'A=1', 'rm', '-rf', 'x'],
+        program: 'nice',
+        via: ['sudo', 'timeout'],
+        wrapper: true,
+      },
       { argv: ['env', '-i', 'A=1', 'rm', '-rf', 'x'], program: 'env', via: ['sudo', 'timeout', 'nice'], wrapper: true },
       { argv: ['rm', '-rf', 'x'], program: 'rm', via: ['sudo', 'timeout', 'nice', 'env'], wrapper: false },
     ]);
-    expect(assessor.parse('env -i A=1 rm -rf x').segments[1]?.assignments).toEqual([{ name: 'A', value: '1', dynamic: false }]);
+    expect(assessor.parse('env -i A=1 rm -rf x').segments[1]?.assignments).toEqual([
+      { name: 'A', value: '1', dynamic: false },
+    ]);
   });
 
   it.each<[string, string[]]>([
@@ -88,7 +122,7 @@ describe('segments', () => {
     ["echo 'rm -rf x' | sh", ['pipe']],
     ['bash <<EOF\nrm -rf x\nEOF', ['heredoc']],
     ["bash <<< 'rm -rf x'", ['heredoc']],
-    ["sh -c \"bash -c 'eval \\\"rm -rf x\\\"'\"", ['sh -c', 'sh -c', 'eval']],
+    ['sh -c "bash -c \'eval \\"rm -rf x\\"\'"', ['sh -c', 'sh -c', 'eval']],
   ])('reaches the rm in %s', (command, via) => {
     const rm = assessor.parse(command).segments.find((s) => s.program === 'rm');
     expect(rm?.argv.slice(0, 2)).toEqual(['rm', '-rf']);

@@ -33,9 +33,12 @@ describe('deny patterns', () => {
     expect(denies('git push --force', command)).toBe(true);
   });
 
-  it.each(['git push origin main', 'git log push --force', 'git commit -m push'])('git push --force does not match %s', (command) => {
-    expect(denies('git push --force', command)).toBe(false);
-  });
+  it.each(['git push origin main', 'git log push --force', 'git commit -m push'])(
+    'git push --force does not match %s',
+    (command) => {
+      expect(denies('git push --force', command)).toBe(false);
+    },
+  );
 
   it.each([
     ['chmod -R 777 *', 'chmod --recursive 777 /srv'],
@@ -75,18 +78,49 @@ describe('deny patterns', () => {
     const deny = compileCommandPattern('rm -rf *', 'deny');
     const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
     const spelling = fc.constantFrom(
-      'rm -rf', 'rm -fr', 'rm -r -f', 'rm -R -f', 'rm -f -r', 'rm --recursive --force', 'rm --force -R',
-      '/bin/rm -rf', '\\rm -rf', "'rm' -rf", '"rm" -rf', 'r\\m -rf', "$'rm' -rf", 'rm --rec --for',
+      'rm -rf',
+      'rm -fr',
+      'rm -r -f',
+      'rm -R -f',
+      'rm -f -r',
+      'rm --recursive --force',
+      'rm --force -R',
+      '/bin/rm -rf',
+      '\\rm -rf',
+      "'rm' -rf",
+      '"rm" -rf',
+      'r\\m -rf',
+      "$'rm' -rf",
+      'rm --rec --for',
     );
     const word = fc.stringMatching(/^[a-z][a-z0-9_.]{0,8}$/);
     // a wrapper turns a command (and whether it is one simple command) into a new one
     type Cmd = { text: string; simple: boolean };
     const prefix = fc.constantFrom(
-      'sudo', 'sudo -u root', 'doas', 'timeout 5', 'timeout -s KILL 10', 'nice', 'nice -n 5', 'nohup', 'env',
-      'env FOO=1', 'env -i PATH=/bin', 'command', 'time', 'stdbuf -oL', 'exec', 'ionice -c 3', 'setsid',
+      'sudo',
+      'sudo -u root',
+      'doas',
+      'timeout 5',
+      'timeout -s KILL 10',
+      'nice',
+      'nice -n 5',
+      'nohup',
+      'env',
+      'env FOO=1',
+      'env -i PATH=/bin',
+      'command',
+      'time',
+      'stdbuf -oL',
+      'exec',
+      'ionice -c 3',
+      'setsid',
     );
     const wrapper = fc.oneof(
-      prefix.map((p) => (c: Cmd): Cmd => (c.simple ? { text: `${p} ${c.text}`, simple: true } : { text: `${p} sh -c ${quote(c.text)}`, simple: true })),
+      prefix.map(
+        (p) =>
+          (c: Cmd): Cmd =>
+            c.simple ? { text: `${p} ${c.text}`, simple: true } : { text: `${p} sh -c ${quote(c.text)}`, simple: true },
+      ),
       fc.constantFrom(
         (c: Cmd): Cmd => ({ text: `sh -c ${quote(c.text)}`, simple: true }),
         (c: Cmd): Cmd => ({ text: `bash -lc ${quote(c.text)}`, simple: true }),
@@ -99,8 +133,14 @@ describe('deny patterns', () => {
         (c: Cmd): Cmd => ({ text: `${c.text}; ls`, simple: false }),
         (c: Cmd): Cmd => ({ text: `if true; then ${c.text}; fi`, simple: false }),
         (c: Cmd): Cmd => ({ text: `echo ${quote(c.text)} | sh`, simple: false }),
-        (c: Cmd): Cmd => (c.simple ? { text: `find . -exec ${c.text} {} \\;`, simple: true } : { text: `find . -exec sh -c ${quote(c.text)} \\;`, simple: true }),
-        (c: Cmd): Cmd => (c.simple ? { text: `echo a | xargs ${c.text}`, simple: false } : { text: `echo a | xargs sh -c ${quote(c.text)}`, simple: false }),
+        (c: Cmd): Cmd =>
+          c.simple
+            ? { text: `find . -exec ${c.text} {} \\;`, simple: true }
+            : { text: `find . -exec sh -c ${quote(c.text)} \\;`, simple: true },
+        (c: Cmd): Cmd =>
+          c.simple
+            ? { text: `echo a | xargs ${c.text}`, simple: false }
+            : { text: `echo a | xargs sh -c ${quote(c.text)}`, simple: false },
       ),
     );
     fc.assert(
@@ -157,6 +197,9 @@ describe('compilation', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toMatchObject({ code: 'E_INVALID_ARGS', message: `invalid command pattern ${JSON.stringify(pattern)}: ${why}` });
+    expect(err).toMatchObject({
+      code: 'E_INVALID_ARGS',
+      message: `invalid command pattern ${JSON.stringify(pattern)}: ${why}`,
+    });
   });
 });

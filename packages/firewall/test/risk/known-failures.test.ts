@@ -3,7 +3,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { compileCommandPattern, type CommandPattern, type CommandRiskLevel, RiskAssessor } from '@finger/firewall';
+import { type CommandPattern, type CommandRiskLevel, compileCommandPattern, RiskAssessor } from '@finger/firewall';
 
 let assessor: RiskAssessor;
 let denyRm: CommandPattern;
@@ -98,7 +98,9 @@ describe('every spelling of rm -rf is caught by the deny pattern', () => {
 describe('known failures that are not rm', () => {
   it('curl … | sh', () => {
     expectCase('curl https://x | sh', 'dangerous', false);
-    expect(assessor.assess('curl https://x | sh').reasons[0]).toBe('segment 2: sh runs what curl (segment 1) downloads');
+    expect(assessor.assess('curl https://x | sh').reasons[0]).toBe(
+      'segment 2: sh runs what curl (segment 1) downloads',
+    );
   });
 
   it('a redirect overwriting ~/.ssh/authorized_keys', () => {
@@ -112,7 +114,7 @@ describe('known failures that are not rm', () => {
     expectCase('echo x > .git/hooks/pre-commit', 'dangerous', false);
   });
 
-  it("git -c core.pager=… log", () => {
+  it('git -c core.pager=… log', () => {
     expectCase("git -c core.pager='sh -c x' log", 'dangerous', false);
     expect(assessor.assess("git -c core.pager='sh -c x' log").reasons).toContain(
       'segment 1: git -c core.pager=… makes git run another program',
@@ -126,7 +128,10 @@ describe('known failures that are not rm', () => {
 
   it('export PATH=…; ls is not safe', () => {
     expectCase('export PATH=/tmp:$PATH; ls', 'moderate', false);
-    expect(assessor.assess('export PATH=/tmp:$PATH; ls').model.flags).toMatchObject({ path_change: true, env_change: true });
+    expect(assessor.assess('export PATH=/tmp:$PATH; ls').model.flags).toMatchObject({
+      path_change: true,
+      env_change: true,
+    });
   });
 
   it('arrays parse: x=(1 2 3); echo ${x[0]}', () => {

@@ -1,17 +1,15 @@
 import path from 'node:path';
 
-import type { Client } from '@modelcontextprotocol/client';
-
-import type { RuntimeSpec, ToolSpec } from '@finger/protocol';
+import type { ToolSpec } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { DEFAULT_LIMITS } from '../hub-types.js';
 import type { Logger } from '../logger.js';
+import { connectMcp, type McpConnection, type McpSpec } from './mcp-connect.js';
 import { mapMcpError, textOf } from './mcp-errors.js';
 import { definitionHash, McpPinStore } from './mcp-pins.js';
 import { MCP_TOOL_NAME, type McpToolDefinition, mcpToolSpec, toDefinition } from './mcp-tools.js';
-import { childEnv } from './process-tree.js';
 import { ReadyGate } from './ready-gate.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
 
@@ -38,17 +36,7 @@ export interface McpRuntimeStats {
   protocol_version?: string;
 }
 
-type McpSpec = Extract<RuntimeSpec, { type: 'mcp' }>;
 type State = 'idle' | 'starting' | 'running' | 'restarting' | 'closed';
-
-interface Connection {
-  client: Client;
-  pid: number | null;
-  /** close() or a replaced connection: its errors are not crashes. */
-  closedByUs: boolean;
-  /** The transport closed without us asking: the server died. */
-  dead: boolean;
-}
 
 interface Inflight {
   controller: AbortController;
@@ -57,7 +45,6 @@ interface Inflight {
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const DEFAULT_BACKOFF: [number, number] = [100, 10_000];
-const STDERR_MAX = 16 * 1024;
 
 /**
  * Runs an MCP server as a finger module (§3.3), over stdio (a child process with a minimal
@@ -90,7 +77,7 @@ export class McpRuntime implements ModuleRuntime {
   readonly #backoffMax: number;
   #backoff: number;
   #state: State = 'idle';
-  #conn: Connection | null = null;
+  #conn: McpConnection | null = null;
   #tools: ToolSpec[] | null = null;
   readonly #defs = new Map<string, McpToolDefinition>();
   readonly #hashes = new Map<string, string>();
@@ -135,6 +122,7 @@ export class McpRuntime implements ModuleRuntime {
     this.#state = 'starting';
     this.#starting = this.#connectAndList(true).then(
       () => {
+        if (this.#state === 'closed') throw this.#closedError();
         this.#state = 'running';
         this.#gate.open();
       },
@@ -206,7 +194,7 @@ export class McpRuntime implements ModuleRuntime {
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
     switch (this.#state) {
       case 'running':
-        return this.#call(this.#conn as Connection, tool, args, ctx);
+        return this.#call(this.#conn as McpConnection, tool, args, ctx);
       case 'closed':
         return Promise.reject(this.#closedError());
       case 'idle':
@@ -264,13 +252,35 @@ export class McpRuntime implements ModuleRuntime {
   // ---- connection lifecycle ----------------------------------------------------------------
 
   async #connectAndList(first: boolean): Promise<void> {
-    const conn = await this.#connect();
+    const conn = await connectMcp({
+      module_id: this.#id,
+      spec: this.#spec,
+      baseDir: this.#opts.baseDir,
+      // process.env is only read to pick the minimal names; the composition root passes baseEnv.
+      baseEnv: this.#opts.baseEnv ?? process.env,
+      timeout_ms: this.#opts.limits?.start_timeout_ms ?? DEFAULT_START_TIMEOUT_MS,
+      logger: this.#log,
+      onClose: (c) => this.#onClosed(c),
+    });
     if (this.#state === 'closed') {
       conn.closedByUs = true;
       await conn.client.close().catch(() => undefined);
       throw this.#closedError();
     }
     this.#conn = conn;
+    try {
+      await this.#listAndAdopt(conn, first);
+      if (conn.dead) throw new FingerError('E_MODULE_UNHEALTHY', `MCP server "${this.#id}" exited while starting`);
+    } catch (e) {
+      // never leave a half-started server behind (a restart would otherwise leak it)
+      conn.closedByUs = true;
+      if (this.#conn === conn) this.#conn = null;
+      await conn.client.close().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async #listAndAdopt(conn: McpConnection, first: boolean): Promise<void> {
     let listed: McpToolDefinition[] | null = null;
     try {
       listed = await this.#list(conn);
@@ -294,55 +304,8 @@ export class McpRuntime implements ModuleRuntime {
     else if (first) this.#tools = [];
   }
 
-  async #connect(): Promise<Connection> {
-    const timeout = this.#opts.limits?.start_timeout_ms ?? DEFAULT_START_TIMEOUT_MS;
-    let client: Client;
-    let transport: { close(): Promise<void>; readonly pid?: number | null } | undefined;
-    try {
-      const sdk = await import('@modelcontextprotocol/client');
-      const http = this.#spec.transport === 'http';
-      client = new sdk.Client(
-        { name: 'finger', version: '0.1.0' },
-        { capabilities: {}, versionNegotiation: { mode: http ? 'auto' : 'legacy' } },
-      );
-      if (this.#spec.transport === 'http') {
-        transport = new sdk.StreamableHTTPClientTransport(new URL(this.#spec.url));
-      } else {
-        const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-        const [command, ...args] = this.#spec.command;
-        const t = new StdioClientTransport({
-          command: command as string,
-          args,
-          cwd: path.resolve(this.#opts.baseDir, this.#spec.cwd ?? '.'),
-          // process.env is only read to pick the minimal names; the composition root passes baseEnv.
-          env: childEnv(this.#opts.baseEnv ?? process.env, this.#spec.env),
-          stderr: 'pipe',
-        });
-        this.#pipeStderr(t.stderr);
-        transport = t;
-      }
-      const conn: Connection = { client, pid: null, closedByUs: false, dead: false };
-      client.onclose = () => this.#onClosed(conn);
-      client.onerror = (e) => this.#log.debug({ err: e.message }, 'MCP client error');
-      await client.connect(transport as Parameters<Client['connect']>[0], { timeout });
-      conn.pid = transport.pid ?? null;
-      this.#log.debug({ pid: conn.pid, protocol: client.getNegotiatedProtocolVersion?.() }, 'MCP server connected');
-      return conn;
-    } catch (e) {
-      await transport?.close().catch(() => undefined); // a spawned server that never answered is stopped
-      const where = this.#spec.transport === 'http' ? this.#spec.url : JSON.stringify(this.#spec.command);
-      throw new FingerError(
-        'E_MODULE_UNHEALTHY',
-        `MCP server "${this.#id}" (${where}) did not connect: ${errText(e)}`,
-        {
-          transport: this.#spec.transport,
-        },
-      );
-    }
-  }
-
   /** tools/list, every page (the SDK walks the cursors). */
-  async #list(conn: Connection): Promise<McpToolDefinition[]> {
+  async #list(conn: McpConnection): Promise<McpToolDefinition[]> {
     const timeout = this.#opts.limits?.start_timeout_ms ?? DEFAULT_START_TIMEOUT_MS;
     const { tools } = await conn.client.listTools(undefined, { timeout, cacheMode: 'refresh' });
     const defs: McpToolDefinition[] = [];
@@ -398,7 +361,7 @@ export class McpRuntime implements ModuleRuntime {
     });
   }
 
-  #onClosed(conn: Connection): void {
+  #onClosed(conn: McpConnection): void {
     if (conn.closedByUs || conn.dead) return;
     conn.dead = true;
     if (this.#conn !== conn || this.#state !== 'running') return;
@@ -456,7 +419,7 @@ export class McpRuntime implements ModuleRuntime {
 
   // ---- calls ---------------------------------------------------------------------------------
 
-  async #call(conn: Connection, tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
+  async #call(conn: McpConnection, tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
     const q = this.#quarantine.get(tool);
     if (q !== undefined) {
       throw new FingerError(
@@ -522,24 +485,6 @@ export class McpRuntime implements ModuleRuntime {
   }
 
   // ---- small helpers -------------------------------------------------------------------------
-
-  #pipeStderr(stream: NodeJS.ReadableStream | null | import('node:stream').Stream): void {
-    if (stream === null) return;
-    let buf = '';
-    stream.on('data', (chunk: Buffer | string) => {
-      buf += String(chunk);
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.trim() !== '') this.#log.info({ stream: 'stderr' }, line.slice(0, STDERR_MAX));
-      }
-      if (buf.length > STDERR_MAX) {
-        this.#log.warn({ stream: 'stderr', bytes: buf.length }, 'over-long stderr line dropped');
-        buf = '';
-      }
-    });
-  }
 
   readonly #notReady = (): FingerError =>
     new FingerError('E_TIMEOUT', `MCP server "${this.#id}" was not ready before the call's deadline`);

@@ -1,0 +1,470 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+
+import type { Command } from 'commander';
+import WebSocket from 'ws';
+
+import type { FingerEvent } from '@finger/protocol';
+
+import type { EventStreamMessage } from '../api-types.js';
+import { type DaemonClient, type Env, seg } from '../client.js';
+import { action, type CommandContext, type RunState } from '../context.js';
+import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import type { Colors, Output } from '../output.js';
+import { reportError } from '../render-error.js';
+
+/** A pending approval as `GET /v1/approvals` sends it (the fields the CLI shows). */
+export interface ApprovalView {
+  id: string;
+  tool_id: string;
+  args: unknown;
+  level: string;
+  evaluation: {
+    level: string;
+    layer: string;
+    reasons: string[];
+    matched_rules: { source: string; id: string; level: string; reason: string }[];
+    preview?: {
+      kind: 'diff' | 'command' | 'args';
+      text: string;
+      file_sha256?: string | null;
+      path?: string;
+      cwd?: string;
+    };
+  };
+  facts: {
+    principal: { kind: string; id: string; roles: string[] };
+    session_id: string;
+    request_id: string;
+    correlation_id: string;
+  };
+  risk: string;
+  human_only: boolean;
+  status: 'reviewing' | 'waiting';
+  review?: { mode: string; status: string; reason?: string };
+  created_at: string;
+  expires_at: string;
+}
+
+/** `POST /v1/approvals/:id`. */
+export interface AnswerResultView {
+  id: string;
+  decision: 'approve' | 'reject' | 'always' | 'abort';
+  approved: boolean;
+  tool_id: string;
+  edited: boolean;
+  session_approval: boolean;
+  reason?: string;
+  code?: string;
+  args_digest?: string;
+  abort?: 'stopping' | 'stopped';
+}
+
+/** The rows of `approvals`: id, level, tool, principal, session, expiry. */
+export function approvalRows(list: ApprovalView[]): string[][] {
+  return list.map((a) => [
+    a.id,
+    a.level,
+    a.tool_id,
+    `${a.facts.principal.kind}:${a.facts.principal.id}`,
+    a.facts.session_id || '-',
+    a.expires_at,
+  ]);
+}
+
+/** Everything a person needs to decide: tool, principal, level, reasons, rules and the full preview. */
+export function formatApproval(a: ApprovalView, c: Colors): string[] {
+  const ev = a.evaluation;
+  const lines = [
+    `${c.bold(`approval ${a.id}`)}  ${c.yellow(a.level)}  ${c.cyan(a.tool_id)}${a.human_only ? c.red('  human only') : ''}`,
+    `principal: ${a.facts.principal.kind}:${a.facts.principal.id} (${a.facts.principal.roles.join(',') || 'no role'})` +
+      `  session: ${a.facts.session_id || '-'}  request: ${a.facts.request_id || '-'}`,
+    `held by:   ${ev.layer}  expires: ${a.expires_at}`,
+  ];
+  for (const r of ev.reasons) lines.push(`reason:    ${r}`);
+  for (const r of ev.matched_rules) lines.push(`rule:      ${r.source} ${r.id} → ${r.level} (${r.reason})`);
+  if (a.review)
+    lines.push(`reviewer:  ${a.review.mode}, ${a.review.status}${a.review.reason ? `: ${a.review.reason}` : ''}`);
+  const p = ev.preview;
+  if (p?.kind === 'diff') {
+    lines.push(
+      c.bold(
+        `diff of ${p.path ?? '(file)'}${p.file_sha256 ? ` (sha256 ${p.file_sha256.slice(0, 12)}…)` : p.file_sha256 === null ? ' (new file)' : ''}:`,
+      ),
+    );
+    for (const l of p.text.split('\n')) lines.push(l.startsWith('+') ? c.green(l) : l.startsWith('-') ? c.red(l) : l);
+  } else if (p?.kind === 'command') {
+    lines.push(c.bold('command:'), `  $ ${p.text}`);
+    if (p.cwd) lines.push(`  cwd: ${p.cwd}`);
+  } else if (p) {
+    lines.push(c.bold('args:'), ...p.text.split('\n').map((l) => `  ${l}`));
+  } else {
+    lines.push(
+      c.bold('args:'),
+      ...JSON.stringify(a.args, null, 2)
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  }
+  return lines;
+}
+
+/** One line telling what an answer did. */
+export function describeAnswer(r: AnswerResultView): string {
+  if (r.decision === 'abort')
+    return `aborted the session of ${r.id} (${r.abort ?? 'stopping'}): its pending approvals were rejected`;
+  if (!r.approved) return `rejected ${r.id} (${r.tool_id})${r.reason ? `: ${r.reason}` : ''}`;
+  const how = [r.edited ? 'with edited args' : '', r.session_approval ? 'and for the rest of this session' : '']
+    .filter(Boolean)
+    .join(' ');
+  return `approved ${r.id} (${r.tool_id})${how ? ` ${how}` : ''}${r.reason && !r.session_approval ? ` — ${r.reason}` : ''}`;
+}
+
+/** Reads one answer line from the person. */
+export interface Prompter {
+  question(q: string): Promise<string>;
+}
+
+/** What {@link reviewApproval} needs. `editArgs` resolves undefined when the edit was cancelled. */
+export interface ReviewDeps {
+  client: Pick<DaemonClient, 'post'>;
+  out: Output;
+  prompter: Prompter;
+  editArgs(args: unknown): Promise<unknown>;
+}
+
+const KEYS = '[a]pprove  [r]eject  [A]lways (this session)  [e]dit args  [x] abort session  [s]kip';
+
+/**
+ * Shows one approval and asks until it is answered or skipped. Resolves `answered`, `skipped`,
+ * or `gone` (answered elsewhere meanwhile). Edited args the firewall refuses as invalid are
+ * reported and asked again.
+ */
+export async function reviewApproval(deps: ReviewDeps, a: ApprovalView): Promise<'answered' | 'skipped' | 'gone'> {
+  const { out, prompter } = deps;
+  for (const l of formatApproval(a, out.c)) out.line(l);
+  for (;;) {
+    const key = (await prompter.question(`${KEYS} > `)).trim();
+    let body: Record<string, unknown>;
+    switch (key) {
+      case 'a':
+        body = { decision: 'approve' };
+        break;
+      case 'A':
+        body = { decision: 'always' };
+        break;
+      case 'r': {
+        const reason = (await prompter.question('reason (sent back to the agent; empty for none): ')).trim();
+        body = reason ? { decision: 'reject', reason } : { decision: 'reject' };
+        break;
+      }
+      case 'e': {
+        const args = await deps.editArgs(a.args);
+        if (args === undefined) {
+          out.line('edit cancelled');
+          continue;
+        }
+        body = { decision: 'approve', args };
+        break;
+      }
+      case 'x':
+        body = { decision: 'abort' };
+        break;
+      case 's':
+      case '':
+        out.line(`skipped ${a.id}`);
+        return 'skipped';
+      default:
+        out.line(`unknown key ${JSON.stringify(key)}`);
+        continue;
+    }
+    try {
+      const { body: r } = await deps.client.post<AnswerResultView>(`/v1/approvals/${seg(a.id)}`, body);
+      out.line(describeAnswer(r));
+      return 'answered';
+    } catch (e) {
+      if (e instanceof ApiError && (e.code === 'E_CONFLICT' || e.code === 'E_NOT_FOUND')) {
+        out.line(`${a.id} is no longer pending (${e.message})`);
+        return 'gone';
+      }
+      if (e instanceof ApiError && e.code === 'E_INVALID_ARGS') {
+        out.line(out.c.red(`the edited args were refused: ${e.message}`));
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
+/**
+ * Edits `args` as JSON: in `$VISUAL`/`$EDITOR` on a temp file when one is set, else as one line
+ * read with `prompter`. Resolves undefined when cancelled, the editor failed or the JSON is bad.
+ */
+export async function editArgs(env: Env, args: unknown, prompter: Prompter, out: Output): Promise<unknown> {
+  const editor = env.VISUAL || env.EDITOR;
+  let text: string;
+  if (editor) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'myfinger-args-'));
+    const file = path.join(dir, 'args.json');
+    try {
+      await writeFile(file, `${JSON.stringify(args, null, 2)}\n`, { mode: 0o600 });
+      const r = spawnSync(`${editor} ${JSON.stringify(file)}`, { shell: true, stdio: 'inherit' });
+      if (r.status !== 0) {
+        out.line(`the editor exited with ${r.status ?? r.signal}`);
+        return undefined;
+      }
+      text = await readFile(file, 'utf8');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  } else {
+    text = await prompter.question('new args as JSON on one line (empty to cancel): ');
+  }
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    out.line(out.c.red(`not JSON: ${(e as Error).message}`));
+    return undefined;
+  }
+}
+
+/** A prompter on the terminal: a fresh readline per question, so an editor can take the TTY in between. */
+function terminalPrompter(signal: AbortSignal): Prompter {
+  return {
+    async question(q) {
+      const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+      try {
+        return await rl.question(q, { signal });
+      } finally {
+        rl.close();
+      }
+    },
+  };
+}
+
+/** Upgrade refusal → ApiError with the daemon's body when it sent one. */
+function upgradeError(status: number | undefined, text: string): ApiError {
+  let body: ErrorBody = {
+    code: status === 401 ? 'E_UNAUTHENTICATED' : status === 403 ? 'E_FORBIDDEN' : 'E_INTERNAL',
+    message: `WebSocket upgrade refused: HTTP ${status}`,
+  };
+  try {
+    const parsed = JSON.parse(text) as { error?: ErrorBody };
+    if (parsed.error && typeof parsed.error.code === 'string') body = parsed.error;
+  } catch {
+    /* keep the status-derived error */
+  }
+  return new ApiError(status ?? 500, body);
+}
+
+/**
+ * `approvals --watch`: lists what is pending, then follows APPROVAL_REQUESTED/RESOLVED on
+ * `/v1/events`. Interactive (a TTY on both ends, no --json): asks about each approval in turn.
+ * Otherwise prints each new approval (JSON lines with --json) and each resolution. Ends on
+ * interrupt (0) or when the daemon goes away (3).
+ */
+async function watch(ctx: CommandContext, interactive: boolean): Promise<number> {
+  const client = await ctx.client();
+  const out = ctx.out;
+  const signal = ctx.interrupt();
+  const prompter = terminalPrompter(signal);
+  const seen = new Set<string>();
+  const gone = new Set<string>();
+  const queue: ApprovalView[] = [];
+  let busy = false;
+  const headers: Record<string, string> = client.token ? { authorization: `Bearer ${client.token}` } : {};
+
+  return new Promise<number>((resolve) => {
+    const ws = new WebSocket(client.wsUrl('/v1/events'), { headers });
+    let done = false;
+    let opened = false;
+    const finish = (code: number): void => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener('abort', onAbort);
+      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      resolve(code);
+    };
+    const fail = (err: unknown): void => {
+      if (!done) finish(reportError(out, err, ctx.errorContext));
+    };
+    const onAbort = (): void => finish(EXIT.OK);
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (signal.aborted) return finish(EXIT.OK);
+
+    const pump = async (): Promise<void> => {
+      if (busy) return;
+      busy = true;
+      try {
+        while (queue.length && !done) {
+          const a = queue.shift()!;
+          if (gone.has(a.id)) continue;
+          const deps: ReviewDeps = {
+            client,
+            out,
+            prompter,
+            editArgs: (args) => editArgs(ctx.io.env, args, prompter, out),
+          };
+          await reviewApproval(deps, a);
+          out.line();
+        }
+      } catch (e) {
+        if (!signal.aborted) fail(e);
+      } finally {
+        busy = false;
+      }
+    };
+    const onApproval = (a: ApprovalView): void => {
+      if (seen.has(a.id) || gone.has(a.id)) return;
+      seen.add(a.id);
+      if (interactive) {
+        queue.push(a);
+        void pump();
+      } else if (out.json) out.printJsonLine({ event: 'APPROVAL_REQUESTED', approval: a });
+      else {
+        for (const l of formatApproval(a, out.c)) out.line(l);
+        out.line();
+      }
+    };
+    const onResolved = (e: FingerEvent): void => {
+      const d = e.data as { id?: string | null; decision?: string; approved?: boolean; reason?: string };
+      if (typeof d.id === 'string') gone.add(d.id);
+      if (interactive) return;
+      if (out.json) out.printJsonLine({ event: 'APPROVAL_RESOLVED', ...d });
+      else if (typeof d.id === 'string') out.line(`resolved ${d.id}: ${d.decision}${d.reason ? ` (${d.reason})` : ''}`);
+    };
+
+    ws.on('open', () => {
+      opened = true;
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => fail(upgradeError(res.statusCode, text)));
+    });
+    ws.on('message', (raw) => {
+      let msg: EventStreamMessage;
+      try {
+        msg = JSON.parse(String(raw)) as EventStreamMessage;
+      } catch {
+        return;
+      }
+      switch (msg.type) {
+        case 'ready':
+          ws.send(JSON.stringify({ op: 'subscribe', types: ['APPROVAL_REQUESTED', 'APPROVAL_RESOLVED'] }));
+          break;
+        case 'subscribed':
+          if (!out.json) out.errLine(out.ce.dim('watching for approvals — Ctrl-C to stop'));
+          client
+            .get<{ approvals: ApprovalView[] }>('/v1/approvals')
+            .then(({ approvals }) => [...approvals].reverse().forEach(onApproval), fail);
+          break;
+        case 'event':
+          if (msg.event.type === 'APPROVAL_REQUESTED') {
+            const a = (msg.event.data as { approval?: ApprovalView }).approval;
+            if (a) onApproval(a);
+          } else if (msg.event.type === 'APPROVAL_RESOLVED') onResolved(msg.event);
+          break;
+        case 'dropped':
+          out.warn(`${msg.count} event(s) dropped: run \`myfinger approvals\` to see what is pending`);
+          break;
+        case 'error':
+          fail(new ApiError(0, msg.error));
+          break;
+        default:
+          break;
+      }
+    });
+    ws.on('error', (err) => {
+      if (!opened) fail(new DaemonNotRunningError(client.url));
+      else fail(new CliError('E_INTERNAL', `event stream failed: ${err.message}`));
+    });
+    ws.on('close', (code) => {
+      if (done) return;
+      if (code === 4401)
+        return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
+      out.errLine(`the daemon closed the event stream (code ${code})`);
+      finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
+    });
+  });
+}
+
+function parseArgsOption(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new CliError('E_USAGE', `--args is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Prints an answer; exit 8 when an approval did not go through (the edited args were denied). */
+function printAnswer(ctx: CommandContext, r: AnswerResultView): number {
+  if (ctx.out.json) ctx.out.printJson(r);
+  else ctx.out.line(describeAnswer(r));
+  return r.approved || (r.decision !== 'approve' && r.decision !== 'always') ? EXIT.OK : EXIT.DENIED;
+}
+
+/** `approvals [--watch] [--full]`, `approve <id> [--always] [--args '{…}']`, `reject <id> [--reason …]`. */
+export function registerApprovals(program: Command, state: RunState): void {
+  program
+    .command('approvals')
+    .description('list calls held for a person; --watch answers them interactively as they come')
+    .option('--watch', 'follow new approvals (interactive on a terminal: approve, reject, always, edit, skip)')
+    .option('--full', 'print every approval with its full preview instead of a table')
+    .action(
+      action<{ watch?: boolean; full?: boolean }>(state, async (ctx, _args, opts) => {
+        if (opts.watch) {
+          const interactive = !ctx.out.json && ctx.io.stdout.isTTY === true && process.stdin.isTTY === true;
+          return watch(ctx, interactive);
+        }
+        const client = await ctx.client();
+        const res = await client.get<{ approvals: ApprovalView[] }>('/v1/approvals');
+        if (ctx.out.json) ctx.out.printJson(res);
+        else if (!res.approvals.length) ctx.out.line('no pending approvals');
+        else if (opts.full) {
+          for (const a of res.approvals) {
+            for (const l of formatApproval(a, ctx.out.c)) ctx.out.line(l);
+            ctx.out.line();
+          }
+        } else ctx.out.table(['ID', 'LEVEL', 'TOOL', 'PRINCIPAL', 'SESSION', 'EXPIRES'], approvalRows(res.approvals));
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command('approve')
+    .description('approve a held call (see: myfinger approvals)')
+    .argument('<id>', 'approval id')
+    .option('--always', 'also approve this tool for the rest of the session')
+    .option('--args <json>', 'run with these edited arguments instead (re-checked by the firewall)')
+    .action(
+      action<{ always?: boolean; args?: string }>(state, async (ctx, [id = ''], opts) => {
+        const body: Record<string, unknown> = { decision: opts.always ? 'always' : 'approve' };
+        if (opts.args !== undefined) body.args = parseArgsOption(opts.args);
+        const client = await ctx.client();
+        const { body: r } = await client.post<AnswerResultView>(`/v1/approvals/${seg(id)}`, body);
+        return printAnswer(ctx, r);
+      }),
+    );
+
+  program
+    .command('reject')
+    .description('reject a held call; the reason goes back to the agent')
+    .argument('<id>', 'approval id')
+    .option('--reason <text>', 'why (shown to the agent)')
+    .action(
+      action<{ reason?: string }>(state, async (ctx, [id = ''], opts) => {
+        const body: Record<string, unknown> = { decision: 'reject' };
+        if (opts.reason !== undefined) body.reason = opts.reason;
+        const client = await ctx.client();
+        const { body: r } = await client.post<AnswerResultView>(`/v1/approvals/${seg(id)}`, body);
+        return printAnswer(ctx, r);
+      }),
+    );
+}

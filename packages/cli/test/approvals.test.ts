@@ -1,0 +1,361 @@
+// `myfinger approvals | approve | reject` against a stand-in of the daemon's approval routes and
+// event stream (real sockets on 127.0.0.1:0), plus the interactive review with a scripted prompter.
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WebSocketServer } from 'ws';
+
+import { DaemonClient } from '../src/client.js';
+import {
+  type ApprovalView,
+  describeAnswer,
+  editArgs,
+  formatApproval,
+  type Prompter,
+  reviewApproval,
+} from '../src/commands/approvals.js';
+import { Output } from '../src/output.js';
+import { Capture, runCli } from './helpers.js';
+
+const TOKEN = 'fgr_approvals_test';
+
+function approval(id: string, over: Partial<ApprovalView> = {}): ApprovalView {
+  return {
+    id,
+    tool_id: 'fs.write',
+    args: { path: '/etc/motd', content: 'bye' },
+    level: 'APPROVE',
+    evaluation: {
+      level: 'APPROVE',
+      layer: 'path_sandbox',
+      reasons: ['/etc/motd is outside writable_paths'],
+      matched_rules: [{ source: 'admin', id: 'admin#2', level: 'APPROVE', reason: 'writes outside the workspace' }],
+      preview: { kind: 'diff', text: '--- /etc/motd\n+++ /etc/motd\n-hi\n+bye', file_sha256: 'e'.repeat(64), path: '/etc/motd' },
+    },
+    facts: {
+      principal: { kind: 'agent', id: 'exec', roles: ['agent:executor'] },
+      session_id: 'sess-1',
+      request_id: 'req-1',
+      correlation_id: 'corr-1',
+    },
+    risk: 'APPROVE: held by the path_sandbox layer.',
+    human_only: false,
+    status: 'waiting',
+    created_at: '2026-01-02T03:04:05.000Z',
+    expires_at: '2026-01-02T03:09:05.000Z',
+    ...over,
+  };
+}
+
+const A1 = approval('A1');
+const A2 = approval('A2', {
+  tool_id: 'shell.exec',
+  args: { command: 'git push --force' },
+  level: 'CONFIRM',
+  evaluation: {
+    level: 'CONFIRM',
+    layer: 'permission',
+    reasons: ['git push is moderate'],
+    matched_rules: [],
+    preview: { kind: 'command', text: 'git push --force', cwd: '/work/repo' },
+  },
+  facts: { principal: { kind: 'agent', id: 'exec', roles: ['agent:executor'] }, session_id: 'sess-2', request_id: 'req-2', correlation_id: 'corr-2' },
+});
+
+interface Fake {
+  url: string;
+  home: string;
+  posts: { id: string; body: Record<string, unknown> }[];
+  answered: Set<string>;
+  close(): Promise<void>;
+}
+
+async function startFake(): Promise<Fake> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'finger-cli-approvals-'));
+  const posts: Fake['posts'] = [];
+  const answered = new Set<string>();
+  const send = (res: http.ServerResponse, status: number, body: unknown) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const err = (res: http.ServerResponse, status: number, code: string, message: string) => send(res, status, { error: { code, message } });
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => (text += String(c)));
+    req.on('end', () => {
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return err(res, 401, 'E_UNAUTHENTICATED', 'bad token');
+      const p = (req.url ?? '').split('?')[0]!;
+      if (req.method === 'GET' && p === '/v1/approvals') {
+        return send(res, 200, { approvals: [A1].filter((a) => !answered.has(a.id)) });
+      }
+      const m = /^\/v1\/approvals\/([^/]+)$/.exec(p);
+      if (req.method === 'POST' && m) {
+        const id = decodeURIComponent(m[1]!);
+        const body = JSON.parse(text) as Record<string, unknown>;
+        posts.push({ id, body });
+        if (!['A1', 'A2'].includes(id)) return err(res, 404, 'E_NOT_FOUND', `no pending approval ${id}`);
+        if (answered.has(id)) return err(res, 409, 'E_CONFLICT', `approval ${id} was already answered (approve)`);
+        const args = body.args as { content?: unknown } | undefined;
+        if (args && typeof args.content !== 'string') return err(res, 400, 'E_INVALID_ARGS', 'content must be a string');
+        const decision = body.decision as string;
+        const denied = typeof args?.content === 'string' && args.content.includes('rm -rf');
+        const approved = !denied && (decision === 'approve' || decision === 'always');
+        answered.add(id);
+        return send(res, 200, {
+          id,
+          decision,
+          approved,
+          tool_id: id === 'A1' ? 'fs.write' : 'shell.exec',
+          edited: args !== undefined,
+          session_approval: decision === 'always',
+          ...(decision === 'reject' ? { reason: body.reason ?? 'rejected by admin', code: 'E_REJECTED_BY_HUMAN' } : {}),
+          ...(denied ? { reason: 'the edited arguments are denied: admin#1', code: 'E_DENIED_BY_POLICY' } : {}),
+          ...(decision === 'abort' ? { abort: 'stopping', reason: 'aborted' } : {}),
+        });
+      }
+      return err(res, 404, 'E_NOT_FOUND', 'no route');
+    });
+  });
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const out = (m: unknown) => ws.send(JSON.stringify(m));
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+        out({ type: 'error', error: { code: 'E_UNAUTHENTICATED', message: 'bad token' } });
+        return ws.close(4401);
+      }
+      out({ type: 'ready' });
+      ws.on('message', (raw) => {
+        const msg = JSON.parse(String(raw)) as { op: string; types?: string[] };
+        if (msg.op !== 'subscribe') return;
+        out({ type: 'subscribed', filter: { types: msg.types } });
+        const base = { ts: '2026-01-02T03:04:06.000Z', workflow_id: '', correlation_id: 'corr-2', request_id: 'req-2', session_id: 'sess-2' };
+        setTimeout(() => {
+          out({ type: 'event', event: { ...base, id: 'e1', type: 'APPROVAL_REQUESTED', target: 'shell.exec', data: { id: 'A2', approval: A2 } } });
+          out({ type: 'event', event: { ...base, id: 'e2', type: 'APPROVAL_RESOLVED', target: 'fs.write', data: { id: 'A1', decision: 'approve', approved: true } } });
+        }, 50);
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await writeFile(path.join(home, 'daemon.json'), JSON.stringify({ pid: process.pid, url }));
+  await writeFile(path.join(home, 'token'), `${TOKEN}\n`, { mode: 0o600 });
+  return {
+    url,
+    home,
+    posts,
+    answered,
+    async close() {
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+let fake: Fake;
+let env: Record<string, string>;
+beforeAll(async () => {
+  fake = await startFake();
+  env = { FINGER_HOME: fake.home };
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => {
+  fake.posts.length = 0;
+  fake.answered.clear();
+});
+
+describe('myfinger approvals', () => {
+  it('lists pending approvals as a table', async () => {
+    const r = await runCli(['approvals'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n')).toEqual([
+      'ID  LEVEL    TOOL      PRINCIPAL   SESSION  EXPIRES',
+      'A1  APPROVE  fs.write  agent:exec  sess-1   2026-01-02T03:09:05.000Z',
+      '',
+    ]);
+  });
+
+  it('--json prints the list; --full prints every approval with its preview', async () => {
+    expect(JSON.parse((await runCli(['approvals', '--json'], { env })).stdout)).toEqual({ approvals: [A1] });
+    const full = await runCli(['approvals', '--full'], { env });
+    expect(full.stdout).toContain('approval A1  APPROVE  fs.write\n');
+    expect(full.stdout).toContain('rule:      admin admin#2 → APPROVE (writes outside the workspace)\n');
+    expect(full.stdout).toContain(`diff of /etc/motd (sha256 eeeeeeeeeeee…):\n--- /etc/motd\n+++ /etc/motd\n-hi\n+bye\n`);
+  });
+
+  it('says so when nothing is pending', async () => {
+    fake.answered.add('A1');
+    expect((await runCli(['approvals'], { env })).stdout).toBe('no pending approvals\n');
+  });
+
+  it('--watch (not a terminal) prints what is pending, then each new approval and each resolution', async () => {
+    const ac = new AbortController();
+    const stdout = new Capture();
+    const running = runCli(['approvals', '--watch'], { env, signal: ac.signal, stdoutCapture: stdout });
+    await vi.waitFor(() => expect(stdout.text).toContain('resolved A1: approve'), { timeout: 10_000, interval: 20 });
+    ac.abort();
+    const r = await running;
+    expect(r.code).toBe(0);
+    const blocks = r.stdout.split('\n\n');
+    expect(blocks[0]!.split('\n')[0]).toBe('approval A1  APPROVE  fs.write');
+    expect(blocks[1]!.split('\n')).toContain('  $ git push --force');
+    expect(blocks[1]!.split('\n')).toContain('  cwd: /work/repo');
+    expect(blocks[2]).toBe('resolved A1: approve\n');
+    expect(r.stderr).toContain('watching for approvals');
+  });
+
+  it('--watch --json prints one JSON line per approval and resolution', async () => {
+    const ac = new AbortController();
+    const stdout = new Capture();
+    const running = runCli(['approvals', '--watch', '--json'], { env, signal: ac.signal, stdoutCapture: stdout });
+    await vi.waitFor(() => expect(stdout.text.trim().split('\n')).toHaveLength(3), { timeout: 10_000, interval: 20 });
+    ac.abort();
+    expect((await running).code).toBe(0);
+    expect(stdout.text.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+      { event: 'APPROVAL_REQUESTED', approval: A1 },
+      { event: 'APPROVAL_REQUESTED', approval: A2 },
+      { event: 'APPROVAL_RESOLVED', id: 'A1', decision: 'approve', approved: true },
+    ]);
+  });
+});
+
+describe('myfinger approve | reject', () => {
+  it('approve <id> answers approve', async () => {
+    const r = await runCli(['approve', 'A1'], { env });
+    expect([r.code, r.stdout]).toEqual([0, 'approved A1 (fs.write)\n']);
+    expect(fake.posts).toEqual([{ id: 'A1', body: { decision: 'approve' } }]);
+  });
+
+  it('approve --always --args sends always with the edited args', async () => {
+    const r = await runCli(['approve', 'A1', '--always', '--args', '{"path":"/etc/motd","content":"ciao"}', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: 'A1', approved: true, edited: true, session_approval: true });
+    expect(fake.posts).toEqual([{ id: 'A1', body: { decision: 'always', args: { path: '/etc/motd', content: 'ciao' } } }]);
+  });
+
+  it('exit codes: bad --args 2, unknown id 5, already answered 1, edited args denied 8, refused args 2', async () => {
+    const usage = await runCli(['approve', 'A1', '--args', '{nope'], { env });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--args is not JSON');
+    expect((await runCli(['approve', 'NOPE'], { env })).code).toBe(5);
+    fake.answered.add('A2');
+    const conflict = await runCli(['approve', 'A2'], { env });
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toContain('E_CONFLICT');
+    const denied = await runCli(['approve', 'A1', '--args', '{"content":"rm -rf /"}'], { env });
+    expect([denied.code, denied.stdout]).toEqual([8, 'rejected A1 (fs.write): the edited arguments are denied: admin#1\n']);
+    fake.answered.clear();
+    expect((await runCli(['approve', 'A1', '--args', '{"content":3}'], { env })).code).toBe(2);
+  });
+
+  it('reject <id> --reason sends the reason', async () => {
+    const r = await runCli(['reject', 'A1', '--reason', 'too risky'], { env });
+    expect([r.code, r.stdout]).toEqual([0, 'rejected A1 (fs.write): too risky\n']);
+    expect(fake.posts).toEqual([{ id: 'A1', body: { decision: 'reject', reason: 'too risky' } }]);
+  });
+});
+
+/** A prompter that answers from a script and records the questions. */
+function scripted(answers: string[]): Prompter & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    async question(q) {
+      asked.push(q);
+      const a = answers.shift();
+      if (a === undefined) throw new Error(`unexpected question: ${q}`);
+      return a;
+    },
+  };
+}
+
+describe('interactive review', () => {
+  const setup = (answers: string[], edits: unknown[] = []) => {
+    const stdout = new Capture();
+    const out = new Output({ stdout, stderr: new Capture(), env: {} }, false);
+    const client = new DaemonClient({ url: fake.url, token: TOKEN });
+    const prompter = scripted(answers);
+    const deps = { client, out, prompter, editArgs: async () => edits.shift() };
+    return { stdout, deps, prompter };
+  };
+
+  it('shows the full preview, re-asks on an unknown key, and rejects with the reason typed', async () => {
+    const { stdout, deps, prompter } = setup(['z', 'r', 'please do not touch /etc']);
+    expect(await reviewApproval(deps, A1)).toBe('answered');
+    expect(stdout.text).toContain('+bye\n');
+    expect(stdout.text).toContain('unknown key "z"\n');
+    expect(stdout.text).toContain('rejected A1 (fs.write): please do not touch /etc\n');
+    expect(prompter.asked[0]).toContain('[a]pprove  [r]eject  [A]lways');
+    expect(fake.posts).toEqual([{ id: 'A1', body: { decision: 'reject', reason: 'please do not touch /etc' } }]);
+  });
+
+  it('[e]dit: refused args are reported and asked again; then the edited args are approved', async () => {
+    const { stdout, deps } = setup(['e', 'e', 'e'], [undefined, { content: 3 }, { path: '/etc/motd', content: 'edited' }]);
+    expect(await reviewApproval(deps, A1)).toBe('answered');
+    expect(stdout.text).toContain('edit cancelled\n');
+    expect(stdout.text).toContain('the edited args were refused: content must be a string\n');
+    expect(stdout.text).toContain('approved A1 (fs.write) with edited args\n');
+    expect(fake.posts.map((p) => p.body)).toEqual([
+      { decision: 'approve', args: { content: 3 } },
+      { decision: 'approve', args: { path: '/etc/motd', content: 'edited' } },
+    ]);
+  });
+
+  it('[A]lways, [s]kip, and an approval answered elsewhere', async () => {
+    expect(await reviewApproval(setup(['A']).deps, A1)).toBe('answered');
+    expect(fake.posts.at(-1)).toEqual({ id: 'A1', body: { decision: 'always' } });
+    expect(await reviewApproval(setup(['s']).deps, A2)).toBe('skipped');
+    const gone = setup(['a']);
+    expect(await reviewApproval(gone.deps, A1)).toBe('gone');
+    expect(gone.stdout.text).toContain('A1 is no longer pending');
+  });
+
+  it('describeAnswer words every outcome', () => {
+    const base = { id: 'A1', tool_id: 'fs.write', edited: false, session_approval: false };
+    expect(describeAnswer({ ...base, decision: 'always', approved: true, session_approval: true })).toBe(
+      'approved A1 (fs.write) and for the rest of this session',
+    );
+    expect(describeAnswer({ ...base, decision: 'abort', approved: false, abort: 'stopped' })).toBe(
+      'aborted the session of A1 (stopped): its pending approvals were rejected',
+    );
+    expect(formatApproval({ ...A1, human_only: true, evaluation: { ...A1.evaluation, preview: undefined } }, new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false).c)).toContain(
+      '  "content": "bye"',
+    );
+  });
+});
+
+describe('editArgs', () => {
+  const out = () => new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false);
+
+  it('opens $EDITOR on a temp JSON file and reads the result back', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'finger-editor-'));
+    try {
+      const editor = path.join(dir, 'editor.mjs');
+      await writeFile(
+        editor,
+        "import { readFileSync, writeFileSync } from 'node:fs';\n" +
+          'const f = process.argv[2]; const v = JSON.parse(readFileSync(f, "utf8")); v.content = "from editor"; writeFileSync(f, JSON.stringify(v));\n',
+      );
+      const v = await editArgs({ EDITOR: `${JSON.stringify(process.execPath)} ${JSON.stringify(editor)}` }, { path: '/a', content: 'x' }, scripted([]), out());
+      expect(v).toEqual({ path: '/a', content: 'from editor' });
+      expect(await editArgs({ EDITOR: 'false' }, {}, scripted([]), out())).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('without an editor reads one JSON line; empty cancels, bad JSON is undefined', async () => {
+    expect(await editArgs({}, {}, scripted(['{"a":1}']), out())).toEqual({ a: 1 });
+    expect(await editArgs({}, {}, scripted(['']), out())).toBeUndefined();
+    expect(await editArgs({}, {}, scripted(['{bad']), out())).toBeUndefined();
+  });
+});

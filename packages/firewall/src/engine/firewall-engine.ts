@@ -1,0 +1,248 @@
+// The FirewallEngine: the five-layer pipeline of §3.8 for one tool call, returning one whole
+// Evaluation (the strictest contribution decides). Synchronous: the policy is compiled, the
+// RiskAssessor caches, and the only I/O is the PathSandbox's realpath/lstat and — for a held or
+// notified write — reading the current file for the diff preview (both injected).
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+import { ulid } from '@finger/protocol';
+
+import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
+import type { RiskAssessment } from '../risk/command-model.js';
+import type { PathSandbox } from '../sandbox/path-sandbox.js';
+import { isWriteTool } from '../sandbox/path-args.js';
+import { ArgumentFilter } from './argument-filter.js';
+import { BehaviourMonitor, type BehaviourOptions, callFingerprint } from './behaviour-monitor.js';
+import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
+import { actionOf, LEVEL_ORDER } from './evaluation.js';
+import { argsPreview, commandPreview, type ReadFile, writePreview } from './preview.js';
+
+/** Where the engine gets the current policy (a PolicyStore), read on every call. */
+export interface PolicySource {
+  current(): EffectivePolicy;
+}
+
+/** What the engine needs of the RiskAssessor. */
+export interface CommandAssessor {
+  assess(command: string | readonly string[]): RiskAssessment;
+}
+
+/** How an engine is built. */
+export interface FirewallEngineOptions {
+  policy: PolicySource;
+  risk: CommandAssessor;
+  sandbox: PathSandbox;
+  /** Reads a file's current bytes for the diff preview (default: readFileSync; ENOENT → null). */
+  readFile?: ReadFile;
+  /** Time for the behaviour window and decision ids (the hub's Clock satisfies it). */
+  clock?: { now(): number };
+  behaviour?: Partial<BehaviourOptions>;
+}
+
+/** Options of one evaluation. */
+export interface EvaluateOptions {
+  /**
+   * Count the call in the behaviour and metacognitive memory (default true). False for
+   * `policy check` and for re-evaluating a held call's edited arguments.
+   */
+  record?: boolean;
+}
+
+const RANK: Readonly<Record<Level, number>> = Object.freeze(
+  Object.fromEntries(LEVEL_ORDER.map((l, i) => [l, i])) as Record<Level, number>,
+);
+
+/** Node's file read: null when the file does not exist. */
+export function nodeReadFile(p: string): Uint8Array | null {
+  try {
+    return readFileSync(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+function commandOf(args: unknown): string | readonly string[] | undefined {
+  if (typeof args !== 'object' || args === null) return undefined;
+  const a = args as Record<string, unknown>;
+  if (typeof a.command === 'string') return a.command;
+  if (Array.isArray(a.argv) && a.argv.length > 0 && a.argv.every((x) => typeof x === 'string')) return a.argv as string[];
+  return undefined;
+}
+
+/** Sets `args` as a non-enumerable property: JSON (the audit log, the wire) never carries raw arguments. */
+function withArgs(ev: Evaluation, args: unknown): Evaluation {
+  Object.defineProperty(ev, 'args', { value: args, enumerable: false, writable: true, configurable: true });
+  return ev;
+}
+
+/**
+ * Evaluates tool calls (§3.8). Layers, in order: (1) argument filter — unknown top-level
+ * arguments stripped (a warning), invalid arguments → `deny` with `error.code` E_INVALID_ARGS;
+ * (2) behaviour — the same call more than 5 times in 60 s (3 at low confidence) → APPROVE, the
+ * same tool more than 20 times → CONFIRM; (3) permission — {@link evaluatePolicy}; (4) path
+ * sandbox; (5) metacognitive breaker — low confidence → NOTIFY, a run of 3 → CONFIRM. The
+ * strictest contribution decides `level` and `layer`. A human's direct dispatch turns CONFIRM and
+ * APPROVE into AUTO (`waived` records what was skipped); DENY stays DENY. Role grants are not
+ * checked here: the grant interceptor runs before the firewall's.
+ */
+export class FirewallEngine {
+  readonly behaviour: BehaviourMonitor;
+  readonly #policy: PolicySource;
+  readonly #risk: CommandAssessor;
+  readonly #sandbox: PathSandbox;
+  readonly #readFile: ReadFile;
+  readonly #clock: { now(): number };
+  readonly #filter = new ArgumentFilter();
+
+  constructor(options: FirewallEngineOptions) {
+    this.#policy = options.policy;
+    this.#risk = options.risk;
+    this.#sandbox = options.sandbox;
+    this.#readFile = options.readFile ?? nodeReadFile;
+    this.#clock = options.clock ?? Date;
+    this.behaviour = new BehaviourMonitor(options.behaviour);
+  }
+
+  /** The policy in force (both layers). */
+  policy(): EffectivePolicy {
+    return this.#policy.current();
+  }
+
+  /**
+   * The whole verdict on one call. `args` of the result (non-enumerable) holds the arguments
+   * after the argument filter: what must be dispatched. `preview` is built for `notify` and
+   * `hold`.
+   */
+  evaluate(facts: ToolCallFacts, options: EvaluateOptions = {}): Evaluation {
+    const now = this.#clock.now();
+    const decision_id = ulid(now);
+    const { tool_id, tool } = facts;
+    const policy = this.#policy.current();
+
+    // 1. argument filter
+    const f = this.#filter.filter(tool.input_schema, facts.args);
+    const warnings = f.stripped.length > 0 ? f.stripped.map((k) => `stripped unknown argument "${k}"`) : undefined;
+    if (!f.ok) {
+      const lines = f.issues.map((i) => `${i.path} ${i.message}`);
+      const message = `invalid arguments for ${tool_id}: ${lines.join('; ')}`;
+      const ev: Evaluation = {
+        decision_id,
+        level: 'DENY',
+        action: 'deny',
+        layer: 'argument_filter',
+        matched_rules: [{ source: 'builtin', id: 'argument_filter.schema', level: 'DENY', reason: message }],
+        reasons: [`E_INVALID_ARGS: ${message}`],
+        error: { code: 'E_INVALID_ARGS', message, details: { tool: tool_id, issues: f.issues } },
+      };
+      if (warnings !== undefined) ev.warnings = warnings;
+      return withArgs(ev, f.args);
+    }
+    const args = f.args;
+    const shell = policy.admin.shellTools(tool_id);
+    const command = shell || tool.capability_level === 'L2' ? commandOf(args) : undefined;
+    const assessment = command !== undefined ? this.#risk.assess(command) : undefined;
+    const human = facts.principal.kind === 'human';
+    const direct = facts.direct && human;
+    const record = options.record !== false && !direct;
+    const session = `${facts.principal.kind}:${facts.principal.id}:${facts.session_id}`;
+
+    let level: Level = 'AUTO';
+    let layer: Layer = 'default';
+    let best = -1;
+    const matched: MatchedRule[] = [];
+    const reasons: string[] = [];
+    const contribute = (l: Level, from: Layer): void => {
+      const r = RANK[l];
+      if (r > best || (r === best && layer === 'default' && from !== 'default')) {
+        best = r;
+        level = l;
+        layer = from;
+      }
+    };
+
+    // 2. behaviour
+    for (const b of this.behaviour.behaviour(session, tool_id, callFingerprint(tool_id, args), facts.confidence, now, record)) {
+      contribute(b.level, 'behaviour');
+      matched.push({ source: 'builtin', id: b.id, level: b.level, reason: b.reason });
+      reasons.push(`${b.level}: ${b.reason}`);
+    }
+
+    // 3. permission (paths are resolved first: the policy's path globs match real paths)
+    const shellCall = shell && assessment !== undefined;
+    const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model });
+    const perm = evaluatePolicy(policy, { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.base }, assessment);
+    contribute(perm.level, perm.layer);
+    for (const m of perm.matched_rules) matched.push(m);
+    for (const r of perm.reasons) reasons.push(r);
+
+    // 4. path sandbox
+    const sb = this.#sandbox.check(paths, policy);
+    if (sb.matched_rules.length > 0) {
+      contribute(sb.level, 'path_sandbox');
+      for (const m of sb.matched_rules) matched.push(m);
+      for (const r of sb.reasons) reasons.push(r);
+    }
+
+    // 5. metacognitive breaker
+    const meta = this.behaviour.metacognitive(session, facts.confidence, record);
+    if (meta !== null) {
+      contribute(meta.level, 'metacognitive');
+      matched.push({ source: 'builtin', id: meta.id, level: meta.level, reason: meta.reason });
+      reasons.push(`${meta.level}: ${meta.reason}`);
+    }
+
+    const decided = level as Level;
+    const ev: Evaluation = { decision_id, level: decided, action: actionOf(decided), layer, matched_rules: matched, reasons };
+    if (direct && (decided === 'CONFIRM' || decided === 'APPROVE')) {
+      ev.waived = decided;
+      ev.level = 'AUTO';
+      ev.action = 'allow';
+      reasons.push(`AUTO: direct dispatch by human "${facts.principal.id}": ${decided} waived (audited)`);
+    }
+    if (warnings !== undefined) ev.warnings = warnings;
+    if (perm.human_only) ev.human_only = true;
+    if (ev.action === 'notify' || ev.action === 'hold') ev.preview = this.#preview(tool_id, tool, args, shellCall, assessment, paths);
+    return withArgs(ev, args);
+  }
+
+  /** sha256 of a file's current content; null when it does not exist. */
+  fileSha256(path: string): string | null {
+    const b = this.#readFile(path);
+    return b === null ? null : createHash('sha256').update(b).digest('hex');
+  }
+
+  /**
+   * True when the file a write preview was made against is unchanged (or the preview binds to
+   * no file). An approval covers exactly what was shown: when this is false the call must be
+   * held again.
+   */
+  isPreviewCurrent(ev: Pick<Evaluation, 'preview'>): boolean {
+    const p = ev.preview;
+    if (p === undefined || p.file_sha256 === undefined || p.path === undefined) return true;
+    try {
+      return this.fileSha256(p.path) === p.file_sha256;
+    } catch {
+      return false;
+    }
+  }
+
+  #preview(
+    tool_id: string,
+    tool: ToolCallFacts['tool'],
+    args: unknown,
+    shellCall: boolean,
+    assessment: RiskAssessment | undefined,
+    paths: ReturnType<PathSandbox['resolve']>,
+  ): Preview {
+    const record = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+    if (record !== undefined && assessment !== undefined && shellCall)
+      return commandPreview(record, assessment, paths.list.find((p) => p.arg === 'cwd')?.path ?? this.#sandbox.base);
+    if (record !== undefined && isWriteTool(tool_id, tool)) {
+      const w = writePreview(tool_id, record, paths, this.#readFile);
+      if (w !== null) return w;
+    }
+    return argsPreview(args);
+  }
+}

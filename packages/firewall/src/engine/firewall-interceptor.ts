@@ -1,0 +1,220 @@
+// The firewall as a hub interceptor: builds ToolCallFacts from the hub call, asks the engine,
+// emits FIREWALL_VERDICT, writes the `tool.call` audit entry (before anything runs), then runs,
+// refuses, or holds the call for a person. Structural types only: the firewall does not import
+// the hub (STYLE: the daemon wires the interceptor into the hub's chain).
+
+import { FingerError, type Principal } from '@finger/protocol';
+
+import type { AuditRecord } from '../audit/audit-entry.js';
+import { digestOf } from '../audit/canonical-json.js';
+import type { VerdictEvents } from '../grants/grant-interceptor.js';
+import type { Evaluation, ToolCallFacts } from './evaluation.js';
+import type { EvaluateOptions } from './firewall-engine.js';
+
+/** What the interceptor needs of a hub call (`@finger/hub`'s HubCall satisfies it). */
+export interface FirewallCall {
+  readonly envelope: {
+    readonly request_id: string;
+    readonly correlation_id: string;
+    readonly session_id: string;
+    readonly workflow_id: string;
+    readonly target: string;
+    readonly source: Principal;
+    /** Replaced by the filtered (or approved, edited) arguments before the call runs. */
+    payload: unknown;
+  };
+  readonly resolved: { readonly tool_id: string; readonly tool: Partial<ToolCallFacts['tool']> };
+  readonly direct: boolean;
+}
+
+/** Tool metadata with defaults filled in (the hub's ToolRegistry satisfies it). */
+export interface FirewallTools {
+  get(tool_id: string): (ToolCallFacts['tool'] & { quarantined?: { reason: string } }) | undefined;
+}
+
+/** What a HumanGate's answer to a hold must say. */
+export interface FirewallGateDecision {
+  approved: boolean;
+  /** The arguments to run (edited ones when the person edited them). */
+  args?: unknown;
+  reason?: string;
+  /** Refused: the error code to throw (default E_REJECTED_BY_HUMAN). */
+  code?: string;
+  /** The engine's verdict on edited arguments. */
+  evaluation?: Evaluation;
+  /** What the approval covers (args digest, file hash). */
+  binding?: { args_digest: string; file_sha256?: string | null };
+  approval_id?: string;
+}
+
+/** The HumanGate as the interceptor uses it. */
+export interface FirewallGate {
+  hold(ev: Evaluation, facts: ToolCallFacts): Promise<FirewallGateDecision>;
+}
+
+/** The engine as the interceptor uses it (FirewallEngine satisfies it). */
+export interface FirewallEvaluator {
+  evaluate(facts: ToolCallFacts, options?: EvaluateOptions): Evaluation;
+  fileSha256(path: string): string | null;
+}
+
+/** How the interceptor is built. */
+export interface FirewallInterceptorOptions {
+  engine: FirewallEvaluator;
+  /** Tool metadata with the registry's defaults; without it the manifest's spec is used, missing fields at their worst case. */
+  tools?: FirewallTools;
+  events?: VerdictEvents;
+  /** When set, every verdict is appended as `tool.call` and the call waits for it (E_STORE_UNAVAILABLE: it does not run). */
+  audit?: { append(record: AuditRecord): Promise<unknown> };
+  /** Without a gate every hold is refused: E_DENIED_BY_POLICY, "no approval channel". */
+  gate?: FirewallGate;
+  /** The model's self-reported confidence for the call, if the caller knows it. */
+  confidenceOf?: (call: FirewallCall) => number | undefined;
+  /** How many times a call whose file changed after approval is held again before it is refused (default 3). */
+  max_holds?: number;
+}
+
+/** An interceptor in the hub's `(call, next) => …` shape. */
+export type FirewallInterceptor = (call: FirewallCall, next: () => Promise<unknown>) => Promise<unknown>;
+
+function factsOf(call: FirewallCall, o: FirewallInterceptorOptions): ToolCallFacts {
+  const env = call.envelope;
+  const id = call.resolved.tool_id;
+  const spec = call.resolved.tool;
+  const tool: ToolCallFacts['tool'] = o.tools?.get(id) ?? {
+    risk_level: spec.risk_level ?? 'medium',
+    capability_level: spec.capability_level ?? 'L2',
+    side_effects: spec.side_effects ?? true,
+    ...(spec.permission !== undefined ? { permission: spec.permission } : {}),
+    ...(spec.input_schema !== undefined ? { input_schema: spec.input_schema } : {}),
+  };
+  const facts: ToolCallFacts = {
+    tool_id: id,
+    args: env.payload,
+    principal: env.source,
+    session_id: env.session_id,
+    request_id: env.request_id,
+    correlation_id: env.correlation_id,
+    direct: call.direct,
+    tool,
+  };
+  const c = o.confidenceOf?.(call);
+  if (c !== undefined) facts.confidence = c;
+  return facts;
+}
+
+function argsOf(ev: Evaluation, fallback: unknown): unknown {
+  return ev.args !== undefined ? ev.args : fallback;
+}
+
+/**
+ * The firewall interceptor. `allow`/`notify` → the call runs with the filtered arguments; `deny`
+ * → E_DENIED_BY_POLICY (E_INVALID_ARGS when the argument filter refused), details
+ * `{evaluation}`; `hold` → `gate.hold()`: approved → the call runs (with edited arguments when
+ * given) once the file the preview was made from is unchanged — otherwise it is evaluated and
+ * held again; refused → the gate's code (E_REJECTED_BY_HUMAN, E_APPROVAL_TIMEOUT, …) with its
+ * reason. No gate: a hold is refused (fail safe).
+ */
+export function createFirewallInterceptor(o: FirewallInterceptorOptions): FirewallInterceptor {
+  const maxHolds = o.max_holds ?? 3;
+
+  const verdict = async (call: FirewallCall, facts: ToolCallFacts, ev: Evaluation): Promise<void> => {
+    const env = call.envelope;
+    const data: Record<string, unknown> = {
+      tool: facts.tool_id,
+      decision_id: ev.decision_id,
+      action: ev.action,
+      level: ev.level,
+      layer: ev.layer,
+      matched_rules: ev.matched_rules.map((r) => `${r.source}:${r.id}`),
+      reasons: ev.reasons,
+      principal: { kind: facts.principal.kind, id: facts.principal.id },
+      direct: facts.direct,
+    };
+    if (ev.waived !== undefined) data.waived = ev.waived;
+    o.events?.emit(
+      'FIREWALL_VERDICT',
+      {
+        request_id: env.request_id,
+        correlation_id: env.correlation_id,
+        session_id: env.session_id,
+        workflow_id: env.workflow_id,
+        target: env.target,
+      },
+      data,
+    );
+    if (o.audit !== undefined)
+      await o.audit.append({
+        type: 'tool.call',
+        actor: { kind: facts.principal.kind, id: facts.principal.id },
+        request_id: env.request_id,
+        correlation_id: env.correlation_id,
+        tool: facts.tool_id,
+        args: argsOf(ev, facts.args),
+        verdict: ev,
+        decision: ev.action,
+      });
+  };
+
+  const run = (call: FirewallCall, args: unknown, next: () => Promise<unknown>): Promise<unknown> => {
+    if (args !== call.envelope.payload) call.envelope.payload = args;
+    return next();
+  };
+
+  const refuse = (ev: Evaluation): never => {
+    if (ev.error !== undefined) throw new FingerError(ev.error.code as 'E_INVALID_ARGS', ev.error.message, ev.error.details);
+    throw new FingerError('E_DENIED_BY_POLICY', `denied by policy (${ev.layer}): ${ev.reasons.filter((r) => r.startsWith('DENY')).join('; ') || ev.reasons.join('; ')}`, {
+      evaluation: ev,
+    });
+  };
+
+  return async (call, next) => {
+    let facts = factsOf(call, o);
+    let ev = o.engine.evaluate(facts);
+    await verdict(call, facts, ev);
+    for (let holds = 0; ; holds++) {
+      if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next);
+      if (ev.action === 'deny') refuse(ev);
+      if (o.gate === undefined)
+        throw new FingerError('E_DENIED_BY_POLICY', `held at ${ev.level} but there is no approval channel: refused (fail safe)`, { evaluation: ev });
+      if (holds >= maxHolds)
+        throw new FingerError('E_REJECTED_BY_HUMAN', `the call changed after approval ${holds} times: refused`, { evaluation: ev });
+      const d = await o.gate.hold(ev, facts);
+      if (!d.approved)
+        throw new FingerError((d.code ?? 'E_REJECTED_BY_HUMAN') as 'E_REJECTED_BY_HUMAN', d.reason ?? 'rejected', {
+          evaluation: ev,
+          ...(d.approval_id !== undefined ? { approval_id: d.approval_id } : {}),
+          ...(d.reason !== undefined ? { reason: d.reason } : {}),
+        });
+      const approved = d.evaluation ?? ev;
+      if (approved.action === 'deny') refuse(approved);
+      const args = d.args !== undefined ? d.args : argsOf(approved, facts.args);
+      if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next);
+      // what was shown is not what would run: evaluate again and hold again
+      facts = { ...facts, args };
+      ev = o.engine.evaluate(facts, { record: false });
+      await verdict(call, facts, ev);
+    }
+  };
+}
+
+/** The arguments are the approved ones, and the file the diff was made from is unchanged. */
+function bindingHolds(engine: FirewallEvaluator, ev: Evaluation, d: FirewallGateDecision, args: unknown): boolean {
+  if (d.binding !== undefined) {
+    let digest: string;
+    try {
+      digest = digestOf(args === undefined ? null : args);
+    } catch {
+      return false;
+    }
+    if (digest !== d.binding.args_digest) return false;
+  }
+  const wanted = d.binding?.file_sha256 !== undefined ? d.binding.file_sha256 : ev.preview?.file_sha256;
+  const file = ev.preview?.path;
+  if (wanted === undefined || file === undefined) return true;
+  try {
+    return engine.fileSha256(file) === wanted;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,91 @@
+// Per-session state of the HumanGate: session approvals ("always") and the two-phase abort.
+// Bounded: at most `max` sessions; the least recently touched is forgotten first (a forgotten
+// session simply asks again — never an approval carried to another session).
+
+import { type Level,LEVEL_ORDER } from '../engine/evaluation.js';
+import type { AbortPhase } from './gate-types.js';
+
+/** One session approval: `tool_id` may run in this session at holds up to `level`. */
+export interface SessionApproval {
+  tool_id: string;
+  level: Level;
+  by: string;
+  at: number;
+}
+
+interface SessionEntry {
+  approvals: Map<string, SessionApproval>;
+  abort: AbortPhase | null;
+}
+
+/** Session approvals and abort phases of the gate. */
+export class SessionState {
+  private readonly sessions = new Map<string, SessionEntry>();
+
+  constructor(private readonly max: number) {}
+
+  /**
+   * The session approval covering a hold of `tool_id` at `level` in `session_id`: one given
+   * at the same or a stricter level (an approval at CONFIRM does not cover an APPROVE hold).
+   */
+  approvalFor(session_id: string, tool_id: string, level: Level): SessionApproval | undefined {
+    const a = this.sessions.get(session_id)?.approvals.get(tool_id);
+    if (!a) return undefined;
+    return LEVEL_ORDER.indexOf(a.level) >= LEVEL_ORDER.indexOf(level) ? a : undefined;
+  }
+
+  /** Records `always` for (session, tool); keeps the stricter level when one exists. */
+  approve(session_id: string, approval: SessionApproval): void {
+    const s = this.touch(session_id);
+    const prev = s.approvals.get(approval.tool_id);
+    if (prev && LEVEL_ORDER.indexOf(prev.level) > LEVEL_ORDER.indexOf(approval.level)) return;
+    s.approvals.set(approval.tool_id, approval);
+  }
+
+  /** The session's approvals (for tests and `GET /v1/approvals?session_id`). */
+  approvals(session_id: string): SessionApproval[] {
+    return [...(this.sessions.get(session_id)?.approvals.values() ?? [])];
+  }
+
+  /** The abort phase, or null when no abort was asked. */
+  abortPhase(session_id: string): AbortPhase | null {
+    return this.sessions.get(session_id)?.abort ?? null;
+  }
+
+  /** Advances the abort: none → stopping → stopped (stays stopped). Returns the new phase. */
+  abort(session_id: string): AbortPhase {
+    const s = this.touch(session_id);
+    s.abort = s.abort === null ? 'stopping' : 'stopped';
+    // An aborted session keeps no "always": after a reset it asks again.
+    s.approvals.clear();
+    return s.abort;
+  }
+
+  /** Forgets everything about the session (abort phase and session approvals). */
+  reset(session_id: string): void {
+    this.sessions.delete(session_id);
+  }
+
+  /** Number of sessions tracked. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  private touch(session_id: string): SessionEntry {
+    let s = this.sessions.get(session_id);
+    if (s) this.sessions.delete(session_id);
+    else {
+      s = { approvals: new Map(), abort: null };
+      // Full: forget the oldest sessions without an abort first, aborted ones only if needed.
+      for (const pass of ['plain', 'any'] as const) {
+        for (const [key, entry] of this.sessions) {
+          if (this.sessions.size < this.max) break;
+          if (pass === 'plain' && entry.abort !== null) continue;
+          this.sessions.delete(key);
+        }
+      }
+    }
+    this.sessions.set(session_id, s);
+    return s;
+  }
+}

@@ -1,0 +1,163 @@
+// The permission layer as a pure function (Codex execpolicy: the rule engine apart from the
+// stateful manager): tool metadata, the RiskAssessor's level and the matching admin and user
+// rules each contribute a level, and the strictest wins. Only an exact-shape command rule
+// (AUTO/NOTIFY with `match.command`) may set aside the RiskAssessor's level; nothing sets aside
+// an admin rule or a tool's own declared risk.
+
+import path from 'node:path';
+
+import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
+import { LEVEL_ORDER } from '../engine/evaluation.js';
+import type { CommandRiskLevel, RiskAssessment } from '../risk/command-model.js';
+import { type CompiledPolicy, commandCandidates, type ToolRules } from './compiled-policy.js';
+import { expandHome } from './policy-globs.js';
+import { type CompiledRule, type RuleInput, ruleMatches } from './rule-match.js';
+
+/** Both layers; effective level = the stricter. */
+export interface EffectivePolicy {
+  readonly admin: CompiledPolicy;
+  readonly user: CompiledPolicy;
+}
+
+/** What the permission layer judges. */
+export interface PolicyFacts {
+  tool_id: string;
+  args: unknown;
+  tool: ToolCallFacts['tool'];
+  /** Resolved real paths per path argument (from the PathSandbox); lexical forms are used when absent. */
+  paths?: ReadonlyMap<string, readonly string[]>;
+  /** Directory relative path arguments are taken from (the first workspace root). */
+  base?: string;
+}
+
+/** The permission layer's verdict. */
+export interface PermissionVerdict {
+  level: Level;
+  /** `default` when the tool's own metadata decided, else `permission`. */
+  layer: 'permission' | 'default';
+  matched_rules: MatchedRule[];
+  reasons: string[];
+  /** A matched rule or a `human_only` glob says only a person may decide. */
+  human_only: boolean;
+}
+
+/** Tool default from a declared `risk_level` (no `permission` declared). */
+export const RISK_LEVEL_DEFAULTS: Readonly<Record<ToolCallFacts['tool']['risk_level'], Level>> = Object.freeze({
+  low: 'AUTO',
+  medium: 'NOTIFY',
+  high: 'CONFIRM',
+  critical: 'APPROVE',
+});
+
+/** The default policy for shell commands: safe → AUTO, moderate → CONFIRM, dangerous → APPROVE. */
+export const COMMAND_RISK_DEFAULTS: Readonly<Record<CommandRiskLevel, Level>> = Object.freeze({
+  safe: 'AUTO',
+  moderate: 'CONFIRM',
+  dangerous: 'APPROVE',
+});
+
+const RANK: Readonly<Record<Level, number>> = Object.freeze(
+  Object.fromEntries(LEVEL_ORDER.map((l, i) => [l, i])) as Record<Level, number>,
+);
+
+interface Contribution {
+  entry: MatchedRule;
+  layer: 'permission' | 'default';
+}
+
+function ruleEntry(r: CompiledRule): MatchedRule {
+  return { source: r.layer, id: r.id, level: r.level, reason: r.reason ?? `${r.layer} policy ${r.origin} matched` };
+}
+
+function collect(rules: ToolRules, input: RuleInput, out: CompiledRule[]): void {
+  for (const r of rules.plain) if (ruleMatches(r, input)) out.push(r);
+  const cmd = input.model !== undefined ? commandCandidates(rules, input.model) : rules.command;
+  for (const r of cmd) if (ruleMatches(r, input)) out.push(r);
+}
+
+/**
+ * Evaluates the permission layer for one call (pure; the command model comes in `assessment`).
+ * Contributions: the tool's declared `permission`; its `risk_level` (low → AUTO, medium →
+ * NOTIFY, high → CONFIRM, critical → APPROVE) unless it is a shell tool with a command, whose
+ * default is then the RiskAssessor's; a quarantined tool → CONFIRM; the RiskAssessor's level
+ * (safe → AUTO, moderate → CONFIRM, dangerous → APPROVE, unparseable → at least CONFIRM); every
+ * matching admin and user rule. The strictest wins. A matching AUTO/NOTIFY command-pattern rule
+ * (an exact shape) sets the RiskAssessor's level aside — a user one only when the admin policy
+ * allows it and the command is not `dangerous`.
+ */
+export function evaluatePolicy(policy: EffectivePolicy, facts: PolicyFacts, assessment?: RiskAssessment): PermissionVerdict {
+  const { tool_id, tool } = facts;
+  const homeDir = policy.admin.homeDir;
+  const base = facts.base;
+  const input: RuleInput = {
+    tool_id,
+    args: facts.args,
+    schema: tool.input_schema,
+    model: assessment?.model,
+    paths: facts.paths,
+    lexical: (p) => {
+      const e = expandHome(p, homeDir);
+      if (path.posix.isAbsolute(e)) return path.posix.normalize(e);
+      return base !== undefined ? path.posix.resolve(base, e) : path.posix.normalize(e);
+    },
+  };
+  const matched: CompiledRule[] = [];
+  collect(policy.admin.rulesFor(tool_id), input, matched);
+  collect(policy.user.rulesFor(tool_id), input, matched);
+
+  const contributions: Contribution[] = [];
+  const shell = assessment !== undefined && policy.admin.shellTools(tool_id);
+  if (tool.permission !== undefined)
+    contributions.push({
+      entry: { source: 'builtin', id: 'tool.permission', level: tool.permission, reason: `the tool declares permission ${tool.permission}` },
+      layer: 'default',
+    });
+  if (!shell) {
+    const l = RISK_LEVEL_DEFAULTS[tool.risk_level] ?? 'CONFIRM';
+    contributions.push({
+      entry: { source: 'builtin', id: 'tool.risk_level', level: l, reason: `tool default for risk_level ${tool.risk_level}` },
+      layer: 'default',
+    });
+  }
+  if (tool.quarantined !== undefined)
+    contributions.push({
+      entry: { source: 'builtin', id: 'tool.quarantined', level: 'CONFIRM', reason: `the tool is quarantined: ${tool.quarantined.reason}` },
+      layer: 'permission',
+    });
+  let waivedBy: CompiledRule | undefined;
+  if (assessment !== undefined) {
+    let l = COMMAND_RISK_DEFAULTS[assessment.level];
+    if (assessment.unparseable === true && RANK[l] < RANK.CONFIRM) l = 'CONFIRM';
+    const userMay = policy.admin.defaults.user_may_allow && assessment.level !== 'dangerous';
+    waivedBy = matched.find((r) => r.loosening && r.command !== null && (r.layer === 'admin' || userMay));
+    if (waivedBy === undefined || RANK[l] <= RANK[waivedBy.level]) {
+      waivedBy = undefined;
+      const why = assessment.reasons.length > 0 ? assessment.reasons.join('; ') : assessment.level;
+      contributions.push({
+        entry: { source: 'builtin', id: 'risk', level: l, reason: `RiskAssessor: ${assessment.level}: ${why}` },
+        layer: 'permission',
+      });
+    }
+  }
+  for (const r of matched) contributions.push({ entry: ruleEntry(r), layer: 'permission' });
+
+  let level: Level = 'AUTO';
+  let layer: 'permission' | 'default' = 'default';
+  let best = -1;
+  for (const c of contributions) {
+    const rank = RANK[c.entry.level];
+    if (rank > best || (rank === best && layer === 'default' && c.layer === 'permission')) {
+      best = rank;
+      level = c.entry.level;
+      layer = c.layer;
+    }
+  }
+  const reasons = contributions.map((c) =>
+    c.entry.source === 'builtin' ? `${c.entry.level}: ${c.entry.reason}` : `${c.entry.level}: ${c.entry.source} rule "${c.entry.id}": ${c.entry.reason}`,
+  );
+  if (waivedBy !== undefined)
+    reasons.push(`the RiskAssessor's ${assessment!.level} was set aside by the exact-shape ${waivedBy.layer} rule "${waivedBy.id}"`);
+  let human_only = policy.admin.isHumanOnly(tool_id) || policy.user.isHumanOnly(tool_id);
+  for (const r of matched) if (r.human_only) human_only = true;
+  return { level, layer, matched_rules: contributions.map((c) => c.entry), reasons, human_only };
+}

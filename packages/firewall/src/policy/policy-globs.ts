@@ -1,0 +1,89 @@
+// The three kinds of glob a policy holds, each compiled once at load: tool ids (grant-glob
+// semantics), argument values (`*` is any run of characters), and resolved paths (picomatch, dot
+// files included, `~` expanded).
+
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+import { compileGrantGlob } from '../grants/grant-glob.js';
+
+/** A compiled matcher. */
+export type Matcher = (input: string) => boolean;
+
+type Picomatch = (glob: string, options?: { dot?: boolean; nonegate?: boolean; noextglob?: boolean }) => Matcher;
+const picomatch = createRequire(import.meta.url)('picomatch/posix') as Picomatch;
+
+const GLOB_CHARS = /[*?[{]/;
+
+/**
+ * Compiles a tool glob. Dots separate segments as in grants (`fs.*` matches `fs.write`, not
+ * `fs.a.b`; `mcp.**` every MCP tool); `*` or `**` alone matches every tool. Throws E_INVALID_ARGS
+ * for characters a tool glob cannot hold.
+ */
+export function compileToolGlob(glob: string): Matcher {
+  if (glob === '*' || glob === '**') return () => true;
+  return compileGrantGlob(glob);
+}
+
+/**
+ * Compiles a value glob: `*` any run of characters (`/` included), `?` one character, `[…]` a
+ * class (`[!…]` negated), `\` escapes the next character. Without glob characters it is an
+ * exact comparison.
+ */
+export function compileValueGlob(glob: string): Matcher {
+  if (!/[*?[\\]/.test(glob)) return (s) => s === glob;
+  if (glob === '*') return () => true;
+  let re = '^';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === '\\' && i + 1 < glob.length) {
+      re += (glob[++i] as string).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    } else if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        let body = glob.slice(i + 1, end);
+        if (body.startsWith('!')) body = `^${body.slice(1)}`;
+        re += `[${body.replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\\]/]/g, '\\$&');
+  }
+  const regex = new RegExp(`${re}$`, 's');
+  return (s) => regex.test(s);
+}
+
+/** `~` and `~/…` → the user's home directory. Other `~user` forms are left alone. */
+export function expandHome(p: string, homeDir: string): string {
+  if (p === '~') return homeDir;
+  if (p.startsWith('~/')) return path.posix.join(homeDir, p.slice(2));
+  return p;
+}
+
+/**
+ * Compiles a path glob, matched against real, absolute paths. `~/…` is the user's home; a
+ * pattern that is neither absolute nor `~/…` nor `**…` matches at any depth (`*.env` →
+ * `**\/*.env`); a pattern without glob characters also matches everything below it (`/etc` →
+ * `/etc` and `/etc/**`). Dot files are matched like any other.
+ */
+export function compilePathGlob(pattern: string, homeDir: string): Matcher {
+  let p = expandHome(pattern, homeDir);
+  if (!p.startsWith('/') && !p.startsWith('**')) p = `**/${p}`;
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  if (!GLOB_CHARS.test(p)) {
+    const exact = path.posix.normalize(p);
+    const prefix = exact === '/' ? '/' : `${exact}/`;
+    return (s) => s === exact || s.startsWith(prefix);
+  }
+  const m = picomatch(p, { dot: true, nonegate: true, noextglob: true });
+  return (s) => m(s);
+}
+
+/** A policy root (`readable_paths`, `writable_paths`) as an absolute normalised path, or null when not absolute. */
+export function policyRoot(p: string, homeDir: string): string | null {
+  const e = expandHome(p, homeDir);
+  if (!path.posix.isAbsolute(e)) return null;
+  return path.posix.resolve(e);
+}

@@ -1,0 +1,138 @@
+// Does one compiled rule match one call? Pure: the command model and the resolved paths come in
+// with the input. Tightening rules (CONFIRM, APPROVE, DENY) match when ANY value or path matches
+// and treat what they cannot see (no command model) as a match; loosening rules (AUTO, NOTIFY)
+// need EVERY value to match and never match what they cannot see.
+
+import { canonicalJson } from '../audit/canonical-json.js';
+import type { Level } from '../engine/evaluation.js';
+import type { CommandModel } from '../risk/command-model.js';
+import type { CommandPattern } from '../risk/command-pattern.js';
+import { isPathArg } from '../sandbox/path-args.js';
+import type { Matcher } from './policy-globs.js';
+import type { PolicyLayer } from './policy-types.js';
+
+/** One `match` key other than the command: value globs and, for path arguments, path globs. */
+export interface ArgMatch {
+  readonly key: string;
+  readonly values: readonly Matcher[];
+  readonly paths: readonly Matcher[];
+}
+
+/** The command part of a rule: `match.command` (or `match.argv`) as command patterns. */
+export interface CommandMatch {
+  readonly key: 'command' | 'argv';
+  readonly patterns: readonly CommandPattern[];
+  /** Program basenames the patterns name, or null when one of them is a glob (`*`, `py*`). */
+  readonly programs: readonly string[] | null;
+}
+
+/** A rule compiled once at load. */
+export interface CompiledRule {
+  readonly id: string;
+  readonly layer: PolicyLayer;
+  /** Position among the layer's compiled rules (rules first, then shell patterns). */
+  readonly index: number;
+  /** Where it comes from in the file: `rules[3]`, `shell.blocked_patterns[0]`. */
+  readonly origin: string;
+  readonly tool: string;
+  readonly level: Level;
+  /** AUTO or NOTIFY: compiled with allow-mode command patterns, never matches what it cannot see. */
+  readonly loosening: boolean;
+  readonly human_only: boolean;
+  readonly reason: string | undefined;
+  readonly matchesTool: Matcher;
+  /** The rule's `match` as written. */
+  readonly match: Readonly<Record<string, string | readonly string[]>>;
+  readonly command: CommandMatch | null;
+  readonly args: readonly ArgMatch[];
+}
+
+/** What a rule is matched against. */
+export interface RuleInput {
+  readonly tool_id: string;
+  readonly args: unknown;
+  /** The tool's input schema (for `format: "path"` arguments). */
+  readonly schema: Record<string, unknown> | undefined;
+  /** The canonical model of the call's `command`/`argv`, when it has one. */
+  readonly model: CommandModel | undefined;
+  /** Resolved absolute paths per path argument; when absent the lexical form is used. */
+  readonly paths: ReadonlyMap<string, readonly string[]> | undefined;
+  /** Lexical fallback for a path argument without resolved paths. */
+  readonly lexical: (p: string) => string;
+}
+
+function scalarText(v: unknown): string | null {
+  switch (typeof v) {
+    case 'string':
+      return v;
+    case 'number':
+    case 'boolean':
+      return String(v);
+    case 'object':
+      return v === null ? 'null' : canonicalJson(v);
+    default:
+      return null;
+  }
+}
+
+function anyMatch(ms: readonly Matcher[], s: string): boolean {
+  for (const m of ms) if (m(s)) return true;
+  return false;
+}
+
+function valueMatches(m: ArgMatch, value: unknown, loosening: boolean): boolean {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return false;
+    return loosening
+      ? value.every((v) => {
+          const t = scalarText(v);
+          return t !== null && anyMatch(m.values, t);
+        })
+      : value.some((v) => {
+          const t = scalarText(v);
+          return t !== null && anyMatch(m.values, t);
+        });
+  }
+  const t = scalarText(value);
+  return t !== null && anyMatch(m.values, t);
+}
+
+function pathMatches(m: ArgMatch, input: RuleInput, value: unknown, loosening: boolean): boolean {
+  const raw = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v) => typeof v === 'string') : [];
+  if (raw.length === 0) return valueMatches(m, value, loosening);
+  const resolved = input.paths?.get(m.key);
+  const check = (p: string, i: number): boolean => {
+    const lex = input.lexical(p);
+    const real = resolved?.[i];
+    if (loosening) return anyMatch(m.paths, real ?? lex) && (real === undefined || anyMatch(m.paths, lex));
+    return anyMatch(m.paths, lex) || (real !== undefined && anyMatch(m.paths, real)) || anyMatch(m.values, p);
+  };
+  return loosening ? raw.every(check) : raw.some(check);
+}
+
+function commandMatches(c: CommandMatch, input: RuleInput, loosening: boolean): boolean {
+  const model = input.model;
+  if (model === undefined) {
+    const a = input.args as Record<string, unknown> | undefined;
+    const present = a !== undefined && (a.command !== undefined || a.argv !== undefined);
+    return present && !loosening;
+  }
+  for (const p of c.patterns) if (p.test(model)) return true;
+  return false;
+}
+
+/** True when `rule` matches the call (the tool glob is checked by the caller). */
+export function ruleMatches(rule: CompiledRule, input: RuleInput): boolean {
+  if (rule.command !== null && !commandMatches(rule.command, input, rule.loosening)) return false;
+  if (rule.args.length === 0) return true;
+  const args = input.args;
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return false;
+  const record = args as Record<string, unknown>;
+  for (const m of rule.args) {
+    const v = record[m.key];
+    if (v === undefined) return false;
+    const ok = isPathArg(m.key, input.schema) ? pathMatches(m, input, v, rule.loosening) : valueMatches(m, v, rule.loosening);
+    if (!ok) return false;
+  }
+  return true;
+}

@@ -1,0 +1,229 @@
+// The PathSandbox (layer 4): every path argument of a call — and every file a shell command's
+// redirections write — is resolved to its real path (symlinks, `..`, nearest existing parent) and
+// held against `readable_paths` / `writable_paths`. Outside: a read is CONFIRM (held, never
+// allowed), a write APPROVE (or DENY by policy). A written file with more than one hard link is
+// at least CONFIRM: its other names may lie outside the roots.
+
+import path from 'node:path';
+
+import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
+import { stricter } from '../engine/evaluation.js';
+import type { EffectivePolicy } from '../policy/evaluate-policy.js';
+import { expandHome } from '../policy/policy-globs.js';
+import type { CommandModel } from '../risk/command-model.js';
+import { isPathArg, isWriteTool, pathValues } from './path-args.js';
+import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real-path.js';
+
+/** How a sandbox is built (the daemon: workspace roots from config, `home` = FINGER_HOME). */
+export interface PathSandboxOptions {
+  /** The workspace roots; relative path arguments resolve against the first. */
+  workspaceRoots: readonly string[];
+  /** FINGER_HOME: `<home>/workspace` is a default root too. */
+  home?: string;
+  /** The user's home directory, for `~`. */
+  homeDir: string;
+  fs?: SandboxFs;
+}
+
+/** One path a call touches. */
+export interface ResolvedPath {
+  /** Argument name, or `redirect` for a file a shell redirection writes. */
+  arg: string;
+  input: string;
+  /** Real path (lexical absolute form when it could not be resolved). */
+  path: string;
+  exists: boolean;
+  write: boolean;
+  /** Set when it cannot be resolved (dangling symlink, loop, a value known only at run time…). */
+  problem?: string;
+  /** Hard-link count of an existing regular file that is written. */
+  nlink?: number;
+}
+
+/** Every path of one call. */
+export interface ResolvedPaths {
+  list: ResolvedPath[];
+  /** Real paths per argument name, for the policy's path globs. */
+  byArg: Map<string, string[]>;
+}
+
+/** The sandbox layer's verdict. */
+export interface SandboxVerdict {
+  level: Level;
+  matched_rules: MatchedRule[];
+  reasons: string[];
+}
+
+/** What resolving needs of a call. */
+export interface SandboxCall {
+  tool_id: string;
+  args: unknown;
+  tool: ToolCallFacts['tool'];
+  /** The tool takes a shell command: `cwd` is read, redirection targets are written. */
+  shell: boolean;
+  model?: CommandModel;
+}
+
+const NULL_SINK = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/;
+const CHANGES_DIR = new Set(['cd', 'pushd', 'popd']);
+const EMPTY: ResolvedPaths = Object.freeze({ list: [], byArg: new Map() }) as ResolvedPaths;
+
+/** Holds path arguments against the policy's roots; one per process, shared by every call. */
+export class PathSandbox {
+  readonly #fs: SandboxFs;
+  readonly #homeDir: string;
+  readonly #roots: readonly string[];
+  readonly #realCache = new WeakMap<readonly string[], string[]>();
+  #defaultReal: string[] | undefined;
+
+  constructor(options: PathSandboxOptions) {
+    this.#fs = options.fs ?? nodeSandboxFs;
+    this.#homeDir = options.homeDir;
+    const roots = options.workspaceRoots.map((r) => path.resolve(expandHome(r, options.homeDir)));
+    if (options.home !== undefined) roots.push(path.join(path.resolve(options.home), 'workspace'));
+    this.#roots = Object.freeze(roots);
+  }
+
+  /** The default readable and writable roots: the workspace roots and `<home>/workspace`. */
+  get defaultRoots(): readonly string[] {
+    return this.#roots;
+  }
+
+  /** The directory relative paths resolve against (the first root), real path. */
+  get base(): string | undefined {
+    return this.#defaults()[0];
+  }
+
+  /** Resolves every path of the call (the sandbox's one I/O: realpath and lstat). */
+  resolve(call: SandboxCall): ResolvedPaths {
+    const args = call.args;
+    const hasArgs = typeof args === 'object' && args !== null && !Array.isArray(args);
+    const model = call.model;
+    const redirects = call.shell && model !== undefined && model.flags.redirect_write;
+    if (!hasArgs && !redirects) return EMPTY;
+    const out: ResolvedPaths = { list: [], byArg: new Map() };
+    const base = this.base;
+    const writes = !call.shell && isWriteTool(call.tool_id, call.tool);
+    let cwd = base;
+    if (hasArgs) {
+      for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
+        if (!isPathArg(key, call.tool.input_schema)) continue;
+        const write = writes && key !== 'cwd';
+        const reals: string[] = [];
+        for (const v of pathValues(value)) {
+          const r = this.#resolveOne(key, v, base, write);
+          out.list.push(r);
+          reals.push(r.path);
+          if (key === 'cwd' && r.problem === undefined) cwd = r.path;
+        }
+        out.byArg.set(key, reals);
+      }
+    }
+    if (redirects) {
+      const changesDir = model.segments.some((s) => CHANGES_DIR.has(s.program));
+      for (const seg of model.segments) {
+        for (const r of seg.redirects) {
+          if (!r.is_write || NULL_SINK.test(r.target)) continue;
+          if (r.dynamic) {
+            out.list.push({ arg: 'redirect', input: r.target, path: r.target, exists: false, write: true, problem: 'a value known only at run time' });
+            continue;
+          }
+          const t = expandHome(r.target, this.#homeDir);
+          if (!path.isAbsolute(t) && changesDir) {
+            out.list.push({ arg: 'redirect', input: r.target, path: r.target, exists: false, write: true, problem: 'relative to a directory the command changes with cd' });
+            continue;
+          }
+          out.list.push(this.#resolveOne('redirect', r.target, cwd, true));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Checks resolved paths against both layers' roots and defaults. */
+  check(paths: ResolvedPaths, policy: EffectivePolicy): SandboxVerdict {
+    const v: SandboxVerdict = { level: 'AUTO', matched_rules: [], reasons: [] };
+    if (paths.list.length === 0) return v;
+    const { admin, user } = policy;
+    const defaults = this.#defaults();
+    const aRead = [...this.#real(admin.readable) ?? defaults, ...this.#real(admin.writable) ?? defaults];
+    const aWrite = this.#real(admin.writable) ?? defaults;
+    const uRead = user.readable === null ? null : [...this.#real(user.readable)!, ...(this.#real(user.writable) ?? [])];
+    const uWrite = this.#real(user.writable);
+    const outsideRead = stricter(admin.defaults.outside_read ?? 'CONFIRM', user.defaults.outside_read ?? 'CONFIRM');
+    const outsideWrite = stricter(admin.defaults.outside_write ?? 'APPROVE', user.defaults.outside_write ?? 'APPROVE');
+    const hardLink = stricter(admin.defaults.hard_link_write ?? 'CONFIRM', user.defaults.hard_link_write ?? 'CONFIRM');
+    const add = (id: string, level: Level, reason: string): void => {
+      v.level = stricter(v.level, level);
+      v.matched_rules.push({ source: 'builtin', id, level, reason });
+      v.reasons.push(`${level}: ${reason}`);
+    };
+    const inside = (p: string, roots: readonly string[]): boolean => roots.some((r) => isInsideRoot(p, r));
+    for (const p of paths.list) {
+      const what = `${p.write ? 'write to' : 'read of'} ${JSON.stringify(p.input)}${p.arg === 'redirect' ? ' (shell redirection)' : ''}`;
+      if (p.problem !== undefined) {
+        add(p.write ? 'sandbox.outside_write' : 'sandbox.outside_read', p.write ? outsideWrite : outsideRead, `${what}: ${p.problem}`);
+        continue;
+      }
+      const via = p.path !== this.#lexical(p.input) ? ` (it resolves to ${p.path})` : '';
+      if (p.write) {
+        if (!inside(p.path, aWrite) || (uWrite !== null && !inside(p.path, uWrite)))
+          add('sandbox.outside_write', outsideWrite, `${what} is outside writable_paths${via}`);
+        else if (p.nlink !== undefined && p.nlink > 1)
+          add('sandbox.hard_link', hardLink, `${what}: the file has ${p.nlink} hard links; the others may lie outside writable_paths`);
+      } else if (!inside(p.path, aRead) || (uRead !== null && !inside(p.path, uRead))) {
+        add('sandbox.outside_read', outsideRead, `${what} is outside readable_paths${via}`);
+      }
+    }
+    return v;
+  }
+
+  #lexical(input: string): string {
+    const e = expandHome(input, this.#homeDir);
+    return path.isAbsolute(e) ? path.normalize(e) : path.resolve(this.base ?? '/', e);
+  }
+
+  #resolveOne(arg: string, input: string, base: string | undefined, write: boolean): ResolvedPath {
+    if (input.length === 0 || input.includes('\0'))
+      return { arg, input, path: input, exists: false, write, problem: 'not a valid path' };
+    const e = expandHome(input, this.#homeDir);
+    if (!path.isAbsolute(e) && base === undefined)
+      return { arg, input, path: input, exists: false, write, problem: 'a relative path with no workspace root' };
+    const abs = path.isAbsolute(e) ? path.normalize(e) : path.resolve(base!, e);
+    const r = resolveReal(this.#fs, abs);
+    if (!r.ok) return { arg, input, path: abs, exists: false, write, problem: `${r.problem} at ${r.at}` };
+    const out: ResolvedPath = { arg, input, path: r.real, exists: r.exists, write };
+    if (write && r.exists) {
+      try {
+        const st = this.#fs.lstat(r.real);
+        const n = Number(st.nlink);
+        if (st.isFile() && n > 1) out.nlink = n;
+      } catch {
+        // vanished between realpath and lstat: treated as a new file
+      }
+    }
+    return out;
+  }
+
+  #defaults(): string[] {
+    this.#defaultReal ??= this.#realRoots(this.#roots);
+    return this.#defaultReal;
+  }
+
+  #real(roots: readonly string[] | null): string[] | null {
+    if (roots === null) return null;
+    let hit = this.#realCache.get(roots);
+    if (hit === undefined) {
+      hit = this.#realRoots(roots);
+      this.#realCache.set(roots, hit);
+    }
+    return hit;
+  }
+
+  #realRoots(roots: readonly string[]): string[] {
+    return roots.map((r) => {
+      const res = resolveReal(this.#fs, r);
+      return res.ok ? res.real : r;
+    });
+  }
+}

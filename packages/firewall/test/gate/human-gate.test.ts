@@ -1,0 +1,401 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { FingerError } from '@finger/protocol';
+
+import type { Evaluation, GateDecision, HumanGateOptions, PendingApproval, ToolCallFacts } from '../../src/index.js';
+import { AuditLog, digestOf, HumanGate } from '../../src/index.js';
+import {
+  ADMIN,
+  AGENT,
+  diffPreview,
+  evaluation,
+  EventRecorder,
+  facts,
+  flush,
+  ManualClock,
+  OPERATOR,
+  VIEWER,
+} from './gate-fixtures.js';
+
+const gates: HumanGate[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const g of gates.splice(0)) await g.close();
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+function setup(options: Partial<HumanGateOptions> = {}) {
+  const clock = new ManualClock();
+  const events = new EventRecorder();
+  const gate = new HumanGate({ clock, events, ...options });
+  gates.push(gate);
+  /** Holds a call and waits until a person is asked; returns the approval and the pending decision. */
+  const ask = async (ev: Evaluation = evaluation('APPROVE'), f: ToolCallFacts = facts()) => {
+    const decision = gate.hold(ev, f);
+    const requested = await events.next('APPROVAL_REQUESTED');
+    return { decision, approval: requested.data.approval as PendingApproval };
+  };
+  return { clock, events, gate, ask };
+}
+
+async function errorOf(p: Promise<unknown>): Promise<FingerError> {
+  try {
+    await p;
+  } catch (e) {
+    return e as FingerError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('HumanGate: approve', () => {
+  it('holds the call, lists it with its preview, and approves exactly the args shown', async () => {
+    const { gate, events, ask, clock } = setup();
+    const ev = evaluation('APPROVE', { preview: diffPreview('ab'.repeat(32)) });
+    const { decision, approval } = await ask(ev, facts({ tool_id: 'fs.write', args: { path: '/work/a.txt', content: 'new' } }));
+    expect(approval).toEqual({
+      id: approval.id,
+      tool_id: 'fs.write',
+      args: { path: '/work/a.txt', content: 'new' },
+      level: 'APPROVE',
+      evaluation: ev,
+      facts: {
+        principal: { kind: 'agent', id: 'executor-1', roles: ['agent:executor'] },
+        session_id: 'sess-1',
+        request_id: 'req-1',
+        correlation_id: 'corr-1',
+        direct: false,
+      },
+      risk: 'APPROVE: held by the permission layer. Reasons: command is dangerous. Rules: builtin risk → APPROVE (RiskAssessor: approve).',
+      human_only: false,
+      status: 'waiting',
+      binding: { args_digest: digestOf({ path: '/work/a.txt', content: 'new' }), file_sha256: 'ab'.repeat(32) },
+      created_at: new Date(clock.t).toISOString(),
+      expires_at: new Date(clock.t + 300_000).toISOString(),
+    });
+    expect(events.of('APPROVAL_REQUESTED')[0]!.correlation).toEqual({
+      request_id: 'req-1',
+      correlation_id: 'corr-1',
+      session_id: 'sess-1',
+      target: 'fs.write',
+    });
+    expect(gate.list()).toEqual([approval]);
+
+    const result = await gate.answer(approval.id, { decision: 'approve', by: OPERATOR });
+    expect(result).toEqual({
+      id: approval.id,
+      decision: 'approve',
+      approved: true,
+      tool_id: 'fs.write',
+      edited: false,
+      session_approval: false,
+      args_digest: approval.binding.args_digest,
+    });
+    expect(await decision).toEqual({
+      approved: true,
+      args: { path: '/work/a.txt', content: 'new' },
+      decided_by: 'human',
+      approval_id: approval.id,
+      binding: approval.binding,
+    });
+    expect(gate.list()).toEqual([]);
+    expect(events.of('APPROVAL_RESOLVED')[0]!.data).toMatchObject({
+      id: approval.id,
+      decision: 'approve',
+      approved: true,
+      by: 'olga',
+    });
+  });
+
+  it('lists pending approvals newest first and filters by session', async () => {
+    const { gate, ask } = setup();
+    const a = (await ask(evaluation('CONFIRM'), facts({ session_id: 's1' }))).approval;
+    const b = (await ask(evaluation('CONFIRM'), facts({ session_id: 's2' }))).approval;
+    expect(gate.list().map((x) => x.id)).toEqual([b.id, a.id]);
+    expect(gate.list({ session_id: 's1' }).map((x) => x.id)).toEqual([a.id]);
+    expect(gate.get(a.id)?.facts.session_id).toBe('s1');
+  });
+
+  it('a DENY verdict is refused at once, without asking anyone', async () => {
+    const { gate, events } = setup();
+    const d = await gate.hold(evaluation('DENY', { reasons: ['admin rule denies rm -rf'] }), facts());
+    expect(d).toEqual({ approved: false, code: 'E_DENIED_BY_POLICY', reason: 'admin rule denies rm -rf', decided_by: 'gate' });
+    expect(events.all).toEqual([]);
+  });
+
+  it('refuses holds beyond max_pending with E_OVERLOADED', async () => {
+    const { gate, ask } = setup({ max_pending: 2 });
+    await ask();
+    await ask();
+    const d = await gate.hold(evaluation('APPROVE'), facts());
+    expect(d.approved).toBe(false);
+    expect(d.code).toBe('E_OVERLOADED');
+    expect(d.reason).toContain('too many pending approvals (2)');
+    expect(gate.stats()).toMatchObject({ pending: 2, held: 2, overloaded: 1 });
+  });
+});
+
+describe('HumanGate: approve with edited args', () => {
+  it('re-evaluates the edited args; a DENY verdict turns the approval into a rejection', async () => {
+    const seen: ToolCallFacts[] = [];
+    const { gate, ask } = setup({
+      reevaluate: (f) => {
+        seen.push(f);
+        return evaluation('DENY', { reasons: ['rm -rf is denied by admin#1'] });
+      },
+    });
+    const { decision, approval } = await ask();
+    const r = await gate.answer(approval.id, { decision: 'approve', args: { command: 'rm -rf /' }, by: OPERATOR });
+    expect(r).toMatchObject({ approved: false, edited: true, code: 'E_DENIED_BY_POLICY' });
+    expect(seen).toEqual([facts({ args: { command: 'rm -rf /' } })]);
+    expect(await decision).toEqual({
+      approved: false,
+      code: 'E_DENIED_BY_POLICY',
+      reason: 'the edited arguments are denied: rm -rf is denied by admin#1',
+      decided_by: 'human',
+      approval_id: approval.id,
+      evaluation: evaluation('DENY', { reasons: ['rm -rf is denied by admin#1'] }),
+    });
+  });
+
+  it('edited args still held: the approval covers exactly those args and the new preview hash', async () => {
+    const newEv = evaluation('APPROVE', { preview: diffPreview('cd'.repeat(32)), args: { path: '/work/b.txt', content: 'x' } });
+    const { gate, ask } = setup({ reevaluate: async () => newEv });
+    const { decision, approval } = await ask(
+      evaluation('APPROVE', { preview: diffPreview('ab'.repeat(32)) }),
+      facts({ tool_id: 'fs.write', args: { path: '/work/a.txt', content: 'x' } }),
+    );
+    const r = await gate.answer(approval.id, {
+      decision: 'approve',
+      args: { path: '/work/b.txt', content: 'x', junk: 1 },
+      by: ADMIN,
+    });
+    expect(r).toMatchObject({ approved: true, edited: true, args_digest: digestOf({ path: '/work/b.txt', content: 'x' }) });
+    expect(r.evaluation).toEqual(newEv);
+    const d = await decision;
+    expect(d.args).toEqual({ path: '/work/b.txt', content: 'x' }); // the firewall's filtered args
+    expect(d.binding).toEqual({ args_digest: digestOf({ path: '/work/b.txt', content: 'x' }), file_sha256: 'cd'.repeat(32) });
+  });
+
+  it('args equal to the shown ones (in another key order) are not an edit', async () => {
+    const { gate, ask } = setup(); // no reevaluate: a real edit would be refused
+    const { decision, approval } = await ask(evaluation('CONFIRM'), facts({ args: { a: 1, b: 2 } }));
+    const r = await gate.answer(approval.id, { decision: 'approve', args: { b: 2, a: 1 }, by: OPERATOR });
+    expect(r.edited).toBe(false);
+    expect((await decision).approved).toBe(true);
+  });
+
+  it('invalid edited args are refused with E_INVALID_ARGS and the approval stays pending', async () => {
+    const { gate, ask } = setup({
+      reevaluate: () => {
+        throw new FingerError('E_INVALID_ARGS', 'command must be a string');
+      },
+    });
+    const { decision, approval } = await ask();
+    const err = await errorOf(gate.answer(approval.id, { decision: 'approve', args: { command: 7 }, by: OPERATOR }));
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(gate.list().map((a) => a.id)).toEqual([approval.id]);
+    await gate.answer(approval.id, { decision: 'approve', by: OPERATOR });
+    expect((await decision).approved).toBe(true);
+  });
+
+  it('without a reevaluate function edits are refused (E_INVALID_ARGS)', async () => {
+    const { gate, ask } = setup();
+    const { approval } = await ask();
+    const err = await errorOf(gate.answer(approval.id, { decision: 'approve', args: { command: 'ls' }, by: OPERATOR }));
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(gate.list()).toHaveLength(1);
+  });
+});
+
+describe('HumanGate: reject, always, errors', () => {
+  it('reject: the reason goes back to the caller', async () => {
+    const { gate, ask, events } = setup();
+    const { decision, approval } = await ask();
+    const r = await gate.answer(approval.id, { decision: 'reject', reason: ' too risky on main ', by: OPERATOR });
+    expect(r).toMatchObject({ approved: false, code: 'E_REJECTED_BY_HUMAN', reason: 'too risky on main' });
+    expect(await decision).toEqual({
+      approved: false,
+      code: 'E_REJECTED_BY_HUMAN',
+      reason: 'too risky on main',
+      decided_by: 'human',
+      approval_id: approval.id,
+    });
+    expect(events.of('APPROVAL_RESOLVED')[0]!.data).toMatchObject({ decision: 'reject', reason: 'too risky on main' });
+  });
+
+  it('always: the same tool in the same session is approved at once; another session asks again', async () => {
+    const { gate, ask, events } = setup();
+    const first = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
+    const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    expect(r).toMatchObject({ approved: true, session_approval: true });
+    expect((await first.decision).approved).toBe(true);
+    expect(gate.hasSessionApproval('s1', 'shell.exec')).toBe(true);
+
+    const again = await gate.hold(evaluation('APPROVE'), facts({ session_id: 's1', args: { command: 'git push' } }));
+    expect(again).toEqual({
+      approved: true,
+      args: { command: 'git push' },
+      decided_by: 'session',
+      binding: { args_digest: digestOf({ command: 'git push' }) },
+      reason: 'session approval by olga',
+    });
+    expect(events.of('APPROVAL_REQUESTED')).toHaveLength(1);
+
+    const other = await ask(evaluation('APPROVE'), facts({ session_id: 's2' }));
+    expect(gate.list().map((a) => a.id)).toEqual([other.approval.id]);
+    const otherTool = await ask(evaluation('APPROVE'), facts({ session_id: 's1', tool_id: 'fs.write' }));
+    expect(gate.list().map((a) => a.id)).toEqual([otherTool.approval.id, other.approval.id]);
+  });
+
+  it('always given at CONFIRM does not cover an APPROVE hold', async () => {
+    const { gate, ask } = setup();
+    const first = await ask(evaluation('CONFIRM'));
+    await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    expect((await gate.hold(evaluation('CONFIRM'), facts())).decided_by).toBe('session');
+    const held = await ask(evaluation('APPROVE'));
+    expect(held.approval.level).toBe('APPROVE');
+  });
+
+  it('always on a human_only rule approves once and records no session approval', async () => {
+    const { gate, ask } = setup();
+    const ev = evaluation('APPROVE', {
+      matched_rules: [{ source: 'admin', id: 'admin#2', level: 'APPROVE', reason: 'deploys', human_only: true } as never],
+    });
+    const first = await ask(ev);
+    expect(first.approval.human_only).toBe(true);
+    const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    expect(r).toMatchObject({ approved: true, session_approval: false });
+    expect(r.reason).toContain('human_only');
+    expect(gate.hasSessionApproval('sess-1', 'shell.exec')).toBe(false);
+    await ask(ev); // asks again
+    expect(gate.list()).toHaveLength(1);
+  });
+
+  it('only operators and admins may answer (E_FORBIDDEN); unknown id E_NOT_FOUND; twice E_CONFLICT', async () => {
+    const { gate, ask } = setup();
+    const { approval } = await ask();
+    for (const by of [VIEWER, AGENT]) {
+      const err = await errorOf(gate.answer(approval.id, { decision: 'approve', by }));
+      expect(err.code).toBe('E_FORBIDDEN');
+    }
+    expect((await errorOf(gate.abort('sess-1', VIEWER))).code).toBe('E_FORBIDDEN');
+    expect((await errorOf(gate.answer('01NOPE', { decision: 'approve', by: OPERATOR }))).code).toBe('E_NOT_FOUND');
+    expect(
+      (await errorOf(gate.answer(approval.id, { decision: 'maybe' as never, by: OPERATOR }))).code,
+    ).toBe('E_INVALID_ARGS');
+    expect(
+      (await errorOf(gate.answer(approval.id, { decision: 'reject', args: {}, by: OPERATOR }))).code,
+    ).toBe('E_INVALID_ARGS');
+    await gate.answer(approval.id, { decision: 'reject', by: OPERATOR });
+    const err = await errorOf(gate.answer(approval.id, { decision: 'approve', by: OPERATOR }));
+    expect(err.code).toBe('E_CONFLICT');
+    expect(err.details).toEqual({ id: approval.id, outcome: 'reject' });
+  });
+});
+
+describe('HumanGate: abort and timeout', () => {
+  it('abort is two-phase: stopping rejects the session pending approvals, stopped stays; other sessions are untouched', async () => {
+    const { gate, ask } = setup();
+    const a = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
+    const b = await ask(evaluation('CONFIRM'), facts({ session_id: 's1', tool_id: 'fs.write' }));
+    const c = await ask(evaluation('APPROVE'), facts({ session_id: 's2' }));
+    expect(gate.isAbortRequested('s1')).toBe(false);
+
+    const r = await gate.answer(a.approval.id, { decision: 'abort', by: OPERATOR });
+    expect(r).toMatchObject({ decision: 'abort', approved: false, abort: 'stopping' });
+    for (const p of [a, b]) {
+      expect(await p.decision).toMatchObject({ approved: false, code: 'E_REJECTED_BY_HUMAN', reason: 'aborted', decided_by: 'abort' });
+    }
+    expect(gate.isAbortRequested('s1')).toBe(true);
+    expect(gate.abortPhase('s1')).toBe('stopping');
+    expect(gate.list().map((x) => x.id)).toEqual([c.approval.id]);
+    // While stopping, new holds of the session are refused at once.
+    expect(await gate.hold(evaluation('CONFIRM'), facts({ session_id: 's1' }))).toEqual({
+      approved: false,
+      code: 'E_REJECTED_BY_HUMAN',
+      reason: 'aborted (session stopping)',
+      decided_by: 'abort',
+    });
+
+    expect(await gate.abort('s1', ADMIN)).toEqual({ session_id: 's1', phase: 'stopped', rejected: 0 });
+    expect(gate.abortPhase('s1')).toBe('stopped');
+    expect(gate.abortPhase('s2')).toBeNull();
+    gate.resetSession('s1');
+    expect(gate.isAbortRequested('s1')).toBe(false);
+  });
+
+  it('no answer within the timeout → E_APPROVAL_TIMEOUT; a late answer is E_CONFLICT', async () => {
+    const { gate, ask, clock, events } = setup({ timeout_ms: 60_000 });
+    const { decision, approval } = await ask();
+    clock.advance(59_999);
+    await flush();
+    expect(gate.list()).toHaveLength(1);
+    clock.advance(1);
+    expect(await decision).toEqual({
+      approved: false,
+      code: 'E_APPROVAL_TIMEOUT',
+      reason: `nobody answered approval ${approval.id} within 60 s`,
+      decided_by: 'timeout',
+      approval_id: approval.id,
+    });
+    expect(events.of('APPROVAL_RESOLVED')[0]!.data).toMatchObject({ decision: 'timeout', code: 'E_APPROVAL_TIMEOUT' });
+    expect((await errorOf(gate.answer(approval.id, { decision: 'approve', by: OPERATOR }))).code).toBe('E_CONFLICT');
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('defaults to a 5 minute timeout', async () => {
+    const { ask, clock } = setup();
+    const { decision } = await ask();
+    clock.advance(5 * 60_000);
+    expect((await decision).code).toBe('E_APPROVAL_TIMEOUT');
+  });
+
+  it('close() refuses every pending hold', async () => {
+    const { gate, ask } = setup();
+    const { decision } = await ask();
+    await gate.close();
+    expect((await decision).code).toBe('E_PROVIDER_CLOSED');
+    expect((await gate.hold(evaluation('CONFIRM'), facts())).code).toBe('E_PROVIDER_CLOSED');
+  });
+});
+
+describe('HumanGate: audit', () => {
+  it('writes approval.requested and approval.resolved entries (args only as digests)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'finger-gate-audit-'));
+    dirs.push(dir);
+    const audit = await AuditLog.open({ dir });
+    const { gate, ask } = setup({ audit });
+    const { decision, approval } = await ask(evaluation('APPROVE'), facts({ args: { command: 'secret-token-123' } }));
+    await gate.answer(approval.id, { decision: 'reject', reason: 'no', by: OPERATOR });
+    await decision;
+    const entries = await audit.read();
+    expect(entries.map((e) => [e.type, e.decision, e.actor])).toEqual([
+      ['approval.requested', null, { kind: 'agent', id: 'executor-1' }],
+      ['approval.resolved', 'reject', { kind: 'human', id: 'olga' }],
+    ]);
+    expect(entries[1]!.args_digest).toBe(digestOf({ command: 'secret-token-123' }));
+    expect(entries[1]!.details).toMatchObject({ approval_id: approval.id, reason: 'no', decided_by: 'human' });
+    expect(JSON.stringify(entries)).not.toContain('secret-token-123');
+    await audit.close();
+  });
+
+  it('an approval that cannot be audited is refused (E_STORE_UNAVAILABLE)', async () => {
+    let calls = 0;
+    const audit = {
+      append: async () => {
+        if (++calls > 1) throw new FingerError('E_STORE_UNAVAILABLE', 'disk full');
+        return {};
+      },
+    };
+    const { gate, ask } = setup({ audit });
+    const { decision, approval } = await ask();
+    await flush();
+    await gate.answer(approval.id, { decision: 'approve', by: OPERATOR });
+    const d: GateDecision = await decision;
+    expect(d).toMatchObject({ approved: false, code: 'E_STORE_UNAVAILABLE', decided_by: 'gate' });
+  });
+});
