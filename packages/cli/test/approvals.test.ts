@@ -35,7 +35,12 @@ function approval(id: string, over: Partial<ApprovalView> = {}): ApprovalView {
       layer: 'path_sandbox',
       reasons: ['/etc/motd is outside writable_paths'],
       matched_rules: [{ source: 'admin', id: 'admin#2', level: 'APPROVE', reason: 'writes outside the workspace' }],
-      preview: { kind: 'diff', text: '--- /etc/motd\n+++ /etc/motd\n-hi\n+bye', file_sha256: 'e'.repeat(64), path: '/etc/motd' },
+      preview: {
+        kind: 'diff',
+        text: '--- /etc/motd\n+++ /etc/motd\n-hi\n+bye',
+        file_sha256: 'e'.repeat(64),
+        path: '/etc/motd',
+      },
     },
     facts: {
       principal: { kind: 'agent', id: 'exec', roles: ['agent:executor'] },
@@ -64,7 +69,12 @@ const A2 = approval('A2', {
     matched_rules: [],
     preview: { kind: 'command', text: 'git push --force', cwd: '/work/repo' },
   },
-  facts: { principal: { kind: 'agent', id: 'exec', roles: ['agent:executor'] }, session_id: 'sess-2', request_id: 'req-2', correlation_id: 'corr-2' },
+  facts: {
+    principal: { kind: 'agent', id: 'exec', roles: ['agent:executor'] },
+    session_id: 'sess-2',
+    request_id: 'req-2',
+    correlation_id: 'corr-2',
+  },
 });
 
 interface Fake {
@@ -81,7 +91,8 @@ async function startFake(): Promise<Fake> {
   const answered = new Set<string>();
   const send = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  const err = (res: http.ServerResponse, status: number, code: string, message: string) => send(res, status, { error: { code, message } });
+  const err = (res: http.ServerResponse, status: number, code: string, message: string) =>
+    send(res, status, { error: { code, message } });
   const server = http.createServer((req, res) => {
     let text = '';
     req.on('data', (c) => (text += String(c)));
@@ -99,7 +110,8 @@ async function startFake(): Promise<Fake> {
         if (!['A1', 'A2'].includes(id)) return err(res, 404, 'E_NOT_FOUND', `no pending approval ${id}`);
         if (answered.has(id)) return err(res, 409, 'E_CONFLICT', `approval ${id} was already answered (approve)`);
         const args = body.args as { content?: unknown } | undefined;
-        if (args && typeof args.content !== 'string') return err(res, 400, 'E_INVALID_ARGS', 'content must be a string');
+        if (args && typeof args.content !== 'string')
+          return err(res, 400, 'E_INVALID_ARGS', 'content must be a string');
         const decision = body.decision as string;
         const denied = typeof args?.content === 'string' && args.content.includes('rm -rf');
         const approved = !denied && (decision === 'approve' || decision === 'always');
@@ -132,10 +144,34 @@ async function startFake(): Promise<Fake> {
         const msg = JSON.parse(String(raw)) as { op: string; types?: string[] };
         if (msg.op !== 'subscribe') return;
         out({ type: 'subscribed', filter: { types: msg.types } });
-        const base = { ts: '2026-01-02T03:04:06.000Z', workflow_id: '', correlation_id: 'corr-2', request_id: 'req-2', session_id: 'sess-2' };
+        const base = {
+          ts: '2026-01-02T03:04:06.000Z',
+          workflow_id: '',
+          correlation_id: 'corr-2',
+          request_id: 'req-2',
+          session_id: 'sess-2',
+        };
         setTimeout(() => {
-          out({ type: 'event', event: { ...base, id: 'e1', type: 'APPROVAL_REQUESTED', target: 'shell.exec', data: { id: 'A2', approval: A2 } } });
-          out({ type: 'event', event: { ...base, id: 'e2', type: 'APPROVAL_RESOLVED', target: 'fs.write', data: { id: 'A1', decision: 'approve', approved: true } } });
+          out({
+            type: 'event',
+            event: {
+              ...base,
+              id: 'e1',
+              type: 'APPROVAL_REQUESTED',
+              target: 'shell.exec',
+              data: { id: 'A2', approval: A2 },
+            },
+          });
+          out({
+            type: 'event',
+            event: {
+              ...base,
+              id: 'e2',
+              type: 'APPROVAL_RESOLVED',
+              target: 'fs.write',
+              data: { id: 'A1', decision: 'approve', approved: true },
+            },
+          });
         }, 50);
       });
     });
@@ -189,7 +225,9 @@ describe('myfinger approvals', () => {
     const full = await runCli(['approvals', '--full'], { env });
     expect(full.stdout).toContain('approval A1  APPROVE  fs.write\n');
     expect(full.stdout).toContain('rule:      admin admin#2 → APPROVE (writes outside the workspace)\n');
-    expect(full.stdout).toContain(`diff of /etc/motd (sha256 eeeeeeeeeeee…):\n--- /etc/motd\n+++ /etc/motd\n-hi\n+bye\n`);
+    expect(full.stdout).toContain(
+      `diff of /etc/motd (sha256 eeeeeeeeeeee…):\n--- /etc/motd\n+++ /etc/motd\n-hi\n+bye\n`,
+    );
   });
 
   it('says so when nothing is pending', async () => {
@@ -220,7 +258,12 @@ describe('myfinger approvals', () => {
     await vi.waitFor(() => expect(stdout.text.trim().split('\n')).toHaveLength(3), { timeout: 10_000, interval: 20 });
     ac.abort();
     expect((await running).code).toBe(0);
-    expect(stdout.text.trim().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual([
+    expect(
+      stdout.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual([
       { event: 'APPROVAL_REQUESTED', approval: A1 },
       { event: 'APPROVAL_REQUESTED', approval: A2 },
       { event: 'APPROVAL_RESOLVED', id: 'A1', decision: 'approve', approved: true },
@@ -236,10 +279,14 @@ describe('myfinger approve | reject', () => {
   });
 
   it('approve --always --args sends always with the edited args', async () => {
-    const r = await runCli(['approve', 'A1', '--always', '--args', '{"path":"/etc/motd","content":"ciao"}', '--json'], { env });
+    const r = await runCli(['approve', 'A1', '--always', '--args', '{"path":"/etc/motd","content":"ciao"}', '--json'], {
+      env,
+    });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id: 'A1', approved: true, edited: true, session_approval: true });
-    expect(fake.posts).toEqual([{ id: 'A1', body: { decision: 'always', args: { path: '/etc/motd', content: 'ciao' } } }]);
+    expect(fake.posts).toEqual([
+      { id: 'A1', body: { decision: 'always', args: { path: '/etc/motd', content: 'ciao' } } },
+    ]);
   });
 
   it('exit codes: bad --args 2, unknown id 5, already answered 1, edited args denied 8, refused args 2', async () => {
@@ -252,7 +299,10 @@ describe('myfinger approve | reject', () => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toContain('E_CONFLICT');
     const denied = await runCli(['approve', 'A1', '--args', '{"content":"rm -rf /"}'], { env });
-    expect([denied.code, denied.stdout]).toEqual([8, 'rejected A1 (fs.write): the edited arguments are denied: admin#1\n']);
+    expect([denied.code, denied.stdout]).toEqual([
+      8,
+      'rejected A1 (fs.write): the edited arguments are denied: admin#1\n',
+    ]);
     fake.answered.clear();
     expect((await runCli(['approve', 'A1', '--args', '{"content":3}'], { env })).code).toBe(2);
   });
@@ -299,7 +349,10 @@ describe('interactive review', () => {
   });
 
   it('[e]dit: refused args are reported and asked again; then the edited args are approved', async () => {
-    const { stdout, deps } = setup(['e', 'e', 'e'], [undefined, { content: 3 }, { path: '/etc/motd', content: 'edited' }]);
+    const { stdout, deps } = setup(
+      ['e', 'e', 'e'],
+      [undefined, { content: 3 }, { path: '/etc/motd', content: 'edited' }],
+    );
     expect(await reviewApproval(deps, A1)).toBe('answered');
     expect(stdout.text).toContain('edit cancelled\n');
     expect(stdout.text).toContain('the edited args were refused: content must be a string\n');
@@ -327,9 +380,21 @@ describe('interactive review', () => {
     expect(describeAnswer({ ...base, decision: 'abort', approved: false, abort: 'stopped' })).toBe(
       'aborted the session of A1 (stopped): its pending approvals were rejected',
     );
-    expect(formatApproval({ ...A1, human_only: true, evaluation: { ...A1.evaluation, preview: undefined } }, new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false).c)).toContain(
-      '  "content": "bye"',
-    );
+    const c = new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false).c;
+    expect(
+      formatApproval({ ...A1, human_only: true, evaluation: { ...A1.evaluation, preview: undefined } }, c),
+    ).toEqual([
+      'approval A1  APPROVE  fs.write  human only',
+      'principal: agent:exec (agent:executor)  session: sess-1  request: req-1',
+      'held by:   path_sandbox  expires: 2026-01-02T03:09:05.000Z',
+      'reason:    /etc/motd is outside writable_paths',
+      'rule:      admin admin#2 → APPROVE (writes outside the workspace)',
+      'args:',
+      '  {',
+      '    "path": "/etc/motd",',
+      '    "content": "bye"',
+      '  }',
+    ]);
   });
 });
 
@@ -345,7 +410,12 @@ describe('editArgs', () => {
         "import { readFileSync, writeFileSync } from 'node:fs';\n" +
           'const f = process.argv[2]; const v = JSON.parse(readFileSync(f, "utf8")); v.content = "from editor"; writeFileSync(f, JSON.stringify(v));\n',
       );
-      const v = await editArgs({ EDITOR: `${JSON.stringify(process.execPath)} ${JSON.stringify(editor)}` }, { path: '/a', content: 'x' }, scripted([]), out());
+      const v = await editArgs(
+        { EDITOR: `${JSON.stringify(process.execPath)} ${JSON.stringify(editor)}` },
+        { path: '/a', content: 'x' },
+        scripted([]),
+        out(),
+      );
       expect(v).toEqual({ path: '/a', content: 'from editor' });
       expect(await editArgs({ EDITOR: 'false' }, {}, scripted([]), out())).toBeUndefined();
     } finally {

@@ -14,7 +14,12 @@ function evaluation(level: Evaluation['level'], extra: Partial<Evaluation> = {})
     layer: 'path_sandbox',
     matched_rules: [],
     reasons: ['fs.write outside writable_paths'],
-    preview: { kind: 'diff', text: '--- /etc/motd\n+++ /etc/motd\n-hi\n+bye', file_sha256: 'e'.repeat(64), path: '/etc/motd' },
+    preview: {
+      kind: 'diff',
+      text: '--- /etc/motd\n+++ /etc/motd\n-hi\n+bye',
+      file_sha256: 'e'.repeat(64),
+      path: '/etc/motd',
+    },
     ...extra,
   };
 }
@@ -48,7 +53,9 @@ beforeAll(async () => {
     reevaluate: (f) => {
       const content = (f.args as { content?: unknown }).content;
       if (typeof content !== 'string') throw new FingerError('E_INVALID_ARGS', 'content must be a string');
-      return content.includes('rm -rf') ? evaluation('DENY', { reasons: ['admin#1 denies it'] }) : evaluation('APPROVE');
+      return content.includes('rm -rf')
+        ? evaluation('DENY', { reasons: ['admin#1 denies it'] })
+        : evaluation('APPROVE');
     },
   });
   d = await startDaemon({}, { gate });
@@ -89,7 +96,12 @@ describe('GET /v1/approvals', () => {
     expect(filtered.json.approvals.map((x: { id: string }) => x.id)).toEqual([b.id]);
     expect((await d.call('GET', '/v1/approvals', { token: agent })).json.error.code).toBe('E_FORBIDDEN');
     expect(events.filter((e) => e.type === 'APPROVAL_REQUESTED').map((e) => e.data.id)).toEqual([a.id, b.id]);
-    expect(events[0]).toMatchObject({ request_id: 'req-9', correlation_id: 'corr-9', session_id: 'sess-9', target: 'fs.write' });
+    expect(events[0]).toMatchObject({
+      request_id: 'req-9',
+      correlation_id: 'corr-9',
+      session_id: 'sess-9',
+      target: 'fs.write',
+    });
     await gate.answer(a.id, { decision: 'reject', by: { id: 't', roles: ['admin'] } });
     await gate.answer(b.id, { decision: 'reject', by: { id: 't', roles: ['admin'] } });
   });
@@ -100,8 +112,19 @@ describe('POST /v1/approvals/:id', () => {
     const { decision, id } = hold();
     const res = await d.call('POST', `/v1/approvals/${id}`, { token: operator, body: { decision: 'approve' } });
     expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ id, decision: 'approve', approved: true, tool_id: 'fs.write', edited: false, session_approval: false });
-    expect(await decision).toMatchObject({ approved: true, decided_by: 'human', args: { path: '/etc/motd', content: 'bye' } });
+    expect(res.json).toMatchObject({
+      id,
+      decision: 'approve',
+      approved: true,
+      tool_id: 'fs.write',
+      edited: false,
+      session_approval: false,
+    });
+    expect(await decision).toMatchObject({
+      approved: true,
+      decided_by: 'human',
+      args: { path: '/etc/motd', content: 'bye' },
+    });
     const again = await d.call('POST', `/v1/approvals/${id}`, { token: operator, body: { decision: 'reject' } });
     expect([again.status, again.json.error.code]).toEqual([409, 'E_CONFLICT']);
     const resolved = events.filter((e) => e.type === 'APPROVAL_RESOLVED').at(-1)!;
@@ -124,7 +147,9 @@ describe('POST /v1/approvals/:id', () => {
     expect((await denied.decision).code).toBe('E_DENIED_BY_POLICY');
 
     const edited = hold();
-    const bad = await d.call('POST', `/v1/approvals/${edited.id}`, { body: { decision: 'approve', args: { path: '/x', content: 3 } } });
+    const bad = await d.call('POST', `/v1/approvals/${edited.id}`, {
+      body: { decision: 'approve', args: { path: '/x', content: 3 } },
+    });
     expect([bad.status, bad.json.error.code]).toEqual([400, 'E_INVALID_ARGS']);
     expect(gate.get(edited.id)).toBeDefined();
     const ok = await d.call('POST', `/v1/approvals/${edited.id}`, {
@@ -140,7 +165,12 @@ describe('POST /v1/approvals/:id', () => {
     expect([forbidden.status, forbidden.json.error.code]).toEqual([403, 'E_FORBIDDEN']);
     const missing = await d.call('POST', '/v1/approvals/01HZZZZZZZZZZZZZZZZZZZZZZZ', { body: { decision: 'approve' } });
     expect([missing.status, missing.json.error.code]).toEqual([404, 'E_NOT_FOUND']);
-    for (const body of [{ decision: 'maybe' }, {}, { decision: 'approve', extra: 1 }, { decision: 'reject', args: {} }]) {
+    for (const body of [
+      { decision: 'maybe' },
+      {},
+      { decision: 'approve', extra: 1 },
+      { decision: 'reject', args: {} },
+    ]) {
       const bad = await d.call('POST', `/v1/approvals/${id}`, { body });
       expect([bad.status, bad.json.error.code], JSON.stringify(body)).toEqual([400, 'E_INVALID_ARGS']);
     }

@@ -20,6 +20,8 @@ export interface DispatchParams {
   execution_chain?: string[];
   /** A human's explicit `/hub` dispatch (skips CONFIRM/APPROVE in the firewall, never deny or grants). */
   direct?: boolean;
+  /** Receives the module's progress reports (stdio `progress` lines, MCP progress notifications). */
+  onProgress?: (message: string, fraction?: number) => void;
 }
 
 /** State of a request, as kept for `GET /v1/requests/:id`. */

@@ -390,13 +390,15 @@ export class MessageHub implements PendingCallHost {
       payload: p.payload,
     };
     const checkResult = target.check_result;
-    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now, checkResult);
+    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now, checkResult, p.onProgress);
     const call: HubCall = {
       envelope,
       resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
       direct: p.direct === true,
     };
-    return runInterceptors(this.interceptors, call, () => this.send(envelope, entry, ttl, undefined, checkResult));
+    return runInterceptors(this.interceptors, call, () =>
+      this.send(envelope, entry, ttl, undefined, checkResult, p.onProgress),
+    );
   }
 
   private send(
@@ -405,6 +407,7 @@ export class MessageHub implements PendingCallHost {
     ttl: number,
     now?: number,
     checkResult?: SchemaCheck,
+    onProgress?: (message: string, fraction?: number) => void,
   ): Promise<unknown> {
     if (entry.status === 'draining')
       return this.fail(
@@ -421,6 +424,7 @@ export class MessageHub implements PendingCallHost {
       );
     }
     const call = new PendingCall(this, envelope, entry, ttl, checkResult);
+    if (onProgress !== undefined) call.progressListener = onProgress;
     this.inflightTotal++;
     if (queueing) call.enqueue();
     else call.start(now);

@@ -87,6 +87,18 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     else this.finish(reply.payload, undefined);
   }
 
+  /** The caller's progress listener, if it asked for progress. */
+  progressListener?: (message: string, fraction?: number) => void;
+
+  onProgress(message: string, fraction?: number): void {
+    if (this.done || this.progressListener === undefined) return;
+    try {
+      this.progressListener(message, fraction);
+    } catch {
+      // a caller's listener must not break the call
+    }
+  }
+
   onLeaseExtend(ttl_ms: number): void {
     if (this.done || !this.host.leases.holds(this.slot, this.gen)) return;
     const at = this.host.leases.extend(this.slot, ttl_ms);

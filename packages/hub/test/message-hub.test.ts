@@ -133,6 +133,37 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     expect(await hub.request({ target: 'hb.work', payload: {}, source: human })).toBe('done');
   });
 
+  it('forwards module progress to the caller', async () => {
+    const hub = makeHub(
+      {
+        p: {
+          tools: {
+            work: async (_a, ctx) => {
+              ctx.progress('half', 0.5);
+              ctx.progress('done', 1);
+              return 'ok';
+            },
+          },
+        },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('p', [{ name: 'work' }]), { baseDir: '.' });
+    const seen: [string, number | undefined][] = [];
+    const r = await hub.request({
+      target: 'p.work',
+      payload: {},
+      source: human,
+      onProgress: (m, f) => seen.push([m, f]),
+    });
+    expect(r).toBe('ok');
+    expect(seen).toEqual([
+      ['half', 0.5],
+      ['done', 1],
+    ]);
+  });
+
   it('fails a call past its deadline with E_TIMEOUT', async () => {
     const hub = makeHub({ s: { tools: { w: never } } }, {}, copy);
     await hub.registry.register(manifest('s', [{ name: 'w' }]), { baseDir: '.' });

@@ -117,7 +117,7 @@ export function writePreview(
   preview.file_sha256 = before === null ? null : createHash('sha256').update(before).digest('hex');
   const beforeText = before === null ? null : decoder.decode(before);
   if (typeof args.diff === 'string' && !Array.isArray(args.edits)) {
-    preview.text = args.diff.startsWith('---') ? args.diff : `--- a/${target}\n+++ b/${target}\n${args.diff}`;
+    preview.text = args.diff.startsWith('---') ? args.diff : `--- ${target}\n+++ ${target}\n${args.diff}`;
     return preview;
   }
   const after = isDelete ? { bytes: undefined } : newContent(args, beforeText);
@@ -130,7 +130,7 @@ export function writePreview(
   const binary = (before !== null && isBinary(before)) || (afterBytes !== null && isBinary(afterBytes));
   if (big || binary) {
     const size = (b: Uint8Array | null) => (b === null ? 'no file' : `${b.length} bytes`);
-    preview.text = `--- a/${target}\n+++ b/${target}\n(${binary ? 'binary' : 'large'} content: ${size(before)} → ${size(afterBytes)}; diff not shown)\n`;
+    preview.text = `--- ${target}\n+++ ${target}\n(${binary ? 'binary' : 'large'} content: ${size(before)} → ${size(afterBytes)}; diff not shown)\n`;
   } else {
     const d = unifiedDiff(beforeText, afterBytes === null ? null : decoder.decode(afterBytes), target);
     preview.text = d === '' ? `(no change to ${target})\n` : d;

@@ -88,14 +88,14 @@ function print(op: Op, out: string[]): void {
 }
 
 /**
- * The unified diff (3 lines of context) turning `before` into `after`, with `--- a/<label>` and
- * `+++ b/<label>` headers; `/dev/null` stands for a file that does not exist (null). Empty string
+ * The unified diff (3 lines of context) turning `before` into `after`, with `--- <label>` and
+ * `+++ <label>` headers; `/dev/null` stands for a file that does not exist (null). Empty string
  * when the texts are equal.
  */
 export function unifiedDiff(before: string | null, after: string | null, label: string): string {
   if (before === after) return '';
   const ops = editScript(splitLines(before ?? ''), splitLines(after ?? ''));
-  const out: string[] = [before === null ? '--- /dev/null' : `--- a/${label}`, after === null ? '+++ /dev/null' : `+++ b/${label}`];
+  const out: string[] = [before === null ? '--- /dev/null' : `--- ${label}`, after === null ? '+++ /dev/null' : `+++ ${label}`];
   const pos: { a: number; b: number }[] = [];
   let ia = 0;
   let ib = 0;

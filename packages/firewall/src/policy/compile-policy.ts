@@ -83,7 +83,9 @@ class RuleCompiler {
     for (const [key, raw] of Object.entries(match)) {
       const values = list(raw);
       if (key === 'command' || key === 'argv') {
-        command = this.#command(key, values, loosening, `${where}.match.${key}`);
+        // shell.*_patterns sugar (toolMatcher given) names the pattern itself
+        const at = (i: number): string => (toolMatcher !== undefined ? where : `${where}.match.${key}[${i}]`);
+        command = this.#command(key, values, loosening, at);
         continue;
       }
       const valueMatchers: Matcher[] = [];
@@ -118,7 +120,7 @@ class RuleCompiler {
     return compiled;
   }
 
-  #command(key: 'command' | 'argv', values: string[], loosening: boolean, where: string): CommandMatch | null {
+  #command(key: 'command' | 'argv', values: string[], loosening: boolean, at: (i: number) => string): CommandMatch | null {
     const patterns = [];
     let programs: string[] | null = [];
     for (const [i, v] of values.entries()) {
@@ -129,7 +131,7 @@ class RuleCompiler {
         if (GLOB_WORD.test(prog) || prog === '') programs = null;
         else programs?.push(prog);
       } catch (e) {
-        this.issues.push({ path: `${where}[${i}]`, message: errorText(e) });
+        this.issues.push({ path: at(i), message: errorText(e) });
       }
     }
     if (patterns.length !== values.length) return null;

@@ -30,8 +30,15 @@ describe('approval binding', () => {
   });
 
   it('is violated when the file changed, appeared, vanished or was not rechecked', () => {
-    expect(verifyBinding(binding, args, SHA_B)).toMatchObject({ ok: false, field: 'file_sha256', reason: 'the file changed after its diff was approved' });
-    expect(verifyBinding(binding, args, null)).toMatchObject({ ok: false, reason: 'the file was removed after the approval' });
+    expect(verifyBinding(binding, args, SHA_B)).toMatchObject({
+      ok: false,
+      field: 'file_sha256',
+      reason: 'the file changed after its diff was approved',
+    });
+    expect(verifyBinding(binding, args, null)).toMatchObject({
+      ok: false,
+      reason: 'the file was removed after the approval',
+    });
     expect(verifyBinding(bindingOf(args, diffPreview(null)), args, SHA_B)).toMatchObject({
       ok: false,
       reason: 'the file was created after the approval',
@@ -45,14 +52,19 @@ describe('approval binding', () => {
     const clock = new ManualClock();
     const events = new EventRecorder();
     const gate = new HumanGate({ clock, events });
-    const decision = gate.hold(evaluation('APPROVE', { preview: diffPreview(SHA_A) }), facts({ tool_id: 'fs.write', args }));
+    const decision = gate.hold(
+      evaluation('APPROVE', { preview: diffPreview(SHA_A) }),
+      facts({ tool_id: 'fs.write', args }),
+    );
     const id = ((await events.next('APPROVAL_REQUESTED')).data as { id: string }).id;
     await gate.answer(id, { decision: 'approve', by: OPERATOR });
     const d = await decision;
     expect(bindingHolds(d, args, SHA_A)).toBe(true);
     expect(bindingHolds(d, { ...args, content: 'sneaky' }, SHA_A)).toBe(false);
     expect(bindingHolds(d, args, SHA_B)).toBe(false);
-    expect(bindingHolds({ approved: false, decided_by: 'human', code: 'E_REJECTED_BY_HUMAN' }, args, SHA_A)).toBe(false);
+    expect(bindingHolds({ approved: false, decided_by: 'human', code: 'E_REJECTED_BY_HUMAN' }, args, SHA_A)).toBe(
+      false,
+    );
     expect(bindingHolds({ approved: true, decided_by: 'human' }, args, SHA_A)).toBe(false);
     await gate.close();
   });

@@ -55,7 +55,10 @@ describe('HumanGate: approve', () => {
   it('holds the call, lists it with its preview, and approves exactly the args shown', async () => {
     const { gate, events, ask, clock } = setup();
     const ev = evaluation('APPROVE', { preview: diffPreview('ab'.repeat(32)) });
-    const { decision, approval } = await ask(ev, facts({ tool_id: 'fs.write', args: { path: '/work/a.txt', content: 'new' } }));
+    const { decision, approval } = await ask(
+      ev,
+      facts({ tool_id: 'fs.write', args: { path: '/work/a.txt', content: 'new' } }),
+    );
     expect(approval).toEqual({
       id: approval.id,
       tool_id: 'fs.write',
@@ -122,7 +125,12 @@ describe('HumanGate: approve', () => {
   it('a DENY verdict is refused at once, without asking anyone', async () => {
     const { gate, events } = setup();
     const d = await gate.hold(evaluation('DENY', { reasons: ['admin rule denies rm -rf'] }), facts());
-    expect(d).toEqual({ approved: false, code: 'E_DENIED_BY_POLICY', reason: 'admin rule denies rm -rf', decided_by: 'gate' });
+    expect(d).toEqual({
+      approved: false,
+      code: 'E_DENIED_BY_POLICY',
+      reason: 'admin rule denies rm -rf',
+      decided_by: 'gate',
+    });
     expect(events.all).toEqual([]);
   });
 
@@ -162,7 +170,10 @@ describe('HumanGate: approve with edited args', () => {
   });
 
   it('edited args still held: the approval covers exactly those args and the new preview hash', async () => {
-    const newEv = evaluation('APPROVE', { preview: diffPreview('cd'.repeat(32)), args: { path: '/work/b.txt', content: 'x' } });
+    const newEv = evaluation('APPROVE', {
+      preview: diffPreview('cd'.repeat(32)),
+      args: { path: '/work/b.txt', content: 'x' },
+    });
     const { gate, ask } = setup({ reevaluate: async () => newEv });
     const { decision, approval } = await ask(
       evaluation('APPROVE', { preview: diffPreview('ab'.repeat(32)) }),
@@ -173,11 +184,18 @@ describe('HumanGate: approve with edited args', () => {
       args: { path: '/work/b.txt', content: 'x', junk: 1 },
       by: ADMIN,
     });
-    expect(r).toMatchObject({ approved: true, edited: true, args_digest: digestOf({ path: '/work/b.txt', content: 'x' }) });
+    expect(r).toMatchObject({
+      approved: true,
+      edited: true,
+      args_digest: digestOf({ path: '/work/b.txt', content: 'x' }),
+    });
     expect(r.evaluation).toEqual(newEv);
     const d = await decision;
     expect(d.args).toEqual({ path: '/work/b.txt', content: 'x' }); // the firewall's filtered args
-    expect(d.binding).toEqual({ args_digest: digestOf({ path: '/work/b.txt', content: 'x' }), file_sha256: 'cd'.repeat(32) });
+    expect(d.binding).toEqual({
+      args_digest: digestOf({ path: '/work/b.txt', content: 'x' }),
+      file_sha256: 'cd'.repeat(32),
+    });
   });
 
   it('args equal to the shown ones (in another key order) are not an edit', async () => {
@@ -263,7 +281,9 @@ describe('HumanGate: reject, always, errors', () => {
   it('always on a human_only rule approves once and records no session approval', async () => {
     const { gate, ask } = setup();
     const ev = evaluation('APPROVE', {
-      matched_rules: [{ source: 'admin', id: 'admin#2', level: 'APPROVE', reason: 'deploys', human_only: true } as never],
+      matched_rules: [
+        { source: 'admin', id: 'admin#2', level: 'APPROVE', reason: 'deploys', human_only: true } as never,
+      ],
     });
     const first = await ask(ev);
     expect(first.approval.human_only).toBe(true);
@@ -284,12 +304,12 @@ describe('HumanGate: reject, always, errors', () => {
     }
     expect((await errorOf(gate.abort('sess-1', VIEWER))).code).toBe('E_FORBIDDEN');
     expect((await errorOf(gate.answer('01NOPE', { decision: 'approve', by: OPERATOR }))).code).toBe('E_NOT_FOUND');
-    expect(
-      (await errorOf(gate.answer(approval.id, { decision: 'maybe' as never, by: OPERATOR }))).code,
-    ).toBe('E_INVALID_ARGS');
-    expect(
-      (await errorOf(gate.answer(approval.id, { decision: 'reject', args: {}, by: OPERATOR }))).code,
-    ).toBe('E_INVALID_ARGS');
+    expect((await errorOf(gate.answer(approval.id, { decision: 'maybe' as never, by: OPERATOR }))).code).toBe(
+      'E_INVALID_ARGS',
+    );
+    expect((await errorOf(gate.answer(approval.id, { decision: 'reject', args: {}, by: OPERATOR }))).code).toBe(
+      'E_INVALID_ARGS',
+    );
     await gate.answer(approval.id, { decision: 'reject', by: OPERATOR });
     const err = await errorOf(gate.answer(approval.id, { decision: 'approve', by: OPERATOR }));
     expect(err.code).toBe('E_CONFLICT');
@@ -308,7 +328,12 @@ describe('HumanGate: abort and timeout', () => {
     const r = await gate.answer(a.approval.id, { decision: 'abort', by: OPERATOR });
     expect(r).toMatchObject({ decision: 'abort', approved: false, abort: 'stopping' });
     for (const p of [a, b]) {
-      expect(await p.decision).toMatchObject({ approved: false, code: 'E_REJECTED_BY_HUMAN', reason: 'aborted', decided_by: 'abort' });
+      expect(await p.decision).toMatchObject({
+        approved: false,
+        code: 'E_REJECTED_BY_HUMAN',
+        reason: 'aborted',
+        decided_by: 'abort',
+      });
     }
     expect(gate.isAbortRequested('s1')).toBe(true);
     expect(gate.abortPhase('s1')).toBe('stopping');

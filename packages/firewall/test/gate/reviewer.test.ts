@@ -48,12 +48,19 @@ function gateWith(mode: string, reviewer: Partial<ReviewerConfig> = {}, marker?:
   const gate = new HumanGate({
     clock: systemGateClock,
     events,
-    reviewer: { command: [process.execPath, script, mode, ...(marker ? [marker] : [])], timeout_ms: 5_000, ...reviewer },
+    reviewer: {
+      command: [process.execPath, script, mode, ...(marker ? [marker] : [])],
+      timeout_ms: 5_000,
+      ...reviewer,
+    },
   });
   return { gate, events };
 }
 
-async function holdOnce(mode: string, reviewer: Partial<ReviewerConfig> = {}): Promise<{ d: GateDecision; events: EventRecorder }> {
+async function holdOnce(
+  mode: string,
+  reviewer: Partial<ReviewerConfig> = {},
+): Promise<{ d: GateDecision; events: EventRecorder }> {
   const { gate, events } = gateWith(mode, reviewer);
   const d = await gate.hold(evaluation('APPROVE'), facts());
   await gate.close();
@@ -65,18 +72,34 @@ describe('external reviewer, mode instead', () => {
     const marker = path.join(dir, 'instead-approve.json');
     const { gate, events } = gateWith('approve', { mode: 'instead' }, marker);
     const d = await gate.hold(evaluation('APPROVE'), facts());
-    expect(d).toMatchObject({ approved: true, decided_by: 'reviewer', reason: 'looks fine: shell.exec', args: facts().args });
+    expect(d).toMatchObject({
+      approved: true,
+      decided_by: 'reviewer',
+      reason: 'looks fine: shell.exec',
+      args: facts().args,
+    });
     expect(events.of('APPROVAL_REQUESTED')).toEqual([]);
     expect(events.of('APPROVAL_RESOLVED')[0]!.data).toMatchObject({ decision: 'reviewer_approve', approved: true });
     const { readFile } = await import('node:fs/promises');
     const seen = JSON.parse(await readFile(marker, 'utf8')) as PendingApproval;
-    expect(seen).toMatchObject({ id: d.approval_id, tool_id: 'shell.exec', args: facts().args, status: 'reviewing', review: { mode: 'instead', status: 'pending' } });
+    expect(seen).toMatchObject({
+      id: d.approval_id,
+      tool_id: 'shell.exec',
+      args: facts().args,
+      status: 'reviewing',
+      review: { mode: 'instead', status: 'pending' },
+    });
     await gate.close();
   });
 
   it('rejects with its reason', async () => {
     const { d } = await holdOnce('reject', { mode: 'instead' });
-    expect(d).toMatchObject({ approved: false, code: 'E_REJECTED_BY_HUMAN', reason: 'reviewer: force-push is not allowed', decided_by: 'reviewer' });
+    expect(d).toMatchObject({
+      approved: false,
+      code: 'E_REJECTED_BY_HUMAN',
+      reason: 'reviewer: force-push is not allowed',
+      decided_by: 'reviewer',
+    });
   });
 
   it('a timeout, garbage output, a bad decision or a non-zero exit is a rejection', async () => {
@@ -138,7 +161,9 @@ describe('human_only rules never go to the reviewer', () => {
     const marker = path.join(dir, 'human-only.json');
     const { gate, events } = gateWith('approve', { mode: 'instead' }, marker);
     const ev = evaluation('APPROVE', {
-      matched_rules: [{ source: 'admin', id: 'admin#7', level: 'APPROVE', reason: 'prod deploys', human_only: true } as never],
+      matched_rules: [
+        { source: 'admin', id: 'admin#7', level: 'APPROVE', reason: 'prod deploys', human_only: true } as never,
+      ],
     });
     const decision = gate.hold(ev, facts());
     const approval = (await events.next('APPROVAL_REQUESTED')).data.approval as PendingApproval;
@@ -159,8 +184,16 @@ describe('human_only rules never go to the reviewer', () => {
 
 describe('parseReviewerOutput', () => {
   it('accepts exactly one JSON decision', () => {
-    expect(parseReviewerOutput(' {"decision":"approve"}\n')).toEqual({ decision: 'approve', reason: 'reviewer approved', failed: false });
-    expect(parseReviewerOutput('{"decision":"reject","reason":"no"}')).toEqual({ decision: 'reject', reason: 'no', failed: false });
+    expect(parseReviewerOutput(' {"decision":"approve"}\n')).toEqual({
+      decision: 'approve',
+      reason: 'reviewer approved',
+      failed: false,
+    });
+    expect(parseReviewerOutput('{"decision":"reject","reason":"no"}')).toEqual({
+      decision: 'reject',
+      reason: 'no',
+      failed: false,
+    });
     expect(parseReviewerOutput('{"decision":"approve"}\n{"decision":"approve"}').failed).toBe(true);
     expect(parseReviewerOutput('[]').failed).toBe(true);
     expect(parseReviewerOutput('{"decision":"approve","reason":5}').failed).toBe(true);

@@ -48,7 +48,8 @@ describe('Adaptation: revert', () => {
     // Not escalated: nothing to revert. Session approvals are not human decisions.
     expect(adapt(bus.snapshot())).toEqual([]);
     const other = new PerceptionBus();
-    for (let i = 0; i < 9; i++) other.recordApproval({ tool_id: 'x', session_id: 's', latency_ms: 0, source: 'session' });
+    for (let i = 0; i < 9; i++)
+      other.recordApproval({ tool_id: 'x', session_id: 's', latency_ms: 0, source: 'session' });
     expect(adapt(other.snapshot(), { escalated: ['x'] })).toEqual([]);
   });
 
@@ -56,7 +57,9 @@ describe('Adaptation: revert', () => {
     const bus = new PerceptionBus();
     bus.recordApproval({ ...human('t'), latency_ms: 1 });
     bus.recordApproval({ ...human('t'), latency_ms: 1 });
-    expect(adapt(bus.snapshot(), { escalated: ['t'], approvals_to_revert: 2 })).toEqual([{ kind: 'revert', tool: 't', approvals: 2 }]);
+    expect(adapt(bus.snapshot(), { escalated: ['t'], approvals_to_revert: 2 })).toEqual([
+      { kind: 'revert', tool: 't', approvals: 2 },
+    ]);
   });
 });
 
@@ -68,9 +71,18 @@ describe('Adaptation: hesitation', () => {
     bus.recordApproval({ ...human('fs.write', 's7'), latency_ms: 31_000 });
     const counts = bus.snapshot();
     expect(adapt(counts)).toEqual([
-      { kind: 'hesitation', tool: 'fs.write', session_id: 's7', latency_ms: 31_000, seq: 2, hint: explainHint('fs.write', 31_000) },
+      {
+        kind: 'hesitation',
+        tool: 'fs.write',
+        session_id: 's7',
+        latency_ms: 31_000,
+        seq: 2,
+        hint: explainHint('fs.write', 31_000),
+      },
     ]);
-    expect(explainHint('fs.write', 31_000)).toMatch(/^explain your intent before calling fs\.write again: the user took 31 s/);
+    expect(explainHint('fs.write', 31_000)).toMatch(
+      /^explain your intent before calling fs\.write again: the user took 31 s/,
+    );
     expect(adapt(counts, { after_seq: counts.seq })).toEqual([]);
     expect(adapt(counts, { hesitation_ms: 40_000 })).toEqual([]);
   });
@@ -110,12 +122,16 @@ describe('PerceptionBus', () => {
       repeats: 2,
       hesitations: 0,
     });
-    expect(c.tools['fs.read']).toMatchObject({ results: { success: 2, failure: 0, partial: 0, irrelevant: 1 }, repeats: 2 });
+    expect(c.tools['fs.read']).toMatchObject({
+      results: { success: 2, failure: 0, partial: 0, irrelevant: 1 },
+      repeats: 2,
+    });
   });
 
   it('memory is bounded: least recently touched tools and sessions go first, sample rings are capped', () => {
     const bus = new PerceptionBus({ max_tools: 2, max_sessions: 2, max_samples: 3 });
-    for (const t of ['a', 'b', 'c']) bus.recordApproval({ tool_id: t, session_id: `s-${t}`, latency_ms: 1, source: 'human' });
+    for (const t of ['a', 'b', 'c'])
+      bus.recordApproval({ tool_id: t, session_id: `s-${t}`, latency_ms: 1, source: 'human' });
     expect(Object.keys(bus.snapshot().tools).sort()).toEqual(['b', 'c']);
     expect(Object.keys(bus.snapshot().sessions)).toEqual([]);
     for (const s of ['x', 'y', 'z']) bus.recordConfidence(s, 0.5);

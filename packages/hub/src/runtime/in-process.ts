@@ -95,7 +95,12 @@ export class InProcessRuntime implements ModuleRuntime {
     let exp = ns.default ?? ns.createModule;
     if (typeof exp === 'function') {
       try {
-        exp = await (exp as (o: InProcessModuleFactoryOptions) => unknown)({ manifest, logger, settings: this.#opts.settings ?? {}, baseDir });
+        exp = await (exp as (o: InProcessModuleFactoryOptions) => unknown)({
+          manifest,
+          logger,
+          settings: this.#opts.settings ?? {},
+          baseDir,
+        });
       } catch (e) {
         if (isFingerError(e)) throw e;
         throw new FingerError(

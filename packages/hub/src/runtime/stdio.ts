@@ -219,7 +219,8 @@ export class StdioRuntime implements ModuleRuntime {
     // process.env is only read to pick the minimal names; the composition root should pass baseEnv.
     const env = childEnv(this.#opts.baseEnv ?? process.env, rt.env);
     const settings = this.#opts.settings;
-    if (settings !== undefined && Object.keys(settings).length > 0) env.FINGER_MODULE_SETTINGS = JSON.stringify(settings);
+    if (settings !== undefined && Object.keys(settings).length > 0)
+      env.FINGER_MODULE_SETTINGS = JSON.stringify(settings);
     let proc: ModuleProcess;
     try {
       proc = new ModuleProcess({
