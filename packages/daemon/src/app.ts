@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { type Logger as PinoLogger, pino } from 'pino';
 
-import { createGrantInterceptor, type HumanGate, ToolGrantProfile } from '@finger/firewall';
+import { AuditLog, createGrantInterceptor, type HumanGate, ToolGrantProfile } from '@finger/firewall';
 import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
@@ -77,6 +77,8 @@ export interface FingerApp {
   readonly workspaceRoots: string[];
   /** Modules that failed to load at start (the others still loaded). */
   readonly moduleErrors: ErrorInfo[];
+  /** The one tamper-evident audit log of this home (`FINGER_HOME/audit`), closed last by close(). */
+  readonly audit: AuditLog;
   /** Binds `server.host:server.port` (port 0 picks one) and writes `daemon.json`. Rejects with E_CONFLICT when the port is taken. */
   listen(): Promise<{ url: string }>;
   /** Stops accepting, drains in-flight calls up to `shutdown.drain_ms`, closes modules, flushes events, removes `daemon.json`. */
@@ -171,7 +173,11 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const startedAt = Date.now();
   let closing: Promise<void> | undefined;
   let daemonFile: string | undefined;
+  let audit: AuditLog | undefined;
   try {
+    // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE).
+    audit = await AuditLog.open({ dir: join(home, 'audit'), clock, logger: logger.child({ component: 'audit' }) });
+    const auditLog = audit;
     // Agents may call only the tools their role is granted; humans (admin/operator) any tool.
     const grants = new ToolGrantProfile({ file: join(home, 'state', 'grants.json'), extra: config.grants });
     hub.use(createGrantInterceptor(grants, events));
@@ -199,6 +205,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       config,
       grants,
       gate: options.gate,
+      audit: auditLog,
       home,
       version: VERSION,
       startedAt,
@@ -223,6 +230,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       grants,
       workspaceRoots,
       moduleErrors,
+      audit: auditLog,
       async listen() {
         const { host, port } = config.server;
         try {
@@ -264,6 +272,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           await httpClosed;
           await events.close().catch(() => undefined);
           tokens.flush();
+          await auditLog.close().catch((e: unknown) => logger.warn({ err: e }, 'audit close failed'));
           if (daemonFile) removeDaemonFile(daemonFile);
         })();
         return closing;
@@ -272,6 +281,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     return app;
   } catch (e) {
     await hub.close(0).catch(() => undefined);
+    await audit?.close().catch(() => undefined);
     throw e;
   }
 }

@@ -26,6 +26,8 @@ const ROUTES: ['GET' | 'POST' | 'DELETE', string][] = [
   ['DELETE', '/v1/grants'],
   ['GET', '/v1/backups'],
   ['POST', '/v1/undo'],
+  ['GET', '/v1/audit'],
+  ['GET', '/v1/audit/verify'],
   ['GET', '/metrics'],
   ['GET', '/docs'],
   ['GET', '/docs/json'],

@@ -95,13 +95,7 @@ export { createGrantInterceptor, decideGrant } from './grants/grant-interceptor.
 export type { GrantEntry, ToolGrantProfileOptions } from './grants/tool-grant-profile.js';
 export { DEFAULT_ROLE_GRANTS, ToolGrantProfile } from './grants/tool-grant-profile.js';
 export type { AdaptationAction, AdaptationConfig, AdaptationInput } from './perception/adaptation.js';
-export {
-  adapt,
-  adaptationConfig,
-  avoidanceHint,
-  DEFAULT_ADAPTATION,
-  explainHint,
-} from './perception/adaptation.js';
+export { adapt, adaptationConfig, avoidanceHint, DEFAULT_ADAPTATION, explainHint } from './perception/adaptation.js';
 export type {
   AgentHint,
   ApprovalSample,

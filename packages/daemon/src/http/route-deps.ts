@@ -1,4 +1,4 @@
-import type { HumanGate, ToolGrantProfile } from '@finger/firewall';
+import type { AuditLog, HumanGate, ToolGrantProfile } from '@finger/firewall';
 import type { MessageHub } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
@@ -17,6 +17,8 @@ export interface RouteDeps {
   grants: ToolGrantProfile;
   /** Pending approvals (`GET|POST /v1/approvals`); absent: empty list, every id E_NOT_FOUND. */
   gate?: HumanGate;
+  /** The audit log: admin changes append to it before they apply; `GET /v1/audit`, `/v1/audit/verify`. */
+  audit: AuditLog;
   home: string;
   version: string;
   /** Epoch ms when the daemon was built. */

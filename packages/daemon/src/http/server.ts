@@ -9,6 +9,7 @@ import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
 import type { RouteDeps } from './route-deps.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { auditRoutes } from './routes/audit.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
 import { healthRoutes } from './routes/health.js';
@@ -95,5 +96,6 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   grantRoutes(app, deps);
   undoRoutes(app, deps);
   approvalRoutes(app, deps);
+  auditRoutes(app, deps);
   return app;
 }

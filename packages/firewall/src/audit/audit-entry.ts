@@ -20,6 +20,8 @@ export const GENESIS_HASH = '0'.repeat(64);
  *   (`decision`: approve, approve_edited, reject, always, abort, timeout)
  * - `policy.changed`: a UserPolicy change (set, reset, adaptation)
  * - `grant.changed`, `breaker.tripped`, `halt`, `unlock`, `undo`
+ * - `module.changed`: a module registered or unregistered over HTTP
+ * - `token.changed`: a token created or revoked (its name and role, never the token)
  */
 export const AUDIT_ENTRY_TYPES = [
   'tool.call',
@@ -32,6 +34,8 @@ export const AUDIT_ENTRY_TYPES = [
   'halt',
   'unlock',
   'undo',
+  'module.changed',
+  'token.changed',
 ] as const;
 
 /** One of {@link AUDIT_ENTRY_TYPES}. */

@@ -2,7 +2,7 @@
 // Bounded: at most `max` sessions; the least recently touched is forgotten first (a forgotten
 // session simply asks again — never an approval carried to another session).
 
-import { type Level,LEVEL_ORDER } from '../engine/evaluation.js';
+import { type Level, LEVEL_ORDER } from '../engine/evaluation.js';
 import type { AbortPhase } from './gate-types.js';
 
 /** One session approval: `tool_id` may run in this session at holds up to `level`. */

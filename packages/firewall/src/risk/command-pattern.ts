@@ -89,7 +89,7 @@ function compileDeny(source: string, words: string[]): CommandPattern {
 
   const segmentMatches = (seg: SimpleCommand): boolean => {
     if (seg.argv.length === 0) return false;
-    if (!seg.unknown_program && !progMatch(seg.name)) return false;
+    if (!seg.unknown_program && (progIsGlob ? !progMatch(seg.name) : seg.name !== progWord)) return false;
     const args = parsedAs(seg, specName);
     const open = seg.unknown_tail; // xargs may append any option or operand
     for (const o of options) {
@@ -131,14 +131,29 @@ function compileAllow(source: string, words: string[]): CommandPattern {
   const progHasSlash = prog.includes('/');
   const tokens = words.slice(1).map((w) => (w === '*' ? null : compileGlob(w)));
 
-  const argsMatch = (args: string[], ai: number, ti: number): boolean => {
-    if (ti === tokens.length) return ai === args.length;
-    const t = tokens[ti];
-    if (t === null || t === undefined) {
-      for (let k = ai; k <= args.length; k++) if (argsMatch(args, k, ti + 1)) return true;
-      return false;
+  /** `*` tokens match any run of arguments: the two-pointer wildcard match, O(args × tokens). */
+  const argsMatch = (args: readonly string[]): boolean => {
+    let a = 1;
+    let t = 0;
+    let starT = -1;
+    let starA = 1;
+    while (a < args.length) {
+      const tok = tokens[t];
+      if (t < tokens.length && tok !== null && tok !== undefined && tok(args[a] as string)) {
+        a++;
+        t++;
+      } else if (t < tokens.length && tok === null) {
+        starT = t++;
+        starA = a;
+      } else if (starT >= 0) {
+        t = starT + 1;
+        a = ++starA;
+      } else {
+        return false;
+      }
     }
-    return ai < args.length && t(args[ai] as string) && argsMatch(args, ai + 1, ti + 1);
+    while (t < tokens.length && tokens[t] === null) t++;
+    return t === tokens.length;
   };
 
   const plain = (model: CommandModel): SimpleCommand | null => {
@@ -161,7 +176,7 @@ function compileAllow(source: string, words: string[]): CommandPattern {
       const progOk = progHasSlash
         ? seg.path === prog
         : seg.path === prog || (seg.program === prog && !seg.local_binary && isStandardProgramPath(seg.path));
-      return progOk && argsMatch(seg.argv, 1, 0) ? 0 : -1;
+      return progOk && argsMatch(seg.argv) ? 0 : -1;
     },
     test(model) {
       return this.firstMatch(model) >= 0;

@@ -6,7 +6,10 @@ import { createRequire } from 'node:module';
 
 import { Language, Parser, type TreeCursor } from 'web-tree-sitter';
 
-/** A node of a parsed command, detached from WASM memory. Offsets are UTF-16 indexes into the text. */
+/**
+ * A node of a parsed command, detached from WASM memory. Offsets are UTF-16 indexes into the
+ * text; anonymous tokens other than `$` and a command's own tokens carry -1 (never read).
+ */
 export interface SyntaxNode {
   type: string;
   named: boolean;
@@ -114,13 +117,18 @@ export class BashGrammar {
   /**
    * Copies the subtree under the cursor (positioned on the root) without recursion. Every cursor
    * accessor is a call into WASM, so it asks only what the model builder reads: the field name
-   * only under parents that use fields, no positions for anonymous tokens (except `$`), and no
-   * child lookup for token types that are always leaves.
+   * only under parents that use fields; positions for named leaves, for `$` and for the tokens of
+   * a command, while an inner node takes its range from its first and last child (a node spans
+   * exactly its children) and asks only when those have none; no child lookup for token types.
    */
   #copy(cursor: TreeCursor): SyntaxNode {
     const types = this.#types;
     const named = this.#named;
     const fields = this.#fields;
+    const locate = (node: SyntaxNode): void => {
+      node.start = cursor.startIndex;
+      node.end = cursor.endIndex;
+    };
     const make = (parent: SyntaxNode | null): SyntaxNode => {
       const id = cursor.nodeTypeId;
       const type = types[id];
@@ -130,15 +138,24 @@ export class BashGrammar {
         type: type ?? cursor.nodeType,
         named: isNamed,
         field: parent !== null && FIELD_PARENTS.has(parent.type) ? (fields[cursor.currentFieldId] ?? null) : null,
-        start: 0,
-        end: 0,
+        start: -1,
+        end: -1,
         children: [],
       };
-      if (isNamed || node.type === '$') {
-        node.start = cursor.startIndex;
-        node.end = cursor.endIndex;
-      }
+      if (isNamed ? LEAF_TYPES.has(node.type) : node.type === '$' || parent?.type === 'command') locate(node);
       return node;
+    };
+    /** Sets an inner node's range once its children are copied; the cursor is on the node. */
+    const finish = (node: SyntaxNode): void => {
+      if (node.start >= 0) return;
+      const first = node.children[0];
+      const last = node.children[node.children.length - 1];
+      if (first !== undefined && last !== undefined && first.start >= 0 && last.end >= 0) {
+        node.start = first.start;
+        node.end = last.end;
+      } else {
+        locate(node);
+      }
     };
     const root = make(null);
     const stack: SyntaxNode[] = [root];
@@ -150,7 +167,9 @@ export class BashGrammar {
         stack.push(child);
         continue;
       }
-      // no children: move to the next sibling, climbing as needed
+      // no children: the cursor is still on it
+      if (current.named) finish(current);
+      // move to the next sibling, climbing (and finishing each parent) as needed
       for (;;) {
         if (stack.length === 1) return root;
         stack.pop();
@@ -162,6 +181,7 @@ export class BashGrammar {
           break;
         }
         cursor.gotoParent();
+        finish(parent);
       }
     }
   }

@@ -280,11 +280,7 @@ describe('HumanGate: reject, always, errors', () => {
 
   it('always on a human_only rule approves once and records no session approval', async () => {
     const { gate, ask } = setup();
-    const ev = evaluation('APPROVE', {
-      matched_rules: [
-        { source: 'admin', id: 'admin#2', level: 'APPROVE', reason: 'deploys', human_only: true } as never,
-      ],
-    });
+    const ev = evaluation('APPROVE', { human_only: true }); // set by the engine for human_only rules
     const first = await ask(ev);
     expect(first.approval.human_only).toBe(true);
     const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });

@@ -98,6 +98,29 @@ describe('RiskAssessor', () => {
     );
   });
 
+  it('property: any text gets a verdict (never throws), unparseable text is at least moderate', () => {
+    const alphabet = fc.constantFrom(
+      ...'ab rm-f/~.*$`\'"\\(){}[]|&;<>!#=\n\t'.split(''),
+      '$(',
+      '<<EOF\n',
+      '\nEOF\n',
+      '((',
+      '\u200b',
+      'sudo ',
+      'sh -c ',
+      'eval ',
+      'xargs ',
+    );
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 40 }), (parts) => {
+        const a = assessor.assess(parts.join(''));
+        expect(['safe', 'moderate', 'dangerous']).toContain(a.level);
+        if (a.unparseable === true) expect(a.level).not.toBe('safe');
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('assesses an exec argv as one command, recursing into sh -c only', () => {
     expect(assessor.assess(['ls', '-la', '; rm -rf /']).level).toBe('safe');
     expect(assessor.assess(['/bin/sh', '-c', 'rm -rf /']).level).toBe('dangerous');

@@ -3,8 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { GRANT_GLOB_PATTERN } from '@finger/firewall';
 
 import { ACCESS } from '../../auth/auth-hook.js';
+import { auditActor, auditedChange } from '../audited-change.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
+import { principalOf } from './input.js';
 import { GRANT_ROLES } from './tools.js';
 
 const grantBody = {
@@ -26,7 +28,10 @@ const grantsMap = {
   additionalProperties: { type: 'array', items: { type: 'string' } },
 } as const;
 
-/** `GET|POST|DELETE /v1/grants`: role grants (changes are admin-only and persist in state/grants.json). */
+/**
+ * `GET|POST|DELETE /v1/grants`: role grants (changes are admin-only, persist in state/grants.json
+ * and are audited as `grant.changed` before they apply; no-ops and unknown grants are not).
+ */
 export function grantRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { grants } = deps;
 
@@ -64,13 +69,22 @@ export function grantRoutes(app: FastifyInstance, deps: RouteDeps): void {
               grants: { type: 'array', items: { type: 'string' } },
             },
           },
-          ...errorResponses(400),
+          ...errorResponses(400, 503),
         },
       },
     },
     async (request, reply) => {
       const { role, tool } = request.body as { role: string; tool: string };
-      grants.grant(role, tool); // re-granting what the role has is a no-op
+      // Re-granting what the role has is a no-op, and not audited.
+      if (!grants.list()[role]?.includes(tool)) {
+        const record = {
+          type: 'grant.changed' as const,
+          actor: auditActor(principalOf(request)),
+          decision: 'grant',
+          details: { role, tool, action: 'grant' },
+        };
+        await auditedChange(deps.audit, request.log, record, () => grants.grant(role, tool));
+      }
       return reply.code(201).send({ role, tool, grants: grants.list()[role] ?? [] });
     },
   );
@@ -94,13 +108,20 @@ export function grantRoutes(app: FastifyInstance, deps: RouteDeps): void {
               grants: { type: 'array', items: { type: 'string' } },
             },
           },
-          ...errorResponses(400, 404),
+          ...errorResponses(400, 404, 503),
         },
       },
     },
     async (request) => {
       const { role, tool } = request.body as { role: string; tool: string };
-      grants.revoke(role, tool);
+      if (!grants.list()[role]?.includes(tool)) grants.revoke(role, tool); // E_NOT_FOUND, nothing to audit
+      const record = {
+        type: 'grant.changed' as const,
+        actor: auditActor(principalOf(request)),
+        decision: 'revoke',
+        details: { role, tool, action: 'revoke' },
+      };
+      await auditedChange(deps.audit, request.log, record, () => grants.revoke(role, tool));
       return { role, tool, revoked: true, grants: grants.list()[role] ?? [] };
     },
   );

@@ -6,9 +6,11 @@ import type { FastifyInstance } from 'fastify';
 import { FingerError } from '@finger/protocol';
 
 import { ACCESS } from '../../auth/auth-hook.js';
+import { auditActor, auditedChange } from '../audited-change.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { idParams, ref } from '../schemas.js';
+import { principalOf } from './input.js';
 
 interface RegisterBody {
   manifest?: Record<string, unknown>;
@@ -30,7 +32,10 @@ async function manifestFile(path: string): Promise<string> {
   }
 }
 
-/** `GET|POST /v1/modules`, `DELETE /v1/modules/:id`, `GET /v1/modules/:id/health`. */
+/**
+ * `GET|POST /v1/modules`, `DELETE /v1/modules/:id`, `GET /v1/modules/:id/health`. Register and
+ * unregister are audited (`module.changed`) before they apply.
+ */
 export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { registry } = deps.hub;
 
@@ -76,7 +81,7 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
         },
         response: {
           201: { type: 'object', required: ['module'], properties: { module: ref('ModuleInfo') } },
-          ...errorResponses(400, 404, 409),
+          ...errorResponses(400, 404, 409, 503),
         },
       },
     },
@@ -85,15 +90,22 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       if ((body.manifest === undefined) === (body.path === undefined)) {
         throw badArgs('give exactly one of "manifest" or "path"', 'body');
       }
-      let info;
+      let apply;
+      let details: Record<string, unknown>;
       if (body.path !== undefined) {
         if (body.base_dir !== undefined) throw badArgs('"base_dir" only goes with "manifest"', 'body.base_dir');
-        info = await registry.loadFile(await manifestFile(body.path), 'dynamic');
+        const file = await manifestFile(body.path);
+        details = { action: 'register', path: file };
+        apply = () => registry.loadFile(file, 'dynamic');
       } else {
         const baseDir = body.base_dir ?? deps.home;
         if (!isAbsolute(baseDir)) throw badArgs('must be an absolute path', 'body.base_dir');
-        info = await registry.register(body.manifest, { baseDir, source: 'dynamic' });
+        const id = body.manifest?.id;
+        details = { action: 'register', module: typeof id === 'string' ? id : null, base_dir: baseDir };
+        apply = () => registry.register(body.manifest, { baseDir, source: 'dynamic' });
       }
+      const record = { type: 'module.changed' as const, actor: auditActor(principalOf(request)), decision: 'register', details };
+      const info = await auditedChange(deps.audit, request.log, record, apply);
       return reply.code(201).send({ module: info });
     },
   );
@@ -112,13 +124,21 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
             required: ['id', 'unregistered'],
             properties: { id: { type: 'string' }, unregistered: { type: 'boolean' } },
           },
-          ...errorResponses(404),
+          ...errorResponses(404, 503),
         },
       },
     },
     async (request) => {
       const { id } = request.params as { id: string };
-      await registry.unregister(id, { drain_ms: deps.config.shutdown.drain_ms });
+      const unregister = () => registry.unregister(id, { drain_ms: deps.config.shutdown.drain_ms });
+      if (registry.get(id) === undefined) await unregister(); // E_NOT_FOUND, nothing to audit
+      const record = {
+        type: 'module.changed' as const,
+        actor: auditActor(principalOf(request)),
+        decision: 'unregister',
+        details: { action: 'unregister', module: id },
+      };
+      await auditedChange(deps.audit, request.log, record, unregister);
       return { id, unregistered: true };
     },
   );

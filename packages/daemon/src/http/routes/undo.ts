@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 
-import { FingerError, type Principal } from '@finger/protocol';
+import { FingerError, isFingerError, type Principal, ulid } from '@finger/protocol';
 
 import { ACCESS, hasRole } from '../../auth/auth-hook.js';
+import { appendOrRefuse, auditActor } from '../audited-change.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { idHeaders, principalOf } from './input.js';
@@ -38,7 +39,11 @@ function requireFsTool(deps: RouteDeps, tool: string): string {
   return info.id;
 }
 
-/** `GET /v1/backups`, `POST /v1/undo`: the fs module's backup store, run through the hub. */
+/**
+ * `GET /v1/backups`, `POST /v1/undo`: the fs module's backup store, run through the hub. An undo
+ * is audited: an `undo` entry (decision `requested`) is durable before fs.undo runs, and one with
+ * the outcome (`restored`, details {backup_id, path}, or `failed`) before the answer is sent.
+ */
 export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get(
     '/v1/backups',
@@ -120,8 +125,38 @@ export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request, reply) => {
       const tool = requireFsTool(deps, 'fs.undo');
       const { id } = (request.body ?? {}) as { id?: string };
-      const out = await deps.gateway.tool(principalOf(request), { tool, args: id ? { id } : {} }, idHeaders(reply));
-      return out.body.result;
+      const principal = principalOf(request);
+      const base = { type: 'undo' as const, actor: auditActor(principal), request_id: ulid(), tool };
+      // backup_id null: the newest change not yet undone (fs.undo picks it).
+      await appendOrRefuse(deps.audit, { ...base, decision: 'requested', details: { backup_id: id ?? null, path: null } });
+      let result: { restored?: { id?: string; path?: string }; backup_id?: string };
+      try {
+        const args = id ? { id } : {};
+        const out = await deps.gateway.tool(principal, { tool, args, request_id: base.request_id }, idHeaders(reply));
+        result = out.body.result as typeof result;
+      } catch (e) {
+        const error = isFingerError(e) ? e.code : 'E_INTERNAL';
+        await deps.audit
+          .append({ ...base, decision: 'failed', details: { backup_id: id ?? null, path: null, error } })
+          .catch((err: unknown) => request.log.error({ err }, 'audit: entry of a failed undo not written'));
+        throw e;
+      }
+      const details = {
+        backup_id: result.restored?.id ?? id ?? null,
+        path: result.restored?.path ?? null,
+        new_backup_id: result.backup_id ?? null,
+      };
+      try {
+        await deps.audit.append({ ...base, decision: 'restored', details });
+      } catch (e) {
+        throw new FingerError(
+          'E_STORE_UNAVAILABLE',
+          `the undo ran (restored ${details.path ?? '?'} from backup ${details.backup_id ?? '?'}) but its audit entry could not be written: ${(e as Error).message}`,
+          { restored: result.restored, backup_id: result.backup_id },
+          { cause: e },
+        );
+      }
+      return result;
     },
   );
 }

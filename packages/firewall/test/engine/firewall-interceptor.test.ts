@@ -1,0 +1,218 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import type { AuditRecord } from '../../src/audit/audit-entry.js';
+import type { Evaluation, ToolCallFacts } from '../../src/engine/evaluation.js';
+import { FirewallEngine } from '../../src/engine/firewall-engine.js';
+import { createFirewallInterceptor, type FirewallCall, type FirewallGate, type FirewallInterceptorOptions } from '../../src/engine/firewall-interceptor.js';
+import { HumanGate } from '../../src/gate/human-gate.js';
+import { compilePolicy } from '../../src/policy/compile-policy.js';
+import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
+import { sharedAssessor, tempDir, tool } from './helpers.js';
+
+let assessor: RiskAssessor;
+beforeAll(async () => {
+  assessor = await sharedAssessor();
+});
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!();
+});
+
+function setup(over: Partial<FirewallInterceptorOptions> = {}) {
+  const { dir, cleanup } = tempDir('interceptor');
+  cleanups.push(cleanup);
+  const ws = path.join(dir, 'ws');
+  const outside = path.join(dir, 'outside');
+  mkdirSync(ws);
+  mkdirSync(outside);
+  const admin = compilePolicy(
+    { version: 1, rules: [{ id: 'no-rm-rf', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'DENY' }] },
+    { layer: 'admin', homeDir: dir, assessor },
+  ).policy;
+  const user = compilePolicy({ version: 1, rules: [] }, { layer: 'user', homeDir: dir, assessor, admin }).policy;
+  const engine = new FirewallEngine({
+    policy: { current: () => ({ admin, user }) },
+    risk: assessor,
+    sandbox: new PathSandbox({ workspaceRoots: [ws], homeDir: dir }),
+  });
+  const log: string[] = [];
+  const events: { type: string; data: Record<string, unknown> | undefined }[] = [];
+  const audited: AuditRecord[] = [];
+  const intercept = createFirewallInterceptor({
+    engine,
+    events: { emit: (type, _c, data) => events.push({ type, data }) },
+    audit: {
+      append: (r) => {
+        log.push(`audit:${r.decision}`);
+        audited.push(r);
+        return Promise.resolve();
+      },
+    },
+    ...over,
+  });
+  const run = async (call: FirewallCall) => {
+    const result = await intercept(call, () => {
+      log.push(`run:${JSON.stringify(call.envelope.payload)}`);
+      return Promise.resolve('ran');
+    });
+    return result;
+  };
+  return { ws, outside, engine, log, events, audited, run, intercept };
+}
+
+function call(tool_id: string, payload: unknown, over: { direct?: boolean; human?: boolean } = {}): FirewallCall {
+  return {
+    envelope: {
+      request_id: 'req-1',
+      correlation_id: 'corr-1',
+      session_id: 'sess-1',
+      workflow_id: '',
+      target: tool_id,
+      source: over.human ? { kind: 'human', id: 'alice', roles: ['operator'] } : { kind: 'agent', id: 'executor-1', roles: ['agent:executor'] },
+      payload,
+    },
+    resolved: { tool_id, tool: tool(tool_id) },
+    direct: over.direct ?? false,
+  };
+}
+
+async function rejection(p: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (e) {
+    return e as { code: string; message: string; details: Record<string, unknown> };
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('createFirewallInterceptor', () => {
+  it('allow: writes the audit entry, emits FIREWALL_VERDICT, then runs', async () => {
+    const { run, log, events, audited } = setup();
+    expect(await run(call('shell.exec', { command: 'ls -la' }))).toBe('ran');
+    expect(log).toEqual(['audit:allow', 'run:{"command":"ls -la"}']);
+    expect(events).toEqual([
+      {
+        type: 'FIREWALL_VERDICT',
+        data: {
+          tool: 'shell.exec',
+          decision_id: expect.any(String),
+          action: 'allow',
+          level: 'AUTO',
+          layer: 'permission',
+          matched_rules: ['builtin:risk'],
+          reasons: ['AUTO: RiskAssessor: safe: read-only: ls'],
+          principal: { kind: 'agent', id: 'executor-1' },
+          direct: false,
+        },
+      },
+    ]);
+    expect(audited[0]).toMatchObject({
+      type: 'tool.call',
+      actor: { kind: 'agent', id: 'executor-1' },
+      request_id: 'req-1',
+      correlation_id: 'corr-1',
+      tool: 'shell.exec',
+      args: { command: 'ls -la' },
+      decision: 'allow',
+      verdict: { level: 'AUTO', action: 'allow', layer: 'permission' },
+    });
+  });
+
+  it('deny: E_DENIED_BY_POLICY with the evaluation; the call never runs', async () => {
+    const { run, log } = setup();
+    const err = await rejection(run(call('shell.exec', { command: 'sudo rm -rf /' })));
+    expect(err.code).toBe('E_DENIED_BY_POLICY');
+    expect(err.message).toBe('denied by policy (permission): DENY: admin rule "no-rm-rf": admin policy rules[0] matched');
+    expect((err.details.evaluation as Evaluation).matched_rules.map((r) => r.id)).toContain('no-rm-rf');
+    expect(log).toEqual(['audit:deny']);
+  });
+
+  it('invalid arguments: E_INVALID_ARGS', async () => {
+    const { run, log } = setup();
+    const err = await rejection(run(call('fs.write', { path: 1, content: 'x' })));
+    expect(err.code).toBe('E_INVALID_ARGS');
+    expect(err.details).toEqual({ tool: 'fs.write', issues: [{ path: '$.path', message: 'must be string' }] });
+    expect(log).toEqual(['audit:deny']);
+  });
+
+  it('hold without an approval channel is refused (fail safe)', async () => {
+    const { run, log } = setup();
+    const err = await rejection(run(call('shell.exec', { command: 'git status && rm -f ~/.bashrc' })));
+    expect(err.code).toBe('E_DENIED_BY_POLICY');
+    expect(err.message).toBe('held at APPROVE but there is no approval channel: refused (fail safe)');
+    expect(log).toEqual(['audit:hold']);
+  });
+
+  it('a human direct dispatch of a held call runs without approval, and is audited', async () => {
+    const { run, log, audited } = setup();
+    expect(await run(call('shell.exec', { command: 'rm -f ~/.bashrc' }, { direct: true, human: true }))).toBe('ran');
+    expect(log).toEqual(['audit:allow', 'run:{"command":"rm -f ~/.bashrc"}']);
+    expect(audited[0]?.verdict).toMatchObject({ level: 'AUTO', waived: 'APPROVE' });
+  });
+
+  it('the call does not run when its audit entry cannot be written', async () => {
+    const { run, log } = setup({ audit: { append: () => Promise.reject(Object.assign(new Error('disk'), { code: 'E_STORE_UNAVAILABLE' })) } });
+    const err = await rejection(run(call('shell.exec', { command: 'ls' })));
+    expect(err.code).toBe('E_STORE_UNAVAILABLE');
+    expect(log).toEqual([]);
+  });
+
+  it('a gate refusal carries its code and reason; an approval runs the approved arguments', async () => {
+    const rejecting: FirewallGate = { hold: () => Promise.resolve({ approved: false, reason: 'not today', approval_id: 'ap-1' }) };
+    const r = setup({ gate: rejecting });
+    const err = await rejection(r.run(call('shell.exec', { command: 'git push' })));
+    expect(err.code).toBe('E_REJECTED_BY_HUMAN');
+    expect(err.message).toBe('not today');
+    expect(err.details).toMatchObject({ approval_id: 'ap-1', reason: 'not today' });
+    const timeout: FirewallGate = { hold: () => Promise.resolve({ approved: false, code: 'E_APPROVAL_TIMEOUT', reason: 'nobody answered' }) };
+    expect((await rejection(setup({ gate: timeout }).run(call('shell.exec', { command: 'git push' })))).code).toBe('E_APPROVAL_TIMEOUT');
+    const holds: ToolCallFacts[] = [];
+    const approving: FirewallGate = { hold: (_ev, f) => (holds.push(f), Promise.resolve({ approved: true })) };
+    const a = setup({ gate: approving });
+    expect(await a.run(call('shell.exec', { command: 'git push' }))).toBe('ran');
+    expect(holds).toHaveLength(1);
+    expect(a.log).toEqual(['audit:hold', 'run:{"command":"git push"}']);
+  });
+
+  it('with the real HumanGate: approving edited arguments re-evaluates them and runs those', async () => {
+    let engine: FirewallEngine | undefined;
+    const gate = new HumanGate({ reevaluate: (f) => engine!.evaluate(f, { record: false }) });
+    const s = setup({ gate });
+    engine = s.engine;
+    const target = path.join(s.outside, 'a.txt');
+    writeFileSync(target, 'old\n');
+    const pending = s.run(call('fs.write', { path: target, content: 'new\n' }));
+    await new Promise((r) => setImmediate(r));
+    const [ap] = gate.list();
+    expect(ap).toMatchObject({ tool_id: 'fs.write', level: 'APPROVE' });
+    expect(ap!.evaluation.preview).toMatchObject({ kind: 'diff', path: target, text: `--- ${target}\n+++ ${target}\n@@ -1,1 +1,1 @@\n-old\n+new\n` });
+    const edited = { path: target, content: 'edited\n' };
+    await gate.answer(ap!.id, { decision: 'approve', args: edited, by: { id: 'alice', roles: ['operator'] } });
+    expect(await pending).toBe('ran');
+    expect(s.log).toEqual(['audit:hold', `run:${JSON.stringify(edited)}`]);
+    await gate.close();
+  });
+
+  it('an approved write whose file changed before it ran is held again', async () => {
+    let holds = 0;
+    let file = '';
+    const gate: FirewallGate = {
+      hold: () => {
+        holds++;
+        if (holds === 1) writeFileSync(file, 'changed behind the approval\n');
+        return Promise.resolve({ approved: true });
+      },
+    };
+    const s = setup({ gate });
+    file = path.join(s.outside, 'b.txt');
+    writeFileSync(file, 'original\n');
+    expect(await s.run(call('fs.write', { path: file, content: 'mine\n' }))).toBe('ran');
+    expect(holds).toBe(2);
+    expect(s.log).toEqual(['audit:hold', 'audit:hold', 'run:{"path":' + JSON.stringify(file) + ',"content":"mine\\n"}']);
+  });
+});
