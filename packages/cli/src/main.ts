@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 
 import { registerApprovals } from './commands/approvals.js';
+import { registerAudit } from './commands/audit.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
@@ -56,6 +57,7 @@ export function buildProgram(state: RunState): Command {
   registerToken(program, state);
   registerUndo(program, state);
   registerApprovals(program, state);
+  registerAudit(program, state);
   return program;
 }
 

@@ -144,7 +144,7 @@ export { maxLevel as maxCommandRiskLevel } from './risk/command-model.js';
 export type { CommandPattern } from './risk/command-pattern.js';
 export { compileCommandPattern } from './risk/command-pattern.js';
 export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
-export { LONG_COMMAND, RiskAssessor } from './risk/risk-assessor.js';
+export { LONG_COMMAND, MAX_PARSE_LENGTH, RiskAssessor } from './risk/risk-assessor.js';
 export { safeProgramNames } from './risk/safe-commands.js';
 export { isPathArg, isWriteTool, PATH_ARG_NAMES } from './sandbox/path-args.js';
 export type {

@@ -29,13 +29,18 @@ export interface TestDaemon extends AsyncDisposable {
 
 let tokenSeq = 0;
 
-/** Builds and starts a daemon on a temp home; `options.config` overrides config.json keys. */
+/**
+ * Builds and starts a daemon on a temp home; `options.config` overrides config.json keys. With
+ * `keepHome: true`, close() leaves the home in place (the test removes it) so its files can be
+ * inspected with the daemon stopped.
+ */
 export async function startTestDaemon(
-  options: Omit<BuildOptions, 'home' | 'env'> & { env?: Record<string, string> } = {},
+  options: Omit<BuildOptions, 'home' | 'env'> & { env?: Record<string, string>; keepHome?: boolean } = {},
 ): Promise<TestDaemon> {
+  const { keepHome = false, ...buildOptions } = options;
   const dir = await tempDir('finger-daemon-');
   const config = { ...options.config, server: { host: '127.0.0.1', port: 0, ...(options.config?.server ?? {}) } };
-  const app = await build({ ...options, home: dir.path, env: options.env ?? {}, config });
+  const app = await build({ ...buildOptions, home: dir.path, env: options.env ?? {}, config });
   let url: string;
   try {
     url = (await app.listen()).url;
@@ -73,7 +78,7 @@ export async function startTestDaemon(
     if (closed) return;
     closed = true;
     await app.close();
-    await dir.remove();
+    if (!keepHome) await dir.remove();
   };
   return {
     app,

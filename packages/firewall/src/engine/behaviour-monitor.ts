@@ -44,9 +44,33 @@ export interface LayerFinding {
   reason: string;
 }
 
+/** Time stamps of one kind of call, oldest first: a deque (amortised O(1) at any threshold). */
+class Stamps {
+  #t: number[] = [];
+  #head = 0;
+
+  /** Drops stamps at or before `cutoff`; returns how many remain. */
+  prune(cutoff: number): number {
+    const t = this.#t;
+    while (this.#head < t.length && t[this.#head]! <= cutoff) this.#head++;
+    if (this.#head > 32 && this.#head * 2 > t.length) {
+      this.#t = t.slice(this.#head);
+      this.#head = 0;
+    }
+    return this.#t.length - this.#head;
+  }
+
+  /** Adds `now`, keeping at most `keep` stamps; returns how many remain. */
+  push(now: number, keep: number): number {
+    this.#t.push(now);
+    if (this.#t.length - this.#head > keep) this.#head++;
+    return this.#t.length - this.#head;
+  }
+}
+
 interface SessionState {
-  calls: Map<string, number[]>;
-  tools: Map<string, number[]>;
+  calls: Map<string, Stamps>;
+  tools: Map<string, Stamps>;
   lowRun: number;
 }
 
@@ -64,17 +88,10 @@ export function callFingerprint(tool_id: string, args: unknown): string {
   return key.length > MAX_KEY ? `${tool_id}\u0000#${sha256Hex(key)}` : key;
 }
 
-/** Counts within the window: drops expired stamps, appends `now` when recording, returns the count including this call. */
-function count(list: number[], now: number, window: number, keep: number, record: boolean): number {
-  let drop = 0;
-  while (drop < list.length && list[drop]! <= now - window) drop++;
-  if (drop > 0) list.splice(0, drop);
-  if (record) {
-    list.push(now);
-    if (list.length > keep) list.splice(0, list.length - keep);
-    return list.length;
-  }
-  return list.length + 1;
+/** Count within the window including this call (recorded unless `record` is false). */
+function count(stamps: Stamps, now: number, window: number, keep: number, record: boolean): number {
+  const n = stamps.prune(now - window);
+  return record ? stamps.push(now, keep) : n + 1;
 }
 
 /** Per-session memory of the behaviour layer and the metacognitive breaker. */
@@ -106,7 +123,7 @@ export class BehaviourMonitor {
     let calls = s?.calls.get(fingerprint);
     if (calls === undefined && s !== undefined && record) {
       if (s.calls.size >= o.max_fingerprints) s.calls.delete(s.calls.keys().next().value as string);
-      calls = [];
+      calls = new Stamps();
       s.calls.set(fingerprint, calls);
     }
     const n = calls === undefined ? 1 : count(calls, now, o.window_ms, keep, record);
@@ -118,7 +135,7 @@ export class BehaviourMonitor {
       });
     let tools = s?.tools.get(tool_id);
     if (tools === undefined && s !== undefined && record) {
-      tools = [];
+      tools = new Stamps();
       s.tools.set(tool_id, tools);
     }
     const t = tools === undefined ? 1 : count(tools, now, o.window_ms, keep, record);

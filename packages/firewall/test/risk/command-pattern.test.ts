@@ -179,6 +179,8 @@ describe('allow patterns', () => {
     ['npm run test:*', 'npm run test:unit', true],
     ['npm run test:*', 'npm run build', false],
     ['ls -la', 'ls -al', false],
+    ['git log * -- *', 'git log -n 5 -- src', true],
+    ['git log * -- *', 'git log -n 5', false],
   ])('%s vs %s → %s', (pattern, command, expected) => {
     expect(allows(pattern, command)).toBe(expected);
   });

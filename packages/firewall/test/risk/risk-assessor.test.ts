@@ -129,12 +129,12 @@ describe('RiskAssessor', () => {
     ]);
   });
 
-  it('does not parse a command longer than 100,000 characters', () => {
-    const a = assessor.assess(`ls ${'x'.repeat(100_001)}`);
+  it('does not parse a command longer than 32,768 characters', () => {
+    const a = assessor.assess(`ls ${'x'.repeat(32_768)}`);
     expect([a.level, a.unparseable, a.model.unparseable]).toEqual([
       'moderate',
       true,
-      'longer than 100000 characters; not parsed',
+      'longer than 32768 characters; not parsed',
     ]);
   });
 
