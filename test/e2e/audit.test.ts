@@ -45,7 +45,12 @@ describe('myfinger audit (built CLI) against a real daemon, then offline on its 
     const page = JSON.parse(show.stdout) as { entries: any[]; head: { seq: number; hash: string } };
     expect(page.entries.map((e) => [e.type, e.actor, e.decision, e.details])).toEqual([
       ['grant.changed', { kind: 'human', id: 'admin' }, 'grant', { role: 'executor', tool: 'calc.*', action: 'grant' }],
-      ['grant.changed', { kind: 'human', id: 'admin' }, 'revoke', { role: 'executor', tool: 'calc.*', action: 'revoke' }],
+      [
+        'grant.changed',
+        { kind: 'human', id: 'admin' },
+        'revoke',
+        { role: 'executor', tool: 'calc.*', action: 'revoke' },
+      ],
     ]);
     entries = page.head.seq;
     expect(entries).toBeGreaterThanOrEqual(4);

@@ -108,7 +108,12 @@ describe('myfinger audit', () => {
     const r = await runCli(['audit', 'show', '--request', 'r1', '--type', 'tool.call', '--limit', '5'], { env });
     expect(r.code).toBe(0);
     expect(seen).toContain('GET /v1/audit?request_id=r1&type=tool.call&limit=5');
-    expect(r.stdout.trim().split('\n').map((l) => l.split(/\s+/))).toEqual([
+    expect(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/)),
+    ).toEqual([
       ['SEQ', 'TIME', 'TYPE', 'ACTOR', 'TOOL', 'DECISION'],
       ['3', '2026-01-01T00:00:00.000Z', 'tool.call', 'agent:bot', 'fs.write', 'allow'],
       ['4', '2026-01-01T00:00:01.000Z', 'halt', '-', '-', '-'],

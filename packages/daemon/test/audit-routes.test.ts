@@ -87,7 +87,9 @@ describe('audit routes and audited admin changes', () => {
   it('module register/unregister are audited; a failed register gets a compensating entry', async () => {
     const dir = await tempDir('finger-audit-mod-');
     await writeFile(join(dir, 'index.mjs'), 'export default { tools: { ping: () => "pong" } };\n');
-    const reg = await d.call('POST', '/v1/modules', { body: { manifest: manifest('pinger', ['ping']), base_dir: dir } });
+    const reg = await d.call('POST', '/v1/modules', {
+      body: { manifest: manifest('pinger', ['ping']), base_dir: dir },
+    });
     expect(reg.status).toBe(201);
     expect((await d.call('DELETE', '/v1/modules/pinger')).status).toBe(200);
     expect((await d.call('DELETE', '/v1/modules/pinger')).status).toBe(404);
@@ -154,7 +156,12 @@ describe('audit routes and audited admin changes', () => {
     lines[1] = line.slice(0, at) + (line[at] === '1' ? '2' : '1') + line.slice(at + 1);
     await writeFile(path, lines.join('\n'));
     const bad = await d.call('GET', '/v1/audit/verify');
-    expect(bad.json).toEqual({ ok: false, entries: head.seq, first_bad: 2, reason: expect.stringContaining(`${SEGMENT}:2`) });
+    expect(bad.json).toEqual({
+      ok: false,
+      entries: head.seq,
+      first_bad: 2,
+      reason: expect.stringContaining(`${SEGMENT}:2`),
+    });
   });
 });
 

@@ -117,7 +117,8 @@ export function registerAudit(program: Command, state: RunState): void {
         const { ok, entries, first_bad, reason } = result;
         const out = ctx.out;
         if (out.json) out.printJson({ ok, entries, first_bad, reason });
-        else if (ok) out.line(`${out.c.green('ok')}: the audit log's hash chain is intact (${entries} entries, ${source})`);
+        else if (ok)
+          out.line(`${out.c.green('ok')}: the audit log's hash chain is intact (${entries} entries, ${source})`);
         else {
           out.errLine(out.ce.red(`audit log is BROKEN at entry ${first_bad}: ${reason}`));
           out.errLine(`(${entries} entry lines, ${source}; entries from ${first_bad} on cannot be trusted)`);

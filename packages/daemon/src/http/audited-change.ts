@@ -56,7 +56,10 @@ export async function auditedChange<T>(
       details: { ...record.details, error: code, of_seq: entry.seq },
     };
     await audit.append(compensating).catch((err: unknown) => {
-      logger.error({ err, seq: entry.seq, type: record.type }, 'audit: compensating entry for a failed change not written');
+      logger.error(
+        { err, seq: entry.seq, type: record.type },
+        'audit: compensating entry for a failed change not written',
+      );
     });
     throw e;
   }

@@ -104,7 +104,12 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
         details = { action: 'register', module: typeof id === 'string' ? id : null, base_dir: baseDir };
         apply = () => registry.register(body.manifest, { baseDir, source: 'dynamic' });
       }
-      const record = { type: 'module.changed' as const, actor: auditActor(principalOf(request)), decision: 'register', details };
+      const record = {
+        type: 'module.changed' as const,
+        actor: auditActor(principalOf(request)),
+        decision: 'register',
+        details,
+      };
       const info = await auditedChange(deps.audit, request.log, record, apply);
       return reply.code(201).send({ module: info });
     },

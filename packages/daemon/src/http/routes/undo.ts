@@ -128,7 +128,11 @@ export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const principal = principalOf(request);
       const base = { type: 'undo' as const, actor: auditActor(principal), request_id: ulid(), tool };
       // backup_id null: the newest change not yet undone (fs.undo picks it).
-      await appendOrRefuse(deps.audit, { ...base, decision: 'requested', details: { backup_id: id ?? null, path: null } });
+      await appendOrRefuse(deps.audit, {
+        ...base,
+        decision: 'requested',
+        details: { backup_id: id ?? null, path: null },
+      });
       let result: { restored?: { id?: string; path?: string }; backup_id?: string };
       try {
         const args = id ? { id } : {};
