@@ -36,22 +36,76 @@ const COMMANDS = [
 function policy200() {
   const rules = [];
   const deny = [
-    'rm -rf *', 'git push --force *', 'git reset --hard *', 'chmod -R 777 *', 'chown -R *', 'dd of=/dev/* *',
-    'mkfs*', 'docker rm -f *', 'docker system prune *', 'kubectl delete *', 'terraform destroy *', 'npm publish *',
-    'curl -o /etc/* *', 'shutdown *', 'reboot *', 'iptables *', 'crontab -r *', 'git clean -fdx *', 'truncate *', 'shred *',
+    'rm -rf *',
+    'git push --force *',
+    'git reset --hard *',
+    'chmod -R 777 *',
+    'chown -R *',
+    'dd of=/dev/* *',
+    'mkfs*',
+    'docker rm -f *',
+    'docker system prune *',
+    'kubectl delete *',
+    'terraform destroy *',
+    'npm publish *',
+    'curl -o /etc/* *',
+    'shutdown *',
+    'reboot *',
+    'iptables *',
+    'crontab -r *',
+    'git clean -fdx *',
+    'truncate *',
+    'shred *',
   ];
   deny.forEach((c, i) => rules.push({ id: `deny-${i}`, tool: 'shell.exec', match: { command: c }, level: 'DENY' }));
   for (let i = 0; rules.length < 80; i++)
-    rules.push({ id: `hold-${i}`, tool: 'shell.exec', match: { command: `tool${i} --flag${i} *` }, level: i % 2 ? 'CONFIRM' : 'APPROVE' });
-  const allow = ['npm test', 'npm run lint', 'npm run build', 'make check', 'pytest -q', 'cargo test', 'go test ./...', 'tsc -b', 'prettier --check .', 'eslint .'];
+    rules.push({
+      id: `hold-${i}`,
+      tool: 'shell.exec',
+      match: { command: `tool${i} --flag${i} *` },
+      level: i % 2 ? 'CONFIRM' : 'APPROVE',
+    });
+  const allow = [
+    'npm test',
+    'npm run lint',
+    'npm run build',
+    'make check',
+    'pytest -q',
+    'cargo test',
+    'go test ./...',
+    'tsc -b',
+    'prettier --check .',
+    'eslint .',
+  ];
   for (let i = 0; rules.length < 100; i++)
-    rules.push({ id: `allow-${i}`, tool: 'shell.exec', match: { command: i < allow.length ? allow[i] : `task${i} run` }, level: 'AUTO' });
-  const paths = ['~/.ssh/**', '~/.aws/**', '~/.gnupg/**', '/etc/**', '**/.env', '**/*.pem', '~/.bashrc', '/usr/**', '/var/**', '**/.git/hooks/**'];
+    rules.push({
+      id: `allow-${i}`,
+      tool: 'shell.exec',
+      match: { command: i < allow.length ? allow[i] : `task${i} run` },
+      level: 'AUTO',
+    });
+  const paths = [
+    '~/.ssh/**',
+    '~/.aws/**',
+    '~/.gnupg/**',
+    '/etc/**',
+    '**/.env',
+    '**/*.pem',
+    '~/.bashrc',
+    '/usr/**',
+    '/var/**',
+    '**/.git/hooks/**',
+  ];
   paths.forEach((p, i) => rules.push({ id: `path-${i}`, tool: 'fs.*', match: { path: p }, level: 'DENY' }));
   for (let i = 0; rules.length < 160; i++)
     rules.push({ id: `data-${i}`, tool: 'fs.*', match: { path: `/srv/data${i}/**` }, level: 'CONFIRM' });
   for (let i = 0; rules.length < 180; i++)
-    rules.push({ id: `web-${i}`, tool: 'web.fetch', match: { url: `https://*.internal${i}.corp/*` }, level: 'CONFIRM' });
+    rules.push({
+      id: `web-${i}`,
+      tool: 'web.fetch',
+      match: { url: `https://*.internal${i}.corp/*` },
+      level: 'CONFIRM',
+    });
   for (let i = 0; rules.length < 200; i++) rules.push({ id: `mcp-${i}`, tool: `mcp.server${i}.*`, level: 'APPROVE' });
   return { version: 1, rules };
 }
@@ -64,7 +118,12 @@ function advancingClock() {
 
 function toolMeta(manifest, name) {
   const t = manifest.tools.find((x) => x.name === name);
-  return { risk_level: t.risk_level, capability_level: t.capability_level, side_effects: t.side_effects, input_schema: t.input_schema };
+  return {
+    risk_level: t.risk_level,
+    capability_level: t.capability_level,
+    side_effects: t.side_effects,
+    input_schema: t.input_schema,
+  };
 }
 
 runBench(BENCH, async () => {
@@ -116,32 +175,51 @@ runBench(BENCH, async () => {
   const readFacts = facts('fs.read', fsRead, { path: 'packages/firewall/src/index.ts' });
   for (const f of [...shellFacts, ...cwdFacts, readFacts]) {
     const ev = engine.evaluate(f);
-    if (ev.action !== 'allow') throw new Error(`not on the AUTO path: ${JSON.stringify(f.args)} → ${ev.level} (${ev.reasons.join('; ')})`);
+    if (ev.action !== 'allow')
+      throw new Error(`not on the AUTO path: ${JSON.stringify(f.args)} → ${ev.level} (${ev.reasons.join('; ')})`);
   }
 
   // hubs: echo through the interceptor chain, firewall off / on / on with the audit log
   const startHub = async (label) => {
     const dir = await tmp(label);
-    const hub = new hubPkg.MessageHub({ events: new hubPkg.LocalEventBus({ store: new hubPkg.FileEventStore({ dir }) }) });
+    const hub = new hubPkg.MessageHub({
+      events: new hubPkg.LocalEventBus({ store: new hubPkg.FileEventStore({ dir }) }),
+    });
     await hub.registry.loadFile(join(REPO_ROOT, 'modules', 'echo', 'module.json'));
     return hub;
   };
   const hubOff = await startHub('off');
   const hubOn = await startHub('on');
+  const hubEvents = await startHub('events');
   const hubAudit = await startHub('audit');
   hubOn.use(fw.createFirewallInterceptor({ engine: makeEngine(), tools: hubOn.tools, events: hubOn.events }));
+  hubEvents.use(
+    fw.createFirewallInterceptor({
+      engine: makeEngine(),
+      tools: hubEvents.tools,
+      events: hubEvents.events,
+      auto_events: true,
+    }),
+  );
   const audit = await fw.AuditLog.open({ dir: await tmp('auditlog') });
-  hubAudit.use(fw.createFirewallInterceptor({ engine: makeEngine(), tools: hubAudit.tools, events: hubAudit.events, audit }));
-  const verdicts = { on: 0, audit: 0 };
-  hubOn.events.subscribe({ types: ['FIREWALL_VERDICT'] }, (e) => {
-    if (e.data.action === 'allow') verdicts.on++;
-  });
-  hubAudit.events.subscribe({ types: ['FIREWALL_VERDICT'] }, (e) => {
-    if (e.data.action === 'allow') verdicts.audit++;
+  hubAudit.use(
+    fw.createFirewallInterceptor({ engine: makeEngine(), tools: hubAudit.tools, events: hubAudit.events, audit }),
+  );
+  const verdicts = { on: 0, events: 0 };
+  hubOn.events.subscribe({ types: ['FIREWALL_VERDICT'] }, () => verdicts.on++);
+  hubEvents.events.subscribe({ types: ['FIREWALL_VERDICT'] }, (e) => {
+    if (e.data.action === 'allow') verdicts.events++;
   });
   const PAYLOAD = { text: 'hi' };
-  const dispatch = (hub) => () => hub.request({ target: 'echo', payload: { text: 'hi' }, source: AGENT, session_id: 'bench-session' });
-  for (const [name, hub] of [['off', hubOff], ['on', hubOn], ['audit', hubAudit]]) {
+  const dispatch = (hub) => () =>
+    hub.request({ target: 'echo', payload: { text: 'hi' }, source: AGENT, session_id: 'bench-session' });
+  const HUBS = [
+    ['off', hubOff],
+    ['on', hubOn],
+    ['events', hubEvents],
+    ['audit', hubAudit],
+  ];
+  for (const [name, hub] of HUBS) {
     const got = await dispatch(hub)();
     if (!isDeepStrictEqual(got, PAYLOAD)) throw new Error(`hub ${name}: unexpected result ${JSON.stringify(got)}`);
   }
@@ -150,15 +228,28 @@ runBench(BENCH, async () => {
     let i = 0;
     let j = 0;
     const opts = suiteOptions();
-    process.stderr.write(`${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup\n`);
+    process.stderr.write(
+      `${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup\n`,
+    );
     const measured = await runSuite(
       [
         { system: 'baseline', scenario: 'noop', concurrency: 1, fn: () => undefined },
-        { system: 'finger', scenario: 'auto-200-rules', concurrency: 1, fn: () => engine.evaluate(shellFacts[i++ % shellFacts.length]) },
-        { system: 'finger', scenario: 'auto-200-rules-cwd', concurrency: 1, fn: () => engine.evaluate(cwdFacts[j++ % cwdFacts.length]) },
+        {
+          system: 'finger',
+          scenario: 'auto-200-rules',
+          concurrency: 1,
+          fn: () => engine.evaluate(shellFacts[i++ % shellFacts.length]),
+        },
+        {
+          system: 'finger',
+          scenario: 'auto-200-rules-cwd',
+          concurrency: 1,
+          fn: () => engine.evaluate(cwdFacts[j++ % cwdFacts.length]),
+        },
         { system: 'finger', scenario: 'auto-fs-read', concurrency: 1, fn: () => engine.evaluate(readFacts) },
         { system: 'hub', scenario: 'c100-firewall-off', concurrency: 100, fn: dispatch(hubOff) },
         { system: 'hub', scenario: 'c100-firewall-on', concurrency: 100, fn: dispatch(hubOn) },
+        { system: 'hub', scenario: 'c100-firewall-on-events', concurrency: 100, fn: dispatch(hubEvents) },
         { system: 'hub', scenario: 'c100-firewall-on-audit', concurrency: 100, fn: dispatch(hubAudit) },
       ],
       opts,
@@ -168,15 +259,19 @@ runBench(BENCH, async () => {
     const rows = measured.rows.filter((r) => r.system !== 'baseline');
     const row = (s) => rows.find((r) => r.scenario === s);
     const own = (r) => round(1e6 / r.ops_per_s - 1e6 / base.ops_per_s);
-    for (const [name, hub] of [['off', hubOff], ['on', hubOn], ['audit', hubAudit]]) {
+    for (const [name, hub] of HUBS) {
       const s = hub.stats();
       if (s.calls_failed !== 0) throw new Error(`hub ${name}: ${s.calls_failed} failed calls`);
     }
     const auto = row('auto-200-rules');
     const ratios = {
       hub_c100_on_over_off: round(row('c100-firewall-on').ops_per_s / row('c100-firewall-off').ops_per_s),
+      hub_c100_on_events_over_off: round(row('c100-firewall-on-events').ops_per_s / row('c100-firewall-off').ops_per_s),
       hub_c100_on_audit_over_off: round(row('c100-firewall-on-audit').ops_per_s / row('c100-firewall-off').ops_per_s),
     };
+    ratios.hub_c100_firewall_cost_us = round(
+      1e6 / row('c100-firewall-on').ops_per_s - 1e6 / row('c100-firewall-off').ops_per_s,
+    );
     const target = {
       rule: `auto-200-rules p50 ≤ ${TARGET.p50_us} µs and p99 ≤ ${TARGET.p99_us} µs; hub c100 with the firewall on ≥ ${TARGET.hub_on_over_off} × off (at most 30% of throughput)`,
       p50_met: auto.p50_us <= TARGET.p50_us,
@@ -187,13 +282,18 @@ runBench(BENCH, async () => {
     const yes = (b) => (b ? 'yes' : 'NO');
     printTable(
       BENCH,
-      rows.map((r) => ({ ...r, ops_per_cpu_s: cpuOf.get(`${r.system}/${r.scenario}`), own_us: r.system === 'finger' ? own(r) : null })),
+      rows.map((r) => ({
+        ...r,
+        ops_per_cpu_s: cpuOf.get(`${r.system}/${r.scenario}`),
+        own_us: r.system === 'finger' ? own(r) : null,
+      })),
     );
     process.stdout.write(
       [
         '',
         `harness alone (op = noop): ${base.ops_per_s.toLocaleString('en-US')} ops/s, p50 ${base.p50_us} µs (own_us = 1/ops − 1/noop)`,
-        `hub c100 firewall on ÷ off: ${ratios.hub_c100_on_over_off}× ops/s; on with the audit log ÷ off: ${ratios.hub_c100_on_audit_over_off}×`,
+        `hub c100 firewall on ÷ off: ${ratios.hub_c100_on_over_off}× ops/s; with an event per AUTO verdict: ${ratios.hub_c100_on_events_over_off}×; with the audit log: ${ratios.hub_c100_on_audit_over_off}×`,
+        `firewall cost per dispatched call at c100 (1/on − 1/off): ${round(1e6 / row('c100-firewall-on').ops_per_s - 1e6 / row('c100-firewall-off').ops_per_s)} µs`,
         `audit: ${audit.stats().appends} entries in ${audit.stats().batches} write+fsync batches`,
         `RiskAssessor: ${JSON.stringify(assessor.stats())}`,
         `target (${target.rule}): p50 ${yes(target.p50_met)}, p99 ${yes(target.p99_met)}, hub ${yes(target.hub_met)}`,
@@ -213,14 +313,14 @@ runBench(BENCH, async () => {
         'auto-200-rules: FirewallEngine.evaluate() (packages/firewall/dist) of shell.exec {command} cycling 10 everyday read-only commands (plain-word fast path and cached parses), admin policy of 200 rules loaded by PolicyStore from <home>/config/admin-policy.json (80 deny/hold command rules, 20 exact-shape allow rules, 60 fs path rules, 20 web.fetch, 20 MCP), all five layers, a decision id per call. Every call is allow/AUTO (checked before measuring).',
         'auto-200-rules-cwd adds cwd (realpath of the directory: a syscall per call); auto-fs-read is fs.read of a workspace file (realpath per call).',
         "The engine's clock moves past the 60 s behaviour window on every read, so repeating the same 10 calls never trips the loop detector; the behaviour layer still counts every call.",
-        'hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; firewall-on = createFirewallInterceptor({engine, tools: hub.tools, events: hub.events}) in the interceptor chain, emitting FIREWALL_VERDICT per call; firewall-on-audit adds an AuditLog (every verdict written and fdatasync\'d, group-committed, before the call runs).',
+        "hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; firewall-on = createFirewallInterceptor({engine, tools: hub.tools, events: hub.events}) in the interceptor chain (the default: no event for a plain AUTO allow); firewall-on-events adds auto_events: true (a FIREWALL_VERDICT event per call, persisted by the hub's FileEventStore); firewall-on-audit adds an AuditLog (every verdict written and fdatasync'd, group-committed, before the call runs).",
         'Each row is the median round by ops/s with its p50/p99; latencies include the harness (see harness_baseline).',
       ],
       detail: measured.detail,
     });
     process.stdout.write(`results: ${file}\n`);
   } finally {
-    await Promise.allSettled([hubOff.close(1000), hubOn.close(1000), hubAudit.close(1000), audit.close()]);
+    await Promise.allSettled([...HUBS.map(([, h]) => h.close(1000)), audit.close()]);
     await Promise.allSettled(dirs.map((d) => rm(d, { recursive: true, force: true })));
   }
 });

@@ -7,6 +7,7 @@ import { registerAudit } from './commands/audit.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
+import { registerPolicy } from './commands/policy.js';
 import { registerSend } from './commands/send.js';
 import { registerToken } from './commands/token.js';
 import { registerTool } from './commands/tool.js';
@@ -58,6 +59,7 @@ export function buildProgram(state: RunState): Command {
   registerUndo(program, state);
   registerApprovals(program, state);
   registerAudit(program, state);
+  registerPolicy(program, state);
   return program;
 }
 

@@ -6,7 +6,15 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { type Logger as PinoLogger, pino } from 'pino';
 
-import { AuditLog, createGrantInterceptor, type HumanGate, ToolGrantProfile } from '@finger/firewall';
+import {
+  AuditLog,
+  createGrantInterceptor,
+  type FirewallEngine,
+  type HumanGate,
+  type PerceptionBus,
+  type PolicyStore,
+  ToolGrantProfile,
+} from '@finger/firewall';
 import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
@@ -19,6 +27,7 @@ import {
   resolveConfig,
   resolveHome,
 } from './config.js';
+import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
 import {
@@ -46,7 +55,7 @@ export interface BuildOptions {
   /** Where the built-in modules live (default: the repository's `modules/`). */
   builtinModulesDir?: string;
   clock?: Clock;
-  /** The HumanGate behind `GET|POST /v1/approvals` (none: the list is empty). */
+  /** A HumanGate to use instead of the one built from config (`firewall.approval_timeout_ms`). */
   gate?: HumanGate;
 }
 
@@ -79,6 +88,14 @@ export interface FingerApp {
   readonly moduleErrors: ErrorInfo[];
   /** The one tamper-evident audit log of this home (`FINGER_HOME/audit`), closed last by close(). */
   readonly audit: AuditLog;
+  /** AdminPolicy + UserPolicy (`/v1/policy`); UserPolicy changes are audited by the store. */
+  readonly policy: PolicyStore;
+  /** The five-layer firewall pipeline every tool call passes (after the grant interceptor). */
+  readonly engine: FirewallEngine;
+  /** Calls held for a person (`/v1/approvals`, APPROVAL_* events). */
+  readonly gate: HumanGate;
+  /** Approval / rejection counts feeding the adaptation. */
+  readonly perception: PerceptionBus;
   /** Binds `server.host:server.port` (port 0 picks one) and writes `daemon.json`. Rejects with E_CONFLICT when the port is taken. */
   listen(): Promise<{ url: string }>;
   /** Stops accepting, drains in-flight calls up to `shutdown.drain_ms`, closes modules, flushes events, removes `daemon.json`. */
@@ -174,6 +191,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   let closing: Promise<void> | undefined;
   let daemonFile: string | undefined;
   let audit: AuditLog | undefined;
+  let firewall: FirewallWiring | undefined;
   try {
     // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE).
     audit = await AuditLog.open({ dir: join(home, 'audit'), clock, logger: logger.child({ component: 'audit' }) });
@@ -185,6 +203,19 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     moduleErrors.push(
       ...(await registerMcpServers(hub.registry, config.mcp.servers, { baseDir: home, logger })).errors,
     );
+    // The firewall after the grants: a failing admin policy refuses the start (E_INVALID_ARGS).
+    firewall = await wireFirewall({
+      hub,
+      audit: auditLog,
+      home,
+      workspaceRoots,
+      approvalTimeoutMs: config.firewall.approval_timeout_ms,
+      logger: logger.child({ component: 'firewall' }),
+      clock,
+      ...(options.gate ? { gate: options.gate } : {}),
+    });
+    const fw = firewall;
+    hub.use(fw.interceptor);
     const gateway = new InputGateway({ hub, logger });
     const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
     const counters = new RouteCounters();
@@ -204,7 +235,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       eventGateway,
       config,
       grants,
-      gate: options.gate,
+      gate: fw.gate,
+      policy: fw.policy,
+      engine: fw.engine,
+      sandboxRoots: fw.sandbox.defaultRoots,
       audit: auditLog,
       home,
       version: VERSION,
@@ -231,6 +265,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       workspaceRoots,
       moduleErrors,
       audit: auditLog,
+      policy: fw.policy,
+      engine: fw.engine,
+      gate: fw.gate,
+      perception: fw.perception,
       async listen() {
         const { host, port } = config.server;
         try {
@@ -261,6 +299,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       close() {
         closing ??= (async () => {
           eventGateway.close();
+          await fw.close();
           const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
           await hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed'));
           // Calls that outlived the drain: answer their HTTP requests with E_PROVIDER_CLOSED.
@@ -280,6 +319,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     };
     return app;
   } catch (e) {
+    await firewall?.close().catch(() => undefined);
     await hub.close(0).catch(() => undefined);
     await audit?.close().catch(() => undefined);
     throw e;

@@ -47,6 +47,8 @@ export interface DaemonConfig {
   events: { max_segment_bytes?: number; max_segments?: number };
   ws: { max_buffered_events: number; max_buffered_bytes: number; heartbeat_ms: number; auth_timeout_ms: number };
   shutdown: { drain_ms: number };
+  /** The firewall: how long a held call waits for a person before it is rejected (E_APPROVAL_TIMEOUT). */
+  firewall: { approval_timeout_ms: number };
 }
 
 /** A partial config, as found in `config.json` or given as build overrides. */
@@ -65,6 +67,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   events: {},
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
   shutdown: { drain_ms: 10_000 },
+  firewall: { approval_timeout_ms: 300_000 },
 };
 
 const POS_INT = { type: 'integer', minimum: 1 } as const;
@@ -114,6 +117,7 @@ export const configSchema = {
       auth_timeout_ms: { type: 'integer', minimum: 10 },
     }),
     shutdown: section({ drain_ms: { type: 'integer', minimum: 0 } }),
+    firewall: section({ approval_timeout_ms: POS_INT }),
   },
 } as const;
 
@@ -245,5 +249,6 @@ export function exampleConfig(): Record<string, unknown> {
     events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
     ws: DEFAULT_CONFIG.ws,
     shutdown: DEFAULT_CONFIG.shutdown,
+    firewall: DEFAULT_CONFIG.firewall,
   };
 }

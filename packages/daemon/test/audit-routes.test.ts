@@ -115,12 +115,14 @@ describe('audit routes and audited admin changes', () => {
     const { entries } = await audit(`?request_id=${request_id}`);
     expect(entries.map((e: any) => [e.type, e.actor, e.tool, e.decision, e.details])).toEqual([
       ['undo', ADMIN, 'fs.undo', 'requested', { backup_id: 'b1', path: null }],
+      // the firewall's verdict on the tool call itself (a human's direct dispatch)
+      ['tool.call', ADMIN, 'fs.undo', 'notify', undefined],
       ['undo', ADMIN, 'fs.undo', 'restored', { backup_id: 'b1', path: '/w/a.txt', new_backup_id: 'b3' }],
     ]);
     const failed = await d.call('POST', '/v1/undo', { body: { id: 'gone' } });
     expect(failed.status).not.toBe(200);
     const rid = failed.headers['x-finger-request-id'] as string;
-    const after = await audit(`?request_id=${rid}`);
+    const after = await audit(`?request_id=${rid}&type=undo`);
     expect(after.entries.map((e: any) => [e.decision, e.details])).toEqual([
       ['requested', { backup_id: 'gone', path: null }],
       ['failed', { backup_id: 'gone', path: null, error: failed.json.error.code }],

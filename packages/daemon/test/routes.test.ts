@@ -28,6 +28,11 @@ const ROUTES: ['GET' | 'POST' | 'DELETE', string][] = [
   ['POST', '/v1/undo'],
   ['GET', '/v1/audit'],
   ['GET', '/v1/audit/verify'],
+  ['GET', '/v1/policy'],
+  ['PUT', '/v1/policy'],
+  ['POST', '/v1/policy/reset'],
+  ['GET', '/v1/policy/effective'],
+  ['POST', '/v1/policy/check'],
   ['GET', '/metrics'],
   ['GET', '/docs'],
   ['GET', '/docs/json'],
@@ -35,7 +40,7 @@ const ROUTES: ['GET' | 'POST' | 'DELETE', string][] = [
 ];
 
 async function until<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 2000; i++) {
     const v = await fn();
     if (v !== undefined) return v;
     await new Promise((r) => setTimeout(r, 10));
@@ -72,14 +77,14 @@ describe('HTTP routes', () => {
       expect(printed).toContain(first);
     }
     for (const [method, url] of ROUTES) {
-      const res = await d.call(method, url, { token: null, ...(method === 'POST' ? { body: {} } : {}) });
+      const res = await d.call(method, url, { token: null, ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}) });
       expect([method, url, res.status, res.json]).toEqual([
         method,
         url,
         401,
         { error: { code: 'E_UNAUTHENTICATED', message: expect.any(String) } },
       ]);
-      const bad = await d.call(method, url, { token: 'fgr_forged', ...(method === 'POST' ? { body: {} } : {}) });
+      const bad = await d.call(method, url, { token: 'fgr_forged', ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}) });
       expect([method, url, bad.status, bad.json.error.code]).toEqual([method, url, 401, 'E_UNAUTHENTICATED']);
     }
   });
@@ -163,13 +168,14 @@ describe('HTTP routes', () => {
       'INPUT_RECEIVED',
       'MODE_PARSED',
       'DISPATCH_SENT',
+      'FIREWALL_VERDICT', // fx.sleep's default risk (medium) is NOTIFY
       'DISPATCH_RESULT',
     ]);
     for (const e of evs.json.events) {
       expect(e.correlation_id).toBe(res.json.correlation_id);
       expect(e.session_id).toBe('s-1');
     }
-    expect(evs.json.events[3].data).toEqual({ ok: true });
+    expect(evs.json.events[4].data).toEqual({ ok: true });
     const recent = await d.call('GET', `/v1/events?type=DISPATCH_SENT,DISPATCH_RESULT&request_id=${id}&limit=10`);
     expect(recent.status).toBe(200);
     expect(recent.json.events.map((e: { type: string }) => e.type)).toEqual(['DISPATCH_SENT', 'DISPATCH_RESULT']);

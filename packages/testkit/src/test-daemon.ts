@@ -32,13 +32,26 @@ let tokenSeq = 0;
 /**
  * Builds and starts a daemon on a temp home; `options.config` overrides config.json keys. With
  * `keepHome: true`, close() leaves the home in place (the test removes it) so its files can be
- * inspected with the daemon stopped.
+ * inspected with the daemon stopped. `prepareHome` runs on the new home before the build.
  */
 export async function startTestDaemon(
-  options: Omit<BuildOptions, 'home' | 'env'> & { env?: Record<string, string>; keepHome?: boolean } = {},
+  options: Omit<BuildOptions, 'home' | 'env'> & {
+    env?: Record<string, string>;
+    keepHome?: boolean;
+    /** Runs on the fresh home before the daemon is built (write `config/admin-policy.json`, …). */
+    prepareHome?: (home: string) => Promise<void>;
+  } = {},
 ): Promise<TestDaemon> {
-  const { keepHome = false, ...buildOptions } = options;
+  const { keepHome = false, prepareHome, ...buildOptions } = options;
   const dir = await tempDir('finger-daemon-');
+  if (prepareHome) {
+    try {
+      await prepareHome(dir.path);
+    } catch (e) {
+      await dir.remove();
+      throw e;
+    }
+  }
   const config = { ...options.config, server: { host: '127.0.0.1', port: 0, ...(options.config?.server ?? {}) } };
   const app = await build({ ...buildOptions, home: dir.path, env: options.env ?? {}, config });
   let url: string;

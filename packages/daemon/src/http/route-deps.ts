@@ -1,4 +1,4 @@
-import type { AuditLog, HumanGate, ToolGrantProfile } from '@finger/firewall';
+import type { AuditLog, FirewallEngine, HumanGate, PolicyStore, ToolGrantProfile } from '@finger/firewall';
 import type { MessageHub } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
@@ -17,6 +17,12 @@ export interface RouteDeps {
   grants: ToolGrantProfile;
   /** Pending approvals (`GET|POST /v1/approvals`); absent: empty list, every id E_NOT_FOUND. */
   gate?: HumanGate;
+  /** AdminPolicy + UserPolicy (`GET|PUT /v1/policy`, `/v1/policy/reset`, `/v1/policy/effective`). */
+  policy: PolicyStore;
+  /** The firewall engine (`POST /v1/policy/check` evaluates with `record: false`). */
+  engine: FirewallEngine;
+  /** The PathSandbox's default readable/writable roots (workspace roots and `FINGER_HOME/workspace`). */
+  sandboxRoots: readonly string[];
   /** The audit log: admin changes append to it before they apply; `GET /v1/audit`, `/v1/audit/verify`. */
   audit: AuditLog;
   home: string;

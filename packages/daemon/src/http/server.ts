@@ -17,6 +17,7 @@ import { inputRoutes } from './routes/input.js';
 import { messageRoutes } from './routes/messages.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { moduleRoutes } from './routes/modules.js';
+import { policyRoutes } from './routes/policy.js';
 import { requestRoutes } from './routes/requests.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { toolRoutes } from './routes/tools.js';
@@ -97,5 +98,6 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   undoRoutes(app, deps);
   approvalRoutes(app, deps);
   auditRoutes(app, deps);
+  policyRoutes(app, deps);
   return app;
 }

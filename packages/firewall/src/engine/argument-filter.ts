@@ -35,8 +35,13 @@ function declaredKeys(schema: Record<string, unknown>): ReadonlySet<string> | nu
   const take = (s: unknown): boolean => {
     if (typeof s !== 'object' || s === null) return true;
     const o = s as Record<string, unknown>;
-    if (typeof o.properties === 'object' && o.properties !== null) for (const k of Object.keys(o.properties)) keys.add(k);
-    if (o.additionalProperties === true || typeof o.additionalProperties === 'object' || o.patternProperties !== undefined)
+    if (typeof o.properties === 'object' && o.properties !== null)
+      for (const k of Object.keys(o.properties)) keys.add(k);
+    if (
+      o.additionalProperties === true ||
+      typeof o.additionalProperties === 'object' ||
+      o.patternProperties !== undefined
+    )
       return false;
     return true;
   };
@@ -61,7 +66,12 @@ export class ArgumentFilter {
     if (schema === undefined) return { ok: true, args, stripped: NO_STRIP };
     const c = this.#compile(schema);
     if (c instanceof Error)
-      return { ok: false, args, stripped: NO_STRIP, issues: [{ path: '$', message: `the tool's input_schema does not compile: ${c.message}` }] };
+      return {
+        ok: false,
+        args,
+        stripped: NO_STRIP,
+        issues: [{ path: '$', message: `the tool's input_schema does not compile: ${c.message}` }],
+      };
     let out = args;
     let stripped = NO_STRIP;
     if (c.known !== null && typeof args === 'object' && args !== null && !Array.isArray(args)) {

@@ -76,13 +76,48 @@ interface SessionState {
 
 const MAX_KEY = 512;
 
+/**
+ * A key for an object of scalars without the general canonical walk, or null when it holds
+ * other values. Keys sorted; each value tagged by type. Not JSON: two different calls may share
+ * a key only when their strings contain the separators, which can only make a loop look longer
+ * (stricter), never hide one — identical arguments always give identical keys.
+ */
+function flatKey(args: unknown): string | null {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return null;
+  const keys = Object.keys(args);
+  if (keys.length > 16) return null;
+  if (keys.length > 1) keys.sort();
+  let out = '';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const v = (args as Record<string, unknown>)[k];
+    switch (typeof v) {
+      case 'undefined':
+        continue;
+      case 'string':
+        out += `${k}\u0001s${v}\u0002`;
+        break;
+      case 'number':
+      case 'boolean':
+        out += `${k}\u0001${typeof v === 'number' ? 'n' : 'b'}${String(v)}\u0002`;
+        break;
+      default:
+        if (v !== null) return null;
+        out += `${k}\u0001z\u0002`;
+    }
+  }
+  return out;
+}
+
 /** The fingerprint of a call: tool id and canonical args (hashed when long). */
 export function callFingerprint(tool_id: string, args: unknown): string {
-  let a: string;
-  try {
-    a = canonicalJson(args ?? null);
-  } catch {
-    a = String(args);
+  let a = flatKey(args);
+  if (a === null) {
+    try {
+      a = canonicalJson(args ?? null);
+    } catch {
+      a = String(args);
+    }
   }
   const key = `${tool_id}\u0000${a}`;
   return key.length > MAX_KEY ? `${tool_id}\u0000#${sha256Hex(key)}` : key;
@@ -113,7 +148,14 @@ export class BehaviourMonitor {
    * Layer 2: counts this call in its session's window (recording it unless `record` is false)
    * and returns the findings: the same call repeated → APPROVE, the same tool too often → CONFIRM.
    */
-  behaviour(session: string, tool_id: string, fingerprint: string, confidence: number | undefined, now: number, record: boolean): LayerFinding[] {
+  behaviour(
+    session: string,
+    tool_id: string,
+    fingerprint: string,
+    confidence: number | undefined,
+    now: number,
+    record: boolean,
+  ): LayerFinding[] {
     const o = this.options;
     const s = this.#session(session, record);
     const low = this.isLow(confidence);
@@ -170,7 +212,11 @@ export class BehaviourMonitor {
         id: 'metacognitive.low_confidence_run',
         reason: `${run} low-confidence calls in a row in this session (confidence ${confidence} < ${o.low_confidence}): a person must look`,
       };
-    return { level: 'NOTIFY', id: 'metacognitive.low_confidence', reason: `low self-reported confidence ${confidence} (< ${o.low_confidence})` };
+    return {
+      level: 'NOTIFY',
+      id: 'metacognitive.low_confidence',
+      reason: `low self-reported confidence ${confidence} (< ${o.low_confidence})`,
+    };
   }
 
   /** Forgets a session (its end, or a human reset). */
@@ -188,7 +234,8 @@ export class BehaviourMonitor {
       return s;
     }
     if (!create) return undefined;
-    if (this.#sessions.size >= this.options.max_sessions) this.#sessions.delete(this.#sessions.keys().next().value as string);
+    if (this.#sessions.size >= this.options.max_sessions)
+      this.#sessions.delete(this.#sessions.keys().next().value as string);
     s = { calls: new Map(), tools: new Map(), lowRun: 0 };
     this.#sessions.set(key, s);
     return s;

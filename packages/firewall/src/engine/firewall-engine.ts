@@ -10,8 +10,8 @@ import { ulid } from '@finger/protocol';
 
 import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
-import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import { isWriteTool } from '../sandbox/path-args.js';
+import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, callFingerprint } from './behaviour-monitor.js';
 import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
@@ -35,7 +35,7 @@ export interface FirewallEngineOptions {
   sandbox: PathSandbox;
   /** Reads a file's current bytes for the diff preview (default: readFileSync; ENOENT → null). */
   readFile?: ReadFile;
-  /** Time for the behaviour window and decision ids (the hub's Clock satisfies it). */
+  /** Time for the behaviour window (the hub's Clock satisfies it). Decision ids use the wall clock. */
   clock?: { now(): number };
   behaviour?: Partial<BehaviourOptions>;
 }
@@ -67,14 +67,43 @@ function commandOf(args: unknown): string | readonly string[] | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
   const a = args as Record<string, unknown>;
   if (typeof a.command === 'string') return a.command;
-  if (Array.isArray(a.argv) && a.argv.length > 0 && a.argv.every((x) => typeof x === 'string')) return a.argv as string[];
+  if (Array.isArray(a.argv) && a.argv.length > 0 && a.argv.every((x) => typeof x === 'string'))
+    return a.argv as string[];
   return undefined;
 }
 
-/** Sets `args` as a non-enumerable property: JSON (the audit log, the wire) never carries raw arguments. */
-function withArgs(ev: Evaluation, args: unknown): Evaluation {
-  Object.defineProperty(ev, 'args', { value: args, enumerable: false, writable: true, configurable: true });
-  return ev;
+/**
+ * The Evaluation the engine returns: a plain-data object whose `args` (the arguments after the
+ * argument filter: what must be dispatched) is a private field behind a getter, so JSON — the
+ * audit log, the wire — never carries raw arguments.
+ */
+class EngineEvaluation implements Evaluation {
+  declare preview?: Preview;
+  declare warnings?: string[];
+  declare human_only?: boolean;
+  declare error?: Evaluation['error'];
+  declare waived?: Level;
+  #args: unknown;
+
+  constructor(
+    public decision_id: string,
+    public level: Level,
+    public action: Evaluation['action'],
+    public layer: Layer,
+    public matched_rules: MatchedRule[],
+    public reasons: string[],
+    args: unknown,
+  ) {
+    this.#args = args;
+  }
+
+  get args(): unknown {
+    return this.#args;
+  }
+
+  set args(v: unknown) {
+    this.#args = v;
+  }
 }
 
 /**
@@ -111,13 +140,13 @@ export class FirewallEngine {
   }
 
   /**
-   * The whole verdict on one call. `args` of the result (non-enumerable) holds the arguments
-   * after the argument filter: what must be dispatched. `preview` is built for `notify` and
-   * `hold`.
+   * The whole verdict on one call. `args` of the result (a getter: not in its JSON) holds the
+   * arguments after the argument filter — what must be dispatched. `preview` is built for
+   * `notify` and `hold`.
    */
   evaluate(facts: ToolCallFacts, options: EvaluateOptions = {}): Evaluation {
     const now = this.#clock.now();
-    const decision_id = ulid(now);
+    const decision_id = ulid(); // wall-clock ids; the injected clock drives the behaviour window
     const { tool_id, tool } = facts;
     const policy = this.#policy.current();
 
@@ -127,17 +156,18 @@ export class FirewallEngine {
     if (!f.ok) {
       const lines = f.issues.map((i) => `${i.path} ${i.message}`);
       const message = `invalid arguments for ${tool_id}: ${lines.join('; ')}`;
-      const ev: Evaluation = {
+      const ev = new EngineEvaluation(
         decision_id,
-        level: 'DENY',
-        action: 'deny',
-        layer: 'argument_filter',
-        matched_rules: [{ source: 'builtin', id: 'argument_filter.schema', level: 'DENY', reason: message }],
-        reasons: [`E_INVALID_ARGS: ${message}`],
-        error: { code: 'E_INVALID_ARGS', message, details: { tool: tool_id, issues: f.issues } },
-      };
+        'DENY',
+        'deny',
+        'argument_filter',
+        [{ source: 'builtin', id: 'argument_filter.schema', level: 'DENY', reason: message }],
+        [`E_INVALID_ARGS: ${message}`],
+        f.args,
+      );
+      ev.error = { code: 'E_INVALID_ARGS', message, details: { tool: tool_id, issues: f.issues } };
       if (warnings !== undefined) ev.warnings = warnings;
-      return withArgs(ev, f.args);
+      return ev;
     }
     const args = f.args;
     const shell = policy.admin.shellTools(tool_id);
@@ -163,7 +193,14 @@ export class FirewallEngine {
     };
 
     // 2. behaviour
-    for (const b of this.behaviour.behaviour(session, tool_id, callFingerprint(tool_id, args), facts.confidence, now, record)) {
+    for (const b of this.behaviour.behaviour(
+      session,
+      tool_id,
+      callFingerprint(tool_id, args),
+      facts.confidence,
+      now,
+      record,
+    )) {
       contribute(b.level, 'behaviour');
       matched.push({ source: 'builtin', id: b.id, level: b.level, reason: b.reason });
       reasons.push(`${b.level}: ${b.reason}`);
@@ -172,7 +209,11 @@ export class FirewallEngine {
     // 3. permission (paths are resolved first: the policy's path globs match real paths)
     const shellCall = shell && assessment !== undefined;
     const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model });
-    const perm = evaluatePolicy(policy, { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.base }, assessment);
+    const perm = evaluatePolicy(
+      policy,
+      { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.base },
+      assessment,
+    );
     contribute(perm.level, perm.layer);
     for (const m of perm.matched_rules) matched.push(m);
     for (const r of perm.reasons) reasons.push(r);
@@ -194,7 +235,7 @@ export class FirewallEngine {
     }
 
     const decided = level as Level;
-    const ev: Evaluation = { decision_id, level: decided, action: actionOf(decided), layer, matched_rules: matched, reasons };
+    const ev = new EngineEvaluation(decision_id, decided, actionOf(decided), layer, matched, reasons, args);
     if (direct && (decided === 'CONFIRM' || decided === 'APPROVE')) {
       ev.waived = decided;
       ev.level = 'AUTO';
@@ -203,8 +244,9 @@ export class FirewallEngine {
     }
     if (warnings !== undefined) ev.warnings = warnings;
     if (perm.human_only) ev.human_only = true;
-    if (ev.action === 'notify' || ev.action === 'hold') ev.preview = this.#preview(tool_id, tool, args, shellCall, assessment, paths);
-    return withArgs(ev, args);
+    if (ev.action === 'notify' || ev.action === 'hold')
+      ev.preview = this.#preview(tool_id, tool, args, shellCall, assessment, paths);
+    return ev;
   }
 
   /** sha256 of a file's current content; null when it does not exist. */
@@ -236,7 +278,8 @@ export class FirewallEngine {
     assessment: RiskAssessment | undefined,
     paths: ReturnType<PathSandbox['resolve']>,
   ): Preview {
-    const record = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+    const record =
+      typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
     if (record !== undefined && assessment !== undefined && shellCall)
       return commandPreview(record, assessment, paths.list.find((p) => p.arg === 'cwd')?.path ?? this.#sandbox.base);
     if (record !== undefined && isWriteTool(tool_id, tool)) {

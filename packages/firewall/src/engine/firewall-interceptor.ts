@@ -72,6 +72,12 @@ export interface FirewallInterceptorOptions {
   confidenceOf?: (call: FirewallCall) => number | undefined;
   /** How many times a call whose file changed after approval is held again before it is refused (default 3). */
   max_holds?: number;
+  /**
+   * Emit FIREWALL_VERDICT for plain AUTO allows too (default false: those are in the audit log;
+   * NOTIFY, holds, denials and waived levels always emit). An event per AUTO call costs about as
+   * much as the whole evaluation when the event bus persists events.
+   */
+  auto_events?: boolean;
 }
 
 /** An interceptor in the hub's `(call, next) => …` shape. */
@@ -118,42 +124,47 @@ function argsOf(ev: Evaluation, fallback: unknown): unknown {
 export function createFirewallInterceptor(o: FirewallInterceptorOptions): FirewallInterceptor {
   const maxHolds = o.max_holds ?? 3;
 
-  const verdict = async (call: FirewallCall, facts: ToolCallFacts, ev: Evaluation): Promise<void> => {
+  const autoEvents = o.auto_events === true;
+
+  /** Emits the verdict event; returns the audit append to wait for (undefined without an audit log). */
+  const verdict = (call: FirewallCall, facts: ToolCallFacts, ev: Evaluation): Promise<unknown> | undefined => {
     const env = call.envelope;
-    const data: Record<string, unknown> = {
-      tool: facts.tool_id,
-      decision_id: ev.decision_id,
-      action: ev.action,
-      level: ev.level,
-      layer: ev.layer,
-      matched_rules: ev.matched_rules.map((r) => `${r.source}:${r.id}`),
-      reasons: ev.reasons,
-      principal: { kind: facts.principal.kind, id: facts.principal.id },
-      direct: facts.direct,
-    };
-    if (ev.waived !== undefined) data.waived = ev.waived;
-    o.events?.emit(
-      'FIREWALL_VERDICT',
-      {
-        request_id: env.request_id,
-        correlation_id: env.correlation_id,
-        session_id: env.session_id,
-        workflow_id: env.workflow_id,
-        target: env.target,
-      },
-      data,
-    );
-    if (o.audit !== undefined)
-      await o.audit.append({
-        type: 'tool.call',
-        actor: { kind: facts.principal.kind, id: facts.principal.id },
-        request_id: env.request_id,
-        correlation_id: env.correlation_id,
+    if (o.events !== undefined && (autoEvents || ev.level !== 'AUTO' || ev.waived !== undefined)) {
+      const data: Record<string, unknown> = {
         tool: facts.tool_id,
-        args: argsOf(ev, facts.args),
-        verdict: ev,
-        decision: ev.action,
-      });
+        decision_id: ev.decision_id,
+        action: ev.action,
+        level: ev.level,
+        layer: ev.layer,
+        matched_rules: ev.matched_rules.map((r) => `${r.source}:${r.id}`),
+        reasons: ev.reasons,
+        principal: { kind: facts.principal.kind, id: facts.principal.id },
+        direct: facts.direct,
+      };
+      if (ev.waived !== undefined) data.waived = ev.waived;
+      o.events.emit(
+        'FIREWALL_VERDICT',
+        {
+          request_id: env.request_id,
+          correlation_id: env.correlation_id,
+          session_id: env.session_id,
+          workflow_id: env.workflow_id,
+          target: env.target,
+        },
+        data,
+      );
+    }
+    if (o.audit === undefined) return undefined;
+    return o.audit.append({
+      type: 'tool.call',
+      actor: { kind: facts.principal.kind, id: facts.principal.id },
+      request_id: env.request_id,
+      correlation_id: env.correlation_id,
+      tool: facts.tool_id,
+      args: argsOf(ev, facts.args),
+      verdict: ev,
+      decision: ev.action,
+    });
   };
 
   const run = (call: FirewallCall, args: unknown, next: () => Promise<unknown>): Promise<unknown> => {
@@ -162,23 +173,37 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   };
 
   const refuse = (ev: Evaluation): never => {
-    if (ev.error !== undefined) throw new FingerError(ev.error.code as 'E_INVALID_ARGS', ev.error.message, ev.error.details);
-    throw new FingerError('E_DENIED_BY_POLICY', `denied by policy (${ev.layer}): ${ev.reasons.filter((r) => r.startsWith('DENY')).join('; ') || ev.reasons.join('; ')}`, {
-      evaluation: ev,
-    });
+    if (ev.error !== undefined)
+      throw new FingerError(ev.error.code as 'E_INVALID_ARGS', ev.error.message, ev.error.details);
+    throw new FingerError(
+      'E_DENIED_BY_POLICY',
+      `denied by policy (${ev.layer}): ${ev.reasons.filter((r) => r.startsWith('DENY')).join('; ') || ev.reasons.join('; ')}`,
+      {
+        evaluation: ev,
+      },
+    );
   };
 
-  return async (call, next) => {
-    let facts = factsOf(call, o);
-    let ev = o.engine.evaluate(facts);
-    await verdict(call, facts, ev);
+  /** After the verdict is recorded: run, refuse, or hold (and hold again while what would run is not what was approved). */
+  const settle = async (
+    call: FirewallCall,
+    facts: ToolCallFacts,
+    ev: Evaluation,
+    next: () => Promise<unknown>,
+  ): Promise<unknown> => {
     for (let holds = 0; ; holds++) {
       if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next);
       if (ev.action === 'deny') refuse(ev);
       if (o.gate === undefined)
-        throw new FingerError('E_DENIED_BY_POLICY', `held at ${ev.level} but there is no approval channel: refused (fail safe)`, { evaluation: ev });
+        throw new FingerError(
+          'E_DENIED_BY_POLICY',
+          `held at ${ev.level} but there is no approval channel: refused (fail safe)`,
+          { evaluation: ev },
+        );
       if (holds >= maxHolds)
-        throw new FingerError('E_REJECTED_BY_HUMAN', `the call changed after approval ${holds} times: refused`, { evaluation: ev });
+        throw new FingerError('E_REJECTED_BY_HUMAN', `the call changed after approval ${holds} times: refused`, {
+          evaluation: ev,
+        });
       const d = await o.gate.hold(ev, facts);
       if (!d.approved)
         throw new FingerError((d.code ?? 'E_REJECTED_BY_HUMAN') as 'E_REJECTED_BY_HUMAN', d.reason ?? 'rejected', {
@@ -194,6 +219,20 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       facts = { ...facts, args };
       ev = o.engine.evaluate(facts, { record: false });
       await verdict(call, facts, ev);
+    }
+  };
+
+  return (call, next) => {
+    try {
+      const facts = factsOf(call, o);
+      const ev = o.engine.evaluate(facts);
+      const recorded = verdict(call, facts, ev);
+      if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
+      // the AUTO path without an audit log: no extra promise before the call runs
+      if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next);
+      return settle(call, facts, ev, next);
+    } catch (e) {
+      return Promise.reject(e);
     }
   };
 }

@@ -37,8 +37,17 @@ function segmentLine(seg: SimpleCommand, i: number): string {
 }
 
 /** The parsed command with its cwd (the APPROVE preview of an exec). */
-export function commandPreview(args: Record<string, unknown>, assessment: RiskAssessment, cwd: string | undefined): Preview {
-  const shown = typeof args.command === 'string' ? args.command : Array.isArray(args.argv) ? (args.argv as string[]).map(shellWord).join(' ') : '';
+export function commandPreview(
+  args: Record<string, unknown>,
+  assessment: RiskAssessment,
+  cwd: string | undefined,
+): Preview {
+  const shown =
+    typeof args.command === 'string'
+      ? args.command
+      : Array.isArray(args.argv)
+        ? (args.argv as string[]).map(shellWord).join(' ')
+        : '';
   const lines = [`$ ${shown}`, `cwd: ${cwd ?? '(the first workspace root)'}`, 'runs:'];
   assessment.model.segments.forEach((s, i) => lines.push(segmentLine(s, i)));
   if (assessment.model.unparseable !== undefined) lines.push(`NOT FULLY PARSED: ${assessment.model.unparseable}`);
@@ -56,7 +65,8 @@ export function argsPreview(args: unknown): Preview {
   } catch {
     text = String(args);
   }
-  if (text.length > MAX_ARGS_PREVIEW) text = `${text.slice(0, MAX_ARGS_PREVIEW)}\n… [preview cut: ${text.length - MAX_ARGS_PREVIEW} more characters]`;
+  if (text.length > MAX_ARGS_PREVIEW)
+    text = `${text.slice(0, MAX_ARGS_PREVIEW)}\n… [preview cut: ${text.length - MAX_ARGS_PREVIEW} more characters]`;
   return { kind: 'args', text };
 }
 
@@ -103,7 +113,8 @@ export function writePreview(
   if (typeof args.path !== 'string') return null;
   const name = tool_id.slice(tool_id.lastIndexOf('.') + 1);
   const isDelete = DELETE_VERB.test(name);
-  if (!isDelete && typeof args.content !== 'string' && !Array.isArray(args.edits) && typeof args.diff !== 'string') return null;
+  if (!isDelete && typeof args.content !== 'string' && !Array.isArray(args.edits) && typeof args.diff !== 'string')
+    return null;
   const target = paths.list.find((p) => p.arg === 'path')?.path ?? args.path;
   const preview: Preview = { kind: 'diff', text: '', path: target };
   let before: Uint8Array | null;
@@ -111,7 +122,10 @@ export function writePreview(
     before = readFile(target);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    preview.text = code === 'EISDIR' ? `${isDelete ? 'delete' : 'write'} directory ${target}${args.recursive === true ? ' (recursive)' : ''}` : `current content of ${target} cannot be read: ${(e as Error).message}`;
+    preview.text =
+      code === 'EISDIR'
+        ? `${isDelete ? 'delete' : 'write'} directory ${target}${args.recursive === true ? ' (recursive)' : ''}`
+        : `current content of ${target} cannot be read: ${(e as Error).message}`;
     return preview;
   }
   preview.file_sha256 = before === null ? null : createHash('sha256').update(before).digest('hex');

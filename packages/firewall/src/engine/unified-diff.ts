@@ -74,7 +74,10 @@ function editScript(a: string[], b: string[]): Op[] {
   const midA = a.slice(pre, a.length - suf);
   const midB = b.slice(pre, b.length - suf);
   let mid = midA.length + midB.length <= MAX_LINES ? myers(midA, midB) : null;
-  mid ??= [...midA.map((line) => ({ kind: '-' as const, line })), ...midB.map((line) => ({ kind: '+' as const, line }))];
+  mid ??= [
+    ...midA.map((line) => ({ kind: '-' as const, line })),
+    ...midB.map((line) => ({ kind: '+' as const, line })),
+  ];
   return [
     ...a.slice(0, pre).map((line) => ({ kind: ' ' as const, line })),
     ...mid,
@@ -95,7 +98,10 @@ function print(op: Op, out: string[]): void {
 export function unifiedDiff(before: string | null, after: string | null, label: string): string {
   if (before === after) return '';
   const ops = editScript(splitLines(before ?? ''), splitLines(after ?? ''));
-  const out: string[] = [before === null ? '--- /dev/null' : `--- ${label}`, after === null ? '+++ /dev/null' : `+++ ${label}`];
+  const out: string[] = [
+    before === null ? '--- /dev/null' : `--- ${label}`,
+    after === null ? '+++ /dev/null' : `+++ ${label}`,
+  ];
   const pos: { a: number; b: number }[] = [];
   let ia = 0;
   let ib = 0;

@@ -11,11 +11,18 @@ import type { RiskAssessment } from '../risk/command-model.js';
 import { compileCommandPattern } from '../risk/command-pattern.js';
 import { splitPatternWords } from '../risk/words.js';
 import { CompiledPolicy } from './compiled-policy.js';
-import { compilePathGlob, compileToolGlob, compileValueGlob, expandHome, type Matcher, policyRoot } from './policy-globs.js';
+import {
+  compilePathGlob,
+  compileToolGlob,
+  compileValueGlob,
+  expandHome,
+  type Matcher,
+  policyRoot,
+} from './policy-globs.js';
 import { policySchemaIssues } from './policy-schema.js';
 import type { ExampleCall, KnownTool, PolicyDocument, PolicyLayer, PolicyRule, PolicyWarning } from './policy-types.js';
-import { type ArgMatch, type CommandMatch, type CompiledRule, ruleMatches } from './rule-match.js';
 import { policyWarnings } from './policy-warnings.js';
+import { type ArgMatch, type CommandMatch, type CompiledRule, ruleMatches } from './rule-match.js';
 
 /** The default shell tools: their `command`/`argv` is assessed and matched as a shell command. */
 export const DEFAULT_SHELL_TOOLS: readonly string[] = Object.freeze(['shell.exec']);
@@ -120,7 +127,12 @@ class RuleCompiler {
     return compiled;
   }
 
-  #command(key: 'command' | 'argv', values: string[], loosening: boolean, at: (i: number) => string): CommandMatch | null {
+  #command(
+    key: 'command' | 'argv',
+    values: string[],
+    loosening: boolean,
+    at: (i: number) => string,
+  ): CommandMatch | null {
     const patterns = [];
     let programs: string[] | null = [];
     for (const [i, v] of values.entries()) {
@@ -135,7 +147,11 @@ class RuleCompiler {
       }
     }
     if (patterns.length !== values.length) return null;
-    return Object.freeze({ key, patterns: Object.freeze(patterns), programs: programs === null ? null : Object.freeze(programs) });
+    return Object.freeze({
+      key,
+      patterns: Object.freeze(patterns),
+      programs: programs === null ? null : Object.freeze(programs),
+    });
   }
 
   /** Runs a rule's examples; every failing one is an issue naming the rule and the example. */
@@ -146,7 +162,10 @@ class RuleCompiler {
       try {
         got = this.#exampleMatches(compiled, ex);
       } catch (e) {
-        this.issues.push({ path: `${where}.examples.${kind}[${i}]`, message: `rule "${compiled.id}": example cannot be checked: ${errorText(e)}` });
+        this.issues.push({
+          path: `${where}.examples.${kind}[${i}]`,
+          message: `rule "${compiled.id}": example cannot be checked: ${errorText(e)}`,
+        });
         return;
       }
       if (got !== expected)
@@ -205,7 +224,10 @@ function roots(
  * E_INVALID_ARGS (details `{layer, source, issues: [{path, message}]}`) listing every schema
  * error, bad glob or command pattern, admin-only key in a user policy, and failing rule example.
  */
-export function compilePolicy(doc: unknown, ctx: CompileContext): { policy: CompiledPolicy; warnings: PolicyWarning[] } {
+export function compilePolicy(
+  doc: unknown,
+  ctx: CompileContext,
+): { policy: CompiledPolicy; warnings: PolicyWarning[] } {
   const issues = policySchemaIssues(doc);
   if (issues.length > 0) throw invalidPolicy(ctx, issues);
   const d = structuredClone(doc) as PolicyDocument;
@@ -295,4 +317,3 @@ function deepFreeze<T>(x: T): T {
   }
   return x;
 }
-

@@ -46,6 +46,20 @@ interface Parts {
 const MAX_INDEXED_TOOLS = 10_000;
 const EMPTY: readonly CompiledRule[] = Object.freeze([]);
 
+/** A tool-id matcher remembering its answers (tool ids are few; bounded anyway). */
+function memo(m: Matcher): Matcher {
+  const seen = new Map<string, boolean>();
+  return (id) => {
+    let hit = seen.get(id);
+    if (hit === undefined) {
+      hit = m(id);
+      if (seen.size >= MAX_INDEXED_TOOLS) seen.clear();
+      seen.set(id, hit);
+    }
+    return hit;
+  };
+}
+
 function basename(p: string): string {
   const i = p.lastIndexOf('/');
   return i < 0 ? p : p.slice(i + 1);
@@ -71,6 +85,7 @@ export class CompiledPolicy {
   /** The home directory `~` stood for when compiling. */
   readonly homeDir: string;
   readonly #index = new Map<string, ToolRules>();
+  #humanOnly: Matcher | undefined;
 
   constructor(p: Parts) {
     this.layer = p.layer;
@@ -81,7 +96,7 @@ export class CompiledPolicy {
     this.readable = p.readable;
     this.writable = p.writable;
     this.humanOnly = p.humanOnly;
-    this.shellTools = p.shellTools;
+    this.shellTools = memo(p.shellTools);
     this.defaults = p.defaults;
     this.homeDir = p.homeDir;
   }
@@ -99,8 +114,9 @@ export class CompiledPolicy {
 
   /** True when a `human_only` glob of this layer names the tool. */
   isHumanOnly(tool_id: string): boolean {
-    for (const m of this.humanOnly) if (m(tool_id)) return true;
-    return false;
+    if (this.humanOnly.length === 0) return false;
+    this.#humanOnly ??= memo((id) => this.humanOnly.some((m) => m(id)));
+    return this.#humanOnly(tool_id);
   }
 
   #build(tool_id: string): ToolRules {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
 import { LEVEL_ORDER } from '../engine/evaluation.js';
 import type { CommandRiskLevel, RiskAssessment } from '../risk/command-model.js';
-import { type CompiledPolicy, commandCandidates, type ToolRules } from './compiled-policy.js';
+import { commandCandidates, type CompiledPolicy, type ToolRules } from './compiled-policy.js';
 import { expandHome } from './policy-globs.js';
 import { type CompiledRule, type RuleInput, ruleMatches } from './rule-match.js';
 
@@ -60,14 +60,68 @@ const RANK: Readonly<Record<Level, number>> = Object.freeze(
   Object.fromEntries(LEVEL_ORDER.map((l, i) => [l, i])) as Record<Level, number>,
 );
 
+/** One contribution: its matched-rule entry and its reason line, built once and shared (frozen). */
 interface Contribution {
-  entry: MatchedRule;
-  layer: 'permission' | 'default';
+  readonly entry: MatchedRule;
+  readonly layer: 'permission' | 'default';
+  readonly line: string;
 }
 
-function ruleEntry(r: CompiledRule): MatchedRule {
-  return { source: r.layer, id: r.id, level: r.level, reason: r.reason ?? `${r.layer} policy ${r.origin} matched` };
+function contribution(entry: MatchedRule, layer: 'permission' | 'default'): Contribution {
+  const line =
+    entry.source === 'builtin'
+      ? `${entry.level}: ${entry.reason}`
+      : `${entry.level}: ${entry.source} rule "${entry.id}": ${entry.reason}`;
+  return Object.freeze({ entry: Object.freeze(entry), layer, line });
 }
+
+const byRule = new WeakMap<CompiledRule, Contribution>();
+function ruleContribution(r: CompiledRule): Contribution {
+  let c = byRule.get(r);
+  if (c === undefined) {
+    c = contribution(
+      { source: r.layer, id: r.id, level: r.level, reason: r.reason ?? `${r.layer} policy ${r.origin} matched` },
+      'permission',
+    );
+    byRule.set(r, c);
+  }
+  return c;
+}
+
+const byAssessment = new WeakMap<RiskAssessment, Contribution>();
+function riskContribution(a: RiskAssessment): Contribution {
+  let c = byAssessment.get(a);
+  if (c === undefined) {
+    let l = COMMAND_RISK_DEFAULTS[a.level];
+    if (a.unparseable === true && RANK[l] < RANK.CONFIRM) l = 'CONFIRM';
+    const why = a.reasons.length > 0 ? a.reasons.join('; ') : a.level;
+    c = contribution(
+      { source: 'builtin', id: 'risk', level: l, reason: `RiskAssessor: ${a.level}: ${why}` },
+      'permission',
+    );
+    byAssessment.set(a, c);
+  }
+  return c;
+}
+
+const PERMISSION = new Map<Level, Contribution>(
+  LEVEL_ORDER.map((l) => [
+    l,
+    contribution(
+      { source: 'builtin', id: 'tool.permission', level: l, reason: `the tool declares permission ${l}` },
+      'default',
+    ),
+  ]),
+);
+const RISK_LEVEL = new Map<string, Contribution>(
+  Object.entries(RISK_LEVEL_DEFAULTS).map(([risk, l]) => [
+    risk,
+    contribution(
+      { source: 'builtin', id: 'tool.risk_level', level: l, reason: `tool default for risk_level ${risk}` },
+      'default',
+    ),
+  ]),
+);
 
 function collect(rules: ToolRules, input: RuleInput, out: CompiledRule[]): void {
   for (const r of rules.plain) if (ruleMatches(r, input)) out.push(r);
@@ -80,15 +134,22 @@ function collect(rules: ToolRules, input: RuleInput, out: CompiledRule[]): void 
  * Contributions: the tool's declared `permission`; its `risk_level` (low → AUTO, medium →
  * NOTIFY, high → CONFIRM, critical → APPROVE) unless it is a shell tool with a command, whose
  * default is then the RiskAssessor's; a quarantined tool → CONFIRM; the RiskAssessor's level
- * (safe → AUTO, moderate → CONFIRM, dangerous → APPROVE, unparseable → at least CONFIRM); every
- * matching admin and user rule. The strictest wins. A matching AUTO/NOTIFY command-pattern rule
- * (an exact shape) sets the RiskAssessor's level aside — a user one only when the admin policy
- * allows it and the command is not `dangerous`.
+ * (safe → AUTO, moderate → CONFIRM, dangerous → APPROVE, unparseable → at least CONFIRM); a
+ * shell tool's `env` argument → CONFIRM; every matching admin and user rule. The strictest wins.
+ * A matching AUTO/NOTIFY command-pattern rule (an exact shape) sets the RiskAssessor's level
+ * aside — a user one only when the admin policy allows it and the command is not `dangerous`.
  */
-export function evaluatePolicy(policy: EffectivePolicy, facts: PolicyFacts, assessment?: RiskAssessment): PermissionVerdict {
+export function evaluatePolicy(
+  policy: EffectivePolicy,
+  facts: PolicyFacts,
+  assessment?: RiskAssessment,
+): PermissionVerdict {
   const { tool_id, tool } = facts;
   const homeDir = policy.admin.homeDir;
   const base = facts.base;
+  // one lexical form per argument value per call (every path rule asks for it)
+  let lastIn: string | undefined;
+  let lastOut = '';
   const input: RuleInput = {
     tool_id,
     args: facts.args,
@@ -96,9 +157,15 @@ export function evaluatePolicy(policy: EffectivePolicy, facts: PolicyFacts, asse
     model: assessment?.model,
     paths: facts.paths,
     lexical: (p) => {
+      if (p === lastIn) return lastOut;
       const e = expandHome(p, homeDir);
-      if (path.posix.isAbsolute(e)) return path.posix.normalize(e);
-      return base !== undefined ? path.posix.resolve(base, e) : path.posix.normalize(e);
+      lastIn = p;
+      lastOut = path.posix.isAbsolute(e)
+        ? path.posix.normalize(e)
+        : base !== undefined
+          ? path.posix.resolve(base, e)
+          : path.posix.normalize(e);
+      return lastOut;
     },
   };
   const matched: CompiledRule[] = [];
@@ -107,39 +174,67 @@ export function evaluatePolicy(policy: EffectivePolicy, facts: PolicyFacts, asse
 
   const contributions: Contribution[] = [];
   const shell = assessment !== undefined && policy.admin.shellTools(tool_id);
-  if (tool.permission !== undefined)
-    contributions.push({
-      entry: { source: 'builtin', id: 'tool.permission', level: tool.permission, reason: `the tool declares permission ${tool.permission}` },
-      layer: 'default',
-    });
+  if (tool.permission !== undefined) {
+    const c = PERMISSION.get(tool.permission);
+    if (c !== undefined) contributions.push(c);
+  }
   if (!shell) {
-    const l = RISK_LEVEL_DEFAULTS[tool.risk_level] ?? 'CONFIRM';
-    contributions.push({
-      entry: { source: 'builtin', id: 'tool.risk_level', level: l, reason: `tool default for risk_level ${tool.risk_level}` },
-      layer: 'default',
-    });
+    contributions.push(
+      RISK_LEVEL.get(tool.risk_level) ??
+        contribution(
+          {
+            source: 'builtin',
+            id: 'tool.risk_level',
+            level: 'CONFIRM',
+            reason: `unknown risk_level ${String(tool.risk_level)}`,
+          },
+          'default',
+        ),
+    );
   }
   if (tool.quarantined !== undefined)
-    contributions.push({
-      entry: { source: 'builtin', id: 'tool.quarantined', level: 'CONFIRM', reason: `the tool is quarantined: ${tool.quarantined.reason}` },
-      layer: 'permission',
-    });
+    contributions.push(
+      contribution(
+        {
+          source: 'builtin',
+          id: 'tool.quarantined',
+          level: 'CONFIRM',
+          reason: `the tool is quarantined: ${tool.quarantined.reason}`,
+        },
+        'permission',
+      ),
+    );
+  if (shell) {
+    // `env` of a shell tool changes what the command runs (PATH, LD_PRELOAD, BASH_ENV…) outside the command text
+    const env = (facts.args as { env?: unknown } | null)?.env;
+    if (typeof env === 'object' && env !== null && Object.keys(env).length > 0)
+      contributions.push(
+        contribution(
+          {
+            source: 'builtin',
+            id: 'shell.env',
+            level: 'CONFIRM',
+            reason: `the command runs with environment variables set: ${Object.keys(env).sort().join(', ')}`,
+          },
+          'permission',
+        ),
+      );
+  }
   let waivedBy: CompiledRule | undefined;
   if (assessment !== undefined) {
-    let l = COMMAND_RISK_DEFAULTS[assessment.level];
-    if (assessment.unparseable === true && RANK[l] < RANK.CONFIRM) l = 'CONFIRM';
+    const risk = riskContribution(assessment);
     const userMay = policy.admin.defaults.user_may_allow && assessment.level !== 'dangerous';
-    waivedBy = matched.find((r) => r.loosening && r.command !== null && (r.layer === 'admin' || userMay));
-    if (waivedBy === undefined || RANK[l] <= RANK[waivedBy.level]) {
+    for (const r of matched)
+      if (r.loosening && r.command !== null && (r.layer === 'admin' || userMay)) {
+        waivedBy = r;
+        break;
+      }
+    if (waivedBy === undefined || RANK[risk.entry.level] <= RANK[waivedBy.level]) {
       waivedBy = undefined;
-      const why = assessment.reasons.length > 0 ? assessment.reasons.join('; ') : assessment.level;
-      contributions.push({
-        entry: { source: 'builtin', id: 'risk', level: l, reason: `RiskAssessor: ${assessment.level}: ${why}` },
-        layer: 'permission',
-      });
+      contributions.push(risk);
     }
   }
-  for (const r of matched) contributions.push({ entry: ruleEntry(r), layer: 'permission' });
+  for (const r of matched) contributions.push(ruleContribution(r));
 
   let level: Level = 'AUTO';
   let layer: 'permission' | 'default' = 'default';
@@ -152,11 +247,11 @@ export function evaluatePolicy(policy: EffectivePolicy, facts: PolicyFacts, asse
       layer = c.layer;
     }
   }
-  const reasons = contributions.map((c) =>
-    c.entry.source === 'builtin' ? `${c.entry.level}: ${c.entry.reason}` : `${c.entry.level}: ${c.entry.source} rule "${c.entry.id}": ${c.entry.reason}`,
-  );
+  const reasons = contributions.map((c) => c.line);
   if (waivedBy !== undefined)
-    reasons.push(`the RiskAssessor's ${assessment!.level} was set aside by the exact-shape ${waivedBy.layer} rule "${waivedBy.id}"`);
+    reasons.push(
+      `the RiskAssessor's ${assessment!.level} was set aside by the exact-shape ${waivedBy.layer} rule "${waivedBy.id}"`,
+    );
   let human_only = policy.admin.isHumanOnly(tool_id) || policy.user.isHumanOnly(tool_id);
   for (const r of matched) if (r.human_only) human_only = true;
   return { level, layer, matched_rules: contributions.map((c) => c.entry), reasons, human_only };

@@ -10,7 +10,10 @@ import { compileGrantGlob } from '../grants/grant-glob.js';
 /** A compiled matcher. */
 export type Matcher = (input: string) => boolean;
 
-type Picomatch = (glob: string, options?: { dot?: boolean; nonegate?: boolean; noextglob?: boolean }) => Matcher;
+type PicomatchOptions = { dot?: boolean; nonegate?: boolean; noextglob?: boolean };
+type Picomatch = ((glob: string, options?: PicomatchOptions) => Matcher) & {
+  makeRe(glob: string, options?: PicomatchOptions): RegExp;
+};
 const picomatch = createRequire(import.meta.url)('picomatch/posix') as Picomatch;
 
 const GLOB_CHARS = /[*?[{]/;
@@ -77,8 +80,19 @@ export function compilePathGlob(pattern: string, homeDir: string): Matcher {
     const prefix = exact === '/' ? '/' : `${exact}/`;
     return (s) => s === exact || s.startsWith(prefix);
   }
-  const m = picomatch(p, { dot: true, nonegate: true, noextglob: true });
-  return (s) => m(s);
+  // `/dir/**` is a prefix test; otherwise the literal directory before the first glob character
+  // is checked first, so most rules cost one startsWith and never reach their RegExp
+  const star = /^(\/[^*?[{\]\\]*?)\/\*\*$/.exec(p);
+  if (star !== null) {
+    const dir = path.posix.normalize(star[1] as string);
+    const prefix = dir === '/' ? '/' : `${dir}/`;
+    return (s) => s === dir || s.startsWith(prefix);
+  }
+  const firstGlob = p.search(/[*?[{\\]/);
+  const literal = p.slice(0, p.lastIndexOf('/', firstGlob) + 1);
+  // the bare RegExp: picomatch's matcher function does several times the work per test
+  const re = picomatch.makeRe(p, { dot: true, nonegate: true, noextglob: true });
+  return literal.length > 1 ? (s) => s.startsWith(literal) && re.test(s) : (s) => re.test(s);
 }
 
 /** A policy root (`readable_paths`, `writable_paths`) as an absolute normalised path, or null when not absolute. */

@@ -15,7 +15,6 @@ import { atomicWriteFile } from '../undo/atomic-write.js';
 import { type CompileContext, compilePolicy } from './compile-policy.js';
 import type { CompiledPolicy } from './compiled-policy.js';
 import type { EffectivePolicy } from './evaluate-policy.js';
-import { policyWarnings } from './policy-warnings.js';
 import {
   emptyPolicyDocument,
   type KnownTool,
@@ -23,6 +22,7 @@ import {
   type PolicyRule,
   type PolicyWarning,
 } from './policy-types.js';
+import { policyWarnings } from './policy-warnings.js';
 
 /** Where `policy.changed` entries go (AuditLog satisfies it). */
 export interface PolicyAudit {
@@ -57,7 +57,12 @@ export interface PolicyChange {
 /** The prefix of rules the adaptation adds (`adaptation:<tool>`). */
 export const ADAPTATION_RULE_PREFIX = 'adaptation:';
 
-function invalid(message: string, layer: string, source: string, issues: { path: string; message: string }[]): FingerError {
+function invalid(
+  message: string,
+  layer: string,
+  source: string,
+  issues: { path: string; message: string }[],
+): FingerError {
   return new FingerError('E_INVALID_ARGS', message, { layer, source, issues });
 }
 
@@ -80,8 +85,12 @@ function readPolicyFile(file: string, layer: 'admin' | 'user', mustExist: boolea
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !mustExist) return emptyPolicyDocument();
     if (code === 'ENOENT')
-      throw invalid(`the ${layer} policy file ${file} does not exist`, layer, file, [{ path: '$', message: 'file not found' }]);
-    throw new FingerError('E_STORE_UNAVAILABLE', `cannot read the ${layer} policy ${file}: ${(e as Error).message}`, { file });
+      throw invalid(`the ${layer} policy file ${file} does not exist`, layer, file, [
+        { path: '$', message: 'file not found' },
+      ]);
+    throw new FingerError('E_STORE_UNAVAILABLE', `cannot read the ${layer} policy ${file}: ${(e as Error).message}`, {
+      file,
+    });
   }
   return parseJson(text, layer, file);
 }
@@ -98,9 +107,14 @@ export class PolicyStore {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #o: PolicyStoreOptions;
 
-  private constructor(o: PolicyStoreOptions, admin: { policy: CompiledPolicy; warnings: PolicyWarning[] }, user: { policy: CompiledPolicy; warnings: PolicyWarning[] }) {
+  private constructor(
+    o: PolicyStoreOptions,
+    admin: { policy: CompiledPolicy; warnings: PolicyWarning[] },
+    user: { policy: CompiledPolicy; warnings: PolicyWarning[] },
+  ) {
     this.#o = o;
-    this.adminPath = o.adminPath ?? (o.home !== undefined ? path.join(o.home, 'config', 'admin-policy.json') : undefined);
+    this.adminPath =
+      o.adminPath ?? (o.home !== undefined ? path.join(o.home, 'config', 'admin-policy.json') : undefined);
     this.userPath = o.userPath ?? (o.home !== undefined ? path.join(o.home, 'state', 'user-policy.json') : undefined);
     this.#admin = admin.policy;
     this.#user = user.policy;
@@ -116,13 +130,33 @@ export class PolicyStore {
    * a file cannot be read.
    */
   static load(options: PolicyStoreOptions): PolicyStore {
-    const adminPath = options.adminPath ?? (options.home !== undefined ? path.join(options.home, 'config', 'admin-policy.json') : undefined);
-    const userPath = options.userPath ?? (options.home !== undefined ? path.join(options.home, 'state', 'user-policy.json') : undefined);
-    const base = { homeDir: options.homeDir, assessor: options.assessor, ...(options.tools !== undefined ? { tools: options.tools } : {}) };
-    const adminDoc = adminPath === undefined ? emptyPolicyDocument() : readPolicyFile(adminPath, 'admin', options.adminPath !== undefined);
-    const admin = compilePolicy(adminDoc, { ...base, layer: 'admin', ...(adminPath !== undefined ? { source: adminPath } : {}) });
+    const adminPath =
+      options.adminPath ??
+      (options.home !== undefined ? path.join(options.home, 'config', 'admin-policy.json') : undefined);
+    const userPath =
+      options.userPath ??
+      (options.home !== undefined ? path.join(options.home, 'state', 'user-policy.json') : undefined);
+    const base = {
+      homeDir: options.homeDir,
+      assessor: options.assessor,
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
+    };
+    const adminDoc =
+      adminPath === undefined
+        ? emptyPolicyDocument()
+        : readPolicyFile(adminPath, 'admin', options.adminPath !== undefined);
+    const admin = compilePolicy(adminDoc, {
+      ...base,
+      layer: 'admin',
+      ...(adminPath !== undefined ? { source: adminPath } : {}),
+    });
     const userDoc = userPath === undefined ? emptyPolicyDocument() : readPolicyFile(userPath, 'user', false);
-    const user = compilePolicy(userDoc, { ...base, layer: 'user', admin: admin.policy, ...(userPath !== undefined ? { source: userPath } : {}) });
+    const user = compilePolicy(userDoc, {
+      ...base,
+      layer: 'user',
+      admin: admin.policy,
+      ...(userPath !== undefined ? { source: userPath } : {}),
+    });
     return new PolicyStore(options, admin, user);
   }
 
@@ -144,7 +178,13 @@ export class PolicyStore {
   /** Recomputes the warnings against a new tool list (the registry changed). */
   setTools(tools: readonly KnownTool[]): PolicyWarning[] {
     this.#tools = tools;
-    const ctx = (layer: 'admin' | 'user'): CompileContext => ({ layer, homeDir: this.#o.homeDir, assessor: this.#o.assessor, tools, admin: this.#admin });
+    const ctx = (layer: 'admin' | 'user'): CompileContext => ({
+      layer,
+      homeDir: this.#o.homeDir,
+      assessor: this.#o.assessor,
+      tools,
+      admin: this.#admin,
+    });
     this.#warnings = [...policyWarnings(this.#admin, ctx('admin')), ...policyWarnings(this.#user, ctx('user'))];
     return this.warnings();
   }
@@ -213,10 +253,17 @@ export class PolicyStore {
     return run;
   }
 
-  async #apply(doc: unknown, change: PolicyChange, kind: string, extra: Record<string, unknown>): Promise<PolicyWarning[]> {
+  async #apply(
+    doc: unknown,
+    change: PolicyChange,
+    kind: string,
+    extra: Record<string, unknown>,
+  ): Promise<PolicyWarning[]> {
     const audit = this.#o.audit;
     if (audit === undefined)
-      throw new FingerError('E_STORE_UNAVAILABLE', 'user policy changes need an audit log, and none is configured', { change: kind });
+      throw new FingerError('E_STORE_UNAVAILABLE', 'user policy changes need an audit log, and none is configured', {
+        change: kind,
+      });
     const compiled = compilePolicy(doc, {
       layer: 'user',
       homeDir: this.#o.homeDir,
@@ -240,10 +287,18 @@ export class PolicyStore {
     if (this.userPath !== undefined) {
       try {
         await mkdir(path.dirname(this.userPath), { recursive: true, mode: 0o700 });
-        await atomicWriteFile(this.userPath, Buffer.from(`${JSON.stringify(compiled.policy.document, null, 2)}\n`), { mode: 0o600 });
+        await atomicWriteFile(this.userPath, Buffer.from(`${JSON.stringify(compiled.policy.document, null, 2)}\n`), {
+          mode: 0o600,
+        });
       } catch (e) {
-        await audit.append({ ...record, details: { ...details, failed: true, error: (e as Error).message } }).catch(() => undefined);
-        throw new FingerError('E_STORE_UNAVAILABLE', `cannot write the user policy ${this.userPath}: ${(e as Error).message}`, { file: this.userPath });
+        await audit
+          .append({ ...record, details: { ...details, failed: true, error: (e as Error).message } })
+          .catch(() => undefined);
+        throw new FingerError(
+          'E_STORE_UNAVAILABLE',
+          `cannot write the user policy ${this.userPath}: ${(e as Error).message}`,
+          { file: this.userPath },
+        );
       }
     }
     this.#user = compiled.policy;

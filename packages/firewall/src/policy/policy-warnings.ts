@@ -25,15 +25,24 @@ export function policyWarnings(policy: CompiledPolicy, ctx: CompileContext): Pol
     if (rule.level === 'AUTO' && rule.command === null)
       warn(
         rule,
-        'an AUTO rule without a command pattern never changes a verdict: rules only raise the level, and only a command-pattern rule can lower the RiskAssessor\'s',
+        "an AUTO rule without a command pattern never changes a verdict: rules only raise the level, and only a command-pattern rule can lower the RiskAssessor's",
       );
-    if (policy.layer === 'user' && rule.loosening && rule.command !== null && ctx.admin?.defaults.user_may_allow === false)
+    if (
+      policy.layer === 'user' &&
+      rule.loosening &&
+      rule.command !== null &&
+      ctx.admin?.defaults.user_may_allow === false
+    )
       warn(rule, 'the admin policy sets defaults.user_may_allow to false: this user allow rule cannot lower any level');
     for (const earlier of denies) {
       const sameTool = earlier.tool === rule.tool || earlier.tool === '*' || earlier.tool === '**';
-      const covers = Object.keys(earlier.match).length === 0 || canonicalJson(earlier.match) === canonicalJson(rule.match);
+      const covers =
+        Object.keys(earlier.match).length === 0 || canonicalJson(earlier.match) === canonicalJson(rule.match);
       if (sameTool && covers) {
-        warn(rule, `shadowed by the earlier DENY rule "${earlier.id}" of the same scope: it can never change a verdict`);
+        warn(
+          rule,
+          `shadowed by the earlier DENY rule "${earlier.id}" of the same scope: it can never change a verdict`,
+        );
         break;
       }
     }
@@ -50,14 +59,16 @@ export function policyWarnings(policy: CompiledPolicy, ctx: CompileContext): Pol
         const p = schemaProps(t);
         return p === null || p.has('command') || p.has('argv');
       });
-      if (!canRun) warn(rule, `match.${rule.command.key}: none of the tools "${rule.tool}" matches takes a shell command`);
+      if (!canRun)
+        warn(rule, `match.${rule.command.key}: none of the tools "${rule.tool}" matches takes a shell command`);
     }
     for (const a of rule.args) {
       const has = matched.some((t) => {
         const p = schemaProps(t);
         return p === null || p.has(a.key);
       });
-      if (!has) warn(rule, `match.${a.key}: no tool "${rule.tool}" matches has an argument "${a.key}" in its input_schema`);
+      if (!has)
+        warn(rule, `match.${a.key}: no tool "${rule.tool}" matches has an argument "${a.key}" in its input_schema`);
     }
   }
   return out;

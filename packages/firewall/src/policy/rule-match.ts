@@ -97,17 +97,34 @@ function valueMatches(m: ArgMatch, value: unknown, loosening: boolean): boolean 
   return t !== null && anyMatch(m.values, t);
 }
 
+function onePathMatches(
+  m: ArgMatch,
+  input: RuleInput,
+  p: string,
+  real: string | undefined,
+  loosening: boolean,
+): boolean {
+  const lex = input.lexical(p);
+  if (loosening)
+    return anyMatch(m.paths, real ?? lex) && (real === undefined || real === lex || anyMatch(m.paths, lex));
+  return anyMatch(m.paths, lex) || (real !== undefined && real !== lex && anyMatch(m.paths, real));
+}
+
+/** Path arguments match on their lexical absolute form or their real path (a symlink cannot hide a path from a deny rule). */
 function pathMatches(m: ArgMatch, input: RuleInput, value: unknown, loosening: boolean): boolean {
-  const raw = typeof value === 'string' ? [value] : Array.isArray(value) ? value.filter((v) => typeof v === 'string') : [];
-  if (raw.length === 0) return valueMatches(m, value, loosening);
   const resolved = input.paths?.get(m.key);
-  const check = (p: string, i: number): boolean => {
-    const lex = input.lexical(p);
-    const real = resolved?.[i];
-    if (loosening) return anyMatch(m.paths, real ?? lex) && (real === undefined || anyMatch(m.paths, lex));
-    return anyMatch(m.paths, lex) || (real !== undefined && anyMatch(m.paths, real)) || anyMatch(m.values, p);
-  };
-  return loosening ? raw.every(check) : raw.some(check);
+  if (typeof value === 'string') return onePathMatches(m, input, value, resolved?.[0], loosening);
+  if (!Array.isArray(value)) return valueMatches(m, value, loosening);
+  let seen = 0;
+  for (let i = 0; i < value.length; i++) {
+    const v: unknown = value[i];
+    if (typeof v !== 'string') continue;
+    const ok = onePathMatches(m, input, v, resolved?.[seen], loosening);
+    seen++;
+    if (ok && !loosening) return true;
+    if (!ok && loosening) return false;
+  }
+  return loosening && seen > 0;
 }
 
 function commandMatches(c: CommandMatch, input: RuleInput, loosening: boolean): boolean {
@@ -131,7 +148,9 @@ export function ruleMatches(rule: CompiledRule, input: RuleInput): boolean {
   for (const m of rule.args) {
     const v = record[m.key];
     if (v === undefined) return false;
-    const ok = isPathArg(m.key, input.schema) ? pathMatches(m, input, v, rule.loosening) : valueMatches(m, v, rule.loosening);
+    const ok = isPathArg(m.key, input.schema)
+      ? pathMatches(m, input, v, rule.loosening)
+      : valueMatches(m, v, rule.loosening);
     if (!ok) return false;
   }
   return true;

@@ -72,7 +72,13 @@ export interface WriteFacts {
  * `readOnlyHint` does not make `write_file` read-only), or an L1/L2 tool with side effects.
  */
 export function isWriteTool(tool_id: string, tool: WriteFacts): boolean {
-  const name = tool_id.slice(tool_id.lastIndexOf('.') + 1);
-  if (WRITE_VERB.test(name)) return true;
-  return tool.side_effects && tool.capability_level !== 'L0';
+  let named = writeNames.get(tool_id);
+  if (named === undefined) {
+    named = WRITE_VERB.test(tool_id.slice(tool_id.lastIndexOf('.') + 1));
+    if (writeNames.size >= 10_000) writeNames.clear();
+    writeNames.set(tool_id, named);
+  }
+  return named || (tool.side_effects && tool.capability_level !== 'L0');
 }
+
+const writeNames = new Map<string, boolean>();

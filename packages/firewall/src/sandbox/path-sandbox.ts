@@ -66,7 +66,7 @@ export interface SandboxCall {
 
 const NULL_SINK = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/;
 const CHANGES_DIR = new Set(['cd', 'pushd', 'popd']);
-const EMPTY: ResolvedPaths = Object.freeze({ list: [], byArg: new Map() }) as ResolvedPaths;
+const EMPTY = Object.freeze({ list: Object.freeze([]), byArg: new Map() }) as unknown as ResolvedPaths;
 
 /** Holds path arguments against the policy's roots; one per process, shared by every call. */
 export class PathSandbox {
@@ -101,22 +101,25 @@ export class PathSandbox {
     const model = call.model;
     const redirects = call.shell && model !== undefined && model.flags.redirect_write;
     if (!hasArgs && !redirects) return EMPTY;
-    const out: ResolvedPaths = { list: [], byArg: new Map() };
+    let out: ResolvedPaths = EMPTY;
+    const ensure = (): ResolvedPaths => (out === EMPTY ? (out = { list: [], byArg: new Map() }) : out);
     const base = this.base;
     const writes = !call.shell && isWriteTool(call.tool_id, call.tool);
     let cwd = base;
     if (hasArgs) {
-      for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
-        if (!isPathArg(key, call.tool.input_schema)) continue;
+      const record = args as Record<string, unknown>;
+      for (const key in record) {
+        if (!Object.hasOwn(record, key) || !isPathArg(key, call.tool.input_schema)) continue;
+        const value = record[key];
         const write = writes && key !== 'cwd';
         const reals: string[] = [];
         for (const v of pathValues(value)) {
           const r = this.#resolveOne(key, v, base, write);
-          out.list.push(r);
+          ensure().list.push(r);
           reals.push(r.path);
           if (key === 'cwd' && r.problem === undefined) cwd = r.path;
         }
-        out.byArg.set(key, reals);
+        ensure().byArg.set(key, reals);
       }
     }
     if (redirects) {
@@ -125,15 +128,29 @@ export class PathSandbox {
         for (const r of seg.redirects) {
           if (!r.is_write || NULL_SINK.test(r.target)) continue;
           if (r.dynamic) {
-            out.list.push({ arg: 'redirect', input: r.target, path: r.target, exists: false, write: true, problem: 'a value known only at run time' });
+            ensure().list.push({
+              arg: 'redirect',
+              input: r.target,
+              path: r.target,
+              exists: false,
+              write: true,
+              problem: 'a value known only at run time',
+            });
             continue;
           }
           const t = expandHome(r.target, this.#homeDir);
           if (!path.isAbsolute(t) && changesDir) {
-            out.list.push({ arg: 'redirect', input: r.target, path: r.target, exists: false, write: true, problem: 'relative to a directory the command changes with cd' });
+            ensure().list.push({
+              arg: 'redirect',
+              input: r.target,
+              path: r.target,
+              exists: false,
+              write: true,
+              problem: 'relative to a directory the command changes with cd',
+            });
             continue;
           }
-          out.list.push(this.#resolveOne('redirect', r.target, cwd, true));
+          ensure().list.push(this.#resolveOne('redirect', r.target, cwd, true));
         }
       }
     }
@@ -146,7 +163,7 @@ export class PathSandbox {
     if (paths.list.length === 0) return v;
     const { admin, user } = policy;
     const defaults = this.#defaults();
-    const aRead = [...this.#real(admin.readable) ?? defaults, ...this.#real(admin.writable) ?? defaults];
+    const aRead = [...(this.#real(admin.readable) ?? defaults), ...(this.#real(admin.writable) ?? defaults)];
     const aWrite = this.#real(admin.writable) ?? defaults;
     const uRead = user.readable === null ? null : [...this.#real(user.readable)!, ...(this.#real(user.writable) ?? [])];
     const uWrite = this.#real(user.writable);
@@ -162,7 +179,11 @@ export class PathSandbox {
     for (const p of paths.list) {
       const what = `${p.write ? 'write to' : 'read of'} ${JSON.stringify(p.input)}${p.arg === 'redirect' ? ' (shell redirection)' : ''}`;
       if (p.problem !== undefined) {
-        add(p.write ? 'sandbox.outside_write' : 'sandbox.outside_read', p.write ? outsideWrite : outsideRead, `${what}: ${p.problem}`);
+        add(
+          p.write ? 'sandbox.outside_write' : 'sandbox.outside_read',
+          p.write ? outsideWrite : outsideRead,
+          `${what}: ${p.problem}`,
+        );
         continue;
       }
       const via = p.path !== this.#lexical(p.input) ? ` (it resolves to ${p.path})` : '';
@@ -170,7 +191,11 @@ export class PathSandbox {
         if (!inside(p.path, aWrite) || (uWrite !== null && !inside(p.path, uWrite)))
           add('sandbox.outside_write', outsideWrite, `${what} is outside writable_paths${via}`);
         else if (p.nlink !== undefined && p.nlink > 1)
-          add('sandbox.hard_link', hardLink, `${what}: the file has ${p.nlink} hard links; the others may lie outside writable_paths`);
+          add(
+            'sandbox.hard_link',
+            hardLink,
+            `${what}: the file has ${p.nlink} hard links; the others may lie outside writable_paths`,
+          );
       } else if (!inside(p.path, aRead) || (uRead !== null && !inside(p.path, uRead))) {
         add('sandbox.outside_read', outsideRead, `${what} is outside readable_paths${via}`);
       }

@@ -21,9 +21,7 @@ export const nodeSandboxFs: SandboxFs = {
 };
 
 /** Outcome of {@link resolveReal}. */
-export type RealPath =
-  | { ok: true; real: string; exists: boolean }
-  | { ok: false; at: string; problem: string };
+export type RealPath = { ok: true; real: string; exists: boolean } | { ok: false; at: string; problem: string };
 
 function code(e: unknown): string | undefined {
   return typeof e === 'object' && e !== null ? (e as NodeJS.ErrnoException).code : undefined;
@@ -39,11 +37,16 @@ export function resolveReal(fs: SandboxFs, abs: string): RealPath {
   for (;;) {
     try {
       const real = fs.realpath(cur);
-      return { ok: true, real: tail.length === 0 ? real : path.join(real, ...tail.reverse()), exists: tail.length === 0 };
+      return {
+        ok: true,
+        real: tail.length === 0 ? real : path.join(real, ...tail.reverse()),
+        exists: tail.length === 0,
+      };
     } catch (e) {
       const c = code(e);
       if (c === 'ELOOP') return { ok: false, at: cur, problem: 'a symlink loop' };
-      if (c !== 'ENOENT' && c !== 'ENOTDIR') return { ok: false, at: cur, problem: `it cannot be resolved (${c ?? String(e)})` };
+      if (c !== 'ENOENT' && c !== 'ENOTDIR')
+        return { ok: false, at: cur, problem: `it cannot be resolved (${c ?? String(e)})` };
     }
     let isLink = false;
     try {

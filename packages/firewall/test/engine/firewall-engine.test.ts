@@ -106,7 +106,12 @@ describe('FirewallEngine: writes and the path sandbox', () => {
     expect(ev).toMatchObject({ level: 'APPROVE', action: 'hold', layer: 'path_sandbox' });
     expect(ev.matched_rules).toEqual([
       { source: 'builtin', id: 'tool.risk_level', level: 'NOTIFY', reason: 'tool default for risk_level medium' },
-      { source: 'builtin', id: 'sandbox.outside_write', level: 'APPROVE', reason: `write to "${file}" is outside writable_paths` },
+      {
+        source: 'builtin',
+        id: 'sandbox.outside_write',
+        level: 'APPROVE',
+        reason: `write to "${file}" is outside writable_paths`,
+      },
     ]);
     expect(ev.preview).toEqual({
       kind: 'diff',
@@ -123,22 +128,33 @@ describe('FirewallEngine: writes and the path sandbox', () => {
     const { engine, ws } = setup();
     const ev = engine.evaluate(facts('fs.write', { path: 'hello.txt', content: 'hi\n' }));
     expect(ev).toMatchObject({ level: 'NOTIFY', action: 'notify', layer: 'default' });
-    expect(ev.preview).toEqual({ kind: 'diff', path: path.join(ws, 'hello.txt'), file_sha256: null, text: `--- /dev/null\n+++ ${path.join(ws, 'hello.txt')}\n@@ -0,0 +1,1 @@\n+hi\n` });
+    expect(ev.preview).toEqual({
+      kind: 'diff',
+      path: path.join(ws, 'hello.txt'),
+      file_sha256: null,
+      text: `--- /dev/null\n+++ ${path.join(ws, 'hello.txt')}\n@@ -0,0 +1,1 @@\n+hi\n`,
+    });
   });
 
   it('fs.patch edits are applied to the current content for the preview', () => {
     const { engine, ws } = setup();
     writeFileSync(path.join(ws, 'a.ts'), 'const x = 1;\n');
     const ev = engine.evaluate(facts('fs.patch', { path: 'a.ts', edits: [{ search: '1', replace: '2' }] }));
-    expect(ev.preview?.text).toBe(`--- ${path.join(ws, 'a.ts')}\n+++ ${path.join(ws, 'a.ts')}\n@@ -1,1 +1,1 @@\n-const x = 1;\n+const x = 2;\n`);
+    expect(ev.preview?.text).toBe(
+      `--- ${path.join(ws, 'a.ts')}\n+++ ${path.join(ws, 'a.ts')}\n@@ -1,1 +1,1 @@\n-const x = 1;\n+const x = 2;\n`,
+    );
   });
 
   it('an MCP tool claiming read-only while named write_file is judged as a write', () => {
     const { engine, outside } = setup();
     const ev = engine.evaluate(
-      facts('mcp.files.write_file', { path: path.join(outside, 'x') }, {
-        tool: { risk_level: 'low', capability_level: 'L0', side_effects: false },
-      }),
+      facts(
+        'mcp.files.write_file',
+        { path: path.join(outside, 'x') },
+        {
+          tool: { risk_level: 'low', capability_level: 'L0', side_effects: false },
+        },
+      ),
     );
     expect(ev).toMatchObject({ level: 'APPROVE', layer: 'path_sandbox' });
   });
@@ -181,7 +197,12 @@ describe('FirewallEngine: argument filter', () => {
 
   it('strips unknown (hallucinated) arguments with a warning and judges what remains', () => {
     const { engine } = setup();
-    const t = { risk_level: 'low' as const, capability_level: 'L0' as const, side_effects: false, input_schema: { type: 'object', properties: { q: { type: 'string' } } } };
+    const t = {
+      risk_level: 'low' as const,
+      capability_level: 'L0' as const,
+      side_effects: false,
+      input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+    };
     const ev = engine.evaluate(facts('search.find', { q: 'x', sudo: true }, { tool: t }));
     expect(ev).toMatchObject({ level: 'AUTO', action: 'allow', warnings: ['stripped unknown argument "sudo"'] });
     expect(ev.args).toEqual({ q: 'x' });
@@ -206,8 +227,15 @@ describe('FirewallEngine: behaviour and metacognitive layers', () => {
       engine.evaluate(facts('echo.echo', { text: 'again' }, { session_id, confidence: 0.9 }), { record });
     for (let i = 0; i < 10; i++) call('s-probe', false);
     expect(call('s-probe').level).toBe('AUTO');
-    const low = (i: number) => engine.evaluate(facts('echo.echo', { text: 'x' }, { session_id: 's-low', confidence: 0.4 })).matched_rules.map((r) => r.id);
-    expect([1, 2, 3].map(low)).toEqual([['tool.risk_level', 'metacognitive.low_confidence'], ['tool.risk_level', 'metacognitive.low_confidence'], ['tool.risk_level', 'metacognitive.low_confidence_run']]);
+    const low = (_i: number) =>
+      engine
+        .evaluate(facts('echo.echo', { text: 'x' }, { session_id: 's-low', confidence: 0.4 }))
+        .matched_rules.map((r) => r.id);
+    expect([1, 2, 3].map(low)).toEqual([
+      ['tool.risk_level', 'metacognitive.low_confidence'],
+      ['tool.risk_level', 'metacognitive.low_confidence'],
+      ['tool.risk_level', 'metacognitive.low_confidence_run'],
+    ]);
     expect(low(4)).toEqual(['behaviour.loop', 'tool.risk_level', 'metacognitive.low_confidence_run']);
   });
 
@@ -227,7 +255,9 @@ describe('FirewallEngine: behaviour and metacognitive layers', () => {
     expect(ev('d')).toMatchObject({ level: 'AUTO' });
     const third = ev('e', 0.1);
     expect(third).toMatchObject({ level: 'CONFIRM', action: 'hold', layer: 'metacognitive' });
-    expect(third.reasons.at(-1)).toBe('CONFIRM: 3 low-confidence calls in a row in this session (confidence 0.1 < 0.5): a person must look');
+    expect(third.reasons.at(-1)).toBe(
+      'CONFIRM: 3 low-confidence calls in a row in this session (confidence 0.1 < 0.5): a person must look',
+    );
     expect(ev('f', 0.95)).toMatchObject({ level: 'AUTO' });
     expect(ev('g', Number.NaN)).toMatchObject({ level: 'NOTIFY' });
   });

@@ -6,7 +6,12 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/audit/audit-entry.js';
 import type { Evaluation, ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
-import { createFirewallInterceptor, type FirewallCall, type FirewallGate, type FirewallInterceptorOptions } from '../../src/engine/firewall-interceptor.js';
+import {
+  createFirewallInterceptor,
+  type FirewallCall,
+  type FirewallGate,
+  type FirewallInterceptorOptions,
+} from '../../src/engine/firewall-interceptor.js';
 import { HumanGate } from '../../src/gate/human-gate.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
@@ -73,7 +78,9 @@ function call(tool_id: string, payload: unknown, over: { direct?: boolean; human
       session_id: 'sess-1',
       workflow_id: '',
       target: tool_id,
-      source: over.human ? { kind: 'human', id: 'alice', roles: ['operator'] } : { kind: 'agent', id: 'executor-1', roles: ['agent:executor'] },
+      source: over.human
+        ? { kind: 'human', id: 'alice', roles: ['operator'] }
+        : { kind: 'agent', id: 'executor-1', roles: ['agent:executor'] },
       payload,
     },
     resolved: { tool_id, tool: tool(tool_id) },
@@ -81,7 +88,9 @@ function call(tool_id: string, payload: unknown, over: { direct?: boolean; human
   };
 }
 
-async function rejection(p: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+async function rejection(
+  p: Promise<unknown>,
+): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
   try {
     await p;
   } catch (e) {
@@ -91,8 +100,15 @@ async function rejection(p: Promise<unknown>): Promise<{ code: string; message: 
 }
 
 describe('createFirewallInterceptor', () => {
-  it('allow: writes the audit entry, emits FIREWALL_VERDICT, then runs', async () => {
-    const { run, log, events, audited } = setup();
+  it('allow: writes the audit entry, then runs; no event for a plain AUTO allow by default', async () => {
+    const quiet = setup();
+    expect(await quiet.run(call('shell.exec', { command: 'ls -la' }))).toBe('ran');
+    expect(quiet.events).toEqual([]);
+    expect(quiet.log).toEqual(['audit:allow', 'run:{"command":"ls -la"}']);
+  });
+
+  it('allow with auto_events: emits FIREWALL_VERDICT too', async () => {
+    const { run, log, events, audited } = setup({ auto_events: true });
     expect(await run(call('shell.exec', { command: 'ls -la' }))).toBe('ran');
     expect(log).toEqual(['audit:allow', 'run:{"command":"ls -la"}']);
     expect(events).toEqual([
@@ -124,12 +140,15 @@ describe('createFirewallInterceptor', () => {
   });
 
   it('deny: E_DENIED_BY_POLICY with the evaluation; the call never runs', async () => {
-    const { run, log } = setup();
+    const { run, log, events } = setup();
     const err = await rejection(run(call('shell.exec', { command: 'sudo rm -rf /' })));
     expect(err.code).toBe('E_DENIED_BY_POLICY');
-    expect(err.message).toBe('denied by policy (permission): DENY: admin rule "no-rm-rf": admin policy rules[0] matched');
+    expect(err.message).toBe(
+      'denied by policy (permission): DENY: admin rule "no-rm-rf": admin policy rules[0] matched',
+    );
     expect((err.details.evaluation as Evaluation).matched_rules.map((r) => r.id)).toContain('no-rm-rf');
     expect(log).toEqual(['audit:deny']);
+    expect(events.map((e) => [e.type, e.data?.action, e.data?.level])).toEqual([['FIREWALL_VERDICT', 'deny', 'DENY']]);
   });
 
   it('invalid arguments: E_INVALID_ARGS', async () => {
@@ -149,28 +168,37 @@ describe('createFirewallInterceptor', () => {
   });
 
   it('a human direct dispatch of a held call runs without approval, and is audited', async () => {
-    const { run, log, audited } = setup();
+    const { run, log, audited, events } = setup();
     expect(await run(call('shell.exec', { command: 'rm -f ~/.bashrc' }, { direct: true, human: true }))).toBe('ran');
     expect(log).toEqual(['audit:allow', 'run:{"command":"rm -f ~/.bashrc"}']);
+    expect(events.map((e) => [e.data?.action, e.data?.waived, e.data?.direct])).toEqual([['allow', 'APPROVE', true]]);
     expect(audited[0]?.verdict).toMatchObject({ level: 'AUTO', waived: 'APPROVE' });
   });
 
   it('the call does not run when its audit entry cannot be written', async () => {
-    const { run, log } = setup({ audit: { append: () => Promise.reject(Object.assign(new Error('disk'), { code: 'E_STORE_UNAVAILABLE' })) } });
+    const { run, log } = setup({
+      audit: { append: () => Promise.reject(Object.assign(new Error('disk'), { code: 'E_STORE_UNAVAILABLE' })) },
+    });
     const err = await rejection(run(call('shell.exec', { command: 'ls' })));
     expect(err.code).toBe('E_STORE_UNAVAILABLE');
     expect(log).toEqual([]);
   });
 
   it('a gate refusal carries its code and reason; an approval runs the approved arguments', async () => {
-    const rejecting: FirewallGate = { hold: () => Promise.resolve({ approved: false, reason: 'not today', approval_id: 'ap-1' }) };
+    const rejecting: FirewallGate = {
+      hold: () => Promise.resolve({ approved: false, reason: 'not today', approval_id: 'ap-1' }),
+    };
     const r = setup({ gate: rejecting });
     const err = await rejection(r.run(call('shell.exec', { command: 'git push' })));
     expect(err.code).toBe('E_REJECTED_BY_HUMAN');
     expect(err.message).toBe('not today');
     expect(err.details).toMatchObject({ approval_id: 'ap-1', reason: 'not today' });
-    const timeout: FirewallGate = { hold: () => Promise.resolve({ approved: false, code: 'E_APPROVAL_TIMEOUT', reason: 'nobody answered' }) };
-    expect((await rejection(setup({ gate: timeout }).run(call('shell.exec', { command: 'git push' })))).code).toBe('E_APPROVAL_TIMEOUT');
+    const timeout: FirewallGate = {
+      hold: () => Promise.resolve({ approved: false, code: 'E_APPROVAL_TIMEOUT', reason: 'nobody answered' }),
+    };
+    expect((await rejection(setup({ gate: timeout }).run(call('shell.exec', { command: 'git push' })))).code).toBe(
+      'E_APPROVAL_TIMEOUT',
+    );
     const holds: ToolCallFacts[] = [];
     const approving: FirewallGate = { hold: (_ev, f) => (holds.push(f), Promise.resolve({ approved: true })) };
     const a = setup({ gate: approving });
@@ -180,17 +208,21 @@ describe('createFirewallInterceptor', () => {
   });
 
   it('with the real HumanGate: approving edited arguments re-evaluates them and runs those', async () => {
-    let engine: FirewallEngine | undefined;
-    const gate = new HumanGate({ reevaluate: (f) => engine!.evaluate(f, { record: false }) });
+    const ref: { engine?: FirewallEngine } = {};
+    const gate = new HumanGate({ reevaluate: (f) => ref.engine!.evaluate(f, { record: false }) });
     const s = setup({ gate });
-    engine = s.engine;
+    ref.engine = s.engine;
     const target = path.join(s.outside, 'a.txt');
     writeFileSync(target, 'old\n');
     const pending = s.run(call('fs.write', { path: target, content: 'new\n' }));
     await new Promise((r) => setImmediate(r));
     const [ap] = gate.list();
     expect(ap).toMatchObject({ tool_id: 'fs.write', level: 'APPROVE' });
-    expect(ap!.evaluation.preview).toMatchObject({ kind: 'diff', path: target, text: `--- ${target}\n+++ ${target}\n@@ -1,1 +1,1 @@\n-old\n+new\n` });
+    expect(ap!.evaluation.preview).toMatchObject({
+      kind: 'diff',
+      path: target,
+      text: `--- ${target}\n+++ ${target}\n@@ -1,1 +1,1 @@\n-old\n+new\n`,
+    });
     const edited = { path: target, content: 'edited\n' };
     await gate.answer(ap!.id, { decision: 'approve', args: edited, by: { id: 'alice', roles: ['operator'] } });
     expect(await pending).toBe('ran');
@@ -213,6 +245,10 @@ describe('createFirewallInterceptor', () => {
     writeFileSync(file, 'original\n');
     expect(await s.run(call('fs.write', { path: file, content: 'mine\n' }))).toBe('ran');
     expect(holds).toBe(2);
-    expect(s.log).toEqual(['audit:hold', 'audit:hold', 'run:{"path":' + JSON.stringify(file) + ',"content":"mine\\n"}']);
+    expect(s.log).toEqual([
+      'audit:hold',
+      'audit:hold',
+      'run:{"path":' + JSON.stringify(file) + ',"content":"mine\\n"}',
+    ]);
   });
 });

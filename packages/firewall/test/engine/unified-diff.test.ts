@@ -7,7 +7,9 @@ describe('unifiedDiff', () => {
     const before = 'a\nb\nc\nd\ne\nf\ng\nh\n';
     const after = 'a\nb\nc\nd\nE\nf\ng\nh\n';
     expect(unifiedDiff(before, after, '/w/f.txt')).toBe(
-      ['--- /w/f.txt', '+++ /w/f.txt', '@@ -2,7 +2,7 @@', ' b', ' c', ' d', '-e', '+E', ' f', ' g', ' h', ''].join('\n'),
+      ['--- /w/f.txt', '+++ /w/f.txt', '@@ -2,7 +2,7 @@', ' b', ' c', ' d', '-e', '+E', ' f', ' g', ' h', ''].join(
+        '\n',
+      ),
     );
   });
 
@@ -24,7 +26,9 @@ describe('unifiedDiff', () => {
     expect(unifiedDiff(null, 'one\ntwo\n', 'n')).toBe('--- /dev/null\n+++ n\n@@ -0,0 +1,2 @@\n+one\n+two\n');
     expect(unifiedDiff('one\n', null, 'n')).toBe('--- n\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-one\n');
     expect(unifiedDiff('a\nc\n', 'a\nb\nc\n', 'n')).toBe('--- n\n+++ n\n@@ -1,2 +1,3 @@\n a\n+b\n c\n');
-    expect(unifiedDiff('a\nb\n', 'a\nb', 'n')).toBe('--- n\n+++ n\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n');
+    expect(unifiedDiff('a\nb\n', 'a\nb', 'n')).toBe(
+      '--- n\n+++ n\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n',
+    );
     expect(unifiedDiff('same\n', 'same\n', 'n')).toBe('');
   });
 });

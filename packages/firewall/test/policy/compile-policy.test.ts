@@ -10,10 +10,19 @@ beforeAll(async () => {
 });
 
 const HOME = '/home/alice';
-const KNOWN = [...TOOLS].map(([id, t]) => ({ id, ...(t.input_schema !== undefined ? { input_schema: t.input_schema } : {}) }));
+const KNOWN = [...TOOLS].map(([id, t]) => ({
+  id,
+  ...(t.input_schema !== undefined ? { input_schema: t.input_schema } : {}),
+}));
 
 function compileAdmin(doc: unknown, tools = KNOWN) {
-  return compilePolicy(doc, { layer: 'admin', homeDir: HOME, assessor, tools, source: '/etc/finger/admin-policy.json' });
+  return compilePolicy(doc, {
+    layer: 'admin',
+    homeDir: HOME,
+    assessor,
+    tools,
+    source: '/etc/finger/admin-policy.json',
+  });
 }
 
 function thrown(fn: () => unknown): { code: string; message: string; details: unknown } {
@@ -28,7 +37,14 @@ function thrown(fn: () => unknown): { code: string; message: string; details: un
 describe('compilePolicy: refusing a bad policy', () => {
   it('lists every schema error at once (E_INVALID_ARGS)', () => {
     const err = thrown(() =>
-      compileAdmin({ version: 2, rules: [{ tool: 'fs.*', level: 'MAYBE' }, { level: 'DENY', levle: 'x' }], extra: true }),
+      compileAdmin({
+        version: 2,
+        rules: [
+          { tool: 'fs.*', level: 'MAYBE' },
+          { level: 'DENY', levle: 'x' },
+        ],
+        extra: true,
+      }),
     );
     expect(err.code).toBe('E_INVALID_ARGS');
     expect(err.details).toEqual({
@@ -72,11 +88,13 @@ describe('compilePolicy: refusing a bad policy', () => {
       issues: [
         {
           path: '$.rules[0].examples.match[1]',
-          message: 'rule "no-rm-rf": example {"tool":"shell.exec","args":{"command":"rm build"}} does not match the rule',
+          message:
+            'rule "no-rm-rf": example {"tool":"shell.exec","args":{"command":"rm build"}} does not match the rule',
         },
         {
           path: '$.rules[0].examples.not_match[0]',
-          message: 'rule "no-rm-rf": example {"tool":"shell.exec","args":{"command":"bash -lc \\"rm -fr /\\""}} matches the rule',
+          message:
+            'rule "no-rm-rf": example {"tool":"shell.exec","args":{"command":"bash -lc \\"rm -fr /\\""}} matches the rule',
         },
       ],
     });

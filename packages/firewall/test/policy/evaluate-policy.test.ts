@@ -15,7 +15,10 @@ const HOME = '/home/alice';
 
 function policy(admin: Partial<PolicyDocument> = {}, user: Partial<PolicyDocument> = {}): EffectivePolicy {
   const a = compilePolicy({ version: 1, rules: [], ...admin }, { layer: 'admin', homeDir: HOME, assessor }).policy;
-  const u = compilePolicy({ version: 1, rules: [], ...user }, { layer: 'user', homeDir: HOME, assessor, admin: a }).policy;
+  const u = compilePolicy(
+    { version: 1, rules: [], ...user },
+    { layer: 'user', homeDir: HOME, assessor, admin: a },
+  ).policy;
   return { admin: a, user: u };
 }
 
@@ -44,7 +47,7 @@ describe('evaluatePolicy: one admin DENY rule blocks every spelling of rm -rf', 
     'ls; rm -rf x',
     'sh -c "rm -rf /"',
     'bash -lc "rm -fr ~"',
-    "bash -c 'sh -c \"rm -rf x\"'",
+    'bash -c \'sh -c "rm -rf x"\'',
     'find . -name node_modules | xargs rm -rf',
     'echo x | xargs -0 rm -r -f',
     'find . -exec rm -rf {} \\;',
@@ -95,6 +98,25 @@ describe('evaluatePolicy: the default policy (no rules)', () => {
     expect(v.reasons).toEqual(["APPROVE: RiskAssessor: dangerous: segment 2: rm with -r and -f on '~'"]);
   });
 
+  it('`ls` with `env` set (PATH, LD_PRELOAD…) → CONFIRM: the environment changes what runs', () => {
+    const v = evaluatePolicy(
+      policy(),
+      {
+        tool_id: 'shell.exec',
+        args: { command: 'ls', env: { PATH: '/tmp/evil', LD_PRELOAD: '/tmp/x.so' } },
+        tool: tool('shell.exec'),
+      },
+      assessor.assess('ls'),
+    );
+    expect(v.level).toBe('CONFIRM');
+    expect(v.matched_rules).toContainEqual({
+      source: 'builtin',
+      id: 'shell.env',
+      level: 'CONFIRM',
+      reason: 'the command runs with environment variables set: LD_PRELOAD, PATH',
+    });
+  });
+
   it('a moderate command → CONFIRM; an unparseable one → at least CONFIRM', () => {
     expect(shell(policy(), 'npm test').level).toBe('CONFIRM');
     expect(shell(policy(), 'echo "unterminated').level).toBe('CONFIRM');
@@ -141,7 +163,10 @@ describe('evaluatePolicy: allow rules and who may loosen', () => {
   });
 
   it('a user AUTO rule for `rm -rf *` cannot loosen an admin DENY', () => {
-    const p = policy({ rules: [NO_RM_RF] }, { rules: [{ id: 'mine', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'AUTO' }] });
+    const p = policy(
+      { rules: [NO_RM_RF] },
+      { rules: [{ id: 'mine', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'AUTO' }] },
+    );
     for (const c of ['rm -rf build', 'rm -rf *']) {
       const v = shell(p, c);
       expect(v.level).toBe('DENY');
@@ -150,7 +175,9 @@ describe('evaluatePolicy: allow rules and who may loosen', () => {
   });
 
   it('a user AUTO rule cannot lower a dangerous command, nor anything when the admin forbids user allow rules', () => {
-    const userAllow = { rules: [{ id: 'rm-build', tool: 'shell.exec', match: { command: 'rm -rf /' }, level: 'AUTO' as const }] };
+    const userAllow = {
+      rules: [{ id: 'rm-build', tool: 'shell.exec', match: { command: 'rm -rf /' }, level: 'AUTO' as const }],
+    };
     expect(shell(policy({}, userAllow), 'rm -rf /').level).toBe('APPROVE');
     const npm = { rules: [{ ...allowNpmTest, id: 'u-npm' }] };
     expect(shell(policy({}, npm), 'npm test').level).toBe('AUTO');
@@ -158,14 +185,24 @@ describe('evaluatePolicy: allow rules and who may loosen', () => {
   });
 
   it('a user rule can always tighten', () => {
-    const p = policy({}, { rules: [{ id: 'careful', tool: 'shell.exec', match: { command: 'ls *' }, level: 'CONFIRM' }] });
+    const p = policy(
+      {},
+      { rules: [{ id: 'careful', tool: 'shell.exec', match: { command: 'ls *' }, level: 'CONFIRM' }] },
+    );
     expect(shell(p, 'ls -la')).toMatchObject({ level: 'CONFIRM' });
-    expect(shell(p, 'ls -la').matched_rules).toContainEqual({ source: 'user', id: 'careful', level: 'CONFIRM', reason: 'user policy rules[0] matched' });
+    expect(shell(p, 'ls -la').matched_rules).toContainEqual({
+      source: 'user',
+      id: 'careful',
+      level: 'CONFIRM',
+      reason: 'user policy rules[0] matched',
+    });
   });
 
   it('an AUTO rule without a command pattern never lowers a tool default', () => {
     const p = policy({ rules: [{ id: 'auto-del', tool: 'fs.delete', level: 'AUTO' }] });
-    expect(evaluatePolicy(p, { tool_id: 'fs.delete', args: { path: 'x' }, tool: tool('fs.delete') }).level).toBe('CONFIRM');
+    expect(evaluatePolicy(p, { tool_id: 'fs.delete', args: { path: 'x' }, tool: tool('fs.delete') }).level).toBe(
+      'CONFIRM',
+    );
   });
 });
 
@@ -198,10 +235,13 @@ describe('evaluatePolicy: argument and path matching', () => {
   });
 
   it('matches value globs with alternatives, and human_only tool globs', () => {
-    const fetch = (url: string) => evaluatePolicy(p(), { tool_id: 'web.fetch', args: { url }, tool: tool('web.fetch') });
+    const fetch = (url: string) =>
+      evaluatePolicy(p(), { tool_id: 'web.fetch', args: { url }, tool: tool('web.fetch') });
     expect(fetch('https://api.example.com/v1').level).toBe('CONFIRM');
     expect(fetch('http://plain.org/').level).toBe('CONFIRM');
     expect(fetch('https://other.org/').level).toBe('NOTIFY');
-    expect(evaluatePolicy(p(), { tool_id: 'fs.delete', args: { path: 'x' }, tool: tool('fs.delete') }).human_only).toBe(true);
+    expect(evaluatePolicy(p(), { tool_id: 'fs.delete', args: { path: 'x' }, tool: tool('fs.delete') }).human_only).toBe(
+      true,
+    );
   });
 });

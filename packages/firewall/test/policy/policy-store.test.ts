@@ -46,7 +46,11 @@ function recordingAudit(store: () => PolicyStore | undefined) {
 }
 
 function shellLevel(store: PolicyStore, command: string) {
-  return evaluatePolicy(store.current(), { tool_id: 'shell.exec', args: { command }, tool: tool('shell.exec') }, assessor.assess(command)).level;
+  return evaluatePolicy(
+    store.current(),
+    { tool_id: 'shell.exec', args: { command }, tool: tool('shell.exec') },
+    assessor.assess(command),
+  ).level;
 }
 
 describe('PolicyStore: loading', () => {
@@ -58,7 +62,17 @@ describe('PolicyStore: loading', () => {
   });
 
   it('refuses to start on an invalid admin policy (E_INVALID_ARGS with every issue) instead of running open', () => {
-    const h = home({ version: 1, rules: [{ tool: 'shell.exec', level: 'NEVER' }, { tool: 'x', level: 'DENY', examples: { match: [{ tool: 'x', args: {} }], not_match: [{ tool: 'x', args: {} }] } }] });
+    const h = home({
+      version: 1,
+      rules: [
+        { tool: 'shell.exec', level: 'NEVER' },
+        {
+          tool: 'x',
+          level: 'DENY',
+          examples: { match: [{ tool: 'x', args: {} }], not_match: [{ tool: 'x', args: {} }] },
+        },
+      ],
+    });
     let err: { code?: string; details?: unknown } = {};
     try {
       PolicyStore.load({ home: h, homeDir: '/home/alice', assessor });
@@ -81,7 +95,10 @@ describe('PolicyStore: loading', () => {
       expect.objectContaining({ code: 'E_INVALID_ARGS', message: expect.stringContaining('not valid JSON (line 2)') }),
     );
     expect(() => PolicyStore.load({ adminPath: path.join(h, 'nope.json'), homeDir: '/h', assessor })).toThrow(
-      expect.objectContaining({ code: 'E_INVALID_ARGS', message: `the admin policy file ${path.join(h, 'nope.json')} does not exist` }),
+      expect.objectContaining({
+        code: 'E_INVALID_ARGS',
+        message: `the admin policy file ${path.join(h, 'nope.json')} does not exist`,
+      }),
     );
   });
 
@@ -92,7 +109,9 @@ describe('PolicyStore: loading', () => {
       assessor,
       tools: [{ id: 'shell.exec' }],
     });
-    expect(store.warnings()).toEqual([{ layer: 'admin', rule: 'typo', message: 'tool glob "shel.exec" matches no known tool' }]);
+    expect(store.warnings()).toEqual([
+      { layer: 'admin', rule: 'typo', message: 'tool glob "shel.exec" matches no known tool' },
+    ]);
     expect(store.setTools([{ id: 'shel.exec' }])).toEqual([]);
   });
 });
@@ -100,9 +119,10 @@ describe('PolicyStore: loading', () => {
 describe('PolicyStore: user policy changes', () => {
   it('audits a change BEFORE it takes effect, persists it atomically, and reloads it', async () => {
     const h = home({ version: 1, rules: [] });
-    let store: PolicyStore | undefined;
-    const audit = recordingAudit(() => store);
-    store = PolicyStore.load({ home: h, homeDir: '/h', assessor, audit });
+    const ref: { store?: PolicyStore } = {};
+    const audit = recordingAudit(() => ref.store);
+    const store = PolicyStore.load({ home: h, homeDir: '/h', assessor, audit });
+    ref.store = store;
     const rule = { id: 'careful-ls', tool: 'shell.exec', match: { command: 'ls *' }, level: 'CONFIRM' as const };
     await store.addRule(rule, { actor: ACTOR, reason: 'testing', request_id: 'req-1' });
     expect(audit.seen).toHaveLength(1);
@@ -129,17 +149,29 @@ describe('PolicyStore: user policy changes', () => {
   });
 
   it('a user AUTO rule for `rm -rf *` cannot loosen the admin DENY', async () => {
-    const store = PolicyStore.load({ home: home({ version: 1, rules: [NO_RM_RF] }), homeDir: '/h', assessor, audit: recordingAudit(() => undefined) });
-    await store.set({ version: 1, rules: [{ id: 'let-me', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'AUTO' }] }, { actor: ACTOR });
+    const store = PolicyStore.load({
+      home: home({ version: 1, rules: [NO_RM_RF] }),
+      homeDir: '/h',
+      assessor,
+      audit: recordingAudit(() => undefined),
+    });
+    await store.set(
+      { version: 1, rules: [{ id: 'let-me', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'AUTO' }] },
+      { actor: ACTOR },
+    );
     expect(shellLevel(store, 'rm -rf *')).toBe('DENY');
     expect(shellLevel(store, 'rm -rf build')).toBe('DENY');
   });
 
   it('changes nothing when the audit entry cannot be written (E_STORE_UNAVAILABLE)', async () => {
     const h = home({ version: 1, rules: [] });
-    const failing = { append: () => Promise.reject(Object.assign(new Error('disk full'), { code: 'E_STORE_UNAVAILABLE' })) };
+    const failing = {
+      append: () => Promise.reject(Object.assign(new Error('disk full'), { code: 'E_STORE_UNAVAILABLE' })),
+    };
     const store = PolicyStore.load({ home: h, homeDir: '/h', assessor, audit: failing });
-    await expect(store.addRule({ id: 'x', tool: 'fs.*', level: 'DENY' }, { actor: ACTOR })).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
+    await expect(store.addRule({ id: 'x', tool: 'fs.*', level: 'DENY' }, { actor: ACTOR })).rejects.toMatchObject({
+      code: 'E_STORE_UNAVAILABLE',
+    });
     expect(store.current().user.rules).toEqual([]);
     expect(() => readFileSync(path.join(h, 'state', 'user-policy.json'))).toThrow();
   });
@@ -150,9 +182,16 @@ describe('PolicyStore: user policy changes', () => {
     await expect(bare.reset({ actor: ACTOR })).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
     const audit = recordingAudit(() => undefined);
     const store = PolicyStore.load({ home: h, homeDir: '/h', assessor, audit });
-    await expect(store.set({ version: 1, rules: [{ tool: 'fs.*', level: 'SOMETIMES' }] }, { actor: ACTOR })).rejects.toMatchObject({
+    await expect(
+      store.set({ version: 1, rules: [{ tool: 'fs.*', level: 'SOMETIMES' }] }, { actor: ACTOR }),
+    ).rejects.toMatchObject({
       code: 'E_INVALID_ARGS',
-      details: { layer: 'user', issues: [{ path: '$.rules[0].level', message: 'must be one of "AUTO", "NOTIFY", "CONFIRM", "APPROVE", "DENY"' }] },
+      details: {
+        layer: 'user',
+        issues: [
+          { path: '$.rules[0].level', message: 'must be one of "AUTO", "NOTIFY", "CONFIRM", "APPROVE", "DENY"' },
+        ],
+      },
     });
     expect(audit.seen).toEqual([]);
   });
@@ -162,9 +201,18 @@ describe('PolicyStore: user policy changes', () => {
     const log = await AuditLog.open({ dir: path.join(h, 'audit') });
     try {
       const store = PolicyStore.load({ home: h, homeDir: '/h', assessor, audit: log });
-      await store.escalate('fs.write', 'APPROVE', { actor: { kind: 'system', id: 'adaptation' }, reason: '3 rejections in a row' });
+      await store.escalate('fs.write', 'APPROVE', {
+        actor: { kind: 'system', id: 'adaptation' },
+        reason: '3 rejections in a row',
+      });
       expect(store.escalatedTools()).toEqual(['fs.write']);
-      expect(evaluatePolicy(store.current(), { tool_id: 'fs.write', args: { path: 'a', content: '' }, tool: tool('fs.write') }).level).toBe('APPROVE');
+      expect(
+        evaluatePolicy(store.current(), {
+          tool_id: 'fs.write',
+          args: { path: 'a', content: '' },
+          tool: tool('fs.write'),
+        }).level,
+      ).toBe('APPROVE');
       expect(await store.revertEscalation('fs.write', { actor: { kind: 'system', id: 'adaptation' } })).toBe(true);
       expect(await store.revertEscalation('fs.write', { actor: { kind: 'system', id: 'adaptation' } })).toBe(false);
       await store.addRule({ id: 'u1', tool: 'web.*', level: 'CONFIRM' }, { actor: ACTOR });

@@ -52,9 +52,15 @@ function setup(docs: Docs | ((d: { ws: string }) => Docs) = {}) {
 describe('PathSandbox: writes', () => {
   it('a write inside the workspace (or FINGER_HOME/workspace, or a new subdirectory) passes', () => {
     const { ws, fingerHome, check } = setup();
-    expect(check('fs.write', { path: 'src/new/file.ts', content: '' }).verdict).toEqual({ level: 'AUTO', matched_rules: [], reasons: [] });
+    expect(check('fs.write', { path: 'src/new/file.ts', content: '' }).verdict).toEqual({
+      level: 'AUTO',
+      matched_rules: [],
+      reasons: [],
+    });
     expect(check('fs.write', { path: path.join(ws, 'a.txt'), content: '' }).verdict.level).toBe('AUTO');
-    expect(check('fs.write', { path: path.join(fingerHome, 'workspace', 'x'), content: '' }).verdict.level).toBe('AUTO');
+    expect(check('fs.write', { path: path.join(fingerHome, 'workspace', 'x'), content: '' }).verdict.level).toBe(
+      'AUTO',
+    );
   });
 
   it('a symlink in the workspace pointing at /etc: the write is held at APPROVE, or DENY by policy', () => {
@@ -101,7 +107,9 @@ describe('PathSandbox: writes', () => {
           reason: 'write to "innocent.txt": the file has 2 hard links; the others may lie outside writable_paths',
         },
       ],
-      reasons: ['CONFIRM: write to "innocent.txt": the file has 2 hard links; the others may lie outside writable_paths'],
+      reasons: [
+        'CONFIRM: write to "innocent.txt": the file has 2 hard links; the others may lie outside writable_paths',
+      ],
     });
     expect(check('fs.read', { path: 'innocent.txt' }).verdict.level).toBe('AUTO');
   });
@@ -111,13 +119,20 @@ describe('PathSandbox: writes', () => {
     symlinkSync('/nonexistent/target', path.join(ws, 'dangling'));
     const v = check('fs.write', { path: 'dangling', content: '' }).verdict;
     expect(v.level).toBe('APPROVE');
-    expect(v.reasons[0]).toBe(`APPROVE: write to "dangling": a dangling symlink (where it leads cannot be checked) at ${path.join(ws, 'dangling')}`);
+    expect(v.reasons[0]).toBe(
+      `APPROVE: write to "dangling": a dangling symlink (where it leads cannot be checked) at ${path.join(ws, 'dangling')}`,
+    );
   });
 
   it('a tool whose name says it writes is checked as a write whatever its metadata claims (MCP readOnlyHint)', () => {
     const { sandbox, check } = setup();
     const readOnlyClaim = { risk_level: 'low' as const, capability_level: 'L0' as const, side_effects: false };
-    const resolved = sandbox.resolve({ tool_id: 'mcp.files.write_file', args: { path: '/etc/cron.d/x' }, tool: readOnlyClaim, shell: false });
+    const resolved = sandbox.resolve({
+      tool_id: 'mcp.files.write_file',
+      args: { path: '/etc/cron.d/x' },
+      tool: readOnlyClaim,
+      shell: false,
+    });
     expect(resolved.list[0]?.write).toBe(true);
     expect(check('fs.read', { path: '/etc/hostname' }).verdict.level).toBe('CONFIRM');
   });
@@ -128,7 +143,14 @@ describe('PathSandbox: reads and shell commands', () => {
     const { check } = setup();
     expect(check('fs.read', { path: '/etc/hostname' }).verdict).toEqual({
       level: 'CONFIRM',
-      matched_rules: [{ source: 'builtin', id: 'sandbox.outside_read', level: 'CONFIRM', reason: 'read of "/etc/hostname" is outside readable_paths' }],
+      matched_rules: [
+        {
+          source: 'builtin',
+          id: 'sandbox.outside_read',
+          level: 'CONFIRM',
+          reason: 'read of "/etc/hostname" is outside readable_paths',
+        },
+      ],
       reasons: ['CONFIRM: read of "/etc/hostname" is outside readable_paths'],
     });
     expect(check('fs.read', { path: 'README.md' }).verdict.level).toBe('AUTO');
@@ -151,7 +173,13 @@ describe('PathSandbox: reads and shell commands', () => {
     expect(check('shell.exec', { command: 'echo hi > out.txt 2>/dev/null' }).verdict.level).toBe('AUTO');
     const ssh = check('shell.exec', { command: 'echo key >> ~/.ssh/authorized_keys' });
     expect(ssh.resolved.list).toEqual([
-      { arg: 'redirect', input: '~/.ssh/authorized_keys', path: path.join(homeDir, '.ssh', 'authorized_keys'), exists: false, write: true },
+      {
+        arg: 'redirect',
+        input: '~/.ssh/authorized_keys',
+        path: path.join(homeDir, '.ssh', 'authorized_keys'),
+        exists: false,
+        write: true,
+      },
     ]);
     expect(ssh.verdict.level).toBe('APPROVE');
     expect(check('shell.exec', { command: 'echo x > "$TARGET"' }).verdict.level).toBe('APPROVE');
@@ -161,8 +189,18 @@ describe('PathSandbox: reads and shell commands', () => {
 
   it('a property declared with format "path" is a path argument', () => {
     const { sandbox } = setup();
-    const t = { risk_level: 'low' as const, capability_level: 'L0' as const, side_effects: false, input_schema: { type: 'object', properties: { where: { type: 'string', format: 'path' } } } };
-    const r = sandbox.resolve({ tool_id: 'x.look', args: { where: '/etc/hosts', other: '/etc/passwd' }, tool: t, shell: false });
+    const t = {
+      risk_level: 'low' as const,
+      capability_level: 'L0' as const,
+      side_effects: false,
+      input_schema: { type: 'object', properties: { where: { type: 'string', format: 'path' } } },
+    };
+    const r = sandbox.resolve({
+      tool_id: 'x.look',
+      args: { where: '/etc/hosts', other: '/etc/passwd' },
+      tool: t,
+      shell: false,
+    });
     expect(r.list.map((p) => [p.arg, p.path, p.write])).toEqual([['where', '/etc/hosts', false]]);
   });
 });

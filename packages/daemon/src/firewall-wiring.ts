@@ -1,0 +1,140 @@
+// The daemon's firewall composition (§3.8): policy store, risk assessor, path sandbox, engine,
+// perception, human gate and the adaptation loop, wired to the hub's events and the audit log.
+// `build()` calls `wireFirewall` after the modules loaded and installs the interceptor after
+// the grant interceptor.
+
+import { homedir } from 'node:os';
+
+import {
+  adapt,
+  type AuditLog,
+  createFirewallInterceptor,
+  FirewallEngine,
+  type FirewallInterceptor,
+  HumanGate,
+  PathSandbox,
+  PerceptionBus,
+  PolicyStore,
+  RiskAssessor,
+} from '@finger/firewall';
+import type { Clock, MessageHub } from '@finger/hub';
+import { FingerError, isFingerError } from '@finger/protocol';
+
+/** The logging surface the wiring needs (pino satisfies it). */
+interface WiringLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/** What {@link wireFirewall} needs. */
+export interface FirewallWiringOptions {
+  hub: MessageHub;
+  audit: AuditLog;
+  home: string;
+  workspaceRoots: readonly string[];
+  approvalTimeoutMs: number;
+  logger: WiringLogger;
+  clock?: Clock;
+  /** A gate to use instead of a HumanGate built here (tests). */
+  gate?: HumanGate;
+}
+
+/** The wired firewall parts the daemon exposes. */
+export interface FirewallWiring {
+  policy: PolicyStore;
+  engine: FirewallEngine;
+  gate: HumanGate;
+  perception: PerceptionBus;
+  sandbox: PathSandbox;
+  interceptor: FirewallInterceptor;
+  /** Waits for pending adaptation changes (tests, shutdown). */
+  settled(): Promise<void>;
+  /** Stops the adaptation and closes the gate (pending approvals are rejected). */
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the policy (a failing admin policy refuses the start with E_INVALID_ARGS naming the file
+ * and each problem), builds the engine and the gate, and subscribes the adaptation to
+ * APPROVAL_RESOLVED: 3 consecutive human rejections of a tool escalate it in the UserPolicy,
+ * consecutive approvals revert that (each change audited by the PolicyStore).
+ */
+export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWiring> {
+  const assessor = await RiskAssessor.create();
+  const tools = o.hub.tools.list().map((t) => (t.input_schema !== undefined ? { id: t.id, input_schema: t.input_schema } : { id: t.id }));
+  let policy: PolicyStore;
+  try {
+    policy = PolicyStore.load({ home: o.home, assessor, homeDir: homedir(), tools, audit: o.audit });
+  } catch (e) {
+    if (!isFingerError(e)) throw e;
+    const d = (e.details ?? {}) as { source?: string; issues?: { path: string; message: string }[] };
+    const issues = (d.issues ?? []).map((i) => `${i.path}: ${i.message}`).join('; ');
+    throw new FingerError(
+      e.code,
+      `the policy refuses to load, so the daemon does not start: ${e.message}${issues && !e.message.includes(issues) ? ` (${issues})` : ''}`,
+      e.details,
+      { cause: e },
+    );
+  }
+  for (const w of policy.warnings()) o.logger.warn({ layer: w.layer, rule: w.rule }, `policy warning: ${w.message}`);
+  const sandbox = new PathSandbox({ workspaceRoots: o.workspaceRoots, home: o.home, homeDir: homedir() });
+  const engine = new FirewallEngine({ policy, risk: assessor, sandbox, ...(o.clock ? { clock: o.clock } : {}) });
+  const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
+  const gate =
+    o.gate ??
+    new HumanGate({
+      events: o.hub.events,
+      reevaluate: (f) => engine.evaluate(f, { record: false }),
+      audit: o.audit,
+      perception,
+      timeout_ms: o.approvalTimeoutMs,
+      logger: o.logger,
+    });
+  const interceptor = createFirewallInterceptor({
+    engine,
+    tools: { get: (id) => o.hub.tools.get(id) },
+    events: o.hub.events,
+    audit: o.audit,
+    gate,
+  });
+
+  // Adaptation: one run at a time, after each resolved approval.
+  let afterSeq = 0;
+  let chain: Promise<void> = Promise.resolve();
+  let closed = false;
+  const actor = { kind: 'system', id: 'adaptation' };
+  const runAdaptation = async (): Promise<void> => {
+    if (closed) return;
+    const snapshot = perception.snapshot();
+    const actions = adapt(snapshot, { escalated: policy.escalatedTools(), after_seq: afterSeq });
+    afterSeq = snapshot.seq; // hesitations: PerceptionBus already queued the explain hints
+    for (const a of actions) {
+      if (a.kind === 'tighten') {
+        await policy.escalate(a.tool, a.level, { actor, reason: `${a.rejections} consecutive rejections: ${a.hint}` });
+        o.logger.info({ tool: a.tool, level: a.level }, 'adaptation escalated a tool');
+      } else if (a.kind === 'revert') {
+        await policy.revertEscalation(a.tool, { actor, reason: `${a.approvals} consecutive approvals` });
+        o.logger.info({ tool: a.tool }, 'adaptation reverted an escalation');
+      }
+    }
+  };
+  const unsubscribe = o.hub.events.subscribe({ types: ['APPROVAL_RESOLVED'] }, () => {
+    chain = chain.then(runAdaptation).catch((e: unknown) => o.logger.warn({ err: e }, 'adaptation failed'));
+  });
+
+  return {
+    policy,
+    engine,
+    gate,
+    perception,
+    sandbox,
+    interceptor,
+    settled: () => chain,
+    async close() {
+      closed = true;
+      unsubscribe();
+      await gate.close().catch((e: unknown) => o.logger.warn({ err: e }, 'gate close failed'));
+      await chain;
+    },
+  };
+}

@@ -1,0 +1,222 @@
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { type EventsClient, startTestDaemon, type TestDaemon } from '@finger/testkit';
+
+/** Polls `fn` until it returns something defined (bounded). */
+async function until<T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('the firewall end to end over HTTP and WS (admin policy, approvals, adaptation, direct dispatch)', () => {
+  let d: TestDaemon;
+  let agent: string;
+  let ws: EventsClient;
+  let outside: string;
+  let victim: string;
+
+  beforeAll(async () => {
+    d = await startTestDaemon({
+      config: { log: { level: 'silent' }, workspace: { roots: ['workspace', 'outside'] } },
+      prepareHome: async (home) => {
+        await mkdir(join(home, 'config'), { recursive: true });
+        await mkdir(join(home, 'workspace', 'victim'), { recursive: true });
+        await mkdir(join(home, 'outside'), { recursive: true });
+        const policy = {
+          version: 1,
+          rules: [
+            {
+              id: 'no-rm-rf',
+              tool: 'shell.exec',
+              match: { command: 'rm -rf *' },
+              level: 'DENY',
+              reason: 'recursive forced deletes are never run by an agent',
+              examples: {
+                match: [{ tool: 'shell.exec', args: { command: "sh -c 'rm -fr /tmp/x'" } }],
+                not_match: [{ tool: 'shell.exec', args: { command: 'ls -la' } }],
+              },
+            },
+          ],
+          writable_paths: [join(home, 'workspace')],
+        };
+        await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy, null, 2));
+      },
+    });
+    outside = join(d.home, 'outside');
+    victim = join(d.home, 'workspace', 'victim');
+    agent = await d.token('agent:executor', 'exec-1');
+    ws = await d.events();
+    await ws.subscribe({ types: ['APPROVAL_REQUESTED', 'APPROVAL_RESOLVED', 'POLICY_CHANGED'] });
+  });
+  afterAll(async () => {
+    await ws?.close();
+    await d?.close();
+  });
+
+  const requested = (): any[] =>
+    ws.messages.filter((m) => m.type === 'event' && m.event.type === 'APPROVAL_REQUESTED').map((m) => m.event);
+  /** Waits for the n-th APPROVAL_REQUESTED (1-based) and returns it. */
+  const nthRequest = async (n: number): Promise<any> => {
+    await ws.waitFor(() => requested().length >= n, `APPROVAL_REQUESTED #${n}`);
+    return requested()[n - 1];
+  };
+  const auditOf = async (query: string): Promise<any[]> => (await d.http('GET', `/v1/audit${query}`)).body.entries;
+
+  it("(a) the admin DENY on `rm -rf *` refuses the agent's `sh -c 'rm -fr …'`: 403, nothing ran", async () => {
+    const r = await d.http('POST', '/v1/tools/shell.exec/run', { args: { command: `sh -c 'rm -fr ${victim}'` } }, agent);
+    expect(r.status).toBe(403);
+    expect(r.body.error.code).toBe('E_DENIED_BY_POLICY');
+    expect((await stat(victim)).isDirectory()).toBe(true);
+    const calls = (await auditOf('?type=tool.call')).filter((e) => e.tool === 'shell.exec');
+    expect(calls.map((e) => [e.actor, e.decision, e.verdict.layer])).toEqual([
+      [{ kind: 'agent', id: 'exec-1' }, 'deny', 'permission'],
+    ]);
+    expect(calls[0].verdict.matched_rules.map((m: any) => `${m.source}:${m.id}`)).toContain('admin:no-rm-rf');
+
+    // policy check over HTTP names the same layer and rule, for another spelling, and runs nothing
+    const check = await d.http('POST', '/v1/policy/check', {
+      tool: 'shell.exec',
+      args: { command: `bash -lc "/bin/rm --recursive --force ${victim}"` },
+    });
+    expect(check.status).toBe(200);
+    expect([check.body.level, check.body.action, check.body.layer]).toEqual(['DENY', 'deny', 'permission']);
+    expect(check.body.matched_rules.map((m: any) => `${m.source}:${m.id}`)).toContain('admin:no-rm-rf');
+    expect((await stat(victim)).isDirectory()).toBe(true);
+  });
+
+  it('(b) a write outside writable_paths is held at APPROVE with a diff; approving edited args re-evaluates and runs', async () => {
+    const file = join(outside, 'a.txt');
+    await writeFile(file, 'old line\n');
+    const call = d.http('POST', '/v1/tools/fs.write/run', { args: { path: file, content: 'new line\n' } }, agent);
+    const ev = await nthRequest(1);
+    expect(ev.target).toBe('fs.write');
+    expect(ev.data.level).toBe('APPROVE');
+    const approval = ev.data.approval;
+    expect(approval.evaluation.layer).toBe('path_sandbox');
+    expect(approval.evaluation.preview.kind).toBe('diff');
+    expect(approval.evaluation.preview.text).toContain('-old line');
+    expect(approval.evaluation.preview.text).toContain('+new line');
+    expect(await readFile(file, 'utf8')).toBe('old line\n'); // nothing ran while held
+
+    const other = join(outside, 'b.txt');
+    const answer = await d.http('POST', `/v1/approvals/${approval.id}`, {
+      decision: 'approve',
+      args: { path: other, content: 'edited\n' },
+    });
+    expect(answer.status).toBe(200);
+    expect([answer.body.approved, answer.body.edited]).toEqual([true, true]);
+    expect(answer.body.evaluation.level).toBe('APPROVE'); // re-evaluated: still outside, the person approved it
+    const done = await call;
+    expect(done.status).toBe(200);
+    expect(await readFile(other, 'utf8')).toBe('edited\n');
+    expect(await readFile(file, 'utf8')).toBe('old line\n');
+  });
+
+  it('(c) three rejections escalate fs.write in the UserPolicy (audited); policy reset reverts it', async () => {
+    for (let i = 0; i < 3; i++) {
+      const call = d.http('POST', '/v1/tools/fs.write/run', { args: { path: join(outside, `r${i}.txt`), content: 'x' } }, agent);
+      const ev = await nthRequest(2 + i);
+      const r = await d.http('POST', `/v1/approvals/${ev.data.id}`, { decision: 'reject', reason: `no ${i}` });
+      expect(r.status).toBe(200);
+      const res = await call;
+      expect([res.status, res.body.error.code]).toEqual([403, 'E_REJECTED_BY_HUMAN']);
+    }
+    const policy = await until(async () => {
+      const p = await d.http('GET', '/v1/policy');
+      return p.body.user.rules.length > 0 ? p.body : undefined;
+    }, 'the adaptation to escalate fs.write');
+    expect(policy.user.rules).toEqual([
+      expect.objectContaining({ id: 'adaptation:fs.write', tool: 'fs.write', level: 'APPROVE' }),
+    ]);
+    expect((await d.http('GET', '/v1/policy/effective')).body.escalated_tools).toEqual(['fs.write']);
+    const changes = await auditOf('?type=policy.changed');
+    expect(changes.map((e) => [e.actor, e.details.change, e.details.rule?.id])).toEqual([
+      [{ kind: 'system', id: 'adaptation' }, 'add_rule', 'adaptation:fs.write'],
+    ]);
+
+    const reset = await d.http('POST', '/v1/policy/reset');
+    expect(reset.status).toBe(200);
+    expect(reset.body.user.rules).toEqual([]);
+    expect((await d.http('GET', '/v1/policy')).body.user.rules).toEqual([]);
+    const after = await auditOf('?type=policy.changed');
+    expect(after.map((e) => [e.actor, e.details.change])).toEqual([
+      [{ kind: 'system', id: 'adaptation' }, 'add_rule'],
+      [{ kind: 'human', id: 'admin' }, 'reset'],
+    ]);
+    // only admins change the policy
+    const viewer = await d.token('viewer');
+    expect((await d.http('POST', '/v1/policy/reset', undefined, viewer)).status).toBe(403);
+    expect((await d.http('PUT', '/v1/policy', { version: 1, rules: [] }, viewer)).status).toBe(403);
+    expect((await d.http('GET', '/v1/policy', undefined, viewer)).status).toBe(200);
+  });
+
+  it("(d) a human's direct /hub dispatch of the same write needs no approval but is audited", async () => {
+    const before = requested().length;
+    const file = join(outside, 'direct.txt');
+    const r = await d.http('POST', '/v1/input', {
+      text: `/hub target=fs.write ${JSON.stringify({ path: file, content: 'by hand\n' })}`,
+    });
+    expect(r.status).toBe(200);
+    expect(await readFile(file, 'utf8')).toBe('by hand\n');
+    expect(requested().length).toBe(before);
+    const calls = (await auditOf('?type=tool.call&limit=10000')).filter(
+      (e) => e.tool === 'fs.write' && e.actor.kind === 'human',
+    );
+    expect(calls.map((e) => [e.actor, e.decision, e.verdict.level, e.verdict.waived])).toEqual([
+      [{ kind: 'human', id: 'admin' }, 'allow', 'AUTO', 'APPROVE'],
+    ]);
+  });
+
+  it('PUT /v1/policy sets a validated UserPolicy (audited); an invalid one is refused and changes nothing', async () => {
+    const doc = { version: 1, rules: [{ id: 'no-web', tool: 'web.*', level: 'CONFIRM' }] };
+    const put = await d.http('PUT', '/v1/policy', doc);
+    expect(put.status).toBe(200);
+    expect(put.body.user.rules).toEqual(doc.rules);
+    const bad = await d.http('PUT', '/v1/policy', { version: 1, rules: [{ tool: 'x', level: 'MAYBE' }] });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'E_INVALID_ARGS']);
+    expect((await d.http('GET', '/v1/policy')).body.user.rules).toEqual(doc.rules);
+    const changes = await auditOf('?type=policy.changed');
+    expect(changes.at(-1).details.change).toBe('set');
+    expect((await d.http('POST', '/v1/policy/reset')).status).toBe(200);
+  });
+});
+
+describe('a broken admin policy refuses the start', () => {
+  it('a rule whose example fails: E_INVALID_ARGS naming the rule', async () => {
+    const err = await startTestDaemon({
+      config: { log: { level: 'silent' } },
+      prepareHome: async (home) => {
+        await mkdir(join(home, 'config'), { recursive: true });
+        const policy = {
+          version: 1,
+          rules: [
+            {
+              id: 'bad-example',
+              tool: 'shell.exec',
+              match: { command: 'rm -rf *' },
+              level: 'DENY',
+              examples: { match: [{ tool: 'shell.exec', args: { command: 'ls' } }] },
+            },
+          ],
+        };
+        await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy));
+      },
+    }).then(
+      async (d) => {
+        await d.close();
+        return undefined;
+      },
+      (e: unknown) => e as { code?: string; message: string },
+    );
+    expect(err?.code).toBe('E_INVALID_ARGS');
+    expect(err?.message).toContain('bad-example');
+  });
+});
