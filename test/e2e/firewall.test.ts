@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type EventsClient, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { type EventsClient, runCli, startTestDaemon, type TestDaemon } from '@finger/testkit';
 
 /** Polls `fn` until it returns something defined (bounded). */
 async function until<T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
@@ -71,7 +71,12 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
   const auditOf = async (query: string): Promise<any[]> => (await d.http('GET', `/v1/audit${query}`)).body.entries;
 
   it("(a) the admin DENY on `rm -rf *` refuses the agent's `sh -c 'rm -fr …'`: 403, nothing ran", async () => {
-    const r = await d.http('POST', '/v1/tools/shell.exec/run', { args: { command: `sh -c 'rm -fr ${victim}'` } }, agent);
+    const r = await d.http(
+      'POST',
+      '/v1/tools/shell.exec/run',
+      { args: { command: `sh -c 'rm -fr ${victim}'` } },
+      agent,
+    );
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('E_DENIED_BY_POLICY');
     expect((await stat(victim)).isDirectory()).toBe(true);
@@ -122,7 +127,12 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
 
   it('(c) three rejections escalate fs.write in the UserPolicy (audited); policy reset reverts it', async () => {
     for (let i = 0; i < 3; i++) {
-      const call = d.http('POST', '/v1/tools/fs.write/run', { args: { path: join(outside, `r${i}.txt`), content: 'x' } }, agent);
+      const call = d.http(
+        'POST',
+        '/v1/tools/fs.write/run',
+        { args: { path: join(outside, `r${i}.txt`), content: 'x' } },
+        agent,
+      );
       const ev = await nthRequest(2 + i);
       const r = await d.http('POST', `/v1/approvals/${ev.data.id}`, { decision: 'reject', reason: `no ${i}` });
       expect(r.status).toBe(200);
@@ -186,6 +196,32 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
     const changes = await auditOf('?type=policy.changed');
     expect(changes.at(-1).details.change).toBe('set');
     expect((await d.http('POST', '/v1/policy/reset')).status).toBe(200);
+  });
+
+  it('myfinger policy set / show / reset / check (built CLI) against the daemon', async () => {
+    const env = { FINGER_HOME: d.home };
+    const file = join(d.home, 'user-policy.json');
+    await writeFile(
+      file,
+      JSON.stringify({ version: 1, rules: [{ id: 'web-confirm', tool: 'web.*', level: 'CONFIRM' }] }),
+    );
+    const set = await runCli(['policy', 'set', '-f', file], env);
+    expect([set.code, set.stderr]).toEqual([0, '']);
+    expect(set.stdout).toContain('user policy set: 1 rule');
+    const show = JSON.parse((await runCli(['policy', 'show', '--json'], env)).stdout);
+    expect(show.user.rules.map((r: any) => r.id)).toEqual(['web-confirm']);
+    expect(show.admin.rules.map((r: any) => r.id)).toEqual(['no-rm-rf']);
+    const check = await runCli(
+      ['policy', 'check', 'shell.exec', JSON.stringify({ command: 'timeout 5 rm -r -f /' })],
+      env,
+    );
+    expect(check.code).toBe(0);
+    expect(check.stdout).toContain('shell.exec: DENY (deny), decided by layer permission');
+    expect(check.stdout).toContain('admin:no-rm-rf');
+    expect(check.stdout).toContain('tool metadata: the daemon');
+    const reset = await runCli(['policy', 'reset'], env);
+    expect(reset.code).toBe(0);
+    expect((await d.http('GET', '/v1/policy')).body.user.rules).toEqual([]);
   });
 });
 

@@ -22,12 +22,23 @@ describe('myfinger policy check / show without a daemon (from the policy files)'
   });
 
   it('check prints the deciding layer and rule for every spelling, and --json the whole Evaluation', async () => {
-    for (const command of ['rm -fr /tmp/x', "bash -lc 'rm -r -f ~'", 'find . | xargs /bin/rm --recursive --force', '$(echo rm) -rf /']) {
-      const r = await runCli(['policy', 'check', 'shell.exec', JSON.stringify({ command }), '--json', '--home', home], {});
+    for (const command of [
+      'rm -fr /tmp/x',
+      "bash -lc 'rm -r -f ~'",
+      'find . | xargs /bin/rm --recursive --force',
+      '$(echo rm) -rf /',
+    ]) {
+      const r = await runCli(
+        ['policy', 'check', 'shell.exec', JSON.stringify({ command }), '--json', '--home', home],
+        {},
+      );
       expect(r.code, command).toBe(0);
       const ev = JSON.parse(r.stdout);
       expect([command, ev.level, ev.action, ev.layer]).toEqual([command, 'DENY', 'deny', 'permission']);
-      expect(ev.matched_rules.map((m: any) => `${m.source}:${m.id}`), command).toContain('admin:no-rm-rf');
+      expect(
+        ev.matched_rules.map((m: any) => `${m.source}:${m.id}`),
+        command,
+      ).toContain('admin:no-rm-rf');
       expect(typeof ev.decision_id).toBe('string');
     }
     const human = await runCli(['policy', 'check', 'shell.exec', '{"command":"rm -rf /tmp/x"}', '--home', home], {});
@@ -36,7 +47,9 @@ describe('myfinger policy check / show without a daemon (from the policy files)'
     expect(human.stdout).toContain('admin:no-rm-rf  DENY');
     expect(human.stdout).toContain('tool metadata: module.json');
 
-    const ls = JSON.parse((await runCli(['policy', 'check', 'shell.exec', '{"command":"ls -la"}', '--json', '--home', home], {})).stdout);
+    const ls = JSON.parse(
+      (await runCli(['policy', 'check', 'shell.exec', '{"command":"ls -la"}', '--json', '--home', home], {})).stdout,
+    );
     expect([ls.level, ls.action]).toEqual(['AUTO', 'allow']);
   });
 

@@ -61,7 +61,9 @@ export interface FirewallWiring {
  */
 export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWiring> {
   const assessor = await RiskAssessor.create();
-  const tools = o.hub.tools.list().map((t) => (t.input_schema !== undefined ? { id: t.id, input_schema: t.input_schema } : { id: t.id }));
+  const tools = o.hub.tools
+    .list()
+    .map((t) => (t.input_schema !== undefined ? { id: t.id, input_schema: t.input_schema } : { id: t.id }));
   let policy: PolicyStore;
   try {
     policy = PolicyStore.load({ home: o.home, assessor, homeDir: homedir(), tools, audit: o.audit });

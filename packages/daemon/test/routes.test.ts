@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { manifest, startDaemon, type TestDaemon } from './helpers.js';
 
-const ROUTES: ['GET' | 'POST' | 'DELETE', string][] = [
+const ROUTES: ['GET' | 'POST' | 'PUT' | 'DELETE', string][] = [
   ['POST', '/v1/input'],
   ['POST', '/v1/messages'],
   ['GET', '/v1/requests/abc'],
@@ -77,14 +77,20 @@ describe('HTTP routes', () => {
       expect(printed).toContain(first);
     }
     for (const [method, url] of ROUTES) {
-      const res = await d.call(method, url, { token: null, ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}) });
+      const res = await d.call(method, url, {
+        token: null,
+        ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}),
+      });
       expect([method, url, res.status, res.json]).toEqual([
         method,
         url,
         401,
         { error: { code: 'E_UNAUTHENTICATED', message: expect.any(String) } },
       ]);
-      const bad = await d.call(method, url, { token: 'fgr_forged', ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}) });
+      const bad = await d.call(method, url, {
+        token: 'fgr_forged',
+        ...(method === 'POST' || method === 'PUT' ? { body: {} } : {}),
+      });
       expect([method, url, bad.status, bad.json.error.code]).toEqual([method, url, 401, 'E_UNAUTHENTICATED']);
     }
   });

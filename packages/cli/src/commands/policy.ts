@@ -43,7 +43,10 @@ function localConfig(home: string): LocalConfig {
     json = JSON.parse(readFileSync(path.join(home, 'config', 'config.json'), 'utf8')) as typeof json;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw new CliError('E_INVALID_ARGS', `cannot read ${path.join(home, 'config', 'config.json')}: ${(e as Error).message}`);
+      throw new CliError(
+        'E_INVALID_ARGS',
+        `cannot read ${path.join(home, 'config', 'config.json')}: ${(e as Error).message}`,
+      );
   }
   const strings = (v: unknown): string[] | undefined =>
     Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
@@ -68,7 +71,8 @@ function manifestTools(dirs: readonly string[]): Map<string, ToolMeta> {
           side_effects: typeof t.side_effects === 'boolean' ? t.side_effects : true,
         };
         if (typeof t.permission === 'string') meta.permission = t.permission as NonNullable<ToolMeta['permission']>;
-        if (typeof t.input_schema === 'object' && t.input_schema !== null) meta.input_schema = t.input_schema as Record<string, unknown>;
+        if (typeof t.input_schema === 'object' && t.input_schema !== null)
+          meta.input_schema = t.input_schema as Record<string, unknown>;
         out.set(`${m.id}.${t.name}`, meta);
       }
     } catch {
@@ -82,7 +86,8 @@ function manifestTools(dirs: readonly string[]): Map<string, ToolMeta> {
     else if (existsSync(path.join(d, 'module.json'))) readManifest(path.join(d, 'module.json'));
     else
       for (const e of readdirSync(d, { withFileTypes: true }))
-        if (e.isDirectory() && existsSync(path.join(d, e.name, 'module.json'))) readManifest(path.join(d, e.name, 'module.json'));
+        if (e.isDirectory() && existsSync(path.join(d, e.name, 'module.json')))
+          readManifest(path.join(d, e.name, 'module.json'));
   }
   return out;
 }
@@ -95,16 +100,28 @@ async function daemonIfKnown(ctx: CommandContext) {
 }
 
 /** The tool's metadata: the daemon's registry if it answers, else module.json files, else the worst case. */
-async function toolMeta(ctx: CommandContext, tool: string, cfg: LocalConfig): Promise<{ id: string; tool: ToolMeta; source: string }> {
+async function toolMeta(
+  ctx: CommandContext,
+  tool: string,
+  cfg: LocalConfig,
+): Promise<{ id: string; tool: ToolMeta; source: string }> {
   try {
     const client = await daemonIfKnown(ctx);
     if (client !== undefined) {
-      const { tool: info } = await client.get<{ tool: ToolMeta & { id: string } }>(`/v1/tools/${seg(tool)}`, { timeoutMs: 3000 });
+      const { tool: info } = await client.get<{ tool: ToolMeta & { id: string } }>(`/v1/tools/${seg(tool)}`, {
+        timeoutMs: 3000,
+      });
       return { id: info.id, tool: info, source: 'the daemon' };
     }
   } catch (e) {
     const code = (e as { code?: string }).code;
-    if (!(e instanceof DaemonNotRunningError) && code !== 'E_NOT_FOUND' && code !== 'E_NO_TARGET' && code !== 'E_UNAUTHENTICATED') throw e;
+    if (
+      !(e instanceof DaemonNotRunningError) &&
+      code !== 'E_NOT_FOUND' &&
+      code !== 'E_NO_TARGET' &&
+      code !== 'E_UNAUTHENTICATED'
+    )
+      throw e;
   }
   const dirs = [...(cfg.builtin ? [BUILTIN_MODULES_DIR] : []), ...cfg.modulePaths];
   const found = manifestTools(dirs).get(tool);
@@ -121,7 +138,9 @@ async function loadLocal(home: string, cfg: LocalConfig) {
     store = fw.PolicyStore.load({ home, assessor, homeDir: homedir() });
   } catch (e) {
     const err = e as { code?: unknown; message?: string; details?: unknown };
-    throw new CliError(typeof err.code === 'string' ? err.code : 'E_INVALID_ARGS', err.message ?? String(e), { details: err.details });
+    throw new CliError(typeof err.code === 'string' ? err.code : 'E_INVALID_ARGS', err.message ?? String(e), {
+      details: err.details,
+    });
   }
   const sandbox = new fw.PathSandbox({ workspaceRoots: cfg.roots, home, homeDir: homedir() });
   const engine = new fw.FirewallEngine({ policy: store, risk: assessor, sandbox });
@@ -134,7 +153,9 @@ function printWarnings(ctx: CommandContext, warnings: PolicyWarning[]): void {
 
 function printDoc(ctx: CommandContext, name: string, doc: PolicyDocument): void {
   const out = ctx.out;
-  out.line(`${name} policy: ${doc.rules.length} rule${doc.rules.length === 1 ? '' : 's'}${doc.description ? ` — ${doc.description}` : ''}`);
+  out.line(
+    `${name} policy: ${doc.rules.length} rule${doc.rules.length === 1 ? '' : 's'}${doc.description ? ` — ${doc.description}` : ''}`,
+  );
   doc.rules.forEach((r, i) => {
     const match = r.match ? ` ${JSON.stringify(r.match)}` : '';
     out.line(`  ${r.id ?? `#${i}`}  ${r.tool}${match} → ${r.level}${r.reason ? `  (${r.reason})` : ''}`);
@@ -148,7 +169,9 @@ function printDoc(ctx: CommandContext, name: string, doc: PolicyDocument): void 
 
 /** The human-readable Evaluation: level, action, deciding layer, matched rules, reasons, preview. */
 export function evaluationLines(tool: string, ev: Evaluation, source: string): string[] {
-  const lines = [`${tool}: ${ev.level} (${ev.action}), decided by layer ${ev.layer}${ev.waived ? ` — ${ev.waived} waived (direct)` : ''}`];
+  const lines = [
+    `${tool}: ${ev.level} (${ev.action}), decided by layer ${ev.layer}${ev.waived ? ` — ${ev.waived} waived (direct)` : ''}`,
+  ];
   lines.push(`tool metadata: ${source}`);
   lines.push(ev.matched_rules.length ? 'matched rules:' : 'matched rules: none');
   for (const m of ev.matched_rules) lines.push(`  ${m.source}:${m.id}  ${m.level}  ${m.reason}`);
@@ -211,7 +234,10 @@ export function registerPolicy(program: Command, state: RunState): void {
         if (ctx.out.json) ctx.out.printJson(body);
         else {
           ctx.out.line(`user policy set: ${body.user.rules.length} rule${body.user.rules.length === 1 ? '' : 's'}`);
-          printWarnings(ctx, body.warnings.filter((w) => w.layer === 'user'));
+          printWarnings(
+            ctx,
+            body.warnings.filter((w) => w.layer === 'user'),
+          );
         }
         return EXIT.OK;
       }),

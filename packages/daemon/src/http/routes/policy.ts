@@ -138,7 +138,8 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
       config: { roles: ACCESS.viewer },
       schema: {
         tags: ['policy'],
-        summary: 'The whole Evaluation of a call (deciding layer, matched rules, reasons); nothing runs, nothing is recorded',
+        summary:
+          'The whole Evaluation of a call (deciding layer, matched rules, reasons); nothing runs, nothing is recorded',
         body: {
           type: 'object',
           required: ['tool'],
