@@ -22,6 +22,9 @@ export interface FirewallCall {
     readonly source: Principal;
     /** Replaced by the filtered (or approved, edited) arguments before the call runs. */
     payload: unknown;
+    /** Absolute deadline (epoch ms); moved later by the time a person took to approve. */
+    deadline?: number;
+    lease?: { expires_at: number };
   };
   readonly resolved: { readonly tool_id: string; readonly tool: Partial<ToolCallFacts['tool']> };
   readonly direct: boolean;
@@ -204,7 +207,12 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
         throw new FingerError('E_REJECTED_BY_HUMAN', `the call changed after approval ${holds} times: refused`, {
           evaluation: ev,
         });
+      const heldAt = Date.now();
       const d = await o.gate.hold(ev, facts);
+      // the call's own time budget starts when the person has answered, not before: without
+      // this an approval slower than the call's timeout would run into E_TIMEOUT at once.
+      // Bounded: the gate's own timeout bounds how long a hold can last.
+      shiftDeadline(call, Date.now() - heldAt);
       if (!d.approved)
         throw new FingerError((d.code ?? 'E_REJECTED_BY_HUMAN') as 'E_REJECTED_BY_HUMAN', d.reason ?? 'rejected', {
           evaluation: ev,
@@ -235,6 +243,14 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       return Promise.reject(e);
     }
   };
+}
+
+/** Moves the call's deadline (and lease expiry) later by `ms`. */
+function shiftDeadline(call: FirewallCall, ms: number): void {
+  const env = call.envelope;
+  if (ms <= 0) return;
+  if (env.deadline !== undefined) env.deadline += ms;
+  if (env.lease !== undefined) env.lease.expires_at += ms;
 }
 
 /** The arguments are the approved ones, and the file the diff was made from is unchanged. */

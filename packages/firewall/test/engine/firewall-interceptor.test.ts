@@ -207,6 +207,20 @@ describe('createFirewallInterceptor', () => {
     expect(a.log).toEqual(['audit:hold', 'run:{"command":"git push"}']);
   });
 
+  it('a slow approval moves the call deadline and lease by the time the person took', async () => {
+    const slow: FirewallGate = {
+      hold: () => new Promise((res) => setTimeout(() => res({ approved: true }), 40)),
+    };
+    const a = setup({ gate: slow });
+    const c = call('shell.exec', { command: 'git push' });
+    const env = c.envelope as FirewallCall['envelope'] & { deadline: number; lease: { expires_at: number } };
+    env.deadline = 1_000;
+    env.lease = { expires_at: 900 };
+    expect(await a.run(c)).toBe('ran');
+    expect(env.deadline - 1_000).toBeGreaterThanOrEqual(30);
+    expect(env.lease.expires_at - 900).toBe(env.deadline - 1_000);
+  });
+
   it('with the real HumanGate: approving edited arguments re-evaluates them and runs those', async () => {
     const ref: { engine?: FirewallEngine } = {};
     const gate = new HumanGate({ reevaluate: (f) => ref.engine!.evaluate(f, { record: false }) });
