@@ -33,7 +33,18 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
     const r = await d.http('GET', '/v1/modules');
     expect(r.status).toBe(200);
     const ids = r.body.modules.map((m: { id: string }) => m.id).sort();
-    expect(ids).toEqual(['counter', 'echo', 'fs', 'nester', 'ping', 'pyworker', 'scratchpad', 'shell', 'web', 'whoami']);
+    expect(ids).toEqual([
+      'counter',
+      'echo',
+      'fs',
+      'nester',
+      'ping',
+      'pyworker',
+      'scratchpad',
+      'shell',
+      'web',
+      'whoami',
+    ]);
   });
 
   it('echoes a blocking /hub dispatch', async () => {
