@@ -87,7 +87,11 @@ runBench(BENCH, async () => {
   }
   const home = await mkdtemp(join(tmpdir(), 'finger-bench-rss-'));
   const output = [];
-  const child = spawn(process.execPath, [MAIN], { env: daemonEnv(home), stdio: ['ignore', 'pipe', 'pipe'] });
+  // the flags `myfinger daemon start` runs the daemon with (packages/cli/src/commands/daemon.ts)
+  const child = spawn(process.execPath, ['--max-semi-space-size=1', MAIN], {
+    env: daemonEnv(home),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.on('data', (d) => output.push(String(d)));
   child.stderr.on('data', (d) => output.push(String(d)));
   try {

@@ -1,4 +1,11 @@
-import { applyPatch, parsePatch, type StructuredPatch } from 'diff';
+import { createRequire } from 'node:module';
+
+import type { StructuredPatch } from 'diff';
+
+// jsdiff is loaded on the first patch, not when the daemon starts (idle memory).
+const requireLazy = createRequire(import.meta.url);
+let jsdiff: typeof import('diff') | undefined;
+const diffLib = (): typeof import('diff') => (jsdiff ??= requireLazy('diff') as typeof import('diff'));
 
 import { FingerError } from '@finger/protocol';
 
@@ -27,7 +34,7 @@ function invalid(message: string, details?: Record<string, unknown>): FingerErro
 
 function tryApply(text: string, patch: StructuredPatch): string | false {
   try {
-    return applyPatch(text, patch, { fuzzFactor: 0 });
+    return diffLib().applyPatch(text, patch, { fuzzFactor: 0 });
   } catch {
     return false;
   }
@@ -43,7 +50,7 @@ function tryApply(text: string, patch: StructuredPatch): string | false {
 export function applyUnifiedDiff(text: string, diff: string): PatchOutcome {
   let parsed: StructuredPatch[];
   try {
-    parsed = parsePatch(diff);
+    parsed = diffLib().parsePatch(diff);
   } catch (e) {
     throw invalid(`diff is not a valid unified diff: ${(e as Error).message}`);
   }

@@ -3,7 +3,13 @@
  * (scripts, styles and other non-content elements dropped), JSON → parsed value, other text →
  * text, anything else → base64. No I/O; large HTML is converted in a worker thread.
  */
-import { convert } from 'html-to-text';
+import { createRequire } from 'node:module';
+
+// html-to-text is loaded on the first HTML page, not when the daemon starts (idle memory).
+const requireLazy = createRequire(import.meta.url);
+let h2t: typeof import('html-to-text') | undefined;
+const convert: typeof import('html-to-text').convert = (html, options) =>
+  (h2t ??= requireLazy('html-to-text') as typeof import('html-to-text')).convert(html, options);
 
 import { convertInWorker } from './html-worker.js';
 
