@@ -5,30 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { InProcessRuntime, silentLogger, type ToolCallContext } from '@finger/hub';
-import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
+import { assertManifest, type ModuleManifest } from '@finger/protocol';
+import { toolContext } from '@finger/testkit';
 
 const DIR = fileURLToPath(new URL('..', import.meta.url));
 const MANIFEST = JSON.parse(fs.readFileSync(path.join(DIR, 'module.json'), 'utf8')) as ModuleManifest;
 
-function makeCtx(): ToolCallContext {
-  const id = ulid();
-  return {
-    call_id: id,
-    request_id: id,
-    correlation_id: id,
-    session_id: 's',
-    workflow_id: 'w',
-    lease_id: id,
-    deadline: Date.now() + 5000,
-    source: { kind: 'system', id: 'test', roles: [] },
-    get signal() {
-      return new AbortController().signal;
-    },
-    extendLease() {},
-    progress() {},
-    call: () => Promise.reject(new Error('no nested calls')),
-  };
-}
+const makeCtx = (): ToolCallContext => toolContext(5000);
 
 let rt: InProcessRuntime | undefined;
 afterEach(async () => {

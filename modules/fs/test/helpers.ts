@@ -6,32 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
 import { InProcessRuntime, silentLogger, type ToolCallContext } from '@finger/hub';
-import { createAjv, formatAjvErrors, type ModuleManifest, ulid } from '@finger/protocol';
+import { createAjv, formatAjvErrors, type ModuleManifest } from '@finger/protocol';
+import { toolContext } from '@finger/testkit';
 
 export const MODULE_DIR = fileURLToPath(new URL('..', import.meta.url));
 export const MANIFEST = JSON.parse(readFileSync(path.join(MODULE_DIR, 'module.json'), 'utf8')) as ModuleManifest;
 
 const ajv = createAjv();
 
-function ctx(): ToolCallContext {
-  const id = ulid();
-  return {
-    call_id: id,
-    request_id: id,
-    correlation_id: id,
-    session_id: 's',
-    workflow_id: 'w',
-    lease_id: id,
-    deadline: Date.now() + 30_000,
-    source: { kind: 'system', id: 'test', roles: [] },
-    get signal() {
-      return new AbortController().signal;
-    },
-    extendLease() {},
-    progress() {},
-    call: () => Promise.reject(new Error('no nested calls')),
-  };
-}
+const ctx = (): ToolCallContext => toolContext(30_000);
 
 /** A started fs module over a fresh temp workspace. */
 export interface FsHarness {

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { InProcessRuntime, silentLogger, type ToolCallContext } from '@finger/hub';
-import { assertManifest, isFingerError, type ModuleManifest, ulid } from '@finger/protocol';
+import { assertManifest, isFingerError, type ModuleManifest } from '@finger/protocol';
+import { toolContext } from '@finger/testkit';
 
 import { createScratchpadModule, EMPTY_SCRATCHPAD, replaceSection, type ScratchpadModule } from '../src/index.js';
 
@@ -181,23 +182,7 @@ describe('replaceSection', () => {
 });
 
 describe('scratchpad module', () => {
-  function ctx(): ToolCallContext {
-    const id = ulid();
-    return {
-      call_id: id,
-      request_id: id,
-      correlation_id: id,
-      session_id: 's',
-      workflow_id: 'w',
-      lease_id: id,
-      deadline: Date.now() + 5000,
-      source: { kind: 'system', id: 'test', roles: [] },
-      signal: new AbortController().signal,
-      extendLease() {},
-      progress() {},
-      call: () => Promise.reject(new Error('no nested calls')),
-    };
-  }
+  const ctx = (): ToolCallContext => toolContext(5000);
 
   it('has a valid manifest and runs through the in-process runtime with the daemon settings', async () => {
     expect(() => assertManifest(MANIFEST)).not.toThrow();

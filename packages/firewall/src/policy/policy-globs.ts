@@ -28,35 +28,7 @@ export function compileToolGlob(glob: string): Matcher {
   return compileGrantGlob(glob);
 }
 
-/**
- * Compiles a value glob: `*` any run of characters (`/` included), `?` one character, `[…]` a
- * class (`[!…]` negated), `\` escapes the next character. Without glob characters it is an
- * exact comparison.
- */
-export function compileValueGlob(glob: string): Matcher {
-  if (!/[*?[\\]/.test(glob)) return (s) => s === glob;
-  if (glob === '*') return () => true;
-  let re = '^';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] as string;
-    if (c === '\\' && i + 1 < glob.length) {
-      re += (glob[++i] as string).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-    } else if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        let body = glob.slice(i + 1, end);
-        if (body.startsWith('!')) body = `^${body.slice(1)}`;
-        re += `[${body.replace(/\\/g, '\\\\')}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.+^${}()|\\\]/]/g, '\\$&');
-  }
-  const regex = new RegExp(`${re}$`, 's');
-  return (s) => regex.test(s);
-}
+export { compileValueGlob } from '../value-glob.js';
 
 /** `~` and `~/…` → the user's home directory. Other `~user` forms are left alone. */
 export function expandHome(p: string, homeDir: string): string {

@@ -5,6 +5,7 @@
 
 import { FingerError } from '@finger/protocol';
 
+import { compileValueGlob, type Matcher } from '../value-glob.js';
 import type { CommandModel, SimpleCommand } from './command-model.js';
 import { parseArgs, type ParsedArgs, SUBCOMMAND_PROGRAMS } from './options.js';
 import { isStandardProgramPath } from './paths.js';
@@ -20,33 +21,10 @@ export interface CommandPattern {
   firstMatch(model: CommandModel): number;
 }
 
-type Matcher = (s: string) => boolean;
-
 const GLOB_CHARS = /[*?[]/;
 
-/** Compiles a glob (`*` any run of characters including `/`, `?` one, `[…]` a class) once. */
-function compileGlob(glob: string): Matcher {
-  if (!GLOB_CHARS.test(glob)) return (s) => s === glob;
-  if (glob === '*') return () => true;
-  let re = '^';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] as string;
-    if (c === '*') re += '.*';
-    else if (c === '?') re += '.';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        let body = glob.slice(i + 1, end);
-        if (body.startsWith('!')) body = `^${body.slice(1)}`;
-        re += `[${body.replace(/\\/g, '\\\\')}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.+^${}()|\\\]/]/g, '\\$&');
-  }
-  const regex = new RegExp(`${re}$`, 's');
-  return (s) => regex.test(s);
-}
+/** Command-pattern words are globs without backslash escapes (the words arrive de-quoted). */
+const compileGlob = (glob: string): Matcher => compileValueGlob(glob, false);
 
 const OPERATORS = new Set(['|', '||', '&&', ';', '&', '|&', ';;']);
 
