@@ -192,18 +192,29 @@ runBench(BENCH, async () => {
   const hubOn = await startHub('on');
   const hubEvents = await startHub('events');
   const hubAudit = await startHub('audit');
-  hubOn.use(fw.createFirewallInterceptor({ engine: makeEngine(), tools: hubOn.tools, events: hubOn.events }));
+  hubOn.use(
+    fw.createFirewallInterceptor({
+      engine: makeEngine(),
+      tools: { get: (id) => hubOn.tools.metadata(id) },
+      events: hubOn.events,
+    }),
+  );
   hubEvents.use(
     fw.createFirewallInterceptor({
       engine: makeEngine(),
-      tools: hubEvents.tools,
+      tools: { get: (id) => hubEvents.tools.metadata(id) },
       events: hubEvents.events,
       auto_events: true,
     }),
   );
   const audit = await fw.AuditLog.open({ dir: await tmp('auditlog') });
   hubAudit.use(
-    fw.createFirewallInterceptor({ engine: makeEngine(), tools: hubAudit.tools, events: hubAudit.events, audit }),
+    fw.createFirewallInterceptor({
+      engine: makeEngine(),
+      tools: { get: (id) => hubAudit.tools.metadata(id) },
+      events: hubAudit.events,
+      audit,
+    }),
   );
   const verdicts = { on: 0, events: 0 };
   hubOn.events.subscribe({ types: ['FIREWALL_VERDICT'] }, () => verdicts.on++);
@@ -313,7 +324,7 @@ runBench(BENCH, async () => {
         'auto-200-rules: FirewallEngine.evaluate() (packages/firewall/dist) of shell.exec {command} cycling 10 everyday read-only commands (plain-word fast path and cached parses), admin policy of 200 rules loaded by PolicyStore from <home>/config/admin-policy.json (80 deny/hold command rules, 20 exact-shape allow rules, 60 fs path rules, 20 web.fetch, 20 MCP), all five layers, a decision id per call. Every call is allow/AUTO (checked before measuring).',
         'auto-200-rules-cwd adds cwd (realpath of the directory: a syscall per call); auto-fs-read is fs.read of a workspace file (realpath per call).',
         "The engine's clock moves past the 60 s behaviour window on every read, so repeating the same 10 calls never trips the loop detector; the behaviour layer still counts every call.",
-        "hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; firewall-on = createFirewallInterceptor({engine, tools: hub.tools, events: hub.events}) in the interceptor chain (the default: no event for a plain AUTO allow); firewall-on-events adds auto_events: true (a FIREWALL_VERDICT event per call, persisted by the hub's FileEventStore); firewall-on-audit adds an AuditLog (every verdict written and fdatasync'd, group-committed, before the call runs).",
+        "hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; firewall-on = createFirewallInterceptor({engine, tools: {get: (id) => hub.tools.metadata(id)}, events: hub.events}) as the daemon wires it in the interceptor chain (the default: no event for a plain AUTO allow); firewall-on-events adds auto_events: true (a FIREWALL_VERDICT event per call, persisted by the hub's FileEventStore); firewall-on-audit adds an AuditLog (every verdict written and fdatasync'd, group-committed, before the call runs).",
         'Each row is the median round by ops/s with its p50/p99; latencies include the harness (see harness_baseline).',
       ],
       detail: measured.detail,

@@ -94,7 +94,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     });
   const interceptor = createFirewallInterceptor({
     engine,
-    tools: { get: (id) => o.hub.tools.get(id) },
+    tools: { get: (id) => o.hub.tools.metadata(id) },
     events: o.hub.events,
     audit: o.audit,
     gate,

@@ -96,6 +96,18 @@ export class ToolRegistry {
     return id === undefined ? undefined : this.view(id);
   }
 
+  /**
+   * The metadata of one tool id (defaults filled in, quarantine included) without the copies
+   * `get` makes for callers that keep the answer: for per-call judges such as the firewall.
+   * The result is shared: read it, never change it.
+   */
+  metadata(tool_id: string): Readonly<ToolInfo> | undefined {
+    const held = this.byId.get(tool_id);
+    if (held === undefined) return undefined;
+    const q = this.quarantinedOf?.(held.info.module)?.[held.info.name];
+    return q === undefined ? held.info : { ...held.info, quarantined: { reason: q.reason } };
+  }
+
   /** Like `get`, but throws E_NO_TARGET when nothing matches. */
   require(idOrName: string): ToolInfo {
     const t = this.get(idOrName);

@@ -173,6 +173,18 @@ describe('ToolRegistry', () => {
     expect(hub.tools.get('m.u')?.quarantined).toBeUndefined();
   });
 
+  it('metadata(id) gives the same facts as get(id) without copies, quarantine included', async () => {
+    const q: Record<string, { reason: string }> = {};
+    const hub = makeHub({ quarantined: { m: q } });
+    await hub.registry.register(manifest('m', [{ name: 't' }, { name: 'u' }]), { baseDir: '.' });
+    expect(hub.tools.metadata('m.t')).toEqual(hub.tools.get('m.t'));
+    expect(hub.tools.metadata('m.t')).toBe(hub.tools.metadata('m.t'));
+    q.t = { reason: 'definition changed' };
+    expect(hub.tools.metadata('m.t')?.quarantined).toEqual({ reason: 'definition changed' });
+    expect(hub.tools.metadata('m')).toBeUndefined();
+    expect(hub.tools.metadata('nope.x')).toBeUndefined();
+  });
+
   it('hands out the full schema of one tool on demand', async () => {
     const hub = makeHub();
     const input_schema = { type: 'object', required: ['path'], properties: { path: { type: 'string' } } };
