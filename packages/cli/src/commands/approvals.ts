@@ -5,17 +5,15 @@ import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 
 import type { Command } from 'commander';
-import WebSocket from 'ws';
 
 import type { FingerEvent } from '@finger/protocol';
 
-import type { EventStreamMessage } from '../api-types.js';
 import { type DaemonClient, type Env, seg } from '../client.js';
 import { action, type CommandContext, type RunState } from '../context.js';
-import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from '../errors.js';
+import { ApiError, CliError } from '../errors.js';
+import { type StreamControl, streamEvents } from '../event-stream.js';
 import { EXIT } from '../exit-codes.js';
 import type { Colors, Output } from '../output.js';
-import { reportError } from '../render-error.js';
 
 /** A pending approval as `GET /v1/approvals` sends it (the fields the CLI shows). */
 export interface ApprovalView {
@@ -247,21 +245,6 @@ function terminalPrompter(signal: AbortSignal): Prompter {
   };
 }
 
-/** Upgrade refusal → ApiError with the daemon's body when it sent one. */
-function upgradeError(status: number | undefined, text: string): ApiError {
-  let body: ErrorBody = {
-    code: status === 401 ? 'E_UNAUTHENTICATED' : status === 403 ? 'E_FORBIDDEN' : 'E_INTERNAL',
-    message: `WebSocket upgrade refused: HTTP ${status}`,
-  };
-  try {
-    const parsed = JSON.parse(text) as { error?: ErrorBody };
-    if (parsed.error && typeof parsed.error.code === 'string') body = parsed.error;
-  } catch {
-    /* keep the status-derived error */
-  }
-  return new ApiError(status ?? 500, body);
-}
-
 /**
  * `approvals --watch`: lists what is pending, then follows APPROVAL_REQUESTED/RESOLVED on
  * `/v1/events`. Interactive (a TTY on both ends, no --json): asks about each approval in turn.
@@ -277,93 +260,60 @@ async function watch(ctx: CommandContext, interactive: boolean): Promise<number>
   const gone = new Set<string>();
   const queue: ApprovalView[] = [];
   let busy = false;
-  const headers: Record<string, string> = client.token ? { authorization: `Bearer ${client.token}` } : {};
+  let ctl: StreamControl | undefined;
 
-  return new Promise<number>((resolve) => {
-    const ws = new WebSocket(client.wsUrl('/v1/events'), { headers });
-    let done = false;
-    let opened = false;
-    const finish = (code: number): void => {
-      if (done) return;
-      done = true;
-      signal.removeEventListener('abort', onAbort);
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      resolve(code);
-    };
-    const fail = (err: unknown): void => {
-      if (!done) finish(reportError(out, err, ctx.errorContext));
-    };
-    const onAbort = (): void => finish(EXIT.OK);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) return finish(EXIT.OK);
-
-    const pump = async (): Promise<void> => {
-      if (busy) return;
-      busy = true;
-      try {
-        while (queue.length && !done) {
-          const a = queue.shift()!;
-          if (gone.has(a.id)) continue;
-          const deps: ReviewDeps = {
-            client,
-            out,
-            prompter,
-            editArgs: (args) => editArgs(ctx.io.env, args, prompter, out),
-          };
-          await reviewApproval(deps, a);
-          out.line();
-        }
-      } catch (e) {
-        if (!signal.aborted) fail(e);
-      } finally {
-        busy = false;
-      }
-    };
-    const onApproval = (a: ApprovalView): void => {
-      if (seen.has(a.id) || gone.has(a.id)) return;
-      seen.add(a.id);
-      if (interactive) {
-        queue.push(a);
-        void pump();
-      } else if (out.json) out.printJsonLine({ event: 'APPROVAL_REQUESTED', approval: a });
-      else {
-        for (const l of formatApproval(a, out.c)) out.line(l);
+  const pump = async (): Promise<void> => {
+    if (busy) return;
+    busy = true;
+    try {
+      while (queue.length && !ctl?.done) {
+        const a = queue.shift()!;
+        if (gone.has(a.id)) continue;
+        const deps: ReviewDeps = {
+          client,
+          out,
+          prompter,
+          editArgs: (args) => editArgs(ctx.io.env, args, prompter, out),
+        };
+        await reviewApproval(deps, a);
         out.line();
       }
-    };
-    const onResolved = (e: FingerEvent): void => {
-      const d = e.data as { id?: string | null; decision?: string; approved?: boolean; reason?: string };
-      if (typeof d.id === 'string') gone.add(d.id);
-      if (interactive) return;
-      if (out.json) out.printJsonLine({ event: 'APPROVAL_RESOLVED', ...d });
-      else if (typeof d.id === 'string') out.line(`resolved ${d.id}: ${d.decision}${d.reason ? ` (${d.reason})` : ''}`);
-    };
+    } catch (e) {
+      if (!signal.aborted) ctl?.fail(e);
+    } finally {
+      busy = false;
+    }
+  };
+  const onApproval = (a: ApprovalView): void => {
+    if (seen.has(a.id) || gone.has(a.id)) return;
+    seen.add(a.id);
+    if (interactive) {
+      queue.push(a);
+      void pump();
+    } else if (out.json) out.printJsonLine({ event: 'APPROVAL_REQUESTED', approval: a });
+    else {
+      for (const l of formatApproval(a, out.c)) out.line(l);
+      out.line();
+    }
+  };
+  const onResolved = (e: FingerEvent): void => {
+    const d = e.data as { id?: string | null; decision?: string; approved?: boolean; reason?: string };
+    if (typeof d.id === 'string') gone.add(d.id);
+    if (interactive) return;
+    if (out.json) out.printJsonLine({ event: 'APPROVAL_RESOLVED', ...d });
+    else if (typeof d.id === 'string') out.line(`resolved ${d.id}: ${d.decision}${d.reason ? ` (${d.reason})` : ''}`);
+  };
 
-    ws.on('open', () => {
-      opened = true;
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => fail(upgradeError(res.statusCode, text)));
-    });
-    ws.on('message', (raw) => {
-      let msg: EventStreamMessage;
-      try {
-        msg = JSON.parse(String(raw)) as EventStreamMessage;
-      } catch {
-        return;
-      }
+  return streamEvents(ctx, client, signal, {
+    subscribe: { op: 'subscribe', types: ['APPROVAL_REQUESTED', 'APPROVAL_RESOLVED'] },
+    onMessage(msg, control) {
+      ctl = control;
       switch (msg.type) {
-        case 'ready':
-          ws.send(JSON.stringify({ op: 'subscribe', types: ['APPROVAL_REQUESTED', 'APPROVAL_RESOLVED'] }));
-          break;
         case 'subscribed':
           if (!out.json) out.errLine(out.ce.dim('watching for approvals — Ctrl-C to stop'));
           client
             .get<{ approvals: ApprovalView[] }>('/v1/approvals')
-            .then(({ approvals }) => [...approvals].reverse().forEach(onApproval), fail);
+            .then(({ approvals }) => [...approvals].reverse().forEach(onApproval), control.fail);
           break;
         case 'event':
           if (msg.event.type === 'APPROVAL_REQUESTED') {
@@ -374,24 +324,10 @@ async function watch(ctx: CommandContext, interactive: boolean): Promise<number>
         case 'dropped':
           out.warn(`${msg.count} event(s) dropped: run \`myfinger approvals\` to see what is pending`);
           break;
-        case 'error':
-          fail(new ApiError(0, msg.error));
-          break;
         default:
           break;
       }
-    });
-    ws.on('error', (err) => {
-      if (!opened) fail(new DaemonNotRunningError(client.url));
-      else fail(new CliError('E_INTERNAL', `event stream failed: ${err.message}`));
-    });
-    ws.on('close', (code) => {
-      if (done) return;
-      if (code === 4401)
-        return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
-      out.errLine(`the daemon closed the event stream (code ${code})`);
-      finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
-    });
+    },
   });
 }
 

@@ -1,15 +1,13 @@
 import type { Command } from 'commander';
-import WebSocket from 'ws';
 
 import type { FingerEvent } from '@finger/protocol';
 
-import type { EventStreamMessage } from '../api-types.js';
 import { seg } from '../client.js';
 import { action, type CommandContext, type RunState } from '../context.js';
-import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from '../errors.js';
+import { CliError } from '../errors.js';
+import { streamEvents } from '../event-stream.js';
 import { EXIT } from '../exit-codes.js';
 import { type Colors, summarizeData } from '../output.js';
-import { reportError } from '../render-error.js';
 
 interface TailOptions {
   type?: string;
@@ -51,60 +49,11 @@ export function subscribeMessage(opts: TailOptions): Record<string, unknown> {
 async function tail(ctx: CommandContext, opts: TailOptions): Promise<number> {
   const client = await ctx.client();
   const out = ctx.out;
-  const signal = ctx.interrupt();
-  const subscribe = JSON.stringify(subscribeMessage(opts));
-  const headers: Record<string, string> = client.token ? { authorization: `Bearer ${client.token}` } : {};
-  return new Promise<number>((resolve) => {
-    const ws = new WebSocket(client.wsUrl('/v1/events'), { headers });
-    let done = false;
-    let opened = false;
-    const finish = (code: number): void => {
-      if (done) return;
-      done = true;
-      signal.removeEventListener('abort', onAbort);
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      resolve(code);
-    };
-    const fail = (err: unknown): void => {
-      if (!done) finish(reportError(out, err, ctx.errorContext));
-    };
-    const onAbort = (): void => finish(EXIT.OK);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) return finish(EXIT.OK);
-
-    ws.on('open', () => {
-      opened = true;
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => {
-        let body: ErrorBody = {
-          code: res.statusCode === 401 ? 'E_UNAUTHENTICATED' : res.statusCode === 403 ? 'E_FORBIDDEN' : 'E_INTERNAL',
-          message: `WebSocket upgrade refused: HTTP ${res.statusCode}`,
-        };
-        try {
-          const parsed = JSON.parse(text) as { error?: ErrorBody };
-          if (parsed.error && typeof parsed.error.code === 'string') body = parsed.error;
-        } catch {
-          /* not JSON: keep the status-derived error */
-        }
-        fail(new ApiError(res.statusCode ?? 500, body));
-      });
-    });
-    ws.on('message', (raw) => {
-      let msg: EventStreamMessage;
-      try {
-        msg = JSON.parse(String(raw)) as EventStreamMessage;
-      } catch {
-        out.warn(`ignoring a message that is not JSON: ${String(raw).slice(0, 80)}`);
-        return;
-      }
+  return streamEvents(ctx, client, ctx.interrupt(), {
+    subscribe: subscribeMessage(opts),
+    onGarbage: (raw) => out.warn(`ignoring a message that is not JSON: ${raw.slice(0, 80)}`),
+    onMessage(msg) {
       switch (msg.type) {
-        case 'ready':
-          ws.send(subscribe);
-          break;
         case 'subscribed':
           if (!out.json) out.errLine(out.ce.dim(`subscribed ${JSON.stringify(msg.filter)} — Ctrl-C to stop`));
           break;
@@ -115,24 +64,10 @@ async function tail(ctx: CommandContext, opts: TailOptions): Promise<number> {
         case 'dropped':
           out.warn(`${msg.count} event(s) dropped: this client read too slowly`);
           break;
-        case 'error':
-          fail(new ApiError(0, msg.error));
-          break;
         default:
           break;
       }
-    });
-    ws.on('error', (err) => {
-      if (!opened) fail(new DaemonNotRunningError(client.url));
-      else fail(new CliError('E_INTERNAL', `event stream failed: ${err.message}`));
-    });
-    ws.on('close', (code) => {
-      if (done) return;
-      if (code === 4401)
-        return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
-      out.errLine(`the daemon closed the event stream (code ${code})`);
-      finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
-    });
+    },
   });
 }
 
