@@ -61,9 +61,11 @@ export interface FirewallWiring {
  */
 export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWiring> {
   const assessor = await RiskAssessor.create();
-  const tools = o.hub.tools
-    .list()
-    .map((t) => (t.input_schema !== undefined ? { id: t.id, input_schema: t.input_schema } : { id: t.id }));
+  const knownTools = () =>
+    o.hub.tools
+      .list()
+      .map((t) => (t.input_schema !== undefined ? { id: t.id, input_schema: t.input_schema } : { id: t.id }));
+  const tools = knownTools();
   let policy: PolicyStore;
   try {
     policy = PolicyStore.load({ home: o.home, assessor, homeDir: homedir(), tools, audit: o.audit });
@@ -78,7 +80,18 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       { cause: e },
     );
   }
-  for (const w of policy.warnings()) o.logger.warn({ layer: w.layer, rule: w.rule }, `policy warning: ${w.message}`);
+  const warn = (ws: readonly { layer: string; rule?: string; message: string }[]): void => {
+    for (const w of ws) o.logger.warn({ layer: w.layer, rule: w.rule }, `policy warning: ${w.message}`);
+  };
+  warn(policy.warnings());
+  // modules registered later (HTTP, MCP) change which rules can match: keep the warnings current
+  o.hub.registry.onChange(() => {
+    try {
+      warn(policy.setTools(knownTools()));
+    } catch (e) {
+      o.logger.warn({ err: e }, 'policy warnings could not be refreshed');
+    }
+  });
   const sandbox = new PathSandbox({ workspaceRoots: o.workspaceRoots, home: o.home, homeDir: homedir() });
   const engine = new FirewallEngine({ policy, risk: assessor, sandbox, ...(o.clock ? { clock: o.clock } : {}) });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
