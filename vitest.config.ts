@@ -9,6 +9,7 @@ const alias = {
   '@finger/protocol': r('./packages/protocol/src/index.ts'),
   '@finger/hub': r('./packages/hub/src/index.ts'),
   '@finger/firewall': r('./packages/firewall/src/index.ts'),
+  '@finger/agents': r('./packages/agents/src/index.ts'),
   '@finger/daemon': r('./packages/daemon/src/index.ts'),
   '@finger/testkit': r('./packages/testkit/src/index.ts'),
 };

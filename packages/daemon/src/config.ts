@@ -49,10 +49,51 @@ export interface DaemonConfig {
   shutdown: { drain_ms: number };
   /** The firewall: how long a held call waits for a person before it is rejected (E_APPROVAL_TIMEOUT). */
   firewall: { approval_timeout_ms: number };
+  /** Circuit breakers and budgets of the SafetyMonitor (§3.8). */
+  safety: {
+    max_token_usage: number;
+    max_steps: number;
+    max_task_ms: number;
+    repeat_failure_threshold: number;
+    error_window: number;
+    error_threshold: number;
+    denial_consecutive: number;
+    denial_window: number;
+    denial_threshold: number;
+    halt_grace_ms: number;
+  };
+  /** The model behind the router and the executor (§3.13); `offline` when none is configured. */
+  llm: {
+    provider: 'offline' | 'openai' | 'anthropic';
+    base_url?: string;
+    api_key?: string;
+    model?: string;
+    /** Model for reflect/compress/plan; the primary model when absent. */
+    secondary_model?: string;
+    /** Transport retries (408/409/429/5xx); guardrail re-asks are `router.max_retries`. */
+    max_retries: number;
+    /** A retry-after above this fails at once with E_LLM_UNAVAILABLE. */
+    max_retry_wait_ms: number;
+    timeout_ms: number;
+    /** Prices per million tokens, for cost estimates. */
+    prices?: { input_per_mtok?: number; output_per_mtok?: number };
+  };
+  /** The ingress router: guardrail re-asks and the confidence below which a person decides. */
+  router: { max_retries: number; min_confidence: number };
+  /** Distributed messaging (§3.14); absent `url` = in-process only. */
+  nats: { url?: string };
+  /** Distributed shared state (§3.14); absent `url` = memory/file stores. */
+  redis: { url?: string };
+  /** Cluster name: NATS subject segment and Redis key prefix. */
+  cluster: string;
 }
 
 /** A partial config, as found in `config.json` or given as build overrides. */
-export type DaemonConfigInput = { [K in keyof DaemonConfig]?: Partial<DaemonConfig[K]> };
+export type DaemonConfigInput = {
+  [K in keyof DaemonConfig]?: DaemonConfig[K] extends Record<string, unknown>
+    ? Partial<DaemonConfig[K]>
+    : DaemonConfig[K];
+};
 
 /** Defaults used for every key that neither the file, the env nor an override sets. */
 export const DEFAULT_CONFIG: DaemonConfig = {
@@ -68,6 +109,23 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
   shutdown: { drain_ms: 10_000 },
   firewall: { approval_timeout_ms: 300_000 },
+  safety: {
+    max_token_usage: 100_000,
+    max_steps: 50,
+    max_task_ms: 3_600_000,
+    repeat_failure_threshold: 3,
+    error_window: 10,
+    error_threshold: 8,
+    denial_consecutive: 3,
+    denial_window: 50,
+    denial_threshold: 10,
+    halt_grace_ms: 1500,
+  },
+  llm: { provider: 'offline', max_retries: 2, max_retry_wait_ms: 60_000, timeout_ms: 120_000 },
+  router: { max_retries: 2, min_confidence: 0.5 },
+  nats: {},
+  redis: {},
+  cluster: 'default',
 };
 
 const POS_INT = { type: 'integer', minimum: 1 } as const;
@@ -118,6 +176,39 @@ export const configSchema = {
     }),
     shutdown: section({ drain_ms: { type: 'integer', minimum: 0 } }),
     firewall: section({ approval_timeout_ms: POS_INT }),
+    safety: section({
+      max_token_usage: POS_INT,
+      max_steps: POS_INT,
+      max_task_ms: POS_INT,
+      repeat_failure_threshold: POS_INT,
+      error_window: POS_INT,
+      error_threshold: POS_INT,
+      denial_consecutive: POS_INT,
+      denial_window: POS_INT,
+      denial_threshold: POS_INT,
+      halt_grace_ms: { type: 'integer', minimum: 0 },
+    }),
+    llm: section({
+      provider: { enum: ['offline', 'openai', 'anthropic'] },
+      base_url: { type: 'string', pattern: '^https?://' },
+      api_key: { type: 'string' },
+      model: { type: 'string', minLength: 1 },
+      secondary_model: { type: 'string', minLength: 1 },
+      max_retries: { type: 'integer', minimum: 0, maximum: 10 },
+      max_retry_wait_ms: { type: 'integer', minimum: 0 },
+      timeout_ms: POS_INT,
+      prices: section({
+        input_per_mtok: { type: 'number', minimum: 0 },
+        output_per_mtok: { type: 'number', minimum: 0 },
+      }),
+    }),
+    router: section({
+      max_retries: { type: 'integer', minimum: 0, maximum: 10 },
+      min_confidence: { type: 'number', minimum: 0, maximum: 1 },
+    }),
+    nats: section({ url: { type: 'string', pattern: '^(nats|tls|wss?)://' } }),
+    redis: section({ url: { type: 'string', pattern: '^rediss?://' } }),
+    cluster: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
   },
 } as const;
 
@@ -161,6 +252,20 @@ export function envOverrides(env: Record<string, string | undefined>): DaemonCon
   }
   const paths = env.FINGER_MODULE_PATHS;
   if (paths !== undefined && paths !== '') out.modules = { paths: paths.split(delimiter).filter(Boolean) };
+  const llm: Record<string, string> = {};
+  for (const [name, key] of [
+    ['FINGER_LLM_PROVIDER', 'provider'],
+    ['FINGER_LLM_BASE_URL', 'base_url'],
+    ['FINGER_LLM_API_KEY', 'api_key'],
+    ['FINGER_LLM_MODEL', 'model'],
+  ] as const) {
+    const v = env[name];
+    if (v !== undefined && v !== '') llm[key] = v;
+  }
+  if (Object.keys(llm).length) out.llm = llm as DaemonConfigInput['llm'];
+  if (env.FINGER_NATS_URL) out.nats = { url: env.FINGER_NATS_URL };
+  if (env.FINGER_REDIS_URL) out.redis = { url: env.FINGER_REDIS_URL };
+  if (env.FINGER_CLUSTER) out.cluster = env.FINGER_CLUSTER;
   if (issues.length) throw invalid('env', issues);
   return out;
 }
@@ -168,7 +273,11 @@ export function envOverrides(env: Record<string, string | undefined>): DaemonCon
 function merge(base: DaemonConfig, input: DaemonConfigInput): DaemonConfig {
   const out = structuredClone(base) as unknown as Record<string, Record<string, unknown>>;
   for (const [key, value] of Object.entries(input)) {
-    if (!isPlainObject(value)) continue;
+    if (value === undefined) continue;
+    if (!isPlainObject(value)) {
+      (out as Record<string, unknown>)[key] = value;
+      continue;
+    }
     const target = (out[key] ??= {});
     for (const [k, v] of Object.entries(value)) if (v !== undefined) target[k] = v;
   }
@@ -177,7 +286,8 @@ function merge(base: DaemonConfig, input: DaemonConfigInput): DaemonConfig {
 
 /**
  * Merges defaults < `config.json` < env (`FINGER_HOST`, `FINGER_PORT`, `FINGER_LOG_LEVEL`,
- * `FINGER_MODULE_PATHS`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
+ * `FINGER_MODULE_PATHS`, `FINGER_LLM_{PROVIDER,BASE_URL,API_KEY,MODEL}`, `FINGER_NATS_URL`,
+ * `FINGER_REDIS_URL`, `FINGER_CLUSTER`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
  * key path (`config.json: $.server.port must be integer`) and whose `details.issues` lists them.
  */
 export function resolveConfig(
@@ -250,5 +360,11 @@ export function exampleConfig(): Record<string, unknown> {
     ws: DEFAULT_CONFIG.ws,
     shutdown: DEFAULT_CONFIG.shutdown,
     firewall: DEFAULT_CONFIG.firewall,
+    safety: DEFAULT_CONFIG.safety,
+    llm: DEFAULT_CONFIG.llm,
+    router: DEFAULT_CONFIG.router,
+    nats: DEFAULT_CONFIG.nats,
+    redis: DEFAULT_CONFIG.redis,
+    cluster: DEFAULT_CONFIG.cluster,
   };
 }

@@ -1,0 +1,8 @@
+export type {
+  ModelAdapter,
+  ModelCallOptions,
+  ModelMessage,
+  ModelRequestParams,
+  ModelResult,
+  ModelUsage,
+} from './model/model-adapter.js';
