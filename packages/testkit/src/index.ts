@@ -1,5 +1,28 @@
 export type { CliRun } from './cli-runner.js';
 export { MYFINGER_BIN, runCli } from './cli-runner.js';
+export type {
+  FakeLlmApi,
+  FakeLlmDropReply,
+  FakeLlmRawReply,
+  FakeLlmReply,
+  FakeLlmRequest,
+  FakeLlmScript,
+  FakeLlmServer,
+  FakeLlmServerOptions,
+  FakeLlmStatusReply,
+  FakeLlmTextReply,
+} from './fake-llm-server.js';
+export { startFakeLlmServer } from './fake-llm-server.js';
+export type { ServiceSpec } from './services.js';
+export {
+  firstBytes,
+  freePort,
+  hostPort,
+  natsServerBinary,
+  natsUrlForTests,
+  serviceUrlForTests,
+  testClusterName,
+} from './services.js';
 export type { TempDir } from './temp-home.js';
 export { tempDir } from './temp-home.js';
 export type { HttpAnswer, TestDaemon } from './test-daemon.js';
