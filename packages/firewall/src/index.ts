@@ -146,6 +146,55 @@ export { compileCommandPattern } from './risk/command-pattern.js';
 export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
 export { LONG_COMMAND, MAX_PARSE_LENGTH, RiskAssessor } from './risk/risk-assessor.js';
 export { safeProgramNames } from './risk/safe-commands.js';
+export type {
+  RepeatEffect,
+  RepeatEvent,
+  StepEffect,
+  SystemSafetyEffect,
+  SystemSafetyEvent,
+  SystemSafetyState,
+} from './safety/breakers.js';
+export {
+  budgetTransition,
+  cascadeTransition,
+  denialSummary,
+  denialTransition,
+  MAX_DENIAL_NOTES,
+  noteDenial,
+  pushWindow,
+  repeatTransition,
+  stepTransition,
+  systemTransition,
+  timeTransition,
+} from './safety/breakers.js';
+export { FileSafetyStore } from './safety/file-safety-store.js';
+export { MemorySafetyStore } from './safety/memory-safety-store.js';
+export type { SafetyCall, SafetyInterceptor } from './safety/safety-interceptor.js';
+export { createSafetyInterceptor, DENIAL_CODES } from './safety/safety-interceptor.js';
+export type {
+  HaltHandler,
+  SafetyActor,
+  SafetyCorrelation,
+  SafetyMonitorOptions,
+  SafetyState,
+  TaskBudget,
+} from './safety/safety-monitor.js';
+export { SafetyMonitor, SYSTEM_ALERT_REPEAT } from './safety/safety-monitor.js';
+export type { CounterKind, SafetyStateStore } from './safety/safety-state-store.js';
+export { counterKey } from './safety/safety-state-store.js';
+export type {
+  AgentBreakers,
+  AgentSafetyStatus,
+  BreakerName,
+  DenialNote,
+  LockoutCause,
+  LockoutRecord,
+  RepeatState,
+  SafetyChange,
+  SafetyConfig,
+  WindowState,
+} from './safety/safety-types.js';
+export { emptyAgentBreakers, SAFETY_DEFAULTS } from './safety/safety-types.js';
 export { isPathArg, isWriteTool, PATH_ARG_NAMES } from './sandbox/path-args.js';
 export type {
   PathSandboxOptions,

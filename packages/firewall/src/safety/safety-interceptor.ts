@@ -1,0 +1,84 @@
+import { FingerError } from '@finger/protocol';
+
+import type { GrantCall } from '../grants/grant-interceptor.js';
+import type { SafetyMonitor } from './safety-monitor.js';
+
+/** What the safety interceptor needs of a hub call (the hub's `HubCall` satisfies it). */
+export interface SafetyCall extends GrantCall {
+  readonly envelope: GrantCall['envelope'] & { readonly payload: unknown };
+}
+
+/** An interceptor in the hub's `(call, next) => …` shape. */
+export type SafetyInterceptor = (call: SafetyCall, next: () => Promise<unknown>) => Promise<unknown>;
+
+/** Refusals by the firewall or a person: they feed the denial breaker. */
+export const DENIAL_CODES: ReadonlySet<string> = new Set([
+  'E_DENIED_BY_POLICY',
+  'E_REJECTED_BY_HUMAN',
+  'E_APPROVAL_TIMEOUT',
+  'E_FORBIDDEN',
+]);
+
+/** Refusals of the safety layer itself: neither a denial nor a tool failure. */
+const SAFETY_CODES: ReadonlySet<string> = new Set([
+  'E_HALTED',
+  'E_SAFETY_LOCKOUT',
+  'E_LOOP_DETECTED',
+  'E_BUDGET_EXHAUSTED',
+]);
+
+function codeOf(e: unknown): string {
+  return e instanceof FingerError
+    ? e.code
+    : typeof (e as { code?: unknown })?.code === 'string'
+      ? (e as { code: string }).code
+      : 'E_INTERNAL';
+}
+
+/**
+ * The outermost interceptor of the hub chain (before grants): refuses every call with E_HALTED
+ * while a halt runs and E_SAFETY_LOCKOUT while the system (or the calling agent) is locked.
+ * For agent principals it records the outcome: denials (E_DENIED_BY_POLICY,
+ * E_REJECTED_BY_HUMAN, E_APPROVAL_TIMEOUT, E_FORBIDDEN) feed the denial breaker, other results
+ * the repeated-failure and error-cascade breakers. A failure that trips the repeated-failure
+ * breaker reaches the caller as E_LOOP_DETECTED; at the alert threshold the caller's error
+ * carries `details.system_alert`.
+ */
+export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyInterceptor {
+  return (call, next) => {
+    const src = call.envelope.source;
+    const agent_id = src.kind === 'agent' ? src.id : undefined;
+    try {
+      monitor.assertOpen(agent_id);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (agent_id === undefined) return next();
+    const env = call.envelope;
+    const tool = call.resolved.tool_id;
+    const correlation = {
+      request_id: env.request_id,
+      correlation_id: env.correlation_id,
+      session_id: env.session_id,
+      workflow_id: env.workflow_id,
+    };
+    return next().then(
+      async (result) => {
+        await monitor.recordToolOutcome({ agent_id, tool, args: env.payload, ok: true, correlation });
+        return result;
+      },
+      async (e: unknown) => {
+        const code = codeOf(e);
+        if (SAFETY_CODES.has(code)) throw e;
+        if (DENIAL_CODES.has(code)) {
+          await monitor.recordDenial({ agent_id, tool, code, correlation });
+          throw e;
+        }
+        const r = await monitor.recordToolOutcome({ agent_id, tool, args: env.payload, ok: false, code, correlation });
+        if (!r.alert || !(e instanceof FingerError)) throw e;
+        const details = typeof e.details === 'object' && e.details !== null ? e.details : {};
+        throw new FingerError(e.code, e.message, { ...details, system_alert: r.alert }, { cause: e });
+      },
+    );
+  };
+}

@@ -1,0 +1,572 @@
+import { FingerError, rfc3339 } from '@finger/protocol';
+
+import type { AuditRecord } from '../audit/audit-entry.js';
+import { callFingerprint } from '../engine/behaviour-monitor.js';
+import type { VerdictEvents } from '../grants/grant-interceptor.js';
+import {
+  budgetTransition,
+  cascadeTransition,
+  denialSummary,
+  denialTransition,
+  noteDenial,
+  repeatTransition,
+  stepTransition,
+  type SystemSafetyState,
+  systemTransition,
+  timeTransition,
+} from './breakers.js';
+import { counterKey, type SafetyStateStore } from './safety-state-store.js';
+import {
+  type AgentBreakers,
+  type BreakerName,
+  emptyAgentBreakers,
+  type LockoutRecord,
+  SAFETY_DEFAULTS,
+  type SafetyChange,
+  type SafetyConfig,
+} from './safety-types.js';
+
+/** The text injected into an agent's context when it repeats a failing action. */
+export const SYSTEM_ALERT_REPEAT = 'SYSTEM ALERT: you are repeating a failed action. Stop and analyse why.';
+
+/** Who acts on the monitor (from the token, never from a payload). */
+export interface SafetyActor {
+  kind: string;
+  id: string;
+  roles?: readonly string[];
+}
+
+/** Correlation fields to put on events and audit entries. */
+export interface SafetyCorrelation {
+  request_id?: string;
+  correlation_id?: string;
+  session_id?: string;
+  workflow_id?: string;
+}
+
+/** How the monitor cancels running work on a halt: the daemon wires the hub's `abortAll` here. */
+export type HaltHandler = (mode: 'graceful' | 'immediate', error: FingerError, grace_ms: number) => Promise<void>;
+
+/** Options of {@link SafetyMonitor.open}. */
+export interface SafetyMonitorOptions {
+  store: SafetyStateStore;
+  config?: Partial<SafetyConfig>;
+  clock?: { now(): number };
+  /** BREAKER_TRIPPED, HALTED, UNLOCKED go here (the hub's EventBus). */
+  events?: VerdictEvents;
+  /** `breaker.tripped`, `halt`, `unlock` entries go here (the AuditLog). */
+  audit?: { append(record: AuditRecord): Promise<unknown> };
+  logger?: { warn(obj: object, msg: string): void };
+  onHalt?: HaltHandler;
+  /** Most tasks with a registered budget at a time (oldest dropped). Default 10,000. */
+  max_tasks?: number;
+}
+
+/** A task's budget; limits default to config `safety`. A nested task names its parent. */
+export interface TaskBudget {
+  task_id: string;
+  agent_id: string;
+  parent_task_id?: string;
+  max_tokens?: number;
+  max_steps?: number;
+  max_ms?: number;
+}
+
+interface TaskEntry extends TaskBudget {
+  started_at: number;
+}
+
+/** What `state()` reports (GET /v1/health, `myfinger daemon status`). */
+export interface SafetyState {
+  /** `open`, `halting`, `halting_immediate` or `locked` (system lockout). */
+  system: SystemSafetyState;
+  lockout?: LockoutRecord;
+  agents_locked: LockoutRecord[];
+  breakers: Record<string, { status: AgentBreakers['status']; repeat: number; errors: number; denials: number }>;
+  config: SafetyConfig;
+}
+
+const SYSTEM = '';
+
+/**
+ * The SafetyMonitor (§3.8): budgets, repeated-failure, error-cascade and denial breakers, the
+ * kill switch and SAFETY_LOCKOUT, over a {@link SafetyStateStore}. Every trip emits
+ * BREAKER_TRIPPED and appends a `breaker.tripped` audit entry. Use {@link SafetyMonitor.open}.
+ *
+ * For agents (the executor loop): `assertOpen` before each step, `checkBudget` before each
+ * model call (pass `haltSignal` to the model request), `recordUsage` after it, `recordStep` per
+ * step, `recordToolOutcome` / `recordDenial` per tool call (the safety interceptor does the
+ * latter two for hub calls of agent principals).
+ */
+export class SafetyMonitor {
+  readonly config: SafetyConfig;
+  private readonly store: SafetyStateStore;
+  private readonly clock: { now(): number };
+  private readonly lockouts = new Map<string, LockoutRecord>();
+  private readonly tasks = new Map<string, TaskEntry>();
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private sys: SystemSafetyState = 'open';
+  private ctrl = new AbortController();
+  private halting: Promise<void> | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  private constructor(private readonly o: SafetyMonitorOptions) {
+    this.config = { ...SAFETY_DEFAULTS, ...o.config };
+    this.store = o.store;
+    this.clock = o.clock ?? { now: () => Date.now() };
+  }
+
+  /** Loads the lockouts from the store (a persisted system lockout locks at once) and subscribes. */
+  static async open(options: SafetyMonitorOptions): Promise<SafetyMonitor> {
+    const m = new SafetyMonitor(options);
+    for (const l of await m.store.listLockouts()) m.lockouts.set(l.agent_id ?? SYSTEM, l);
+    if (m.lockouts.has(SYSTEM)) {
+      m.sys = systemTransition(m.sys, 'lock').state;
+      m.ctrl.abort(m.lockedError(m.lockouts.get(SYSTEM)!));
+    }
+    m.unsubscribe = m.store.subscribe((c) => m.onChange(c));
+    return m;
+  }
+
+  /** Aborted by a halt (pending model requests listen to it); a new one after an unlock. */
+  get haltSignal(): AbortSignal {
+    return this.ctrl.signal;
+  }
+
+  /**
+   * Throws when work may not start: E_HALTED while a halt is running, E_SAFETY_LOCKOUT while the
+   * system (or `agent_id`) is locked. Synchronous: reads the cached lockouts.
+   */
+  assertOpen(agent_id?: string): void {
+    if (this.sys === 'halting' || this.sys === 'halting_immediate')
+      throw new FingerError('E_HALTED', 'the kill switch is stopping everything');
+    const sys = this.lockouts.get(SYSTEM);
+    if (this.sys === 'locked' || sys) throw this.lockedError(sys);
+    if (agent_id !== undefined) {
+      const l = this.lockouts.get(agent_id);
+      if (l) throw this.lockedError(l);
+    }
+  }
+
+  /** True when `assertOpen(agent_id)` would throw. */
+  isLocked(agent_id?: string): boolean {
+    return this.sys !== 'open' || this.lockouts.has(SYSTEM) || (agent_id !== undefined && this.lockouts.has(agent_id));
+  }
+
+  /** Registers a task's budget (its clock starts now). Nested: name `parent_task_id`. */
+  beginTask(task: TaskBudget): void {
+    if (this.tasks.size >= (this.o.max_tasks ?? 10_000)) {
+      const oldest = this.tasks.keys().next().value;
+      if (oldest !== undefined) this.tasks.delete(oldest);
+    }
+    this.tasks.set(task.task_id, { ...task, started_at: this.clock.now() });
+  }
+
+  /** Forgets a finished task and deletes its counters. */
+  async endTask(task_id: string): Promise<void> {
+    this.tasks.delete(task_id);
+    await this.store.deleteCounter(counterKey('task_tokens', task_id));
+    await this.store.deleteCounter(counterKey('task_steps', task_id));
+  }
+
+  /**
+   * Before a model call: rejects with E_BUDGET_EXHAUSTED (details `{breaker, scope, id, used,
+   * limit, estimate, state}`) when `estimate_tokens` would take the agent, the task or any
+   * enclosing task past its token budget, or the task past its time budget — the call must then
+   * not be sent. Also E_HALTED / E_SAFETY_LOCKOUT (see {@link assertOpen}). An unknown `task_id`
+   * is registered on the spot, under `parent` when given.
+   */
+  async checkBudget(p: {
+    agent_id: string;
+    task_id?: string;
+    parent?: string;
+    estimate_tokens: number;
+    correlation?: SafetyCorrelation;
+  }): Promise<void> {
+    this.assertOpen(p.agent_id);
+    const used = await this.store.getCounter(counterKey('agent_tokens', p.agent_id));
+    const limit = this.config.max_token_usage;
+    if (!budgetTransition(used, { estimate: p.estimate_tokens }, limit).allowed)
+      await this.budgetTrip(p, { scope: 'agent', id: p.agent_id, used, limit });
+    for (const t of this.taskChain(p)) {
+      if (timeTransition(t.started_at, this.clock.now(), { max_task_ms: t.max_ms ?? this.config.max_task_ms }))
+        await this.timeTrip(p.agent_id, t, p.correlation);
+      const tUsed = await this.store.getCounter(counterKey('task_tokens', t.task_id));
+      const tLimit = t.max_tokens ?? this.config.max_token_usage;
+      if (!budgetTransition(tUsed, { estimate: p.estimate_tokens }, tLimit).allowed)
+        await this.budgetTrip(p, { scope: 'task', id: t.task_id, used: tUsed, limit: tLimit });
+    }
+  }
+
+  /** After a model call: adds the reported tokens to the agent, the task and every enclosing task. */
+  async recordUsage(p: { agent_id: string; task_id?: string; parent?: string; tokens: number }): Promise<{
+    agent_total: number;
+  }> {
+    const tokens = Math.max(0, Math.floor(p.tokens));
+    const agent_total = await this.store.incrBy(counterKey('agent_tokens', p.agent_id), tokens);
+    for (const t of this.taskChain(p)) await this.store.incrBy(counterKey('task_tokens', t.task_id), tokens);
+    return { agent_total };
+  }
+
+  /**
+   * Before a step of a task: returns `{step, final}` — `final` on step `max_steps`, the one the
+   * agent must use to summarise. A step after it rejects with E_BUDGET_EXHAUSTED (`breaker:
+   * 'step_budget', state: 'PAUSED'`): checkpoint and pause the task. Also checks the time budget.
+   */
+  async recordStep(p: {
+    agent_id: string;
+    task_id: string;
+    parent?: string;
+    correlation?: SafetyCorrelation;
+  }): Promise<{ step: number; final: boolean }> {
+    this.assertOpen(p.agent_id);
+    const task = this.taskChain(p)[0]!;
+    if (timeTransition(task.started_at, this.clock.now(), { max_task_ms: task.max_ms ?? this.config.max_task_ms }))
+      await this.timeTrip(p.agent_id, task, p.correlation);
+    const step = await this.store.incrBy(counterKey('task_steps', p.task_id), 1);
+    const max_steps = task.max_steps ?? this.config.max_steps;
+    const effect = stepTransition(step, { max_steps });
+    if (effect === 'pause') {
+      const details = { scope: 'task', id: p.task_id, task_id: p.task_id, step, limit: max_steps, state: 'PAUSED' };
+      await this.trip('step_budget', p.agent_id, details, p.correlation);
+      throw new FingerError('E_BUDGET_EXHAUSTED', `task ${p.task_id} used its ${max_steps} steps`, {
+        breaker: 'step_budget',
+        ...details,
+      });
+    }
+    return { step, final: effect === 'final' };
+  }
+
+  /**
+   * After a tool call of an agent: feeds the repeated-failure and error-cascade breakers, and
+   * counts an allowed decision for the denial breaker. Returns `{alert}` (the SYSTEM ALERT to
+   * inject into the agent's context) at exactly `repeat_failure_threshold` identical failures in
+   * a row; throws E_LOOP_DETECTED on the next one (the agent is stopped and locked). An error
+   * cascade locks the agent (ERROR_PAUSED) and returns `{tripped: 'error_cascade'}`.
+   */
+  recordToolOutcome(p: {
+    agent_id: string;
+    tool: string;
+    args: unknown;
+    ok: boolean;
+    code?: string;
+    correlation?: SafetyCorrelation;
+  }): Promise<{ alert?: string; tripped?: BreakerName }> {
+    return this.serial(p.agent_id, async () => {
+      const b = (await this.store.getBreakers(p.agent_id)) ?? emptyAgentBreakers();
+      const fingerprint = callFingerprint(p.tool, p.args);
+      const r = repeatTransition(b.repeat, { fingerprint, ok: p.ok }, this.config);
+      const c = cascadeTransition(b.cascade, { error: !p.ok }, this.config);
+      const d = denialTransition(b.denial, { denied: false }, this.config);
+      const next: AgentBreakers = { ...b, repeat: r.state, cascade: c.state, denial: d.state };
+      const base = { tool: p.tool, ...(p.code ? { code: p.code } : {}) };
+      if (r.effect === 'terminate') {
+        next.status = 'stopped';
+        await this.store.setBreakers(p.agent_id, next);
+        const details = { ...base, stage: 'terminate', failures: r.state.count, state: 'STOPPED' };
+        await this.trip('repeated_failure', p.agent_id, details, p.correlation, true);
+        throw new FingerError(
+          'E_LOOP_DETECTED',
+          `agent ${p.agent_id} repeated a failing ${p.tool} call ${r.state.count} times`,
+          { breaker: 'repeated_failure', agent_id: p.agent_id, tool: p.tool, failures: r.state.count },
+        );
+      }
+      if (c.tripped) next.status = 'error_paused';
+      await this.store.setBreakers(p.agent_id, next);
+      const out: { alert?: string; tripped?: BreakerName } = {};
+      if (r.effect === 'alert') {
+        await this.trip(
+          'repeated_failure',
+          p.agent_id,
+          { ...base, stage: 'alert', failures: r.state.count },
+          p.correlation,
+        );
+        out.alert = SYSTEM_ALERT_REPEAT;
+      }
+      if (c.tripped) {
+        const errors = c.state.recent.filter(Boolean).length;
+        const details = { ...base, errors, window: c.state.recent.length, state: 'ERROR_PAUSED' };
+        await this.trip('error_cascade', p.agent_id, details, p.correlation, true);
+        out.tripped = 'error_cascade';
+      }
+      return out;
+    });
+  }
+
+  /**
+   * A firewall or human denial of an agent's call (E_DENIED_BY_POLICY, E_REJECTED_BY_HUMAN,
+   * E_APPROVAL_TIMEOUT, E_FORBIDDEN). At `denial_consecutive` in a row or `denial_threshold` in
+   * the last `denial_window` decisions the agent is stopped and locked, and `summary` tells a
+   * person what was denied.
+   */
+  recordDenial(p: {
+    agent_id: string;
+    tool: string;
+    code: string;
+    correlation?: SafetyCorrelation;
+  }): Promise<{ tripped: boolean; summary?: string }> {
+    return this.serial(p.agent_id, async () => {
+      const b = (await this.store.getBreakers(p.agent_id)) ?? emptyAgentBreakers();
+      const d = denialTransition(b.denial, { denied: true }, this.config);
+      const denials = noteDenial(b.denials, { tool: p.tool, code: p.code, at: rfc3339(this.clock.now()) });
+      const next: AgentBreakers = { ...b, denial: d.state, denials };
+      if (d.tripped) next.status = 'stopped';
+      await this.store.setBreakers(p.agent_id, next);
+      if (!d.tripped) return { tripped: false };
+      const summary = denialSummary(denials);
+      const details = { tool: p.tool, code: p.code, why: d.why, summary, denials, state: 'STOPPED' };
+      await this.trip('denial', p.agent_id, details, p.correlation, true, summary);
+      return { tripped: true, summary };
+    });
+  }
+
+  /**
+   * The kill switch (priority 0). The first halt refuses new work at once (E_HALTED), aborts
+   * `haltSignal`, persists the system SAFETY_LOCKOUT, emits HALTED, audits `halt`, and lets
+   * in-flight calls end within `halt_grace_ms` before they are killed; a second halt during it
+   * kills at once. Resolves when the halt is done. A halt while already locked changes nothing.
+   */
+  async halt(p: { actor: SafetyActor; reason?: string }): Promise<{ phase: 'graceful' | 'immediate' | 'locked' }> {
+    const t = systemTransition(this.sys, 'halt');
+    if (t.effect === 'none') {
+      await this.halting;
+      return { phase: 'locked' };
+    }
+    this.sys = t.state;
+    const by = `${p.actor.kind}:${p.actor.id}`;
+    const reason = p.reason ?? 'halt';
+    const err = new FingerError('E_HALTED', `halted by ${by}`, { by });
+    if (t.effect === 'graceful_halt') {
+      this.ctrl.abort(err);
+      const lockout: LockoutRecord = { cause: 'halt', reason, by, at: rfc3339(this.clock.now()) };
+      this.lockouts.set(SYSTEM, lockout);
+      this.halting = this.runHalt('graceful', err, p.actor, lockout);
+      await this.halting;
+      return { phase: 'graceful' };
+    }
+    await this.announce('HALTED', { phase: 'immediate', by }, p.actor, 'halt', { phase: 'immediate', reason });
+    await this.o.onHalt?.('immediate', err, 0);
+    await this.halting;
+    return { phase: 'immediate' };
+  }
+
+  /**
+   * Leaves SAFETY_LOCKOUT: the system's (no `agent_id`; renews `haltSignal`) or one agent's
+   * (its breakers start over). Admins only (E_FORBIDDEN otherwise); E_HALTED while a halt is
+   * still running. Emits UNLOCKED and audits `unlock` naming who. `unlocked: false` when nothing
+   * was locked.
+   */
+  async unlock(p: { actor: SafetyActor; agent_id?: string }): Promise<{ unlocked: boolean; lockout?: LockoutRecord }> {
+    if (!p.actor.roles?.includes('admin')) throw new FingerError('E_FORBIDDEN', 'only an admin may unlock');
+    if (this.sys === 'halting' || this.sys === 'halting_immediate')
+      throw new FingerError('E_HALTED', 'a halt is still running; unlock when it is done');
+    const by = `${p.actor.kind}:${p.actor.id}`;
+    const cleared = await this.store.clearLockout(p.agent_id, by);
+    this.lockouts.delete(p.agent_id ?? SYSTEM);
+    if (p.agent_id === undefined) this.renew();
+    else {
+      await this.store.setBreakers(p.agent_id, emptyAgentBreakers());
+      if (cleared?.breaker === 'token_budget') await this.store.deleteCounter(counterKey('agent_tokens', p.agent_id));
+    }
+    if (!cleared) return { unlocked: false };
+    const data = { ...(p.agent_id !== undefined ? { agent_id: p.agent_id } : {}), by, lockout: cleared };
+    await this.announce('UNLOCKED', data, p.actor, 'unlock', data);
+    return { unlocked: true, lockout: cleared };
+  }
+
+  /** Lockouts and breaker state, for health. */
+  async state(): Promise<SafetyState> {
+    const breakers: SafetyState['breakers'] = {};
+    for (const [id, b] of Object.entries(await this.store.listBreakers()))
+      breakers[id] = {
+        status: b.status,
+        repeat: b.repeat.count,
+        errors: b.cascade.recent.filter(Boolean).length,
+        denials: b.denial.recent.filter(Boolean).length,
+      };
+    const sys = this.lockouts.get(SYSTEM);
+    return {
+      system: this.sys,
+      ...(sys ? { lockout: sys } : {}),
+      agents_locked: [...this.lockouts.values()].filter((l) => l.agent_id !== undefined),
+      breakers,
+      config: { ...this.config },
+    };
+  }
+
+  /** Unsubscribes from the store (the store itself is closed by its owner). */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private async runHalt(mode: 'graceful', err: FingerError, actor: SafetyActor, lockout: LockoutRecord): Promise<void> {
+    try {
+      // Refusing is already in force (sys = halting); persist before the slow part.
+      await this.store
+        .setLockout(lockout)
+        .catch((e: unknown) => this.o.logger?.warn({ err: e }, 'persisting the halt lockout failed'));
+      await this.announce('HALTED', { phase: mode, by: lockout.by, reason: lockout.reason }, actor, 'halt', {
+        phase: mode,
+        reason: lockout.reason,
+      });
+      await this.o.onHalt?.(mode, err, this.config.halt_grace_ms);
+    } catch (e) {
+      this.o.logger?.warn({ err: e }, 'halt handler failed');
+    } finally {
+      this.sys = systemTransition(this.sys, 'halt_done').state;
+      this.halting = undefined;
+    }
+  }
+
+  private renew(): void {
+    this.sys = systemTransition(this.sys, 'unlock').state;
+    if (this.ctrl.signal.aborted) this.ctrl = new AbortController();
+  }
+
+  /** A change from the store (ours or another daemon's): keep the cache; follow remote halts/unlocks. */
+  private onChange(c: SafetyChange): void {
+    if (c.type === 'lockout_set') {
+      const key = c.lockout.agent_id ?? SYSTEM;
+      this.lockouts.set(key, c.lockout);
+      if (key === SYSTEM && this.sys === 'open') {
+        const err = this.lockedError(c.lockout);
+        if (c.lockout.cause === 'halt') {
+          this.sys = 'halting';
+          this.ctrl.abort(new FingerError('E_HALTED', `halted by ${c.lockout.by}`, { by: c.lockout.by }));
+          this.halting = (async () => {
+            try {
+              await this.o.onHalt?.('graceful', new FingerError('E_HALTED', err.message), this.config.halt_grace_ms);
+            } finally {
+              this.sys = systemTransition(this.sys, 'halt_done').state;
+              this.halting = undefined;
+            }
+          })();
+        } else {
+          this.sys = systemTransition(this.sys, 'lock').state;
+          this.ctrl.abort(err);
+        }
+      }
+    } else if (c.type === 'lockout_cleared') {
+      this.lockouts.delete(c.agent_id ?? SYSTEM);
+      if (c.agent_id === undefined && this.sys === 'locked') this.renew();
+    }
+  }
+
+  private lockedError(l: LockoutRecord | undefined): FingerError {
+    const scope = l?.agent_id !== undefined ? `agent ${l.agent_id} is` : 'the system is';
+    return new FingerError(
+      'E_SAFETY_LOCKOUT',
+      `${scope} in SAFETY_LOCKOUT${l ? ` (${l.cause}${l.breaker ? ` ${l.breaker}` : ''}: ${l.reason}, by ${l.by})` : ''}; an admin must unlock`,
+      l ? { cause: l.cause, by: l.by, at: l.at, ...(l.agent_id !== undefined ? { agent_id: l.agent_id } : {}) } : {},
+    );
+  }
+
+  /** The task and its enclosing tasks, innermost first (registers an unknown task). */
+  private taskChain(p: { agent_id: string; task_id?: string; parent?: string }): TaskEntry[] {
+    if (p.task_id === undefined) return [];
+    if (!this.tasks.has(p.task_id))
+      this.beginTask({ task_id: p.task_id, agent_id: p.agent_id, ...(p.parent ? { parent_task_id: p.parent } : {}) });
+    const out: TaskEntry[] = [];
+    const seen = new Set<string>();
+    let t = this.tasks.get(p.task_id);
+    while (t && !seen.has(t.task_id)) {
+      out.push(t);
+      seen.add(t.task_id);
+      t = t.parent_task_id !== undefined ? this.tasks.get(t.parent_task_id) : undefined;
+    }
+    return out;
+  }
+
+  private async budgetTrip(
+    p: { agent_id: string; task_id?: string; estimate_tokens: number; correlation?: SafetyCorrelation },
+    s: { scope: 'agent' | 'task'; id: string; used: number; limit: number },
+  ): Promise<never> {
+    const details = {
+      ...s,
+      estimate: p.estimate_tokens,
+      state: 'STOPPED',
+      ...(p.task_id ? { task_id: p.task_id } : {}),
+    };
+    await this.trip('token_budget', p.agent_id, details, p.correlation, s.scope === 'agent');
+    throw new FingerError(
+      'E_BUDGET_EXHAUSTED',
+      `token budget of ${s.scope} ${s.id} exhausted: ${s.used} used + ${p.estimate_tokens} estimated > ${s.limit}`,
+      { breaker: 'token_budget', ...details },
+    );
+  }
+
+  private async timeTrip(agent_id: string, t: TaskEntry, correlation?: SafetyCorrelation): Promise<never> {
+    const limit = t.max_ms ?? this.config.max_task_ms;
+    const details = { scope: 'task', id: t.task_id, task_id: t.task_id, limit, state: 'PAUSED' };
+    await this.trip('time_budget', agent_id, details, correlation);
+    throw new FingerError('E_BUDGET_EXHAUSTED', `task ${t.task_id} ran past its ${limit} ms`, {
+      breaker: 'time_budget',
+      ...details,
+    });
+  }
+
+  /** BREAKER_TRIPPED + `breaker.tripped` audit entry; `lock` puts the agent in SAFETY_LOCKOUT. */
+  private async trip(
+    breaker: BreakerName,
+    agent_id: string,
+    details: Record<string, unknown>,
+    correlation: SafetyCorrelation | undefined,
+    lock = false,
+    reason?: string,
+  ): Promise<void> {
+    const data = { breaker, agent_id, ...details, locked: lock };
+    this.o.events?.emit('BREAKER_TRIPPED', { ...correlation, target: agent_id }, data);
+    await this.auditAppend({
+      type: 'breaker.tripped',
+      actor: { kind: 'agent', id: agent_id },
+      request_id: correlation?.request_id ?? null,
+      correlation_id: correlation?.correlation_id ?? null,
+      tool: typeof details.tool === 'string' ? details.tool : null,
+      decision: lock ? 'lockout' : String(details.stage ?? details.state ?? 'tripped'),
+      details: data,
+    });
+    if (!lock) return;
+    const lockout: LockoutRecord = {
+      agent_id,
+      cause: 'breaker',
+      breaker,
+      reason: reason ?? `${breaker} breaker tripped`,
+      by: 'system',
+      at: rfc3339(this.clock.now()),
+    };
+    this.lockouts.set(agent_id, lockout);
+    await this.store.setLockout(lockout);
+  }
+
+  private announce(
+    type: 'HALTED' | 'UNLOCKED',
+    data: Record<string, unknown>,
+    actor: SafetyActor,
+    auditType: 'halt' | 'unlock',
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    this.o.events?.emit(type, {}, data);
+    return this.auditAppend({ type: auditType, actor: { kind: actor.kind, id: actor.id }, details });
+  }
+
+  private async auditAppend(record: AuditRecord): Promise<void> {
+    try {
+      await this.o.audit?.append(record);
+    } catch (e) {
+      this.o.logger?.warn({ err: e, type: record.type }, 'safety audit append failed');
+    }
+  }
+
+  /** Runs `fn` after the previous read-modify-write of the same agent (one process). */
+  private serial<T>(agent_id: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.queues.get(agent_id) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(agent_id, tail);
+    void tail.then(() => {
+      if (this.queues.get(agent_id) === tail) this.queues.delete(agent_id);
+    });
+    return run;
+  }
+}
