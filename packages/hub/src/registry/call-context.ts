@@ -55,6 +55,9 @@ export class CallContext implements ToolCallContext {
   get source(): Principal {
     return this.envelope.source;
   }
+  get execution_chain(): readonly string[] {
+    return this.envelope.execution_chain;
+  }
 
   get signal(): AbortSignal {
     if (this.controller === undefined) {

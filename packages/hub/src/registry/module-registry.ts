@@ -126,7 +126,13 @@ export class ModuleRegistry {
    */
   async register(
     manifest: unknown,
-    opts: { baseDir: string; source?: 'static' | 'dynamic'; file?: string },
+    opts: {
+      baseDir: string;
+      source?: 'static' | 'dynamic';
+      file?: string;
+      /** A runtime built by the caller (an in-process agent object) instead of one made from the manifest. */
+      runtime?: ModuleRuntime;
+    },
   ): Promise<ModuleInfo> {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'registry is closed');
     const m: ModuleManifest = assertManifest(manifest, opts.file);
@@ -134,15 +140,17 @@ export class ModuleRegistry {
     if (this.entries.has(m.id))
       throw new FingerError('E_CONFLICT', `module "${m.id}" is already registered`, { id: m.id });
     const log = this.o.logger.child({ module: m.id });
-    const runtime = this.o.createRuntime({
-      manifest: m,
-      baseDir: opts.baseDir,
-      logger: log,
-      onNotice: (n) => this.onNotice(m.id, n),
-      clock: this.o.clock,
-      ...(this.o.baseEnv ? { baseEnv: this.o.baseEnv } : {}),
-      settings: this.o.settingsFor?.(m.id) ?? {},
-    });
+    const runtime =
+      opts.runtime ??
+      this.o.createRuntime({
+        manifest: m,
+        baseDir: opts.baseDir,
+        logger: log,
+        onNotice: (n) => this.onNotice(m.id, n),
+        clock: this.o.clock,
+        ...(this.o.baseEnv ? { baseEnv: this.o.baseEnv } : {}),
+        settings: this.o.settingsFor?.(m.id) ?? {},
+      });
     const concurrency = m.concurrency ?? this.o.default_concurrency;
     const entry: ModuleEntry = {
       manifest: m,

@@ -14,6 +14,8 @@ export interface ToolCallContext {
   /** Absolute epoch ms after which the result is no longer awaited. */
   readonly deadline: number;
   readonly source: Principal;
+  /** Targets already on the call path, this call's target not included (agents extend it for their own calls). */
+  readonly execution_chain?: readonly string[];
   /** Aborted when the call is cancelled (lease expiry, deadline, halt). Created lazily. */
   readonly signal: AbortSignal;
   /** Heartbeat: extend the lease to `ttl_ms` from now. */
