@@ -6,6 +6,25 @@ export type {
   ModelResult,
   ModelUsage,
 } from './model/model-adapter.js';
+export type { AttemptContext, AttemptResult, HttpModelAdapterOptions } from './model/http-model-adapter.js';
+export { BaseHttpModelAdapter } from './model/http-model-adapter.js';
+export type { FetchFn } from './model/model-http.js';
+export { OpenAiAdapter } from './model/openai.js';
+export type { RetryOptions, SleepFn } from './model/retry.js';
+export {
+  abortError,
+  HttpStatusError,
+  isHaltReason,
+  isRetryableStatus,
+  parseRetryAfter,
+  realSleep,
+  TransportError,
+  withRetry,
+} from './model/retry.js';
+export type { SseEvent } from './model/sse.js';
+export { readSse } from './model/sse.js';
+export type { UsageTotals } from './model/usage-meter.js';
+export { UsageMeter } from './model/usage-meter.js';
 export type { Agent, AgentCallOptions, AgentContext, AgentHealth, AgentServices } from './agent/agent.js';
 export { agentPrincipal } from './agent/agent.js';
 export type { AgentOutcome, AgentTurn, BaseAgentOptions, Reach } from './agent/base-agent.js';
