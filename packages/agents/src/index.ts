@@ -33,3 +33,15 @@ export type { RegisterAgentOptions } from './agent/register-agent.js';
 export { AGENT_TOOL, agentManifest, registerAgent } from './agent/register-agent.js';
 export type { SessionMemoryOptions, TurnRecord } from './agent/session-memory.js';
 export { SessionMemory } from './agent/session-memory.js';
+export type {
+  GuardrailOutcome,
+  GuardrailReasonCode,
+  GuardrailRegistry,
+  GuardrailRepair,
+  RouterDecision,
+  RouterDecisionKind,
+} from './guardrail/guardrail-types.js';
+export type { GuardrailOptions } from './guardrail/json-guardrail.js';
+export { ROUTER_DECISION_KEYS, runGuardrail } from './guardrail/json-guardrail.js';
+export { DEFAULT_MIN_CONFIDENCE } from './guardrail/policy.js';
+export { routerDecisionSchema } from './guardrail/validate.js';

@@ -49,7 +49,9 @@ export type GuardrailReasonCode =
   | 'kind_mismatch'
   | 'low_confidence'
   | 'model_asked_human'
-  | 'model_rejected';
+  | 'model_rejected'
+  /** The answer is longer than the guardrail reads (`max_chars`, default 256 KiB). */
+  | 'too_large';
 
 /** The result of running the guardrail over one model answer. */
 export type GuardrailOutcome =

@@ -1,0 +1,66 @@
+/**
+ * Steps 1–4 of the guardrail, shared by the router decision (§3.6) and the executor's LLM decision
+ * (§3.7): extract fragments, repair and parse them, select exactly one decision object, and check
+ * that a cut-off answer kept its control fields. What follows (mask, coerce, validate, policy)
+ * differs per shape.
+ */
+import { extractCandidates } from './extract.js';
+import type { GuardrailReasonCode, GuardrailRepair } from './guardrail-types.js';
+import { parseCandidate, type ParsedCandidate } from './repair.js';
+import { selectCandidate,type SelectRule } from './select.js';
+import { truncationProblems,type TruncationRule } from './truncation.js';
+
+/** Longest answer the guardrail reads unless the caller sets `max_chars`. */
+export const DEFAULT_MAX_CHARS = 256 * 1024;
+
+/** Most fragments one answer may hold; the rest are ignored (counted as distinct candidates anyway). */
+const MAX_FRAGMENTS = 32;
+
+/** How one decision shape is recognised and which fields a cut-off answer must keep. */
+export interface ChainRule extends SelectRule {
+  truncation(value: Record<string, unknown>): TruncationRule;
+}
+
+/** A failure of steps 1–4. */
+export interface ChainFailure {
+  ok: false;
+  reason_code: GuardrailReasonCode;
+  errors: string[];
+  retryable: boolean;
+}
+
+/** The chosen decision object, unmasked, or why there is none. */
+export type ChainResult = { ok: true; value: Record<string, unknown>; chosen: ParsedCandidate } | ChainFailure;
+
+/** Runs extract → repair → select → truncation over `text`, recording repairs. */
+export function selectDecisionObject(
+  text: string,
+  rule: ChainRule,
+  repairs: GuardrailRepair[],
+  maxChars = DEFAULT_MAX_CHARS,
+): ChainResult {
+  if (text.length > maxChars)
+    return {
+      ok: false,
+      reason_code: 'too_large',
+      errors: [`the answer has ${text.length} characters; at most ${maxChars} are read`],
+      retryable: true,
+    };
+  const fragments = extractCandidates(text, repairs).slice(0, MAX_FRAGMENTS);
+  const parsed: ParsedCandidate[] = [];
+  let unparseable = 0;
+  for (const f of fragments) {
+    const p = parseCandidate(f, repairs, rule.isCandidate);
+    if (p === null) unparseable++;
+    else parsed.push(...p);
+  }
+  const sel = selectCandidate(parsed, fragments.length, unparseable, rule);
+  if (!sel.ok) return sel;
+  const { chosen } = sel;
+  if (chosen.source.truncated) {
+    const problems = truncationProblems(chosen.source.text, rule.truncation(chosen.value));
+    if (problems.length > 0) return { ok: false, reason_code: 'truncated', errors: problems, retryable: false };
+    repairs.push({ kind: 'truncation', detail: 'answer cut off after the control fields' });
+  }
+  return { ok: true, value: chosen.value, chosen };
+}

@@ -1,0 +1,132 @@
+/**
+ * Step 2 of the guardrail: turn one extracted fragment into parsed objects. Valid JSON parses as
+ * is; anything else goes through jsonrepair (quotes, commas, comments, Python constants, unclosed
+ * strings and brackets). A JSON string holding JSON is parsed once more; a one-object array or one
+ * known wrapper key is unwrapped. Duplicate keys are detected on the text actually parsed.
+ */
+import { jsonrepair } from 'jsonrepair';
+
+import { findDuplicateConflict, TOO_DEEP } from './duplicate-keys.js';
+import type { Candidate } from './extract.js';
+import type { GuardrailRepair } from './guardrail-types.js';
+import { clip } from './snippet.js';
+
+/** Keys a decision may arrive wrapped in (tool-call arguments, API envelopes, …). */
+export const WRAPPER_KEYS: readonly string[] = [
+  'arguments',
+  'parameters',
+  'input',
+  'result',
+  'output',
+  'response',
+  'routing_decision',
+  'data',
+];
+
+/** One parsed object that may be a decision. */
+export interface ParsedCandidate {
+  value: Record<string, unknown>;
+  /** The fragment it came from (raw text, truncated flag). */
+  source: Candidate;
+  /** Path of a key repeated with different values, when there is one. */
+  duplicate?: string;
+}
+
+type Parsed = { ok: true; value: unknown; duplicate?: string } | { ok: false };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Parses JSON text, repairing it when needed; records a `syntax` repair for a change. */
+function parseText(text: string, repairs: GuardrailRepair[]): Parsed {
+  let json = text;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    try {
+      json = jsonrepair(text);
+      value = JSON.parse(json);
+    } catch {
+      return { ok: false };
+    }
+    repairs.push({ kind: 'syntax', before: clip(text), after: clip(json) });
+  }
+  const duplicate = typeof value === 'object' && value !== null ? findDuplicateConflict(json) : undefined;
+  if (duplicate === TOO_DEEP) return { ok: false };
+  return duplicate === undefined ? { ok: true, value } : { ok: true, value, duplicate };
+}
+
+/** A string that holds JSON, parsed once (no further levels). */
+function parseNested(value: string, repairs: GuardrailRepair[]): Parsed {
+  if (!/^\s*[[{]/.test(value)) return { ok: false };
+  const p = parseText(value, repairs);
+  if (p.ok) repairs.push({ kind: 'nested_json_string', before: clip(value) });
+  return p;
+}
+
+/**
+ * The objects in `candidate` that pass `isCandidate` (or every object, when none does — select
+ * reports why), after the unwrapping rules; null when the fragment cannot be parsed at all.
+ */
+export function parseCandidate(
+  candidate: Candidate,
+  repairs: GuardrailRepair[],
+  isCandidate: (o: Record<string, unknown>) => boolean,
+): ParsedCandidate[] | null {
+  let p = parseText(candidate.text, repairs);
+  if (!p.ok) return null;
+  let duplicate = p.duplicate;
+  let value = p.value;
+  if (typeof value === 'string') {
+    p = parseNested(value, repairs);
+    if (!p.ok) return null;
+    value = p.value;
+    duplicate ??= p.duplicate;
+  }
+  const out: ParsedCandidate[] = [];
+  const push = (v: Record<string, unknown>, dup: string | undefined): void => {
+    out.push(dup === undefined ? { value: v, source: candidate } : { value: v, source: candidate, duplicate: dup });
+  };
+  const objects = (v: unknown): Record<string, unknown>[] => {
+    if (isObject(v)) return [v];
+    if (!Array.isArray(v)) return [];
+    const objs = v.filter(isObject);
+    if (objs.length === 1 && v.length === 1) repairs.push({ kind: 'unwrap_array' });
+    return objs;
+  };
+  for (const obj of objects(value)) {
+    if (isCandidate(obj)) {
+      push(obj, duplicate);
+      continue;
+    }
+    const wrappers = WRAPPER_KEYS.filter(
+      (k) => Object.hasOwn(obj, k) && (isObject(obj[k]) || typeof obj[k] === 'string' || Array.isArray(obj[k])),
+    );
+    if (wrappers.length !== 1) {
+      push(obj, duplicate);
+      continue;
+    }
+    const key = wrappers[0]!;
+    let inner: unknown = obj[key];
+    let dup = duplicate;
+    if (typeof inner === 'string') {
+      const q = parseNested(inner, repairs);
+      if (!q.ok) {
+        push(obj, duplicate);
+        continue;
+      }
+      inner = q.value;
+      dup ??= q.duplicate;
+    }
+    const innerObjects = objects(inner);
+    if (innerObjects.length === 0) {
+      push(obj, duplicate);
+      continue;
+    }
+    repairs.push({ kind: 'unwrap_key', detail: key });
+    for (const o of innerObjects) push(o, dup);
+  }
+  return out;
+}

@@ -1,0 +1,111 @@
+/**
+ * Step 3 of the guardrail: choose the one decision among the parsed fragments. Only objects with
+ * the contract's key count; the prompt's own example echoed back is dropped; two different
+ * decisions mean the model is undecided (never "first wins"); a key repeated with different values
+ * means the answer says two things at once.
+ */
+import type { GuardrailReasonCode } from './guardrail-types.js';
+import type { ParsedCandidate } from './repair.js';
+
+/** How a decision shape recognises its candidates and the prompt's template. */
+export interface SelectRule {
+  /** True for an object that claims to be a decision of this shape. */
+  isCandidate(o: Record<string, unknown>): boolean;
+  /** True for the prompt's example echoed back (placeholder values). */
+  isTemplateEcho(o: Record<string, unknown>): boolean;
+}
+
+/** The selection: one candidate, or why there is none. */
+export type Selection =
+  | { ok: true; chosen: ParsedCandidate }
+  | { ok: false; reason_code: GuardrailReasonCode; errors: string[]; retryable: boolean };
+
+/** Placeholder strings of the §3.6 / §3.7 templates and of common prompt styles. */
+const PLACEHOLDERS = new Set([
+  'module-or-agent-id',
+  '<module-or-agent-id>',
+  '<target>',
+  '<id>',
+  'string',
+  '<string>',
+  '...',
+  '…',
+  '"…"',
+]);
+
+/** True when `v` is one of the template placeholders (`"module-or-agent-id"`, `"string"`, `"…"`). */
+export function isPlaceholder(v: unknown): boolean {
+  return typeof v === 'string' && PLACEHOLDERS.has(v.trim().toLowerCase());
+}
+
+/** Stable text of a value with sorted keys, to tell identical repeats from distinct candidates. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'undefined';
+}
+
+/**
+ * Picks the decision out of `parsed` (fragments already parsed; `unparseable` counts the ones that
+ * were not, `spans` all of them). Identical repeats count once.
+ */
+export function selectCandidate(
+  parsed: readonly ParsedCandidate[],
+  spans: number,
+  unparseable: number,
+  rule: SelectRule,
+): Selection {
+  if (spans === 0)
+    return { ok: false, reason_code: 'no_json', errors: ['the answer holds no JSON object'], retryable: true };
+  const claims = parsed.filter((p) => rule.isCandidate(p.value));
+  const real = claims.filter((p) => !rule.isTemplateEcho(p.value));
+  if (real.length === 0) {
+    if (claims.length > 0)
+      return {
+        ok: false,
+        reason_code: 'no_decision',
+        errors: ['the answer only repeats the prompt template; answer with real values'],
+        retryable: true,
+      };
+    if (parsed.length === 0 && unparseable > 0)
+      return {
+        ok: false,
+        reason_code: 'unparseable',
+        errors: ['the JSON in the answer cannot be parsed'],
+        retryable: true,
+      };
+    return {
+      ok: false,
+      reason_code: 'no_decision',
+      errors: ['no JSON object in the answer has the required keys'],
+      retryable: true,
+    };
+  }
+  const distinct = new Map<string, ParsedCandidate>();
+  for (const p of real) {
+    const key = canonical(p.value);
+    if (!distinct.has(key)) distinct.set(key, p);
+  }
+  if (distinct.size > 1)
+    return {
+      ok: false,
+      reason_code: 'ambiguous_candidates',
+      errors: [`the answer holds ${distinct.size} different decisions; give exactly one`],
+      retryable: false,
+    };
+  const chosen = real.find((p) => p.duplicate !== undefined) ?? real[0]!;
+  if (chosen.duplicate !== undefined)
+    return {
+      ok: false,
+      reason_code: 'duplicate_keys',
+      errors: [`${chosen.duplicate} appears twice with different values`],
+      retryable: false,
+    };
+  return { ok: true, chosen };
+}
