@@ -7,6 +7,8 @@ const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 // Workspace packages resolve to their sources, so unit tests need no build.
 const alias = {
   '@finger/protocol': r('./packages/protocol/src/index.ts'),
+  // subpaths before their package: the first matching alias wins
+  '@finger/hub/redis': r('./packages/hub/src/redis.ts'),
   '@finger/hub': r('./packages/hub/src/index.ts'),
   '@finger/firewall': r('./packages/firewall/src/index.ts'),
   '@finger/agents': r('./packages/agents/src/index.ts'),

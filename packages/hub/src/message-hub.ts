@@ -284,7 +284,13 @@ export class MessageHub implements PendingCallHost {
         status: 'running',
         created_at: rfc3339(now),
       };
-      const existing = await this.requests.begin(record);
+      let existing = await this.requests.begin(record);
+      if (existing?.status === 'running' && existing.target === record.target && this.requests.awaitOutcome) {
+        // running on another daemon (shared store): wait for its outcome, bounded by our deadline
+        const timeout = now + (p.timeout_ms ?? this.limits.default_timeout_ms);
+        const until = p.deadline !== undefined ? Math.min(p.deadline, timeout) : timeout;
+        existing = await this.requests.awaitOutcome(record, until);
+      }
       if (existing !== undefined) {
         if (existing.target !== record.target) {
           throw new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${existing.target}"`, {

@@ -13,6 +13,7 @@ export type {
   FakeLlmTextReply,
 } from './fake-llm-server.js';
 export { startFakeLlmServer } from './fake-llm-server.js';
+export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
 export type { ServiceSpec } from './services.js';
 export {
   firstBytes,

@@ -18,6 +18,12 @@ export interface RequestStore {
   get(request_id: string): Promise<RequestRecord | undefined>;
   /** Forgets a record (a request refused before it reached its module may be retried). */
   forget(request_id: string): Promise<void>;
+  /**
+   * Distributed stores: waits for a record `begin` found running on another daemon, up to
+   * `deadline` (E_TIMEOUT past it), and returns it finished; undefined when it vanished and this
+   * caller re-created it (it must run the call). Stores without it answer "running" at once.
+   */
+  awaitOutcome?(record: RequestRecord, deadline: number): Promise<RequestRecord | undefined>;
   /** Synchronous read where the implementation allows (memory); undefined otherwise. */
   peek?(request_id: string): RequestRecord | undefined;
   close(): Promise<void>;

@@ -1,0 +1,8 @@
+// `@finger/hub/redis`: the Redis stores of distributed mode. A separate entry so the root
+// `@finger/hub` never loads ioredis (a test asserts it).
+
+export type { RedisConnectionOptions } from './store/redis-client.js';
+export { RedisConnection, storeUnavailable } from './store/redis-client.js';
+export { RedisLeaseStore } from './store/redis-lease-store.js';
+export type { RedisRequestStoreOptions } from './store/redis-request-store.js';
+export { RedisRequestStore } from './store/redis-request-store.js';

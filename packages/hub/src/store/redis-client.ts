@@ -1,0 +1,151 @@
+// One Redis connection for the distributed stores: keys under `finger:<cluster>:`, no offline
+// queue (a command issued while Redis is down fails at once with E_STORE_UNAVAILABLE instead of
+// waiting for a reconnect that may never come), a bounded command timeout, and reconnection with
+// backoff so the stores recover by themselves when the server returns.
+
+import { Redis } from 'ioredis';
+
+import { FingerError, isFingerError } from '@finger/protocol';
+
+import { type Logger, silentLogger } from '../logger.js';
+
+/** How {@link RedisConnection} connects. */
+export interface RedisConnectionOptions {
+  /** `redis://[user:pass@]host:port[/db]` (or `rediss://` for TLS). */
+  url: string;
+  /** Cluster name; every key starts with `finger:<cluster>:`. */
+  cluster: string;
+  /** Replaces the `finger:<cluster>:` prefix (tests use a random one). Must end with `:`. */
+  prefix?: string;
+  /** A command without a reply after this long fails with E_STORE_UNAVAILABLE. Default 2000 ms. */
+  command_timeout_ms?: number;
+  /** Connect timeout per attempt. Default 2000 ms. */
+  connect_timeout_ms?: number;
+  /** Upper bound of the reconnect backoff. Default 1000 ms (so recovery follows the server within ~1 s). */
+  max_reconnect_delay_ms?: number;
+  logger?: Logger;
+}
+
+/** Cluster names become key segments: keep them to a safe alphabet. */
+const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * A shared Redis connection (plus a lazily made subscriber connection for pub/sub) with the
+ * failure behaviour of distributed mode: commands fail fast with E_STORE_UNAVAILABLE while Redis
+ * is unreachable, and work again once it is back. Throws E_INVALID_ARGS for a bad cluster name.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+  /** Key prefix, `finger:<cluster>:` by default. */
+  readonly prefix: string;
+  private sub: Redis | undefined;
+  private readonly logger: Logger;
+  private closed = false;
+  private wasReady = false;
+
+  constructor(private readonly options: RedisConnectionOptions) {
+    if (!CLUSTER_RE.test(options.cluster))
+      throw new FingerError('E_INVALID_ARGS', `cluster name "${options.cluster}" must match ${CLUSTER_RE.source}`, {
+        cluster: options.cluster,
+      });
+    this.prefix = options.prefix ?? `finger:${options.cluster}:`;
+    this.logger = (options.logger ?? silentLogger).child({ component: 'redis' });
+    this.client = this.make(false);
+  }
+
+  private make(subscriber: boolean): Redis {
+    const maxDelay = this.options.max_reconnect_delay_ms ?? 1000;
+    const c = new Redis(this.options.url, {
+      lazyConnect: true,
+      // a subscriber may queue its (idempotent) SUBSCRIBE until connected; commands never queue
+      enableOfflineQueue: subscriber,
+      // a write whose reply was lost is never sent again behind our back (it may have run)
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: subscriber ? undefined : (this.options.command_timeout_ms ?? 2000),
+      connectTimeout: this.options.connect_timeout_ms ?? 2000,
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), maxDelay),
+      enableReadyCheck: true,
+    });
+    c.on('error', (e: Error) => this.logger.debug({ err: e.message, subscriber }, 'redis connection error'));
+    c.on('ready', () => {
+      if (!subscriber && this.wasReady) this.logger.info({ prefix: this.prefix }, 'redis reconnected');
+      if (!subscriber) this.wasReady = true;
+    });
+    c.on('end', () => {
+      if (!this.closed) this.logger.warn({ subscriber }, 'redis connection ended');
+    });
+    c.connect().catch(() => undefined);
+    return c;
+  }
+
+  /** True while the command connection is ready. */
+  get available(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  /** The key `<prefix><parts joined by ':'>`. */
+  key(...parts: string[]): string {
+    return this.prefix + parts.join(':');
+  }
+
+  /**
+   * Runs Redis commands; any client failure (down, timeout, connection lost mid-command) becomes
+   * E_STORE_UNAVAILABLE (details `{op}`), a FingerError thrown inside `fn` passes unchanged.
+   */
+  async run<T>(op: string, fn: (c: Redis) => Promise<T>): Promise<T> {
+    if (this.closed) throw new FingerError('E_STORE_UNAVAILABLE', `redis store closed (${op})`, { op });
+    try {
+      return await fn(this.client);
+    } catch (e) {
+      if (isFingerError(e)) throw e;
+      throw storeUnavailable(op, e);
+    }
+  }
+
+  /**
+   * The subscriber connection (made on first use; resubscribes by itself after a reconnect).
+   * Use it only for SUBSCRIBE/PSUBSCRIBE and message listeners.
+   */
+  subscriber(): Redis {
+    this.sub ??= this.make(true);
+    return this.sub;
+  }
+
+  /** Waits until the command connection is ready, at most `timeout_ms`; false when it is not. */
+  async ready(timeout_ms: number): Promise<boolean> {
+    if (this.available) return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(t);
+        this.client.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const t = setTimeout(() => done(false), timeout_ms);
+      t.unref();
+      this.client.on('ready', onReady);
+    });
+  }
+
+  /** Closes both connections; idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const quit = async (c: Redis) => {
+      try {
+        if (c.status === 'ready') await c.quit();
+        else c.disconnect();
+      } catch {
+        c.disconnect();
+      }
+    };
+    await Promise.all([quit(this.client), ...(this.sub ? [quit(this.sub)] : [])]);
+  }
+}
+
+/** E_STORE_UNAVAILABLE for a failed Redis operation. */
+export function storeUnavailable(op: string, cause: unknown): FingerError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new FingerError('E_STORE_UNAVAILABLE', `redis is unavailable (${op}): ${reason}`, { op }, { cause });
+}
