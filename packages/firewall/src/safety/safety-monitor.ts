@@ -401,8 +401,11 @@ export class SafetyMonitor {
   }
 
   private async runHalt(mode: 'graceful', err: FingerError, actor: SafetyActor, lockout: LockoutRecord): Promise<void> {
+    // Priority 0: cancelling starts first; persisting and telling run beside it.
+    const cancelling = Promise.resolve()
+      .then(() => this.o.onHalt?.(mode, err, this.config.halt_grace_ms))
+      .catch((e: unknown) => this.o.logger?.warn({ err: e }, 'halt handler failed'));
     try {
-      // Refusing is already in force (sys = halting); persist before the slow part.
       await this.store
         .setLockout(lockout)
         .catch((e: unknown) => this.o.logger?.warn({ err: e }, 'persisting the halt lockout failed'));
@@ -410,9 +413,7 @@ export class SafetyMonitor {
         phase: mode,
         reason: lockout.reason,
       });
-      await this.o.onHalt?.(mode, err, this.config.halt_grace_ms);
-    } catch (e) {
-      this.o.logger?.warn({ err: e }, 'halt handler failed');
+      await cancelling;
     } finally {
       this.sys = systemTransition(this.sys, 'halt_done').state;
       this.halting = undefined;
