@@ -6,6 +6,7 @@ export type {
   ModelResult,
   ModelUsage,
 } from './model/model-adapter.js';
+export { ANTHROPIC_VERSION, AnthropicAdapter, toAnthropicMessages } from './model/anthropic.js';
 export type { AttemptContext, AttemptResult, HttpModelAdapterOptions } from './model/http-model-adapter.js';
 export { BaseHttpModelAdapter } from './model/http-model-adapter.js';
 export type { FetchFn } from './model/model-http.js';
