@@ -35,6 +35,17 @@ export interface TaskStep {
   final?: boolean;
 }
 
+/** A step whose model decision is made and whose tool calls are being run. */
+export interface CurrentStep extends TaskStep {
+  /** Calls not yet run, in order. */
+  pending: TaskToolCall[];
+  done: boolean;
+  human_required: boolean;
+  summary?: string;
+  /** Why the decision could not be parsed (then `human_required`). */
+  parse_errors?: string[];
+}
+
 /** A tool call that was sent and not answered before the checkpoint (daemon killed mid-call). */
 export interface InFlightCall extends TaskToolCall {
   step: number;
@@ -68,10 +79,8 @@ export interface TaskRecord {
   context: ContextState;
   steps: TaskStep[];
   usage: CostTally;
-  /** Calls of the current model decision not yet run (resume runs these before asking the model again). */
-  pending_calls: TaskToolCall[];
-  /** The thought of the decision that produced `pending_calls`. */
-  pending_thought?: string;
+  /** The step under way: its decision is made, some calls may be left (resume runs those without asking the model again). */
+  current?: CurrentStep;
   in_flight?: InFlightCall;
   question?: TaskQuestion;
   summary?: string;

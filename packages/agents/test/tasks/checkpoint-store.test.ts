@@ -37,7 +37,6 @@ function task(id: string, state: TaskState, created_at = '2026-01-01T00:00:00.00
     context: emptyContext(),
     steps: [],
     usage: emptyTally(),
-    pending_calls: [],
   };
 }
 
