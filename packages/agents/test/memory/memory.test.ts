@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { FileMemory } from '../../src/memory/file-memory.js';
-import { NgramIndex,ngrams } from '../../src/memory/ngram-index.js';
+import { NgramIndex, ngrams } from '../../src/memory/ngram-index.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
