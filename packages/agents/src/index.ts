@@ -46,3 +46,21 @@ export type { GuardrailOptions } from './guardrail/json-guardrail.js';
 export { ROUTER_DECISION_KEYS, runGuardrail } from './guardrail/json-guardrail.js';
 export { DEFAULT_MIN_CONFIDENCE } from './guardrail/policy.js';
 export { routerDecisionSchema } from './guardrail/validate.js';
+export type {
+  IngressSupervisorOptions,
+  RouteAuditSink,
+  RoutePlan,
+  RouteReply,
+} from './router/ingress-supervisor-agent.js';
+export { IngressSupervisorAgent } from './router/ingress-supervisor-agent.js';
+export { routeAuditRecord } from './router/route-audit.js';
+export type {
+  GuardrailFn,
+  RouteAttempt,
+  RouteRequest,
+  RouteResult,
+  RouterEngineOptions,
+} from './router/router-engine.js';
+export { RouterEngine } from './router/router-engine.js';
+export type { RouterPromptInput } from './router/router-prompt.js';
+export { ROUTER_SYSTEM_PROMPT, routerReaskMessage, routerUserMessage } from './router/router-prompt.js';

@@ -22,6 +22,7 @@ export const GENESIS_HASH = '0'.repeat(64);
  * - `grant.changed`, `breaker.tripped`, `halt`, `unlock`, `undo`
  * - `module.changed`: a module registered or unregistered over HTTP
  * - `token.changed`: a token created or revoked (its name and role, never the token)
+ * - `route.decision`: the ingress router's decision on one text input, with every model attempt
  */
 export const AUDIT_ENTRY_TYPES = [
   'tool.call',
@@ -36,6 +37,7 @@ export const AUDIT_ENTRY_TYPES = [
   'undo',
   'module.changed',
   'token.changed',
+  'route.decision',
 ] as const;
 
 /** One of {@link AUDIT_ENTRY_TYPES}. */
