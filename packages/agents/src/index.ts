@@ -10,7 +10,18 @@ export { ANTHROPIC_VERSION, AnthropicAdapter, toAnthropicMessages } from './mode
 export type { AttemptContext, AttemptResult, HttpModelAdapterOptions } from './model/http-model-adapter.js';
 export { BaseHttpModelAdapter } from './model/http-model-adapter.js';
 export type { FetchFn } from './model/model-http.js';
+export type {
+  OfflineAdapterOptions,
+  OfflineAgent,
+  OfflineCatalog,
+  OfflineDecision,
+  OfflineRouterOptions,
+  OfflineTool,
+} from './model/offline.js';
+export { OfflineAdapter, OfflineRouter } from './model/offline.js';
 export { OpenAiAdapter } from './model/openai.js';
+export type { ModelAdapterDeps, ModelConfig } from './model/resolve.js';
+export { createModelAdapter, DEFAULT_BASE_URLS } from './model/resolve.js';
 export type { RetryOptions, SleepFn } from './model/retry.js';
 export {
   abortError,
