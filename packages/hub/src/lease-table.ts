@@ -127,6 +127,16 @@ export class LeaseTable {
     return out;
   }
 
+  /** The holders of every held lease, without releasing them (the kill switch walks them). */
+  heldBy(): LeaseHolder[] {
+    const out: LeaseHolder[] = [];
+    for (let i = 0; i < this.high; i++) {
+      const holder = this.holders[i];
+      if (holder !== undefined) out.push(holder);
+    }
+    return out;
+  }
+
   /** Expires every lease whose time has come. Called by the timer; callable directly in tests. */
   sweep(now: number = this.clock.now()): void {
     if (this.activeCount === 0) {

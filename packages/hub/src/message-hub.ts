@@ -95,6 +95,9 @@ export class MessageHub implements PendingCallHost {
   private readonly interceptors: Interceptor[];
   private readonly running = new Map<string, Promise<unknown>>();
   private closed = false;
+  /** Bumped by abortAll(): a call that entered the chain before it never reaches its module. */
+  private abortEpoch = 0;
+  private abortError: unknown;
   private inflightTotal = 0;
   private idleWaiters: (() => void)[] = [];
   private pruneTimer: unknown;
@@ -224,6 +227,56 @@ export class MessageHub implements PendingCallHost {
     await this.transport.close();
     await this.requests.close();
     await this.events.close();
+  }
+
+  /**
+   * Kill switch (halt): every call not yet started never starts — queued calls fail with `error`
+   * at once, calls still inside the interceptor chain (e.g. held for approval) fail with it when
+   * they reach dispatch — and every started call is cancelled at its module (reason `error.code`:
+   * stdio modules get a cancel line, in-process tools see `ctx.signal` abort, MCP servers
+   * `notifications/cancelled`). Calls still running after `grace_ms` fail with `error` and the
+   * process groups of their stdio modules are killed (`ModuleRuntime.kill`). Resolves when done.
+   */
+  async abortAll(
+    error: FingerError,
+    grace_ms = 0,
+  ): Promise<{ queued: number; cancelled: number; aborted: number; killed: string[] }> {
+    this.abortEpoch++;
+    this.abortError = error;
+    const started: PendingCall[] = [];
+    let queued = 0;
+    for (const h of this.leases.heldBy()) {
+      if (!(h instanceof PendingCall) || h.done) continue;
+      if (h.started) started.push(h);
+      else {
+        h.abort(error, error.code);
+        queued++;
+      }
+    }
+    for (const e of new Set([...started.map((c) => c.entry)])) e.queue = e.queue.filter((w) => w.waiting);
+    for (const c of started) c.canceller?.cancel(error.code);
+    if (grace_ms > 0 && started.some((c) => !c.done)) {
+      const until = this.clock.now() + grace_ms;
+      while (started.some((c) => !c.done) && this.clock.now() < until) {
+        await new Promise<void>((r) => this.clock.setTimeout(r, Math.min(20, Math.max(1, until - this.clock.now()))));
+      }
+    }
+    const left = started.filter((c) => !c.done);
+    const entries = new Set(left.map((c) => c.entry));
+    for (const c of left) c.abort(error, error.code);
+    const killed: string[] = [];
+    await Promise.all(
+      [...entries].map(async (e) => {
+        if (e.runtime.kill === undefined) return;
+        try {
+          await e.runtime.kill();
+          killed.push(e.id);
+        } catch (err) {
+          this.logger.warn({ err, module: e.id }, 'killing a module on halt failed');
+        }
+      }),
+    );
+    return { queued, cancelled: started.length, aborted: left.length, killed };
   }
 
   // ---- PendingCallHost ----
@@ -402,8 +455,11 @@ export class MessageHub implements PendingCallHost {
       resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
       direct: p.direct === true,
     };
+    const epoch = this.abortEpoch;
     return runInterceptors(this.interceptors, call, () =>
-      this.send(envelope, entry, ttl, undefined, checkResult, p.onProgress),
+      epoch !== this.abortEpoch
+        ? this.fail(this.abortError)
+        : this.send(envelope, entry, ttl, undefined, checkResult, p.onProgress),
     );
   }
 

@@ -114,13 +114,13 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     this.host.onExpired(this, reason);
   }
 
-  /** Fails the call at once (hub shutdown): cancels it at the module and rejects the caller. */
-  abort(error: unknown): void {
+  /** Fails the call at once (hub shutdown, halt): cancels it at the module with `reason` and rejects the caller. */
+  abort(error: unknown, reason = 'shutdown'): void {
     if (this.done) return;
     this.done = true;
     if (this.slot >= 0 && this.host.leases.holds(this.slot, this.gen)) this.host.leases.release(this.slot);
     this.slot = -1;
-    this.canceller?.cancel('shutdown');
+    this.canceller?.cancel(reason);
     this.leaveModule();
     this.host.onEnded(true);
     this.reject(error);

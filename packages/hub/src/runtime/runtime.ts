@@ -60,6 +60,12 @@ export interface ModuleRuntime {
   /** Stops the runtime; in-flight calls reject with E_PROVIDER_CLOSED. Idempotent. */
   close(): Promise<void>;
   /**
+   * Kill switch: kills the runtime's processes at once (the whole process group); in-flight
+   * calls fail, and the runtime restarts as after a crash. Resolves when the process is gone.
+   * Runtimes without processes omit it.
+   */
+  kill?(): Promise<void>;
+  /**
    * Tools discovered at start() (MCP servers list theirs); when present, the registry uses them
    * instead of the manifest's `tools` once start() resolved.
    */

@@ -5,7 +5,7 @@ import { FingerError } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ModuleProcess } from './module-process.js';
-import { childEnv } from './process-tree.js';
+import { childEnv, killProcessGroup } from './process-tree.js';
 import { ReadyGate } from './ready-gate.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
 import { parseModuleLine } from './stdio-protocol.js';
@@ -158,6 +158,15 @@ export class StdioRuntime implements ModuleRuntime {
       );
       proc.terminate(KILL_GRACE_MS);
     }, this.#cancelGrace);
+  }
+
+  /** Kill switch: SIGKILLs the child's process group now (in-flight calls fail E_MODULE_CRASHED; it restarts). */
+  kill(): Promise<void> {
+    const proc = this.#proc;
+    if (proc === null || proc.gone) return Promise.resolve();
+    this.#log.warn({ pid: proc.pid }, 'killing the module process group (halt)');
+    killProcessGroup(proc.pid, 'SIGKILL');
+    return proc.exited;
   }
 
   /** Ping → pong within `timeout_ms` is healthy; not running (idle, restarting, closed) is not. */
