@@ -8,6 +8,7 @@ const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const alias = {
   '@finger/protocol': r('./packages/protocol/src/index.ts'),
   // subpaths before their package: the first matching alias wins
+  '@finger/hub/nats': r('./packages/hub/src/nats.ts'),
   '@finger/hub/redis': r('./packages/hub/src/redis.ts'),
   '@finger/hub': r('./packages/hub/src/index.ts'),
   '@finger/firewall': r('./packages/firewall/src/index.ts'),

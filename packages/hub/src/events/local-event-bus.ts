@@ -103,21 +103,29 @@ export class LocalEventBus implements EventBus {
       target: correlation.target ?? '',
       data,
     };
-    if (this.closed) return event;
+    this.publish(event);
+    return event;
+  }
+
+  /**
+   * Delivers and stores an event built elsewhere, keeping its id and timestamp: how events of
+   * other daemons (NATS event bridge) reach this daemon's subscribers. Never throws.
+   */
+  publish(event: FingerEvent, json?: string): void {
+    if (this.closed) return;
     this.counters.emitted++;
-    const typed = this.byType.get(type);
+    const typed = this.byType.get(event.type);
     const wild = this.wildcard;
     const hasListeners = (typed !== undefined && typed.length > 0) || wild.length > 0;
     if (!hasListeners && !this.store) {
       this.ring!.add(event);
-      return event;
+      return;
     }
-    const json = this.serialise(event);
-    if (typed) this.deliver(typed, event, json);
-    if (wild.length > 0) this.deliver(wild, event, json);
-    if (this.store) this.enqueue({ event, json });
+    const text = json ?? this.serialise(event);
+    if (typed) this.deliver(typed, event, text);
+    if (wild.length > 0) this.deliver(wild, event, text);
+    if (this.store) this.enqueue({ event, json: text });
     else this.ring!.add(event);
-    return event;
   }
 
   subscribe(filter: EventFilter, listener: EventListener): () => void {

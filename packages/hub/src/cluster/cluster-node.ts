@@ -1,0 +1,212 @@
+import type { NatsConnection } from 'nats';
+
+import type { Envelope, ModuleManifest } from '@finger/protocol';
+import { toErrorInfo } from '@finger/protocol';
+
+import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { MessageHub } from '../message-hub.js';
+import { NatsRuntime } from '../runtime/nats.js';
+import type { ModuleRuntime, RuntimeOptions } from '../runtime/runtime.js';
+import { type DroppedMessage, NatsTransport } from '../transport/nats.js';
+import type { WireAuth } from '../transport/nats-wire.js';
+import type { RequestHooks, ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
+import { announced, type ClusterChange, ClusterRegistry, type ModuleLocation } from './cluster-registry.js';
+import { NatsEventBridge, type PublishingEventBus } from './event-bridge.js';
+
+/** Options of {@link ClusterNode}. */
+export interface ClusterNodeOptions {
+  hub: MessageHub;
+  connection: NatsConnection;
+  cluster: string;
+  auth: WireAuth;
+  clock?: Clock;
+  logger?: Logger;
+  /** Daemons import the cluster's modules into their registry; `module serve` processes do not. */
+  importRemote: boolean;
+  /** Bridge the hub's events to the cluster (the hub's bus must be a LocalEventBus). */
+  bridgeEvents: boolean;
+  heartbeat_ms?: number;
+  unhealthy_after_ms?: number;
+  onDropped?: (info: DroppedMessage) => void;
+}
+
+/** Where a module runs, as `module list` shows it. */
+export interface ModulePlacement {
+  location: 'local' | 'remote';
+  nodes: ModuleLocation[];
+}
+
+/**
+ * One hub's membership of a cluster: serves every local module of the hub on NATS (the serving
+ * side only executes — the calling daemon already ran its interceptors), announces them in the
+ * cluster registry once their subscriptions are flushed, imports the other nodes' modules as
+ * `{type: "nats"}` modules (so local grants and firewall run before any remote call), marks them
+ * unhealthy when their heartbeats stop, and bridges events. The hub must be built with
+ * {@link ClusterNode.createRuntime}-aware runtime creation (see `runtimeSwitch`).
+ */
+export class ClusterNode {
+  readonly transport: NatsTransport;
+  readonly registry: ClusterRegistry;
+  readonly bridge: NatsEventBridge | undefined;
+  private readonly o: ClusterNodeOptions;
+  private readonly logger: Logger;
+  private readonly unserves = new Map<string, Unserve>();
+  private stopListening: (() => void) | undefined;
+  private closed = false;
+
+  constructor(o: ClusterNodeOptions) {
+    this.o = o;
+    this.logger = o.logger ?? silentLogger;
+    const clock = o.clock ?? systemClock;
+    const common = { connection: o.connection, cluster: o.cluster, auth: o.auth, logger: this.logger };
+    this.transport = new NatsTransport({
+      ...common,
+      clock,
+      ...(o.onDropped ? { onDropped: o.onDropped } : {}),
+    });
+    this.registry = new ClusterRegistry({
+      ...common,
+      clock,
+      local: () => this.localManifests(),
+      onChange: (c) => void this.onClusterChange(c),
+      ...(o.onDropped ? { onDropped: o.onDropped } : {}),
+      ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
+      ...(o.unhealthy_after_ms !== undefined ? { unhealthy_after_ms: o.unhealthy_after_ms } : {}),
+    });
+    this.bridge = o.bridgeEvents
+      ? new NatsEventBridge({
+          ...common,
+          bus: o.hub.events as PublishingEventBus,
+          ...(o.onDropped ? { onDropped: o.onDropped } : {}),
+        })
+      : undefined;
+  }
+
+  /** A runtime for a `{type: "nats"}` manifest, bound to this node's transport and registry. */
+  createRuntime(opts: RuntimeOptions): ModuleRuntime {
+    const id = opts.manifest.id;
+    return new NatsRuntime({ ...opts, transport: this.transport, remoteHealth: () => this.registry.health(id) });
+  }
+
+  /** Serves the local modules, starts the registry and the event bridge. */
+  async start(): Promise<void> {
+    this.stopListening = this.o.hub.registry.onChange((change) => {
+      if (change.module.runtime === 'nats') return;
+      if (change.type === 'registered') void this.serveLocal(change.module.id).then(() => this.registry.heartbeat());
+      else void this.unserveLocal(change.module.id).then(() => this.registry.heartbeat());
+    });
+    for (const m of this.o.hub.registry.list()) if (m.runtime !== 'nats') await this.serveLocal(m.id);
+    await this.bridge?.start();
+    await this.registry.start();
+  }
+
+  /** Where module `id` runs: here, or on which nodes. */
+  placement(id: string): ModulePlacement {
+    const info = this.o.hub.registry.get(id);
+    if (info !== undefined && info.runtime !== 'nats') return { location: 'local', nodes: [] };
+    return { location: 'remote', nodes: this.registry.locations(id) };
+  }
+
+  /** Says bye, stops serving (in-flight calls may finish) and stops the bridge. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopListening?.();
+    await this.registry.close();
+    await Promise.all([...this.unserves.values()].map((u) => u().catch(() => undefined)));
+    this.unserves.clear();
+    await this.bridge?.close();
+    await this.transport.close();
+  }
+
+  private localManifests(): ModuleManifest[] {
+    const out: ModuleManifest[] = [];
+    for (const id of this.unserves.keys()) {
+      const info = this.o.hub.registry.get(id);
+      if (info === undefined || info.runtime === 'nats') continue;
+      out.push(
+        announced({
+          id: info.id,
+          name: info.name,
+          version: info.version,
+          kind: info.kind,
+          ...(info.description !== undefined ? { description: info.description } : {}),
+          runtime: { type: 'nats' },
+          tools: info.tools,
+          concurrency: info.concurrency,
+        }),
+      );
+    }
+    return out;
+  }
+
+  private async serveLocal(id: string): Promise<void> {
+    if (this.closed || this.unserves.has(id)) return;
+    try {
+      this.unserves.set(id, await this.transport.serve(id, this.localHandler()));
+    } catch (e) {
+      this.logger.warn({ module: id, error: toErrorInfo(e) }, 'module not served on NATS');
+    }
+  }
+
+  private async unserveLocal(id: string): Promise<void> {
+    const u = this.unserves.get(id);
+    this.unserves.delete(id);
+    await u?.().catch(() => undefined);
+  }
+
+  /** Executes a call from the wire on the local module (in-process transport: no interceptors). */
+  private localHandler(): TransportHandler {
+    const local = this.o.hub.transport;
+    return (req: Envelope, channel: ServerChannel) => {
+      const hooks: RequestHooks = {
+        onProgress: (m, f) => channel.progress(m, f),
+        onLeaseExtend: (ttl) => channel.extendLease(ttl),
+      };
+      const p = local.request(req, hooks);
+      channel.onCancel({ onCancelled: (reason) => hooks.canceller?.cancel(reason) });
+      return p.catch((e: unknown) => ({
+        ...req,
+        kind: 'reply' as const,
+        payload: null,
+        error: toErrorInfo(e),
+      }));
+    };
+  }
+
+  private async onClusterChange(c: ClusterChange): Promise<void> {
+    if (!this.o.importRemote || this.closed) return;
+    const reg = this.o.hub.registry;
+    if (c.type === 'up') {
+      const m = c.module.manifest;
+      if (reg.get(m.id) !== undefined) return; // a local module of the same id wins
+      const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
+      try {
+        await reg.register({ ...m, health: { interval_ms: interval, timeout_ms: interval } }, { baseDir: '.' });
+      } catch (e) {
+        this.logger.warn({ module: m.id, error: toErrorInfo(e) }, 'remote module not imported');
+      }
+    } else {
+      const info = reg.get(c.module_id);
+      if (info?.runtime === 'nats') await reg.unregister(c.module_id).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * The `createRuntime` to build a clustered hub with: `{type: "nats"}` manifests get a
+ * NatsRuntime of the node bound later with `bind()`, every other type the default factory.
+ */
+export function runtimeSwitch(fallback: (o: RuntimeOptions) => ModuleRuntime): {
+  create: (o: RuntimeOptions) => ModuleRuntime;
+  bind: (node: ClusterNode) => void;
+} {
+  let node: ClusterNode | undefined;
+  return {
+    create: (o) => (o.manifest.runtime.type === 'nats' && node ? node.createRuntime(o) : fallback(o)),
+    bind: (n) => {
+      node = n;
+    },
+  };
+}

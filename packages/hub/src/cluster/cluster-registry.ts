@@ -1,0 +1,223 @@
+import type { Msg, NatsConnection, Subscription } from 'nats';
+
+import type { ModuleManifest } from '@finger/protocol';
+import { manifestIssues } from '@finger/protocol';
+
+import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { DroppedMessage } from '../transport/nats.js';
+import {
+  type ClusterSubjects,
+  clusterSubjects,
+  decodeJson,
+  encodeJson,
+  type WireAuth,
+} from '../transport/nats-wire.js';
+
+/** One node hosting a remote module. */
+export interface ModuleLocation {
+  node: string;
+  role: 'daemon' | 'serve';
+  /** Epoch ms of its last heartbeat. */
+  last_seen: number;
+  healthy: boolean;
+}
+
+/** A module some other node of the cluster serves. */
+export interface RemoteModule {
+  /** The announced manifest, runtime replaced by `{type: "nats"}`. */
+  manifest: ModuleManifest;
+  nodes: Map<string, ModuleLocation>;
+}
+
+/** What the registry tells its owner. */
+export type ClusterChange =
+  { type: 'up'; module: RemoteModule } | { type: 'gone'; module_id: string; manifest: ModuleManifest };
+
+/** Options of {@link ClusterRegistry}. */
+export interface ClusterRegistryOptions {
+  connection: NatsConnection;
+  cluster: string;
+  auth: WireAuth;
+  /** Manifests of the modules this node serves on NATS (asked at every heartbeat). */
+  local: () => ModuleManifest[];
+  onChange?: (change: ClusterChange) => void;
+  onDropped?: (info: DroppedMessage) => void;
+  clock?: Clock;
+  logger?: Logger;
+  /** Heartbeat period (ms). Default 2000. */
+  heartbeat_ms?: number;
+  /** A node silent this long is unhealthy for its modules (ms). Default 3 × heartbeat. */
+  unhealthy_after_ms?: number;
+  /** A node silent this long is forgotten; a module left with no node is gone (ms). Default 10 × heartbeat. */
+  forget_after_ms?: number;
+}
+
+interface Heartbeat {
+  node: string;
+  modules: ModuleManifest[];
+}
+
+/**
+ * The cluster's module directory on plain NATS subjects (`finger.<cluster>.registry.hb|hello|bye`):
+ * every node publishes a heartbeat listing the manifests it serves every `heartbeat_ms`, answers
+ * a `hello` (a node that just joined) with an immediate heartbeat, and says `bye` on close. A node
+ * silent for `unhealthy_after_ms` makes its modules unhealthy there; after `forget_after_ms` it is
+ * dropped, and a module with no node left is `gone`. Soft state rebuilt within one heartbeat, so
+ * no JetStream is needed. Heartbeats failing authentication or manifest validation are dropped.
+ * Runtime details (commands, env, entry paths) are never announced: manifests go out with
+ * runtime `{type: "nats"}`.
+ */
+export class ClusterRegistry {
+  private readonly o: ClusterRegistryOptions;
+  private readonly subjects: ClusterSubjects;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly hbMs: number;
+  private readonly unhealthyMs: number;
+  private readonly forgetMs: number;
+  private readonly modules = new Map<string, RemoteModule>();
+  private sub: Subscription | undefined;
+  private timer: unknown;
+  private closed = false;
+
+  constructor(o: ClusterRegistryOptions) {
+    this.o = o;
+    this.subjects = clusterSubjects(o.cluster);
+    this.clock = o.clock ?? systemClock;
+    this.logger = o.logger ?? silentLogger;
+    this.hbMs = o.heartbeat_ms ?? 2000;
+    this.unhealthyMs = o.unhealthy_after_ms ?? 3 * this.hbMs;
+    this.forgetMs = o.forget_after_ms ?? 10 * this.hbMs;
+  }
+
+  /** Subscribes, says hello and starts heartbeating. */
+  async start(): Promise<void> {
+    this.sub = this.o.connection.subscribe(this.subjects.registryAll, {
+      callback: (err, msg) => {
+        if (err === null) this.onMessage(msg);
+      },
+    });
+    await this.o.connection.flush();
+    this.publish('hello', { node: this.o.auth.node });
+    this.heartbeat();
+    this.timer = this.clock.setInterval(() => this.tick(), this.hbMs);
+  }
+
+  /** Publishes a heartbeat now (after a local module changed). */
+  heartbeat(): void {
+    const modules = this.o.local().map(announced);
+    this.publish('hb', { node: this.o.auth.node, modules } satisfies Heartbeat);
+  }
+
+  /** Remote modules by id (a snapshot). */
+  list(): RemoteModule[] {
+    return [...this.modules.values()];
+  }
+
+  /** Where a remote module runs, with per-node health (empty when unknown). */
+  locations(module_id: string): ModuleLocation[] {
+    const m = this.modules.get(module_id);
+    if (m === undefined) return [];
+    const now = this.clock.now();
+    return [...m.nodes.values()].map((n) => ({ ...n, healthy: now - n.last_seen < this.unhealthyMs }));
+  }
+
+  /** Healthy when at least one node announced the module within `unhealthy_after_ms`. */
+  health(module_id: string): { ok: boolean; detail?: string } {
+    const locs = this.locations(module_id);
+    if (locs.some((l) => l.healthy)) return { ok: true };
+    if (locs.length === 0) return { ok: false, detail: 'no node announces this module' };
+    return { ok: false, detail: `no heartbeat from ${locs.map((l) => l.node).join(', ')} for ${this.unhealthyMs} ms` };
+  }
+
+  /** Says bye and stops; idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) this.clock.clearInterval(this.timer);
+    if (!this.o.connection.isClosed()) {
+      this.publish('bye', { node: this.o.auth.node });
+      await this.o.connection.flush().catch(() => undefined);
+      this.sub?.unsubscribe();
+    }
+  }
+
+  private tick(): void {
+    this.heartbeat();
+    const now = this.clock.now();
+    for (const [id, m] of this.modules) {
+      for (const [node, loc] of m.nodes) if (now - loc.last_seen >= this.forgetMs) m.nodes.delete(node);
+      if (m.nodes.size === 0) this.gone(id, m);
+    }
+  }
+
+  private gone(id: string, m: RemoteModule): void {
+    this.modules.delete(id);
+    this.o.onChange?.({ type: 'gone', module_id: id, manifest: m.manifest });
+  }
+
+  private publish(kind: 'hb' | 'hello' | 'bye', data: unknown): void {
+    if (this.closed && kind !== 'bye') return;
+    if (this.o.connection.isClosed()) return;
+    const body = encodeJson(data);
+    try {
+      this.o.connection.publish(this.subjects.registry(kind), body, { headers: this.o.auth.headers(kind, body) });
+    } catch (e) {
+      this.logger.warn({ error: (e as Error).message }, 'registry message not sent');
+    }
+  }
+
+  private onMessage(msg: Msg): void {
+    const check = this.o.auth.verify(msg);
+    if (!check.ok) {
+      this.o.onDropped?.({ reason: check.reason, subject: msg.subject });
+      return;
+    }
+    if (check.node === this.o.auth.node) return;
+    if (check.kind === 'hello') {
+      this.heartbeat();
+      return;
+    }
+    if (check.kind === 'bye') {
+      for (const [id, m] of this.modules) {
+        m.nodes.delete(check.node);
+        if (m.nodes.size === 0) this.gone(id, m);
+      }
+      return;
+    }
+    if (check.kind !== 'hb') return;
+    const hb = decodeJson(msg.data) as Heartbeat | undefined;
+    if (hb === undefined || !Array.isArray(hb.modules) || hb.node !== check.node) {
+      this.o.onDropped?.({ reason: 'invalid heartbeat', subject: msg.subject, node: check.node });
+      return;
+    }
+    const now = this.clock.now();
+    const listed = new Set<string>();
+    for (const manifest of hb.modules) {
+      if (manifestIssues(manifest).length > 0 || manifest.runtime?.type !== 'nats') {
+        this.o.onDropped?.({ reason: 'invalid manifest in heartbeat', subject: msg.subject, node: check.node });
+        continue;
+      }
+      listed.add(manifest.id);
+      let m = this.modules.get(manifest.id);
+      const isNew = m === undefined;
+      if (m === undefined) {
+        m = { manifest, nodes: new Map() };
+        this.modules.set(manifest.id, m);
+      }
+      m.nodes.set(check.node, { node: check.node, role: check.role, last_seen: now, healthy: true });
+      if (isNew) this.o.onChange?.({ type: 'up', module: m });
+    }
+    // modules this node no longer serves
+    for (const [id, m] of this.modules) {
+      if (listed.has(id) || !m.nodes.delete(check.node)) continue;
+      if (m.nodes.size === 0) this.gone(id, m);
+    }
+  }
+}
+
+/** A manifest as announced: runtime details replaced by `{type: "nats"}`. */
+export function announced(m: ModuleManifest): ModuleManifest {
+  return { ...m, runtime: { type: 'nats' } };
+}

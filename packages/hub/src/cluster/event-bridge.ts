@@ -1,0 +1,189 @@
+import type { Msg, NatsConnection, Subscription } from 'nats';
+
+import type { EventType, FingerEvent } from '@finger/protocol';
+import { isEventType } from '@finger/protocol';
+
+import type { EventBus } from '../events/event-bus.js';
+import { type Logger, silentLogger } from '../logger.js';
+import type { DroppedMessage } from '../transport/nats.js';
+import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
+
+/** A bus that can deliver events built elsewhere (LocalEventBus.publish). */
+export interface PublishingEventBus extends EventBus {
+  publish(event: FingerEvent, json?: string): void;
+}
+
+/** Options of {@link NatsEventBridge}. */
+export interface NatsEventBridgeOptions {
+  connection: NatsConnection;
+  cluster: string;
+  auth: WireAuth;
+  bus: PublishingEventBus;
+  logger?: Logger;
+  onDropped?: (info: DroppedMessage) => void;
+  /** Most events waiting to go out; past it new events are not sent (counted). Default 10,000. */
+  max_queue?: number;
+  /** Most events per NATS message. Default 256. */
+  batch_max?: number;
+  /** How many recent event ids are remembered for deduplication. Default 20,000. */
+  dedup_window?: number;
+  /** Only these types are bridged (both ways); default all. */
+  types?: readonly EventType[];
+}
+
+/** Counters of the bridge. */
+export interface EventBridgeStats {
+  sent: number;
+  received: number;
+  duplicates: number;
+  dropped_outbound: number;
+}
+
+/** Event types a `module serve` process may send; anything else from it is dropped. */
+const SERVE_EVENT_TYPES = new Set<string>([
+  'MODULE_REGISTERED',
+  'MODULE_UNREGISTERED',
+  'MODULE_HEALTH',
+  'LEASE_EXPIRED',
+  'DEGRADED',
+]);
+
+const encoder = new TextEncoder();
+
+/**
+ * Carries events between the daemons of a cluster on `finger.<cluster>.events.<type>`: local
+ * events go out in batches (one signed NATS message per type per tick, at most `batch_max`
+ * events), remote ones are published on the local bus with their own id, so a WebSocket
+ * subscriber on any daemon sees the whole cluster's events once — duplicates (the same id seen
+ * again) are dropped. The outbound queue is bounded and nothing is queued while NATS is down.
+ * Events signed only by a `module serve` process are accepted for module/lease/degraded types only.
+ */
+export class NatsEventBridge {
+  private readonly o: NatsEventBridgeOptions;
+  private readonly subjects: ClusterSubjects;
+  private readonly logger: Logger;
+  private readonly maxQueue: number;
+  private readonly batchMax: number;
+  private readonly window: number;
+  private readonly seen = new Set<string>();
+  private readonly seenRing: string[] = [];
+  private seenHead = 0;
+  private readonly queue = new Map<string, string[]>();
+  private queued = 0;
+  private scheduled = false;
+  private sub: Subscription | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly counters: EventBridgeStats = { sent: 0, received: 0, duplicates: 0, dropped_outbound: 0 };
+
+  constructor(o: NatsEventBridgeOptions) {
+    this.o = o;
+    this.subjects = clusterSubjects(o.cluster);
+    this.logger = o.logger ?? silentLogger;
+    this.maxQueue = o.max_queue ?? 10_000;
+    this.batchMax = o.batch_max ?? 256;
+    this.window = o.dedup_window ?? 20_000;
+  }
+
+  /** Starts both directions. */
+  async start(): Promise<void> {
+    this.sub = this.o.connection.subscribe(this.subjects.events, {
+      callback: (err, msg) => {
+        if (err === null) this.onMessage(msg);
+      },
+    });
+    await this.o.connection.flush();
+    const filter = this.o.types ? { types: this.o.types } : {};
+    this.unsubscribe = this.o.bus.subscribe(filter, (event, json) => this.onLocal(event, json));
+  }
+
+  stats(): EventBridgeStats {
+    return { ...this.counters };
+  }
+
+  /** Sends what is queued and stops. */
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    this.flush();
+    if (!this.o.connection.isClosed()) {
+      await this.o.connection.flush().catch(() => undefined);
+      this.sub?.unsubscribe();
+    }
+  }
+
+  private onLocal(event: FingerEvent, json: string): void {
+    if (this.seen.has(event.id)) return; // came from the cluster: not ours to send
+    if (this.o.connection.isClosed() || this.queued >= this.maxQueue) {
+      this.counters.dropped_outbound++;
+      return;
+    }
+    let list = this.queue.get(event.type);
+    if (list === undefined) {
+      list = [];
+      this.queue.set(event.type, list);
+    }
+    list.push(json);
+    this.queued++;
+    if (list.length >= this.batchMax) this.sendType(event.type, list);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    for (const [type, list] of this.queue) if (list.length > 0) this.sendType(type, list);
+  }
+
+  private sendType(type: string, list: string[]): void {
+    const n = list.length;
+    const body = encoder.encode(`[${list.join(',')}]`);
+    list.length = 0;
+    this.queued -= n;
+    try {
+      this.o.connection.publish(this.subjects.event(type), body, { headers: this.o.auth.headers('events', body) });
+      this.counters.sent += n;
+    } catch (e) {
+      this.counters.dropped_outbound += n;
+      this.logger.warn({ error: (e as Error).message, events: n }, 'events not sent to NATS');
+    }
+  }
+
+  private onMessage(msg: Msg): void {
+    const check = this.o.auth.verify(msg);
+    if (!check.ok || check.kind !== 'events') {
+      this.o.onDropped?.({ reason: check.ok ? 'not an events message' : check.reason, subject: msg.subject });
+      return;
+    }
+    if (check.node === this.o.auth.node) return;
+    const batch = decodeJson(msg.data);
+    if (!Array.isArray(batch)) {
+      this.o.onDropped?.({ reason: 'invalid events batch', subject: msg.subject, node: check.node });
+      return;
+    }
+    for (const e of batch as FingerEvent[]) {
+      if (typeof e?.id !== 'string' || !isEventType(e.type) || typeof e.data !== 'object' || e.data === null) continue;
+      if (check.role === 'serve' && !SERVE_EVENT_TYPES.has(e.type)) {
+        this.o.onDropped?.({ reason: `event ${e.type} from a serve process`, subject: msg.subject, node: check.node });
+        continue;
+      }
+      if (this.seen.has(e.id)) {
+        this.counters.duplicates++;
+        continue;
+      }
+      this.remember(e.id);
+      this.counters.received++;
+      this.o.bus.publish(e);
+    }
+  }
+
+  private remember(id: string): void {
+    if (this.seenRing.length < this.window) this.seenRing.push(id);
+    else {
+      this.seen.delete(this.seenRing[this.seenHead]!);
+      this.seenRing[this.seenHead] = id;
+      this.seenHead = (this.seenHead + 1) % this.window;
+    }
+    this.seen.add(id);
+  }
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto';
+
+import type { NatsConnection } from 'nats';
+
+import { type Logger, silentLogger } from '../logger.js';
+import { MessageHub } from '../message-hub.js';
+import { WireAuth } from '../transport/nats-wire.js';
+import { ClusterNode } from './cluster-node.js';
+import { connectNats, type NatsConnectOptions } from './connect.js';
+
+/** Options of {@link startModuleServer} (`myfinger module serve`). */
+export interface ModuleServerOptions {
+  /** Path of the module.json to host (in-process, stdio or MCP runtime). */
+  manifestFile: string;
+  nats: NatsConnectOptions;
+  cluster: string;
+  /** The cluster's serve key (`serveKeyOf(cluster key)`), never the cluster key itself. */
+  serve_key: string;
+  /** Node id; default `serve-<module>-<random>`. */
+  node?: string;
+  logger?: Logger;
+  /** Environment stdio children pick their minimal env from. */
+  baseEnv?: Record<string, string | undefined>;
+  heartbeat_ms?: number;
+  /** Operator settings handed to the module. */
+  settings?: Record<string, unknown>;
+}
+
+/** A running `module serve` host. */
+export interface ModuleServer {
+  readonly node: string;
+  readonly module_id: string;
+  readonly connection: NatsConnection;
+  /** Stops announcing, lets in-flight calls finish (up to `drain_ms`), closes the module and drains NATS. */
+  close(drain_ms?: number): Promise<void>;
+}
+
+/**
+ * Hosts one module on a machine that only reaches NATS: a local MessageHub runs the module, a
+ * ClusterNode (role `serve`) serves it on `finger.<cluster>.call.<module>` and announces it. It
+ * signs with the serve key only, so daemons accept its replies, heartbeats and module events but
+ * refuse any request it would originate. The module's nested calls reach only this local hub.
+ * Rejects with E_INVALID_MANIFEST / E_NOT_FOUND for a bad module.json and E_STORE_UNAVAILABLE
+ * when NATS cannot be reached.
+ */
+export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleServer> {
+  const logger = o.logger ?? silentLogger;
+  const hub = new MessageHub({
+    logger,
+    ...(o.baseEnv ? { baseEnv: o.baseEnv } : {}),
+    ...(o.settings ? { settingsFor: () => o.settings } : {}),
+  });
+  let nc: NatsConnection | undefined;
+  try {
+    const info = await hub.registry.loadFile(o.manifestFile);
+    const node = o.node ?? `serve-${info.id}-${randomBytes(4).toString('hex')}`;
+    nc = await connectNats({ ...o.nats, name: `finger-${node}` });
+    const connection = nc;
+    const auth = new WireAuth({ role: 'serve', node, serve_key: o.serve_key });
+    const member = new ClusterNode({
+      hub,
+      connection,
+      cluster: o.cluster,
+      auth,
+      logger,
+      importRemote: false,
+      bridgeEvents: true,
+      ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
+    });
+    await member.start();
+    let closing: Promise<void> | undefined;
+    return {
+      node,
+      module_id: info.id,
+      connection,
+      close(drain_ms = 10_000) {
+        closing ??= (async () => {
+          await member.close();
+          await hub.close(drain_ms);
+          await connection.drain().catch(() => undefined);
+        })();
+        return closing;
+      },
+    };
+  } catch (e) {
+    await hub.close(0).catch(() => undefined);
+    await nc?.close().catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * `@finger/hub/nats`: the hub over NATS (DESIGN §3.14). Kept apart from the root entry so the
+ * embedded default never loads the `nats` client.
+ */
+export type { ClusterNodeOptions, ModulePlacement } from './cluster/cluster-node.js';
+export { ClusterNode, runtimeSwitch } from './cluster/cluster-node.js';
+export type {
+  ClusterChange,
+  ClusterRegistryOptions,
+  ModuleLocation,
+  RemoteModule,
+} from './cluster/cluster-registry.js';
+export { announced, ClusterRegistry } from './cluster/cluster-registry.js';
+export type { NatsConnectOptions } from './cluster/connect.js';
+export { connectNats } from './cluster/connect.js';
+export type { EventBridgeStats, NatsEventBridgeOptions, PublishingEventBus } from './cluster/event-bridge.js';
+export { NatsEventBridge } from './cluster/event-bridge.js';
+export type { ModuleServer, ModuleServerOptions } from './cluster/module-server.js';
+export { startModuleServer } from './cluster/module-server.js';
+export type { NatsRuntimeOptions } from './runtime/nats.js';
+export { NatsRuntime } from './runtime/nats.js';
+export type { DroppedMessage, NatsTransportOptions } from './transport/nats.js';
+export { NatsTransport } from './transport/nats.js';
+export type { ClusterSubjects, WireAuthOptions, WireCheck, WireKind, WireRole } from './transport/nats-wire.js';
+export { clusterSubjects, decodeJson, encodeJson, serveKeyOf, WireAuth } from './transport/nats-wire.js';

@@ -1,0 +1,89 @@
+import type { Envelope } from '@finger/protocol';
+import { FingerError, rfc3339 } from '@finger/protocol';
+
+import { type Clock, systemClock } from '../clock.js';
+import type { Canceller, RequestHooks, Transport } from '../transport/transport.js';
+import type { ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
+
+/** Options of {@link NatsRuntime}: the runtime options plus the wire and the cluster's view. */
+export interface NatsRuntimeOptions extends RuntimeOptions {
+  /** The NATS transport requests go out on. */
+  transport: Transport;
+  /** Health of the module as the cluster registry sees it (heartbeats). */
+  remoteHealth: () => RuntimeHealth;
+}
+
+/**
+ * A module that runs on another node of the cluster (manifest runtime `{type: "nats"}`). The
+ * local hub resolves it, runs its interceptors (grants, firewall) and leases like any module;
+ * invoke() then sends the call's envelope over NATS to whichever replica takes it from the
+ * module's queue group, and forwards progress, lease extensions and cancels. Errors: those of
+ * the transport (E_NO_TARGET while no replica answers or NATS is down, E_TIMEOUT past the
+ * deadline, E_INVALID_ARGS for a payload over max_payload) and the remote module's own.
+ */
+export class NatsRuntime implements ModuleRuntime {
+  readonly type = 'nats';
+  private readonly o: NatsRuntimeOptions;
+  private readonly clock: Clock;
+  private readonly calls = new Map<string, RequestHooks>();
+  private closed = false;
+
+  constructor(o: NatsRuntimeOptions) {
+    this.o = o;
+    this.clock = o.clock ?? systemClock;
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
+  }
+
+  async invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
+    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
+    const chain = (ctx as { execution_chain?: readonly string[] }).execution_chain ?? [];
+    const now = this.clock.now();
+    const envelope: Envelope = {
+      id: ctx.call_id,
+      kind: 'request',
+      request_id: ctx.request_id,
+      correlation_id: ctx.correlation_id,
+      session_id: ctx.session_id,
+      workflow_id: ctx.workflow_id,
+      source: ctx.source,
+      target: `${this.o.manifest.id}.${tool}`,
+      blocking: true,
+      timestamp: rfc3339(now),
+      deadline: ctx.deadline,
+      execution_chain: [...chain],
+      nesting_depth: chain.length,
+      lease: { id: ctx.lease_id, ttl_ms: Math.max(1, ctx.deadline - now), expires_at: ctx.deadline },
+      payload: args === undefined ? null : args,
+    };
+    const hooks: RequestHooks = {
+      onProgress: (m, f) => ctx.progress(m, f),
+      onLeaseExtend: (ttl) => ctx.extendLease(ttl),
+    };
+    this.calls.set(ctx.call_id, hooks);
+    try {
+      const reply = await this.o.transport.request(envelope, hooks);
+      if (reply.error !== undefined) throw FingerError.fromInfo(reply.error);
+      return reply.payload;
+    } finally {
+      this.calls.delete(ctx.call_id);
+    }
+  }
+
+  cancel(call_id: string, reason: string): void {
+    const c: Canceller | undefined = this.calls.get(call_id)?.canceller;
+    c?.cancel(reason);
+  }
+
+  async health(): Promise<RuntimeHealth> {
+    return this.o.remoteHealth();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const hooks of this.calls.values()) hooks.canceller?.cancel('E_PROVIDER_CLOSED');
+    this.calls.clear();
+  }
+}

@@ -1,0 +1,437 @@
+import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
+
+import type { Envelope, ErrorInfo } from '@finger/protocol';
+import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
+
+import { type Clock, systemClock } from '../clock.js';
+import { type Logger, silentLogger } from '../logger.js';
+import { moduleOf } from './in-process.js';
+import { type ClusterSubjects, clusterSubjects, decodeJson, encodeJson, type WireAuth } from './nats-wire.js';
+import type { CancelReceiver, RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
+
+/** Why a message was dropped, for the DEGRADED event the wiring emits. */
+export interface DroppedMessage {
+  reason: string;
+  subject: string;
+  node?: string;
+  role?: string;
+}
+
+/** Options of {@link NatsTransport}. */
+export interface NatsTransportOptions {
+  /** An open connection (made with `noAsyncTraces: true`). */
+  connection: NatsConnection;
+  cluster: string;
+  auth: WireAuth;
+  clock?: Clock;
+  logger?: Logger;
+  /** Told about every message dropped for failing authentication or validation. */
+  onDropped?: (info: DroppedMessage) => void;
+  /** Most requests this process serves at once; more are answered E_OVERLOADED. Default 4096. */
+  max_inflight?: number;
+  /** Most outstanding requests this process sends; more fail with E_OVERLOADED. Default 10,000. */
+  max_pending?: number;
+  /** Period of the deadline sweep of outstanding requests (ms). Default 25. */
+  sweep_ms?: number;
+  /** close() also drains and closes the connection. Default false. */
+  ownsConnection?: boolean;
+}
+
+/** Room left in max_payload for the headers. */
+const HEADER_ROOM = 1024;
+
+interface Pending {
+  resolve(reply: Envelope): void;
+  reject(e: unknown): void;
+  hooks: RequestHooks | undefined;
+  deadline: number;
+  id: string;
+  target: string;
+}
+
+/** The server side of one request received over NATS. */
+class NatsServerChannel implements ServerChannel {
+  cancelled: string | undefined;
+  private receiver: CancelReceiver | undefined;
+
+  constructor(
+    private readonly t: NatsTransport,
+    private readonly reply: string,
+  ) {}
+
+  extendLease(ttl_ms: number): void {
+    this.t.publishControl(this.reply, 'lease', { ttl_ms });
+  }
+
+  progress(message: string, fraction?: number): void {
+    this.t.publishControl(this.reply, 'progress', fraction === undefined ? { message } : { message, fraction });
+  }
+
+  onCancel(receiver: CancelReceiver): void {
+    if (this.cancelled !== undefined) receiver.onCancelled(this.cancelled);
+    else this.receiver = receiver;
+  }
+
+  cancel(reason: string): void {
+    if (this.cancelled !== undefined) return;
+    this.cancelled = reason;
+    const r = this.receiver;
+    this.receiver = undefined;
+    r?.onCancelled(reason);
+  }
+}
+
+/**
+ * The hub's {@link Transport} over NATS (DESIGN §3.14). `serve(module)` subscribes to
+ * `finger.<cluster>.call.<module>` in the queue group of that module (replicas share the load)
+ * and flushes the subscription before resolving, so a module announced afterwards never loses
+ * its first call. `request()` publishes the signed envelope with a reply subject on one shared
+ * inbox and resolves with the reply envelope; progress and lease extensions arrive on the same
+ * inbox, cancels go out on `finger.<cluster>.cancel`.
+ *
+ * Failures never hang: a request larger than the server's max_payload fails at once with
+ * E_INVALID_ARGS; while the connection is down, or when nobody serves the module (NATS "no
+ * responders"), with E_NO_TARGET; past the envelope's deadline with E_TIMEOUT (one sweep timer,
+ * not a timer per call); past `max_pending` outstanding requests with E_OVERLOADED. Nothing is
+ * buffered for a later reconnect. Messages failing authentication or envelope validation are
+ * dropped and reported to `onDropped`; a request signed by a `module serve` process is refused
+ * with E_FORBIDDEN (serve processes may only answer).
+ */
+export class NatsTransport implements Transport {
+  readonly name = 'nats';
+  readonly subjects: ClusterSubjects;
+  private readonly nc: NatsConnection;
+  private readonly auth: WireAuth;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly o: NatsTransportOptions;
+  private readonly served = new Map<string, Subscription>();
+  private readonly inflight = new Map<string, NatsServerChannel>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly maxInflight: number;
+  private readonly maxPending: number;
+  private inbox: string | undefined;
+  private inboxSub: Subscription | undefined;
+  private cancelSub: Subscription | undefined;
+  private seq = 0;
+  private sweep: unknown;
+  private up = true;
+  private closed = false;
+
+  constructor(o: NatsTransportOptions) {
+    this.o = o;
+    this.nc = o.connection;
+    this.auth = o.auth;
+    this.clock = o.clock ?? systemClock;
+    this.logger = o.logger ?? silentLogger;
+    this.subjects = clusterSubjects(o.cluster);
+    this.maxInflight = o.max_inflight ?? 4096;
+    this.maxPending = o.max_pending ?? 10_000;
+    void this.watchStatus();
+  }
+
+  /** False while the connection is down (requests then fail fast with E_NO_TARGET). */
+  get connected(): boolean {
+    return this.up && !this.nc.isClosed();
+  }
+
+  /** Outstanding requests sent and requests being served, for metrics. */
+  stats(): { pending: number; serving: number } {
+    return { pending: this.pending.size, serving: this.inflight.size };
+  }
+
+  async serve(target: string, handler: TransportHandler): Promise<Unserve> {
+    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'transport is closed');
+    if (this.served.has(target)) throw new FingerError('E_CONFLICT', `target "${target}" is already served`);
+    const sub = this.nc.subscribe(this.subjects.call(target), {
+      queue: this.subjects.queue(target),
+      callback: (err, msg) => {
+        if (err === null) this.onRequest(msg, handler);
+      },
+    });
+    this.served.set(target, sub);
+    this.cancelSub ??= this.nc.subscribe(this.subjects.cancel, {
+      callback: (err, msg) => {
+        if (err === null) this.onCancel(msg);
+      },
+    });
+    await this.nc.flush(); // the subscription is known to the server before anyone announces the module
+    return async () => {
+      if (this.served.get(target) === sub) this.served.delete(target);
+      if (!this.nc.isClosed()) await sub.drain().catch(() => undefined);
+    };
+  }
+
+  request(request: Envelope, hooks?: RequestHooks): Promise<Envelope> {
+    if (this.closed) return Promise.reject(new FingerError('E_PROVIDER_CLOSED', 'transport is closed'));
+    const target = request.target;
+    if (!this.connected)
+      return Promise.reject(
+        new FingerError('E_NO_TARGET', `NATS is unavailable: cannot reach "${target}"`, { target }),
+      );
+    if (this.pending.size >= this.maxPending)
+      return Promise.reject(
+        new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target }),
+      );
+    const body = encodeJson(request);
+    const max = this.nc.info?.max_payload ?? 1024 * 1024;
+    if (body.length + HEADER_ROOM > max) {
+      return Promise.reject(
+        new FingerError('E_INVALID_ARGS', `request of ${body.length} bytes exceeds the NATS max_payload (${max})`, {
+          target,
+          bytes: body.length,
+          max_payload: max,
+        }),
+      );
+    }
+    if (this.inbox === undefined) this.openInbox();
+    const token = (++this.seq).toString(36);
+    const id = request.id;
+    const promise = new Promise<Envelope>((resolve, reject) => {
+      this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, id, target });
+    });
+    if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
+    try {
+      this.nc.publish(this.subjects.call(moduleOf(target)), body, {
+        reply: `${this.inbox}.${token}`,
+        headers: this.auth.headers('request', body, { 'F-Id': id, 'F-Target': target }),
+      });
+    } catch (e) {
+      this.pending.delete(token);
+      return Promise.reject(
+        new FingerError('E_NO_TARGET', `NATS publish failed: ${(e as Error).message}`, { target }, { cause: e }),
+      );
+    }
+    if (this.sweep === undefined)
+      this.sweep = this.clock.setInterval(() => this.sweepDeadlines(), this.o.sweep_ms ?? 25);
+    return promise;
+  }
+
+  serves(target: string): boolean {
+    return this.served.has(moduleOf(target));
+  }
+
+  /**
+   * Stops serving (in-flight requests still answer if the connection allows), fails outstanding
+   * requests with E_PROVIDER_CLOSED and, when it owns the connection, drains it. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
+    this.sweep = undefined;
+    const subs = [...this.served.values(), this.cancelSub, this.inboxSub];
+    this.served.clear();
+    for (const [token, p] of this.pending) {
+      this.pending.delete(token);
+      p.reject(new FingerError('E_PROVIDER_CLOSED', `transport closed before "${p.target}" answered`));
+    }
+    if (this.nc.isClosed()) return;
+    if (this.o.ownsConnection) {
+      await this.nc.drain().catch(() => undefined);
+      return;
+    }
+    for (const s of subs) if (s) s.unsubscribe();
+  }
+
+  /** Sends a progress or lease message to a caller's reply subject (serve side). */
+  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown): void {
+    if (!this.connected) return;
+    const body = encodeJson(data);
+    try {
+      this.nc.publish(reply, body, { headers: this.auth.headers(kind, body) });
+    } catch {
+      // connection gone: the caller's deadline settles the call
+    }
+  }
+
+  // ---- caller side ----
+
+  private openInbox(): void {
+    this.inbox = createInbox();
+    const prefix = this.inbox.length + 1;
+    this.inboxSub = this.nc.subscribe(`${this.inbox}.*`, {
+      callback: (err, msg) => {
+        if (err === null) this.onReply(msg.subject.slice(prefix), msg);
+      },
+    });
+  }
+
+  private onReply(token: string, msg: Msg): void {
+    const p = this.pending.get(token);
+    if (p === undefined) return;
+    if (msg.headers?.code === 503) {
+      this.pending.delete(token);
+      p.reject(new FingerError('E_NO_TARGET', `no node serves "${p.target}" in the cluster`, { target: p.target }));
+      return;
+    }
+    const check = this.auth.verify(msg);
+    if (!check.ok) {
+      this.drop(check.reason, msg);
+      return;
+    }
+    if (check.kind === 'reply') {
+      const env = decodeJson(msg.data) as Envelope | undefined;
+      if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'reply') {
+        this.drop('invalid reply envelope', msg, check.node);
+        return;
+      }
+      this.pending.delete(token);
+      p.resolve(env);
+    } else if (check.kind === 'progress') {
+      const d = decodeJson(msg.data) as { message?: unknown; fraction?: unknown } | undefined;
+      if (typeof d?.message === 'string')
+        p.hooks?.onProgress?.(d.message, typeof d.fraction === 'number' ? d.fraction : undefined);
+    } else if (check.kind === 'lease') {
+      const d = decodeJson(msg.data) as { ttl_ms?: unknown } | undefined;
+      if (typeof d?.ttl_ms === 'number' && d.ttl_ms > 0) p.hooks?.onLeaseExtend?.(d.ttl_ms);
+    }
+  }
+
+  private sweepDeadlines(): void {
+    if (this.pending.size === 0) {
+      this.clock.clearInterval(this.sweep);
+      this.sweep = undefined;
+      return;
+    }
+    const now = this.clock.now();
+    for (const [token, p] of this.pending) {
+      if (p.deadline > now) continue;
+      this.pending.delete(token);
+      this.sendCancel(p.id, 'E_TIMEOUT');
+      p.reject(
+        new FingerError('E_TIMEOUT', `call to "${p.target}" over NATS passed its deadline`, { target: p.target }),
+      );
+    }
+  }
+
+  private sendCancel(id: string, reason: string): void {
+    if (!this.connected) return;
+    const body = encodeJson({ id, reason });
+    try {
+      this.nc.publish(this.subjects.cancel, body, { headers: this.auth.headers('cancel', body) });
+    } catch {
+      // best effort: the server's own lease bounds the call
+    }
+  }
+
+  // ---- serve side ----
+
+  private onRequest(msg: Msg, handler: TransportHandler): void {
+    const check = this.auth.verify(msg);
+    if (!check.ok || check.kind !== 'request') {
+      this.drop(check.ok ? `unexpected ${check.kind} on a call subject` : check.reason, msg);
+      return;
+    }
+    const reply = msg.reply;
+    const env = decodeJson(msg.data) as Envelope | undefined;
+    if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'request' || !reply) {
+      this.drop('invalid request envelope', msg, check.node);
+      if (reply)
+        this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' });
+      return;
+    }
+    if (check.role === 'serve' && this.auth.role === 'daemon') {
+      // a serve process may only answer calls: it never originates one, whatever principal it names
+      this.drop('request originated by a module serve process', msg, check.node, 'serve');
+      this.respondError(reply, env, {
+        code: 'E_FORBIDDEN',
+        message: 'requests from module serve processes are refused',
+      });
+      return;
+    }
+    if (env.deadline <= this.clock.now()) {
+      this.respondError(reply, env, {
+        code: 'E_TIMEOUT',
+        message: `call to "${env.target}" arrived past its deadline`,
+      });
+      return;
+    }
+    if (this.inflight.size >= this.maxInflight) {
+      this.respondError(reply, env, {
+        code: 'E_OVERLOADED',
+        message: `node ${this.auth.node} serves ${this.maxInflight} calls already`,
+      });
+      return;
+    }
+    const channel = new NatsServerChannel(this, reply);
+    this.inflight.set(env.id, channel);
+    handler(env, channel).then(
+      (out) => {
+        this.inflight.delete(env.id);
+        this.respond(reply, out);
+      },
+      (e: unknown) => {
+        this.inflight.delete(env.id);
+        this.respondError(reply, env, { code: 'E_INTERNAL', message: (e as Error)?.message ?? String(e) });
+      },
+    );
+  }
+
+  private onCancel(msg: Msg): void {
+    const check = this.auth.verify(msg);
+    if (!check.ok) {
+      this.drop(check.reason, msg);
+      return;
+    }
+    const d = decodeJson(msg.data) as { id?: unknown; reason?: unknown } | undefined;
+    if (typeof d?.id !== 'string') return;
+    this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
+  }
+
+  private respond(reply: string, out: Envelope): void {
+    if (this.nc.isClosed()) return;
+    let body = encodeJson(out);
+    const max = this.nc.info?.max_payload ?? 1024 * 1024;
+    if (body.length + HEADER_ROOM > max) {
+      const error: ErrorInfo = {
+        code: 'E_MODULE_ERROR',
+        message: `result of ${body.length} bytes exceeds the NATS max_payload (${max})`,
+        details: { bytes: body.length, max_payload: max },
+      };
+      body = encodeJson({ ...out, payload: null, error });
+    }
+    try {
+      this.nc.publish(reply, body, { headers: this.auth.headers('reply', body) });
+    } catch (e) {
+      this.logger.warn({ error: (e as Error).message }, 'NATS reply not sent');
+    }
+  }
+
+  private respondError(reply: string, req: Envelope | undefined, error: ErrorInfo): void {
+    const now = this.clock.now();
+    const id = ulid(now);
+    this.respond(reply, {
+      id,
+      kind: 'reply',
+      request_id: req?.request_id ?? id,
+      correlation_id: req?.correlation_id ?? id,
+      session_id: req?.session_id ?? '',
+      workflow_id: req?.workflow_id ?? '',
+      source: { kind: 'system', id: this.auth.node, roles: [] },
+      target: req?.target ?? 'unknown',
+      blocking: true,
+      timestamp: rfc3339(now),
+      deadline: req?.deadline ?? now,
+      execution_chain: req?.execution_chain ?? [],
+      nesting_depth: req?.nesting_depth ?? 0,
+      payload: null,
+      error,
+    });
+  }
+
+  private drop(reason: string, msg: Msg, node?: string, role?: string): void {
+    const info: DroppedMessage = { reason, subject: msg.subject };
+    if (node !== undefined) info.node = node;
+    if (role !== undefined) info.role = role;
+    this.logger.warn(info, 'NATS message dropped');
+    this.o.onDropped?.(info);
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === Events.Disconnect) this.up = false;
+      else if (s.type === Events.Reconnect) this.up = true;
+    }
+  }
+}

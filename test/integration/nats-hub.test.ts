@@ -1,0 +1,207 @@
+import { fileURLToPath } from 'node:url';
+
+import type { NatsConnection } from 'nats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
+import type { DroppedMessage } from '@finger/hub/nats';
+import { ClusterNode, connectNats, NatsTransport, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
+import type { Envelope, FingerEvent, Principal } from '@finger/protocol';
+import { rfc3339, ulid } from '@finger/protocol';
+import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+const url = await natsUrlForTests();
+const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
+const KEY = 'test-cluster-key-0123456789abcdef';
+const human: Principal = { kind: 'human', id: 'alice', roles: ['admin'] };
+
+interface Member {
+  hub: MessageHub;
+  node: ClusterNode;
+  nc: NatsConnection;
+  dropped: DroppedMessage[];
+}
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function member(cluster: string, name: string, opts: { role?: 'daemon' | 'serve'; probe?: boolean } = {}) {
+  const rs = runtimeSwitch(createRuntime);
+  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
+  if (opts.probe) await hub.registry.loadFile(PROBE);
+  const nc = await connectNats({ url: url! });
+  const auth =
+    opts.role === 'serve'
+      ? new WireAuth({ role: 'serve', node: name, serve_key: serveKeyOf(KEY) })
+      : new WireAuth({ role: 'daemon', node: name, cluster_key: KEY });
+  const dropped: DroppedMessage[] = [];
+  const node = new ClusterNode({
+    hub,
+    connection: nc,
+    cluster,
+    auth,
+    importRemote: opts.role !== 'serve',
+    bridgeEvents: true,
+    heartbeat_ms: 200,
+    unhealthy_after_ms: 600,
+    onDropped: (d) => dropped.push(d),
+  });
+  rs.bind(node);
+  await node.start();
+  const m: Member = { hub, node, nc, dropped };
+  cleanup.push(async () => {
+    await node.close();
+    await hub.close(0);
+    await nc.drain();
+  });
+  return m;
+}
+
+async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function request(target: string, payload: unknown, deadline = Date.now() + 2000): Envelope {
+  const id = ulid();
+  return {
+    id,
+    kind: 'request',
+    request_id: id,
+    correlation_id: id,
+    session_id: '',
+    workflow_id: '',
+    source: human,
+    target,
+    blocking: true,
+    timestamp: rfc3339(Date.now()),
+    deadline,
+    execution_chain: [],
+    nesting_depth: 0,
+    payload,
+  };
+}
+
+describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
+  it('imports a remote module and calls it through the local hub, with progress', async () => {
+    const cluster = testClusterName('hub');
+    const b = await member(cluster, 'b', { probe: true });
+    const a = await member(cluster, 'a');
+    await until(() => a.hub.registry.get('remote-probe'));
+    expect(a.hub.registry.get('remote-probe')!.runtime).toBe('nats');
+    expect(a.node.placement('remote-probe')).toMatchObject({
+      location: 'remote',
+      nodes: [{ node: 'b', role: 'daemon' }],
+    });
+    expect(b.node.placement('remote-probe')).toEqual({ location: 'local', nodes: [] });
+    const r = (await a.hub.request({ target: 'remote-probe.where', payload: { x: 1 }, source: human })) as {
+      echo: unknown;
+    };
+    expect(r.echo).toEqual({ x: 1 });
+    const progress: string[] = [];
+    const slow = await a.hub.request({
+      target: 'remote-probe.slow',
+      payload: { ms: 50 },
+      source: human,
+      onProgress: (m) => progress.push(m),
+    });
+    expect(slow).toMatchObject({ done: true });
+    expect(progress).toEqual(['started']);
+  });
+
+  it('fails past the deadline with E_TIMEOUT and cancels the remote call', async () => {
+    const cluster = testClusterName('hub');
+    const b = await member(cluster, 'b', { probe: true });
+    const a = await member(cluster, 'a');
+    await until(() => a.hub.registry.get('remote-probe'));
+    await expect(
+      a.hub.request({ target: 'remote-probe.slow', payload: { ms: 10_000 }, source: human, timeout_ms: 300 }),
+    ).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+    await until(() => b.node.transport.stats().serving === 0);
+  });
+
+  it('answers E_NO_TARGET when nobody serves the subject and E_INVALID_ARGS over max_payload', async () => {
+    const cluster = testClusterName('hub');
+    const a = await member(cluster, 'a');
+    await expect(a.node.transport.request(request('ghost.tool', {}))).rejects.toMatchObject({ code: 'E_NO_TARGET' });
+    const big = 'x'.repeat(a.nc.info!.max_payload);
+    await expect(a.node.transport.request(request('ghost.tool', { big }))).rejects.toMatchObject({
+      code: 'E_INVALID_ARGS',
+    });
+  });
+
+  it('drops unauthenticated envelopes and refuses requests originated by a serve process', async () => {
+    const cluster = testClusterName('hub');
+    const b = await member(cluster, 'b', { probe: true });
+    // a peer with the wrong key: its request is dropped (no reply, so it times out)
+    const rogueNc = await connectNats({ url: url! });
+    cleanup.push(() => rogueNc.drain());
+    const rogue = new NatsTransport({
+      connection: rogueNc,
+      cluster,
+      auth: new WireAuth({ role: 'daemon', node: 'rogue', cluster_key: 'not-the-cluster-key-000000' }),
+    });
+    await expect(rogue.request(request('remote-probe.where', {}, Date.now() + 300))).rejects.toMatchObject({
+      code: 'E_TIMEOUT',
+    });
+    await until(() => b.dropped.find((d) => d.reason === 'bad signature'));
+    // a serve process (serve key only) naming a human admin: refused with E_FORBIDDEN, never run
+    const serveNc = await connectNats({ url: url! });
+    cleanup.push(() => serveNc.drain());
+    const serve = new NatsTransport({
+      connection: serveNc,
+      cluster,
+      auth: new WireAuth({ role: 'serve', node: 'sneaky', serve_key: serveKeyOf(KEY) }),
+    });
+    const before = (await b.hub.request({ target: 'remote-probe.runs', payload: {}, source: human })) as {
+      runs: number;
+    };
+    const reply = await serve.request(request('remote-probe.where', {}));
+    expect(reply.error).toMatchObject({ code: 'E_FORBIDDEN' });
+    expect(b.dropped).toContainEqual(
+      expect.objectContaining({
+        reason: 'request originated by a module serve process',
+        node: 'sneaky',
+        role: 'serve',
+      }),
+    );
+    const after = (await b.hub.request({ target: 'remote-probe.runs', payload: {}, source: human })) as {
+      runs: number;
+    };
+    expect(after.runs).toBe(before.runs);
+    await rogue.close();
+    await serve.close();
+  });
+
+  it('bridges events between hubs once, keeping their ids', async () => {
+    const cluster = testClusterName('hub');
+    const a = await member(cluster, 'a');
+    const b = await member(cluster, 'b');
+    const seen: FingerEvent[] = [];
+    a.hub.events.subscribe({ types: ['DEGRADED'] }, (e) => seen.push(e));
+    const sent = b.hub.events.emit('DEGRADED', {}, { component: 'test', n: 1 });
+    await until(() => seen.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seen).toEqual([sent]);
+  });
+
+  it('marks a remote module unhealthy when its heartbeats stop', async () => {
+    const cluster = testClusterName('hub');
+    const b = await member(cluster, 'b', { probe: true });
+    const a = await member(cluster, 'a');
+    await until(() => a.hub.registry.get('remote-probe'));
+    // silence b's heartbeats without a bye: stop its registry timer by closing the connection
+    await b.nc.close();
+    await until(() => a.hub.registry.get('remote-probe')?.healthy === false, 5000);
+    await expect(a.hub.request({ target: 'remote-probe.where', payload: {}, source: human })).rejects.toMatchObject({
+      code: 'E_MODULE_UNHEALTHY',
+    });
+  });
+});
