@@ -1,0 +1,167 @@
+// The SafetyMonitor's state in Redis, shared by every daemon of a cluster: budget counters are
+// INCRBY (atomic across daemons), lockouts and breaker states are JSON hash fields, and every
+// change is published so a halt or lockout made on one daemon holds on all of them at once.
+
+import type { AgentBreakers, LockoutRecord, SafetyChange, SafetyStateStore } from '@finger/firewall';
+import type { Logger } from '@finger/hub';
+import type { RedisKv } from '@finger/hub/redis';
+import { FingerError } from '@finger/protocol';
+
+/** Field of the system lockout in the lockouts hash (agent lockouts use the agent id). */
+const SYSTEM = '';
+const LOCKOUTS = 'lockouts';
+const BREAKERS = 'breakers';
+
+function isChange(c: unknown): c is SafetyChange {
+  const t = (c as { type?: unknown } | null)?.type;
+  return t === 'lockout_set' || t === 'lockout_cleared' || t === 'breakers';
+}
+
+/**
+ * {@link SafetyStateStore} on Redis (namespace `safety`, via the hub's {@link RedisKv}). Local
+ * listeners are told synchronously after a write succeeds, other daemons through pub/sub; after
+ * a Redis outage the store re-reads the lockouts and tells its listeners what changed meanwhile
+ * (pub/sub messages of an outage are lost). While Redis is unreachable every method rejects with
+ * E_STORE_UNAVAILABLE; lockouts already known stay in force in the SafetyMonitor's cache.
+ *
+ * Durability of lockouts across a restart of Redis itself needs Redis persistence (AOF).
+ */
+export class RedisSafetyStore implements SafetyStateStore {
+  private readonly listeners = new Set<(change: SafetyChange) => void>();
+  /** Lockouts as last seen (field → JSON), to tell listeners what changed across an outage. */
+  private known = new Map<string, string>();
+  private unsubscribe: (() => void) | undefined;
+  private offReconnect: (() => void) | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly kv: RedisKv,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Subscribes to the change channel (bounded wait when Redis is down: it subscribes on reconnect). */
+  static async open(kv: RedisKv, logger?: Logger): Promise<RedisSafetyStore> {
+    const s = new RedisSafetyStore(kv, logger);
+    s.unsubscribe = await kv.subscribe((c) => {
+      if (isChange(c)) s.remote(c);
+    });
+    s.offReconnect = kv.onReconnect(() => void s.resync());
+    await s.resync();
+    return s;
+  }
+
+  async incrBy(key: string, delta: number): Promise<number> {
+    this.assertOpen();
+    if (!Number.isFinite(delta)) throw new FingerError('E_INVALID_ARGS', 'incrBy: delta must be finite');
+    return this.kv.incrBy(`counter:${key}`, delta);
+  }
+
+  async getCounter(key: string): Promise<number> {
+    this.assertOpen();
+    return this.kv.getNumber(`counter:${key}`);
+  }
+
+  async deleteCounter(key: string): Promise<void> {
+    this.assertOpen();
+    await this.kv.del(`counter:${key}`);
+  }
+
+  async getLockout(agent_id?: string): Promise<LockoutRecord | undefined> {
+    this.assertOpen();
+    return this.kv.hgetJson<LockoutRecord>(LOCKOUTS, agent_id ?? SYSTEM);
+  }
+
+  async listLockouts(): Promise<LockoutRecord[]> {
+    this.assertOpen();
+    const all = await this.kv.hgetAllJson<LockoutRecord>(LOCKOUTS);
+    return Object.keys(all)
+      .sort()
+      .map((k) => all[k]!);
+  }
+
+  async setLockout(lockout: LockoutRecord): Promise<void> {
+    this.assertOpen();
+    const change: SafetyChange = { type: 'lockout_set', lockout };
+    await this.kv.hsetJson(LOCKOUTS, lockout.agent_id ?? SYSTEM, lockout, change);
+    this.known.set(lockout.agent_id ?? SYSTEM, JSON.stringify(lockout));
+    this.notify(structuredClone(change));
+  }
+
+  async clearLockout(agent_id: string | undefined, by: string): Promise<LockoutRecord | undefined> {
+    this.assertOpen();
+    const change: SafetyChange = { type: 'lockout_cleared', ...(agent_id !== undefined ? { agent_id } : {}), by };
+    const prev = await this.kv.hdelJson<LockoutRecord>(LOCKOUTS, agent_id ?? SYSTEM, change);
+    this.known.delete(agent_id ?? SYSTEM);
+    if (prev !== undefined) this.notify(change);
+    return prev;
+  }
+
+  async getBreakers(agent_id: string): Promise<AgentBreakers | undefined> {
+    this.assertOpen();
+    return this.kv.hgetJson<AgentBreakers>(BREAKERS, agent_id);
+  }
+
+  async setBreakers(agent_id: string, state: AgentBreakers): Promise<void> {
+    this.assertOpen();
+    const change: SafetyChange = { type: 'breakers', agent_id };
+    await this.kv.hsetJson(BREAKERS, agent_id, state, change);
+    this.notify(change);
+  }
+
+  async listBreakers(): Promise<Record<string, AgentBreakers>> {
+    this.assertOpen();
+    return this.kv.hgetAllJson<AgentBreakers>(BREAKERS);
+  }
+
+  subscribe(listener: (change: SafetyChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stops listening; the RedisKv and its connection belong to the wiring. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    this.unsubscribe?.();
+    this.offReconnect?.();
+  }
+
+  private remote(c: SafetyChange): void {
+    if (c.type === 'lockout_set') this.known.set(c.lockout.agent_id ?? SYSTEM, JSON.stringify(c.lockout));
+    if (c.type === 'lockout_cleared') this.known.delete(c.agent_id ?? SYSTEM);
+    this.notify(c);
+  }
+
+  /** Re-reads the lockouts and tells listeners the differences (after an outage). */
+  private async resync(): Promise<void> {
+    if (this.closed) return;
+    let now: Record<string, LockoutRecord>;
+    try {
+      now = await this.kv.hgetAllJson<LockoutRecord>(LOCKOUTS);
+    } catch (e) {
+      this.logger?.warn({ err: (e as Error).message }, 'safety store: cannot re-read lockouts');
+      return;
+    }
+    const before = this.known;
+    this.known = new Map(Object.entries(now).map(([k, v]) => [k, JSON.stringify(v)]));
+    for (const [k, json] of this.known)
+      if (before.get(k) !== json) this.notify({ type: 'lockout_set', lockout: now[k]! });
+    for (const k of before.keys())
+      if (!this.known.has(k))
+        this.notify({ type: 'lockout_cleared', ...(k !== SYSTEM ? { agent_id: k } : {}), by: 'redis' });
+  }
+
+  private notify(change: SafetyChange): void {
+    for (const l of this.listeners) {
+      try {
+        l(change);
+      } catch {
+        // a listener must not break the store
+      }
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new FingerError('E_STORE_UNAVAILABLE', 'the safety store is closed');
+  }
+}
