@@ -27,9 +27,11 @@ function usageOf(u: OpenAiUsage | undefined | null): ModelUsage {
   return { input_tokens: u?.prompt_tokens ?? 0, output_tokens: u?.completion_tokens ?? 0 };
 }
 
-/** True when a 400 names `stream_options`: the server does not know the option. */
+/** True when a 400 (or 422) names `stream_options`: the server does not know the option. */
 function rejectsStreamOptions(err: unknown): boolean {
-  return err instanceof HttpStatusError && err.status === 400 && /stream_options/i.test(err.body);
+  return (
+    err instanceof HttpStatusError && (err.status === 400 || err.status === 422) && /stream_options/i.test(err.body)
+  );
 }
 
 /**

@@ -89,6 +89,18 @@ describe('OpenAiAdapter', () => {
     expect(server.requests[2]!.body.stream_options).toBeUndefined();
   });
 
+  it('a 422 naming stream_options (FastAPI-style servers) is treated the same way', async () => {
+    server = await startFakeLlmServer({
+      script: [
+        { kind: 'status', status: 422, message: 'stream_options: extra inputs are not permitted' },
+        { text: 'ok' },
+      ],
+    });
+    const result = await adapter(server).complete({ messages, stream: true });
+    expect(result).toMatchObject({ text: 'ok', attempts: 1 });
+    expect(server.requests.map((r) => r.body.stream_options)).toEqual([{ include_usage: true }, undefined]);
+  });
+
   it('500s then success: retried, attempts counted', async () => {
     server = await startFakeLlmServer({
       script: [{ kind: 'status', status: 500 }, { kind: 'status', status: 503 }, { text: 'finally' }],
