@@ -75,3 +75,74 @@ export type {
 export { RouterEngine } from './router/router-engine.js';
 export type { RouterPromptInput } from './router/router-prompt.js';
 export { ROUTER_SYSTEM_PROMPT, routerReaskMessage, routerUserMessage } from './router/router-prompt.js';
+export type {
+  CompressedBlock,
+  CompressionOptions,
+  ContextEntry,
+  ContextEntryKind,
+  ContextState,
+} from './executor/context-window.js';
+export {
+  appendEntry,
+  compressContext,
+  contextTokens,
+  emptyContext,
+  estimateTokens,
+  restoreCompressed,
+} from './executor/context-window.js';
+export type { RunControl } from './executor/executor-agent.js';
+export { ExecutorAgent, newTask } from './executor/executor-agent.js';
+export type {
+  ContextBuilder,
+  DecisionParser,
+  ExecutorOptions,
+  ExecutorProgress,
+  ExecutorSafety,
+  HumanAnswer,
+  HumanChannel,
+  Planner,
+  PromptInput,
+  ToolCallMeta,
+  ToolGateway,
+  ToolSummaryLine,
+} from './executor/executor-types.js';
+export type { DefaultContextBuilderOptions } from './executor/prompt-builder.js';
+export { DECISION_CONTRACT, DefaultContextBuilder, visibleText } from './executor/prompt-builder.js';
+export type { ResultClass } from './executor/result-summary.js';
+export { classifyResult, KEY_FIELDS, shortenText, summariseResult } from './executor/result-summary.js';
+export type { FileMemoryOptions } from './memory/file-memory.js';
+export { FileMemory } from './memory/file-memory.js';
+export type { Memory, MemoryHit, MemoryKind, MemoryRecord, RecallOptions } from './memory/memory.js';
+export type { IndexHit } from './memory/ngram-index.js';
+export { NgramIndex, ngrams } from './memory/ngram-index.js';
+export { CheckpointStore } from './tasks/checkpoint-store.js';
+export type { CostTally, ModelPrices } from './tasks/cost.js';
+export { addTally, callCost, emptyTally, formatTally } from './tasks/cost.js';
+export type { Plan, Subtask, SubtaskEvent, SubtaskStatus } from './tasks/plan.js';
+export {
+  activeSubtask,
+  applySubtaskEvent,
+  createPlan,
+  planFinished,
+  renderPlan,
+  revisePlan,
+  subtaskTransition,
+} from './tasks/plan.js';
+export type { TaskEvent, TaskState } from './tasks/task-state.js';
+export {
+  isTerminal,
+  nextTaskState,
+  RESUMABLE_TASK_STATES,
+  TASK_STATES,
+  TERMINAL_TASK_STATES,
+  transition as taskTransition,
+} from './tasks/task-state.js';
+export type {
+  CurrentStep,
+  InFlightCall,
+  TaskCallOutcome,
+  TaskQuestion,
+  TaskRecord,
+  TaskStep,
+  TaskToolCall,
+} from './tasks/task-types.js';

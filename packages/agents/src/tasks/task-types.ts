@@ -55,7 +55,7 @@ export interface InFlightCall extends TaskToolCall {
 
 /** Why a task waits for a person, and what it needs. */
 export interface TaskQuestion {
-  kind: 'confirm_done' | 'human_required' | 'in_flight';
+  kind: 'confirm_done' | 'human_required' | 'in_flight' | 'conflict';
   message: string;
 }
 
