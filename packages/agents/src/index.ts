@@ -50,11 +50,21 @@ export type {
   GuardrailReasonCode,
   GuardrailRegistry,
   GuardrailRepair,
+  LlmDecision,
+  LlmDecisionOutcome,
+  LlmToolCall,
   RouterDecision,
   RouterDecisionKind,
 } from './guardrail/guardrail-types.js';
 export type { GuardrailOptions } from './guardrail/json-guardrail.js';
 export { ROUTER_DECISION_KEYS, runGuardrail } from './guardrail/json-guardrail.js';
+export type { LlmDecisionOptions } from './guardrail/llm-decision.js';
+export {
+  DEFAULT_MAX_TOOL_CALLS,
+  LLM_DECISION_KEYS,
+  parseLlmDecision,
+  safeLlmDecision,
+} from './guardrail/llm-decision.js';
 export { DEFAULT_MIN_CONFIDENCE } from './guardrail/policy.js';
 export { routerDecisionSchema } from './guardrail/validate.js';
 export type {

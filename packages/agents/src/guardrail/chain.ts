@@ -7,8 +7,8 @@
 import { extractCandidates } from './extract.js';
 import type { GuardrailReasonCode, GuardrailRepair } from './guardrail-types.js';
 import { parseCandidate, type ParsedCandidate } from './repair.js';
-import { selectCandidate,type SelectRule } from './select.js';
-import { truncationProblems,type TruncationRule } from './truncation.js';
+import { selectCandidate, type SelectRule } from './select.js';
+import { truncationProblems, type TruncationRule } from './truncation.js';
 
 /** Longest answer the guardrail reads unless the caller sets `max_chars`. */
 export const DEFAULT_MAX_CHARS = 256 * 1024;
@@ -46,17 +46,33 @@ export function selectDecisionObject(
       errors: [`the answer has ${text.length} characters; at most ${maxChars} are read`],
       retryable: true,
     };
-  const fragments = extractCandidates(text, repairs).slice(0, MAX_FRAGMENTS);
-  const parsed: ParsedCandidate[] = [];
+  const levels = extractCandidates(text, repairs);
+  let parsed: ParsedCandidate[] = [];
+  let fragments = 0;
   let unparseable = 0;
-  for (const f of fragments) {
-    const p = parseCandidate(f, repairs, rule.isCandidate);
-    if (p === null) unparseable++;
-    else parsed.push(...p);
+  for (const level of levels) {
+    const levelRepairs: GuardrailRepair[] = [...level.repairs];
+    const found: ParsedCandidate[] = [];
+    let bad = 0;
+    for (const f of level.candidates.slice(0, MAX_FRAGMENTS)) {
+      const p = parseCandidate(f, rule.isCandidate);
+      if (p === null) bad++;
+      else found.push(...p);
+    }
+    // The first level holding a claimed decision is the answer; later levels are prose around it.
+    const last = level === levels[levels.length - 1];
+    if (found.some((p) => rule.isCandidate(p.value)) || last) {
+      repairs.push(...levelRepairs);
+      parsed = found;
+      fragments = Math.min(level.candidates.length, MAX_FRAGMENTS);
+      unparseable = bad;
+      break;
+    }
   }
-  const sel = selectCandidate(parsed, fragments.length, unparseable, rule);
+  const sel = selectCandidate(parsed, fragments, unparseable, rule);
   if (!sel.ok) return sel;
   const { chosen } = sel;
+  repairs.push(...chosen.repairs);
   if (chosen.source.truncated) {
     const problems = truncationProblems(chosen.source.text, rule.truncation(chosen.value));
     if (problems.length > 0) return { ok: false, reason_code: 'truncated', errors: problems, retryable: false };

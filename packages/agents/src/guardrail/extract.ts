@@ -172,28 +172,42 @@ function decodeStringRegion(region: string, repairs: GuardrailRepair[]): string 
   return region;
 }
 
+/** The fragments of one kind of region: fenced blocks, tagged blocks, or the whole text. */
+export interface CandidateLevel {
+  /** Repairs to record when this level is the one used (`fence`, `xml_tag`, `nested_json_string`). */
+  repairs: GuardrailRepair[];
+  candidates: Candidate[];
+}
+
+function level(regions: string[], repair: GuardrailRepair | undefined): CandidateLevel {
+  const repairs: GuardrailRepair[] = repair ? [repair] : [];
+  const candidates: Candidate[] = [];
+  for (const r of regions) spansOf(decodeStringRegion(r, repairs), candidates);
+  return { repairs, candidates };
+}
+
 /**
- * The candidate fragments of `text`, in order. Records `bom`, `think_block`, `fence`, `xml_tag`
- * and `nested_json_string` repairs. Never throws.
+ * The candidate fragments of `text`, by level in order of preference: fenced blocks, then
+ * XML-style tags, then the whole text (levels without a `{` are left out; the whole text is always
+ * last). BOM and think-block repairs are recorded in `repairs` at once. Never throws.
  */
-export function extractCandidates(text: string, repairs: GuardrailRepair[]): Candidate[] {
+export function extractCandidates(text: string, repairs: GuardrailRepair[]): CandidateLevel[] {
   let t = text;
   if (t.charCodeAt(0) === 0xfeff) {
     repairs.push({ kind: 'bom' });
     t = t.slice(1);
   }
   if (t.includes('</') || THINK_OPEN.test(t)) t = dropThinkBlocks(t, repairs);
-  let regions: string[] = [];
+  const levels: CandidateLevel[] = [];
   if (t.includes('```') || t.includes('~~~')) {
-    regions = fencedRegions(t).filter((r) => r.includes('{'));
-    if (regions.length > 0) repairs.push({ kind: 'fence', detail: `${regions.length} fenced block(s)` });
+    const regions = fencedRegions(t).filter((r) => r.includes('{'));
+    if (regions.length > 0) levels.push(level(regions, { kind: 'fence', detail: `${regions.length} fenced block(s)` }));
   }
-  if (regions.length === 0 && t.includes('<')) {
-    regions = xmlRegions(t).filter((r) => r.includes('{'));
-    if (regions.length > 0) repairs.push({ kind: 'xml_tag', detail: `${regions.length} tagged block(s)` });
+  if (t.includes('<')) {
+    const regions = xmlRegions(t).filter((r) => r.includes('{'));
+    if (regions.length > 0)
+      levels.push(level(regions, { kind: 'xml_tag', detail: `${regions.length} tagged block(s)` }));
   }
-  if (regions.length === 0) regions = [t];
-  const out: Candidate[] = [];
-  for (const r of regions) spansOf(decodeStringRegion(r, repairs), out);
-  return out;
+  levels.push(level([t], undefined));
+  return levels;
 }

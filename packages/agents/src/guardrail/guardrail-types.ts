@@ -67,3 +67,36 @@ export type GuardrailOutcome =
       errors: string[];
       repairs: GuardrailRepair[];
     };
+
+/** One tool call of an executor decision (§3.7). */
+export interface LlmToolCall {
+  /** Tool id (`<module>.<tool>`), as the model wrote it (trimmed); the hub resolves it. */
+  tool: string;
+  args: Record<string, unknown>;
+  intent: string;
+}
+
+/** The executor's per-step decision (§3.7), after the guardrail: exactly these six keys. */
+export interface LlmDecision {
+  thought: string;
+  tool_calls: LlmToolCall[];
+  confidence: number;
+  human_required: boolean;
+  done: boolean;
+  summary: string;
+}
+
+/**
+ * The result of parsing one executor answer. A failure always carries a safe decision: no tool
+ * calls, `human_required: true`, `done: false`.
+ */
+export type LlmDecisionOutcome =
+  | { outcome: 'ok'; decision: LlmDecision; repairs: GuardrailRepair[] }
+  | {
+      outcome: 'ask_human';
+      decision: LlmDecision;
+      reason_code: GuardrailReasonCode;
+      retryable: boolean;
+      errors: string[];
+      repairs: GuardrailRepair[];
+    };

@@ -6,7 +6,7 @@
 import { type ChainFailure, type ChainRule, selectDecisionObject } from './chain.js';
 import { coerceEnum, coerceRouterFields, indexRegistry, type RegistryIndex } from './coerce.js';
 import type { GuardrailOutcome, GuardrailRegistry, GuardrailRepair, RouterDecision } from './guardrail-types.js';
-import { type CopyReport,maskKeys, safeCopy } from './mask.js';
+import { type CopyReport, maskKeys, safeCopy } from './mask.js';
 import { applyPolicy, DEFAULT_MIN_CONFIDENCE } from './policy.js';
 import { isPlaceholder } from './select.js';
 import { registryProblem, schemaErrors } from './validate.js';

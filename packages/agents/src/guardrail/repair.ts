@@ -30,6 +30,8 @@ export interface ParsedCandidate {
   source: Candidate;
   /** Path of a key repeated with different values, when there is one. */
   duplicate?: string;
+  /** What parsing this fragment changed (recorded only for the chosen one). */
+  repairs: GuardrailRepair[];
 }
 
 type Parsed = { ok: true; value: unknown; duplicate?: string } | { ok: false };
@@ -72,9 +74,9 @@ function parseNested(value: string, repairs: GuardrailRepair[]): Parsed {
  */
 export function parseCandidate(
   candidate: Candidate,
-  repairs: GuardrailRepair[],
   isCandidate: (o: Record<string, unknown>) => boolean,
 ): ParsedCandidate[] | null {
+  const repairs: GuardrailRepair[] = [];
   let p = parseText(candidate.text, repairs);
   if (!p.ok) return null;
   let duplicate = p.duplicate;
@@ -87,7 +89,9 @@ export function parseCandidate(
   }
   const out: ParsedCandidate[] = [];
   const push = (v: Record<string, unknown>, dup: string | undefined): void => {
-    out.push(dup === undefined ? { value: v, source: candidate } : { value: v, source: candidate, duplicate: dup });
+    const p: ParsedCandidate = { value: v, source: candidate, repairs };
+    if (dup !== undefined) p.duplicate = dup;
+    out.push(p);
   };
   const objects = (v: unknown): Record<string, unknown>[] => {
     if (isObject(v)) return [v];

@@ -154,6 +154,7 @@ export function truncationProblems(raw: string, rule: TruncationRule): string[] 
     else if (!v.complete) problems.push(`$.${key} was cut off`);
   }
   for (const key of rule.completeIfPresent) {
+    if (rule.required.includes(key)) continue;
     const v = obj.entries.get(key);
     if (v !== undefined && !v.complete) problems.push(`$.${key} was cut off`);
   }

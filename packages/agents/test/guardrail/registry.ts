@@ -19,3 +19,8 @@ export const clean = {
 
 /** `clean` as the model's JSON text. */
 export const cleanText = JSON.stringify(clean);
+
+/** `clean` with `over` applied. */
+export function decision(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...clean, ...over };
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+
+import { runGuardrail } from '../../src/guardrail/json-guardrail.js';
+import { clean, cleanText, registry } from './registry.js';
+
+const ok = (repairs: unknown[]) => ({ outcome: 'ok', decision: clean, repairs });
+const syntax = (before: string, after: string) => ({ kind: 'syntax', before, after });
+
+describe('guardrail step 2: repair and parse', () => {
+  it('removes trailing commas', () => {
+    const text =
+      '{"decision":"dispatch_module","target":"echo","confidence":0.9,"reason":"the user greets echo","payload":{"text":"hi",},"requires_human":false,}';
+    expect(runGuardrail(text, registry)).toEqual(ok([syntax(text, cleanText)]));
+  });
+
+  it('turns single quotes and Python True/False/None into JSON', () => {
+    const text =
+      "{'decision': 'dispatch_module', 'target': 'echo', 'confidence': 0.9, 'reason': 'the user greets echo', 'payload': {'text': 'hi', 'extra': None}, 'requires_human': False}";
+    const out = runGuardrail(text, registry);
+    expect(out).toEqual({
+      outcome: 'ok',
+      decision: { ...clean, payload: { text: 'hi', extra: null } },
+      repairs: [
+        syntax(
+          text,
+          '{"decision": "dispatch_module", "target": "echo", "confidence": 0.9, "reason": "the user greets echo", "payload": {"text": "hi", "extra": null}, "requires_human": false}',
+        ),
+      ],
+    });
+  });
+
+  it('reads Python True as true', () => {
+    const text =
+      "{'decision': 'direct_reply', 'target': None, 'confidence': 1, 'reason': 'hi', 'payload': {}, 'requires_human': True}";
+    const out = runGuardrail(text, registry);
+    expect(out.outcome).toBe('ok');
+    expect(out.decision).toEqual({
+      decision: 'direct_reply',
+      target: null,
+      confidence: 1,
+      reason: 'hi',
+      payload: {},
+      requires_human: true,
+    });
+  });
+
+  it('drops // and /* */ comments and quotes bare keys', () => {
+    const text = `{
+  // routing
+  decision: "dispatch_module", /* the module */ target: "echo",
+  confidence: 0.9, reason: "the user greets echo", payload: {text: "hi"}, requires_human: false
+}`;
+    const out = runGuardrail(text, registry);
+    expect(out).toMatchObject({ outcome: 'ok', decision: clean });
+    expect(out.repairs.map((r) => r.kind)).toEqual(['syntax']);
+  });
+
+  it('parses a whole answer that is a JSON string holding the decision', () => {
+    const text = JSON.stringify(cleanText);
+    expect(runGuardrail(text, registry)).toEqual(ok([{ kind: 'nested_json_string', before: text, after: cleanText }]));
+  });
+
+  it('parses a decision inside a string-valued wrapper key (OpenAI tool call arguments)', () => {
+    const text = JSON.stringify({ name: 'route', arguments: cleanText });
+    expect(runGuardrail(text, registry)).toEqual(
+      ok([
+        { kind: 'nested_json_string', before: cleanText },
+        { kind: 'unwrap_key', detail: 'arguments' },
+      ]),
+    );
+  });
+
+  it.each(['arguments', 'parameters', 'input', 'result', 'output', 'response', 'routing_decision', 'data'])(
+    'unwraps the known wrapper key %s',
+    (key) => {
+      const text = JSON.stringify({ type: 'tool_use', [key]: clean });
+      expect(runGuardrail(text, registry)).toEqual(ok([{ kind: 'unwrap_key', detail: key }]));
+    },
+  );
+
+  it('does not unwrap an object with two wrapper keys', () => {
+    const text = JSON.stringify({ input: clean, output: clean });
+    expect(runGuardrail(text, registry)).toMatchObject({
+      outcome: 'ask_human',
+      reason_code: 'no_decision',
+      retryable: true,
+    });
+  });
+
+  it('does not unwrap an unknown key', () => {
+    const text = JSON.stringify({ answer_object: clean });
+    expect(runGuardrail(text, registry)).toMatchObject({ outcome: 'ask_human', reason_code: 'no_decision' });
+  });
+
+  it('unwraps a one-object array', () => {
+    expect(runGuardrail(`[${cleanText}]`, registry)).toEqual(ok([{ kind: 'unwrap_array' }]));
+  });
+
+  it('unwraps a wrapper holding a one-object array', () => {
+    const text = JSON.stringify({ result: [clean] });
+    expect(runGuardrail(text, registry)).toEqual(
+      ok([{ kind: 'unwrap_array' }, { kind: 'unwrap_key', detail: 'result' }]),
+    );
+  });
+
+  it('reports JSON that no repair can read as unparseable', () => {
+    expect(runGuardrail('{"a" 1 : : : 2 }', registry)).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'unparseable',
+      retryable: true,
+      errors: ['the JSON in the answer cannot be parsed'],
+      repairs: [],
+    });
+  });
+});
