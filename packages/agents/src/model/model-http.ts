@@ -10,7 +10,8 @@ export type FetchFn = typeof fetch;
 
 /**
  * POSTs JSON and returns the response when it is 2xx. Throws TransportError when the connection
- * fails and HttpStatusError (status, headers, body text) otherwise; an abort propagates as is.
+ * fails and HttpStatusError (status, headers, body text) otherwise — redirects included, which
+ * are never followed (the key must not travel elsewhere); an abort propagates as is.
  */
 export async function postJson(
   fetchFn: FetchFn,
@@ -26,6 +27,8 @@ export async function postJson(
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
       signal,
+      // never follow: a redirect would carry the API key (x-api-key survives cross-origin hops)
+      redirect: 'manual',
     });
   } catch (err) {
     if (signal.aborted) throw err;
