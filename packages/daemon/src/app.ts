@@ -27,6 +27,7 @@ import {
   resolveConfig,
   resolveHome,
 } from './config.js';
+import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
@@ -96,6 +97,8 @@ export interface FingerApp {
   readonly gate: HumanGate;
   /** Approval / rejection counts feeding the adaptation. */
   readonly perception: PerceptionBus;
+  /** The Redis stores of distributed mode; absent unless config `redis.url` is set. */
+  readonly redis: RedisWiring | undefined;
   /** Binds `server.host:server.port` (port 0 picks one) and writes `daemon.json`. Rejects with E_CONFLICT when the port is taken. */
   listen(): Promise<{ url: string }>;
   /** Stops accepting, drains in-flight calls up to `shutdown.drain_ms`, closes modules, flushes events, removes `daemon.json`. */
@@ -178,7 +181,17 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     backups_dir: join(home, 'backups'),
     ...config.modules.settings[id],
   });
+  // Distributed shared state (§3.14): idempotency records, leases, safety state, audit mirror.
+  const redis = config.redis.url
+    ? await wireRedis({
+        url: config.redis.url,
+        cluster: config.cluster,
+        clock,
+        logger: logger.child({ component: 'redis' }),
+      })
+    : undefined;
   const hub = new MessageHub({
+    ...(redis ? { requests: redis.requests } : {}),
     events,
     clock,
     logger: logger.child({ component: 'hub' }),
@@ -196,6 +209,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE).
     audit = await AuditLog.open({ dir: join(home, 'audit'), clock, logger: logger.child({ component: 'audit' }) });
     const auditLog = audit;
+    redis?.mirrorAudit(auditLog);
     // Agents may call only the tools their role is granted; humans (admin/operator) any tool.
     const grants = new ToolGrantProfile({ file: join(home, 'state', 'grants.json'), extra: config.grants });
     hub.use(createGrantInterceptor(grants, events));
@@ -269,6 +283,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       engine: fw.engine,
       gate: fw.gate,
       perception: fw.perception,
+      redis,
       async listen() {
         const { host, port } = config.server;
         try {
@@ -312,6 +327,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           await events.close().catch(() => undefined);
           tokens.flush();
           await auditLog.close().catch((e: unknown) => logger.warn({ err: e }, 'audit close failed'));
+          await redis?.close().catch((e: unknown) => logger.warn({ err: e }, 'redis close failed'));
           if (daemonFile) removeDaemonFile(daemonFile);
         })();
         return closing;
@@ -322,6 +338,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     await firewall?.close().catch(() => undefined);
     await hub.close(0).catch(() => undefined);
     await audit?.close().catch(() => undefined);
+    await redis?.close().catch(() => undefined);
     throw e;
   }
 }

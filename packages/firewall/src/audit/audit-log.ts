@@ -106,6 +106,7 @@ export class AuditLog {
   private readonly counters = { appends: 0, failed: 0, fsyncs: 0, batches: 0 };
   /** First seq of each closed segment (read lazily), to skip segments in read(). */
   private readonly firstSeqs = new Map<number, number>();
+  private readonly appendedListeners = new Set<(entry: AuditEntry) => void>();
 
   private constructor(
     options: AuditLogOptions,
@@ -243,6 +244,16 @@ export class AuditLog {
     return out;
   }
 
+  /**
+   * Calls `listener` with every entry once it is durable (after its fsync), in order — for
+   * mirrors such as the Redis audit stream of distributed mode. It must be cheap and must not
+   * throw (a throwing listener is ignored). Returns the function that removes it.
+   */
+  onAppended(listener: (entry: AuditEntry) => void): () => void {
+    this.appendedListeners.add(listener);
+    return () => this.appendedListeners.delete(listener);
+  }
+
   /** {@link verifyAuditLog} over this log's directory, reading only acknowledged bytes. */
   verify(): Promise<AuditVerifyResult> {
     return verifyAuditLog(this.dir, { limits: new Map([[this.segment, this.size]]), through_segment: this.segment });
@@ -322,7 +333,15 @@ export class AuditLog {
       this.headHash = last.entry.hash;
       for (let i = start; i < end; i++) {
         this.counters.appends++;
-        (batch[i] as Pending).resolve((sealed[i] as { entry: AuditEntry }).entry);
+        const entry = (sealed[i] as { entry: AuditEntry }).entry;
+        for (const l of this.appendedListeners) {
+          try {
+            l(entry);
+          } catch {
+            // a mirror must never break the log
+          }
+        }
+        (batch[i] as Pending).resolve(entry);
       }
       start = end;
     }

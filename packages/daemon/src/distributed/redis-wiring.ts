@@ -1,0 +1,108 @@
+// Distributed shared state (§3.14): when config `redis.url` is set, the daemon keeps idempotency
+// records, leases, safety state and an audit mirror in Redis under `finger:<cluster>:`, so every
+// daemon of the cluster shares them. Built by app.ts; nothing here reads process.env.
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+
+import type { AuditLog } from '@finger/firewall';
+import type { Clock, Logger } from '@finger/hub';
+import { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
+
+import { RedisSafetyStore } from './redis-safety-store.js';
+
+/** What {@link wireRedis} needs (from config `redis.url` and `cluster`). */
+export interface RedisWiringOptions {
+  url: string;
+  cluster: string;
+  logger: Logger;
+  clock?: Clock;
+  /** Names this daemon in the audit stream. Default `<hostname>/<pid>/<random>` (two daemons may share a process). */
+  node?: string;
+  /** How long the start waits for Redis before going on without it (calls then fail E_STORE_UNAVAILABLE). Default 3000 ms. */
+  ready_timeout_ms?: number;
+  /** Tests: a key prefix instead of `finger:<cluster>:`. */
+  prefix?: string;
+}
+
+/** The Redis-backed stores of one daemon. */
+export interface RedisWiring {
+  readonly connection: RedisConnection;
+  /** The hub's RequestStore: one execution per caller `request_id` across daemons. */
+  readonly requests: RedisRequestStore;
+  /** Named leases shared by the cluster. */
+  readonly leases: RedisLeaseStore;
+  readonly mirror: RedisAuditMirror;
+  /** The SafetyMonitor's store (budgets, lockouts, breakers shared by the cluster); opened once. */
+  safetyStore(): Promise<RedisSafetyStore>;
+  /** Mirrors every durable audit entry into the `<prefix>audit` stream. */
+  mirrorAudit(audit: AuditLog): void;
+  /** For `/v1/health` and `doctor`: whether Redis answers right now, and the mirror's counters. */
+  health(): { ok: boolean; prefix: string; audit_mirror: ReturnType<RedisAuditMirror['stats']> };
+  /** Flushes the mirror (one attempt), stops the stores, closes the connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to Redis (waiting at most `ready_timeout_ms`: a daemon starts without Redis, logs it,
+ * and its stores answer E_STORE_UNAVAILABLE until Redis is reachable) and builds the stores.
+ * Throws E_INVALID_ARGS for a cluster name that is not a valid key segment.
+ */
+export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
+  const logger = o.logger;
+  const connection = new RedisConnection({
+    url: o.url,
+    cluster: o.cluster,
+    logger,
+    ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
+  });
+  if (!(await connection.ready(o.ready_timeout_ms ?? 3000)))
+    logger.warn({ prefix: connection.prefix }, 'redis is not reachable yet: shared-state calls fail until it is');
+  else logger.info({ prefix: connection.prefix }, 'redis connected');
+  const requests = new RedisRequestStore(connection, {
+    logger,
+    ...(o.clock !== undefined ? { clock: o.clock } : {}),
+  });
+  const leases = new RedisLeaseStore(connection);
+  const mirror = new RedisAuditMirror(
+    connection,
+    o.node ?? `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`,
+    { logger },
+  );
+  const kvs: RedisKv[] = [];
+  let safety: Promise<RedisSafetyStore> | undefined;
+  let offAudit: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+  return {
+    connection,
+    requests,
+    leases,
+    mirror,
+    safetyStore() {
+      safety ??= (async () => {
+        const kv = new RedisKv(connection, 'safety');
+        kvs.push(kv);
+        return RedisSafetyStore.open(kv, logger);
+      })();
+      return safety;
+    },
+    mirrorAudit(audit) {
+      offAudit?.();
+      offAudit = audit.onAppended((entry) => mirror.push(entry));
+    },
+    health() {
+      return { ok: connection.available, prefix: connection.prefix, audit_mirror: mirror.stats() };
+    },
+    close() {
+      closing ??= (async () => {
+        offAudit?.();
+        await mirror.close().catch(() => undefined);
+        if (safety !== undefined) await (await safety.catch(() => undefined))?.close();
+        await requests.close().catch(() => undefined);
+        for (const kv of kvs) await kv.close().catch(() => undefined);
+        await connection.close();
+      })();
+      return closing;
+    },
+  };
+}

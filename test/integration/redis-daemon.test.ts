@@ -1,0 +1,94 @@
+// Two daemons built with the same `redis.url` and `cluster`: a request_id runs once across both,
+// and both mirror their audit entries into the cluster's stream.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { build, type FingerApp } from '@finger/daemon';
+import { redisUrlForTests, type TempDir, tempDir, testClusterName } from '@finger/testkit';
+
+const url = await redisUrlForTests();
+const COUNTER = fileURLToPath(new URL('../fixtures/modules/counter/module.json', import.meta.url));
+
+describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their audit (real redis-server)', () => {
+  const cluster = testClusterName('redis');
+  const homes: TempDir[] = [];
+  const apps: FingerApp[] = [];
+  const daemons: { url: string; token: string }[] = [];
+  let raw: Redis;
+
+  beforeAll(async () => {
+    raw = new Redis(url!);
+    for (let i = 0; i < 2; i++) {
+      const home = await tempDir(`finger-redis-${i}-`);
+      homes.push(home);
+      const app = await build({
+        home: home.path,
+        env: {},
+        config: {
+          server: { host: '127.0.0.1', port: 0 },
+          log: { level: 'silent' },
+          modules: { builtin: false, paths: [COUNTER] },
+          redis: { url: url! },
+          cluster,
+        },
+      });
+      apps.push(app);
+      const { url: base } = await app.listen();
+      daemons.push({ url: base, token: (await readFile(join(home.path, 'token'), 'utf8')).trim() });
+    }
+  });
+  afterAll(async () => {
+    for (const a of apps) await a.close();
+    for (const h of homes) await h.remove();
+    const keys = await raw.keys(`finger:${cluster}:*`);
+    if (keys.length > 0) await raw.del(...keys);
+    raw.disconnect();
+  });
+
+  async function post(d: { url: string; token: string }, body: unknown) {
+    const res = await fetch(`${d.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { result?: { runs: number }; error?: { code: string } } };
+  }
+
+  it('uses the Redis request store and reports Redis as reachable', () => {
+    for (const a of apps) expect(a.redis?.health()).toMatchObject({ ok: true, prefix: `finger:${cluster}:` });
+  });
+
+  it('runs 100 concurrent POST /v1/messages with one request_id over both daemons exactly once', async () => {
+    const before = (await post(daemons[0]!, { target: 'counter.get', payload: {} })).body.result!.runs;
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        post(daemons[i % 2]!, { target: 'counter.inc', payload: {}, request_id: `rid-${cluster}` }),
+      ),
+    );
+    expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200]));
+    expect(new Set(replies.map((r) => JSON.stringify(r.body.result)))).toEqual(
+      new Set([JSON.stringify({ runs: before + 1 })]),
+    );
+    expect((await post(daemons[1]!, { target: 'counter.get', payload: {} })).body.result!.runs).toBe(before + 1);
+    const rec = JSON.parse((await raw.get(`finger:${cluster}:req:rid-${cluster}`))!);
+    expect(rec).toMatchObject({ status: 'succeeded', target: 'counter.inc', result: { runs: before + 1 } });
+  });
+
+  it('mirrors both daemons audit entries into finger:<cluster>:audit', async () => {
+    const sealed = [];
+    for (const a of apps) {
+      sealed.push(await a.audit.append({ type: 'token.changed', actor: { kind: 'human', id: 'test' }, details: {} }));
+      await a.redis!.mirror.drain();
+    }
+    const rows = await raw.xrange(`finger:${cluster}:audit`, '-', '+');
+    const nodes = new Set(rows.map(([, f]) => f[1]));
+    expect(nodes.size).toBe(2);
+    // each daemon's entry is in the stream as sealed (hash and all), in its order
+    const mirrored = rows.map(([, f]) => JSON.parse(f[3]!) as { hash: string });
+    for (const e of sealed) expect(mirrored).toContainEqual(e);
+  });
+});
