@@ -2,7 +2,7 @@
 // canonical args) and the same tool within a sliding window; the metacognitive breaker counts a
 // run of low-confidence calls. Bounded: sessions and fingerprints per session are capped.
 
-import { canonicalJson, sha256Hex } from '../audit/canonical-json.js';
+export { callFingerprint } from './call-key.js';
 import type { Level } from './evaluation.js';
 
 /** Thresholds of the behaviour and metacognitive layers. */
@@ -44,84 +44,60 @@ export interface LayerFinding {
   reason: string;
 }
 
-/** Time stamps of one kind of call, oldest first: a deque (amortised O(1) at any threshold). */
+/**
+ * Time stamps of one kind of call, oldest first, in a ring that grows (doubling) up to the number
+ * of stamps kept: no allocation per call once it is grown, exact counts at any threshold.
+ */
 class Stamps {
-  #t: number[] = [];
+  #t: number[] = [0, 0];
   #head = 0;
+  #size = 0;
 
   /** Drops stamps at or before `cutoff`; returns how many remain. */
   prune(cutoff: number): number {
     const t = this.#t;
-    while (this.#head < t.length && t[this.#head]! <= cutoff) this.#head++;
-    if (this.#head > 32 && this.#head * 2 > t.length) {
-      this.#t = t.slice(this.#head);
-      this.#head = 0;
+    while (this.#size > 0 && t[this.#head]! <= cutoff) {
+      this.#head = this.#head + 1 === t.length ? 0 : this.#head + 1;
+      this.#size--;
     }
-    return this.#t.length - this.#head;
+    return this.#size;
   }
 
   /** Adds `now`, keeping at most `keep` stamps; returns how many remain. */
   push(now: number, keep: number): number {
-    this.#t.push(now);
-    if (this.#t.length - this.#head > keep) this.#head++;
-    return this.#t.length - this.#head;
+    let t = this.#t;
+    if (this.#size >= keep) {
+      // full: the oldest goes
+      this.#head = this.#head + 1 === t.length ? 0 : this.#head + 1;
+      this.#size--;
+    } else if (this.#size === t.length) {
+      const grown = new Array<number>(Math.min(keep, t.length * 2)).fill(0);
+      for (let i = 0; i < this.#size; i++) grown[i] = t[(this.#head + i) % t.length]!;
+      this.#t = t = grown;
+      this.#head = 0;
+    }
+    t[(this.#head + this.#size) % t.length] = now;
+    return ++this.#size;
   }
+}
+
+/** One tool's memory in a session: its calls, and each distinct call's. */
+interface ToolMemory {
+  stamps: Stamps;
+  calls: Map<string, Stamps>;
 }
 
 interface SessionState {
-  calls: Map<string, Stamps>;
-  tools: Map<string, Stamps>;
+  tools: Map<string, ToolMemory>;
+  /** Distinct calls remembered over all tools (bounded by `max_fingerprints`). */
+  fingerprints: number;
   lowRun: number;
+  /** The tool of the session's last call, and its memory (no map lookup when it is called again). */
+  lastTool: string | undefined;
+  lastMemory: ToolMemory | undefined;
 }
 
-const MAX_KEY = 512;
-
-/**
- * A key for an object of scalars without the general canonical walk, or null when it holds
- * other values. Keys sorted; each value tagged by type. Not JSON: two different calls may share
- * a key only when their strings contain the separators, which can only make a loop look longer
- * (stricter), never hide one — identical arguments always give identical keys.
- */
-function flatKey(args: unknown): string | null {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return null;
-  const keys = Object.keys(args);
-  if (keys.length > 16) return null;
-  if (keys.length > 1) keys.sort();
-  let out = '';
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    const v = (args as Record<string, unknown>)[k];
-    switch (typeof v) {
-      case 'undefined':
-        continue;
-      case 'string':
-        out += `${k}\u0001s${v}\u0002`;
-        break;
-      case 'number':
-      case 'boolean':
-        out += `${k}\u0001${typeof v === 'number' ? 'n' : 'b'}${String(v)}\u0002`;
-        break;
-      default:
-        if (v !== null) return null;
-        out += `${k}\u0001z\u0002`;
-    }
-  }
-  return out;
-}
-
-/** The fingerprint of a call: tool id and canonical args (hashed when long). */
-export function callFingerprint(tool_id: string, args: unknown): string {
-  let a = flatKey(args);
-  if (a === null) {
-    try {
-      a = canonicalJson(args ?? null);
-    } catch {
-      a = String(args);
-    }
-  }
-  const key = `${tool_id}\u0000${a}`;
-  return key.length > MAX_KEY ? `${tool_id}\u0000#${sha256Hex(key)}` : key;
-}
+const NO_FINDINGS: readonly LayerFinding[] = Object.freeze([]);
 
 /** Count within the window including this call (recorded unless `record` is false). */
 function count(stamps: Stamps, now: number, window: number, keep: number, record: boolean): number {
@@ -133,6 +109,9 @@ function count(stamps: Stamps, now: number, window: number, keep: number, record
 export class BehaviourMonitor {
   readonly options: Readonly<BehaviourOptions>;
   readonly #sessions = new Map<string, SessionState>();
+  /** The most recently used session key: using it again needs no reordering. */
+  #last: string | undefined;
+  #lastState: SessionState | undefined;
 
   constructor(options: Partial<BehaviourOptions> = {}) {
     this.options = Object.freeze({ ...BEHAVIOUR_DEFAULTS, ...options });
@@ -147,6 +126,7 @@ export class BehaviourMonitor {
   /**
    * Layer 2: counts this call in its session's window (recording it unless `record` is false)
    * and returns the findings: the same call repeated → APPROVE, the same tool too often → CONFIRM.
+   * `fingerprint` names the call's arguments within the tool (see argsFingerprint in call-key.ts).
    */
   behaviour(
     session: string,
@@ -155,39 +135,44 @@ export class BehaviourMonitor {
     confidence: number | undefined,
     now: number,
     record: boolean,
-  ): LayerFinding[] {
+  ): readonly LayerFinding[] {
     const o = this.options;
     const s = this.#session(session, record);
     const low = this.isLow(confidence);
     const maxRepeats = low ? Math.min(o.max_repeats, o.max_repeats_low_confidence) : o.max_repeats;
     const keep = Math.max(o.max_repeats, o.max_tool_calls) + 1;
-    const out: LayerFinding[] = [];
-    let calls = s?.calls.get(fingerprint);
-    if (calls === undefined && s !== undefined && record) {
-      if (s.calls.size >= o.max_fingerprints) s.calls.delete(s.calls.keys().next().value as string);
+    let out: LayerFinding[] | undefined;
+    let tool = s === undefined ? undefined : s.lastTool === tool_id ? s.lastMemory : s.tools.get(tool_id);
+    if (tool === undefined && s !== undefined && record) {
+      tool = { stamps: new Stamps(), calls: new Map() };
+      s.tools.set(tool_id, tool);
+    }
+    if (s !== undefined && tool !== undefined) {
+      s.lastTool = tool_id;
+      s.lastMemory = tool;
+    }
+    let calls = tool?.calls.get(fingerprint);
+    if (calls === undefined && s !== undefined && tool !== undefined && record) {
+      if (s.fingerprints >= o.max_fingerprints) this.#evictOne(s, tool);
       calls = new Stamps();
-      s.calls.set(fingerprint, calls);
+      tool.calls.set(fingerprint, calls);
+      s.fingerprints++;
     }
     const n = calls === undefined ? 1 : count(calls, now, o.window_ms, keep, record);
     if (n > maxRepeats)
-      out.push({
+      (out ??= []).push({
         level: 'APPROVE',
         id: 'behaviour.loop',
         reason: `the same call (${tool_id}, same arguments) ${n} times within ${o.window_ms / 1000} s (limit ${maxRepeats}${low ? ', tightened for low confidence' : ''})`,
       });
-    let tools = s?.tools.get(tool_id);
-    if (tools === undefined && s !== undefined && record) {
-      tools = new Stamps();
-      s.tools.set(tool_id, tools);
-    }
-    const t = tools === undefined ? 1 : count(tools, now, o.window_ms, keep, record);
+    const t = tool === undefined ? 1 : count(tool.stamps, now, o.window_ms, keep, record);
     if (t > o.max_tool_calls)
-      out.push({
+      (out ??= []).push({
         level: 'CONFIRM',
         id: 'behaviour.tool_repeat',
         reason: `${tool_id} called ${t} times within ${o.window_ms / 1000} s (limit ${o.max_tool_calls})`,
       });
-    return out;
+    return out ?? NO_FINDINGS;
   }
 
   /**
@@ -222,22 +207,45 @@ export class BehaviourMonitor {
   /** Forgets a session (its end, or a human reset). */
   forget(session: string): void {
     this.#sessions.delete(session);
+    if (this.#last === session) {
+      this.#last = undefined;
+      this.#lastState = undefined;
+    }
+  }
+
+  /** Forgets the oldest remembered call of `tool` in the session (or of another tool when it has none). */
+  #evictOne(s: SessionState, tool: ToolMemory): void {
+    let from = tool.calls.size > 0 ? tool.calls : undefined;
+    if (from === undefined)
+      for (const t of s.tools.values())
+        if (t.calls.size > 0) {
+          from = t.calls;
+          break;
+        }
+    if (from === undefined) return;
+    from.delete(from.keys().next().value as string);
+    s.fingerprints--;
   }
 
   #session(key: string, create: boolean): SessionState | undefined {
+    if (key === this.#last && this.#lastState !== undefined) return this.#lastState;
     let s = this.#sessions.get(key);
     if (s !== undefined) {
-      if (create && this.#sessions.size > 1) {
+      if (create && key !== this.#last && this.#sessions.size > 1) {
         this.#sessions.delete(key);
         this.#sessions.set(key, s);
+        this.#last = key;
+        this.#lastState = s;
       }
       return s;
     }
     if (!create) return undefined;
     if (this.#sessions.size >= this.options.max_sessions)
       this.#sessions.delete(this.#sessions.keys().next().value as string);
-    s = { calls: new Map(), tools: new Map(), lowRun: 0 };
+    s = { tools: new Map(), fingerprints: 0, lowRun: 0, lastTool: undefined, lastMemory: undefined };
     this.#sessions.set(key, s);
+    this.#last = key;
+    this.#lastState = s;
     return s;
   }
 }

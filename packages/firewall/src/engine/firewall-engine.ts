@@ -11,12 +11,20 @@ import { ulid } from '@finger/protocol';
 import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
 import { isWriteTool } from '../sandbox/path-args.js';
-import type { PathSandbox } from '../sandbox/path-sandbox.js';
-import { ArgumentFilter } from './argument-filter.js';
-import { BehaviourMonitor, type BehaviourOptions, callFingerprint } from './behaviour-monitor.js';
+import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
+import { ArgumentFilter, type FilterResult } from './argument-filter.js';
+import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
+import { argsFingerprint, argsKey } from './call-key.js';
+import { AutoEvaluation, EngineEvaluation } from './engine-evaluation.js';
 import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
 import { actionOf, LEVEL_ORDER } from './evaluation.js';
 import { argsPreview, commandPreview, type ReadFile, writePreview } from './preview.js';
+import {
+  DEFAULT_VERDICT_CACHE_SIZE,
+  type StaticVerdict,
+  VerdictCache,
+  type VerdictCacheStats,
+} from './verdict-cache.js';
 
 /** Where the engine gets the current policy (a PolicyStore), read on every call. */
 export interface PolicySource {
@@ -38,6 +46,11 @@ export interface FirewallEngineOptions {
   /** Time for the behaviour window (the hub's Clock satisfies it). Decision ids use the wall clock. */
   clock?: { now(): number };
   behaviour?: Partial<BehaviourOptions>;
+  /**
+   * Bound of the verdict cache (calls whose layers 1, 3 and 4 gave AUTO without touching a path),
+   * default 4096 keys; 0 turns it off.
+   */
+  verdict_cache_size?: number;
 }
 
 /** Options of one evaluation. */
@@ -47,6 +60,13 @@ export interface EvaluateOptions {
    * `policy check` and for re-evaluating a held call's edited arguments.
    */
   record?: boolean;
+  /**
+   * The caller reads only `action`, `level`, `waived`, `error` and `args` of an allow (the
+   * interceptor when it writes neither an event nor an audit entry for a plain AUTO allow): a
+   * cached AUTO verdict may then come back as an {@link AutoEvaluation}, whose decision id and
+   * rule lists are only made if read. Default false.
+   */
+  lean?: boolean;
 }
 
 const RANK: Readonly<Record<Level, number>> = Object.freeze(
@@ -63,6 +83,34 @@ export function nodeReadFile(p: string): Uint8Array | null {
   }
 }
 
+const NO_PATHS: ResolvedPaths = Object.freeze({
+  list: Object.freeze([]) as unknown as ResolvedPaths['list'],
+  byArg: new Map(),
+}) as ResolvedPaths;
+
+/** Layer 1 refused the arguments: DENY with E_INVALID_ARGS. */
+function invalid(
+  decision_id: string,
+  tool_id: string,
+  f: Extract<FilterResult, { ok: false }>,
+  warnings: string[] | undefined,
+): Evaluation {
+  const lines = f.issues.map((i) => `${i.path} ${i.message}`);
+  const message = `invalid arguments for ${tool_id}: ${lines.join('; ')}`;
+  const ev = new EngineEvaluation(
+    decision_id,
+    'DENY',
+    'deny',
+    'argument_filter',
+    [{ source: 'builtin', id: 'argument_filter.schema', level: 'DENY', reason: message }],
+    [`E_INVALID_ARGS: ${message}`],
+    f.args,
+  );
+  ev.error = { code: 'E_INVALID_ARGS', message, details: { tool: tool_id, issues: f.issues } };
+  if (warnings !== undefined) ev.warnings = warnings;
+  return ev;
+}
+
 function commandOf(args: unknown): string | readonly string[] | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
   const a = args as Record<string, unknown>;
@@ -70,40 +118,6 @@ function commandOf(args: unknown): string | readonly string[] | undefined {
   if (Array.isArray(a.argv) && a.argv.length > 0 && a.argv.every((x) => typeof x === 'string'))
     return a.argv as string[];
   return undefined;
-}
-
-/**
- * The Evaluation the engine returns: a plain-data object whose `args` (the arguments after the
- * argument filter: what must be dispatched) is a private field behind a getter, so JSON — the
- * audit log, the wire — never carries raw arguments.
- */
-class EngineEvaluation implements Evaluation {
-  declare preview?: Preview;
-  declare warnings?: string[];
-  declare human_only?: boolean;
-  declare error?: Evaluation['error'];
-  declare waived?: Level;
-  #args: unknown;
-
-  constructor(
-    public decision_id: string,
-    public level: Level,
-    public action: Evaluation['action'],
-    public layer: Layer,
-    public matched_rules: MatchedRule[],
-    public reasons: string[],
-    args: unknown,
-  ) {
-    this.#args = args;
-  }
-
-  get args(): unknown {
-    return this.#args;
-  }
-
-  set args(v: unknown) {
-    this.#args = v;
-  }
 }
 
 /**
@@ -124,8 +138,12 @@ export class FirewallEngine {
   readonly #readFile: ReadFile;
   readonly #clock: { now(): number };
   readonly #filter = new ArgumentFilter();
+  readonly #cache: VerdictCache | undefined;
+  #lastSession = { kind: '', id: '', session: '', key: '' };
 
   constructor(options: FirewallEngineOptions) {
+    const size = options.verdict_cache_size ?? DEFAULT_VERDICT_CACHE_SIZE;
+    this.#cache = size > 0 ? new VerdictCache(size) : undefined;
     this.#policy = options.policy;
     this.#risk = options.risk;
     this.#sandbox = options.sandbox;
@@ -142,42 +160,76 @@ export class FirewallEngine {
   /**
    * The whole verdict on one call. `args` of the result (a getter: not in its JSON) holds the
    * arguments after the argument filter — what must be dispatched. `preview` is built for
-   * `notify` and `hold`.
+   * `notify` and `hold`. A call whose layers 1, 3 and 4 gave AUTO without resolving a path is
+   * remembered in the verdict cache (see {@link VerdictCache}); the behaviour and metacognitive
+   * layers run on every call, cached or not, and the result is the same as without the cache.
    */
   evaluate(facts: ToolCallFacts, options: EvaluateOptions = {}): Evaluation {
     const now = this.#clock.now();
-    const decision_id = ulid(); // wall-clock ids; the injected clock drives the behaviour window
-    const { tool_id, tool } = facts;
+    const { tool_id } = facts;
     const policy = this.#policy.current();
-
-    // 1. argument filter
-    const f = this.#filter.filter(tool.input_schema, facts.args);
-    const warnings = f.stripped.length > 0 ? f.stripped.map((k) => `stripped unknown argument "${k}"`) : undefined;
-    if (!f.ok) {
-      const lines = f.issues.map((i) => `${i.path} ${i.message}`);
-      const message = `invalid arguments for ${tool_id}: ${lines.join('; ')}`;
-      const ev = new EngineEvaluation(
-        decision_id,
-        'DENY',
-        'deny',
-        'argument_filter',
-        [{ source: 'builtin', id: 'argument_filter.schema', level: 'DENY', reason: message }],
-        [`E_INVALID_ARGS: ${message}`],
-        f.args,
-      );
-      ev.error = { code: 'E_INVALID_ARGS', message, details: { tool: tool_id, issues: f.issues } };
-      if (warnings !== undefined) ev.warnings = warnings;
-      return ev;
-    }
-    const args = f.args;
-    const shell = policy.admin.shellTools(tool_id);
-    const command = shell || tool.capability_level === 'L2' ? commandOf(args) : undefined;
-    const assessment = command !== undefined ? this.#risk.assess(command) : undefined;
-    const human = facts.principal.kind === 'human';
-    const direct = facts.direct && human;
+    const cache = this.#cache;
+    cache?.sync(policy);
+    const direct = facts.direct && facts.principal.kind === 'human';
     const record = options.record !== false && !direct;
-    const session = `${facts.principal.kind}:${facts.principal.id}:${facts.session_id}`;
 
+    // the call's key: the behaviour layer counts by it, the verdict cache looks up by it
+    const ak = argsKey(facts.args);
+    let fingerprint = argsFingerprint(facts.args, ak);
+    let args = facts.args;
+    let warnings: string[] | undefined;
+    let paths: ResolvedPaths = NO_PATHS;
+    let sb: SandboxVerdict | undefined;
+    let st = ak !== null ? cache?.get(tool_id, ak, facts) : undefined;
+    const hit = st !== undefined;
+    if (st === undefined) {
+      // 1. argument filter
+      const f = this.#filter.filter(facts.tool.input_schema, facts.args);
+      if (f.stripped.length > 0) warnings = f.stripped.map((k) => `stripped unknown argument "${k}"`);
+      if (!f.ok) return invalid(ulid(), tool_id, f, warnings);
+      if (f.args !== args) {
+        // count what runs: junk keys added to each call must not hide a loop
+        args = f.args;
+        fingerprint = argsFingerprint(args);
+      }
+      // 3. permission (paths are resolved first: the policy's path globs match real paths), 4. path sandbox
+      const l = this.#layers(policy, facts, args);
+      st = l.st;
+      paths = l.paths;
+      sb = l.sb;
+      if (
+        cache !== undefined &&
+        ak !== null &&
+        warnings === undefined &&
+        paths.list.length === 0 &&
+        paths.byArg.size === 0 &&
+        st.perm.level === 'AUTO' &&
+        sb.level === 'AUTO'
+      )
+        cache.set(tool_id, ak, facts, st);
+    }
+
+    // 2. behaviour, 5. metacognitive breaker: stateful, on every call
+    const session = this.#sessionKey(facts);
+    const found = this.behaviour.behaviour(session, tool_id, fingerprint, facts.confidence, now, record);
+    const meta = this.behaviour.metacognitive(session, facts.confidence, record);
+    if (hit && options.lean === true && found.length === 0 && meta === null) return new AutoEvaluation(st.perm, args);
+
+    return this.#decide(facts, args, st, paths, sb, warnings, found, meta, direct);
+  }
+
+  /** Combines the layers' contributions (the strictest decides) into the Evaluation. */
+  #decide(
+    facts: ToolCallFacts,
+    args: unknown,
+    st: StaticVerdict,
+    paths: ResolvedPaths,
+    sb: SandboxVerdict | undefined,
+    warnings: string[] | undefined,
+    found: readonly LayerFinding[],
+    meta: LayerFinding | null,
+    direct: boolean,
+  ): Evaluation {
     let level: Level = 'AUTO';
     let layer: Layer = 'default';
     let best = -1;
@@ -191,43 +243,20 @@ export class FirewallEngine {
         layer = from;
       }
     };
-
-    // 2. behaviour
-    for (const b of this.behaviour.behaviour(
-      session,
-      tool_id,
-      callFingerprint(tool_id, args),
-      facts.confidence,
-      now,
-      record,
-    )) {
+    for (const b of found) {
       contribute(b.level, 'behaviour');
       matched.push({ source: 'builtin', id: b.id, level: b.level, reason: b.reason });
       reasons.push(`${b.level}: ${b.reason}`);
     }
-
-    // 3. permission (paths are resolved first: the policy's path globs match real paths)
-    const shellCall = shell && assessment !== undefined;
-    const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model });
-    const perm = evaluatePolicy(
-      policy,
-      { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.base },
-      assessment,
-    );
+    const perm = st.perm;
     contribute(perm.level, perm.layer);
     for (const m of perm.matched_rules) matched.push(m);
     for (const r of perm.reasons) reasons.push(r);
-
-    // 4. path sandbox
-    const sb = this.#sandbox.check(paths, policy);
-    if (sb.matched_rules.length > 0) {
+    if (sb !== undefined && sb.matched_rules.length > 0) {
       contribute(sb.level, 'path_sandbox');
       for (const m of sb.matched_rules) matched.push(m);
       for (const r of sb.reasons) reasons.push(r);
     }
-
-    // 5. metacognitive breaker
-    const meta = this.behaviour.metacognitive(session, facts.confidence, record);
     if (meta !== null) {
       contribute(meta.level, 'metacognitive');
       matched.push({ source: 'builtin', id: meta.id, level: meta.level, reason: meta.reason });
@@ -235,7 +264,7 @@ export class FirewallEngine {
     }
 
     const decided = level as Level;
-    const ev = new EngineEvaluation(decision_id, decided, actionOf(decided), layer, matched, reasons, args);
+    const ev = new EngineEvaluation(ulid(), decided, actionOf(decided), layer, matched, reasons, args);
     if (direct && (decided === 'CONFIRM' || decided === 'APPROVE')) {
       ev.waived = decided;
       ev.level = 'AUTO';
@@ -245,8 +274,44 @@ export class FirewallEngine {
     if (warnings !== undefined) ev.warnings = warnings;
     if (perm.human_only) ev.human_only = true;
     if (ev.action === 'notify' || ev.action === 'hold')
-      ev.preview = this.#preview(tool_id, tool, args, shellCall, assessment, paths);
+      ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths);
     return ev;
+  }
+
+  /** Verdict-cache statistics (undefined when the cache is off). */
+  cacheStats(): VerdictCacheStats | undefined {
+    return this.#cache?.stats();
+  }
+
+  /** Layers 3 and 4 on the filtered arguments: the part of a verdict that depends on no memory. */
+  #layers(
+    policy: EffectivePolicy,
+    facts: ToolCallFacts,
+    args: unknown,
+  ): { st: StaticVerdict; paths: ResolvedPaths; sb: SandboxVerdict } {
+    const { tool_id, tool } = facts;
+    const shell = policy.admin.shellTools(tool_id);
+    const command = shell || tool.capability_level === 'L2' ? commandOf(args) : undefined;
+    const assessment = command !== undefined ? this.#risk.assess(command) : undefined;
+    const shellCall = shell && assessment !== undefined;
+    const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model });
+    const perm = evaluatePolicy(
+      policy,
+      { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.base },
+      assessment,
+    );
+    const sb = this.#sandbox.check(paths, policy);
+    return { st: { shellCall, assessment, perm }, paths, sb };
+  }
+
+  /** `kind:id:session`, remembered for the last principal and session (no string built per call). */
+  #sessionKey(facts: ToolCallFacts): string {
+    const p = facts.principal;
+    const m = this.#lastSession;
+    if (m.kind === p.kind && m.id === p.id && m.session === facts.session_id) return m.key;
+    const key = `${p.kind}:${p.id}:${facts.session_id}`;
+    this.#lastSession = { kind: p.kind, id: p.id, session: facts.session_id, key };
+    return key;
   }
 
   /** sha256 of a file's current content; null when it does not exist. */

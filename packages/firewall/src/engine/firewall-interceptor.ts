@@ -128,6 +128,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   const maxHolds = o.max_holds ?? 3;
 
   const autoEvents = o.auto_events === true;
+  // nothing keeps a plain AUTO allow's Evaluation unless an event or an audit entry is written for it
+  const lean: EvaluateOptions = { lean: !autoEvents && o.audit === undefined };
 
   /** Emits the verdict event; returns the audit append to wait for (undefined without an audit log). */
   const verdict = (call: FirewallCall, facts: ToolCallFacts, ev: Evaluation): Promise<unknown> | undefined => {
@@ -233,7 +235,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   return (call, next) => {
     try {
       const facts = factsOf(call, o);
-      const ev = o.engine.evaluate(facts);
+      const ev = o.engine.evaluate(facts, lean);
       const recorded = verdict(call, facts, ev);
       if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
       // the AUTO path without an audit log: no extra promise before the call runs
