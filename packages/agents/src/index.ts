@@ -39,8 +39,10 @@ export type { UsageTotals } from './model/usage-meter.js';
 export { UsageMeter } from './model/usage-meter.js';
 export type { Agent, AgentCallOptions, AgentContext, AgentHealth, AgentServices } from './agent/agent.js';
 export { agentPrincipal } from './agent/agent.js';
-export type { AgentOutcome, AgentTurn, BaseAgentOptions, Reach } from './agent/base-agent.js';
+export type { AgentOutcome, AgentTurn, BaseAgentOptions } from './agent/base-agent.js';
 export { BaseAgent, inputText } from './agent/base-agent.js';
+export type { Reach } from './agent/reach.js';
+export { reachableTools } from './agent/reach.js';
 export type { RegisterAgentOptions } from './agent/register-agent.js';
 export { AGENT_TOOL, agentManifest, registerAgent } from './agent/register-agent.js';
 export type { SessionMemoryOptions, TurnRecord } from './agent/session-memory.js';
@@ -84,7 +86,12 @@ export type {
 } from './router/router-engine.js';
 export { RouterEngine } from './router/router-engine.js';
 export type { RouterPromptInput } from './router/router-prompt.js';
-export { ROUTER_SYSTEM_PROMPT, routerReaskMessage, routerUserMessage } from './router/router-prompt.js';
+export {
+  ROUTER_SYSTEM_PROMPT,
+  routerInputOf,
+  routerReaskMessage,
+  routerUserMessage,
+} from './router/router-prompt.js';
 export type {
   CompressedBlock,
   CompressionOptions,
@@ -156,3 +163,5 @@ export type {
   TaskStep,
   TaskToolCall,
 } from './tasks/task-types.js';
+export type { FrameworkAdapterOptions } from './framework/framework-adapter.js';
+export { FrameworkAdapter } from './framework/framework-adapter.js';

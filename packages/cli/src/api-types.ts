@@ -57,6 +57,9 @@ export interface ModuleInfo {
   concurrency?: number;
   registered_at?: string;
   source?: string;
+  /** Where it runs (distributed mode): `local`, or `remote` on `nodes`. */
+  location?: 'local' | 'remote';
+  nodes?: { node: string; role?: string; healthy?: boolean; last_seen?: number }[];
 }
 
 /** `GET /v1/modules/:id/health`. */

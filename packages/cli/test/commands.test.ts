@@ -181,9 +181,9 @@ describe('module', () => {
     const r = await runCli(['module', 'list'], { env });
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')).toEqual([
-      'ID     VERSION  RUNTIME    TOOLS     STATUS     INFLIGHT',
-      'echo   0.1.0    inprocess  echo,say  ready      2/64',
-      'shell  1.2.3    stdio      run       unhealthy  0/4',
+      'ID     VERSION  RUNTIME    LOCATION  TOOLS     STATUS     INFLIGHT',
+      'echo   0.1.0    inprocess  local     echo,say  ready      2/64',
+      'shell  1.2.3    stdio      local     run       unhealthy  0/4',
       '',
     ]);
   });

@@ -19,6 +19,7 @@ import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServe
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { TokenStore, writeFileAtomic } from './auth/token-store.js';
+import { type ClusterWiring, clusterRuntimes, wireCluster } from './cluster-wiring.js';
 import {
   type DaemonConfig,
   type DaemonConfigInput,
@@ -97,6 +98,8 @@ export interface FingerApp {
   readonly gate: HumanGate;
   /** Approval / rejection counts feeding the adaptation. */
   readonly perception: PerceptionBus;
+  /** Distributed mode (only when `nats.url` is set): cluster status and module placement. */
+  readonly cluster?: ClusterWiring;
   /** The Redis stores of distributed mode; absent unless config `redis.url` is set. */
   readonly redis: RedisWiring | undefined;
   /** Binds `server.host:server.port` (port 0 picks one) and writes `daemon.json`. Rejects with E_CONFLICT when the port is taken. */
@@ -190,7 +193,9 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         logger: logger.child({ component: 'redis' }),
       })
     : undefined;
+  const runtimes = clusterRuntimes();
   const hub = new MessageHub({
+    ...(config.nats.url ? { createRuntime: runtimes.create } : {}),
     ...(redis ? { requests: redis.requests } : {}),
     events,
     clock,
@@ -205,6 +210,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   let daemonFile: string | undefined;
   let audit: AuditLog | undefined;
   let firewall: FirewallWiring | undefined;
+  let cluster: ClusterWiring | undefined;
   try {
     // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE).
     audit = await AuditLog.open({ dir: join(home, 'audit'), clock, logger: logger.child({ component: 'audit' }) });
@@ -230,6 +236,11 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     });
     const fw = firewall;
     hub.use(fw.interceptor);
+    // Distributed mode: local modules served on NATS, remote ones imported behind the firewall.
+    if (config.nats.url) {
+      const log = logger.child({ component: 'cluster' });
+      cluster = await wireCluster({ hub, events, config, home, runtimes, logger: log, clock });
+    }
     const gateway = new InputGateway({ hub, logger });
     const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
     const counters = new RouteCounters();
@@ -258,6 +269,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       version: VERSION,
       startedAt,
       renderMetrics,
+      ...(cluster ? { cluster } : {}),
     };
     const fastify = await createServer(
       { logger, tokens, counters, version: VERSION, isClosing: () => closing !== undefined },
@@ -283,6 +295,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       engine: fw.engine,
       gate: fw.gate,
       perception: fw.perception,
+      ...(cluster ? { cluster } : {}),
       redis,
       async listen() {
         const { host, port } = config.server;
@@ -316,6 +329,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           eventGateway.close();
           await fw.close();
           const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
+          await cluster?.close();
           await hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed'));
           // Calls that outlived the drain: answer their HTTP requests with E_PROVIDER_CLOSED.
           gateway.close();
@@ -336,6 +350,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     return app;
   } catch (e) {
     await firewall?.close().catch(() => undefined);
+    await cluster?.close().catch(() => undefined);
     await hub.close(0).catch(() => undefined);
     await audit?.close().catch(() => undefined);
     await redis?.close().catch(() => undefined);

@@ -80,8 +80,23 @@ export interface DaemonConfig {
   };
   /** The ingress router: guardrail re-asks and the confidence below which a person decides. */
   router: { max_retries: number; min_confidence: number };
-  /** Distributed messaging (§3.14); absent `url` = in-process only. */
-  nats: { url?: string };
+  /** Distributed messaging (§3.14); absent `url` = in-process only. See docs/operations.md. */
+  nats: {
+    url?: string;
+    /** HMAC key authenticating envelopes between daemons (or `cluster_key_file`, or FINGER_CLUSTER_KEY). */
+    cluster_key?: string;
+    cluster_key_file?: string;
+    /** NATS credentials: token, user/pass, creds file (JWT + nkey), nkey seed file; TLS files. */
+    token?: string;
+    user?: string;
+    pass?: string;
+    creds_file?: string;
+    nkey_seed_file?: string;
+    tls?: { ca_file?: string; cert_file?: string; key_file?: string };
+    /** Registry heartbeat period; a silent node's modules turn unhealthy after `unhealthy_after_ms`. */
+    heartbeat_ms?: number;
+    unhealthy_after_ms?: number;
+  };
   /** Distributed shared state (§3.14); absent `url` = memory/file stores. */
   redis: { url?: string };
   /** Cluster name: NATS subject segment and Redis key prefix. */
@@ -206,7 +221,23 @@ export const configSchema = {
       max_retries: { type: 'integer', minimum: 0, maximum: 10 },
       min_confidence: { type: 'number', minimum: 0, maximum: 1 },
     }),
-    nats: section({ url: { type: 'string', pattern: '^(nats|tls|wss?)://' } }),
+    nats: section({
+      url: { type: 'string', pattern: '^(nats|tls|wss?)://' },
+      cluster_key: { type: 'string', minLength: 16 },
+      cluster_key_file: { type: 'string', minLength: 1 },
+      token: { type: 'string', minLength: 1 },
+      user: { type: 'string', minLength: 1 },
+      pass: { type: 'string' },
+      creds_file: { type: 'string', minLength: 1 },
+      nkey_seed_file: { type: 'string', minLength: 1 },
+      tls: section({
+        ca_file: { type: 'string', minLength: 1 },
+        cert_file: { type: 'string', minLength: 1 },
+        key_file: { type: 'string', minLength: 1 },
+      }),
+      heartbeat_ms: { type: 'integer', minimum: 100 },
+      unhealthy_after_ms: { type: 'integer', minimum: 200 },
+    }),
     redis: section({ url: { type: 'string', pattern: '^rediss?://' } }),
     cluster: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
   },
@@ -263,7 +294,11 @@ export function envOverrides(env: Record<string, string | undefined>): DaemonCon
     if (v !== undefined && v !== '') llm[key] = v;
   }
   if (Object.keys(llm).length) out.llm = llm as DaemonConfigInput['llm'];
-  if (env.FINGER_NATS_URL) out.nats = { url: env.FINGER_NATS_URL };
+  if (env.FINGER_NATS_URL || env.FINGER_CLUSTER_KEY) {
+    out.nats = {};
+    if (env.FINGER_NATS_URL) out.nats.url = env.FINGER_NATS_URL;
+    if (env.FINGER_CLUSTER_KEY) out.nats.cluster_key = env.FINGER_CLUSTER_KEY;
+  }
   if (env.FINGER_REDIS_URL) out.redis = { url: env.FINGER_REDIS_URL };
   if (env.FINGER_CLUSTER) out.cluster = env.FINGER_CLUSTER;
   if (issues.length) throw invalid('env', issues);
@@ -287,7 +322,7 @@ function merge(base: DaemonConfig, input: DaemonConfigInput): DaemonConfig {
 /**
  * Merges defaults < `config.json` < env (`FINGER_HOST`, `FINGER_PORT`, `FINGER_LOG_LEVEL`,
  * `FINGER_MODULE_PATHS`, `FINGER_LLM_{PROVIDER,BASE_URL,API_KEY,MODEL}`, `FINGER_NATS_URL`,
- * `FINGER_REDIS_URL`, `FINGER_CLUSTER`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
+ * `FINGER_CLUSTER_KEY`, `FINGER_REDIS_URL`, `FINGER_CLUSTER`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
  * key path (`config.json: $.server.port must be integer`) and whose `details.issues` lists them.
  */
 export function resolveConfig(

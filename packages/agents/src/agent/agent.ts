@@ -5,7 +5,7 @@
  * judge what the agent does, never what its caller could do.
  */
 import type { EventBus, Logger, MessageHub } from '@finger/hub';
-import type { EventType, Principal } from '@finger/protocol';
+import type { EventType, ModuleManifest, Principal } from '@finger/protocol';
 
 /** Health of an agent, as the hub's health checks report it. */
 export interface AgentHealth {
@@ -52,6 +52,10 @@ export interface AgentContext {
   readonly signal: AbortSignal;
   /** A nested hub call as the agent's principal. Rejects with the callee's FingerError. */
   call(target: string, payload: unknown, options?: AgentCallOptions): Promise<unknown>;
+  /** Heartbeat: extends the lease of this call to `ttl_ms` from now. */
+  extendLease(ttl_ms: number): void;
+  /** Reports progress to the caller. */
+  progress(message: string, fraction?: number): void;
   /** Emits an event under this call's correlation fields. */
   emit(type: EventType, data: Record<string, unknown>, target?: string): void;
 }
@@ -69,6 +73,8 @@ export interface Agent {
   health(): AgentHealth | Promise<AgentHealth>;
   /** Called once when the agent is unregistered or the hub closes. */
   shutdown(): Promise<void>;
+  /** Manifest fields of its hub target (description, runtime shown, lease…); `registerAgent` applies them. */
+  manifest?(): Partial<ModuleManifest>;
 }
 
 /** The principal an agent acts as. */

@@ -1,21 +1,12 @@
-import { decideGrant, type GrantChecker } from '@finger/firewall';
-import type { CapabilitySnapshot, ToolInfo } from '@finger/hub';
+import type { GrantChecker } from '@finger/firewall';
+import type { CapabilitySnapshot } from '@finger/hub';
 import { type EventType, FingerError } from '@finger/protocol';
 
 import type { Agent, AgentContext, AgentHealth, AgentServices } from './agent.js';
+import { type Reach, reachableTools } from './reach.js';
 import { SessionMemory, type SessionMemoryOptions, type TurnRecord } from './session-memory.js';
 
-/** What an agent may reach: tool ids granted to its role, split by kind of target. */
-export interface Reach {
-  /** Every tool id the agent's principal may call (agents' `handle` tools included), sorted. */
-  tool_ids: string[];
-  /** Ids of agents it may hand work to (their `handle` tool is granted), itself excluded. */
-  agents: string[];
-  /** Ids of modules (kind tool/channel) of which it may call at least one tool. */
-  modules: string[];
-  /** Targets (tool ids and module ids) with a high or critical risk tool. */
-  high_risk: string[];
-}
+export type { Reach };
 
 /** Everything a turn is decided on (built by {@link BaseAgent.buildContext}). */
 export interface AgentTurn {
@@ -49,8 +40,6 @@ export interface BaseAgentOptions {
   snapshot_budget_tokens?: number;
   memory?: SessionMemoryOptions;
 }
-
-const HIGH = new Set(['high', 'critical']);
 
 /**
  * Template method for agents: `loadCapabilitySnapshot → buildContext → decide → validate → act →
@@ -111,29 +100,8 @@ export abstract class BaseAgent<D extends { target?: string | null }, R = unknow
   /** What the agent's principal may reach, and the snapshot of those tools within the budget. */
   protected loadCapabilitySnapshot(): { snapshot: CapabilitySnapshot; reach: Reach } {
     const { hub, principal } = this.services;
-    const self = `${this.id}.`;
-    const kinds = new Map(hub.registry.list().map((m) => [m.id, m.kind]));
-    const granted: ToolInfo[] = hub.tools
-      .list()
-      .filter((t) => !t.id.startsWith(self))
-      .filter((t) => decideGrant(this.#grants ?? NO_PROFILE, principal, t.id, t.grants).allowed);
-    const agents = new Set<string>();
-    const modules = new Set<string>();
-    const high = new Set<string>();
-    for (const t of granted) {
-      if (kinds.get(t.module) === 'agent') agents.add(t.module);
-      else modules.add(t.module);
-      if (HIGH.has(t.risk_level)) {
-        high.add(t.id);
-        high.add(t.module);
-      }
-    }
-    const tool_ids = granted.map((t) => t.id);
-    const snapshot = hub.tools.snapshot({ tool_ids, budget_tokens: this.#budget });
-    return {
-      snapshot,
-      reach: { tool_ids, agents: [...agents].sort(), modules: [...modules].sort(), high_risk: [...high].sort() },
-    };
+    const { reach } = reachableTools(hub, principal, this.#grants, this.id);
+    return { snapshot: hub.tools.snapshot({ tool_ids: reach.tool_ids, budget_tokens: this.#budget }), reach };
   }
 
   /** The turn: input text, snapshot, what is reachable, this session's summary and feedback. */
@@ -182,14 +150,6 @@ export abstract class BaseAgent<D extends { target?: string | null }, R = unknow
     return Promise.reject(error);
   }
 }
-
-/** A grant checker that grants nothing by profile (only module manifests' `grants` count). */
-const NO_PROFILE: GrantChecker = {
-  isGranted: (role, _tool_id, module_grants) => {
-    const r = role.startsWith('agent:') ? role.slice(6) : role;
-    return module_grants?.some((g) => g === r || g === `agent:${r}`) ?? false;
-  },
-};
 
 /** `input.text` when it is a string, the input itself when a string, else its JSON. */
 export function inputText(input: unknown): string {

@@ -78,6 +78,8 @@ function agentContext(
     get signal() {
       return ctx.signal;
     },
+    extendLease: (ttl_ms: number) => ctx.extendLease(ttl_ms),
+    progress: (message: string, fraction?: number) => ctx.progress(message, fraction),
     call(target: string, payload: unknown, options?: AgentCallOptions): Promise<unknown> {
       const p: DispatchParams = {
         target,
@@ -163,7 +165,7 @@ class AgentRuntime implements ModuleRuntime {
  * registered then).
  */
 export function registerAgent(hub: MessageHub, agent: Agent, options: RegisterAgentOptions = {}): Promise<ModuleInfo> {
-  const manifest = agentManifest(agent, options.manifest);
+  const manifest = agentManifest(agent, { ...agent.manifest?.(), ...options.manifest });
   const logger = (options.logger ?? silentLogger).child({ agent: agent.id });
   const runtime = new AgentRuntime(hub, agent, agentPrincipal(agent), logger);
   return hub.registry.register(manifest, { baseDir: '.', source: 'static', runtime });

@@ -71,3 +71,18 @@ export function routerReaskMessage(errors: readonly string[]): string {
     'Answer again with exactly one JSON object following the schema, and nothing else.',
   ].join('\n');
 }
+
+const INPUT_MARK = '\nInput:\n';
+
+/**
+ * The raw input inside a router request (the first user message, after its `Input:` line): what
+ * the offline router scores, instead of the whole prompt. Falls back to the last user message.
+ */
+export function routerInputOf(params: { messages: readonly { role: string; content: string }[] }): string {
+  const first = params.messages.find((m) => m.role === 'user')?.content;
+  if (first !== undefined) {
+    const at = first.indexOf(INPUT_MARK);
+    if (at >= 0) return first.slice(at + INPUT_MARK.length);
+  }
+  return [...params.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+}

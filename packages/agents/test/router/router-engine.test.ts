@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { RouterEngine } from '../../src/router/router-engine.js';
+import { routerInputOf } from '../../src/router/router-prompt.js';
 import { ScriptedModel, stubGuardrail } from './stubs.js';
 
 const REGISTRY = { agents: [], modules: ['echo', 'echo.echo'], high_risk: [] };
@@ -80,5 +81,12 @@ describe('RouterEngine re-ask', () => {
     expect(user!.content).toContain('- echo.echo [risk low; L0 read-only]: Returns its arguments.');
     expect(user!.content).toContain('(left out for space: fs.read)');
     expect(user!.content.endsWith('Input:\nsay hi to echo')).toBe(true);
+  });
+
+  it('routerInputOf gives back the raw input of the first user message, even after re-asks', async () => {
+    const model = new ScriptedModel([BAD_ENUM, GOOD]);
+    await new RouterEngine({ model, guardrail: stubGuardrail }).route({ ...REQUEST, text: 'echo hello\nInput:\nx' });
+    expect(routerInputOf(model.requests[1]!)).toBe('echo hello\nInput:\nx');
+    expect(routerInputOf({ messages: [{ role: 'user', content: 'plain' }] })).toBe('plain');
   });
 });

@@ -5,6 +5,7 @@ import { seg } from '../client.js';
 import { action, type RunState } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import type { Colors } from '../output.js';
+import { registerModuleServe } from './module-serve.js';
 
 function statusCell(status: string, c: Colors): string {
   if (status === 'ready') return c.green(status);
@@ -12,12 +13,20 @@ function statusCell(status: string, c: Colors): string {
   return c.yellow(status);
 }
 
-/** The rows of `module list`: id, version, runtime, tool names, status, inflight/concurrency. */
+/** Where a module runs: `local`, or its remote nodes (`?` marks a node whose heartbeats stopped). */
+export function locationCell(m: ModuleInfo): string {
+  if (m.location !== 'remote') return 'local';
+  if (!m.nodes?.length) return 'remote:-';
+  return m.nodes.map((n) => (n.healthy === false ? `${n.node}?` : n.node)).join(',');
+}
+
+/** The rows of `module list`: id, version, runtime, location, tool names, status, inflight/concurrency. */
 export function moduleRows(modules: ModuleInfo[], c: Colors): string[][] {
   return modules.map((m) => [
     m.id,
     m.version,
     m.runtime,
+    locationCell(m),
     m.tools.map((t) => t.name).join(',') || '-',
     statusCell(m.status, c),
     m.concurrency !== undefined ? `${m.inflight}/${m.concurrency}` : String(m.inflight),
@@ -34,6 +43,7 @@ function healthRow(h: ModuleHealthInfo, c: Colors): string[] {
  */
 export function registerModule(program: Command, state: RunState): void {
   const mod = program.command('module').description('list, check and unregister modules');
+  registerModuleServe(mod, state);
 
   mod
     .command('list')
@@ -44,7 +54,11 @@ export function registerModule(program: Command, state: RunState): void {
         const { modules } = await client.get<{ modules: ModuleInfo[] }>('/v1/modules');
         if (ctx.out.json) ctx.out.printJson({ modules });
         else if (!modules.length) ctx.out.line('no modules registered');
-        else ctx.out.table(['ID', 'VERSION', 'RUNTIME', 'TOOLS', 'STATUS', 'INFLIGHT'], moduleRows(modules, ctx.out.c));
+        else
+          ctx.out.table(
+            ['ID', 'VERSION', 'RUNTIME', 'LOCATION', 'TOOLS', 'STATUS', 'INFLIGHT'],
+            moduleRows(modules, ctx.out.c),
+          );
         return EXIT.OK;
       }),
     );

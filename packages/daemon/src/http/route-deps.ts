@@ -2,6 +2,7 @@ import type { AuditLog, FirewallEngine, HumanGate, PolicyStore, ToolGrantProfile
 import type { MessageHub } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
+import type { ClusterWiring } from '../cluster-wiring.js';
 import type { DaemonConfig } from '../config.js';
 import type { InputGateway } from '../gateway/input-gateway.js';
 import type { EventGateway } from '../ws/event-gateway.js';
@@ -31,4 +32,6 @@ export interface RouteDeps {
   startedAt: number;
   /** Renders the Prometheus text of `/metrics`. */
   renderMetrics(): string;
+  /** Distributed mode (`nats.url` set): NATS status for `/v1/health`, module placement for `/v1/modules`. */
+  cluster?: ClusterWiring;
 }

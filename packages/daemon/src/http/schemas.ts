@@ -71,6 +71,20 @@ export const moduleInfoSchema = {
     registered_at: { type: 'string' },
     source: { type: 'string' },
     base_dir: { type: 'string' },
+    location: { type: 'string', enum: ['local', 'remote'], description: 'where the module runs (list only)' },
+    nodes: {
+      type: 'array',
+      description: 'remote modules: the cluster nodes announcing it, with heartbeat health',
+      items: {
+        type: 'object',
+        properties: {
+          node: { type: 'string' },
+          role: { type: 'string' },
+          healthy: { type: 'boolean' },
+          last_seen: { type: 'number' },
+        },
+      },
+    },
   },
 } as const;
 

@@ -19,6 +19,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { moduleRoutes } from './routes/modules.js';
 import { policyRoutes } from './routes/policy.js';
 import { requestRoutes } from './routes/requests.js';
+import { taskRoutes } from './routes/tasks.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { toolRoutes } from './routes/tools.js';
 import { trustRoutes } from './routes/trust.js';
@@ -99,5 +100,6 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   approvalRoutes(app, deps);
   auditRoutes(app, deps);
   policyRoutes(app, deps);
+  taskRoutes(app, deps);
   return app;
 }

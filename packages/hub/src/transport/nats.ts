@@ -33,6 +33,8 @@ export interface NatsTransportOptions {
   max_pending?: number;
   /** Period of the deadline sweep of outstanding requests (ms). Default 25. */
   sweep_ms?: number;
+  /** How long close() lets requests being served finish (ms). Default 5000. */
+  drain_ms?: number;
   /** close() also drains and closes the connection. Default false. */
   ownsConnection?: boolean;
 }
@@ -212,16 +214,20 @@ export class NatsTransport implements Transport {
   }
 
   /**
-   * Stops serving (in-flight requests still answer if the connection allows), fails outstanding
+   * Stops serving (requests being served may answer for up to `drain_ms`), fails outstanding
    * requests with E_PROVIDER_CLOSED and, when it owns the connection, drains it. Idempotent.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const subs = [...this.served.values(), this.cancelSub, this.inboxSub];
+    for (const s of this.served.values()) s.unsubscribe();
+    this.served.clear();
+    // calls taken from the wire may still answer (bounded by drain_ms)
+    const end = Date.now() + (this.o.drain_ms ?? 5000);
+    while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed()) await new Promise((r) => setTimeout(r, 10));
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
     this.sweep = undefined;
-    const subs = [...this.served.values(), this.cancelSub, this.inboxSub];
-    this.served.clear();
     for (const [token, p] of this.pending) {
       this.pending.delete(token);
       p.reject(new FingerError('E_PROVIDER_CLOSED', `transport closed before "${p.target}" answered`));

@@ -24,6 +24,19 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
               pid: { type: 'integer' },
               modules: { type: 'integer' },
               home: { type: 'string' },
+              nats: {
+                type: 'object',
+                description: 'Distributed mode only (nats.url set): the NATS connection of this daemon.',
+                properties: {
+                  connected: { type: 'boolean' },
+                  cluster: { type: 'string' },
+                  node: { type: 'string' },
+                  url: { type: 'string' },
+                  remote_modules: { type: 'integer' },
+                  dropped: { type: 'integer' },
+                  last_error: { type: 'string' },
+                },
+              },
             },
           },
         },
@@ -31,7 +44,8 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
     async () => {
       const modules = deps.hub.registry.list();
-      const degraded = modules.some((m) => !m.healthy);
+      const nats = deps.cluster?.status();
+      const degraded = modules.some((m) => !m.healthy) || (nats !== undefined && !nats.connected);
       return {
         status: degraded ? 'degraded' : 'ok',
         version: deps.version,
@@ -39,6 +53,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
         pid: process.pid,
         modules: modules.length,
         home: deps.home,
+        ...(nats ? { nats } : {}),
       };
     },
   );

@@ -56,7 +56,12 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
         },
       },
     },
-    async () => ({ modules: registry.list() }),
+    // where each module runs: `local`, or `remote` with the nodes announcing it (distributed mode)
+    async () => ({
+      modules: registry
+        .list()
+        .map((m) => ({ ...m, ...(deps.cluster?.placement(m.id) ?? { location: 'local', nodes: [] }) })),
+    }),
   );
 
   app.post(

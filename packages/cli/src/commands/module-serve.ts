@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+import type { Command } from 'commander';
+
+import { FingerError } from '@finger/protocol';
+
+import { action, type RunState } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+/** Options of `module serve`. */
+export interface ModuleServeOptions {
+  nats?: string;
+  cluster?: string;
+  serveKeyFile?: string;
+  clusterKeyFile?: string;
+  token?: string;
+  user?: string;
+  pass?: string;
+  creds?: string;
+  nkeySeed?: string;
+  heartbeatMs?: string;
+  drainMs?: string;
+}
+
+const readKey = (file: string, what: string): string => {
+  try {
+    const key = readFileSync(file, 'utf8').trim();
+    if (key.length < 16) throw new Error('fewer than 16 characters');
+    return key;
+  } catch (e) {
+    throw new FingerError('E_INVALID_ARGS', `cannot use ${what} ${file}: ${(e as Error).message}`);
+  }
+};
+
+const positive = (raw: string | undefined, name: string): number | undefined => {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0)
+    throw new FingerError('E_INVALID_ARGS', `${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+};
+
+/**
+ * `myfinger module serve <module.json> --nats <url> [--cluster c]`: hosts one module (in-process,
+ * stdio or MCP runtime) and serves it to the cluster's daemons over NATS until SIGINT/SIGTERM,
+ * then stops announcing, lets in-flight calls finish (`--drain-ms`) and drains NATS.
+ *
+ * The process signs with the cluster's *serve key* (`--serve-key-file` or FINGER_SERVE_KEY; print
+ * it on a daemon host with `myfinger module serve-key`), never with the cluster key, so nothing
+ * it sends can act as a daemon. Exit codes: 0 after a clean shutdown, 2 for bad arguments or
+ * manifest, 1 when NATS cannot be reached (E_STORE_UNAVAILABLE).
+ */
+export function registerModuleServe(mod: Command, state: RunState): void {
+  mod
+    .command('serve')
+    .description('host a module and serve it to the cluster over NATS (foreground)')
+    .argument('<module.json>', 'manifest of the module to host')
+    .option('--nats <url>', 'NATS server URL(s), comma-separated (default FINGER_NATS_URL)')
+    .option('--cluster <name>', 'cluster name (default FINGER_CLUSTER or "default")')
+    .option('--serve-key-file <file>', 'file holding the cluster serve key (default FINGER_SERVE_KEY)')
+    .option('--token <token>', 'NATS token')
+    .option('--user <user>', 'NATS user')
+    .option('--pass <pass>', 'NATS password')
+    .option('--creds <file>', 'NATS .creds file (JWT + nkey)')
+    .option('--nkey-seed <file>', 'file holding an NATS nkey seed')
+    .option('--heartbeat-ms <ms>', 'registry heartbeat period (default 2000)')
+    .option('--drain-ms <ms>', 'how long in-flight calls may finish on shutdown (default 10000)')
+    .action(
+      action<ModuleServeOptions>(state, async (ctx, [file = ''], o) => {
+        const env = ctx.io.env;
+        const url = o.nats ?? env.FINGER_NATS_URL;
+        if (!url) throw new FingerError('E_INVALID_ARGS', 'module serve needs --nats <url> (or FINGER_NATS_URL)');
+        const cluster = o.cluster ?? env.FINGER_CLUSTER ?? 'default';
+        const serveKey = o.serveKeyFile ? readKey(o.serveKeyFile, '--serve-key-file') : env.FINGER_SERVE_KEY;
+        if (!serveKey || serveKey.length < 16)
+          throw new FingerError(
+            'E_INVALID_ARGS',
+            'module serve needs the cluster serve key: --serve-key-file <file> or FINGER_SERVE_KEY (see `myfinger module serve-key`)',
+          );
+        const heartbeat = positive(o.heartbeatMs, '--heartbeat-ms');
+        const drain = positive(o.drainMs, '--drain-ms') ?? 10_000;
+        const { startModuleServer } = await import('@finger/hub/nats');
+        const server = await startModuleServer({
+          manifestFile: resolve(file),
+          cluster,
+          serve_key: serveKey,
+          baseEnv: env,
+          ...(heartbeat !== undefined ? { heartbeat_ms: heartbeat } : {}),
+          nats: {
+            url,
+            ...(o.token ? { token: o.token } : {}),
+            ...(o.user ? { user: o.user, pass: o.pass ?? '' } : {}),
+            ...(o.creds ? { creds_file: resolve(o.creds) } : {}),
+            ...(o.nkeySeed ? { nkey_seed_file: resolve(o.nkeySeed) } : {}),
+          },
+        });
+        const info = { module: server.module_id, node: server.node, cluster, serving: true };
+        if (ctx.out.json) ctx.out.printJson(info);
+        else ctx.out.line(`serving ${server.module_id} on cluster ${cluster} as ${server.node}`);
+        const signal = ctx.interrupt();
+        await new Promise<void>((r) => {
+          if (signal.aborted) r();
+          else signal.addEventListener('abort', () => r(), { once: true });
+        });
+        await server.close(drain);
+        if (!ctx.out.json) ctx.out.line(`stopped serving ${server.module_id}`);
+        return EXIT.OK;
+      }),
+    );
+
+  mod
+    .command('serve-key')
+    .description('print the serve key for `module serve` hosts, derived from the cluster key')
+    .option('--cluster-key-file <file>', 'file holding the cluster key (default FINGER_CLUSTER_KEY)')
+    .action(
+      action<ModuleServeOptions>(state, async (ctx, _args, o) => {
+        const key = o.clusterKeyFile ? readKey(o.clusterKeyFile, '--cluster-key-file') : ctx.io.env.FINGER_CLUSTER_KEY;
+        if (!key) throw new FingerError('E_INVALID_ARGS', 'serve-key needs --cluster-key-file or FINGER_CLUSTER_KEY');
+        const { serveKeyOf } = await import('@finger/hub/nats');
+        const serve_key = serveKeyOf(key);
+        if (ctx.out.json) ctx.out.printJson({ serve_key });
+        else ctx.out.line(serve_key);
+        return EXIT.OK;
+      }),
+    );
+}

@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+
+import type { Logger as PinoLogger } from 'pino';
+
+import type { RuntimeOptions } from '@finger/hub';
+import { type Clock, createRuntime, type LocalEventBus, type MessageHub, type ModuleRuntime } from '@finger/hub';
+import type { ClusterNode, DroppedMessage, ModulePlacement } from '@finger/hub/nats';
+import { FingerError } from '@finger/protocol';
+
+import type { DaemonConfig } from './config.js';
+
+/** What routes and `/v1/health` see of the daemon's cluster membership. */
+export interface ClusterStatus {
+  cluster: string;
+  node: string;
+  /** The configured NATS URL(s), credentials stripped. */
+  url: string;
+  connected: boolean;
+  /** Last connection error while not connected. */
+  last_error?: string;
+  /** Remote modules currently known. */
+  remote_modules: number;
+  /** Envelopes dropped for failing authentication or validation. */
+  dropped: number;
+}
+
+/** The daemon's side of distributed mode; absent unless `nats.url` is set. */
+export interface ClusterWiring {
+  status(): ClusterStatus;
+  /** Where module `id` runs (`local`, or the remote nodes with their heartbeat health). */
+  placement(id: string): ModulePlacement;
+  close(): Promise<void>;
+}
+
+/** Late-bound runtime creation: `{type: "nats"}` manifests go to the cluster node once it exists. */
+export interface ClusterRuntimes {
+  create(o: RuntimeOptions): ModuleRuntime;
+  bind(node: ClusterNode): void;
+}
+
+/** The `createRuntime` of a clustered hub (no `nats` import: the node is bound later). */
+export function clusterRuntimes(): ClusterRuntimes {
+  let node: ClusterNode | undefined;
+  return {
+    create: (o) => (o.manifest.runtime.type === 'nats' && node ? node.createRuntime(o) : createRuntime(o)),
+    bind: (n) => {
+      node = n;
+    },
+  };
+}
+
+/** Options of {@link wireCluster}. */
+export interface WireClusterOptions {
+  hub: MessageHub;
+  events: LocalEventBus;
+  config: DaemonConfig;
+  home: string;
+  runtimes: ClusterRuntimes;
+  logger: PinoLogger;
+  clock: Clock;
+}
+
+/** Reads the cluster key from config (`nats.cluster_key`, else `nats.cluster_key_file`). Throws E_INVALID_ARGS. */
+export function clusterKey(config: DaemonConfig, home: string): string {
+  const n = config.nats;
+  if (n.cluster_key) return n.cluster_key;
+  if (n.cluster_key_file) {
+    let key: string;
+    try {
+      key = readFileSync(resolve(home, n.cluster_key_file), 'utf8').trim();
+    } catch (e) {
+      throw new FingerError('E_INVALID_ARGS', `cannot read nats.cluster_key_file: ${(e as Error).message}`);
+    }
+    if (key.length < 16)
+      throw new FingerError('E_INVALID_ARGS', 'nats.cluster_key_file holds fewer than 16 characters');
+    return key;
+  }
+  throw new FingerError(
+    'E_INVALID_ARGS',
+    'nats.url is set but no cluster key: set nats.cluster_key, nats.cluster_key_file or FINGER_CLUSTER_KEY',
+    { issues: [{ path: '$.nats.cluster_key', message: 'is required with nats.url' }] },
+  );
+}
+
+const stripCredentials = (url: string) => url.replace(/\/\/[^@/]*@/g, '//');
+
+/**
+ * Joins the cluster of `config.cluster` over `config.nats.url`: the hub's local modules are
+ * served and announced, the other nodes' modules imported as `{type: "nats"}` modules, events
+ * bridged. When NATS is unreachable (at start or later) the daemon keeps running in-process:
+ * a DEGRADED event (`data.component: "nats"`) is emitted, `/v1/health` says `degraded`, remote
+ * calls fail fast, and the connection is retried with backoff until NATS returns (then a
+ * DEGRADED event with `degraded: false`). Throws E_INVALID_ARGS without a cluster key. Only
+ * this file loads `@finger/hub/nats`, and only when `nats.url` is set.
+ */
+export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring> {
+  const { config, events, logger, hub } = o;
+  const key = clusterKey(config, o.home);
+  const url = config.nats.url!;
+  const nats = await import('@finger/hub/nats');
+  const node = `daemon-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const log = logger.child({ component: 'cluster', node });
+  const state = { connected: false, last_error: undefined as string | undefined, dropped: 0, closed: false };
+  let member: ClusterNode | undefined;
+  let conn: import('nats').NatsConnection | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let dropWindow = { at: 0, n: 0 };
+
+  const degraded = (data: Record<string, unknown>) => events.emit('DEGRADED', {}, { component: 'nats', ...data });
+  const onDropped = (d: DroppedMessage) => {
+    state.dropped++;
+    const now = o.clock.now();
+    if (now - dropWindow.at > 1000) dropWindow = { at: now, n: 0 };
+    if (++dropWindow.n <= 10) degraded({ kind: 'envelope_dropped', degraded: false, ...d });
+  };
+  const { tls, ...creds } = config.nats;
+  const connectOptions = {
+    url,
+    name: `finger-${node}`,
+    ...(creds.token ? { token: creds.token } : {}),
+    ...(creds.user ? { user: creds.user, pass: creds.pass ?? '' } : {}),
+    ...(creds.creds_file ? { creds_file: resolve(o.home, creds.creds_file) } : {}),
+    ...(creds.nkey_seed_file ? { nkey_seed_file: resolve(o.home, creds.nkey_seed_file) } : {}),
+    ...(tls ? { tls } : {}),
+  };
+
+  const watch = async (nc: import('nats').NatsConnection) => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' && state.connected) {
+        state.connected = false;
+        state.last_error = 'disconnected';
+        log.warn('NATS disconnected; remote modules unavailable until it returns');
+        degraded({ degraded: true, reason: 'NATS disconnected', url: stripCredentials(url) });
+      } else if (s.type === 'reconnect' && !state.connected) {
+        state.connected = true;
+        state.last_error = undefined;
+        log.info('NATS reconnected');
+        degraded({ degraded: false, reason: 'NATS reconnected', url: stripCredentials(url) });
+      }
+    }
+  };
+
+  const join = async (backoff: number): Promise<void> => {
+    if (state.closed) return;
+    try {
+      const nc = await nats.connectNats(connectOptions);
+      if (state.closed) {
+        await nc.close();
+        return;
+      }
+      conn = nc;
+      const auth = new nats.WireAuth({ role: 'daemon', node, cluster_key: key });
+      member = new nats.ClusterNode({
+        hub,
+        connection: nc,
+        cluster: config.cluster,
+        auth,
+        clock: o.clock,
+        logger: log,
+        importRemote: true,
+        bridgeEvents: true,
+        onDropped,
+        ...(config.nats.heartbeat_ms !== undefined ? { heartbeat_ms: config.nats.heartbeat_ms } : {}),
+        ...(config.nats.unhealthy_after_ms !== undefined ? { unhealthy_after_ms: config.nats.unhealthy_after_ms } : {}),
+      });
+      o.runtimes.bind(member);
+      await member.start();
+      const wasDown = state.last_error !== undefined;
+      state.connected = true;
+      state.last_error = undefined;
+      if (wasDown) degraded({ degraded: false, reason: 'NATS reachable', url: stripCredentials(url) });
+      void watch(nc);
+      log.info({ cluster: config.cluster }, 'joined the cluster');
+    } catch (e) {
+      const first = state.last_error === undefined;
+      state.last_error = (e as Error).message;
+      if (first) {
+        log.warn({ error: state.last_error }, 'NATS unreachable; running in-process, retrying');
+        degraded({ degraded: true, reason: state.last_error, url: stripCredentials(url) });
+      }
+      retry = setTimeout(() => void join(Math.min(backoff * 2, 5000)), backoff);
+      retry.unref();
+    }
+  };
+  await join(250);
+
+  return {
+    status() {
+      const s: ClusterStatus = {
+        cluster: config.cluster,
+        node,
+        url: stripCredentials(url),
+        connected: state.connected,
+        remote_modules: member?.registry.list().length ?? 0,
+        dropped: state.dropped,
+      };
+      if (state.last_error !== undefined) s.last_error = state.last_error;
+      return s;
+    },
+    placement(id) {
+      return member?.placement(id) ?? { location: 'local', nodes: [] };
+    },
+    async close() {
+      state.closed = true;
+      if (retry) clearTimeout(retry);
+      await member?.close().catch(() => undefined);
+      await conn?.drain().catch(() => undefined);
+    },
+  };
+}
