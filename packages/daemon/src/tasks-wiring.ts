@@ -9,6 +9,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 
 import {
   CheckpointStore,
+  createModelAdapter,
   type DecisionParser,
   DefaultContextBuilder,
   ExecutorAgent,
@@ -19,6 +20,7 @@ import {
   isTerminal,
   type ModelAdapter,
   newTask,
+  parseLlmDecision,
   RESUMABLE_TASK_STATES,
   type TaskRecord,
   visibleText,
@@ -26,6 +28,8 @@ import {
 import { isPathArg, type PerceptionBus, type ToolGrantProfile } from '@finger/firewall';
 import type { Clock, EventBus, MessageHub } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
+
+import type { DaemonConfig } from './config.js';
 
 /** The safety prompt injected into every executor step. */
 export const TASK_SAFETY_PROMPT =
@@ -339,4 +343,46 @@ export class TaskService {
     if (p.kind === 'state') Object.assign(data, { step: t.step, usage: t.usage, summary: t.summary ?? null });
     this.o.events.emit('TASK_STATE', corr, data);
   }
+}
+
+/** The guardrail's §3.7 parse, in the executor's shape: a failure carries its reasons (→ a person decides). */
+export const parseTaskDecision: DecisionParser = (text) => {
+  const r = parseLlmDecision(text);
+  return r.outcome === 'ok' ? { decision: r.decision } : { decision: r.decision, errors: r.errors };
+};
+
+/**
+ * Builds the TaskService from the daemon's config: the `llm` adapters (`secondary_model` for
+ * planning when set), the guardrail parser, `safety.max_steps`, `llm.prices`. Marks the tasks a
+ * previous process left running as INTERRUPTED.
+ */
+export function wireTasks(o: {
+  hub: MessageHub;
+  events: EventBus;
+  grants: ToolGrantProfile;
+  home: string;
+  workspaceRoots: readonly string[];
+  config: DaemonConfig;
+  perception?: PerceptionBus;
+  safety?: ExecutorSafety;
+  clock: Clock;
+  logger: { warn(obj: object, msg?: string): void };
+}): TaskService {
+  const llm = o.config.llm;
+  return new TaskService({
+    hub: o.hub,
+    events: o.events,
+    grants: o.grants,
+    home: o.home,
+    workspaceRoots: o.workspaceRoots,
+    model: createModelAdapter(llm),
+    ...(llm.secondary_model ? { secondary_model: createModelAdapter(llm, { secondary: true }) } : {}),
+    parseDecision: parseTaskDecision,
+    ...(o.perception ? { perception: o.perception } : {}),
+    ...(o.safety ? { safety: o.safety } : {}),
+    ...(llm.prices ? { prices: llm.prices } : {}),
+    max_steps: o.config.safety.max_steps,
+    clock: o.clock,
+    logger: o.logger,
+  });
 }

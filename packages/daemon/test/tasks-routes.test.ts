@@ -1,0 +1,161 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { type FakeLlmServer, startFakeLlmServer, startTestDaemon, type TestDaemon } from '@finger/testkit';
+
+// Real parts: the daemon on loopback, the fake OpenAI-compatible server over HTTP, the fs module,
+// the firewall and the human gate. Only the person is played by the test (through the HTTP API).
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+function decision(d: Record<string, unknown>): { text: string } {
+  return {
+    text: `Let me do this.\n\`\`\`json\n${JSON.stringify({ thought: 'next', tool_calls: [], confidence: 0.9, human_required: false, done: false, summary: '', ...d })}\n\`\`\``,
+  };
+}
+
+async function setup(script: { text: string }[], config: Record<string, unknown> = {}) {
+  const llm: FakeLlmServer = await startFakeLlmServer({ script });
+  open.push(llm);
+  let ws = '';
+  const d: TestDaemon = await startTestDaemon({
+    prepareHome: async (home) => {
+      ws = join(home, 'ws');
+      await mkdir(join(ws, 'proj'), { recursive: true });
+      await writeFile(join(ws, 'proj', 'greeting.txt'), 'helo world\n');
+      // writes by the task are held for the person, with the diff
+      const policy = { version: 1, rules: [{ tool: 'fs.write', level: 'APPROVE' }] };
+      await mkdir(join(home, 'config'), { recursive: true });
+      await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy));
+    },
+    config: {
+      workspace: { roots: ['ws'] },
+      llm: { provider: 'openai', base_url: llm.openaiBaseUrl, model: 'fake', max_retries: 0 },
+      ...config,
+    },
+  });
+  open.push(d);
+  return { d, llm, ws: join(d.home, 'ws', 'proj') };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const taskIn = (d: TestDaemon, id: string, states: string[]) =>
+  until(`task ${id} in ${states.join('|')}`, async () => {
+    const r = await d.http('GET', `/v1/tasks/${id}`);
+    return states.includes(r.body.state) ? r.body : undefined;
+  });
+
+describe('/v1/tasks', () => {
+  it('runs a small coding task: read AUTO, write held for approval, completion confirmed by the person', async () => {
+    const { d, llm, ws } = await setup([
+      decision({ tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' }, intent: 'see the typo' }] }),
+      decision({ tool_calls: [{ tool: 'fs.write', args: { path: 'greeting.txt', content: 'hello world\n' } }] }),
+      decision({ done: true, summary: 'fixed the typo in greeting.txt' }),
+    ]);
+    const started = await d.http('POST', '/v1/tasks', { text: 'fix the typo in greeting.txt', workspace: ws });
+    expect(started.status).toBe(201);
+    const id = started.body.id as string;
+    const approval = await until('the held write', async () => {
+      const r = await d.http('GET', `/v1/approvals?session_id=task-${id}`);
+      return r.body.approvals[0];
+    });
+    expect(approval.tool_id).toBe('fs.write');
+    expect(JSON.stringify(approval)).toContain('hello world');
+    expect((await d.http('POST', `/v1/approvals/${approval.id}`, { decision: 'approve' })).status).toBe(200);
+    const waiting = await taskIn(d, id, ['WAITING_HUMAN']);
+    expect(waiting.question).toEqual({
+      kind: 'confirm_done',
+      message: 'the model says the task is done: fixed the typo in greeting.txt',
+    });
+    expect((await d.http('POST', `/v1/tasks/${id}/answer`, { decision: 'confirm' })).status).toBe(200);
+    const done = await taskIn(d, id, ['COMPLETED']);
+    expect(
+      done.steps.map((s: { calls: { tool: string; class: string }[] }) => s.calls.map((c) => `${c.tool}:${c.class}`)),
+    ).toEqual([['fs.read:success'], ['fs.write:success'], []]);
+    expect(await readFile(join(ws, 'greeting.txt'), 'utf8')).toBe('hello world\n');
+    expect(llm.requests).toHaveLength(3);
+    expect(JSON.stringify(llm.requests[1]!.body.messages)).toContain('helo world');
+    expect((await d.http('GET', '/v1/audit/verify')).body).toMatchObject({ ok: true });
+    expect((await d.http('GET', '/v1/tasks')).body.tasks).toEqual([]);
+    expect((await d.http('GET', '/v1/tasks?all=true')).body.tasks.map((t: { id: string }) => t.id)).toEqual([id]);
+  });
+
+  it('a rejected write goes back to the model with the reason, then the person stops the task', async () => {
+    const { d, llm, ws } = await setup([
+      decision({ tool_calls: [{ tool: 'fs.write', args: { path: 'greeting.txt', content: 'bye\n' } }] }),
+      decision({ human_required: true, thought: 'what should the file say?' }),
+    ]);
+    const id = (await d.http('POST', '/v1/tasks', { text: 'change greeting.txt', workspace: ws })).body.id as string;
+    const approval = await until(
+      'the held write',
+      async () => (await d.http('GET', '/v1/approvals')).body.approvals[0],
+    );
+    await d.http('POST', `/v1/approvals/${approval.id}`, { decision: 'reject', reason: 'keep the greeting friendly' });
+    const waiting = await taskIn(d, id, ['WAITING_HUMAN']);
+    expect(waiting.question.kind).toBe('human_required');
+    const second = JSON.stringify(llm.requests[1]!.body.messages);
+    expect(second).toContain('the person REJECTED fs.write');
+    expect(second).toContain('keep the greeting friendly');
+    await d.http('POST', `/v1/tasks/${id}/answer`, { decision: 'stop' });
+    expect((await taskIn(d, id, ['STOPPED'])).steps[0].calls[0].error.code).toBe('E_REJECTED_BY_HUMAN');
+    expect(await readFile(join(ws, 'greeting.txt'), 'utf8')).toBe('helo world\n');
+  });
+
+  it('an unparseable model reply ends in a question for the person, not a tool call', async () => {
+    const { d, ws } = await setup([{ text: 'sure! I will run rm -rf / now {"tool_calls": [' }]);
+    const id = (await d.http('POST', '/v1/tasks', { text: 'clean up', workspace: ws })).body.id as string;
+    const t = await taskIn(d, id, ['WAITING_HUMAN']);
+    expect(t.question.kind).toBe('human_required');
+    expect(t.steps[0].calls).toEqual([]);
+    expect((await d.http('GET', '/v1/approvals')).body.approvals).toEqual([]);
+  });
+
+  it('max_steps: the final step summarises, then the task is PAUSED', async () => {
+    const { d, llm, ws } = await setup([
+      decision({ tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' } }] }),
+      decision({
+        tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' } }],
+        summary: 'read it; nothing changed',
+      }),
+    ]);
+    const id = (await d.http('POST', '/v1/tasks', { text: 'look around', workspace: ws, max_steps: 2 })).body.id;
+    const t = await taskIn(d, id, ['PAUSED']);
+    expect(t).toMatchObject({ step: 2, summary: 'read it; nothing changed' });
+    expect(t.steps[1]).toMatchObject({ final: true, calls: [] });
+    expect(JSON.stringify(llm.requests[1]!.body.messages)).toContain('FINAL step');
+  });
+
+  it('refuses a workspace outside the roots (E_FORBIDDEN), a relative one (E_INVALID_ARGS), and unknown ids (E_NOT_FOUND)', async () => {
+    const { d } = await setup([]);
+    const outside = await d.http('POST', '/v1/tasks', { text: 'x', workspace: d.home });
+    expect(outside).toMatchObject({ status: 403, body: { error: { code: 'E_FORBIDDEN' } } });
+    const rel = await d.http('POST', '/v1/tasks', { text: 'x', workspace: 'ws' });
+    expect(rel).toMatchObject({ status: 400, body: { error: { code: 'E_INVALID_ARGS' } } });
+    expect((await d.http('GET', '/v1/tasks/tnope')).body.error.code).toBe('E_NOT_FOUND');
+    expect((await d.http('POST', '/v1/tasks/tnope/abort')).body.error.code).toBe('E_NOT_FOUND');
+  });
+
+  it('another operator cannot see or steer the task (E_NOT_FOUND)', async () => {
+    const { d, ws } = await setup([{ text: 'garbage' }]);
+    const id = (await d.http('POST', '/v1/tasks', { text: 'x', workspace: ws })).body.id;
+    await taskIn(d, id, ['WAITING_HUMAN']);
+    const other = await d.token('operator');
+    expect((await d.http('GET', `/v1/tasks/${id}`, undefined, other)).body.error.code).toBe('E_NOT_FOUND');
+    expect((await d.http('POST', `/v1/tasks/${id}/answer`, { decision: 'stop' }, other)).status).toBe(404);
+    expect((await d.http('GET', '/v1/tasks?all=true', undefined, other)).body.tasks).toEqual([]);
+  });
+});
