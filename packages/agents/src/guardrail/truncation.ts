@@ -63,7 +63,9 @@ class Tolerant {
           this.i++;
           continue;
         }
+        const before = this.i;
         const v = this.value(depth + 1);
+        if (this.i === before) this.i++; // a stray `}` or `:`: skip it
         items.push(v);
         if (!v.complete) return { kind: 'array', items, complete: false };
       }
@@ -106,7 +108,9 @@ class Tolerant {
         continue;
       }
       this.i++;
+      const before = this.i;
       const v = this.value(depth + 1);
+      if (this.i === before) this.i++;
       entries.set(key, v);
       if (!v.complete) return { kind: 'object', entries, complete: false };
     }

@@ -98,4 +98,9 @@ describe('guardrail step 4: truncation', () => {
       decision: { decision: 'direct_reply', confidence: 1 },
     });
   });
+
+  it('does not loop forever on a stray closer inside a cut array (found by fast-check)', () => {
+    const text = '{"decision":"dispatch_module","target":"echo","confidence":0.9,"payload":{"a":[}';
+    expect(runGuardrail(text, registry)).toMatchObject(truncated(['$.payload was cut off']));
+  });
 });
