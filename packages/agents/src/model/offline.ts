@@ -107,6 +107,8 @@ function payloadFor(
  */
 export class OfflineRouter {
   readonly #min: number;
+  /** Content words per description text (bounded: cleared past 2048 entries). */
+  readonly #words = new Map<string, Set<string>>();
 
   constructor(options: OfflineRouterOptions = {}) {
     this.#min = options.min_confidence ?? 0.5;
@@ -202,7 +204,12 @@ export class OfflineRouter {
     const skip = new Set(mentioned.map((i) => stem(lower[i] ?? '')));
     const words = [...inputContent].filter((w) => !skip.has(w));
     if (words.length === 0) return 0;
-    const desc = contentWords(text);
+    let desc = this.#words.get(text);
+    if (desc === undefined) {
+      if (this.#words.size >= 2048) this.#words.clear();
+      desc = contentWords(text);
+      this.#words.set(text, desc);
+    }
     return (0.4 * words.filter((w) => desc.has(w)).length) / words.length;
   }
 }
