@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { connectNats, NatsTransport, serveKeyOf, WireAuth } from '@finger/hub/nats';
 import type { Envelope, FingerEvent } from '@finger/protocol';
 import { rfc3339, ulid } from '@finger/protocol';
@@ -9,10 +11,9 @@ import {
   natsUrlForTests,
   runCli,
   startTestDaemon,
-  type TestDaemon,
   testClusterName,
+  type TestDaemon,
 } from '@finger/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const url = await natsUrlForTests();
 const FIXTURES = fileURLToPath(new URL('../fixtures/modules/', import.meta.url));
@@ -69,12 +70,19 @@ async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined
 type ModuleRow = { id: string; location?: string; nodes?: { node: string; healthy: boolean }[] };
 const nodesOf = async (d: TestDaemon, id: string) => {
   const list = (await d.http<{ modules: ModuleRow[] }>('GET', '/v1/modules')).body.modules;
-  return list.find((m) => m.id === id)?.nodes?.filter((n) => n.healthy).map((n) => n.node) ?? [];
+  return (
+    list
+      .find((m) => m.id === id)
+      ?.nodes?.filter((n) => n.healthy)
+      .map((n) => n.node) ?? []
+  );
 };
 
 /** A person's direct `/hub` dispatch (the firewall does not hold it for approval). */
 const call = (d: TestDaemon, payload: unknown, timeout_ms = 3000) =>
-  d.http('POST', '/v1/input', { text: `/hub target=remote-probe.where timeout=${timeout_ms} ${JSON.stringify(payload)}` });
+  d.http('POST', '/v1/input', {
+    text: `/hub target=remote-probe.where timeout=${timeout_ms} ${JSON.stringify(payload)}`,
+  });
 
 describe.skipIf(!url)('two daemons and module serve processes on one NATS', () => {
   let a: TestDaemon;
