@@ -1,4 +1,4 @@
-import { FingerError } from '@finger/protocol';
+import { FingerError, isErrorCode } from '@finger/protocol';
 
 /**
  * Transport retries shared by every HTTP model adapter: exponential backoff with full jitter on
@@ -106,12 +106,14 @@ export function isHaltReason(reason: unknown): boolean {
 
 /**
  * The FingerError for an aborted call: E_HALTED when the reason says halt (see
- * {@link isHaltReason}), otherwise E_TIMEOUT — a deadline, the per-call `timeout_ms`, or a caller
- * that stopped waiting. A FingerError reason with another code is passed through as is.
+ * {@link isHaltReason}); a FingerError reason as is; a reason that is an error code string (the
+ * hub cancels with `E_TIMEOUT`, `E_LEASE_EXPIRED`, …) as that code; anything else E_TIMEOUT — a
+ * deadline, the per-call `timeout_ms`, or a caller that stopped waiting.
  */
 export function abortError(reason: unknown, what = 'model call'): FingerError {
   if (isHaltReason(reason)) return new FingerError('E_HALTED', `${what} stopped by the kill switch`);
   if (reason instanceof FingerError) return reason;
+  if (isErrorCode(reason)) return new FingerError(reason, `${what} aborted: ${reason}`, { reason });
   const detail = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
   return new FingerError('E_TIMEOUT', `${what} aborted: ${detail}`, { reason: detail });
 }

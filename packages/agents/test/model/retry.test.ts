@@ -64,13 +64,16 @@ describe('backoffDelay (full jitter)', () => {
 });
 
 describe('abortError', () => {
-  it('maps a halt reason to E_HALTED and anything else to E_TIMEOUT', () => {
+  it('maps a halt reason to E_HALTED, error codes to themselves and anything else to E_TIMEOUT', () => {
     expect(abortError('E_HALTED').code).toBe('E_HALTED');
     expect(abortError(new FingerError('E_HALTED', 'kill switch')).code).toBe('E_HALTED');
     expect(abortError('halt').code).toBe('E_HALTED');
     expect(abortError('E_TIMEOUT').code).toBe('E_TIMEOUT');
     expect(abortError(new DOMException('timed out', 'TimeoutError')).code).toBe('E_TIMEOUT');
     expect(abortError(undefined).code).toBe('E_TIMEOUT');
+    expect(abortError('E_LEASE_EXPIRED').code).toBe('E_LEASE_EXPIRED');
+    expect(abortError(new FingerError('E_SAFETY_LOCKOUT', 'locked')).code).toBe('E_SAFETY_LOCKOUT');
+    expect(abortError('shutdown')).toMatchObject({ code: 'E_TIMEOUT', details: { reason: 'shutdown' } });
   });
 });
 
