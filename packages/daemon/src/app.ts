@@ -29,6 +29,7 @@ import {
   resolveHome,
 } from './config.js';
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
+import { wireAgents } from './agents-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
@@ -241,7 +242,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       const log = logger.child({ component: 'cluster' });
       cluster = await wireCluster({ hub, events, config, home, runtimes, logger: log, clock });
     }
-    const gateway = new InputGateway({ hub, logger });
+    // The ingress supervisor: ordinary text is routed by it (offline router when no model is configured).
+    const agentsLog = logger.child({ component: 'agents' });
+    const agents = await wireAgents({ hub, config, grants, audit: auditLog, logger: agentsLog });
+    const gateway = new InputGateway({ hub, logger, supervisor: agents.supervisorTarget });
     const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
     const counters = new RouteCounters();
     const renderMetrics = () =>

@@ -65,7 +65,7 @@ describe('HTTP routes', () => {
       version: '0.1.0',
       uptime_s: expect.any(Number),
       pid: process.pid,
-      modules: 2,
+      modules: 3, // echo, fx and the ingress supervisor agent
       home: d.home,
     });
   });
@@ -197,11 +197,15 @@ describe('HTTP routes', () => {
     });
   });
 
-  it('plain text → 503 E_ROUTE_FAILED (no router configured)', async () => {
-    const res = await d.call('POST', '/v1/input', { body: { text: 'please list my files' } });
-    expect(res.status).toBe(503);
-    expect(res.json.error.code).toBe('E_ROUTE_FAILED');
-    expect(res.json.error.message).toContain('no router configured');
+  it('plain text goes to the ingress supervisor (offline router with no model configured)', async () => {
+    const res = await d.call('POST', '/v1/input', { body: { text: 'echo hello' } });
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      status: 'succeeded',
+      target: 'echo.echo',
+      result: { text: 'hello' },
+      route: { decision: 'dispatch_module', target: 'echo.echo', requires_human: false, attempts: 1 },
+    });
   });
 
   it('unknown target → 404 E_NO_TARGET; ambiguous module lists tools; module errors pass through', async () => {
@@ -273,7 +277,7 @@ describe('HTTP routes', () => {
 
   it('modules: list, register inline and by path, invalid manifest, conflict, health, unregister', async () => {
     const list = await d.call('GET', '/v1/modules');
-    expect(list.json.modules.map((m: { id: string }) => m.id).sort()).toEqual(['echo', 'fx']);
+    expect(list.json.modules.map((m: { id: string }) => m.id).sort()).toEqual(['echo', 'fx', 'supervisor']);
 
     const modDir = join(d.home, 'fixture-modules', 'echo');
     const inline = await d.call('POST', '/v1/modules', {
@@ -350,7 +354,7 @@ describe('HTTP routes', () => {
     expect(res.body).toMatch(/^# TYPE finger_hub_calls_total counter$/m);
     expect(res.body).toMatch(/^finger_hub_calls_total [1-9]\d*$/m);
     expect(res.body).toMatch(/^finger_hub_calls_failed_total \d+$/m);
-    expect(res.body).toMatch(/^finger_hub_modules 2$/m);
+    expect(res.body).toMatch(/^finger_hub_modules 3$/m);
     expect(res.body).toMatch(/^finger_events_emitted_total \d+$/m);
     expect(res.body).toMatch(/^finger_http_requests_total\{method="POST",route="\/v1\/input",status="200"\} \d+$/m);
     expect(res.body).toMatch(/^finger_process_resident_memory_bytes \d+$/m);

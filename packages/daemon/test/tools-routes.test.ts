@@ -122,6 +122,7 @@ describe('tool routes', () => {
       'fx.fail',
       'fx.sleep',
       'fx.whoami',
+      'supervisor.handle',
     ]);
     const add = res.json.tools.find((t: { id: string }) => t.id === 'calc.add');
     expect(add).toMatchObject({

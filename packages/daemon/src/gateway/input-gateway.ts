@@ -46,6 +46,8 @@ export interface DispatchResult {
     status: 'succeeded' | 'running';
     target: string;
     result?: unknown;
+    /** Text routed by the supervisor: its decision (without the reply, which is `result`). */
+    route?: Record<string, unknown>;
   };
 }
 
@@ -56,6 +58,15 @@ export type IdsListener = (ids: { request_id: string; correlation_id: string }) 
 export interface InputGatewayOptions {
   hub: MessageHub;
   logger?: Logger;
+  /** Hub target ordinary (non-`/hub`) text goes to: the ingress supervisor. Without it such text is refused. */
+  supervisor?: string;
+}
+
+/** What the supervisor answers (IngressSupervisorAgent's RouteReply, as far as the gateway reads it). */
+interface RoutedReply {
+  decision: string;
+  target: string | null;
+  reply: unknown;
 }
 
 const MAX_EVENT_TEXT = 1000;
@@ -69,11 +80,13 @@ const MAX_EVENT_TEXT = 1000;
  */
 export class InputGateway {
   private readonly hub: MessageHub;
+  private readonly supervisor: string | undefined;
   private closed: FingerError | undefined;
   private readonly waiting = new Set<(e: FingerError) => void>();
 
   constructor(options: InputGatewayOptions) {
     this.hub = options.hub;
+    this.supervisor = options.supervisor;
   }
 
   /**
@@ -99,7 +112,8 @@ export class InputGateway {
   /**
    * Handles text input. `/hub …` is a direct dispatch (`direct: true` for human principals);
    * bad syntax rejects with E_BAD_HUB_SYNTAX (details `{position, expected, found}`); any other
-   * text rejects with E_ROUTE_FAILED until a router is configured.
+   * text goes to the supervisor (see {@link InputGateway.route}), or rejects with E_ROUTE_FAILED
+   * when none is configured.
    */
   async input(principal: Principal, params: InputParams, onIds?: IdsListener): Promise<DispatchResult> {
     const correlation_id = ulid();
@@ -112,6 +126,7 @@ export class InputGateway {
     events.emit('INPUT_RECEIVED', corr, { text: text.length > MAX_EVENT_TEXT ? text.slice(0, MAX_EVENT_TEXT) : text });
     if (!isHubCommand(text)) {
       events.emit('MODE_PARSED', corr, { mode: 'text' });
+      if (this.supervisor !== undefined) return this.route(principal, text, corr);
       const err = new FingerError('E_ROUTE_FAILED', 'no router configured: only /hub commands can be dispatched', {
         mode: 'text',
       });
@@ -176,6 +191,39 @@ export class InputGateway {
     };
     if (params.timeout_ms !== undefined) dispatch.timeout_ms = params.timeout_ms;
     return this.run(dispatch, true);
+  }
+
+  /**
+   * Routes text through the supervisor: a blocking hub call as the caller (`direct` for humans:
+   * handing text to the router is the person's own act; what the router then dispatches is an
+   * agent call the firewall judges in full). The result is the routed target's reply, with the
+   * decision under `route`. Rejects with the supervisor's error (E_ROUTE_FAILED on reject, the
+   * dispatched target's code when it failed, E_LLM_UNAVAILABLE when the model is down).
+   */
+  private async route(principal: Principal, text: string, corr: EventCorrelation): Promise<DispatchResult> {
+    if (this.closed) throw this.closed;
+    const p: DispatchParams = {
+      target: this.supervisor!,
+      payload: { text },
+      source: principal,
+      request_id: corr.request_id!,
+      correlation_id: corr.correlation_id!,
+      direct: principal.kind === 'human',
+    };
+    if (corr.session_id !== undefined) p.session_id = corr.session_id;
+    const out = (await this.wait(this.hub.request(p))) as RoutedReply;
+    const { reply, ...route } = out;
+    return {
+      status: 200,
+      body: {
+        request_id: p.request_id!,
+        correlation_id: p.correlation_id!,
+        status: 'succeeded',
+        target: out.target ?? this.hub.resolveTarget(this.supervisor!).tool_id,
+        result: reply,
+        route,
+      },
+    };
   }
 
   private async run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {
