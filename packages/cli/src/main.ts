@@ -8,6 +8,7 @@ import { registerDaemon } from './commands/daemon.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
 import { registerPolicy } from './commands/policy.js';
+import { registerSafety } from './commands/safety.js';
 import { registerSend } from './commands/send.js';
 import { registerToken } from './commands/token.js';
 import { registerTool } from './commands/tool.js';
@@ -60,6 +61,7 @@ export function buildProgram(state: RunState): Command {
   registerApprovals(program, state);
   registerAudit(program, state);
   registerPolicy(program, state);
+  registerSafety(program, state);
   return program;
 }
 

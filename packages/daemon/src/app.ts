@@ -13,6 +13,7 @@ import {
   type HumanGate,
   type PerceptionBus,
   type PolicyStore,
+  type SafetyMonitor,
   ToolGrantProfile,
 } from '@finger/firewall';
 import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
@@ -29,7 +30,6 @@ import {
   resolveHome,
 } from './config.js';
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
-import { wireAgents } from './agents-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
@@ -41,6 +41,7 @@ import {
   RouteCounters,
   statsFamilies,
 } from './metrics.js';
+import { type SafetyWiring, wireSafety } from './safety-wiring.js';
 import { VERSION } from './version.js';
 import { resolveWorkspaceRoots } from './workspace.js';
 import { EventGateway } from './ws/event-gateway.js';
@@ -99,6 +100,8 @@ export interface FingerApp {
   readonly gate: HumanGate;
   /** Approval / rejection counts feeding the adaptation. */
   readonly perception: PerceptionBus;
+  /** Breakers, budgets, kill switch and SAFETY_LOCKOUT (`/v1/halt`, `/v1/unlock`); first in the hub chain. */
+  readonly safety: SafetyMonitor;
   /** Distributed mode (only when `nats.url` is set): cluster status and module placement. */
   readonly cluster?: ClusterWiring;
   /** The Redis stores of distributed mode; absent unless config `redis.url` is set. */
@@ -211,12 +214,25 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   let daemonFile: string | undefined;
   let audit: AuditLog | undefined;
   let firewall: FirewallWiring | undefined;
+  let safety: SafetyWiring | undefined;
   let cluster: ClusterWiring | undefined;
   try {
     // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE).
     audit = await AuditLog.open({ dir: join(home, 'audit'), clock, logger: logger.child({ component: 'audit' }) });
     const auditLog = audit;
     redis?.mirrorAudit(auditLog);
+    // Outermost: a halt or a lockout refuses a call before grants and firewall see it.
+    safety = await wireSafety({
+      hub,
+      audit: auditLog,
+      home,
+      config: config.safety,
+      clock,
+      logger: logger.child({ component: 'safety' }),
+      ...(redis ? { store: await redis.safetyStore() } : {}),
+    });
+    const sw = safety;
+    hub.use(sw.interceptor);
     // Agents may call only the tools their role is granted; humans (admin/operator) any tool.
     const grants = new ToolGrantProfile({ file: join(home, 'state', 'grants.json'), extra: config.grants });
     hub.use(createGrantInterceptor(grants, events));
@@ -242,11 +258,14 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       const log = logger.child({ component: 'cluster' });
       cluster = await wireCluster({ hub, events, config, home, runtimes, logger: log, clock });
     }
-    // The ingress supervisor: ordinary text is routed by it (offline router when no model is configured).
-    const agentsLog = logger.child({ component: 'agents' });
-    const agents = await wireAgents({ hub, config, grants, audit: auditLog, logger: agentsLog });
-    const gateway = new InputGateway({ hub, logger, supervisor: agents.supervisorTarget });
-    const eventGateway = new EventGateway({ events, tokens, logger: logger.child({ component: 'ws' }), ...config.ws });
+    const gateway = new InputGateway({ hub, logger });
+    const eventGateway = new EventGateway({
+      events,
+      tokens,
+      logger: logger.child({ component: 'ws' }),
+      ...config.ws,
+      halt: (actor) => sw.monitor.halt({ actor }),
+    });
     const counters = new RouteCounters();
     const renderMetrics = () =>
       renderPrometheus([
@@ -273,6 +292,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       version: VERSION,
       startedAt,
       renderMetrics,
+      safety: sw.monitor,
       ...(cluster ? { cluster } : {}),
     };
     const fastify = await createServer(
@@ -299,6 +319,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       engine: fw.engine,
       gate: fw.gate,
       perception: fw.perception,
+      safety: sw.monitor,
       ...(cluster ? { cluster } : {}),
       redis,
       async listen() {
@@ -344,6 +365,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           await httpClosed;
           await events.close().catch(() => undefined);
           tokens.flush();
+          await sw.close().catch((e: unknown) => logger.warn({ err: e }, 'safety close failed'));
           await auditLog.close().catch((e: unknown) => logger.warn({ err: e }, 'audit close failed'));
           await redis?.close().catch((e: unknown) => logger.warn({ err: e }, 'redis close failed'));
           if (daemonFile) removeDaemonFile(daemonFile);
@@ -356,6 +378,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     await firewall?.close().catch(() => undefined);
     await cluster?.close().catch(() => undefined);
     await hub.close(0).catch(() => undefined);
+    await safety?.close().catch(() => undefined);
     await audit?.close().catch(() => undefined);
     await redis?.close().catch(() => undefined);
     throw e;

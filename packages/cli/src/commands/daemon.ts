@@ -13,6 +13,7 @@ import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { formatDuration } from '../output.js';
 import { EXIT_INTERRUPTED, pause } from '../wait.js';
+import { type SafetyHealth, safetyLines } from './safety.js';
 
 /**
  * V8 flags the daemon runs with: a small young generation keeps the idle daemon's resident memory
@@ -248,6 +249,12 @@ async function status(ctx: CommandContext): Promise<number> {
     ['home', h.home],
   ];
   for (const [k, v] of rows) out.line(`  ${k.padEnd(8)} ${v}`);
+  const safety = (h as { safety?: SafetyHealth }).safety;
+  if (safety) {
+    const [first = '', ...rest] = safetyLines(safety);
+    out.line(`  ${'safety'.padEnd(8)} ${safety.state === 'open' ? c.green(first) : c.red(first)}`);
+    for (const l of rest) out.line(`  ${''.padEnd(8)} ${c.yellow(l)}`);
+  }
   return EXIT.OK;
 }
 

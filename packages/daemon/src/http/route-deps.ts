@@ -1,4 +1,11 @@
-import type { AuditLog, FirewallEngine, HumanGate, PolicyStore, ToolGrantProfile } from '@finger/firewall';
+import type {
+  AuditLog,
+  FirewallEngine,
+  HumanGate,
+  PolicyStore,
+  SafetyMonitor,
+  ToolGrantProfile,
+} from '@finger/firewall';
 import type { MessageHub } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
@@ -34,4 +41,6 @@ export interface RouteDeps {
   renderMetrics(): string;
   /** Distributed mode (`nats.url` set): NATS status for `/v1/health`, module placement for `/v1/modules`. */
   cluster?: ClusterWiring;
+  /** Breakers, kill switch and lockout (`/v1/halt`, `/v1/unlock`, health); absent: no safety routes. */
+  safety?: SafetyMonitor;
 }

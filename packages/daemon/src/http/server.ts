@@ -19,6 +19,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { moduleRoutes } from './routes/modules.js';
 import { policyRoutes } from './routes/policy.js';
 import { requestRoutes } from './routes/requests.js';
+import { safetyRoutes } from './routes/safety.js';
 import { taskRoutes } from './routes/tasks.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { toolRoutes } from './routes/tools.js';
@@ -85,6 +86,8 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(fastifyWebsocket, { options: { maxPayload: o.wsMaxPayload ?? 64 * 1024 } });
 
+  // first: its lockout preHandler guards the work routes below
+  if (deps.safety) safetyRoutes(app, { ...deps, safety: deps.safety });
   healthRoutes(app, deps);
   inputRoutes(app, deps);
   messageRoutes(app, deps);

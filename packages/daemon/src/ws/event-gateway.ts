@@ -20,6 +20,8 @@ export interface EventGatewayOptions {
   heartbeat_ms: number;
   /** How long a client without an Authorization header has to send `{"op":"auth"}`. */
   auth_timeout_ms: number;
+  /** The kill switch behind `{"op":"halt"}` (admin or operator); absent: the op is unknown. */
+  halt?: (actor: Principal) => Promise<{ phase: string }>;
 }
 
 /** Counters for /metrics. */
@@ -296,6 +298,10 @@ export class EventGateway {
         case 'auth':
           client.sendError({ code: 'E_INVALID_ARGS', message: 'already authenticated' });
           return;
+        case 'halt':
+          if (this.o.halt) return this.halt(client, this.o.halt);
+          client.sendError({ code: 'E_INVALID_ARGS', message: 'unknown op "halt" (no kill switch here)' });
+          return;
         default:
           client.sendError({
             code: 'E_INVALID_ARGS',
@@ -306,6 +312,20 @@ export class EventGateway {
       const err = e as FingerError;
       client.sendError({ code: err.code ?? 'E_INTERNAL', message: err.message, details: err.details });
     }
+  }
+
+  /** `{"op":"halt"}` → `{"type":"halted","phase"}`, or an error frame (E_FORBIDDEN below operator). */
+  private halt(client: Client, halt: (actor: Principal) => Promise<{ phase: string }>): void {
+    const principal = client.principal!;
+    if (!hasRole(principal, ACCESS.operator))
+      return client.sendError({ code: 'E_FORBIDDEN', message: 'halt needs the admin or operator role' });
+    halt(principal).then(
+      (r) => client.send({ type: 'halted', phase: r.phase }),
+      (e: unknown) => {
+        const err = e as FingerError;
+        client.sendError({ code: err.code ?? 'E_INTERNAL', message: err.message });
+      },
+    );
   }
 
   private beat(): void {

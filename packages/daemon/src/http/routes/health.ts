@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 
-import { ACCESS } from '../../auth/auth-hook.js';
+import { ACCESS, bearerToken } from '../../auth/auth-hook.js';
 import type { RouteDeps } from '../route-deps.js';
+import { healthView, SAFETY_HEALTH_SCHEMA } from './safety.js';
 
 /** `GET /v1/health`: the only route reachable without a token. */
 export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
@@ -37,13 +38,19 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   last_error: { type: 'string' },
                 },
               },
+              safety: {
+                ...SAFETY_HEALTH_SCHEMA,
+                description: 'Lockout and breaker state; lockout details and every breaker only with a valid token.',
+              },
             },
           },
         },
       },
     },
-    async () => {
+    async (request) => {
       const modules = deps.hub.registry.list();
+      const detailed = deps.tokens.authenticate(bearerToken(request.headers.authorization)) !== undefined;
+      const safety = deps.safety ? healthView(await deps.safety.state(), detailed) : undefined;
       const nats = deps.cluster?.status();
       const degraded = modules.some((m) => !m.healthy) || (nats !== undefined && !nats.connected);
       return {
@@ -54,6 +61,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
         modules: modules.length,
         home: deps.home,
         ...(nats ? { nats } : {}),
+        ...(safety ? { safety } : {}),
       };
     },
   );
