@@ -8,6 +8,7 @@ import { registerDaemon } from './commands/daemon.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
 import { registerPolicy } from './commands/policy.js';
+import { registerRouter } from './commands/router.js';
 import { registerSafety } from './commands/safety.js';
 import { registerSend } from './commands/send.js';
 import { registerToken } from './commands/token.js';
@@ -61,6 +62,7 @@ export function buildProgram(state: RunState): Command {
   registerApprovals(program, state);
   registerAudit(program, state);
   registerPolicy(program, state);
+  registerRouter(program, state);
   registerSafety(program, state);
   return program;
 }

@@ -15,7 +15,8 @@ export interface Candidate {
 }
 
 const THINK_OPEN = /<(think|thinking|reasoning)\b[^>]*>/i;
-const FENCE_OPEN = /^[ \t]*(`{3,}|~{3,})[^\n`]*$/gm;
+// An opening fence ends its line (an optional tag after it); models also open one mid-line ("Sure: ```json").
+const FENCE_OPEN = /(`{3,}|~{3,})[^\n`~]*$/gm;
 const XML_TAG = /<(json|output|answer|decision|response|result|tool_call)\b[^>]*>/gi;
 const CDATA = /^\s*<!\[CDATA\[([\s\S]*?)(?:\]\]>\s*)?$/;
 
@@ -59,7 +60,7 @@ function fencedRegions(text: string): string[] {
   while ((m = FENCE_OPEN.exec(text)) !== null) {
     const fence = m[1]!;
     const bodyStart = m.index + m[0].length + 1;
-    const closeRe = new RegExp(`^[ \\t]*${fence[0] === '`' ? '`' : '~'}{${fence.length},}[ \\t]*$`, 'gm');
+    const closeRe = new RegExp(`${fence[0] === '`' ? '`' : '~'}{${fence.length},}`, 'g');
     closeRe.lastIndex = Math.min(bodyStart, text.length);
     const close = closeRe.exec(text);
     const bodyEnd = close ? close.index : text.length;

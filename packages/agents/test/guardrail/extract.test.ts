@@ -56,6 +56,11 @@ describe('guardrail step 1: extract', () => {
     );
   });
 
+  it('reads a fence opened mid-line and closed before trailing text', () => {
+    const text = `Sure: \`\`\`json\n${cleanText}\`\`\` hope this helps`;
+    expect(runGuardrail(text, registry)).toEqual(ok([{ kind: 'fence', detail: '1 fenced block(s)' }]));
+  });
+
   it('prefers the fenced block over JSON-looking prose outside it', () => {
     const text = `The schema is {"decision": "…"} as usual.\n\`\`\`json\n${cleanText}\n\`\`\``;
     expect(runGuardrail(text, registry)).toEqual(ok([{ kind: 'fence', detail: '1 fenced block(s)' }]));
