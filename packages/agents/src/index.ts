@@ -86,12 +86,7 @@ export type {
 } from './router/router-engine.js';
 export { RouterEngine } from './router/router-engine.js';
 export type { RouterPromptInput } from './router/router-prompt.js';
-export {
-  ROUTER_SYSTEM_PROMPT,
-  routerInputOf,
-  routerReaskMessage,
-  routerUserMessage,
-} from './router/router-prompt.js';
+export { ROUTER_SYSTEM_PROMPT, routerInputOf, routerReaskMessage, routerUserMessage } from './router/router-prompt.js';
 export type {
   CompressedBlock,
   CompressionOptions,
@@ -165,3 +160,7 @@ export type {
 } from './tasks/task-types.js';
 export type { FrameworkAdapterOptions } from './framework/framework-adapter.js';
 export { FrameworkAdapter } from './framework/framework-adapter.js';
+export type { Graph, GraphEvent, GraphState, GraphStatus, GraphStep, StepState, StepStatus } from './super/graph.js';
+export { checkGraph, initialState, NON_RETRYABLE, readySteps, transition as graphTransition } from './super/graph.js';
+export type { StepInput, SuperAgentOptions, SuperResult } from './super/super-agent.js';
+export { SuperAgent } from './super/super-agent.js';
