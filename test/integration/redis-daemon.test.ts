@@ -78,6 +78,20 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
     expect(rec).toMatchObject({ status: 'succeeded', target: 'counter.inc', result: { runs: before + 1 } });
   });
 
+  it('shares the UserPolicy: a rule added on one daemon is in force on the other', async () => {
+    const rule = {
+      id: 'no-curl',
+      tool: 'shell.exec',
+      match: { command: 'curl *' },
+      level: 'DENY' as const,
+      reason: 'r',
+    };
+    await apps[0]!.policy.addRule(rule, { actor: { kind: 'human', id: 'test' } });
+    for (let i = 0; i < 100 && apps[1]!.policy.userDigest() !== apps[0]!.policy.userDigest(); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(apps[1]!.policy.show().user.rules).toEqual([rule]);
+  });
+
   it('mirrors both daemons audit entries into finger:<cluster>:audit', async () => {
     const sealed = [];
     for (const a of apps) {

@@ -252,6 +252,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       ...(options.gate ? { gate: options.gate } : {}),
     });
     const fw = firewall;
+    // Distributed mode: UserPolicy and session approvals shared with the cluster (Redis).
+    if (redis) await redis.shareFirewall({ policy: fw.policy, sessions: fw.gate.sessionState });
     hub.use(fw.interceptor);
     // Distributed mode: local modules served on NATS, remote ones imported behind the firewall.
     if (config.nats.url) {

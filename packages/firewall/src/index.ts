@@ -77,6 +77,8 @@ export {
 } from './gate/human-gate.js';
 export type { ReviewerRun, ReviewerVerdict } from './gate/reviewer.js';
 export { DEFAULT_REVIEWER_TIMEOUT_MS, parseReviewerOutput, runReviewer } from './gate/reviewer.js';
+export type { SessionApproval, SessionSnapshot } from './gate/session-state.js';
+export { SessionState } from './gate/session-state.js';
 export {
   checkGrantGlob,
   compileGrantGlob,
@@ -116,7 +118,7 @@ export { CompiledPolicy } from './policy/compiled-policy.js';
 export type { EffectivePolicy, PermissionVerdict, PolicyFacts } from './policy/evaluate-policy.js';
 export { COMMAND_RISK_DEFAULTS, evaluatePolicy, RISK_LEVEL_DEFAULTS } from './policy/evaluate-policy.js';
 export { policySchema, policySchemaIssues } from './policy/policy-schema.js';
-export type { PolicyAudit, PolicyChange, PolicyStoreOptions } from './policy/policy-store.js';
+export type { PolicyAudit, PolicyChange, PolicyStoreOptions, UserPolicyPersistence } from './policy/policy-store.js';
 export { ADAPTATION_RULE_PREFIX, PolicyStore } from './policy/policy-store.js';
 export type {
   ExampleCall,

@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-import type { AuditLog } from '@finger/firewall';
+import type { AuditLog, PolicyStore, SessionState } from '@finger/firewall';
 import type { Clock, Logger } from '@finger/hub';
 import { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
 
+import { RedisFirewallSync } from './redis-firewall-sync.js';
 import { RedisSafetyStore } from './redis-safety-store.js';
 
 /** What {@link wireRedis} needs (from config `redis.url` and `cluster`). */
@@ -35,6 +36,11 @@ export interface RedisWiring {
   readonly mirror: RedisAuditMirror;
   /** The SafetyMonitor's store (budgets, lockouts, breakers shared by the cluster); opened once. */
   safetyStore(): Promise<RedisSafetyStore>;
+  /**
+   * Shares the UserPolicy and the gate's session approvals with the cluster (E_STORE_UNAVAILABLE
+   * when Redis cannot be read: the daemon must not start on a possibly stale policy).
+   */
+  shareFirewall(parts: { policy: PolicyStore; sessions: SessionState }): Promise<RedisFirewallSync>;
   /** Mirrors every durable audit entry into the `<prefix>audit` stream. */
   mirrorAudit(audit: AuditLog): void;
   /** For `/v1/health` and `doctor`: whether Redis answers right now, and the mirror's counters. */
@@ -71,6 +77,7 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
   );
   const kvs: RedisKv[] = [];
   let safety: Promise<RedisSafetyStore> | undefined;
+  let firewall: RedisFirewallSync | undefined;
   let offAudit: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   return {
@@ -86,6 +93,12 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
       })();
       return safety;
     },
+    async shareFirewall(parts) {
+      const kv = new RedisKv(connection, 'firewall');
+      kvs.push(kv);
+      firewall = await RedisFirewallSync.open(kv, parts.policy, parts.sessions, { logger });
+      return firewall;
+    },
     mirrorAudit(audit) {
       offAudit?.();
       offAudit = audit.onAppended((entry) => mirror.push(entry));
@@ -96,6 +109,7 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
     close() {
       closing ??= (async () => {
         offAudit?.();
+        await firewall?.close().catch(() => undefined);
         await mirror.close().catch(() => undefined);
         if (safety !== undefined) await (await safety.catch(() => undefined))?.close();
         await requests.close().catch(() => undefined);

@@ -117,6 +117,11 @@ export class HumanGate {
     this.sessions = new SessionState(options.max_sessions ?? 10_000);
   }
 
+  /** Session approvals and abort phases (distributed mode shares them through its `onChange`/`restore` seam). */
+  get sessionState(): SessionState {
+    return this.sessions;
+  }
+
   /**
    * Holds one call until it is answered. Never rejects: every outcome is a GateDecision. DENY is
    * refused at once (E_DENIED_BY_POLICY); an aborted session's calls are refused ('aborted'); a

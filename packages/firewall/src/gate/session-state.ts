@@ -18,11 +18,40 @@ interface SessionEntry {
   abort: AbortPhase | null;
 }
 
+/** One session's state as plain JSON: what a shared store (Redis) keeps and sends. */
+export interface SessionSnapshot {
+  approvals: SessionApproval[];
+  abort: AbortPhase | null;
+}
+
 /** Session approvals and abort phases of the gate. */
 export class SessionState {
   private readonly sessions = new Map<string, SessionEntry>();
+  /**
+   * Storage seam of distributed mode: called after every local change (approve, abort, reset)
+   * so the daemon can persist and broadcast the session's {@link snapshot}; remote changes come
+   * back through {@link restore}, which does not call it.
+   */
+  onChange: ((session_id: string) => void) | undefined;
 
   constructor(private readonly max: number) {}
+
+  /** The session's state as JSON, or undefined when nothing is kept for it. */
+  snapshot(session_id: string): SessionSnapshot | undefined {
+    const s = this.sessions.get(session_id);
+    return s ? { approvals: [...s.approvals.values()].map((a) => ({ ...a })), abort: s.abort } : undefined;
+  }
+
+  /** Replaces the session's state by a snapshot from a shared store (undefined: forget it). */
+  restore(session_id: string, snap: SessionSnapshot | undefined): void {
+    if (snap === undefined) {
+      this.sessions.delete(session_id);
+      return;
+    }
+    const s = this.touch(session_id);
+    s.approvals = new Map(snap.approvals.map((a) => [a.tool_id, { ...a }]));
+    s.abort = snap.abort;
+  }
 
   /**
    * The session approval covering a hold of `tool_id` at `level` in `session_id`: one given
@@ -40,6 +69,7 @@ export class SessionState {
     const prev = s.approvals.get(approval.tool_id);
     if (prev && LEVEL_ORDER.indexOf(prev.level) > LEVEL_ORDER.indexOf(approval.level)) return;
     s.approvals.set(approval.tool_id, approval);
+    this.onChange?.(session_id);
   }
 
   /** The session's approvals (for tests and `GET /v1/approvals?session_id`). */
@@ -58,12 +88,14 @@ export class SessionState {
     s.abort = s.abort === null ? 'stopping' : 'stopped';
     // An aborted session keeps no "always": after a reset it asks again.
     s.approvals.clear();
+    this.onChange?.(session_id);
     return s.abort;
   }
 
   /** Forgets everything about the session (abort phase and session approvals). */
   reset(session_id: string): void {
     this.sessions.delete(session_id);
+    this.onChange?.(session_id);
   }
 
   /** Number of sessions tracked. */

@@ -47,6 +47,16 @@ export interface PolicyStoreOptions {
   audit?: PolicyAudit;
 }
 
+/**
+ * Storage seam of distributed mode: where UserPolicy changes go instead of the user policy file
+ * (the daemon's Redis store). `save` must be durable before it resolves and refuse a change made
+ * over a stale policy (`previous_digest` is not the shared one) with E_CONFLICT; any rejection
+ * leaves the policy unchanged.
+ */
+export interface UserPolicyPersistence {
+  save(document: PolicyDocument, previous_digest: string, next_digest: string): Promise<void>;
+}
+
 /** Who changes the UserPolicy, and why (recorded in the audit entry). */
 export interface PolicyChange {
   actor: AuditActor;
@@ -105,6 +115,7 @@ export class PolicyStore {
   #warnings: PolicyWarning[];
   #tools: readonly KnownTool[] | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #persistence: UserPolicyPersistence | undefined;
   readonly #o: PolicyStoreOptions;
 
   private constructor(
@@ -229,6 +240,36 @@ export class PolicyStore {
     });
   }
 
+  /** Digest of the UserPolicy in force. */
+  userDigest(): string {
+    return this.#user.digest;
+  }
+
+  /** Sends later UserPolicy changes to `p` instead of the user policy file (distributed mode). */
+  setUserPersistence(p: UserPolicyPersistence | undefined): void {
+    this.#persistence = p;
+  }
+
+  /**
+   * Puts in force a UserPolicy changed on another daemon (validated and audited there; not
+   * audited again). Compiled here first: E_INVALID_ARGS leaves the current policy. Returns the
+   * new warnings.
+   */
+  applyShared(doc: unknown): Promise<PolicyWarning[]> {
+    return this.#serial(async () => {
+      const compiled = compilePolicy(doc, {
+        layer: 'user',
+        homeDir: this.#o.homeDir,
+        assessor: this.#o.assessor,
+        admin: this.#admin,
+        ...(this.#tools !== undefined ? { tools: this.#tools } : {}),
+        source: 'shared',
+      });
+      this.#install(compiled);
+      return compiled.warnings;
+    });
+  }
+
   /** Tools the adaptation escalated and has not reverted (rules `adaptation:<tool>`). */
   escalatedTools(): string[] {
     return this.#user.document.rules
@@ -284,7 +325,16 @@ export class PolicyStore {
     const record: AuditRecord = { type: 'policy.changed', actor: change.actor, details };
     if (change.request_id !== undefined) record.request_id = change.request_id;
     await audit.append(record);
-    if (this.userPath !== undefined) {
+    if (this.#persistence !== undefined) {
+      try {
+        await this.#persistence.save(compiled.policy.document, this.#user.digest, compiled.policy.digest);
+      } catch (e) {
+        await audit
+          .append({ ...record, details: { ...details, failed: true, error: (e as Error).message } })
+          .catch(() => undefined);
+        throw e;
+      }
+    } else if (this.userPath !== undefined) {
       try {
         await mkdir(path.dirname(this.userPath), { recursive: true, mode: 0o700 });
         await atomicWriteFile(this.userPath, Buffer.from(`${JSON.stringify(compiled.policy.document, null, 2)}\n`), {
@@ -301,9 +351,13 @@ export class PolicyStore {
         );
       }
     }
+    this.#install(compiled);
+    return compiled.warnings;
+  }
+
+  #install(compiled: { policy: CompiledPolicy; warnings: PolicyWarning[] }): void {
     this.#user = compiled.policy;
     this.#effective = Object.freeze({ admin: this.#admin, user: compiled.policy });
     this.#warnings = [...this.#warnings.filter((w) => w.layer === 'admin'), ...compiled.warnings];
-    return compiled.warnings;
   }
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { FingerError } from '@finger/protocol';
+
 import type { AuditRecord } from '../../src/audit/audit-entry.js';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { evaluatePolicy } from '../../src/policy/evaluate-policy.js';
@@ -229,5 +231,44 @@ describe('PolicyStore: user policy changes', () => {
     } finally {
       await log.close();
     }
+  });
+});
+
+describe('PolicyStore: the storage seam of distributed mode', () => {
+  it('sends changes to the persistence instead of the file, with the digests before and after', async () => {
+    const h = home();
+    const audit = recordingAudit(() => undefined);
+    const store = PolicyStore.load({ home: h, homeDir: '/home/alice', assessor, audit });
+    const saved: { rules: number; prev: string; next: string }[] = [];
+    store.setUserPersistence({
+      save: async (doc, prev, next) => void saved.push({ rules: doc.rules.length, prev, next }),
+    });
+    const before = store.userDigest();
+    await store.addRule({ ...NO_RM_RF, level: 'DENY' }, { actor: ACTOR });
+    expect(saved).toEqual([{ rules: 1, prev: before, next: store.userDigest() }]);
+    expect(() => readFileSync(path.join(h, 'state', 'user-policy.json'))).toThrow();
+  });
+
+  it('leaves the policy unchanged and audits the failure when the persistence refuses', async () => {
+    const audit = recordingAudit(() => undefined);
+    const store = PolicyStore.load({ home: home(), homeDir: '/home/alice', assessor, audit });
+    store.setUserPersistence({
+      save: () => Promise.reject(new FingerError('E_CONFLICT', 'stale')),
+    });
+    await expect(store.addRule({ ...NO_RM_RF, level: 'DENY' }, { actor: ACTOR })).rejects.toMatchObject({ code: 'E_CONFLICT' });
+    expect(store.show().user.rules).toEqual([]);
+    expect(audit.seen.map((s) => s.record.details?.failed)).toEqual([undefined, true]);
+  });
+
+  it('applies a shared UserPolicy without auditing it again; refuses one that does not compile', async () => {
+    const audit = recordingAudit(() => undefined);
+    const store = PolicyStore.load({ home: home(), homeDir: '/home/alice', assessor, audit });
+    await store.applyShared({ version: 1, rules: [NO_RM_RF] });
+    expect(shellLevel(store, 'rm -rf /tmp/x')).toBe('DENY');
+    expect(audit.seen).toEqual([]);
+    await expect(store.applyShared({ version: 1, rules: [{ tool: 'x', level: 'NOPE' }] })).rejects.toMatchObject({
+      code: 'E_INVALID_ARGS',
+    });
+    expect(store.show().user.rules).toEqual([NO_RM_RF]);
   });
 });

@@ -10,6 +10,17 @@ if v then
 end
 return v`;
 
+/**
+ * Compare-and-set of a versioned document (`KEYS[1]` version, `KEYS[2]` JSON): written when no
+ * version exists yet or the current one is the expected one, with its notice, atomically.
+ */
+const CAS = `local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3])
+if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
+return 1`;
+
 /** A change as published: the origin lets a store skip its own echo. */
 interface Wire {
   o: string;
@@ -95,6 +106,58 @@ export class RedisKv {
       if (notify !== undefined) m.publish(this.channel, this.wire(notify));
       const r = check(await m.exec());
       return r[0] === 1;
+    });
+  }
+
+  /** A versioned document written by {@link casJson}: its version and value, or undefined. */
+  async getVersioned<T>(key: string): Promise<{ version: string; value: T } | undefined> {
+    const [v, doc] = await this.redis.run(`${this.namespace}.get`, (c) =>
+      c.mget(this.k(`${key}:version`), this.k(key)),
+    );
+    return v == null || doc == null ? undefined : { version: v, value: JSON.parse(doc) as T };
+  }
+
+  /**
+   * Writes a versioned document only if its current version is `expected` (or it has none yet),
+   * publishing `notify` in the same step. False when another writer got there first.
+   */
+  async casJson(key: string, expected: string, version: string, value: unknown, notify?: unknown): Promise<boolean> {
+    const r = await this.redis.run(`${this.namespace}.cas`, (c) =>
+      c.eval(
+        CAS,
+        2,
+        this.k(`${key}:version`),
+        this.k(key),
+        expected,
+        version,
+        JSON.stringify(value),
+        this.channel,
+        notify === undefined ? '' : this.wire(notify),
+      ),
+    );
+    return r === 1;
+  }
+
+  /** Up to `max` JSON documents whose keys start with `prefix` (SCAN, then MGET), with their keys minus the namespace. */
+  async scanJson<T>(prefix: string, max: number): Promise<[string, T][]> {
+    return this.redis.run(`${this.namespace}.scan`, async (c) => {
+      const base = this.k('');
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await c.scan(cursor, 'MATCH', `${this.k(prefix)}*`, 'COUNT', 500);
+        keys.push(...batch);
+        cursor = next;
+      } while (cursor !== '0' && keys.length < max);
+      const out: [string, T][] = [];
+      const take = keys.slice(0, max);
+      if (take.length === 0) return out;
+      const values = await c.mget(...take);
+      take.forEach((k, i) => {
+        const v = values[i];
+        if (v != null) out.push([k.slice(base.length), JSON.parse(v) as T]);
+      });
+      return out;
     });
   }
 
