@@ -234,6 +234,23 @@ export class McpRuntime implements ModuleRuntime {
     return this.#closing;
   }
 
+  /**
+   * Kill switch: SIGKILLs a stdio server now (in-flight calls fail, it restarts with backoff as
+   * after a crash) and resolves once its connection is gone (bounded: 2 s). HTTP servers: no-op.
+   */
+  async kill(): Promise<void> {
+    const conn = this.#conn;
+    if (conn === null || conn.dead || conn.pid === null) return;
+    this.#log.warn({ pid: conn.pid }, 'killing the MCP server process (halt)');
+    try {
+      process.kill(conn.pid, 'SIGKILL');
+    } catch {
+      return; // already gone
+    }
+    const until = this.#clock.now() + 2000;
+    while (!conn.dead && this.#clock.now() < until) await new Promise<void>((r) => this.#clock.setTimeout(r, 10));
+  }
+
   /** Counters and state. */
   stats(): McpRuntimeStats {
     const s: McpRuntimeStats = {
