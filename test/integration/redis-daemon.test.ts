@@ -58,8 +58,11 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
     return { status: res.status, body: (await res.json()) as { result?: { runs: number }; error?: { code: string } } };
   }
 
-  it('uses the Redis request store and reports Redis as reachable', () => {
-    for (const a of apps) expect(a.redis?.health()).toMatchObject({ ok: true, prefix: `finger:${cluster}:` });
+  it('reports Redis in GET /v1/health', async () => {
+    const res = await fetch(`${daemons[0]!.url}/v1/health`);
+    const body = (await res.json()) as { status: string; redis?: unknown };
+    expect(body.status).toBe('ok');
+    expect(body.redis).toMatchObject({ connected: true, prefix: `finger:${cluster}:`, held_outcomes: 0 });
   });
 
   it('runs 100 concurrent POST /v1/messages with one request_id over both daemons exactly once', async () => {

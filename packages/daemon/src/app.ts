@@ -194,6 +194,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         url: config.redis.url,
         cluster: config.cluster,
         clock,
+        events,
         logger: logger.child({ component: 'redis' }),
       })
     : undefined;
@@ -296,6 +297,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       renderMetrics,
       safety: sw.monitor,
       ...(cluster ? { cluster } : {}),
+      ...(redis ? { redis } : {}),
     };
     const fastify = await createServer(
       { logger, tokens, counters, version: VERSION, isClosing: () => closing !== undefined },

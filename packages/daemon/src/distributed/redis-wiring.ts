@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
 import type { AuditLog, PolicyStore, SessionState } from '@finger/firewall';
-import type { Clock, Logger } from '@finger/hub';
+import type { Clock, EventBus, Logger } from '@finger/hub';
 import { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
 
 import { RedisFirewallSync } from './redis-firewall-sync.js';
@@ -18,6 +18,8 @@ export interface RedisWiringOptions {
   cluster: string;
   logger: Logger;
   clock?: Clock;
+  /** Where DEGRADED events go (`data.component: "redis"`) when Redis is lost and found again. */
+  events?: EventBus;
   /** Names this daemon in the audit stream. Default `<hostname>/<pid>/<random>` (two daemons may share a process). */
   node?: string;
   /** How long the start waits for Redis before going on without it (calls then fail E_STORE_UNAVAILABLE). Default 3000 ms. */
@@ -44,7 +46,13 @@ export interface RedisWiring {
   /** Mirrors every durable audit entry into the `<prefix>audit` stream. */
   mirrorAudit(audit: AuditLog): void;
   /** For `/v1/health` and `doctor`: whether Redis answers right now, and the mirror's counters. */
-  health(): { ok: boolean; prefix: string; audit_mirror: ReturnType<RedisAuditMirror['stats']> };
+  health(): {
+    connected: boolean;
+    prefix: string;
+    last_error?: string;
+    held_outcomes: number;
+    audit_mirror: ReturnType<RedisAuditMirror['stats']>;
+  };
   /** Flushes the mirror (one attempt), stops the stores, closes the connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -62,9 +70,28 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
     logger,
     ...(o.prefix !== undefined ? { prefix: o.prefix } : {}),
   });
-  if (!(await connection.ready(o.ready_timeout_ms ?? 3000)))
+  // Lost and found again: a DEGRADED event each way (shared-state calls fail meanwhile).
+  const state = { up: false, closed: false, last_error: undefined as string | undefined };
+  connection.client.on('error', (e: Error) => (state.last_error = e.message));
+  connection.client.on('ready', () => {
+    if (!state.up) {
+      if (state.last_error !== undefined)
+        o.events?.emit('DEGRADED', {}, { component: 'redis', degraded: false, prefix: connection.prefix });
+      state.up = true;
+    }
+  });
+  connection.client.on('close', () => {
+    if (!state.up || state.closed) return;
+    state.up = false;
+    state.last_error ??= 'connection closed';
+    logger.warn({ prefix: connection.prefix }, 'redis connection lost: shared-state calls fail until it returns');
+    o.events?.emit('DEGRADED', {}, { component: 'redis', degraded: true, reason: state.last_error });
+  });
+  if (!(await connection.ready(o.ready_timeout_ms ?? 3000))) {
+    state.last_error ??= 'not reachable';
     logger.warn({ prefix: connection.prefix }, 'redis is not reachable yet: shared-state calls fail until it is');
-  else logger.info({ prefix: connection.prefix }, 'redis connected');
+    o.events?.emit('DEGRADED', {}, { component: 'redis', degraded: true, reason: state.last_error });
+  } else logger.info({ prefix: connection.prefix }, 'redis connected');
   const requests = new RedisRequestStore(connection, {
     logger,
     ...(o.clock !== undefined ? { clock: o.clock } : {}),
@@ -104,10 +131,17 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
       offAudit = audit.onAppended((entry) => mirror.push(entry));
     },
     health() {
-      return { ok: connection.available, prefix: connection.prefix, audit_mirror: mirror.stats() };
+      return {
+        connected: connection.available,
+        prefix: connection.prefix,
+        ...(!connection.available && state.last_error !== undefined ? { last_error: state.last_error } : {}),
+        held_outcomes: requests.pendingCount,
+        audit_mirror: mirror.stats(),
+      };
     },
     close() {
       closing ??= (async () => {
+        state.closed = true;
         offAudit?.();
         await firewall?.close().catch(() => undefined);
         await mirror.close().catch(() => undefined);

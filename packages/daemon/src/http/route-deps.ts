@@ -11,6 +11,7 @@ import type { MessageHub } from '@finger/hub';
 import type { TokenStore } from '../auth/token-store.js';
 import type { ClusterWiring } from '../cluster-wiring.js';
 import type { DaemonConfig } from '../config.js';
+import type { RedisWiring } from '../distributed/redis-wiring.js';
 import type { InputGateway } from '../gateway/input-gateway.js';
 import type { EventGateway } from '../ws/event-gateway.js';
 
@@ -41,6 +42,8 @@ export interface RouteDeps {
   renderMetrics(): string;
   /** Distributed mode (`nats.url` set): NATS status for `/v1/health`, module placement for `/v1/modules`. */
   cluster?: ClusterWiring;
+  /** Distributed mode (`redis.url` set): Redis status for `/v1/health`. */
+  redis?: RedisWiring;
   /** Breakers, kill switch and lockout (`/v1/halt`, `/v1/unlock`, health); absent: no safety routes. */
   safety?: SafetyMonitor;
 }

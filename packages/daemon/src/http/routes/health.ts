@@ -38,6 +38,25 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   last_error: { type: 'string' },
                 },
               },
+              redis: {
+                type: 'object',
+                description: 'Distributed mode only (redis.url set): the shared-state store of this daemon.',
+                properties: {
+                  connected: { type: 'boolean' },
+                  prefix: { type: 'string' },
+                  last_error: { type: 'string' },
+                  held_outcomes: { type: 'integer' },
+                  audit_mirror: {
+                    type: 'object',
+                    properties: {
+                      mirrored: { type: 'integer' },
+                      dropped: { type: 'integer' },
+                      failed_batches: { type: 'integer' },
+                      queued: { type: 'integer' },
+                    },
+                  },
+                },
+              },
               safety: {
                 ...SAFETY_HEALTH_SCHEMA,
                 description: 'Lockout and breaker state; lockout details and every breaker only with a valid token.',
@@ -52,7 +71,11 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const detailed = deps.tokens.authenticate(bearerToken(request.headers.authorization)) !== undefined;
       const safety = deps.safety ? healthView(await deps.safety.state(), detailed) : undefined;
       const nats = deps.cluster?.status();
-      const degraded = modules.some((m) => !m.healthy) || (nats !== undefined && !nats.connected);
+      const redis = deps.redis?.health();
+      const degraded =
+        modules.some((m) => !m.healthy) ||
+        (nats !== undefined && !nats.connected) ||
+        (redis !== undefined && !redis.connected);
       return {
         status: degraded ? 'degraded' : 'ok',
         version: deps.version,
@@ -61,6 +84,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
         modules: modules.length,
         home: deps.home,
         ...(nats ? { nats } : {}),
+        ...(redis ? { redis } : {}),
         ...(safety ? { safety } : {}),
       };
     },
