@@ -37,7 +37,7 @@ describe('myfinger router parse (built CLI)', () => {
     registry = join(dir.path, 'registry.json');
     await writeFile(
       registry,
-      JSON.stringify({ agents: ['planner'], modules: ['echo', 'fs', 'fs.delete'], high_risk: ['fs'] }),
+      JSON.stringify({ agents: ['planner'], modules: ['echo', 'fs', 'fs.delete'], high_risk: ['fs', 'fs.delete'] }),
     );
     answer = async (name, text) => {
       const f = join(dir.path, name);

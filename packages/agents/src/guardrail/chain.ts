@@ -72,6 +72,8 @@ export function selectDecisionObject(
   const sel = selectCandidate(parsed, fragments, unparseable, rule);
   if (!sel.ok) return sel;
   const { chosen } = sel;
+  if (sel.echoes > 0)
+    repairs.push({ kind: 'template_echo', detail: `${sel.echoes} echo(es) of the prompt template dropped` });
   repairs.push(...chosen.repairs);
   if (chosen.source.truncated) {
     const problems = truncationProblems(chosen.source.text, rule.truncation(chosen.value));

@@ -105,12 +105,12 @@ export function resolveTarget(raw: string, index: RegistryIndex): string | undef
   return list?.length === 1 ? list[0] : undefined;
 }
 
-/** True when `target` (or the module of a tool id `<module>.<tool>`) is listed as high risk. */
+/**
+ * True when `target` is listed as high risk (case-insensitively). Exact ids only: a module id in
+ * the list means its bare id reaches a high-risk tool, not that every tool of it is high risk.
+ */
 export function isHighRisk(target: string, index: RegistryIndex): boolean {
-  const t = asciiLower(target);
-  if (index.highRisk.has(t)) return true;
-  const dot = t.indexOf('.');
-  return dot > 0 && index.highRisk.has(t.slice(0, dot));
+  return index.highRisk.has(asciiLower(target));
 }
 
 const DECISIONS = ['direct_reply', 'dispatch_agent', 'dispatch_module', 'ask_human', 'reject'] as const;

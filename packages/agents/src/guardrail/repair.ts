@@ -40,10 +40,16 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Parses JSON text, repairing it when needed; records a `syntax` repair for a change. */
+/**
+ * Parses JSON text, repairing it when needed; records a `syntax` repair for a change. Broken
+ * answers make JSON.parse and jsonrepair throw, and capturing a stack for each of those errors
+ * was the largest cost of the broken path: the stack trace limit is 0 while they run.
+ */
 function parseText(text: string, repairs: GuardrailRepair[]): Parsed {
   let json = text;
   let value: unknown;
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     value = JSON.parse(json);
   } catch {
@@ -54,6 +60,8 @@ function parseText(text: string, repairs: GuardrailRepair[]): Parsed {
       return { ok: false };
     }
     repairs.push({ kind: 'syntax', before: clip(text), after: clip(json) });
+  } finally {
+    Error.stackTraceLimit = limit;
   }
   const duplicate = typeof value === 'object' && value !== null ? findDuplicateConflict(json) : undefined;
   if (duplicate === TOO_DEEP) return { ok: false };

@@ -17,7 +17,7 @@ export interface SelectRule {
 
 /** The selection: one candidate, or why there is none. */
 export type Selection =
-  | { ok: true; chosen: ParsedCandidate }
+  | { ok: true; chosen: ParsedCandidate; /** Template echoes dropped on the way. */ echoes: number }
   | { ok: false; reason_code: GuardrailReasonCode; errors: string[]; retryable: boolean };
 
 /** Placeholder strings of the §3.6 / §3.7 templates and of common prompt styles. */
@@ -88,7 +88,7 @@ export function selectCandidate(
     };
   }
   const distinct = new Map<string, ParsedCandidate>();
-  for (const p of real) {
+  for (const p of real.length > 1 ? real : []) {
     const key = canonical(p.value);
     if (!distinct.has(key)) distinct.set(key, p);
   }
@@ -107,5 +107,5 @@ export function selectCandidate(
       errors: [`${chosen.duplicate} appears twice with different values`],
       retryable: false,
     };
-  return { ok: true, chosen };
+  return { ok: true, chosen, echoes: claims.length - real.length };
 }

@@ -8,10 +8,10 @@ import { parseLlmDecision } from '../../src/guardrail/llm-decision.js';
 const registry: GuardrailRegistry = {
   agents: ['planner'],
   modules: ['echo', 'echo.say', 'fs', 'fs.write', 'shell.exec'],
-  high_risk: ['fs', 'shell.exec'],
+  high_risk: ['fs', 'fs.write', 'shell.exec'],
 };
 const registered = new Set([...registry.agents, ...registry.modules]);
-const highRisk = (t: string) => t === 'fs' || t.startsWith('fs.') || t === 'shell.exec';
+const highRisk = (t: string) => ['fs', 'fs.write', 'shell.exec'].includes(t);
 
 const KEYS = ['decision', 'target', 'confidence', 'reason', 'payload', 'requires_human'];
 

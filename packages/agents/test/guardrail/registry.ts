@@ -1,10 +1,10 @@
 import type { GuardrailRegistry } from '../../src/guardrail/guardrail-types.js';
 
-/** The registry the guardrail tests run against: one agent, two modules with tools, fs high risk. */
+/** The registry the guardrail tests run against: two agents, modules with tools, fs.write and shell.exec high risk. */
 export const registry: GuardrailRegistry = {
   agents: ['planner', 'Researcher'],
   modules: ['echo', 'echo.say', 'fs', 'fs.write', 'fs.read', 'shell.exec'],
-  high_risk: ['fs', 'shell.exec'],
+  high_risk: ['fs', 'fs.write', 'shell.exec'],
 };
 
 /** A clean dispatch answer. */

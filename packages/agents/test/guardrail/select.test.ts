@@ -51,7 +51,7 @@ describe('guardrail step 3: select', () => {
     expect(runGuardrail(`You asked for:\n${TEMPLATE}\nMy answer:\n${cleanText}`, registry)).toEqual({
       outcome: 'ok',
       decision: clean,
-      repairs: [],
+      repairs: [{ kind: 'template_echo', detail: '1 echo(es) of the prompt template dropped' }],
     });
   });
 

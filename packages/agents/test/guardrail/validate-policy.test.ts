@@ -124,7 +124,7 @@ describe('guardrail step 8: policy', () => {
     });
   });
 
-  it.each(['fs', 'fs.write', 'FS.Read', 'shell.exec'])(
+  it.each(['fs', 'fs.write', 'FS.Write', 'shell.exec'])(
     'forces requires_human for the high-risk target %s (the model cannot lower it)',
     (target) => {
       const out = run(decision({ target, requires_human: false }));
@@ -133,6 +133,14 @@ describe('guardrail step 8: policy', () => {
       expect(out.repairs.at(-1)).toMatchObject({ kind: 'policy_requires_human' });
     },
   );
+
+  it('does not extend a high-risk module id to its other tools', () => {
+    expect(run(decision({ target: 'fs.read' }))).toEqual({
+      outcome: 'ok',
+      decision: { ...clean, target: 'fs.read' },
+      repairs: [],
+    });
+  });
 
   it('keeps requires_human when the model raises it for a low-risk target', () => {
     expect(run(decision({ requires_human: true }))).toEqual({
