@@ -150,14 +150,17 @@ runBench(BENCH, async () => {
   const assessor = await fw.RiskAssessor.create();
   const store = fw.PolicyStore.load({ home, homeDir: home, assessor });
   if (store.current().admin.rules.length !== 200) throw new Error('the policy does not hold 200 rules');
-  const makeEngine = () =>
+  const makeEngine = (over = {}) =>
     new fw.FirewallEngine({
       policy: store,
       risk: assessor,
       sandbox: new fw.PathSandbox({ workspaceRoots: [ws], home, homeDir: home }),
       clock: advancingClock(),
+      ...over,
     });
   const engine = makeEngine();
+  // the whole pipeline on every call, as for a call seen for the first time (the issue's target)
+  const uncached = makeEngine({ verdict_cache_size: 0 });
   const shellTool = toolMeta(shellManifest, 'exec');
   const fsRead = toolMeta(fsManifest, 'read');
   const facts = (tool_id, tool, args) => ({
@@ -174,7 +177,7 @@ runBench(BENCH, async () => {
   const cwdFacts = COMMANDS.map((command) => facts('shell.exec', shellTool, { command, cwd: 'packages/firewall' }));
   const readFacts = facts('fs.read', fsRead, { path: 'packages/firewall/src/index.ts' });
   for (const f of [...shellFacts, ...cwdFacts, readFacts]) {
-    const ev = engine.evaluate(f);
+    const ev = uncached.evaluate(f);
     if (ev.action !== 'allow')
       throw new Error(`not on the AUTO path: ${JSON.stringify(f.args)} → ${ev.level} (${ev.reasons.join('; ')})`);
   }
@@ -192,9 +195,10 @@ runBench(BENCH, async () => {
   const hubOn = await startHub('on');
   const hubEvents = await startHub('events');
   const hubAudit = await startHub('audit');
+  const engineOn = makeEngine();
   hubOn.use(
     fw.createFirewallInterceptor({
-      engine: makeEngine(),
+      engine: engineOn,
       tools: { get: (id) => hubOn.tools.metadata(id) },
       events: hubOn.events,
     }),
@@ -238,6 +242,7 @@ runBench(BENCH, async () => {
   try {
     let i = 0;
     let j = 0;
+    let k = 0;
     const opts = suiteOptions();
     process.stderr.write(
       `${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case, ${opts.warmupMs} ms warmup\n`,
@@ -249,7 +254,13 @@ runBench(BENCH, async () => {
           system: 'finger',
           scenario: 'auto-200-rules',
           concurrency: 1,
-          fn: () => engine.evaluate(shellFacts[i++ % shellFacts.length]),
+          fn: () => uncached.evaluate(shellFacts[i++ % shellFacts.length]),
+        },
+        {
+          system: 'finger',
+          scenario: 'auto-200-rules-cached',
+          concurrency: 1,
+          fn: () => engine.evaluate(shellFacts[k++ % shellFacts.length]),
         },
         {
           system: 'finger',
@@ -307,6 +318,7 @@ runBench(BENCH, async () => {
         `firewall cost per dispatched call at c100 (1/on − 1/off): ${round(1e6 / row('c100-firewall-on').ops_per_s - 1e6 / row('c100-firewall-off').ops_per_s)} µs`,
         `audit: ${audit.stats().appends} entries in ${audit.stats().batches} write+fsync batches`,
         `RiskAssessor: ${JSON.stringify(assessor.stats())}`,
+        `verdict cache (hub c100-firewall-on): ${JSON.stringify(engineOn.cacheStats())}`,
         `target (${target.rule}): p50 ${yes(target.p50_met)}, p99 ${yes(target.p99_met)}, hub ${yes(target.hub_met)}`,
         '',
       ].join('\n'),
@@ -317,11 +329,13 @@ runBench(BENCH, async () => {
       harness_baseline: base,
       own_us: Object.fromEntries(rows.filter((r) => r.system === 'finger').map((r) => [r.scenario, own(r)])),
       risk_stats: assessor.stats(),
+      verdict_cache_stats: { hub_on: engineOn.cacheStats(), auto_200_rules_cached: engine.cacheStats() },
       audit_stats: audit.stats(),
       allow_verdicts: verdicts,
       options: opts,
       notes: [
-        'auto-200-rules: FirewallEngine.evaluate() (packages/firewall/dist) of shell.exec {command} cycling 10 everyday read-only commands (plain-word fast path and cached parses), admin policy of 200 rules loaded by PolicyStore from <home>/config/admin-policy.json (80 deny/hold command rules, 20 exact-shape allow rules, 60 fs path rules, 20 web.fetch, 20 MCP), all five layers, a decision id per call. Every call is allow/AUTO (checked before measuring).',
+        'auto-200-rules: FirewallEngine.evaluate() (packages/firewall/dist) of shell.exec {command} cycling 10 everyday read-only commands (plain-word fast path and cached parses), admin policy of 200 rules loaded by PolicyStore from <home>/config/admin-policy.json (80 deny/hold command rules, 20 exact-shape allow rules, 60 fs path rules, 20 web.fetch, 20 MCP), all five layers, a decision id per call, verdict cache off (verdict_cache_size: 0): what a call seen for the first time costs. Every call is allow/AUTO (checked before measuring).',
+        'auto-200-rules-cached: the same with the verdict cache on (the default): layers 1, 3 and 4 come from the cache, the behaviour and metacognitive layers run, a full Evaluation with a decision id per call.',
         'auto-200-rules-cwd adds cwd (realpath of the directory: a syscall per call); auto-fs-read is fs.read of a workspace file (realpath per call).',
         "The engine's clock moves past the 60 s behaviour window on every read, so repeating the same 10 calls never trips the loop detector; the behaviour layer still counts every call.",
         "hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; firewall-on = createFirewallInterceptor({engine, tools: {get: (id) => hub.tools.metadata(id)}, events: hub.events}) as the daemon wires it in the interceptor chain (the default: no event for a plain AUTO allow); firewall-on-events adds auto_events: true (a FIREWALL_VERDICT event per call, persisted by the hub's FileEventStore); firewall-on-audit adds an AuditLog (every verdict written and fdatasync'd, group-committed, before the call runs).",

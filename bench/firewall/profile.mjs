@@ -1,6 +1,7 @@
 // Profiling helper (not part of `npm run bench`): drives MessageHub + echo at c100 through the
 // firewall interceptor (as the `c100-firewall-on` row does) for a few seconds, so that
-// `node --cpu-prof bench/firewall/profile.mjs [seconds] [off]` shows where the time goes.
+// `node --cpu-prof bench/firewall/profile.mjs [seconds] [on|off|noop]` shows where the time goes
+// (`noop`: an interceptor that only calls next(), the hub's own cost of an interceptor chain).
 // `node bench/firewall/profile.mjs --summary <file.cpuprofile>` prints self time per function.
 
 import { readFileSync } from 'node:fs';
@@ -29,7 +30,8 @@ function summary(file) {
   for (const [k, us] of rows) process.stdout.write(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}\n`);
 }
 
-async function drive(seconds, withFirewall) {
+async function drive(seconds, mode) {
+  const withFirewall = mode === 'on';
   const fw = await importBuilt('packages/firewall');
   const hubPkg = await importBuilt('packages/hub');
   const home = await mkdtemp(join(tmpdir(), 'finger-fw-prof-'));
@@ -47,6 +49,7 @@ async function drive(seconds, withFirewall) {
       events: new hubPkg.LocalEventBus({ store: new hubPkg.FileEventStore({ dir: join(home, 'events') }) }),
     });
     await hub.registry.loadFile(join(REPO_ROOT, 'modules', 'echo', 'module.json'));
+    if (mode === 'noop') hub.use((_call, next) => next());
     if (withFirewall)
       hub.use(
         fw.createFirewallInterceptor({ engine, tools: { get: (id) => hub.tools.metadata(id) }, events: hub.events }),
@@ -69,7 +72,7 @@ async function drive(seconds, withFirewall) {
     const c = process.cpuUsage(c0);
     const cpu = (c.user + c.system) / 1e6;
     const fmt = (x) => Math.round(x).toLocaleString('en-US');
-    process.stdout.write(`${withFirewall ? 'on' : 'off'}: ${fmt(n / s)} calls/s, ${fmt(n / cpu)} calls/cpu-s\n`);
+    process.stdout.write(`${mode}: ${fmt(n / s)} calls/s, ${fmt(n / cpu)} calls/cpu-s\n`);
     await hub.close(1000);
   } finally {
     await rm(home, { recursive: true, force: true });
@@ -77,4 +80,4 @@ async function drive(seconds, withFirewall) {
 }
 
 if (process.argv[2] === '--summary') summary(process.argv[3]);
-else await drive(Number(process.argv[2] ?? 5), process.argv[3] !== 'off');
+else await drive(Number(process.argv[2] ?? 5), process.argv[3] ?? 'on');

@@ -49,6 +49,109 @@ export function argsKey(args: unknown): string | null {
   return out;
 }
 
+const END = Symbol('end');
+type Node = Map<unknown, unknown>;
+
+/** Bounds of an {@link ArgsKeys} table. */
+export interface ArgsKeysOptions {
+  /** Distinct argument objects remembered before the table is dropped whole (default 10,000). */
+  max_keys?: number;
+  /** Characters of string values remembered before the table is dropped whole (default 4 M). */
+  max_chars?: number;
+  /** String values longer than this are not interned (default {@link MAX_KEY}). */
+  max_value?: number;
+}
+
+/**
+ * Interns {@link argsKey}: the same arguments (by content, in any key order) give the same string
+ * object, found through a trie of maps keyed by the arguments' own names and values — no string
+ * is built or hashed whole per call, and the maps the key is then looked up in compare it by
+ * pointer. Maps tell `1` from `"1"` and `null` from `undefined`; `-0`, which a map does not tell
+ * from `0`, and long strings are not interned (null). Dropped whole when a bound is reached.
+ */
+export class ArgsKeys {
+  readonly #maxKeys: number;
+  readonly #maxChars: number;
+  readonly #maxValue: number;
+  #root: Node = new Map();
+  #keys = 0;
+  #chars = 0;
+
+  constructor(options: ArgsKeysOptions = {}) {
+    this.#maxKeys = options.max_keys ?? 10_000;
+    this.#maxChars = options.max_chars ?? 4_000_000;
+    this.#maxValue = options.max_value ?? MAX_KEY;
+  }
+
+  /** The interned key of `args`, or null when they are not a small flat plain object. */
+  intern(args: unknown): string | null {
+    if (typeof args !== 'object' || args === null) return null;
+    const proto: unknown = Object.getPrototypeOf(args);
+    if (proto !== Object.prototype && proto !== null) return null;
+    const keys = Object.keys(args);
+    const n = keys.length;
+    if (n > MAX_FLAT_KEYS) return null;
+    for (let i = 1; i < n; i++)
+      if (keys[i - 1]! > keys[i]!) {
+        keys.sort();
+        break;
+      }
+    let node = this.#root;
+    let chars = 0;
+    let missing = false;
+    for (let i = 0; i < n; i++) {
+      const k = keys[i]!;
+      const v = (args as Record<string, unknown>)[k];
+      switch (typeof v) {
+        case 'string':
+          if (v.length > this.#maxValue) return null;
+          chars += v.length;
+          break;
+        case 'number':
+          if (Object.is(v, -0)) return null;
+          break;
+        case 'boolean':
+        case 'undefined':
+          break;
+        default:
+          if (v !== null) return null;
+      }
+      if (missing) continue;
+      const byValue = node.get(k) as Node | undefined;
+      const next = byValue?.get(v) as Node | undefined;
+      if (next === undefined) missing = true;
+      else node = next;
+    }
+    if (!missing) {
+      const leaf = node.get(END) as string | undefined;
+      if (leaf !== undefined) return leaf;
+    }
+    return this.#add(args as Record<string, unknown>, keys, chars);
+  }
+
+  #add(args: Record<string, unknown>, keys: string[], chars: number): string | null {
+    const key = argsKey(args);
+    if (key === null) return null;
+    if (this.#keys >= this.#maxKeys || this.#chars + chars > this.#maxChars) {
+      this.#root = new Map();
+      this.#keys = 0;
+      this.#chars = 0;
+    }
+    let node = this.#root;
+    for (const k of keys) {
+      let byValue = node.get(k) as Node | undefined;
+      if (byValue === undefined) node.set(k, (byValue = new Map()));
+      let next = byValue.get(args[k]) as Node | undefined;
+      if (next === undefined) byValue.set(args[k], (next = new Map()));
+      node = next;
+    }
+    node.set(END, key);
+    this.#keys++;
+    this.#chars += chars;
+    return key;
+  }
+}
+
 /**
  * The behaviour layer's key for a call's arguments within its tool: {@link argsKey}, or canonical
  * JSON for other arguments; sha256 of it when longer than {@link MAX_KEY} (bounded memory).

@@ -14,7 +14,7 @@ import { isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
-import { argsFingerprint, argsKey } from './call-key.js';
+import { argsFingerprint, ArgsKeys } from './call-key.js';
 import { AutoEvaluation, EngineEvaluation } from './engine-evaluation.js';
 import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
 import { actionOf, LEVEL_ORDER } from './evaluation.js';
@@ -139,6 +139,7 @@ export class FirewallEngine {
   readonly #clock: { now(): number };
   readonly #filter = new ArgumentFilter();
   readonly #cache: VerdictCache | undefined;
+  readonly #keys = new ArgsKeys();
   #lastSession = { kind: '', id: '', session: '', key: '' };
 
   constructor(options: FirewallEngineOptions) {
@@ -174,7 +175,7 @@ export class FirewallEngine {
     const record = options.record !== false && !direct;
 
     // the call's key: the behaviour layer counts by it, the verdict cache looks up by it
-    const ak = argsKey(facts.args);
+    const ak = this.#keys.intern(facts.args);
     let fingerprint = argsFingerprint(facts.args, ak);
     let args = facts.args;
     let warnings: string[] | undefined;

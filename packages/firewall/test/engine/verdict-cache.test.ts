@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { AuditLog } from '../../src/audit/audit-log.js';
-import { argsFingerprint, argsKey } from '../../src/engine/call-key.js';
+import { argsFingerprint, argsKey, ArgsKeys } from '../../src/engine/call-key.js';
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine, type FirewallEngineOptions } from '../../src/engine/firewall-engine.js';
 import {
@@ -107,6 +107,37 @@ describe('argsKey', () => {
     expect(argsKey('text')).toBeNull();
     expect(argsFingerprint({ a: { b: 1, c: 2 } })).toBe(argsFingerprint({ a: { c: 2, b: 1 } }));
     expect(argsFingerprint({ a: 'x'.repeat(600) })).toMatch(/^#[0-9a-f]{64}$/);
+  });
+});
+
+describe('ArgsKeys', () => {
+  it('interns: the same content in any key order gives the same string object, equal to argsKey', () => {
+    const keys = new ArgsKeys();
+    const a = keys.intern({ command: 'ls', cwd: 'x', n: 1 });
+    expect(a).toBe(argsKey({ command: 'ls', cwd: 'x', n: 1 }));
+    expect(keys.intern({ n: 1, cwd: 'x', command: 'ls' })).toBe(a);
+    expect(keys.intern(JSON.parse('{"command":"ls","cwd":"x","n":1}'))).toBe(a);
+  });
+
+  it('tells apart what argsKey tells apart, and interns nothing it cannot key exactly', () => {
+    const keys = new ArgsKeys();
+    const distinct = [{ a: 1 }, { a: '1' }, { a: true }, { a: null }, { a: undefined }, {}, { a: 1, b: 1 }, { b: 1 }];
+    const got = distinct.map((x) => keys.intern(x));
+    expect(got).toEqual(distinct.map((x) => argsKey(x)));
+    expect(new Set(got).size).toBe(distinct.length);
+    expect(keys.intern({ a: -0 })).toBeNull();
+    expect(keys.intern({ a: 'x'.repeat(600) })).toBeNull();
+    expect(keys.intern({ a: { b: 1 } })).toBeNull();
+  });
+
+  it('is bounded: dropped whole at max_keys, and keys stay equal by content afterwards', () => {
+    const keys = new ArgsKeys({ max_keys: 2 });
+    const first = keys.intern({ a: 'one' });
+    keys.intern({ a: 'two' });
+    keys.intern({ a: 'three' });
+    const again = keys.intern({ a: 'one' });
+    expect(again).toBe(first);
+    expect(again).toBe(argsKey({ a: 'one' }));
   });
 });
 
