@@ -40,8 +40,10 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
       'nester',
       'ping',
       'pyworker',
+      'remote-probe', // test/fixtures/modules/remote-probe (NATS tests)
       'scratchpad',
       'shell',
+      'supervisor', // the ingress supervisor agent
       'web',
       'whoami',
     ]);
@@ -141,7 +143,7 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
       '$.tools[0].capability_level',
     ]);
     const list = await d.http('GET', '/v1/modules');
-    expect(list.body.modules).toHaveLength(10);
+    expect(list.body.modules).toHaveLength(12);
   });
 
   it('ignores a source forged in the body: the principal comes from the token', async () => {

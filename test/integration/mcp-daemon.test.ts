@@ -68,7 +68,7 @@ describe('mcp.servers in the daemon config', () => {
       { name: 'gone', transport: 'stdio', command: [join(home.path, 'no-such-server')] },
     ]);
     const mods = await http(d, 'GET', '/v1/modules');
-    expect(mods.body.modules.map((m: { id: string }) => m.id)).toEqual(['mcp.fix']);
+    expect(mods.body.modules.map((m: { id: string }) => m.id)).toEqual(['mcp.fix', 'supervisor']);
     expect(app!.moduleErrors.map((e) => e.code).sort()).toEqual(['E_CONFLICT', 'E_INVALID_ARGS', 'E_MODULE_UNHEALTHY']);
     const run = await http(d, 'POST', '/v1/tools/mcp.fix.hello/run', { args: { name: 'daemon' } });
     expect(run.status).toBe(200);
