@@ -42,6 +42,7 @@ import {
   statsFamilies,
 } from './metrics.js';
 import { type SafetyWiring, wireSafety } from './safety-wiring.js';
+import { type TaskService, wireTasks } from './tasks-wiring.js';
 import { VERSION } from './version.js';
 import { resolveWorkspaceRoots } from './workspace.js';
 import { EventGateway } from './ws/event-gateway.js';
@@ -100,6 +101,8 @@ export interface FingerApp {
   readonly gate: HumanGate;
   /** Approval / rejection counts feeding the adaptation. */
   readonly perception: PerceptionBus;
+  /** Supervised tasks (`/v1/tasks`, `myfinger run`): checkpoints in `state/tasks`, memory in `state/memory`. */
+  readonly tasks: TaskService;
   /** Breakers, budgets, kill switch and SAFETY_LOCKOUT (`/v1/halt`, `/v1/unlock`); first in the hub chain. */
   readonly safety: SafetyMonitor;
   /** Distributed mode (only when `nats.url` is set): cluster status and module placement. */
@@ -262,6 +265,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       cluster = await wireCluster({ hub, events, config, home, runtimes, logger: log, clock });
     }
     const gateway = new InputGateway({ hub, logger });
+    const tasks = wireTasks({
+      ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
+      logger: logger.child({ component: 'tasks' }),
+    });
     const eventGateway = new EventGateway({
       events,
       tokens,
@@ -295,6 +302,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       version: VERSION,
       startedAt,
       renderMetrics,
+      tasks,
       safety: sw.monitor,
       ...(cluster ? { cluster } : {}),
       ...(redis ? { redis } : {}),
@@ -323,6 +331,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       engine: fw.engine,
       gate: fw.gate,
       perception: fw.perception,
+      tasks,
       safety: sw.monitor,
       ...(cluster ? { cluster } : {}),
       redis,
@@ -356,6 +365,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       close() {
         closing ??= (async () => {
           eventGateway.close();
+          await tasks.close().catch((e: unknown) => logger.warn({ err: e }, 'tasks close failed'));
           await fw.close();
           const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
           await cluster?.close();

@@ -53,7 +53,24 @@ export class ExecutorAgent {
    * rejects only when a checkpoint cannot be written (E_STORE_UNAVAILABLE).
    */
   async run(input: TaskRecord, control: RunControl): Promise<TaskRecord> {
-    let t = this.set(input, input.state === 'PENDING' ? 'start' : 'resume');
+    // a task paused at its step budget gets another window of the same size when resumed
+    const budget = input.state === 'PAUSED' && input.step >= input.max_steps ? input.max_steps : 0;
+    const t = this.set(
+      { ...input, max_steps: input.max_steps + budget },
+      input.state === 'PENDING' ? 'start' : 'resume',
+    );
+    const agent_id = this.o.agent_id(t.id);
+    await this.o.safety?.endTask?.(t.id);
+    this.o.safety?.beginTask?.({ task_id: t.id, agent_id, max_steps: Math.max(1, t.max_steps - t.step) });
+    try {
+      return await this.loop(t, control);
+    } finally {
+      await this.o.safety?.endTask?.(t.id).catch(() => undefined);
+    }
+  }
+
+  private async loop(input: TaskRecord, control: RunControl): Promise<TaskRecord> {
+    let t = input;
     try {
       t = await this.resolveInFlight(t, control);
       t = await this.planIfNeeded(t, control);

@@ -77,6 +77,10 @@ export interface ExecutorSafety {
   checkBudget(p: { agent_id: string; task_id?: string; estimate_tokens: number }): Promise<void>;
   recordUsage(p: { agent_id: string; task_id?: string; tokens: number }): Promise<unknown>;
   recordStep(p: { agent_id: string; task_id: string }): Promise<{ step: number; final: boolean }>;
+  /** Registers the task's budget for this run (its steps and tokens count from zero). */
+  beginTask?(t: { task_id: string; agent_id: string; max_steps?: number }): void;
+  /** Forgets the task's counters (end of a run: finished, paused or stopped). */
+  endTask?(task_id: string): Promise<void>;
 }
 
 /** Plans a task (secondary model). Simple tasks may return no subtasks. */

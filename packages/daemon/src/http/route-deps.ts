@@ -13,6 +13,7 @@ import type { ClusterWiring } from '../cluster-wiring.js';
 import type { DaemonConfig } from '../config.js';
 import type { RedisWiring } from '../distributed/redis-wiring.js';
 import type { InputGateway } from '../gateway/input-gateway.js';
+import type { TaskService } from '../tasks-wiring.js';
 import type { EventGateway } from '../ws/event-gateway.js';
 
 /** What the route groups need; assembled once by `build()`. */
@@ -40,6 +41,8 @@ export interface RouteDeps {
   startedAt: number;
   /** Renders the Prometheus text of `/metrics`. */
   renderMetrics(): string;
+  /** Supervised tasks (`/v1/tasks`); absent: empty list, every id E_NOT_FOUND. */
+  tasks?: TaskService;
   /** Distributed mode (`nats.url` set): NATS status for `/v1/health`, module placement for `/v1/modules`. */
   cluster?: ClusterWiring;
   /** Distributed mode (`redis.url` set): Redis status for `/v1/health`. */
