@@ -50,4 +50,28 @@ describe.skipIf(!bin)('wireRedis through a Redis outage (own redis-server)', () 
     expect(wiring.health().connected).toBe(true);
     expect(await wiring.leases.acquire('k', 'me', 1000)).toBe(true);
   });
+
+  it('writes a lockout set while Redis was down (a local halt) to the cluster once Redis is back', async () => {
+    const store = await wiring.safetyStore();
+    const heard: unknown[] = [];
+    store.subscribe((c) => heard.push(c));
+    const lockout = { cause: 'halt' as const, reason: 'test', by: 'human:root', at: '2026-11-22T00:00:00Z' };
+    await server.stop();
+    await until(() => !wiring.health().connected, 'the connection to drop');
+    await expect(store.setLockout(lockout)).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
+    await server.restart(); // empty: the lockout exists only on this daemon
+    await until(
+      async () => {
+        try {
+          return (await store.getLockout()) !== undefined;
+        } catch {
+          return false;
+        }
+      },
+      'the held lockout to reach Redis',
+      5000,
+    );
+    expect(await store.getLockout()).toEqual(lockout);
+    expect(heard).toEqual([]);
+  });
 });

@@ -30,7 +30,10 @@ export class RedisSafetyStore implements SafetyStateStore {
   private readonly listeners = new Set<(change: SafetyChange) => void>();
   /** Lockouts as last seen (field → JSON), to tell listeners what changed across an outage. */
   private known = new Map<string, string>();
+  /** Lockouts set while Redis was unreachable (a halt holds locally): written when it returns. */
+  private readonly unsent = new Map<string, LockoutRecord>();
   private unsubscribe: (() => void) | undefined;
+  private retry: NodeJS.Timeout | undefined;
   private offReconnect: (() => void) | undefined;
   private closed = false;
 
@@ -82,14 +85,23 @@ export class RedisSafetyStore implements SafetyStateStore {
   async setLockout(lockout: LockoutRecord): Promise<void> {
     this.assertOpen();
     const change: SafetyChange = { type: 'lockout_set', lockout };
-    await this.kv.hsetJson(LOCKOUTS, lockout.agent_id ?? SYSTEM, lockout, change);
-    this.known.set(lockout.agent_id ?? SYSTEM, JSON.stringify(lockout));
+    const field = lockout.agent_id ?? SYSTEM;
+    try {
+      await this.kv.hsetJson(LOCKOUTS, field, lockout, change);
+    } catch (e) {
+      // the monitor keeps the lockout locally; the cluster gets it once Redis is back
+      this.unsent.set(field, structuredClone(lockout));
+      throw e;
+    }
+    this.unsent.delete(field);
+    this.known.set(field, JSON.stringify(lockout));
     this.notify(structuredClone(change));
   }
 
   async clearLockout(agent_id: string | undefined, by: string): Promise<LockoutRecord | undefined> {
     this.assertOpen();
     const change: SafetyChange = { type: 'lockout_cleared', ...(agent_id !== undefined ? { agent_id } : {}), by };
+    this.unsent.delete(agent_id ?? SYSTEM);
     const prev = await this.kv.hdelJson<LockoutRecord>(LOCKOUTS, agent_id ?? SYSTEM, change);
     this.known.delete(agent_id ?? SYSTEM);
     if (prev !== undefined) this.notify(change);
@@ -121,6 +133,7 @@ export class RedisSafetyStore implements SafetyStateStore {
   /** Stops listening; the RedisKv and its connection belong to the wiring. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.retry !== undefined) clearTimeout(this.retry);
     this.listeners.clear();
     this.unsubscribe?.();
     this.offReconnect?.();
@@ -132,14 +145,30 @@ export class RedisSafetyStore implements SafetyStateStore {
     this.notify(c);
   }
 
-  /** Re-reads the lockouts and tells listeners the differences (after an outage). */
+  /**
+   * After an outage: writes the lockouts set meanwhile (a halt made while Redis was down reaches
+   * the cluster), then re-reads the lockouts and tells listeners the differences.
+   */
   private async resync(): Promise<void> {
     if (this.closed) return;
     let now: Record<string, LockoutRecord>;
     try {
+      for (const [field, lockout] of [...this.unsent]) {
+        await this.kv.hsetJson(LOCKOUTS, field, lockout, { type: 'lockout_set', lockout } satisfies SafetyChange);
+        this.unsent.delete(field);
+        this.known.set(field, JSON.stringify(lockout));
+      }
       now = await this.kv.hgetAllJson<LockoutRecord>(LOCKOUTS);
     } catch (e) {
       this.logger?.warn({ err: (e as Error).message }, 'safety store: cannot re-read lockouts');
+      // the subscriber may be back before the command connection: try again shortly
+      if (!this.closed && this.listeners.size > 0 && this.retry === undefined) {
+        this.retry = setTimeout(() => {
+          this.retry = undefined;
+          void this.resync();
+        }, 1000);
+        this.retry.unref();
+      }
       return;
     }
     const before = this.known;
