@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { FingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
@@ -93,7 +95,8 @@ export class RedisRequestStore implements RequestStore {
   }
 
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
-    const json = JSON.stringify(record);
+    // the owner token tells this daemon's record from an identical-looking one made after it vanished
+    const json = JSON.stringify({ ...record, [OWNER]: randomUUID() });
     const r = await this.redis.run('request.begin', (c) =>
       c.eval(BEGIN, 1, this.k(record.request_id), json, this.running_ttl_ms),
     );
@@ -108,7 +111,7 @@ export class RedisRequestStore implements RequestStore {
     const began = this.mine.get(request_id);
     if (began === undefined) return;
     this.mine.delete(request_id);
-    const rec = JSON.parse(began) as RequestRecord;
+    const rec = JSON.parse(began) as RequestRecord; // keeps the owner token: stripped when read
     rec.status = outcome.ok ? 'succeeded' : 'failed';
     rec.finished_at = finished_at;
     if (outcome.ok) rec.result = outcome.result;
@@ -124,7 +127,7 @@ export class RedisRequestStore implements RequestStore {
 
   async get(request_id: string): Promise<RequestRecord | undefined> {
     const held = this.pending.get(request_id);
-    if (held !== undefined) return JSON.parse(held.done) as RequestRecord;
+    if (held !== undefined) return parseRecord(held.done);
     const r = await this.redis.run('request.get', (c) => c.get(this.k(request_id)));
     return r === null ? undefined : parseRecord(r);
   }
@@ -265,6 +268,11 @@ function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
 }
 
+/** Field of the stored JSON naming the begin that made it (never handed out). */
+const OWNER = '_owner';
+
 function parseRecord(v: unknown): RequestRecord {
-  return JSON.parse(String(v)) as RequestRecord;
+  const r = JSON.parse(String(v)) as RequestRecord & { [OWNER]?: string };
+  delete r[OWNER];
+  return r;
 }
