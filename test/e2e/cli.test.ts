@@ -74,7 +74,7 @@ describe('myfinger daemon start / stop (real background process)', () => {
       const list = await runCli(['module', 'list', '--json'], env);
       expect(list.code).toBe(0);
       const ids = (JSON.parse(list.stdout).modules ?? JSON.parse(list.stdout)).map((m: { id: string }) => m.id).sort();
-      expect(ids).toEqual(['echo', 'fs', 'pyworker', 'scratchpad', 'shell', 'web']);
+      expect(ids).toEqual(['echo', 'fs', 'pyworker', 'scratchpad', 'shell', 'supervisor', 'web']);
       const send = await runCli(['send', '/hub target=pyworker.echo {"from":"python"}'], env);
       expect(JSON.parse(send.stdout)).toEqual({ from: 'python' });
     } finally {
