@@ -131,8 +131,11 @@ export class TaskService {
   }
 
   /** Resumes a PAUSED, ERROR_PAUSED or INTERRUPTED task (E_CONFLICT otherwise, or while it runs). */
-  resume(id: string, by: Principal): TaskRecord {
-    const t = this.get(id, by);
+  async resume(id: string, by: Principal): Promise<TaskRecord> {
+    let t = this.get(id, by);
+    // a run that just paused is still unwinding: wait for it
+    if (RESUMABLE_TASK_STATES.includes(t.state)) await this.live.get(id)?.done;
+    t = this.get(id, by);
     if (this.live.has(id)) throw new FingerError('E_CONFLICT', `task ${id} is already running`, { id });
     if (!RESUMABLE_TASK_STATES.includes(t.state))
       throw new FingerError('E_CONFLICT', `a ${t.state} task cannot be resumed`, { id, state: t.state });
@@ -162,9 +165,9 @@ export class TaskService {
    */
   abort(id: string, by: Principal): { phase: 'graceful' | 'immediate' | 'stopped'; task: TaskRecord } {
     const t = this.get(id, by);
+    if (isTerminal(t.state)) throw new FingerError('E_CONFLICT', `task ${id} is already ${t.state}`, { id });
     const l = this.live.get(id);
     if (!l) {
-      if (isTerminal(t.state)) throw new FingerError('E_CONFLICT', `task ${id} is already ${t.state}`, { id });
       const stopped = { ...t, state: 'STOPPED' as const, updated_at: new Date(this.o.clock.now()).toISOString() };
       this.store.save(stopped);
       this.emit(stopped, { kind: 'state', state: 'STOPPED' });

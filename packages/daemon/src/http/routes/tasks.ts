@@ -158,7 +158,7 @@ export function taskRoutes(app: FastifyInstance, deps: RouteDeps): void {
         response: { 200: taskSchema, ...errorResponses(404, 409) },
       },
     },
-    async (request) => brief(service(deps).resume((request.params as { id: string }).id, principalOf(request))),
+    async (request) => brief(await service(deps).resume((request.params as { id: string }).id, principalOf(request))),
   );
 
   app.post(
