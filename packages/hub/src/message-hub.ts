@@ -234,8 +234,9 @@ export class MessageHub implements PendingCallHost {
    * at once, calls still inside the interceptor chain (e.g. held for approval) fail with it when
    * they reach dispatch — and every started call is cancelled at its module (reason `error.code`:
    * stdio modules get a cancel line, in-process tools see `ctx.signal` abort, MCP servers
-   * `notifications/cancelled`). Calls still running after `grace_ms` fail with `error` and the
-   * process groups of their stdio modules are killed (`ModuleRuntime.kill`). Resolves when done.
+   * `notifications/cancelled`); however they end, their caller gets `error`. Calls
+   * still running after `grace_ms` fail with `error` and the process groups of their stdio
+   * modules are killed (`ModuleRuntime.kill`). Resolves when done.
    */
   async abortAll(
     error: FingerError,
@@ -254,7 +255,10 @@ export class MessageHub implements PendingCallHost {
       }
     }
     for (const e of new Set([...started.map((c) => c.entry)])) e.queue = e.queue.filter((w) => w.waiting);
-    for (const c of started) c.canceller?.cancel(error.code);
+    for (const c of started) {
+      c.haltedWith = error;
+      c.canceller?.cancel(error.code);
+    }
     if (grace_ms > 0 && started.some((c) => !c.done)) {
       const until = this.clock.now() + grace_ms;
       while (started.some((c) => !c.done) && this.clock.now() < until) {

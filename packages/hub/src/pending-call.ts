@@ -30,6 +30,8 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
   done = false;
   started = false;
   canceller?: Canceller;
+  /** Set by the kill switch: the call then ends for its caller with this error (a cancelled call's late result is not a result). */
+  haltedWith: unknown = undefined;
 
   constructor(
     private readonly host: PendingCallHost,
@@ -140,7 +142,8 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     this.slot = -1;
     this.leaveModule();
     this.host.onEnded(error !== undefined);
-    if (error !== undefined) this.reject(error);
+    if (this.haltedWith !== undefined) this.reject(this.haltedWith);
+    else if (error !== undefined) this.reject(error);
     else this.resolve(result);
   }
 }

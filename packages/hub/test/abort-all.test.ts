@@ -74,7 +74,7 @@ describe('MessageHub.abortAll (kill switch)', () => {
     const r = await hub.abortAll(HALTED, 100);
     expect(r).toEqual({ queued: 3, cancelled: 2, aborted: 1, killed: ['w'] });
     expect(await Promise.all(queued)).toEqual(['E_HALTED', 'E_HALTED', 'E_HALTED']);
-    expect(await hang).toBe('E_MODULE_ERROR'); // answered its cancel within the grace
+    expect(await hang).toBe('E_HALTED'); // answered its cancel within the grace: the caller still gets E_HALTED
     expect(await stuck).toBe('E_HALTED'); // did not: failed and its runtime killed
     await new Promise((r) => setTimeout(r, 20));
     expect(started).toEqual(['hang', 'stuck']);

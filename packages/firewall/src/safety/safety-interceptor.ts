@@ -35,50 +35,18 @@ function codeOf(e: unknown): string {
       : 'E_INTERNAL';
 }
 
-/** Fails every waiting caller at once when the monitor's halt signal aborts. */
-class HaltFence {
-  private signal: AbortSignal | undefined;
-  private readonly waiting = new Set<(e: unknown) => void>();
-
-  constructor(private readonly monitor: SafetyMonitor) {}
-
-  /** Settles with `work`, or rejects with E_HALTED as soon as a halt starts. */
-  run(work: Promise<unknown>): Promise<unknown> {
-    const signal = this.monitor.haltSignal;
-    if (signal !== this.signal) {
-      this.signal = signal;
-      signal.addEventListener('abort', () => this.fail(signal), { once: true });
-    }
-    return new Promise((resolve, reject) => {
-      this.waiting.add(reject);
-      work.then(resolve, reject).finally(() => this.waiting.delete(reject));
-    });
-  }
-
-  private fail(signal: AbortSignal): void {
-    const reason: unknown = signal.reason;
-    const err =
-      reason instanceof FingerError && reason.code === 'E_HALTED'
-        ? reason
-        : new FingerError('E_HALTED', 'the kill switch stopped the call');
-    const all = [...this.waiting];
-    this.waiting.clear();
-    for (const reject of all) reject(err);
-  }
-}
-
 /**
  * The outermost interceptor of the hub chain (before grants): refuses every call with E_HALTED
- * while a halt runs and E_SAFETY_LOCKOUT while the system (or the calling agent) is locked, and
- * fails every call still running when a halt starts with E_HALTED at once (the hub's
- * `abortAll` stops the work itself). For agent principals it records the outcome: denials
- * (E_DENIED_BY_POLICY, E_REJECTED_BY_HUMAN, E_APPROVAL_TIMEOUT, E_FORBIDDEN) feed the denial
- * breaker, other results the repeated-failure and error-cascade breakers. A failure that trips
- * the repeated-failure breaker reaches the caller as E_LOOP_DETECTED; at the alert threshold
- * the caller's error carries `details.system_alert`.
+ * while a halt runs and E_SAFETY_LOCKOUT while the system (or the calling agent) is locked. A
+ * halt fails the calls already running through the hub's `abortAll` (their callers get
+ * E_HALTED). For agent principals it records the outcome: denials (E_DENIED_BY_POLICY,
+ * E_REJECTED_BY_HUMAN, E_APPROVAL_TIMEOUT, E_FORBIDDEN) feed the denial breaker, other results
+ * the repeated-failure and error-cascade breakers. A failure that trips the repeated-failure
+ * breaker reaches the caller as E_LOOP_DETECTED; at the alert threshold the caller's error
+ * carries `details.system_alert`. Costs a human's call one lockout check; an agent's success is
+ * synchronous bookkeeping.
  */
 export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyInterceptor {
-  const fence = new HaltFence(monitor);
   return (call, next) => {
     const src = call.envelope.source;
     const agent_id = src.kind === 'agent' ? src.id : undefined;
@@ -87,41 +55,35 @@ export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyIntercept
     } catch (e) {
       return Promise.reject(e);
     }
-    if (agent_id === undefined) return fence.run(next());
-    const env = call.envelope;
-    const tool = call.resolved.tool_id;
-    const correlation = {
-      request_id: env.request_id,
-      correlation_id: env.correlation_id,
-      session_id: env.session_id,
-      workflow_id: env.workflow_id,
-    };
-    return fence.run(
-      next().then(
-        async (result) => {
-          await monitor.recordToolOutcome({ agent_id, tool, args: env.payload, ok: true, correlation });
-          return result;
-        },
-        async (e: unknown) => {
-          const code = codeOf(e);
-          if (SAFETY_CODES.has(code) || monitor.haltSignal.aborted) throw e;
-          if (DENIAL_CODES.has(code)) {
-            await monitor.recordDenial({ agent_id, tool, code, correlation });
-            throw e;
-          }
-          const r = await monitor.recordToolOutcome({
-            agent_id,
-            tool,
-            args: env.payload,
-            ok: false,
-            code,
-            correlation,
-          });
-          if (!r.alert || !(e instanceof FingerError)) throw e;
-          const details = typeof e.details === 'object' && e.details !== null ? e.details : {};
-          throw new FingerError(e.code, e.message, { ...details, system_alert: r.alert }, { cause: e });
-        },
-      ),
+    if (agent_id === undefined) return next();
+    return next().then(
+      (result) => {
+        const r = monitor.recordSuccess(agent_id);
+        return r === undefined ? result : r.then(() => result);
+      },
+      (e: unknown) => onAgentError(monitor, agent_id, call, e),
     );
   };
+}
+
+async function onAgentError(monitor: SafetyMonitor, agent_id: string, call: SafetyCall, e: unknown): Promise<never> {
+  const code = codeOf(e);
+  if (SAFETY_CODES.has(code)) throw e;
+  if (monitor.haltSignal.aborted) throw new FingerError('E_HALTED', 'the kill switch stopped the call', { code });
+  const env = call.envelope;
+  const tool = call.resolved.tool_id;
+  const correlation = {
+    request_id: env.request_id,
+    correlation_id: env.correlation_id,
+    session_id: env.session_id,
+    workflow_id: env.workflow_id,
+  };
+  if (DENIAL_CODES.has(code)) {
+    await monitor.recordDenial({ agent_id, tool, code, correlation });
+    throw e;
+  }
+  const r = await monitor.recordToolOutcome({ agent_id, tool, args: env.payload, ok: false, code, correlation });
+  if (!r.alert || !(e instanceof FingerError)) throw e;
+  const details = typeof e.details === 'object' && e.details !== null ? e.details : {};
+  throw new FingerError(e.code, e.message, { ...details, system_alert: r.alert }, { cause: e });
 }

@@ -3,6 +3,7 @@ import { FingerError, rfc3339 } from '@finger/protocol';
 import type { AuditRecord } from '../audit/audit-entry.js';
 import { callFingerprint } from '../engine/behaviour-monitor.js';
 import type { VerdictEvents } from '../grants/grant-interceptor.js';
+import { AgentBreakerCache } from './agent-breaker-cache.js';
 import {
   budgetTransition,
   cascadeTransition,
@@ -104,7 +105,7 @@ export class SafetyMonitor {
   private readonly clock: { now(): number };
   private readonly lockouts = new Map<string, LockoutRecord>();
   private readonly tasks = new Map<string, TaskEntry>();
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly breakers: AgentBreakerCache;
   private sys: SystemSafetyState = 'open';
   private ctrl = new AbortController();
   private halting: Promise<void> | undefined;
@@ -114,6 +115,9 @@ export class SafetyMonitor {
     this.config = { ...SAFETY_DEFAULTS, ...o.config };
     this.store = o.store;
     this.clock = o.clock ?? { now: () => Date.now() };
+    this.breakers = new AgentBreakerCache(this.store, (e) =>
+      this.o.logger?.warn({ err: e }, 'safety store: breaker state not written'),
+    );
   }
 
   /** Loads the lockouts from the store (a persisted system lockout locks at once) and subscribes. */
@@ -252,45 +256,74 @@ export class SafetyMonitor {
     code?: string;
     correlation?: SafetyCorrelation;
   }): Promise<{ alert?: string; tripped?: BreakerName }> {
-    return this.serial(p.agent_id, async () => {
-      const b = (await this.store.getBreakers(p.agent_id)) ?? emptyAgentBreakers();
-      const fingerprint = callFingerprint(p.tool, p.args);
-      const r = repeatTransition(b.repeat, { fingerprint, ok: p.ok }, this.config);
-      const c = cascadeTransition(b.cascade, { error: !p.ok }, this.config);
-      const d = denialTransition(b.denial, { denied: false }, this.config);
-      const next: AgentBreakers = { ...b, repeat: r.state, cascade: c.state, denial: d.state };
-      const base = { tool: p.tool, ...(p.code ? { code: p.code } : {}) };
-      if (r.effect === 'terminate') {
-        next.status = 'stopped';
-        await this.store.setBreakers(p.agent_id, next);
-        const details = { ...base, stage: 'terminate', failures: r.state.count, state: 'STOPPED' };
-        await this.trip('repeated_failure', p.agent_id, details, p.correlation, true);
-        throw new FingerError(
-          'E_LOOP_DETECTED',
-          `agent ${p.agent_id} repeated a failing ${p.tool} call ${r.state.count} times`,
-          { breaker: 'repeated_failure', agent_id: p.agent_id, tool: p.tool, failures: r.state.count },
-        );
-      }
-      if (c.tripped) next.status = 'error_paused';
-      await this.store.setBreakers(p.agent_id, next);
-      const out: { alert?: string; tripped?: BreakerName } = {};
-      if (r.effect === 'alert') {
-        await this.trip(
-          'repeated_failure',
-          p.agent_id,
-          { ...base, stage: 'alert', failures: r.state.count },
-          p.correlation,
-        );
-        out.alert = SYSTEM_ALERT_REPEAT;
-      }
-      if (c.tripped) {
-        const errors = c.state.recent.filter(Boolean).length;
-        const details = { ...base, errors, window: c.state.recent.length, state: 'ERROR_PAUSED' };
-        await this.trip('error_cascade', p.agent_id, details, p.correlation, true);
-        out.tripped = 'error_cascade';
-      }
-      return out;
+    if (p.ok) {
+      const r = this.recordSuccess(p.agent_id);
+      return r === undefined ? Promise.resolve({}) : r.then(() => ({}));
+    }
+    const b = this.breakers.peek(p.agent_id);
+    if (b === undefined) return this.breakers.load(p.agent_id).then(() => this.recordToolOutcome(p));
+    const fingerprint = callFingerprint(p.tool, p.args);
+    const r = repeatTransition(b.repeat, { fingerprint, ok: false }, this.config);
+    const c = cascadeTransition(b.cascade, { error: true }, this.config);
+    const d = denialTransition(b.denial, { denied: false }, this.config);
+    const next: AgentBreakers = { ...b, repeat: r.state, cascade: c.state, denial: d.state };
+    if (r.effect === 'terminate') next.status = 'stopped';
+    else if (c.tripped) next.status = 'error_paused';
+    this.breakers.save(p.agent_id, next);
+    return this.afterFailure(p, r.effect, r.state.count, c.tripped ? c.state : undefined);
+  }
+
+  /**
+   * A success of an agent's tool call: resets its repeated-failure count and counts an allowed
+   * operation and decision. Synchronous (returns undefined) once the agent's state is loaded —
+   * the hot path of every agent call.
+   */
+  recordSuccess(agent_id: string): Promise<void> | undefined {
+    if (this.breakers.isClean(agent_id)) return undefined;
+    const b = this.breakers.peek(agent_id);
+    if (b === undefined) return this.breakers.load(agent_id).then(() => this.recordSuccess(agent_id));
+    this.breakers.save(agent_id, {
+      ...b,
+      repeat: repeatTransition(b.repeat, { fingerprint: '', ok: true }, this.config).state,
+      cascade: cascadeTransition(b.cascade, { error: false }, this.config).state,
+      denial: denialTransition(b.denial, { denied: false }, this.config).state,
     });
+    return undefined;
+  }
+
+  private async afterFailure(
+    p: { agent_id: string; tool: string; code?: string; correlation?: SafetyCorrelation },
+    repeat: 'none' | 'alert' | 'terminate',
+    failures: number,
+    cascade: AgentBreakers['cascade'] | undefined,
+  ): Promise<{ alert?: string; tripped?: BreakerName }> {
+    const base = { tool: p.tool, ...(p.code ? { code: p.code } : {}) };
+    if (repeat === 'terminate') {
+      const details = { ...base, stage: 'terminate', failures, state: 'STOPPED' };
+      await this.trip('repeated_failure', p.agent_id, details, p.correlation, true);
+      throw new FingerError(
+        'E_LOOP_DETECTED',
+        `agent ${p.agent_id} repeated a failing ${p.tool} call ${failures} times`,
+        {
+          breaker: 'repeated_failure',
+          agent_id: p.agent_id,
+          tool: p.tool,
+          failures,
+        },
+      );
+    }
+    const out: { alert?: string; tripped?: BreakerName } = {};
+    if (repeat === 'alert') {
+      await this.trip('repeated_failure', p.agent_id, { ...base, stage: 'alert', failures }, p.correlation);
+      out.alert = SYSTEM_ALERT_REPEAT;
+    }
+    if (cascade) {
+      const errors = cascade.recent.filter(Boolean).length;
+      const details = { ...base, errors, window: cascade.recent.length, state: 'ERROR_PAUSED' };
+      await this.trip('error_cascade', p.agent_id, details, p.correlation, true);
+      out.tripped = 'error_cascade';
+    }
+    return out;
   }
 
   /**
@@ -299,25 +332,27 @@ export class SafetyMonitor {
    * the last `denial_window` decisions the agent is stopped and locked, and `summary` tells a
    * person what was denied.
    */
-  recordDenial(p: {
+  async recordDenial(p: {
     agent_id: string;
     tool: string;
     code: string;
     correlation?: SafetyCorrelation;
   }): Promise<{ tripped: boolean; summary?: string }> {
-    return this.serial(p.agent_id, async () => {
-      const b = (await this.store.getBreakers(p.agent_id)) ?? emptyAgentBreakers();
-      const d = denialTransition(b.denial, { denied: true }, this.config);
-      const denials = noteDenial(b.denials, { tool: p.tool, code: p.code, at: rfc3339(this.clock.now()) });
-      const next: AgentBreakers = { ...b, denial: d.state, denials };
-      if (d.tripped) next.status = 'stopped';
-      await this.store.setBreakers(p.agent_id, next);
-      if (!d.tripped) return { tripped: false };
-      const summary = denialSummary(denials);
-      const details = { tool: p.tool, code: p.code, why: d.why, summary, denials, state: 'STOPPED' };
-      await this.trip('denial', p.agent_id, details, p.correlation, true, summary);
-      return { tripped: true, summary };
-    });
+    let b = this.breakers.peek(p.agent_id);
+    if (b === undefined) {
+      await this.breakers.load(p.agent_id);
+      b = this.breakers.peek(p.agent_id) ?? emptyAgentBreakers();
+    }
+    const d = denialTransition(b.denial, { denied: true }, this.config);
+    const denials = noteDenial(b.denials, { tool: p.tool, code: p.code, at: rfc3339(this.clock.now()) });
+    const next: AgentBreakers = { ...b, denial: d.state, denials };
+    if (d.tripped) next.status = 'stopped';
+    this.breakers.save(p.agent_id, next);
+    if (!d.tripped) return { tripped: false };
+    const summary = denialSummary(denials);
+    const details = { tool: p.tool, code: p.code, why: d.why, summary, denials, state: 'STOPPED' };
+    await this.trip('denial', p.agent_id, details, p.correlation, true, summary);
+    return { tripped: true, summary };
   }
 
   /**
@@ -365,7 +400,7 @@ export class SafetyMonitor {
     this.lockouts.delete(p.agent_id ?? SYSTEM);
     if (p.agent_id === undefined) this.renew();
     else {
-      await this.store.setBreakers(p.agent_id, emptyAgentBreakers());
+      this.breakers.save(p.agent_id, emptyAgentBreakers());
       if (cleared?.breaker === 'token_budget') await this.store.deleteCounter(counterKey('agent_tokens', p.agent_id));
     }
     if (!cleared) return { unlocked: false };
@@ -377,7 +412,8 @@ export class SafetyMonitor {
   /** Lockouts and breaker state, for health. */
   async state(): Promise<SafetyState> {
     const breakers: SafetyState['breakers'] = {};
-    for (const [id, b] of Object.entries(await this.store.listBreakers()))
+    const all = { ...(await this.store.listBreakers()), ...Object.fromEntries(this.breakers.entries()) };
+    for (const [id, b] of Object.entries(all))
       breakers[id] = {
         status: b.status,
         repeat: b.repeat.count,
@@ -557,17 +593,5 @@ export class SafetyMonitor {
     } catch (e) {
       this.o.logger?.warn({ err: e, type: record.type }, 'safety audit append failed');
     }
-  }
-
-  /** Runs `fn` after the previous read-modify-write of the same agent (one process). */
-  private serial<T>(agent_id: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.queues.get(agent_id) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
-    const tail = run.catch(() => undefined);
-    this.queues.set(agent_id, tail);
-    void tail.then(() => {
-      if (this.queues.get(agent_id) === tail) this.queues.delete(agent_id);
-    });
-    return run;
   }
 }
