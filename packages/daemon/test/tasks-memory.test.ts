@@ -34,8 +34,6 @@ async function session(home: string, llmUrl: string) {
   });
   const { url } = await app.listen();
   const token = readFileSync(join(home, 'token'), 'utf8').trim();
-    ? (await import('node:fs')).readFileSync(join(home, 'token'), 'utf8').trim()
-    : '';
   const http = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
     const res = await fetch(url + path, {
       method,
