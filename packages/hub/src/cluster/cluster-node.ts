@@ -63,6 +63,8 @@ export class ClusterNode {
     this.transport = new NatsTransport({
       ...common,
       clock,
+      // requests carry the serve signature only for modules a serve process announces
+      servedByServe: (id) => this.registry.locations(id).some((l) => l.role === 'serve'),
       ...(o.onDropped ? { onDropped: o.onDropped } : {}),
     });
     this.registry = new ClusterRegistry({

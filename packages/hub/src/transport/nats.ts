@@ -33,6 +33,11 @@ export interface NatsTransportOptions {
   max_pending?: number;
   /** Period of the deadline sweep of outstanding requests (ms). Default 25. */
   sweep_ms?: number;
+  /**
+   * Whether a serve process may take requests for `module_id` (its requests then carry the serve
+   * signature too). Default: always. ClusterNode answers from the registry's announcements.
+   */
+  servedByServe?: (module_id: string) => boolean;
   /** How long close() lets requests being served finish (ms). Default 5000. */
   drain_ms?: number;
   /** close() also drains and closes the connection. Default false. */
@@ -59,14 +64,16 @@ class NatsServerChannel implements ServerChannel {
   constructor(
     private readonly t: NatsTransport,
     private readonly reply: string,
+    private readonly forServe: boolean,
   ) {}
 
   extendLease(ttl_ms: number): void {
-    this.t.publishControl(this.reply, 'lease', { ttl_ms });
+    this.t.publishControl(this.reply, 'lease', { ttl_ms }, this.forServe);
   }
 
   progress(message: string, fraction?: number): void {
-    this.t.publishControl(this.reply, 'progress', fraction === undefined ? { message } : { message, fraction });
+    const data = fraction === undefined ? { message } : { message, fraction };
+    this.t.publishControl(this.reply, 'progress', data, this.forServe);
   }
 
   onCancel(receiver: CancelReceiver): void {
@@ -193,10 +200,11 @@ export class NatsTransport implements Transport {
       this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, id, target });
     });
     if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
+    const module_id = moduleOf(target);
     try {
-      this.nc.publish(this.subjects.call(moduleOf(target)), body, {
+      this.nc.publish(this.subjects.call(module_id), body, {
         reply: `${this.inbox}.${token}`,
-        headers: this.auth.headers('request', body, { 'F-Id': id, 'F-Target': target }),
+        headers: this.auth.headers('request', body, { 'F-Target': target }, this.o.servedByServe?.(module_id) ?? true),
       });
     } catch (e) {
       this.pending.delete(token);
@@ -225,7 +233,8 @@ export class NatsTransport implements Transport {
     this.served.clear();
     // calls taken from the wire may still answer (bounded by drain_ms)
     const end = Date.now() + (this.o.drain_ms ?? 5000);
-    while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed()) await new Promise((r) => setTimeout(r, 10));
+    while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed())
+      await new Promise((r) => setTimeout(r, 10));
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
     this.sweep = undefined;
     for (const [token, p] of this.pending) {
@@ -241,11 +250,11 @@ export class NatsTransport implements Transport {
   }
 
   /** Sends a progress or lease message to a caller's reply subject (serve side). */
-  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown): void {
+  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void {
     if (!this.connected) return;
     const body = encodeJson(data);
     try {
-      this.nc.publish(reply, body, { headers: this.auth.headers(kind, body) });
+      this.nc.publish(reply, body, { headers: this.auth.headers(kind, body, undefined, forServe) });
     } catch {
       // connection gone: the caller's deadline settles the call
     }
@@ -334,16 +343,14 @@ export class NatsTransport implements Transport {
     if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'request' || !reply) {
       this.drop('invalid request envelope', msg, check.node);
       if (reply)
-        this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' });
+        this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
       return;
     }
     if (check.role === 'serve' && this.auth.role === 'daemon') {
       // a serve process may only answer calls: it never originates one, whatever principal it names
       this.drop('request originated by a module serve process', msg, check.node, 'serve');
-      this.respondError(reply, env, {
-        code: 'E_FORBIDDEN',
-        message: 'requests from module serve processes are refused',
-      });
+      const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
+      this.respondError(reply, env, error, true);
       return;
     }
     if (env.deadline <= this.clock.now()) {
@@ -360,12 +367,12 @@ export class NatsTransport implements Transport {
       });
       return;
     }
-    const channel = new NatsServerChannel(this, reply);
+    const channel = new NatsServerChannel(this, reply, false);
     this.inflight.set(env.id, channel);
     handler(env, channel).then(
       (out) => {
         this.inflight.delete(env.id);
-        this.respond(reply, out);
+        this.respond(reply, out, false);
       },
       (e: unknown) => {
         this.inflight.delete(env.id);
@@ -385,7 +392,8 @@ export class NatsTransport implements Transport {
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
   }
 
-  private respond(reply: string, out: Envelope): void {
+  /** Publishes a reply; `forServe`: also signed for a serve process (only when refusing one). */
+  private respond(reply: string, out: Envelope, forServe: boolean): void {
     if (this.nc.isClosed()) return;
     let body = encodeJson(out);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
@@ -398,16 +406,16 @@ export class NatsTransport implements Transport {
       body = encodeJson({ ...out, payload: null, error });
     }
     try {
-      this.nc.publish(reply, body, { headers: this.auth.headers('reply', body) });
+      this.nc.publish(reply, body, { headers: this.auth.headers('reply', body, undefined, forServe) });
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'NATS reply not sent');
     }
   }
 
-  private respondError(reply: string, req: Envelope | undefined, error: ErrorInfo): void {
+  private respondError(reply: string, req: Envelope | undefined, error: ErrorInfo, forServe = false): void {
     const now = this.clock.now();
     const id = ulid(now);
-    this.respond(reply, {
+    const out: Envelope = {
       id,
       kind: 'reply',
       request_id: req?.request_id ?? id,
@@ -423,7 +431,8 @@ export class NatsTransport implements Transport {
       nesting_depth: req?.nesting_depth ?? 0,
       payload: null,
       error,
-    });
+    };
+    this.respond(reply, out, forServe);
   }
 
   private drop(reason: string, msg: Msg, node?: string, role?: string): void {

@@ -25,8 +25,11 @@ describe('WireAuth', () => {
     expect(daemon.verify(m)).toEqual({ ok: true, role: 'serve', node: 's1', kind: 'request' });
   });
 
-  it('lets a serve process verify daemons with the serve key', () => {
+  it('lets a serve process verify daemons with the serve key, unless the daemon left it out', () => {
     expect(serve.verify(msg(daemon, body))).toMatchObject({ ok: true, node: 'd1' });
+    const daemonOnly = { subject: 's', sid: 1, data: body, headers: daemon.headers('reply', body, undefined, false) };
+    expect(serve.verify(daemonOnly as unknown as Msg)).toEqual({ ok: false, reason: 'unsigned message' });
+    expect(other.verify(daemonOnly as unknown as Msg)).toEqual({ ok: true, role: 'daemon', node: 'd1', kind: 'reply' });
   });
 
   it('rejects a tampered body, a wrong key, a changed node and unsigned messages', () => {

@@ -1,0 +1,347 @@
+// hub-nats: request/reply over NATS between two processes — finger (the caller's MessageHub with
+// the remote echo module imported as a {type:"nats"} module: lease, guards, signed envelopes,
+// NatsTransport; the server process runs the echo module behind its own hub), finger's transport
+// alone (NatsTransport.request, no hub), raw nats.js request/reply with noAsyncTraces (the floor)
+// and Moleculer's NATS transporter (the peer); sequential (c1) and 100 concurrent callers (c100).
+// Then events: finger's event bridge (one bus to another over NATS, batched, signed, deduplicated)
+// against raw one-way publish→subscribe. See README.md.
+
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+
+import { BenchSetupError, importBuilt, REPO_ROOT, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
+import { printTable, writeResults } from '../lib/report.mjs';
+import { round, runSuite } from '../lib/suite.mjs';
+
+const BENCH = 'hub-nats';
+const NATS_URL = process.env.FINGER_BENCH_NATS_URL ?? process.env.FINGER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+// the server process inherits the caller's cluster (and Moleculer namespace)
+const CLUSTER = process.env.BENCH_NATS_CLUSTER ?? `bench${process.pid}`;
+const KEY = 'bench-cluster-key-0123456789abcdef';
+const RAW_SUBJECT = `bench.${CLUSTER}.raw.echo`;
+const ECHO_MANIFEST = join(REPO_ROOT, 'modules', 'echo', 'module.json');
+const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] });
+const PAYLOAD = { text: 'hi' };
+const EVENTS = Number(process.env.BENCH_NATS_EVENTS ?? 200_000);
+const require = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
+
+function moleculerBroker(nodeID) {
+  const { ServiceBroker } = require('moleculer');
+  return new ServiceBroker({
+    nodeID,
+    namespace: CLUSTER,
+    logger: false,
+    metrics: false,
+    tracing: false,
+    transporter: { type: 'NATS', options: { url: NATS_URL } },
+  });
+}
+
+// ---- the server process ----
+
+async function server() {
+  const hubPkg = await importBuilt('packages/hub');
+  const natsPkg = await importBuilt('packages/hub', 'nats.js');
+  const hub = new hubPkg.MessageHub({});
+  await hub.registry.loadFile(ECHO_MANIFEST);
+  const nc = await natsPkg.connectNats({ url: NATS_URL });
+  const node = new natsPkg.ClusterNode({
+    hub,
+    connection: nc,
+    cluster: CLUSTER,
+    auth: new natsPkg.WireAuth({ role: 'daemon', node: 'bench-server', cluster_key: KEY }),
+    importRemote: false,
+    bridgeEvents: false,
+  });
+  await node.start();
+  // raw nats.js responder: the floor
+  const raw = await natsPkg.connectNats({ url: NATS_URL });
+  raw.subscribe(RAW_SUBJECT, { callback: (err, msg) => err === null && msg.respond(msg.data) });
+  await raw.flush();
+  const broker = moleculerBroker('bench-server');
+  broker.createService({ name: 'echo', actions: { echo: (ctx) => ctx.params } });
+  await broker.start();
+  process.stdout.write('ready\n');
+  const stop = async () => {
+    await Promise.allSettled([node.close(), broker.stop()]);
+    await hub.close(100);
+    await Promise.allSettled([nc.drain(), raw.drain()]);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+}
+
+function startServer() {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--server'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BENCH_NATS_CLUSTER: CLUSTER },
+  });
+  const ready = new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += String(d);
+      if (out.includes('ready')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`bench server exited ${code} before ready`)));
+  });
+  return { child, ready };
+}
+
+// ---- events ----
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+async function measureEvents(label, emit, received, n) {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i += 1000) {
+    for (let k = 0; k < 1000 && i + k < n; k++) emit(i + k);
+    await turn();
+  }
+  const deadline = Date.now() + 30_000;
+  while (received() < n) {
+    if (Date.now() > deadline) throw new Error(`${label}: only ${received()} of ${n} events arrived`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  const s = Number(process.hrtime.bigint() - start) / 1e9;
+  return { system: label, scenario: 'events', ops_per_s: Math.round(n / s) };
+}
+
+async function eventBench(hubPkg, natsPkg, n) {
+  const ncA = await natsPkg.connectNats({ url: NATS_URL });
+  const ncB = await natsPkg.connectNats({ url: NATS_URL });
+  const cluster = `${CLUSTER}ev`;
+  const busA = new hubPkg.LocalEventBus();
+  const busB = new hubPkg.LocalEventBus();
+  const bridge = (bus, nc, node) =>
+    new natsPkg.NatsEventBridge({
+      bus,
+      connection: nc,
+      cluster,
+      auth: new natsPkg.WireAuth({ role: 'daemon', node, cluster_key: KEY }),
+      max_queue: 100_000,
+    });
+  const a = bridge(busA, ncA, 'ev-a');
+  const b = bridge(busB, ncB, 'ev-b');
+  await a.start();
+  await b.start();
+  let got = 0;
+  busB.subscribe({ types: ['DISPATCH_RESULT'] }, () => got++);
+  const corr = { request_id: 'r', correlation_id: 'c', target: 'echo.echo' };
+  const rows = [];
+  // warm up both paths
+  await measureEvents(
+    'finger-events',
+    (i) => busA.emit('DISPATCH_RESULT', corr, { i, ok: true }),
+    () => got,
+    20_000,
+  );
+  got = 0;
+  rows.push(
+    await measureEvents(
+      'finger-events',
+      (i) => busA.emit('DISPATCH_RESULT', corr, { i, ok: true }),
+      () => got,
+      n,
+    ),
+  );
+  let rawGot = 0;
+  const subject = `bench.${cluster}.raw.events`;
+  ncB.subscribe(subject, { callback: () => rawGot++ });
+  await ncB.flush();
+  const body = new TextEncoder().encode(
+    JSON.stringify({
+      id: '01J000000000000000000000000',
+      type: 'DISPATCH_RESULT',
+      ts: new Date().toISOString(),
+      ...corr,
+      data: { i: 0, ok: true },
+    }),
+  );
+  await measureEvents(
+    'raw-pubsub',
+    () => ncA.publish(subject, body),
+    () => rawGot,
+    20_000,
+  );
+  rawGot = 0;
+  rows.push(
+    await measureEvents(
+      'raw-pubsub',
+      () => ncA.publish(subject, body),
+      () => rawGot,
+      n,
+    ),
+  );
+  const stats = { sender: a.stats(), receiver: b.stats() };
+  await a.close();
+  await b.close();
+  await Promise.allSettled([ncA.drain(), ncB.drain()]);
+  return { rows, stats };
+}
+
+// ---- the caller process ----
+
+function natsVersion() {
+  try {
+    return JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', 'nats', 'package.json'), 'utf8')).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const find = (rows, system, scenario) => rows.find((r) => r.system === system && r.scenario === scenario);
+
+async function main() {
+  const hubPkg = await importBuilt('packages/hub');
+  const natsPkg = await importBuilt('packages/hub', 'nats.js');
+  await requireBuilt('modules/echo');
+  const probe = await natsPkg.connectNats({ url: NATS_URL, timeout_ms: 1000 }).catch(() => undefined);
+  if (probe === undefined) throw new BenchSetupError(`no NATS server at ${NATS_URL} (set FINGER_BENCH_NATS_URL)`);
+  await probe.close();
+
+  const srv = startServer();
+  process.once('exit', () => srv.child.kill('SIGKILL'));
+  await srv.ready;
+  const nc = await natsPkg.connectNats({ url: NATS_URL });
+  const rawNc = await natsPkg.connectNats({ url: NATS_URL });
+  let rs;
+  rs = natsPkg.runtimeSwitch(hubPkg.createRuntime);
+  const hub = new hubPkg.MessageHub({ createRuntime: rs.create });
+  const node = new natsPkg.ClusterNode({
+    hub,
+    connection: nc,
+    cluster: CLUSTER,
+    auth: new natsPkg.WireAuth({ role: 'daemon', node: 'bench-caller', cluster_key: KEY }),
+    importRemote: true,
+    bridgeEvents: false,
+  });
+  rs.bind(node);
+  await node.start();
+  const broker = moleculerBroker('bench-caller');
+  await broker.start();
+  await broker.waitForServices('echo', 10_000);
+  for (let i = 0; i < 200 && hub.registry.get('echo') === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+  if (hub.registry.get('echo')?.runtime !== 'nats') throw new Error('remote echo was not announced');
+
+  const transport = node.transport;
+  const env = () => {
+    const now = Date.now();
+    const id = `b${now}${Math.random()}`;
+    return {
+      id,
+      kind: 'request',
+      request_id: id,
+      correlation_id: id,
+      session_id: '',
+      workflow_id: '',
+      source: SOURCE,
+      target: 'echo.echo',
+      blocking: true,
+      timestamp: new Date(now).toISOString(),
+      deadline: now + 5000,
+      execution_chain: [],
+      nesting_depth: 0,
+      payload: PAYLOAD,
+    };
+  };
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  const cases = {
+    finger: () => hub.request({ target: 'echo', payload: PAYLOAD, source: SOURCE }),
+    'finger-transport': () => transport.request(env()).then((r) => r.payload),
+    'raw-nats': () =>
+      rawNc
+        .request(RAW_SUBJECT, enc.encode(JSON.stringify(PAYLOAD)), { timeout: 5000 })
+        .then((m) => JSON.parse(dec.decode(m.data))),
+    moleculer: () => broker.call('echo.echo', PAYLOAD),
+  };
+  for (const [label, fn] of Object.entries(cases)) {
+    const got = await fn();
+    if (!isDeepStrictEqual(got, PAYLOAD))
+      throw new Error(`${label}: expected ${JSON.stringify(PAYLOAD)}, got ${JSON.stringify(got)}`);
+  }
+  try {
+    const opts = suiteOptions();
+    process.stderr.write(`${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case over ${NATS_URL}\n`);
+    const list = [];
+    for (const [system, fn] of Object.entries(cases)) {
+      list.push({ system, scenario: 'c1', concurrency: 1, fn });
+      list.push({ system, scenario: 'c100', concurrency: 100, fn });
+    }
+    const measured = await runSuite(list, opts);
+    const cpuOf = new Map(measured.rows.map((r, i) => [`${r.system}/${r.scenario}`, measured.opsPerCpuS[i]]));
+    const ev = await eventBench(hubPkg, natsPkg, EVENTS);
+    const rows = [...measured.rows, ...ev.rows];
+    const f100 = find(rows, 'finger', 'c100');
+    const m100 = find(rows, 'moleculer', 'c100');
+    const r100 = find(rows, 'raw-nats', 'c100');
+    const f1 = find(rows, 'finger', 'c1');
+    const r1 = find(rows, 'raw-nats', 'c1');
+    const fe = find(rows, 'finger-events', 'events');
+    const re = find(rows, 'raw-pubsub', 'events');
+    const ratios = {
+      c100_ops_finger_over_moleculer: round(f100.ops_per_s / m100.ops_per_s),
+      c100_ops_finger_over_raw: round(f100.ops_per_s / r100.ops_per_s),
+      c100_p99_finger_over_moleculer: round(f100.p99_us / m100.p99_us),
+      c1_p50_finger_over_raw: round(f1.p50_us / r1.p50_us),
+      c100_ops_transport_over_raw: round(find(rows, 'finger-transport', 'c100').ops_per_s / r100.ops_per_s),
+      events_finger_over_raw: round(fe.ops_per_s / re.ops_per_s),
+    };
+    const target = {
+      rule: 'c100: finger ≥ 1.2× moleculer and ≥ 1.0× raw, p99 ≤ moleculer; c1 p50 ≤ 1.1× raw; events ≥ 0.5× raw',
+      c100_vs_moleculer: ratios.c100_ops_finger_over_moleculer >= 1.2,
+      c100_vs_raw: ratios.c100_ops_finger_over_raw >= 1.0,
+      c100_p99: f100.p99_us <= m100.p99_us,
+      c1_p50: ratios.c1_p50_finger_over_raw <= 1.1,
+      events: ratios.events_finger_over_raw >= 0.5,
+    };
+    printTable(
+      BENCH,
+      rows.map((r) => ({ ...r, ops_per_cpu_s: cpuOf.get(`${r.system}/${r.scenario}`) })),
+    );
+    const yes = (b) => (b ? 'yes' : 'NO');
+    process.stdout.write(
+      [
+        '',
+        `c100 finger ÷ moleculer: ${ratios.c100_ops_finger_over_moleculer}× ops/s (target 1.2: ${yes(target.c100_vs_moleculer)}), p99 ratio ${ratios.c100_p99_finger_over_moleculer} (≤ 1: ${yes(target.c100_p99)})`,
+        `c100 finger ÷ raw nats.js: ${ratios.c100_ops_finger_over_raw}× ops/s (target 1.0: ${yes(target.c100_vs_raw)}); transport alone ÷ raw: ${ratios.c100_ops_transport_over_raw}×`,
+        `c1 p50 finger ÷ raw nats.js: ${ratios.c1_p50_finger_over_raw} (target ≤ 1.1: ${yes(target.c1_p50)})`,
+        `events finger ÷ raw pub/sub: ${ratios.events_finger_over_raw}× (target 0.5: ${yes(target.events)})`,
+        '',
+      ].join('\n'),
+    );
+    const file = writeResults(BENCH, rows, {
+      ratios: { ...ratios, target },
+      moleculer: require('moleculer').MOLECULER_VERSION,
+      nats_js: natsVersion(),
+      options: { ...opts, nats_url: NATS_URL, events: EVENTS },
+      notes: [
+        'Two processes on one machine and one nats-server: this one calls, a child process serves (finger: MessageHub + ClusterNode with modules/echo; raw: a nats.js responder echoing the bytes; Moleculer: a broker with the NATS transporter and an echo action).',
+        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as JSON, HMAC-SHA256 signed twice (cluster and serve key), verified and schema-validated on both ends. finger-transport = NatsTransport.request() alone.',
+        'raw-nats = nc.request() with noAsyncTraces, JSON encode/decode of the payload on the caller only.',
+        'events: finger-events = LocalEventBus.emit on one connection → NatsEventBridge batches (≤ 256 per signed message) → the other connection → dedup → LocalEventBus.publish; raw-pubsub = nc.publish of a similar JSON event, counted by a subscriber on the other connection. Both in this process, 1000 emits per event-loop turn; ops/s = events ÷ time until the last one arrived.',
+      ],
+      event_stats: ev.stats,
+      detail: measured.detail,
+    });
+    process.stdout.write(`results: ${file}\n`);
+  } finally {
+    srv.child.kill('SIGTERM');
+    await Promise.allSettled([node.close(), broker.stop()]);
+    await hub.close(100);
+    await Promise.allSettled([nc.drain(), rawNc.drain()]);
+  }
+}
+
+if (process.argv[2] === '--server') {
+  server().catch((e) => {
+    process.stderr.write(`bench server failed: ${e?.stack ?? e}\n`);
+    process.exit(1);
+  });
+} else {
+  runBench(BENCH, main);
+}
