@@ -3,6 +3,8 @@
 // waiting for a reconnect that may never come), a bounded command timeout, and reconnection with
 // backoff so the stores recover by themselves when the server returns.
 
+import { createHash } from 'node:crypto';
+
 import { Redis } from 'ioredis';
 
 import { FingerError, isFingerError } from '@finger/protocol';
@@ -25,6 +27,9 @@ export interface RedisConnectionOptions {
   max_reconnect_delay_ms?: number;
   logger?: Logger;
 }
+
+/** SHA1 of each Lua script, computed once. */
+const SHAS = new Map<string, string>();
 
 /** Cluster names become key segments: keep them to a safe alphabet. */
 const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -66,6 +71,8 @@ export class RedisConnection {
       connectTimeout: this.options.connect_timeout_ms ?? 2000,
       retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 10), maxDelay),
       enableReadyCheck: true,
+      // commands issued in the same tick go out in one write (many concurrent calls)
+      enableAutoPipelining: !subscriber,
     });
     c.on('error', (e: Error) => this.logger.debug({ err: e.message, subscriber }, 'redis connection error'));
     c.on('ready', () => {
@@ -101,6 +108,24 @@ export class RedisConnection {
       if (isFingerError(e)) throw e;
       throw storeUnavailable(op, e);
     }
+  }
+
+  /**
+   * Runs a Lua script by its SHA1 (EVALSHA), loading it with EVAL the first time or after a
+   * server restart (NOSCRIPT). Failures as in {@link run}.
+   */
+  script(op: string, lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    let sha = SHAS.get(lua);
+    if (sha === undefined) SHAS.set(lua, (sha = createHash('sha1').update(lua).digest('hex')));
+    const h = sha;
+    return this.run(op, async (c) => {
+      try {
+        return await c.evalsha(h, keys.length, ...keys, ...args);
+      } catch (e) {
+        if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+        return c.eval(lua, keys.length, ...keys, ...args);
+      }
+    });
   }
 
   /**

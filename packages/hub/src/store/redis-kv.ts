@@ -122,18 +122,11 @@ export class RedisKv {
    * publishing `notify` in the same step. False when another writer got there first.
    */
   async casJson(key: string, expected: string, version: string, value: unknown, notify?: unknown): Promise<boolean> {
-    const r = await this.redis.run(`${this.namespace}.cas`, (c) =>
-      c.eval(
-        CAS,
-        2,
-        this.k(`${key}:version`),
-        this.k(key),
-        expected,
-        version,
-        JSON.stringify(value),
-        this.channel,
-        notify === undefined ? '' : this.wire(notify),
-      ),
+    const r = await this.redis.script(
+      `${this.namespace}.cas`,
+      CAS,
+      [this.k(`${key}:version`), this.k(key)],
+      [expected, version, JSON.stringify(value), this.channel, notify === undefined ? '' : this.wire(notify)],
     );
     return r === 1;
   }
@@ -196,8 +189,11 @@ export class RedisKv {
 
   /** Deletes a hash field, returning its old value; publishes `notify` only when it existed. */
   async hdelJson<T>(hash: string, field: string, notify?: unknown): Promise<T | undefined> {
-    const v = await this.redis.run(`${this.namespace}.hdel`, (c) =>
-      c.eval(HDEL_NOTIFY, 1, this.k(hash), field, this.channel, notify === undefined ? '' : this.wire(notify)),
+    const v = await this.redis.script(
+      `${this.namespace}.hdel`,
+      HDEL_NOTIFY,
+      [this.k(hash)],
+      [field, this.channel, notify === undefined ? '' : this.wire(notify)],
     );
     return typeof v === 'string' ? (JSON.parse(v) as T) : undefined;
   }

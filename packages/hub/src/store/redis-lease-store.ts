@@ -20,12 +20,12 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async extend(key: string, holder: string, ttl_ms: number): Promise<boolean> {
-    const r = await this.redis.run('lease.extend', (c) => c.eval(EXTEND, 1, this.k(key), holder, ttlOf(ttl_ms)));
+    const r = await this.redis.script('lease.extend', EXTEND, [this.k(key)], [holder, ttlOf(ttl_ms)]);
     return r === 1;
   }
 
   async release(key: string, holder: string): Promise<boolean> {
-    const r = await this.redis.run('lease.release', (c) => c.eval(RELEASE, 1, this.k(key), holder));
+    const r = await this.redis.script('lease.release', RELEASE, [this.k(key)], [holder]);
     return r === 1;
   }
 

@@ -97,9 +97,7 @@ export class RedisRequestStore implements RequestStore {
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
     // the owner token tells this daemon's record from an identical-looking one made after it vanished
     const json = JSON.stringify({ ...record, [OWNER]: randomUUID() });
-    const r = await this.redis.run('request.begin', (c) =>
-      c.eval(BEGIN, 1, this.k(record.request_id), json, this.running_ttl_ms),
-    );
+    const r = await this.redis.script('request.begin', BEGIN, [this.k(record.request_id)], [json, this.running_ttl_ms]);
     if (r === null || r === undefined) {
       this.mine.set(record.request_id, json);
       return undefined;
@@ -137,9 +135,7 @@ export class RedisRequestStore implements RequestStore {
     if (began === undefined) return;
     this.mine.delete(request_id);
     try {
-      await this.redis.run('request.forget', (c) =>
-        c.eval(FORGET, 1, this.k(request_id), began, this.channel, request_id),
-      );
+      await this.redis.script('request.forget', FORGET, [this.k(request_id)], [began, this.channel, request_id]);
     } catch (e) {
       // the call never ran; its id stays "running" until running_ttl_ms (safe: nothing runs twice)
       this.logger.warn({ request_id, err: (e as Error).message }, 'could not forget a refused request');
@@ -214,8 +210,11 @@ export class RedisRequestStore implements RequestStore {
   }
 
   private async write(request_id: string, p: Pending): Promise<void> {
-    await this.redis.run('request.finish', (c) =>
-      c.eval(FINISH, 1, this.k(request_id), p.began, p.done, p.keep_ms, this.channel, request_id),
+    await this.redis.script(
+      'request.finish',
+      FINISH,
+      [this.k(request_id)],
+      [p.began, p.done, p.keep_ms, this.channel, request_id],
     );
   }
 
