@@ -4,17 +4,14 @@
  * that a cut-off answer kept its control fields. What follows (mask, coerce, validate, policy)
  * differs per shape.
  */
-import { extractCandidates } from './extract.js';
+import { extractCandidates, MAX_PER_LEVEL } from './extract.js';
 import type { GuardrailReasonCode, GuardrailRepair } from './guardrail-types.js';
-import { parseCandidate, type ParsedCandidate } from './repair.js';
+import { MAX_REPAIR_TOTAL, parseCandidate, type ParsedCandidate, type RepairBudget } from './repair.js';
 import { selectCandidate, type SelectRule } from './select.js';
 import { truncationProblems, type TruncationRule } from './truncation.js';
 
 /** Longest answer the guardrail reads unless the caller sets `max_chars`. */
 export const DEFAULT_MAX_CHARS = 256 * 1024;
-
-/** Most fragments one answer may hold; the rest are ignored (counted as distinct candidates anyway). */
-const MAX_FRAGMENTS = 32;
 
 /** How one decision shape is recognised and which fields a cut-off answer must keep. */
 export interface ChainRule extends SelectRule {
@@ -47,6 +44,7 @@ export function selectDecisionObject(
       retryable: true,
     };
   const levels = extractCandidates(text, repairs);
+  const budget: RepairBudget = { chars: MAX_REPAIR_TOTAL };
   let parsed: ParsedCandidate[] = [];
   let fragments = 0;
   let unparseable = 0;
@@ -54,17 +52,24 @@ export function selectDecisionObject(
     const levelRepairs: GuardrailRepair[] = [...level.repairs];
     const found: ParsedCandidate[] = [];
     let bad = 0;
-    for (const f of level.candidates.slice(0, MAX_FRAGMENTS)) {
-      const p = parseCandidate(f, rule.isCandidate);
+    for (const f of level.candidates) {
+      const p = parseCandidate(f, rule.isCandidate, budget);
       if (p === null) bad++;
       else found.push(...p);
     }
     // The first level holding a claimed decision is the answer; later levels are prose around it.
     const last = level === levels[levels.length - 1];
     if (found.some((p) => rule.isCandidate(p.value)) || last) {
+      if (level.overflow)
+        return {
+          ok: false,
+          reason_code: 'ambiguous_candidates',
+          errors: [`the answer holds more than ${MAX_PER_LEVEL} JSON objects; give exactly one`],
+          retryable: false,
+        };
       repairs.push(...levelRepairs);
       parsed = found;
-      fragments = Math.min(level.candidates.length, MAX_FRAGMENTS);
+      fragments = level.candidates.length;
       unparseable = bad;
       break;
     }

@@ -52,6 +52,13 @@ function dropThinkBlocks(text: string, repairs: GuardrailRepair[]): string {
   return out;
 }
 
+/**
+ * Most regions (fenced or tagged blocks) and most spans one level yields. A level with more is
+ * marked `overflow`: the guardrail refuses it rather than pick among the first ones.
+ */
+export const MAX_PER_LEVEL = 32;
+const SCAN_LIMIT = MAX_PER_LEVEL + 1;
+
 /** Contents of fenced blocks (``` or ~~~, any tag); the closing fence is optional at the end. */
 function fencedRegions(text: string): string[] {
   const out: string[] = [];
@@ -65,6 +72,7 @@ function fencedRegions(text: string): string[] {
     const close = closeRe.exec(text);
     const bodyEnd = close ? close.index : text.length;
     out.push(text.slice(Math.min(bodyStart, text.length), bodyEnd));
+    if (out.length >= SCAN_LIMIT) break;
     FENCE_OPEN.lastIndex = close ? close.index + close[0].length : text.length;
     if (!close) break;
   }
@@ -84,6 +92,7 @@ function xmlRegions(text: string): string[] {
     const cdata = CDATA.exec(body);
     if (cdata) body = cdata[1]!;
     out.push(body);
+    if (out.length >= SCAN_LIMIT) break;
     XML_TAG.lastIndex = close ? start + close.index + close[0].length : text.length;
   }
   return out;
@@ -135,7 +144,7 @@ export function scanSpan(s: string, start: number): number {
 function spansOf(region: string, out: Candidate[]): void {
   let i = 0;
   const n = region.length;
-  while (i < n) {
+  while (i < n && out.length < SCAN_LIMIT) {
     const c = region[i]!;
     let starts = c === '{';
     if (c === '[') {
@@ -177,14 +186,21 @@ function decodeStringRegion(region: string, repairs: GuardrailRepair[]): string 
 export interface CandidateLevel {
   /** Repairs to record when this level is the one used (`fence`, `xml_tag`, `nested_json_string`). */
   repairs: GuardrailRepair[];
+  /** At most {@link MAX_PER_LEVEL}. */
   candidates: Candidate[];
+  /** True when the level held more regions or spans than that. */
+  overflow: boolean;
 }
 
 function level(regions: string[], repair: GuardrailRepair | undefined): CandidateLevel {
   const repairs: GuardrailRepair[] = repair ? [repair] : [];
   const candidates: Candidate[] = [];
-  for (const r of regions) spansOf(decodeStringRegion(r, repairs), candidates);
-  return { repairs, candidates };
+  for (const r of regions) {
+    if (candidates.length >= SCAN_LIMIT) break;
+    spansOf(decodeStringRegion(r, repairs), candidates);
+  }
+  const overflow = regions.length > MAX_PER_LEVEL || candidates.length > MAX_PER_LEVEL;
+  return { repairs, candidates: candidates.slice(0, MAX_PER_LEVEL), overflow };
 }
 
 /**

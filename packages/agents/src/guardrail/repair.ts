@@ -23,6 +23,19 @@ export const WRAPPER_KEYS: readonly string[] = [
   'data',
 ];
 
+/**
+ * Longest broken fragment handed to jsonrepair, and the most characters one answer may have
+ * repaired in all: jsonrepair is quadratic on some inputs (unbalanced single quotes: ~0.5 s for
+ * 60 KB), and a decision is small. Valid JSON of any length (up to `max_chars`) still parses.
+ */
+export const MAX_REPAIR_CHARS = 16 * 1024;
+export const MAX_REPAIR_TOTAL = 64 * 1024;
+
+/** How many characters the current answer may still have repaired. */
+export interface RepairBudget {
+  chars: number;
+}
+
 /** One parsed object that may be a decision. */
 export interface ParsedCandidate {
   value: Record<string, unknown>;
@@ -45,7 +58,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * answers make JSON.parse and jsonrepair throw, and capturing a stack for each of those errors
  * was the largest cost of the broken path: the stack trace limit is 0 while they run.
  */
-function parseText(text: string, repairs: GuardrailRepair[]): Parsed {
+function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudget): Parsed {
   let json = text;
   let value: unknown;
   const limit = Error.stackTraceLimit;
@@ -53,6 +66,8 @@ function parseText(text: string, repairs: GuardrailRepair[]): Parsed {
   try {
     value = JSON.parse(json);
   } catch {
+    if (text.length > MAX_REPAIR_CHARS || text.length > budget.chars) return { ok: false };
+    budget.chars -= text.length;
     try {
       json = jsonrepair(text);
       value = JSON.parse(json);
@@ -69,9 +84,9 @@ function parseText(text: string, repairs: GuardrailRepair[]): Parsed {
 }
 
 /** A string that holds JSON, parsed once (no further levels). */
-function parseNested(value: string, repairs: GuardrailRepair[]): Parsed {
+function parseNested(value: string, repairs: GuardrailRepair[], budget: RepairBudget): Parsed {
   if (!/^\s*[[{]/.test(value)) return { ok: false };
-  const p = parseText(value, repairs);
+  const p = parseText(value, repairs, budget);
   if (p.ok) repairs.push({ kind: 'nested_json_string', before: clip(value) });
   return p;
 }
@@ -83,14 +98,15 @@ function parseNested(value: string, repairs: GuardrailRepair[]): Parsed {
 export function parseCandidate(
   candidate: Candidate,
   isCandidate: (o: Record<string, unknown>) => boolean,
+  budget: RepairBudget,
 ): ParsedCandidate[] | null {
   const repairs: GuardrailRepair[] = [];
-  let p = parseText(candidate.text, repairs);
+  let p = parseText(candidate.text, repairs, budget);
   if (!p.ok) return null;
   let duplicate = p.duplicate;
   let value = p.value;
   if (typeof value === 'string') {
-    p = parseNested(value, repairs);
+    p = parseNested(value, repairs, budget);
     if (!p.ok) return null;
     value = p.value;
     duplicate ??= p.duplicate;
@@ -124,7 +140,7 @@ export function parseCandidate(
     let inner: unknown = obj[key];
     let dup = duplicate;
     if (typeof inner === 'string') {
-      const q = parseNested(inner, repairs);
+      const q = parseNested(inner, repairs, budget);
       if (!q.ok) {
         push(obj, duplicate);
         continue;

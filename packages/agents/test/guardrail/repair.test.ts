@@ -112,4 +112,27 @@ describe('guardrail step 2: repair and parse', () => {
       repairs: [],
     });
   });
+
+  it('parses valid JSON of any size but repairs at most 16 KiB (jsonrepair is quadratic on some input)', () => {
+    const big = { ...clean, reason: 'x'.repeat(20_000) };
+    expect(runGuardrail(JSON.stringify(big), registry)).toEqual({ outcome: 'ok', decision: big, repairs: [] });
+    const broken = JSON.stringify(big).replace('"requires_human":false}', '"requires_human":false,}');
+    expect(runGuardrail(broken, registry)).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'unparseable',
+      retryable: true,
+      errors: ['the JSON in the answer cannot be parsed'],
+      repairs: [],
+    });
+  });
+
+  it('fails safe on pathological answers (bounded work: see bench/guardrail)', () => {
+    for (const text of [
+      "{'a':'" + "x'y".repeat(50_000),
+      '[{'.repeat(100_000),
+      '<json>{'.repeat(30_000),
+      '```\n{}\n'.repeat(20_000),
+    ])
+      expect(runGuardrail(text, registry)).toMatchObject({ outcome: 'ask_human' });
+  });
 });

@@ -111,4 +111,17 @@ describe('guardrail step 3: select', () => {
     const text = cleanText.replace('"confidence":0.9', '"confidence":0.9,"confidence": 0.90');
     expect(runGuardrail(text, registry)).toEqual({ outcome: 'ok', decision: clean, repairs: [] });
   });
+
+  it('refuses an answer with more JSON objects than it reads rather than pick among the first', () => {
+    const junk = Array.from({ length: 40 }, (_, i) => `{"note": ${i}}`).join('\n');
+    expect(
+      runGuardrail(`${cleanText}\n${junk}\n${JSON.stringify(decision({ target: 'fs.write' }))}`, registry),
+    ).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'ambiguous_candidates',
+      retryable: false,
+      errors: ['the answer holds more than 32 JSON objects; give exactly one'],
+      repairs: [],
+    });
+  });
 });
