@@ -192,6 +192,9 @@ runBench(BENCH, async () => {
     return hub;
   };
   const hubOff = await startHub('off');
+  const hubNoop = await startHub('noop');
+  // the hub's own cost of an interceptor chain: one interceptor that only calls next()
+  hubNoop.use((_call, next) => next());
   const hubOn = await startHub('on');
   const hubEvents = await startHub('events');
   const hubAudit = await startHub('audit');
@@ -230,6 +233,7 @@ runBench(BENCH, async () => {
     hub.request({ target: 'echo', payload: { text: 'hi' }, source: AGENT, session_id: 'bench-session' });
   const HUBS = [
     ['off', hubOff],
+    ['noop', hubNoop],
     ['on', hubOn],
     ['events', hubEvents],
     ['audit', hubAudit],
@@ -270,6 +274,7 @@ runBench(BENCH, async () => {
         },
         { system: 'finger', scenario: 'auto-fs-read', concurrency: 1, fn: () => engine.evaluate(readFacts) },
         { system: 'hub', scenario: 'c100-firewall-off', concurrency: 100, fn: dispatch(hubOff) },
+        { system: 'hub', scenario: 'c100-noop-interceptor', concurrency: 100, fn: dispatch(hubNoop) },
         { system: 'hub', scenario: 'c100-firewall-on', concurrency: 100, fn: dispatch(hubOn) },
         { system: 'hub', scenario: 'c100-firewall-on-events', concurrency: 100, fn: dispatch(hubEvents) },
         { system: 'hub', scenario: 'c100-firewall-on-audit', concurrency: 100, fn: dispatch(hubAudit) },
@@ -291,6 +296,13 @@ runBench(BENCH, async () => {
       hub_c100_on_events_over_off: round(row('c100-firewall-on-events').ops_per_s / row('c100-firewall-off').ops_per_s),
       hub_c100_on_audit_over_off: round(row('c100-firewall-on-audit').ops_per_s / row('c100-firewall-off').ops_per_s),
     };
+    ratios.hub_c100_noop_interceptor_over_off = round(
+      row('c100-noop-interceptor').ops_per_s / row('c100-firewall-off').ops_per_s,
+    );
+    ratios.hub_c100_on_over_off_cpu = round(cpuOf.get('hub/c100-firewall-on') / cpuOf.get('hub/c100-firewall-off'));
+    ratios.hub_c100_chain_cost_us = round(
+      1e6 / row('c100-noop-interceptor').ops_per_s - 1e6 / row('c100-firewall-off').ops_per_s,
+    );
     ratios.hub_c100_firewall_cost_us = round(
       1e6 / row('c100-firewall-on').ops_per_s - 1e6 / row('c100-firewall-off').ops_per_s,
     );
@@ -315,7 +327,7 @@ runBench(BENCH, async () => {
         '',
         `harness alone (op = noop): ${base.ops_per_s.toLocaleString('en-US')} ops/s, p50 ${base.p50_us} µs (own_us = 1/ops − 1/noop)`,
         `hub c100 firewall on ÷ off: ${ratios.hub_c100_on_over_off}× ops/s; with an event per AUTO verdict: ${ratios.hub_c100_on_events_over_off}×; with the audit log: ${ratios.hub_c100_on_audit_over_off}×`,
-        `firewall cost per dispatched call at c100 (1/on − 1/off): ${round(1e6 / row('c100-firewall-on').ops_per_s - 1e6 / row('c100-firewall-off').ops_per_s)} µs`,
+        `firewall cost per dispatched call at c100 (1/on − 1/off): ${ratios.hub_c100_firewall_cost_us} µs, of which the hub's chain with a no-op interceptor (1/noop − 1/off): ${ratios.hub_c100_chain_cost_us} µs; on ÷ off per CPU-second: ${ratios.hub_c100_on_over_off_cpu}×`,
         `audit: ${audit.stats().appends} entries in ${audit.stats().batches} write+fsync batches`,
         `RiskAssessor: ${JSON.stringify(assessor.stats())}`,
         `verdict cache (hub c100-firewall-on): ${JSON.stringify(engineOn.cacheStats())}`,
@@ -338,7 +350,7 @@ runBench(BENCH, async () => {
         'auto-200-rules-cached: the same with the verdict cache on (the default): layers 1, 3 and 4 come from the cache, the behaviour and metacognitive layers run, a full Evaluation with a decision id per call.',
         'auto-200-rules-cwd adds cwd (realpath of the directory: a syscall per call); auto-fs-read is fs.read of a workspace file (realpath per call).',
         "The engine's clock moves past the 60 s behaviour window on every read, so repeating the same 10 calls never trips the loop detector; the behaviour layer still counts every call.",
-        "hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; firewall-on = createFirewallInterceptor({engine, tools: {get: (id) => hub.tools.metadata(id)}, events: hub.events}) as the daemon wires it in the interceptor chain (the default: no event for a plain AUTO allow); firewall-on-events adds auto_events: true (a FIREWALL_VERDICT event per call, persisted by the hub's FileEventStore); firewall-on-audit adds an AuditLog (every verdict written and fdatasync'd, group-committed, before the call runs).",
+        "hub c100-*: MessageHub with the echo module (modules/echo), 100 concurrent agent callers; noop-interceptor = one interceptor that only calls next() (what any interceptor chain costs the hub); firewall-on = createFirewallInterceptor({engine, tools: {get: (id) => hub.tools.metadata(id)}, events: hub.events}) as the daemon wires it in the interceptor chain (the default: no event for a plain AUTO allow); firewall-on-events adds auto_events: true (a FIREWALL_VERDICT event per call, persisted by the hub's FileEventStore); firewall-on-audit adds an AuditLog (every verdict written and fdatasync'd, group-committed, before the call runs).",
         'Each row is the median round by ops/s with its p50/p99; latencies include the harness (see harness_baseline).',
       ],
       detail: measured.detail,

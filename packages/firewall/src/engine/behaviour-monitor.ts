@@ -76,7 +76,9 @@ class Stamps {
       this.#t = t = grown;
       this.#head = 0;
     }
-    t[(this.#head + this.#size) % t.length] = now;
+    let at = this.#head + this.#size;
+    if (at >= t.length) at -= t.length;
+    t[at] = now;
     return ++this.#size;
   }
 }
@@ -113,8 +115,12 @@ export class BehaviourMonitor {
   #last: string | undefined;
   #lastState: SessionState | undefined;
 
+  /** Stamps kept per call and per tool: enough to count past both limits. */
+  readonly #keep: number;
+
   constructor(options: Partial<BehaviourOptions> = {}) {
     this.options = Object.freeze({ ...BEHAVIOUR_DEFAULTS, ...options });
+    this.#keep = Math.max(this.options.max_repeats, this.options.max_tool_calls) + 1;
   }
 
   /** True when `confidence` counts as low (NaN or out of [0, 1] counts as low: fail safe). */
@@ -140,7 +146,7 @@ export class BehaviourMonitor {
     const s = this.#session(session, record);
     const low = this.isLow(confidence);
     const maxRepeats = low ? Math.min(o.max_repeats, o.max_repeats_low_confidence) : o.max_repeats;
-    const keep = Math.max(o.max_repeats, o.max_tool_calls) + 1;
+    const keep = this.#keep;
     let out: LayerFinding[] | undefined;
     let tool = s === undefined ? undefined : s.lastTool === tool_id ? s.lastMemory : s.tools.get(tool_id);
     if (tool === undefined && s !== undefined && record) {

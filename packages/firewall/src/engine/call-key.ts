@@ -88,6 +88,25 @@ export class ArgsKeys {
     if (typeof args !== 'object' || args === null) return null;
     const proto: unknown = Object.getPrototypeOf(args);
     if (proto !== Object.prototype && proto !== null) return null;
+    // fast path, no allocation: own keys already in order, every step already in the trie
+    let node = this.#root;
+    let prev: string | undefined;
+    let n = 0;
+    for (const k in args) {
+      if (++n > MAX_FLAT_KEYS || (prev !== undefined && prev > k) || !Object.hasOwn(args, k)) return this.#lookup(args);
+      prev = k;
+      const v = (args as Record<string, unknown>)[k];
+      // a map does not tell -0 from 0; nothing else that is not interned can be found
+      if (v === 0 && Object.is(v, -0)) return null;
+      const next = (node.get(k) as Node | undefined)?.get(v) as Node | undefined;
+      if (next === undefined) return this.#lookup(args);
+      node = next;
+    }
+    return (node.get(END) as string | undefined) ?? this.#lookup(args);
+  }
+
+  /** The general path: sorted own keys, checked values; adds what is missing. */
+  #lookup(args: object): string | null {
     const keys = Object.keys(args);
     const n = keys.length;
     if (n > MAX_FLAT_KEYS) return null;

@@ -125,6 +125,7 @@ describe('ArgsKeys', () => {
     const got = distinct.map((x) => keys.intern(x));
     expect(got).toEqual(distinct.map((x) => argsKey(x)));
     expect(new Set(got).size).toBe(distinct.length);
+    expect(keys.intern({ a: 0 })).toBe(argsKey({ a: 0 }));
     expect(keys.intern({ a: -0 })).toBeNull();
     expect(keys.intern({ a: 'x'.repeat(600) })).toBeNull();
     expect(keys.intern({ a: { b: 1 } })).toBeNull();
