@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { registerApprovals } from './commands/approvals.js';
 import { registerAudit } from './commands/audit.js';
 import { registerDaemon } from './commands/daemon.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
 import { registerPolicy } from './commands/policy.js';
@@ -55,6 +56,7 @@ export function buildProgram(state: RunState): Command {
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', EXIT_HELP);
   registerDaemon(program, state);
+  registerDoctor(program, state);
   registerSend(program, state);
   registerModule(program, state);
   registerTool(program, state);

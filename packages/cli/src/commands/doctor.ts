@@ -1,0 +1,160 @@
+import { Socket } from 'node:net';
+
+import type { Command } from 'commander';
+
+import { toErrorInfo } from '@finger/protocol';
+
+import { action, type CommandContext, type RunState } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+
+/** Outcome of one `doctor` check. */
+export interface DoctorCheck {
+  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm';
+  status: 'ok' | 'warn' | 'fail' | 'skip';
+  detail: string;
+}
+
+/** What the checks need from the resolved config (a subset of the daemon's DaemonConfig). */
+interface ConfigView {
+  nats: { url?: string };
+  redis: { url?: string };
+  cluster: string;
+  llm: { provider: string; base_url?: string };
+}
+
+const TIMEOUT_MS = 2000;
+
+/**
+ * Opens a TCP connection to the first host of `url`, optionally writes `send`, and resolves with
+ * the first bytes received (or '' when the server sent nothing before `timeout_ms`). Rejects when
+ * the connection fails.
+ */
+export function probeTcp(url: string, send?: string, timeout_ms = TIMEOUT_MS): Promise<string> {
+  const u = new URL(url.split(',')[0]!.trim());
+  const port = Number(u.port) || (u.protocol.startsWith('redis') ? 6379 : 4222);
+  return new Promise((resolve, reject) => {
+    const s = new Socket();
+    let connected = false;
+    const done = (err: Error | undefined, data = '') => {
+      s.destroy();
+      if (err) reject(err);
+      else resolve(data);
+    };
+    s.setTimeout(timeout_ms, () =>
+      connected ? done(undefined) : done(new Error(`no answer within ${timeout_ms} ms`)),
+    );
+    s.once('error', (e) => done(e));
+    s.once('data', (d) => done(undefined, d.toString('utf8')));
+    s.connect(port, u.hostname || '127.0.0.1', () => {
+      connected = true;
+      if (send !== undefined) s.write(send);
+    });
+  });
+}
+
+async function checkNats(url: string): Promise<DoctorCheck> {
+  try {
+    const first = await probeTcp(url);
+    if (!first.startsWith('INFO ')) return { name: 'nats', status: 'fail', detail: `${url} does not speak NATS` };
+    const info = JSON.parse(first.slice(5).split('\r\n')[0]!) as { version?: string; jetstream?: boolean };
+    const js = info.jetstream ? ', JetStream on' : '';
+    return { name: 'nats', status: 'ok', detail: `${url}: nats-server ${info.version ?? '?'}${js}` };
+  } catch (e) {
+    return { name: 'nats', status: 'fail', detail: `${url}: ${(e as Error).message}` };
+  }
+}
+
+async function checkRedis(url: string): Promise<DoctorCheck> {
+  if (url.startsWith('rediss://'))
+    return { name: 'redis', status: 'warn', detail: `${url}: TLS endpoint, only TCP reachability checked` };
+  try {
+    const reply = await probeTcp(url, 'PING\r\n');
+    if (reply.startsWith('+PONG')) return { name: 'redis', status: 'ok', detail: `${url}: PONG` };
+    if (/NOAUTH|WRONGPASS/.test(reply))
+      return { name: 'redis', status: 'ok', detail: `${url}: reachable (requires auth)` };
+    return { name: 'redis', status: 'fail', detail: `${url}: unexpected answer ${JSON.stringify(reply.slice(0, 40))}` };
+  } catch (e) {
+    return { name: 'redis', status: 'fail', detail: `${url}: ${(e as Error).message}` };
+  }
+}
+
+async function checkLlm(llm: ConfigView['llm']): Promise<DoctorCheck> {
+  if (llm.provider === 'offline') return { name: 'llm', status: 'skip', detail: 'provider offline' };
+  const base =
+    llm.base_url ?? (llm.provider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1');
+  try {
+    // reachability only: no credentials are sent
+    const res = await fetch(base, { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    return { name: 'llm', status: 'ok', detail: `${llm.provider} at ${base}: HTTP ${res.status}` };
+  } catch (e) {
+    return { name: 'llm', status: 'fail', detail: `${llm.provider} at ${base}: ${(e as Error).message}` };
+  }
+}
+
+async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck> {
+  let url = '?';
+  try {
+    const loc = await ctx.locate();
+    url = loc.url;
+    const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const h = (await res.json()) as { status?: string; version?: string; nats?: { connected?: boolean } };
+    const nats = h.nats === undefined ? '' : h.nats.connected ? ', NATS connected' : ', NATS disconnected';
+    const detail = `${url}: ${h.status ?? 'unknown'} (version ${h.version ?? '?'}${nats})`;
+    return { name: 'daemon', status: h.status === 'ok' ? 'ok' : 'warn', detail };
+  } catch (e) {
+    return { name: 'daemon', status: 'fail', detail: `${url}: not reachable (${(e as Error).message})` };
+  }
+}
+
+/** Runs every check; a missing section is `skip`. */
+export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  let config: ConfigView | undefined;
+  try {
+    const d = await import('@finger/daemon');
+    config = d.resolveConfig(d.readConfigFile(ctx.home), ctx.io.env) as ConfigView;
+    checks.push({ name: 'config', status: 'ok', detail: `${d.configPath(ctx.home)} (cluster ${config.cluster})` });
+  } catch (e) {
+    checks.push({ name: 'config', status: 'fail', detail: toErrorInfo(e).message });
+  }
+  const [daemon, nats, redis, llm] = await Promise.all([
+    checkDaemon(ctx),
+    config?.nats.url
+      ? checkNats(config.nats.url)
+      : ({ name: 'nats', status: 'skip', detail: 'nats.url not set' } as const),
+    config?.redis.url
+      ? checkRedis(config.redis.url)
+      : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
+    config ? checkLlm(config.llm) : ({ name: 'llm', status: 'skip', detail: 'no valid config' } as const),
+  ]);
+  checks.push(daemon, nats, redis, llm);
+  return checks;
+}
+
+/**
+ * `myfinger doctor [--json]`: checks the config (file + FINGER_* env), the daemon (/v1/health),
+ * NATS (`INFO` greeting) and Redis (`PING`) when configured, and that the LLM endpoint answers
+ * HTTP. Exits 0 when nothing failed (warnings allowed), 1 otherwise.
+ */
+export function registerDoctor(program: Command, state: RunState): void {
+  program
+    .command('doctor')
+    .description('check config, daemon, NATS, Redis and the LLM endpoint')
+    .action(
+      action(state, async (ctx) => {
+        const checks = await runDoctor(ctx);
+        const ok = checks.every((c) => c.status !== 'fail');
+        if (ctx.out.json) ctx.out.printJson({ ok, checks });
+        else {
+          const c = ctx.out.c;
+          const paint = (s: DoctorCheck['status']) =>
+            s === 'ok' ? c.green(s) : s === 'fail' ? c.red(s) : s === 'warn' ? c.yellow(s) : s;
+          ctx.out.table(
+            ['CHECK', 'STATUS', 'DETAIL'],
+            checks.map((x) => [x.name, paint(x.status), x.detail]),
+          );
+        }
+        return ok ? EXIT.OK : EXIT.GENERIC;
+      }),
+    );
+}

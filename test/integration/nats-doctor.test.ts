@@ -1,0 +1,64 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { freePort, natsUrlForTests, runCli, startTestDaemon, tempDir, testClusterName } from '@finger/testkit';
+
+const url = await natsUrlForTests();
+const KEY = 'doctor-test-cluster-key-01234567';
+
+interface Report {
+  ok: boolean;
+  checks: { name: string; status: string; detail: string }[];
+}
+const statuses = (r: Report) => Object.fromEntries(r.checks.map((c) => [c.name, c.status]));
+
+describe.skipIf(!url)('myfinger doctor', () => {
+  it('reports config, a running clustered daemon and NATS as ok (exit 0)', async () => {
+    const cluster = testClusterName('doc');
+    const config = { nats: { url: url!, cluster_key: KEY }, cluster, modules: { builtin: false } };
+    const d = await startTestDaemon({
+      config,
+      prepareHome: async (home) => {
+        await mkdir(join(home, 'config'), { recursive: true });
+        await writeFile(join(home, 'config', 'config.json'), JSON.stringify(config));
+      },
+    });
+    try {
+      const r = await runCli(['doctor', '--json'], { FINGER_HOME: d.home });
+      expect(r.code).toBe(0);
+      const report = JSON.parse(r.stdout) as Report;
+      expect(statuses(report)).toEqual({ config: 'ok', daemon: 'ok', nats: 'ok', redis: 'skip', llm: 'skip' });
+      expect(report.checks.find((c) => c.name === 'daemon')!.detail).toContain('NATS connected');
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('fails (exit 1) when NATS and the daemon are unreachable, naming each', async () => {
+    await using home = await tempDir('finger-doctor-');
+    await mkdir(join(home.path, 'config'), { recursive: true });
+    const port = await freePort();
+    await writeFile(
+      join(home.path, 'config', 'config.json'),
+      JSON.stringify({ nats: { url: `nats://127.0.0.1:${port}` }, server: { port: await freePort() } }),
+    );
+    const r = await runCli(['doctor', '--json'], { FINGER_HOME: home.path, FINGER_URL: `http://127.0.0.1:${port}` });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.ok).toBe(false);
+    expect(statuses(report)).toMatchObject({ config: 'ok', daemon: 'fail', nats: 'fail' });
+  });
+
+  it('fails on an invalid config with the key path', async () => {
+    await using home = await tempDir('finger-doctor-');
+    await mkdir(join(home.path, 'config'), { recursive: true });
+    await writeFile(join(home.path, 'config', 'config.json'), JSON.stringify({ nats: { url: 'http://nope' } }));
+    const r = await runCli(['doctor', '--json'], { FINGER_HOME: home.path, FINGER_URL: 'http://127.0.0.1:1' });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.checks[0]).toMatchObject({ name: 'config', status: 'fail' });
+    expect(report.checks[0]!.detail).toContain('$.nats.url');
+  });
+});
