@@ -164,3 +164,4 @@ export type { Graph, GraphEvent, GraphState, GraphStatus, GraphStep, StepState, 
 export { checkGraph, initialState, NON_RETRYABLE, readySteps, transition as graphTransition } from './super/graph.js';
 export type { StepInput, SuperAgentOptions, SuperResult } from './super/super-agent.js';
 export { SuperAgent } from './super/super-agent.js';
+export { MAX_SUBTASKS, ModelPlanner, parsePlanReply } from './executor/model-planner.js';

@@ -163,6 +163,7 @@ export class ExecutorAgent {
     this.o.progress(t, { kind: 'usage', step, step_usage: usage, total });
     const { decision, errors } = this.o.parseDecision(reply.text);
     const human_required = decision.human_required || (errors !== undefined && errors.length > 0);
+    if (!errors?.length) this.o.recordConfidence?.(t.session_id, decision.confidence);
     const calls: TaskToolCall[] = final || human_required ? [] : decision.tool_calls;
     this.o.progress(t, {
       kind: 'decision',

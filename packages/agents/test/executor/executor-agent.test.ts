@@ -271,6 +271,27 @@ describe('ExecutorAgent', () => {
     expect(h.questions.map((q) => q.kind)).toEqual(['confirm_done']);
   });
 
+  it('plans first with the planner and shows the plan in every prompt', async () => {
+    const h = harness([reply({ done: true, summary: 's' })], { answers: ['confirm'] });
+    const planned = new ExecutorAgent({
+      ...(h.agent as unknown as { o: ExecutorOptions }).o,
+      planner: {
+        plan: () =>
+          Promise.resolve({ subtasks: ['read it', 'patch it'], usage: { input_tokens: 5, output_tokens: 1, cost: 0 } }),
+      },
+    });
+    const t = await planned.run(task(), control());
+    expect(t.plan).toEqual({
+      revision: 0,
+      subtasks: [
+        { id: 1, title: 'read it', status: 'active' },
+        { id: 2, title: 'patch it', status: 'pending' },
+      ],
+    });
+    expect(h.model.requests[0]!.messages[1]!.content).toContain('# Plan\n[>] 1. read it\n[ ] 2. patch it');
+    expect(t.usage.input_tokens).toBe(105);
+  });
+
   it('refuses to run a COMPLETED task (E_CONFLICT)', async () => {
     const h = harness([]);
     await expect(h.agent.run({ ...task(), state: 'COMPLETED' }, control())).rejects.toMatchObject({
