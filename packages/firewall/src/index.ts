@@ -38,10 +38,10 @@ export type {
   FirewallTools,
 } from './engine/firewall-interceptor.js';
 export { createFirewallInterceptor } from './engine/firewall-interceptor.js';
-export type { VerdictCacheStats } from './engine/verdict-cache.js';
 export type { ReadFile } from './engine/preview.js';
 export { argsPreview, commandPreview, MAX_DIFF_BYTES, writePreview } from './engine/preview.js';
 export { unifiedDiff } from './engine/unified-diff.js';
+export type { VerdictCacheStats } from './engine/verdict-cache.js';
 export type { BindingCheck } from './gate/binding.js';
 export { argsDigest, bindingHolds, bindingOf, verifyBinding } from './gate/binding.js';
 export type {
