@@ -3,7 +3,13 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { type FakeLlmServer, startFakeLlmServer, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import {
+  type FakeLlmScript,
+  type FakeLlmServer,
+  startFakeLlmServer,
+  startTestDaemon,
+  type TestDaemon,
+} from '@finger/testkit';
 
 // Real parts: the daemon on loopback, the fake OpenAI-compatible server over HTTP, the fs module,
 // the firewall and the human gate. Only the person is played by the test (through the HTTP API).
@@ -19,7 +25,7 @@ function decision(d: Record<string, unknown>): { text: string } {
   };
 }
 
-async function setup(script: { text: string }[], config: Record<string, unknown> = {}) {
+async function setup(script: FakeLlmScript, config: Record<string, unknown> = {}) {
   const llm: FakeLlmServer = await startFakeLlmServer({ script });
   open.push(llm);
   let ws = '';
@@ -157,5 +163,41 @@ describe('/v1/tasks', () => {
     expect((await d.http('GET', `/v1/tasks/${id}`, undefined, other)).body.error.code).toBe('E_NOT_FOUND');
     expect((await d.http('POST', `/v1/tasks/${id}/answer`, { decision: 'stop' }, other)).status).toBe(404);
     expect((await d.http('GET', '/v1/tasks?all=true', undefined, other)).body.tasks).toEqual([]);
+  });
+
+  it('two running tasks touching the same file: the later call is held for its person and an event is raised', async () => {
+    const calls = new Map<string, number>();
+    const { d } = await setup((req) => {
+      const prompt = JSON.stringify(req.body.messages);
+      const who = prompt.includes('task alpha') ? 'alpha' : 'beta';
+      const n = (calls.get(who) ?? 0) + 1;
+      calls.set(who, n);
+      if (n === 1) return decision({ tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' } }] });
+      return decision({ human_required: true, thought: `${who} waits` });
+    });
+    const ws = join(d.home, 'ws', 'proj');
+    const events = await d.events();
+    open.push(events);
+    await events.subscribe({ types: ['TASK_STATE'] });
+    const a = (await d.http('POST', '/v1/tasks', { text: 'task alpha', workspace: ws })).body.id;
+    await taskIn(d, a, ['WAITING_HUMAN']);
+    const b = (await d.http('POST', '/v1/tasks', { text: 'task beta', workspace: ws })).body.id;
+    const held = await taskIn(d, b, ['WAITING_HUMAN']);
+    expect(held.question.kind).toBe('conflict');
+    expect(held.question.message).toContain(`also used by task ${a}`);
+    const isConflict = (m: any) => m.type === 'event' && m.event.data.kind === 'conflict';
+    await events.waitFor((ms) => ms.some(isConflict), 'the conflict event');
+    const conflict = events.messages.find(isConflict) as any;
+    expect(conflict.event.data).toMatchObject({
+      task_id: b,
+      tool: 'fs.read',
+      conflicts: [{ path: join(ws, 'greeting.txt'), task: a }],
+    });
+    await d.http('POST', `/v1/tasks/${b}/answer`, { decision: 'skip' });
+    const after = await until('beta asks again', async () => {
+      const t = (await d.http('GET', `/v1/tasks/${b}`)).body;
+      return t.question?.kind === 'human_required' ? t : undefined;
+    });
+    expect(after.steps[0].calls[0]).toMatchObject({ tool: 'fs.read', error: { code: 'E_REJECTED_BY_HUMAN' } });
   });
 });
