@@ -16,6 +16,8 @@ export const DEFAULT_MAX_CHARS = 256 * 1024;
 /** How one decision shape is recognised and which fields a cut-off answer must keep. */
 export interface ChainRule extends SelectRule {
   truncation(value: Record<string, unknown>): TruncationRule;
+  /** Matches the text of a fragment that claims to be a decision, even one that cannot be parsed. */
+  claim: RegExp;
 }
 
 /** A failure of steps 1–4. */
@@ -52,10 +54,14 @@ export function selectDecisionObject(
     const levelRepairs: GuardrailRepair[] = [...level.repairs];
     const found: ParsedCandidate[] = [];
     let bad = 0;
+    let badClaims = 0;
     for (const f of level.candidates) {
       const p = parseCandidate(f, rule.isCandidate, budget);
-      if (p === null) bad++;
-      else found.push(...p);
+      if (p !== null) found.push(...p);
+      else {
+        bad++;
+        if (rule.claim.test(f.text)) badClaims++;
+      }
     }
     // The first level holding a claimed decision is the answer; later levels are prose around it.
     const last = level === levels[levels.length - 1];
@@ -65,6 +71,14 @@ export function selectDecisionObject(
           ok: false,
           reason_code: 'ambiguous_candidates',
           errors: [`the answer holds more than ${MAX_PER_LEVEL} JSON objects; give exactly one`],
+          retryable: false,
+        };
+      // A second decision that cannot be read still makes the answer ambiguous.
+      if (badClaims > 0 && found.some((p) => rule.isCandidate(p.value)))
+        return {
+          ok: false,
+          reason_code: 'ambiguous_candidates',
+          errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
           retryable: false,
         };
       repairs.push(...levelRepairs);

@@ -32,6 +32,7 @@ export interface GuardrailOptions {
 }
 
 const ROUTER_RULE: ChainRule = {
+  claim: /["']?\bdecision["']?\s*:/,
   isCandidate: (o) => Object.hasOwn(o, 'decision'),
   isTemplateEcho: (o) =>
     (typeof o.decision === 'string' && o.decision.includes('|')) || isPlaceholder(o.target) || isPlaceholder(o.reason),

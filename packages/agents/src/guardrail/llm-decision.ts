@@ -36,6 +36,7 @@ export function safeLlmDecision(): LlmDecision {
 const CLAIM_KEYS = ['tool_calls', 'done', 'human_required'];
 
 const LLM_RULE: ChainRule = {
+  claim: /["']?\b(?:tool_calls|human_required|done)["']?\s*:/,
   isCandidate: (o) => CLAIM_KEYS.some((k) => Object.hasOwn(o, k)),
   isTemplateEcho: (o) =>
     isPlaceholder(o.thought) ||

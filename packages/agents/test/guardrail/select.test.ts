@@ -124,4 +124,15 @@ describe('guardrail step 3: select', () => {
       repairs: [],
     });
   });
+
+  it('asks a human when a second decision in the answer cannot be parsed (the readable one does not win)', () => {
+    const text = `${cleanText}\nor maybe {"decision": "dispatch_module", "target": "fs.write" : : "confidence" 0.9}`;
+    expect(runGuardrail(text, registry)).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'ambiguous_candidates',
+      retryable: false,
+      errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
+      repairs: [],
+    });
+  });
 });
