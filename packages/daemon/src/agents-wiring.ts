@@ -40,6 +40,11 @@ export interface AgentsWiring {
   model: ModelAdapter;
   /** The hub target text input is routed to. */
   supervisorTarget: string;
+  /**
+   * Timeout of one routed input: the model's timeout for the first answer and each re-ask, plus
+   * 30 s for the dispatch (the offline router answers at once: 30 s).
+   */
+  routeTimeoutMs: number;
 }
 
 /**
@@ -70,12 +75,15 @@ export async function wireAgents(o: AgentsWiringOptions): Promise<AgentsWiring> 
     min_confidence,
   });
   const supervisor = new IngressSupervisorAgent({ id: SUPERVISOR_ID, engine, grants: o.grants, audit: o.audit });
+  const asks = o.config.llm.provider === 'offline' ? 0 : o.config.llm.timeout_ms * (o.config.router.max_retries + 1);
+  const routeTimeoutMs = asks + 30_000;
   await registerAgent(o.hub, supervisor, {
     logger: o.logger,
+    handle_timeout_ms: routeTimeoutMs,
     manifest: {
       description: 'Routes ordinary text input to a module or agent (IngressSupervisorAgent, §3.6).',
     },
   });
   o.logger.info({ provider: model.provider, model: model.model }, 'ingress supervisor registered');
-  return { supervisor, model, supervisorTarget: SUPERVISOR_ID };
+  return { supervisor, model, supervisorTarget: SUPERVISOR_ID, routeTimeoutMs };
 }

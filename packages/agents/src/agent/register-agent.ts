@@ -19,6 +19,8 @@ export const AGENT_TOOL = 'handle';
 export interface RegisterAgentOptions {
   /** Manifest fields to override (description, grants, lease, concurrency, tool metadata…). */
   manifest?: Partial<ModuleManifest>;
+  /** Lease of one `handle` call (the tool's `timeout_ms`; default 120 s). */
+  handle_timeout_ms?: number;
   logger?: Logger;
 }
 
@@ -166,6 +168,11 @@ class AgentRuntime implements ModuleRuntime {
  */
 export function registerAgent(hub: MessageHub, agent: Agent, options: RegisterAgentOptions = {}): Promise<ModuleInfo> {
   const manifest = agentManifest(agent, { ...agent.manifest?.(), ...options.manifest });
+  if (options.handle_timeout_ms !== undefined) {
+    manifest.tools = manifest.tools.map((t) =>
+      t.name === AGENT_TOOL ? { ...t, timeout_ms: options.handle_timeout_ms } : t,
+    );
+  }
   const logger = (options.logger ?? silentLogger).child({ agent: agent.id });
   const runtime = new AgentRuntime(hub, agent, agentPrincipal(agent), logger);
   return hub.registry.register(manifest, { baseDir: '.', source: 'static', runtime });

@@ -60,6 +60,8 @@ export interface InputGatewayOptions {
   logger?: Logger;
   /** Hub target ordinary (non-`/hub`) text goes to: the ingress supervisor. Without it such text is refused. */
   supervisor?: string;
+  /** Timeout of one routed input (model answers, re-asks and the dispatch); default the hub's. */
+  route_timeout_ms?: number;
 }
 
 /** What the supervisor answers (IngressSupervisorAgent's RouteReply, as far as the gateway reads it). */
@@ -81,12 +83,14 @@ const MAX_EVENT_TEXT = 1000;
 export class InputGateway {
   private readonly hub: MessageHub;
   private readonly supervisor: string | undefined;
+  private readonly routeTimeout: number | undefined;
   private closed: FingerError | undefined;
   private readonly waiting = new Set<(e: FingerError) => void>();
 
   constructor(options: InputGatewayOptions) {
     this.hub = options.hub;
     this.supervisor = options.supervisor;
+    this.routeTimeout = options.route_timeout_ms;
   }
 
   /**
@@ -211,6 +215,7 @@ export class InputGateway {
       direct: principal.kind === 'human',
     };
     if (corr.session_id !== undefined) p.session_id = corr.session_id;
+    if (this.routeTimeout !== undefined) p.timeout_ms = this.routeTimeout;
     const out = (await this.wait(this.hub.request(p))) as RoutedReply;
     const { reply, ...route } = out;
     return {
