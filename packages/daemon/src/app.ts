@@ -30,6 +30,7 @@ import {
   resolveHome,
 } from './config.js';
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
+import { wireAgents } from './agents-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
@@ -264,7 +265,13 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       const log = logger.child({ component: 'cluster' });
       cluster = await wireCluster({ hub, events, config, home, runtimes, logger: log, clock });
     }
-    const gateway = new InputGateway({ hub, logger });
+    // The ingress supervisor: ordinary text is routed by it (offline router when no model is configured).
+    const agentsLog = logger.child({ component: 'agents' });
+    const agents = await wireAgents({ hub, config, grants, audit: auditLog, logger: agentsLog });
+    const gateway = new InputGateway({
+      ...{ hub, logger, supervisor: agents.supervisorTarget },
+      route_timeout_ms: agents.routeTimeoutMs,
+    });
     const tasks = wireTasks({
       ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
       logger: logger.child({ component: 'tasks' }),
