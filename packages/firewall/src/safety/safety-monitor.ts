@@ -5,17 +5,15 @@ import { callFingerprint } from '../engine/behaviour-monitor.js';
 import type { VerdictEvents } from '../grants/grant-interceptor.js';
 import { AgentBreakerCache } from './agent-breaker-cache.js';
 import {
-  budgetTransition,
   cascadeTransition,
   denialSummary,
   denialTransition,
   noteDenial,
   repeatTransition,
-  stepTransition,
   type SystemSafetyState,
   systemTransition,
-  timeTransition,
 } from './breakers.js';
+import { type BudgetCheck, BudgetTracker, type StepRecord, type TaskBudget } from './budget-tracker.js';
 import { counterKey, type SafetyStateStore } from './safety-state-store.js';
 import {
   type AgentBreakers,
@@ -23,27 +21,15 @@ import {
   emptyAgentBreakers,
   type LockoutRecord,
   SAFETY_DEFAULTS,
+  type SafetyActor,
   type SafetyChange,
   type SafetyConfig,
+  type SafetyCorrelation,
+  type SafetyState,
 } from './safety-types.js';
 
 /** The text injected into an agent's context when it repeats a failing action. */
 export const SYSTEM_ALERT_REPEAT = 'SYSTEM ALERT: you are repeating a failed action. Stop and analyse why.';
-
-/** Who acts on the monitor (from the token, never from a payload). */
-export interface SafetyActor {
-  kind: string;
-  id: string;
-  roles?: readonly string[];
-}
-
-/** Correlation fields to put on events and audit entries. */
-export interface SafetyCorrelation {
-  request_id?: string;
-  correlation_id?: string;
-  session_id?: string;
-  workflow_id?: string;
-}
 
 /** How the monitor cancels running work on a halt: the daemon wires the hub's `abortAll` here. */
 export type HaltHandler = (mode: 'graceful' | 'immediate', error: FingerError, grace_ms: number) => Promise<void>;
@@ -63,29 +49,8 @@ export interface SafetyMonitorOptions {
   max_tasks?: number;
 }
 
-/** A task's budget; limits default to config `safety`. A nested task names its parent. */
-export interface TaskBudget {
-  task_id: string;
-  agent_id: string;
-  parent_task_id?: string;
-  max_tokens?: number;
-  max_steps?: number;
-  max_ms?: number;
-}
-
-interface TaskEntry extends TaskBudget {
-  started_at: number;
-}
-
-/** What `state()` reports (GET /v1/health, `myfinger daemon status`). */
-export interface SafetyState {
-  /** `open`, `halting`, `halting_immediate` or `locked` (system lockout). */
-  system: SystemSafetyState;
-  lockout?: LockoutRecord;
-  agents_locked: LockoutRecord[];
-  breakers: Record<string, { status: AgentBreakers['status']; repeat: number; errors: number; denials: number }>;
-  config: SafetyConfig;
-}
+export type { TaskBudget } from './budget-tracker.js';
+export type { SafetyActor, SafetyCorrelation, SafetyState } from './safety-types.js';
 
 const SYSTEM = '';
 
@@ -104,7 +69,7 @@ export class SafetyMonitor {
   private readonly store: SafetyStateStore;
   private readonly clock: { now(): number };
   private readonly lockouts = new Map<string, LockoutRecord>();
-  private readonly tasks = new Map<string, TaskEntry>();
+  private readonly budgets: BudgetTracker;
   private readonly breakers: AgentBreakerCache;
   private sys: SystemSafetyState = 'open';
   private ctrl = new AbortController();
@@ -115,6 +80,13 @@ export class SafetyMonitor {
     this.config = { ...SAFETY_DEFAULTS, ...o.config };
     this.store = o.store;
     this.clock = o.clock ?? { now: () => Date.now() };
+    this.budgets = new BudgetTracker({
+      store: this.store,
+      config: this.config,
+      clock: this.clock,
+      trip: (breaker, agent_id, details, correlation, lock) => this.trip(breaker, agent_id, details, correlation, lock),
+      ...(o.max_tasks !== undefined ? { max_tasks: o.max_tasks } : {}),
+    });
     this.breakers = new AgentBreakerCache(this.store, (e) =>
       this.o.logger?.warn({ err: e }, 'safety store: breaker state not written'),
     );
@@ -159,18 +131,12 @@ export class SafetyMonitor {
 
   /** Registers a task's budget (its clock starts now). Nested: name `parent_task_id`. */
   beginTask(task: TaskBudget): void {
-    if (this.tasks.size >= (this.o.max_tasks ?? 10_000)) {
-      const oldest = this.tasks.keys().next().value;
-      if (oldest !== undefined) this.tasks.delete(oldest);
-    }
-    this.tasks.set(task.task_id, { ...task, started_at: this.clock.now() });
+    this.budgets.beginTask(task);
   }
 
   /** Forgets a finished task and deletes its counters. */
-  async endTask(task_id: string): Promise<void> {
-    this.tasks.delete(task_id);
-    await this.store.deleteCounter(counterKey('task_tokens', task_id));
-    await this.store.deleteCounter(counterKey('task_steps', task_id));
+  endTask(task_id: string): Promise<void> {
+    return this.budgets.endTask(task_id);
   }
 
   /**
@@ -180,36 +146,16 @@ export class SafetyMonitor {
    * not be sent. Also E_HALTED / E_SAFETY_LOCKOUT (see {@link assertOpen}). An unknown `task_id`
    * is registered on the spot, under `parent` when given.
    */
-  async checkBudget(p: {
-    agent_id: string;
-    task_id?: string;
-    parent?: string;
-    estimate_tokens: number;
-    correlation?: SafetyCorrelation;
-  }): Promise<void> {
+  async checkBudget(p: BudgetCheck): Promise<void> {
     this.assertOpen(p.agent_id);
-    const used = await this.store.getCounter(counterKey('agent_tokens', p.agent_id));
-    const limit = this.config.max_token_usage;
-    if (!budgetTransition(used, { estimate: p.estimate_tokens }, limit).allowed)
-      await this.budgetTrip(p, { scope: 'agent', id: p.agent_id, used, limit });
-    for (const t of this.taskChain(p)) {
-      if (timeTransition(t.started_at, this.clock.now(), { max_task_ms: t.max_ms ?? this.config.max_task_ms }))
-        await this.timeTrip(p.agent_id, t, p.correlation);
-      const tUsed = await this.store.getCounter(counterKey('task_tokens', t.task_id));
-      const tLimit = t.max_tokens ?? this.config.max_token_usage;
-      if (!budgetTransition(tUsed, { estimate: p.estimate_tokens }, tLimit).allowed)
-        await this.budgetTrip(p, { scope: 'task', id: t.task_id, used: tUsed, limit: tLimit });
-    }
+    await this.budgets.check(p);
   }
 
   /** After a model call: adds the reported tokens to the agent, the task and every enclosing task. */
-  async recordUsage(p: { agent_id: string; task_id?: string; parent?: string; tokens: number }): Promise<{
+  recordUsage(p: { agent_id: string; task_id?: string; parent?: string; tokens: number }): Promise<{
     agent_total: number;
   }> {
-    const tokens = Math.max(0, Math.floor(p.tokens));
-    const agent_total = await this.store.incrBy(counterKey('agent_tokens', p.agent_id), tokens);
-    for (const t of this.taskChain(p)) await this.store.incrBy(counterKey('task_tokens', t.task_id), tokens);
-    return { agent_total };
+    return this.budgets.recordUsage(p);
   }
 
   /**
@@ -217,28 +163,9 @@ export class SafetyMonitor {
    * agent must use to summarise. A step after it rejects with E_BUDGET_EXHAUSTED (`breaker:
    * 'step_budget', state: 'PAUSED'`): checkpoint and pause the task. Also checks the time budget.
    */
-  async recordStep(p: {
-    agent_id: string;
-    task_id: string;
-    parent?: string;
-    correlation?: SafetyCorrelation;
-  }): Promise<{ step: number; final: boolean }> {
+  async recordStep(p: StepRecord): Promise<{ step: number; final: boolean }> {
     this.assertOpen(p.agent_id);
-    const task = this.taskChain(p)[0]!;
-    if (timeTransition(task.started_at, this.clock.now(), { max_task_ms: task.max_ms ?? this.config.max_task_ms }))
-      await this.timeTrip(p.agent_id, task, p.correlation);
-    const step = await this.store.incrBy(counterKey('task_steps', p.task_id), 1);
-    const max_steps = task.max_steps ?? this.config.max_steps;
-    const effect = stepTransition(step, { max_steps });
-    if (effect === 'pause') {
-      const details = { scope: 'task', id: p.task_id, task_id: p.task_id, step, limit: max_steps, state: 'PAUSED' };
-      await this.trip('step_budget', p.agent_id, details, p.correlation);
-      throw new FingerError('E_BUDGET_EXHAUSTED', `task ${p.task_id} used its ${max_steps} steps`, {
-        breaker: 'step_budget',
-        ...details,
-      });
-    }
-    return { step, final: effect === 'final' };
+    return this.budgets.recordStep(p);
   }
 
   /**
@@ -497,50 +424,6 @@ export class SafetyMonitor {
       `${scope} in SAFETY_LOCKOUT${l ? ` (${l.cause}${l.breaker ? ` ${l.breaker}` : ''}: ${l.reason}, by ${l.by})` : ''}; an admin must unlock`,
       l ? { cause: l.cause, by: l.by, at: l.at, ...(l.agent_id !== undefined ? { agent_id: l.agent_id } : {}) } : {},
     );
-  }
-
-  /** The task and its enclosing tasks, innermost first (registers an unknown task). */
-  private taskChain(p: { agent_id: string; task_id?: string; parent?: string }): TaskEntry[] {
-    if (p.task_id === undefined) return [];
-    if (!this.tasks.has(p.task_id))
-      this.beginTask({ task_id: p.task_id, agent_id: p.agent_id, ...(p.parent ? { parent_task_id: p.parent } : {}) });
-    const out: TaskEntry[] = [];
-    const seen = new Set<string>();
-    let t = this.tasks.get(p.task_id);
-    while (t && !seen.has(t.task_id)) {
-      out.push(t);
-      seen.add(t.task_id);
-      t = t.parent_task_id !== undefined ? this.tasks.get(t.parent_task_id) : undefined;
-    }
-    return out;
-  }
-
-  private async budgetTrip(
-    p: { agent_id: string; task_id?: string; estimate_tokens: number; correlation?: SafetyCorrelation },
-    s: { scope: 'agent' | 'task'; id: string; used: number; limit: number },
-  ): Promise<never> {
-    const details = {
-      ...s,
-      estimate: p.estimate_tokens,
-      state: 'STOPPED',
-      ...(p.task_id ? { task_id: p.task_id } : {}),
-    };
-    await this.trip('token_budget', p.agent_id, details, p.correlation, s.scope === 'agent');
-    throw new FingerError(
-      'E_BUDGET_EXHAUSTED',
-      `token budget of ${s.scope} ${s.id} exhausted: ${s.used} used + ${p.estimate_tokens} estimated > ${s.limit}`,
-      { breaker: 'token_budget', ...details },
-    );
-  }
-
-  private async timeTrip(agent_id: string, t: TaskEntry, correlation?: SafetyCorrelation): Promise<never> {
-    const limit = t.max_ms ?? this.config.max_task_ms;
-    const details = { scope: 'task', id: t.task_id, task_id: t.task_id, limit, state: 'PAUSED' };
-    await this.trip('time_budget', agent_id, details, correlation);
-    throw new FingerError('E_BUDGET_EXHAUSTED', `task ${t.task_id} ran past its ${limit} ms`, {
-      breaker: 'time_budget',
-      ...details,
-    });
   }
 
   /** BREAKER_TRIPPED + `breaker.tripped` audit entry; `lock` puts the agent in SAFETY_LOCKOUT. */

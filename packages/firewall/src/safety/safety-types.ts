@@ -113,3 +113,28 @@ export type SafetyChange =
   | { type: 'lockout_set'; lockout: LockoutRecord }
   | { type: 'lockout_cleared'; agent_id?: string; by: string }
   | { type: 'breakers'; agent_id: string };
+
+/** Who acts on the monitor (from the token, never from a payload). */
+export interface SafetyActor {
+  kind: string;
+  id: string;
+  roles?: readonly string[];
+}
+
+/** Correlation fields to put on events and audit entries. */
+export interface SafetyCorrelation {
+  request_id?: string;
+  correlation_id?: string;
+  session_id?: string;
+  workflow_id?: string;
+}
+
+/** What `state()` reports (GET /v1/health, `myfinger daemon status`). */
+export interface SafetyState {
+  /** `open`, `halting`, `halting_immediate` or `locked` (system lockout). */
+  system: 'open' | 'halting' | 'halting_immediate' | 'locked';
+  lockout?: LockoutRecord;
+  agents_locked: LockoutRecord[];
+  breakers: Record<string, { status: AgentBreakers['status']; repeat: number; errors: number; denials: number }>;
+  config: SafetyConfig;
+}

@@ -226,3 +226,46 @@ describe('SafetyMonitor: halt and unlock', () => {
     expect(seen).toEqual(['breakers', 'lockout_set', 'lockout_cleared', 'breakers']);
   });
 });
+
+describe('SafetyMonitor: breaker state cache', () => {
+  it("a clean agent's success writes nothing; a failure is written through to the store", async () => {
+    const store = new MemorySafetyStore();
+    const { monitor } = await setup({}, store);
+    let writes = 0;
+    store.subscribe((c) => {
+      if (c.type === 'breakers') writes++;
+    });
+    await monitor.recordToolOutcome({ agent_id: 'a', tool: 't', args: {}, ok: true });
+    expect(monitor.recordSuccess('a')).toBeUndefined();
+    expect(monitor.recordSuccess('a')).toBeUndefined();
+    await Promise.resolve();
+    const afterClean = writes;
+    await monitor.recordToolOutcome({ agent_id: 'a', tool: 't', args: { x: 1 }, ok: false });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(writes).toBe(afterClean + 1);
+    expect((await store.getBreakers('a'))?.repeat.count).toBe(1);
+  });
+
+  it('a new monitor on the same store continues the counts (restart)', async () => {
+    const store = new MemorySafetyStore();
+    const first = await setup({}, store);
+    const fail = (m: SafetyMonitor) =>
+      m.recordToolOutcome({ agent_id: 'a', tool: 'fs.read', args: { path: '/x' }, ok: false });
+    await fail(first.monitor);
+    await fail(first.monitor);
+    first.monitor.close();
+    const second = await setup({}, store);
+    expect(await fail(second.monitor)).toEqual({ alert: SYSTEM_ALERT_REPEAT });
+  });
+
+  it('a success after the alert starts the repeated-failure count over', async () => {
+    const { monitor } = await setup();
+    const fail = () => monitor.recordToolOutcome({ agent_id: 'a', tool: 't', args: {}, ok: false });
+    await fail();
+    await fail();
+    expect(await fail()).toEqual({ alert: SYSTEM_ALERT_REPEAT });
+    await monitor.recordToolOutcome({ agent_id: 'a', tool: 't', args: {}, ok: true });
+    expect(await fail()).toEqual({});
+    expect(monitor.isLocked('a')).toBe(false);
+  });
+});
