@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MessageHub } from '@finger/hub';
 import { RedisRequestStore } from '@finger/hub/redis';
 import type { Principal } from '@finger/protocol';
-import { redisServerBinary,RedisServerChild } from '@finger/testkit';
+import { redisServerBinary, RedisServerChild } from '@finger/testkit';
 
 import { manifest, objectRuntimes } from '../../packages/hub/test/helpers.js';
 import { redisForTest, until } from './redis-helpers.js';

@@ -255,7 +255,9 @@ describe('PolicyStore: the storage seam of distributed mode', () => {
     store.setUserPersistence({
       save: () => Promise.reject(new FingerError('E_CONFLICT', 'stale')),
     });
-    await expect(store.addRule({ ...NO_RM_RF, level: 'DENY' }, { actor: ACTOR })).rejects.toMatchObject({ code: 'E_CONFLICT' });
+    await expect(store.addRule({ ...NO_RM_RF, level: 'DENY' }, { actor: ACTOR })).rejects.toMatchObject({
+      code: 'E_CONFLICT',
+    });
     expect(store.show().user.rules).toEqual([]);
     expect(audit.seen.map((s) => s.record.details?.failed)).toEqual([undefined, true]);
   });
