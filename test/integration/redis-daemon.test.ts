@@ -49,6 +49,15 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
     raw.disconnect();
   });
 
+  async function req(d: { url: string; token: string }, method: string, path: string, body?: unknown) {
+    const res = await fetch(`${d.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as unknown };
+  }
+
   async function post(d: { url: string; token: string }, body: unknown) {
     const res = await fetch(`${d.url}/v1/messages`, {
       method: 'POST',
@@ -107,5 +116,33 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
     // each daemon's entry is in the stream as sealed (hash and all), in its order
     const mirrored = rows.map(([, f]) => JSON.parse(f[3]!) as { hash: string });
     for (const e of sealed) expect(mirrored).toContainEqual(e);
+  });
+
+  it('halts daemon B within 1 s of POST /v1/halt on daemon A; POST /v1/unlock on B unlocks A', async () => {
+    const call = (i: number) => post(daemons[i]!, { target: 'counter.get', payload: {} });
+    expect((await call(1)).status).toBe(200);
+    const halted = await req(daemons[0]!, 'POST', '/v1/halt', { reason: 'redis test' });
+    expect(halted.status).toBe(200);
+    let refused: { status: number; body: { error?: { code: string } } } | undefined;
+    for (let i = 0; i < 50; i++) {
+      refused = await call(1);
+      if (refused.status !== 200) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(refused?.body.error?.code).toMatch(/^E_(HALTED|SAFETY_LOCKOUT)$/);
+    // B finishes its halt, then an admin unlocks on B
+    let unlocked: { status: number; body: unknown } | undefined;
+    for (let i = 0; i < 100; i++) {
+      unlocked = await req(daemons[1]!, 'POST', '/v1/unlock', {});
+      if (unlocked.status === 200) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(unlocked).toMatchObject({ status: 200, body: { unlocked: true } });
+    let ok = 0;
+    for (let i = 0; i < 50 && ok !== 200; i++) {
+      ok = (await call(0)).status;
+      if (ok !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(ok).toBe(200);
   });
 });
