@@ -18,6 +18,7 @@ import {
 const url = await natsUrlForTests();
 const FIXTURES = fileURLToPath(new URL('../fixtures/modules/', import.meta.url));
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
+const PYWORKER = fileURLToPath(new URL('../../modules/pyworker/module.json', import.meta.url));
 const KEY = 'nats-cluster-test-key-0123456789';
 const cluster = testClusterName('cl');
 const natsConfig = { url: url!, cluster_key: KEY, heartbeat_ms: 200, unhealthy_after_ms: 800 };
@@ -29,10 +30,10 @@ interface Replica {
   stopped: Promise<number | null>;
 }
 
-async function serveReplica(): Promise<Replica> {
+async function serveReplica(manifest = PROBE, id = 'remote-probe'): Promise<Replica> {
   const child = spawn(
     process.execPath,
-    [MYFINGER_BIN, 'module', 'serve', PROBE, '--nats', url!, '--cluster', cluster, '--heartbeat-ms', '200'],
+    [MYFINGER_BIN, 'module', 'serve', manifest, '--nats', url!, '--cluster', cluster, '--heartbeat-ms', '200'],
     {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FINGER_SERVE_KEY: serveKeyOf(KEY) },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,7 +47,7 @@ async function serveReplica(): Promise<Replica> {
     const t = setTimeout(() => reject(new Error(`module serve did not start: ${out} ${err}`)), 15_000);
     child.stdout!.on('data', (d) => {
       out += String(d);
-      const m = /serving remote-probe on cluster \S+ as (\S+)/.exec(out);
+      const m = new RegExp(`serving ${id} on cluster \\S+ as (\\S+)`).exec(out);
       if (m) {
         clearTimeout(t);
         resolve(m[1]!);
@@ -224,6 +225,22 @@ describe.skipIf(!url)('two daemons and module serve processes on one NATS', () =
     } finally {
       await ws.close();
     }
+  });
+
+  it('serves a stdio module (Python) too, with cancels reaching it past the deadline', async () => {
+    const py = await serveReplica(PYWORKER, 'pyworker');
+    replicas.push(py);
+    await until(async () => (await nodesOf(a, 'pyworker')).includes(py.node));
+    const echo = await a.http('POST', '/v1/input', { text: '/hub target=pyworker.echo {"from":"a"}' });
+    expect(echo.status).toBe(200);
+    expect(echo.body.result).toEqual({ from: 'a' });
+    const slow = await a.http('POST', '/v1/input', { text: '/hub target=pyworker.sleep timeout=300 {"ms":20000}' });
+    expect(slow.body.error.code).toBe('E_TIMEOUT');
+    // the worker took the cancel and is free again
+    const again = await a.http('POST', '/v1/input', { text: '/hub target=pyworker.echo {"n":2}' });
+    expect(again.body.result).toEqual({ n: 2 });
+    py.child.kill('SIGTERM');
+    expect(await py.stopped).toBe(0);
   });
 
   it('module serve drains and exits 0 on SIGTERM; the module disappears from the cluster', async () => {

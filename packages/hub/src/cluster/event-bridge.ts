@@ -1,4 +1,4 @@
-import type { Msg, NatsConnection, Subscription } from 'nats';
+import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { EventType, FingerEvent } from '@finger/protocol';
 import { isEventType } from '@finger/protocol';
@@ -55,7 +55,8 @@ const encoder = new TextEncoder();
  * events go out in batches (one signed NATS message per type per tick, at most `batch_max`
  * events), remote ones are published on the local bus with their own id, so a WebSocket
  * subscriber on any daemon sees the whole cluster's events once — duplicates (the same id seen
- * again) are dropped. The outbound queue is bounded and nothing is queued while NATS is down.
+ * again) are dropped. The outbound queue is bounded and nothing is queued while NATS is down
+ * (events emitted then are counted in `dropped_outbound`).
  * Events signed only by a `module serve` process are accepted for module/lease/degraded types only.
  */
 export class NatsEventBridge {
@@ -71,6 +72,8 @@ export class NatsEventBridge {
   private readonly queue = new Map<string, string[]>();
   private queued = 0;
   private scheduled = false;
+  /** False while the connection is down: nothing is queued for a reconnect (nats.js would buffer it). */
+  private up = true;
   private sub: Subscription | undefined;
   private unsubscribe: (() => void) | undefined;
   private readonly counters: EventBridgeStats = { sent: 0, received: 0, duplicates: 0, dropped_outbound: 0 };
@@ -92,6 +95,7 @@ export class NatsEventBridge {
       },
     });
     await this.o.connection.flush();
+    void this.watchStatus();
     const filter = this.o.types ? { types: this.o.types } : {};
     this.unsubscribe = this.o.bus.subscribe(filter, (event, json) => this.onLocal(event, json));
   }
@@ -112,7 +116,7 @@ export class NatsEventBridge {
 
   private onLocal(event: FingerEvent, json: string): void {
     if (this.seen.has(event.id)) return; // came from the cluster: not ours to send
-    if (this.o.connection.isClosed() || this.queued >= this.maxQueue) {
+    if (!this.up || this.o.connection.isClosed() || this.queued >= this.maxQueue) {
       this.counters.dropped_outbound++;
       return;
     }
@@ -174,6 +178,13 @@ export class NatsEventBridge {
       this.remember(e.id);
       this.counters.received++;
       this.o.bus.publish(e);
+    }
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.o.connection.status()) {
+      if (s.type === Events.Disconnect) this.up = false;
+      else if (s.type === Events.Reconnect) this.up = true;
     }
   }
 
