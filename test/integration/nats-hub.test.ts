@@ -116,6 +116,15 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     expect(progress).toEqual(['started']);
   });
 
+  it('extends the lease from the remote side (heartbeats over NATS)', async () => {
+    const cluster = testClusterName('hub');
+    await member(cluster, 'b', { probe: true });
+    const a = await member(cluster, 'a');
+    await until(() => a.hub.registry.get('remote-probe'));
+    const r = await a.hub.request({ target: 'remote-probe.beat', payload: { ms: 900 }, source: human });
+    expect(r).toEqual({ beat: true });
+  });
+
   it('fails past the deadline with E_TIMEOUT and cancels the remote call', async () => {
     const cluster = testClusterName('hub');
     const b = await member(cluster, 'b', { probe: true });
