@@ -176,4 +176,14 @@ describe('text routing with no model configured (offline router)', () => {
       details: { provider: 'offline', model: 'offline-router' },
     });
   });
+
+  it('an agent token may not hand text to the supervisor unless its role is granted supervisor.handle', async () => {
+    const agent = await d.token('agent:executor', 'exec-router');
+    const r = await d.http('POST', '/v1/input', { text: 'echo hello' }, agent);
+    expect(r.status).toBe(403);
+    expect(r.body.error).toMatchObject({
+      code: 'E_FORBIDDEN',
+      details: { role: 'executor', tool: 'supervisor.handle' },
+    });
+  });
 });
