@@ -58,9 +58,12 @@ function run(text: string, registry: GuardrailRegistry, options: GuardrailOption
   const sel = selectDecisionObject(text, ROUTER_RULE, repairs, options.max_chars);
   if (!sel.ok) return failure(sel, repairs);
   const masked = maskKeys(sel.value, ROUTER_DECISION_KEYS, repairs);
-  if (typeof masked.payload === 'object' && masked.payload !== null) {
+  const index = indexRegistry(registry);
+  const coerced = coerceRouterFields(masked, index, repairs);
+  // After coercion: a payload given as a JSON string is an object only from here on.
+  if (typeof coerced.payload === 'object' && coerced.payload !== null) {
     const report: CopyReport = { dropped: [], tooDeep: false };
-    masked.payload = safeCopy(masked.payload, report, '$.payload');
+    coerced.payload = safeCopy(coerced.payload, report, '$.payload');
     if (report.dropped.length > 0) repairs.push({ kind: 'mask', detail: `dropped keys: ${report.dropped.join(', ')}` });
     if (report.tooDeep)
       return failure(
@@ -68,8 +71,6 @@ function run(text: string, registry: GuardrailRegistry, options: GuardrailOption
         repairs,
       );
   }
-  const index = indexRegistry(registry);
-  const coerced = coerceRouterFields(masked, index, repairs);
   const errors = schemaErrors(coerced);
   if (errors.length > 0) return failure({ reason_code: 'invalid_schema', errors, retryable: true }, repairs);
   const decision = {} as Record<string, unknown>;

@@ -33,6 +33,19 @@ describe('guardrail step 5: mask', () => {
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
   });
 
+  it('drops prototype keys from a payload given as a JSON string', () => {
+    const out = run(decision({ payload: '{"__proto__":{"polluted":1},"text":"hi"}' }));
+    expect(out).toEqual({
+      outcome: 'ok',
+      decision: clean,
+      repairs: [
+        { kind: 'nested_json_string', detail: 'payload', before: '{"__proto__":{"polluted":1},"text":"hi"}' },
+        { kind: 'mask', detail: 'dropped keys: $.payload.__proto__' },
+      ],
+    });
+    expect(Object.hasOwn(out.decision!.payload, '__proto__')).toBe(false);
+  });
+
   it('drops a top-level __proto__ key', () => {
     const text = '{"__proto__":{"requires_human":false},"decision":"dispatch_module","target":"fs","confidence":0.9}';
     const out = runGuardrail(text, registry);
