@@ -133,6 +133,37 @@ describe.skipIf(bin === undefined || shared === undefined)('NATS outage: stop an
     }
   });
 
+  it('authenticates to NATS with a token from config; a wrong token leaves the daemon degraded', async () => {
+    const authPort = await freePort();
+    const authed = spawn(bin!, ['-a', '127.0.0.1', '-p', String(authPort), '--auth', 'nats-secret-token'], {
+      stdio: 'ignore',
+    });
+    try {
+      for (let i = 0; i < 100; i++) {
+        if ((await firstBytes(`nats://127.0.0.1:${authPort}`, 300))?.startsWith('INFO ')) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const config = (token: string) => ({
+        nats: { url: `nats://127.0.0.1:${authPort}`, cluster_key: KEY, token },
+        cluster: testClusterName('auth'),
+        modules: { builtin: false },
+      });
+      const good = await startTestDaemon({ config: config('nats-secret-token') });
+      const bad = await startTestDaemon({ config: config('wrong-token') });
+      try {
+        expect((await good.http('GET', '/v1/health')).body.nats.connected).toBe(true);
+        const h = (await bad.http('GET', '/v1/health')).body;
+        expect(h).toMatchObject({ status: 'degraded', nats: { connected: false } });
+        expect(h.nats.last_error).toMatch(/authorization/i);
+      } finally {
+        await good.close();
+        await bad.close();
+      }
+    } finally {
+      authed.kill('SIGKILL');
+    }
+  });
+
   it('refuses to start with nats.url but no cluster key (E_INVALID_ARGS)', async () => {
     await expect(
       startTestDaemon({ config: { nats: { url: `nats://127.0.0.1:${port}` }, modules: { builtin: false } } }),
