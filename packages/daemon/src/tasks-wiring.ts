@@ -4,7 +4,7 @@
 // checkpoint store (`FINGER_HOME/state/tasks`), the memory (`FINGER_HOME/state/memory`), the
 // PerceptionBus hints and the TASK_STATE events.
 
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 
 import {
@@ -23,6 +23,7 @@ import {
   newTask,
   parseLlmDecision,
   RESUMABLE_TASK_STATES,
+  shortenText,
   type TaskRecord,
   visibleText,
 } from '@finger/agents';
@@ -37,6 +38,18 @@ export const TASK_SAFETY_PROMPT =
   'Safety: every tool call is checked by a firewall and may be held for the person, rejected or denied. ' +
   'Stay inside the workspace. Never try to get around a refusal: when the person rejects a call, read their ' +
   'reason and change course. Never claim success you did not observe.';
+
+/** Most scratchpad characters put in a prompt (longer: head and tail with a marker). */
+const MAX_SCRATCHPAD_CHARS = 4000;
+
+/** `<workspace>/.finger/scratchpad.md` (written by the agent through `scratchpad.update`), if any. */
+function readScratchpad(workspace: string): string | undefined {
+  try {
+    return shortenText(readFileSync(join(workspace, '.finger', 'scratchpad.md'), 'utf8'), MAX_SCRATCHPAD_CHARS);
+  } catch {
+    return undefined;
+  }
+}
 
 /** Options of {@link TaskService}. */
 export interface TaskServiceOptions {
@@ -105,6 +118,7 @@ export class TaskService {
       context: new DefaultContextBuilder(),
       hints: (session) => o.perception?.hintsFor(session).map((h) => h.text) ?? [],
       recordConfidence: (session, value) => o.perception?.recordConfidence(session, value),
+      scratchpad: (task) => readScratchpad(task.workspace),
       safety_prompt: TASK_SAFETY_PROMPT,
       ...(o.prices ? { prices: o.prices } : {}),
       clock: o.clock,

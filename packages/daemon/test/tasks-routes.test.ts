@@ -72,6 +72,8 @@ describe('/v1/tasks', () => {
       decision({ tool_calls: [{ tool: 'fs.write', args: { path: 'greeting.txt', content: 'hello world\n' } }] }),
       decision({ done: true, summary: 'fixed the typo in greeting.txt' }),
     ]);
+    await mkdir(join(ws, '.finger'));
+    await writeFile(join(ws, '.finger', 'scratchpad.md'), 'note to self: the typo is in line 1');
     const started = await d.http('POST', '/v1/tasks', { text: 'fix the typo in greeting.txt', workspace: ws });
     expect(started.status).toBe(201);
     const id = started.body.id as string;
@@ -95,6 +97,9 @@ describe('/v1/tasks', () => {
     expect(await readFile(join(ws, 'greeting.txt'), 'utf8')).toBe('hello world\n');
     expect(llm.requests).toHaveLength(3);
     expect(JSON.stringify(llm.requests[1]!.body.messages)).toContain('helo world');
+    expect(JSON.stringify(llm.requests[0]!.body.messages)).toContain(
+      '# Scratchpad\\nnote to self: the typo is in line 1',
+    );
     expect((await d.http('GET', '/v1/audit/verify')).body).toMatchObject({ ok: true });
     expect((await d.http('GET', '/v1/tasks')).body.tasks).toEqual([]);
     expect((await d.http('GET', '/v1/tasks?all=true')).body.tasks.map((t: { id: string }) => t.id)).toEqual([id]);

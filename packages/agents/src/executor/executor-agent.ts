@@ -142,6 +142,7 @@ export class ExecutorAgent {
     const memories = this.o.memory
       ? (await this.o.memory.recall(t.text, { limit: 5 })).map((h) => `(${h.record.kind}) ${h.record.text}`)
       : [];
+    const scratchpad = this.o.scratchpad?.(t);
     const messages = this.o.context.build({
       task: t,
       tools: this.o.tools.granted(),
@@ -149,6 +150,7 @@ export class ExecutorAgent {
       constraints,
       safety_prompt: this.o.safety_prompt,
       final_step: final,
+      ...(scratchpad ? { scratchpad } : {}),
     });
     const estimate = messages.reduce((n, m) => n + estimateTokens(m.content), 0);
     await this.o.safety?.checkBudget({ agent_id, task_id: t.id, estimate_tokens: estimate });
