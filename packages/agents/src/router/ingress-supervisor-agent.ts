@@ -125,8 +125,10 @@ export class IngressSupervisorAgent extends BaseAgent<RoutePlan, RouteReply> {
     const d = o.decision;
     const tool_id = d !== undefined && d.target !== null && isDispatch(d) ? (resolve(d.target) ?? null) : null;
     ctx.emit('ROUTE_DECIDED', decidedData(o, route, tool_id), tool_id ?? this.id);
-    if (o.repairs.length > 0) {
-      ctx.emit('JSON_REPAIRED', { attempt: route.attempts.length, repairs: o.repairs });
+    // One JSON_REPAIRED per answer the guardrail changed (re-asked answers included).
+    for (const a of route.attempts) {
+      if (a.outcome.repairs.length > 0)
+        ctx.emit('JSON_REPAIRED', { attempt: a.n, outcome: a.outcome.outcome, repairs: a.outcome.repairs });
     }
     // Audited before anything is acted on; an audit log that cannot be written stops the routing.
     if (this.#audit !== undefined) await this.#audit.append(routeAuditRecord(ctx, route, tool_id));

@@ -62,6 +62,11 @@ describe('IngressSupervisorAgent', () => {
     const routing = events.filter((e) => e.correlation_id === 'corr');
     expect(routing.map((e) => e.type)).toEqual(['ROUTE_DECIDED', 'JSON_REPAIRED', 'DISPATCH_SENT', 'DISPATCH_RESULT']);
     expect(routing[0]).toMatchObject({ request_id: 'req', target: 'echo.echo', data: { decision: 'dispatch_module' } });
+    expect(routing[1]?.data).toEqual({
+      attempt: 1,
+      outcome: 'ok',
+      repairs: [{ kind: 'syntax', before: 'x', after: 'y' }],
+    });
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
       type: 'route.decision',
