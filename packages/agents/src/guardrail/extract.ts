@@ -15,8 +15,9 @@ export interface Candidate {
 }
 
 const THINK_OPEN = /<(think|thinking|reasoning)\b[^>]*>/i;
-// An opening fence ends its line (an optional tag after it); models also open one mid-line ("Sure: ```json").
-const FENCE_OPEN = /(`{3,}|~{3,})[^\n`~]*$/gm;
+// An opening fence ends its line, after an optional language tag; models also open one mid-line
+// ("Sure: ```json"). The strict tag keeps a fence mentioned inside a JSON string from counting.
+const FENCE_OPEN = /(`{3,}|~{3,})[ \t]*[\w+.#-]*[ \t]*$/gm;
 const XML_TAG = /<(json|output|answer|decision|response|result|tool_call)\b[^>]*>/gi;
 const CDATA = /^\s*<!\[CDATA\[([\s\S]*?)(?:\]\]>\s*)?$/;
 

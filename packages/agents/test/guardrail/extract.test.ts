@@ -61,6 +61,12 @@ describe('guardrail step 1: extract', () => {
     expect(runGuardrail(text, registry)).toEqual(ok([{ kind: 'fence', detail: '1 fenced block(s)' }]));
   });
 
+  it('does not take a fence mentioned inside a JSON string for a block', () => {
+    const d = { ...clean, reason: 'wrap code in ``` fences' };
+    const text = JSON.stringify(d, null, 2);
+    expect(runGuardrail(text, registry)).toEqual({ outcome: 'ok', decision: d, repairs: [] });
+  });
+
   it('prefers the fenced block over JSON-looking prose outside it', () => {
     const text = `The schema is {"decision": "…"} as usual.\n\`\`\`json\n${cleanText}\n\`\`\``;
     expect(runGuardrail(text, registry)).toEqual(ok([{ kind: 'fence', detail: '1 fenced block(s)' }]));
