@@ -63,8 +63,8 @@ export class ClusterNode {
     this.transport = new NatsTransport({
       ...common,
       clock,
-      // requests carry the serve signature only for modules a serve process announces
-      servedByServe: (id) => this.registry.locations(id).some((l) => l.role === 'serve'),
+      // Requests always carry the serve signature too: a serve replica that joined the queue group a
+      // moment ago may take a request before this node has heard its first heartbeat.
       ...(o.onDropped ? { onDropped: o.onDropped } : {}),
     });
     this.registry = new ClusterRegistry({

@@ -12,7 +12,7 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from 'nats';
  *
  * Authentication: messages carry `F-SSig` = HMAC-SHA256(serve key, kind \n node \n body) and, from
  * daemons, `F-Sig` = the same HMAC under the cluster key (daemons leave `F-SSig` out where no serve
- * process has to verify: replies, and requests to modules only daemons serve). The serve key is
+ * process has to verify: replies, progress and lease messages, which only daemons receive). The serve key is
  * derived from the cluster key ({@link serveKeyOf}); `module serve` processes hold only the serve
  * key, so they can never produce a daemon signature: a daemon treats a message that only carries
  * a valid serve signature as coming from a serve process (which may answer calls and announce its
@@ -96,7 +96,7 @@ export class WireAuth {
   /**
    * Headers for a message of `kind` with `body`, plus `extra` metadata headers. A daemon may
    * leave out the serve signature (`forServe: false`) when no serve process needs to verify the
-   * message (replies to daemons, requests to modules only daemons serve): one HMAC less.
+   * message (replies, progress and lease messages go to daemons only): one HMAC less.
    */
   headers(kind: WireKind, body: Uint8Array, extra?: Record<string, string>, forServe = true): MsgHdrs {
     const h = natsHeaders();

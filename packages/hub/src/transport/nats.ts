@@ -35,7 +35,8 @@ export interface NatsTransportOptions {
   sweep_ms?: number;
   /**
    * Whether a serve process may take requests for `module_id` (its requests then carry the serve
-   * signature too). Default: always. ClusterNode answers from the registry's announcements.
+   * signature too). Default: always — the safe answer, since a serve replica can join a queue
+   * group before anyone has heard its announcement.
    */
   servedByServe?: (module_id: string) => boolean;
   /** How long close() lets requests being served finish (ms). Default 5000. */
