@@ -124,6 +124,7 @@ export function registerRouter(program: Command, state: RunState): void {
       'targets as {"agents": [ids], "modules": [ids], "high_risk": [ids]} (default: the daemon)',
     )
     .option('-f, --file <path>', 'read the answer from a file instead of stdin')
+    .addHelpText('after', '\nExit codes: 0 ok · 1 ask_human · 8 reject · 2 unreadable registry or answer file')
     .action(
       action<ParseOptions>(state, async (ctx, _args, opts) => {
         const registry =
