@@ -122,4 +122,39 @@ describe.skipIf(!bin)('Redis outage: shared-state calls fail fast, recover, neve
     expect(executions.length).toBe(new Set(executions).size);
     expect(new Set(executions)).toEqual(ok);
   });
+
+  it('deletes the record of a begin whose reply was lost (the call never ran), so the id is free again', async () => {
+    const slow = t.connect({ command_timeout_ms: 100 });
+    const admin = t.connect();
+    expect(await slow.ready(5000)).toBe(true);
+    expect(await admin.ready(5000)).toBe(true);
+    // the store's periodic cleanup runs when the test says so
+    const ticks: (() => void)[] = [];
+    const clock = {
+      now: () => Date.now(),
+      setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+      clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
+      setInterval: (fn: () => void) => ticks.push(fn),
+      clearInterval: () => undefined,
+    };
+    const store = new RedisRequestStore(slow, { clock });
+    const record = {
+      request_id: 'lost-reply-1',
+      correlation_id: 'lost-reply-1',
+      target: 'pay.send',
+      status: 'running' as const,
+      created_at: '2026-11-22T00:00:00Z',
+    };
+    // writes are held for 300 ms: the begin times out (100 ms), then runs when the pause ends
+    await admin.client.call('CLIENT', 'PAUSE', '300', 'WRITE');
+    await expect(store.begin(record)).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
+    await until(async () => (await stores[0]!.get('lost-reply-1')) !== undefined, 'the late begin to land', 5000);
+    expect(await stores[0]!.get('lost-reply-1')).toEqual(record); // blocks the id, though nothing ran
+    for (const tick of ticks) tick();
+    await until(async () => (await stores[0]!.get('lost-reply-1')) === undefined, 'the orphan to be deleted', 5000);
+    // the id runs normally now, once
+    expect(await send(1, 'lost-reply-1')).toEqual({ paid: 'lost-reply-1' });
+    expect(executions.filter((id) => id === 'lost-reply-1')).toHaveLength(1);
+    await store.close();
+  });
 });

@@ -71,6 +71,8 @@ export class RedisRequestStore implements RequestStore {
   /** JSON of the running records this daemon began (for compare-and-set). */
   private readonly mine = new Map<string, string>();
   private readonly pending = new Map<string, Pending>();
+  /** Records a begin may have written although its reply was lost (the call never ran). */
+  private readonly orphans = new Map<string, string>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private waiting = 0;
   private subscribed: Promise<void> | undefined;
@@ -97,7 +99,15 @@ export class RedisRequestStore implements RequestStore {
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
     // the owner token tells this daemon's record from an identical-looking one made after it vanished
     const json = JSON.stringify({ ...record, [OWNER]: randomUUID() });
-    const r = await this.redis.script('request.begin', BEGIN, [this.k(record.request_id)], [json, this.running_ttl_ms]);
+    let r: unknown;
+    try {
+      r = await this.redis.script('request.begin', BEGIN, [this.k(record.request_id)], [json, this.running_ttl_ms]);
+    } catch (e) {
+      // the reply was lost, not necessarily the write: a record we may have made blocks the id
+      // until running_ttl_ms, although the call never ran — delete it (if it is ours) once we can
+      this.orphan(record.request_id, json);
+      throw e;
+    }
     if (r === null || r === undefined) {
       this.mine.set(record.request_id, json);
       return undefined;
@@ -230,6 +240,12 @@ export class RedisRequestStore implements RequestStore {
     this.flushTimer ??= this.clock.setInterval(() => void this.flush(), 250);
   }
 
+  private orphan(request_id: string, json: string): void {
+    if (this.orphans.size >= this.max_pending) this.orphans.delete(this.orphans.keys().next().value as string);
+    this.orphans.set(request_id, json);
+    this.flushTimer ??= this.clock.setInterval(() => void this.flush(), 250);
+  }
+
   private async flush(): Promise<void> {
     if (!this.redis.available) return;
     for (const [id, p] of [...this.pending]) {
@@ -240,7 +256,15 @@ export class RedisRequestStore implements RequestStore {
         return;
       }
     }
-    if (this.pending.size === 0 && this.flushTimer !== undefined) {
+    for (const [id, json] of [...this.orphans]) {
+      try {
+        await this.redis.script('request.forget', FORGET, [this.k(id)], [json, this.channel, id]);
+        this.orphans.delete(id);
+      } catch {
+        return;
+      }
+    }
+    if (this.pending.size === 0 && this.orphans.size === 0 && this.flushTimer !== undefined) {
       this.clock.clearInterval(this.flushTimer);
       this.flushTimer = undefined;
     }
