@@ -40,7 +40,7 @@ export { UsageMeter } from './model/usage-meter.js';
 export type { Agent, AgentCallOptions, AgentContext, AgentHealth, AgentServices } from './agent/agent.js';
 export { agentPrincipal } from './agent/agent.js';
 export type { AgentOutcome, AgentTurn, BaseAgentOptions } from './agent/base-agent.js';
-export { BaseAgent, inputText } from './agent/base-agent.js';
+export { BaseAgent, inputText, sessionKey } from './agent/base-agent.js';
 export type { Reach } from './agent/reach.js';
 export { reachableTools } from './agent/reach.js';
 export type { RegisterAgentOptions } from './agent/register-agent.js';

@@ -106,13 +106,13 @@ export abstract class BaseAgent<D extends { target?: string | null }, R = unknow
 
   /** The turn: input text, snapshot, what is reachable, this session's summary and feedback. */
   protected buildContext(input: unknown, snapshot: CapabilitySnapshot, reach: Reach, ctx: AgentContext): AgentTurn {
-    const turns = this.memory.turns(ctx.session_id);
+    const turns = this.memory.turns(sessionKey(ctx));
     return {
       input,
       text: inputText(input),
       snapshot,
       reach,
-      session_summary: this.memory.summary(ctx.session_id),
+      session_summary: this.memory.summary(sessionKey(ctx)),
       feedback: turns.filter((t) => t.outcome !== 'ok'),
     };
   }
@@ -142,13 +142,21 @@ export abstract class BaseAgent<D extends { target?: string | null }, R = unknow
   /** Emits the outcome's event and remembers the turn. Not to be overridden. */
   protected emitEvent(outcome: AgentOutcome<R>, turn: AgentTurn, ctx: AgentContext): void {
     if (outcome.event !== undefined) ctx.emit(outcome.event.type, outcome.event.data, outcome.event.target);
-    if (outcome.record !== undefined) this.memory.record(ctx.session_id, { input: turn.text, ...outcome.record });
+    if (outcome.record !== undefined) this.memory.record(sessionKey(ctx), { input: turn.text, ...outcome.record });
   }
 
   /** Called with whatever a step threw (`turn` is undefined when building it failed). Default: rethrow. */
   protected onError(error: unknown, _turn: AgentTurn | undefined, _ctx: AgentContext): Promise<R> {
     return Promise.reject(error);
   }
+}
+
+/**
+ * The memory key of a call: the session id scoped to the caller, so callers who pick the same
+ * session id never see each other's turns in a prompt.
+ */
+export function sessionKey(ctx: Pick<AgentContext, 'caller' | 'session_id'>): string {
+  return `${ctx.caller.kind}:${ctx.caller.id}:${ctx.session_id}`;
 }
 
 /** `input.text` when it is a string, the input itself when a string, else its JSON. */

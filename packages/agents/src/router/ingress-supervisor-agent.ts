@@ -14,6 +14,7 @@ import {
   BaseAgent,
   type BaseAgentOptions,
   type Reach,
+  sessionKey,
 } from '../agent/base-agent.js';
 import type {
   GuardrailOutcome,
@@ -202,7 +203,7 @@ export class IngressSupervisorAgent extends BaseAgent<RoutePlan, RouteReply> {
     const info = toErrorInfo(error);
     ctx.emit('ROUTE_FAILED', { outcome: 'error', error: info });
     if (turn !== undefined)
-      this.memory.record(ctx.session_id, { input: turn.text, decision: 'route', outcome: info.code });
+      this.memory.record(sessionKey(ctx), { input: turn.text, decision: 'route', outcome: info.code });
     return Promise.reject(error);
   }
 }

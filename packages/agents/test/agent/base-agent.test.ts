@@ -93,6 +93,10 @@ describe('BaseAgent + registerAgent', () => {
     await hub.request({ target: 'probe', payload: { text: 'two' }, source: ADMIN, session_id: 's' });
     expect(agent.turns[1]?.session_summary).toBe('"one" → x (ok)');
     expect(agent.turns[1]?.feedback).toEqual([]);
+    // another caller with the same session id sees none of it
+    const other: Principal = { kind: 'human', id: 'op', roles: ['operator'] };
+    await hub.request({ target: 'probe', payload: { text: 'three' }, source: other, session_id: 's' });
+    expect(agent.turns[2]?.session_summary).toBe('');
   });
 
   it('validate refuses a target the role may not reach with E_FORBIDDEN, before act', async () => {
