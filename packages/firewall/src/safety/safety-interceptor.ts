@@ -43,10 +43,12 @@ function codeOf(e: unknown): string {
  * E_REJECTED_BY_HUMAN, E_APPROVAL_TIMEOUT, E_FORBIDDEN) feed the denial breaker, other results
  * the repeated-failure and error-cascade breakers. A failure that trips the repeated-failure
  * breaker reaches the caller as E_LOOP_DETECTED; at the alert threshold the caller's error
- * carries `details.system_alert`. Costs a human's call one lockout check; an agent's success is
- * synchronous bookkeeping.
+ * carries `details.system_alert`. An agent's call still waiting when a halt starts (e.g. held
+ * for approval) fails with E_HALTED at once. Costs a human's call one lockout check; an agent's
+ * success is synchronous bookkeeping.
  */
 export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyInterceptor {
+  const fence = new HaltFence(monitor);
   return (call, next) => {
     const src = call.envelope.source;
     const agent_id = src.kind === 'agent' ? src.id : undefined;
@@ -56,14 +58,53 @@ export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyIntercept
       return Promise.reject(e);
     }
     if (agent_id === undefined) return next();
-    return next().then(
-      (result) => {
-        const r = monitor.recordSuccess(agent_id);
-        return r === undefined ? result : r.then(() => result);
-      },
-      (e: unknown) => onAgentError(monitor, agent_id, call, e),
+    return fence.run(
+      next().then(
+        (result) => {
+          const r = monitor.recordSuccess(agent_id);
+          return r === undefined ? result : r.then(() => result);
+        },
+        (e: unknown) => onAgentError(monitor, agent_id, call, e),
+      ),
     );
   };
+}
+
+/** Fails the agent calls still waiting when the monitor's halt signal aborts. */
+class HaltFence {
+  private signal: AbortSignal | undefined;
+  private readonly waiting = new Set<(e: unknown) => void>();
+
+  constructor(private readonly monitor: SafetyMonitor) {}
+
+  run(work: Promise<unknown>): Promise<unknown> {
+    const signal = this.monitor.haltSignal;
+    if (signal !== this.signal) {
+      this.signal = signal;
+      signal.addEventListener('abort', () => this.fail(), { once: true });
+    }
+    const waiting = this.waiting;
+    return new Promise((resolve, reject) => {
+      waiting.add(reject);
+      work.then(
+        (v) => {
+          waiting.delete(reject);
+          resolve(v);
+        },
+        (e: unknown) => {
+          waiting.delete(reject);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  private fail(): void {
+    const err = new FingerError('E_HALTED', 'the kill switch stopped the call');
+    const all = [...this.waiting];
+    this.waiting.clear();
+    for (const reject of all) reject(err);
+  }
 }
 
 async function onAgentError(monitor: SafetyMonitor, agent_id: string, call: SafetyCall, e: unknown): Promise<never> {

@@ -164,4 +164,14 @@ describe('safety interceptor + hub.abortAll (real pyworker child)', () => {
     expect(st.agents_locked[0]).toMatchObject({ agent_id: 'nogrant', breaker: 'denial' });
     expect(st.agents_locked[0]?.reason).toBe('3 denials: slow.wait (E_FORBIDDEN) ×3');
   });
+
+  it("an agent's call held in the chain (e.g. for approval) fails with E_HALTED as soon as a halt starts", async () => {
+    const { hub, monitor } = await setup({ halt_grace_ms: 0 });
+    hub.use(() => new Promise(() => undefined)); // holds every call, like a pending approval
+    const bot: Principal = { kind: 'agent', id: 'held-bot', roles: ['agent:worker'] };
+    const held = codeOf(hub.request({ target: 'pyworker.echo', payload: {}, source: bot, timeout_ms: 120_000 }));
+    await new Promise((r) => setTimeout(r, 20));
+    await monitor.halt({ actor: ADMIN });
+    expect((await held).code).toBe('E_HALTED');
+  });
 });
