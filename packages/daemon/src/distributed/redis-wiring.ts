@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 
 import type { AuditLog, PolicyStore, SessionState } from '@finger/firewall';
 import type { Clock, EventBus, Logger } from '@finger/hub';
-import { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
+import type { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
 
 import { RedisFirewallSync } from './redis-firewall-sync.js';
 import { RedisSafetyStore } from './redis-safety-store.js';
@@ -63,6 +63,9 @@ export interface RedisWiring {
  * Throws E_INVALID_ARGS for a cluster name that is not a valid key segment.
  */
 export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
+  // loaded only here, only with redis.url set: a daemon without Redis never loads ioredis
+  const { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } =
+    await import('@finger/hub/redis');
   const logger = o.logger;
   const connection = new RedisConnection({
     url: o.url,
