@@ -67,6 +67,7 @@ describe('HTTP routes', () => {
       pid: process.pid,
       modules: 3, // echo, fx and the ingress supervisor agent
       home: d.home,
+      safety: { state: 'open', locked: false, agents_locked: [], breakers_tripped: {} },
     });
   });
 
