@@ -89,7 +89,7 @@ async function prepare(home: string, llm: FakeLlmServer): Promise<string> {
   return ws;
 }
 
-describe('myfinger run (supervised task) end to end', () => {
+describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () => {
   it('completes a small coding task: read and check AUTO, write held with a diff and approved from a second CLI, completion confirmed, audit verifies', async () => {
     const llm = await startFakeLlmServer({ script: SCRIPT });
     cleanup.push(() => llm.close());

@@ -85,7 +85,7 @@ const cases = [
   },
 ];
 
-describe('task memory across daemon sessions', () => {
+describe('task memory across daemon sessions', { timeout: 30_000 }, () => {
   for (const c of cases) {
     it(`a rejection remembered in one session is in the prompt of a related task in the next (${c.lang})`, async () => {
       const llm = await startFakeLlmServer({
@@ -124,7 +124,7 @@ describe('task memory across daemon sessions', () => {
   }
 });
 
-describe('task controls', () => {
+describe('task controls', { timeout: 30_000 }, () => {
   it('abort is two-phase: the first stops after the current step; a finished task cannot be aborted or resumed (E_CONFLICT)', async () => {
     const llm = await startFakeLlmServer({
       script: [

@@ -65,7 +65,7 @@ const taskIn = (d: TestDaemon, id: string, states: string[]) =>
     return states.includes(r.body.state) ? r.body : undefined;
   });
 
-describe('/v1/tasks', () => {
+describe('/v1/tasks', { timeout: 30_000 }, () => {
   it('runs a small coding task: read AUTO, write held for approval, completion confirmed by the person', async () => {
     const { d, llm, ws } = await setup([
       decision({ tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' }, intent: 'see the typo' }] }),
