@@ -1,4 +1,4 @@
-import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { createInbox, Events, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope, ErrorInfo } from '@finger/protocol';
 import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
@@ -124,6 +124,9 @@ export class NatsTransport implements Transport {
   private inboxSub: Subscription | undefined;
   private cancelSub: Subscription | undefined;
   private seq = 0;
+  /** Replies waiting for the end of this event-loop turn: subject, body, headers, … */
+  private outbox: unknown[] = [];
+  private outboxScheduled = false;
   private sweep: unknown;
   private up = true;
   private closed = false;
@@ -236,6 +239,7 @@ export class NatsTransport implements Transport {
     const end = Date.now() + (this.o.drain_ms ?? 5000);
     while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed())
       await new Promise((r) => setTimeout(r, 10));
+    this.flushOutbox(); // replies of the last turn go out before the connection drains
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
     this.sweep = undefined;
     for (const [token, p] of this.pending) {
@@ -406,8 +410,27 @@ export class NatsTransport implements Transport {
       };
       body = encodeJson({ ...out, payload: null, error });
     }
+    const headers = this.auth.headers('reply', body, undefined, forServe);
+    // Replies finished in one turn of the event loop leave together: one socket write for all
+    // of them instead of one per reply (nats.js flushes its buffer after each microtask wave).
+    this.outbox.push(reply, body, headers);
+    if (!this.outboxScheduled) {
+      this.outboxScheduled = true;
+      setImmediate(this.flushOutbox);
+    }
+  }
+
+  private readonly flushOutbox = (): void => {
+    this.outboxScheduled = false;
+    const o = this.outbox;
+    this.outbox = [];
+    for (let i = 0; i < o.length; i += 3) this.sendReply(o[i] as string, o[i + 1] as Uint8Array, o[i + 2] as MsgHdrs);
+  };
+
+  private sendReply(reply: string, body: Uint8Array, headers: MsgHdrs): void {
+    if (this.nc.isClosed()) return;
     try {
-      this.nc.publish(reply, body, { headers: this.auth.headers('reply', body, undefined, forServe) });
+      this.nc.publish(reply, body, { headers });
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'NATS reply not sent');
     }
