@@ -89,10 +89,15 @@ export class TaskService {
   /** Paths touched per running task (conflict detection). */
   private readonly touched = new Map<string, Set<string>>();
   private closed = false;
+  private readonly unsubscribe: () => void;
 
   constructor(private readonly o: TaskServiceOptions) {
     this.store = new CheckpointStore(join(o.home, 'state', 'tasks'));
     this.memory = new FileMemory({ dir: join(o.home, 'state', 'memory'), clock: o.clock });
+    // the kill switch stops every task at once, also those waiting for a person
+    this.unsubscribe = o.events.subscribe({ types: ['HALTED'] }, () => {
+      for (const l of this.live.values()) l.ctrl.abort(new FingerError('E_HALTED', 'the kill switch stopped the task'));
+    });
     const interrupted = this.store.markInterrupted(new Date(o.clock.now()).toISOString());
     if (interrupted.length) o.logger.warn({ tasks: interrupted }, 'tasks interrupted by a restart');
     this.executor = new ExecutorAgent({
@@ -219,6 +224,7 @@ export class TaskService {
   /** Stops every running task at once (they stay resumable only if they were interrupted by a restart). */
   async close(): Promise<void> {
     this.closed = true;
+    this.unsubscribe();
     const runs = [...this.live.values()];
     for (const l of runs) l.ctrl.abort(new FingerError('E_PROVIDER_CLOSED', 'the daemon is shutting down'));
     await Promise.allSettled(runs.map((l) => l.done));

@@ -184,4 +184,34 @@ describe('task controls', { timeout: 30_000 }, () => {
       'E_CONFLICT',
     );
   });
+
+  it('the kill switch stops a task that waits for its person (STOPPED, E_HALTED); aborting a waiting task is immediate', async () => {
+    const llm = await startFakeLlmServer({
+      script: [decision({ human_required: true, thought: 'which file?' }), decision({ human_required: true })],
+    });
+    cleanup.push(() => llm.close());
+    const h = await home();
+    const s = await session(h.path, llm.openaiBaseUrl);
+    cleanup.push(() => s.app.close());
+    const waiting = async (id: string) =>
+      until('WAITING_HUMAN', async () =>
+        (await s.http('GET', `/v1/tasks/${id}`)).body.state === 'WAITING_HUMAN' ? true : undefined,
+      );
+    const a = (await s.http('POST', '/v1/tasks', { text: 'one', workspace: h.ws })).body.id;
+    await waiting(a);
+    expect((await s.http('POST', `/v1/tasks/${a}/abort`)).body.phase).toBe('immediate');
+    const stopped = await until('STOPPED', async () => {
+      const b = (await s.http('GET', `/v1/tasks/${a}`)).body;
+      return b.state === 'STOPPED' ? b : undefined;
+    });
+    expect(stopped.error.code).toBe('E_HALTED');
+    const b = (await s.http('POST', '/v1/tasks', { text: 'two', workspace: h.ws })).body.id;
+    await waiting(b);
+    expect((await s.http('POST', '/v1/halt', { reason: 'test' })).status).toBe(200);
+    const halted = await until('STOPPED', async () => {
+      const t = (await s.http('GET', `/v1/tasks/${b}`)).body;
+      return t.state === 'STOPPED' ? t : undefined;
+    });
+    expect(halted.error).toEqual({ code: 'E_HALTED', message: 'the kill switch stopped the task' });
+  });
 });

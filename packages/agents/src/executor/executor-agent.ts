@@ -30,6 +30,12 @@ class Stop extends Error {
   }
 }
 
+/** Why a run was aborted (E_HALTED by default), for the task's `error`. */
+function abortInfo(signal: AbortSignal): ErrorInfo {
+  const r: unknown = signal.reason;
+  return r instanceof FingerError ? toErrorInfo(r) : { code: 'E_HALTED', message: 'the task was stopped at once' };
+}
+
 /** Error codes that end the task, and how. */
 const ENDING: Readonly<Record<string, TaskEvent>> = {
   E_HALTED: 'stop',
@@ -76,7 +82,7 @@ export class ExecutorAgent {
       t = await this.planIfNeeded(t, control);
       for (;;) {
         if (control.stopRequested()) throw new Stop('stop');
-        if (control.signal.aborted) throw new Stop('stop');
+        if (control.signal.aborted) throw new Stop('stop', abortInfo(control.signal));
         this.o.safety?.assertOpen(this.o.agent_id(t.id));
         if (!t.current) {
           const next = await this.decide(t, control);
@@ -213,7 +219,7 @@ export class ExecutorAgent {
       const cur = t.current!;
       const call = cur.pending[0];
       if (!call) return t;
-      if (control.signal.aborted) throw new Stop('stop');
+      if (control.signal.aborted) throw new Stop('stop', abortInfo(control.signal));
       const request_id = `${t.id}-s${cur.step}-c${cur.calls.length + 1}`;
       const in_flight = { ...call, step: cur.step, request_id, idempotent: this.o.tools.isIdempotent(call.tool) };
       t = this.save({ ...t, in_flight });
@@ -225,7 +231,7 @@ export class ExecutorAgent {
       } catch (e) {
         outcome = { error: toErrorInfo(e) };
       }
-      if (control.signal.aborted) throw new Stop('stop');
+      if (control.signal.aborted) throw new Stop('stop', abortInfo(control.signal));
       t = this.recordOutcome({ ...t, in_flight: undefined }, call, request_id, outcome);
       const code = outcome.error?.code;
       if (code && ENDING[code]) throw new Stop(ENDING[code]!, outcome.error);
@@ -312,7 +318,7 @@ export class ExecutorAgent {
     try {
       a = await this.o.human.ask(t, control.signal);
     } catch (e) {
-      if (control.signal.aborted) throw new Stop('stop');
+      if (control.signal.aborted) throw new Stop('stop', abortInfo(control.signal));
       throw e;
     }
     if (a.decision === 'stop') throw new Stop('stop');
