@@ -179,8 +179,8 @@ export class IngressSupervisorAgent extends BaseAgent<RoutePlan, RouteReply> {
     // dispatch needs a person's confirmation. Nothing runs; the person may run the suggestion.
     const why = d?.reason || reasonOf(o);
     const reply = base('ask_human', `A person must decide: ${why}`);
+    reply.requires_human = true;
     if (plan.tool_id !== null && d !== undefined) {
-      reply.requires_human = true;
       reply.suggestion = `/hub target=${plan.tool_id} ${JSON.stringify(d.payload)}`;
       reply.reply = `A person must confirm ${d.decision} to ${plan.tool_id}: ${why}. To run it: ${reply.suggestion}`;
     }

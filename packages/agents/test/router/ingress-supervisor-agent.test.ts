@@ -7,7 +7,7 @@ import { createGrantInterceptor, ToolGrantProfile } from '@finger/firewall';
 import { MessageHub } from '@finger/hub';
 import { FingerError, type FingerEvent, type Principal } from '@finger/protocol';
 
-import { registerAgent } from '../../src/index.js';
+import { registerAgent, runGuardrail } from '../../src/index.js';
 import { IngressSupervisorAgent } from '../../src/router/ingress-supervisor-agent.js';
 import { RouterEngine } from '../../src/router/router-engine.js';
 import { ScriptedModel, stubGuardrail } from './stubs.js';
@@ -152,5 +152,56 @@ describe('IngressSupervisorAgent', () => {
     await registerAgent(hub, agent);
     await expect(send('say hi')).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
     expect(events.some((e) => e.type === 'DISPATCH_SENT')).toBe(false);
+  });
+
+  describe('with the real guardrail', () => {
+    async function real(answer: string): Promise<void> {
+      const engine = new RouterEngine({ model: new ScriptedModel([answer]), guardrail: runGuardrail });
+      await registerAgent(hub, new IngressSupervisorAgent({ engine, grants: new ToolGrantProfile() }));
+    }
+
+    it('a dispatch below min_confidence goes to a person: nothing runs, the /hub suggestion is given', async () => {
+      await real(
+        '{"decision":"dispatch_module","target":"echo","confidence":0.2,"payload":{"a":1},"requires_human":false}',
+      );
+      const out = await send('maybe echo');
+      expect(out).toMatchObject({ decision: 'ask_human', requires_human: true, reason_code: 'low_confidence' });
+      expect(events.some((e) => e.type === 'DISPATCH_SENT')).toBe(false);
+    });
+
+    it('a high-risk target the supervisor may reach is never dispatched without a person, whatever the model says', async () => {
+      await hub.registry.register(
+        {
+          id: 'danger',
+          name: 'danger',
+          version: '1.0.0',
+          kind: 'tool',
+          runtime: { type: 'inprocess', entry: 'unused' },
+          tools: [{ name: 'boom', description: 'Does something risky.', risk_level: 'high' }],
+          grants: ['supervisor'],
+        },
+        {
+          baseDir: '.',
+          runtime: {
+            type: 'test',
+            start: () => Promise.resolve(),
+            invoke: () => Promise.reject(new Error('must not run')),
+            cancel: () => undefined,
+            health: () => Promise.resolve({ ok: true }),
+            close: () => Promise.resolve(),
+          },
+        },
+      );
+      await real(
+        '{"decision":"dispatch_module","target":"danger","confidence":0.99,"payload":{},"requires_human":false}',
+      );
+      const out = await send('boom');
+      expect(out).toMatchObject({
+        target: 'danger.boom',
+        requires_human: true,
+        suggestion: '/hub target=danger.boom {}',
+      });
+      expect(events.some((e) => e.type === 'DISPATCH_SENT')).toBe(false);
+    });
   });
 });
