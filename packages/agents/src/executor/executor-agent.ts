@@ -7,7 +7,7 @@
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { addTally, callCost, type CostTally, emptyTally } from '../tasks/cost.js';
-import { createPlan } from '../tasks/plan.js';
+import { createPlan, renderPlan, revisePlan } from '../tasks/plan.js';
 import { type TaskEvent, transition } from '../tasks/task-state.js';
 import type { CurrentStep, TaskQuestion, TaskRecord, TaskToolCall } from '../tasks/task-types.js';
 import { appendEntry, type ContextEntryKind, estimateTokens } from './context-window.js';
@@ -143,6 +143,7 @@ export class ExecutorAgent {
       }
     }
     this.o.progress(t, { kind: 'step', step, final });
+    t = await this.reflect(t, step, control);
     t = this.o.context.compact(t);
     const constraints = this.o.hints?.(t.session_id) ?? [];
     const memories = this.o.memory
@@ -297,6 +298,22 @@ export class ExecutorAgent {
       },
     };
     return this.recordOutcome(t, call, f.request_id, outcome);
+  }
+
+  /** At every `reflect_every`-th step (not the first), the planner may revise the rest of the plan. */
+  private async reflect(t: TaskRecord, step: number, control: RunControl): Promise<TaskRecord> {
+    const every = this.o.reflect_every ?? 5;
+    const revise = this.o.planner?.revise?.bind(this.o.planner);
+    if (!revise || !t.plan || t.plan.subtasks.length === 0 || every <= 0 || step === 1 || (step - 1) % every !== 0)
+      return t;
+    const model = this.o.secondary_model ?? this.o.model;
+    const history = t.context.entries.map((e) => `[step ${e.step} ${e.kind}] ${e.text}`).join('\n');
+    const r = await revise({ task: t.text, plan: renderPlan(t.plan), history }, model, control.signal);
+    const usage = addTally(t.usage, r.usage);
+    if (!r.subtasks) return this.save({ ...t, usage });
+    const plan = revisePlan(t.plan, r.subtasks);
+    const next = this.note({ ...t, plan, usage }, 'note', step, `plan revised (revision ${plan.revision})`);
+    return this.save(next);
   }
 
   private async planIfNeeded(t: TaskRecord, control: RunControl): Promise<TaskRecord> {

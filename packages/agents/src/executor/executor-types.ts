@@ -86,6 +86,15 @@ export interface ExecutorSafety {
 /** Plans a task (secondary model). Simple tasks may return no subtasks. */
 export interface Planner {
   plan(task: string, model: ModelAdapter, signal: AbortSignal): Promise<{ subtasks: string[]; usage: CostTally }>;
+  /**
+   * Reflection at a checkpoint: the remaining subtasks as they should now be, given the plan and
+   * the history; `undefined` keeps the plan. Done subtasks are kept by the caller.
+   */
+  revise?(
+    p: { task: string; plan: string; history: string },
+    model: ModelAdapter,
+    signal: AbortSignal,
+  ): Promise<{ subtasks: string[] | undefined; usage: CostTally }>;
 }
 
 /** Everything the ContextBuilder may put in a prompt. */
@@ -120,6 +129,8 @@ export type ExecutorProgress =
 /** Dependencies of {@link ExecutorAgent} (one options object). */
 export interface ExecutorOptions {
   model: ModelAdapter;
+  /** Reflect on the plan every this many steps (default 5; 0 = never). */
+  reflect_every?: number;
   /** For plan/reflect/compress; the primary model when absent. */
   secondary_model?: ModelAdapter;
   parseDecision: DecisionParser;

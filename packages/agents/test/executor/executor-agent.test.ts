@@ -292,6 +292,39 @@ describe('ExecutorAgent', () => {
     expect(t.usage.input_tokens).toBe(105);
   });
 
+  it('reflects on the plan at checkpoints with the planner and shows the revised plan', async () => {
+    const h = harness(
+      [
+        reply({ tool_calls: [{ tool: 'fs.read', args: { path: 'a' } }] }),
+        reply({ tool_calls: [{ tool: 'fs.read', args: { path: 'b' } }] }),
+        reply({ done: true, summary: 's' }),
+      ],
+      { answers: ['confirm'] },
+    );
+    const seen: string[] = [];
+    const planned = new ExecutorAgent({
+      ...(h.agent as unknown as { o: ExecutorOptions }).o,
+      reflect_every: 2,
+      planner: {
+        plan: () =>
+          Promise.resolve({ subtasks: ['read a', 'read b'], usage: { input_tokens: 0, output_tokens: 0, cost: 0 } }),
+        revise: (p) => {
+          seen.push(p.history);
+          return Promise.resolve({
+            subtasks: ['read c instead'],
+            usage: { input_tokens: 1, output_tokens: 1, cost: 0 },
+          });
+        },
+      },
+    });
+    const t = await planned.run(task(), control());
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toContain('[step 2 result] fs.read');
+    // nothing marks subtasks done yet, so the revision replaces the whole open plan
+    expect(t.plan).toEqual({ revision: 1, subtasks: [{ id: 3, title: 'read c instead', status: 'active' }] });
+    expect(h.model.requests[2]!.messages[1]!.content).toContain('[>] 3. read c instead');
+  });
+
   it('refuses to run a COMPLETED task (E_CONFLICT)', async () => {
     const h = harness([]);
     await expect(h.agent.run({ ...task(), state: 'COMPLETED' }, control())).rejects.toMatchObject({
