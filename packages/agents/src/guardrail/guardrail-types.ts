@@ -29,7 +29,13 @@ export interface GuardrailRegistry {
 
 /** One repair the guardrail made, for JSON_REPAIRED events and the audit log. */
 export interface GuardrailRepair {
-  /** Stable name: `bom`, `think_block`, `fence`, `xml_tag`, `syntax`, `nested_json_string`, `unwrap_array`, `unwrap_key`, `mask`, `coerce_decision`, `coerce_confidence`, `coerce_requires_human`, `default_reason`, `default_payload`, `target_case`, … */
+  /**
+   * Stable name: `bom`, `think_block`, `fence`, `xml_tag`, `syntax`, `nested_json_string`, `unwrap_array`,
+   * `unwrap_key`, `template_echo`, `truncation`, `mask`, `coerce_decision`, `coerce_confidence`,
+   * `coerce_requires_human`, `default_requires_human`, `default_reason`, `default_payload`, `target_case`,
+   * `policy_target_null`, `policy_requires_human`; executor decisions also `wrap_array`, `rename_key`,
+   * `coerce_human_required`, `coerce_done` (docs/contracts.md §14).
+   */
   kind: string;
   detail?: string;
   before?: string;
