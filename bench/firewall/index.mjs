@@ -13,10 +13,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { importBuilt, REPO_ROOT, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { round, runSuite } from '../lib/suite.mjs';
+import { advancingClock, AGENT, policy200 } from './setup.mjs';
 
 const BENCH = 'firewall';
 const TARGET = { p50_us: 10, p99_us: 50, hub_on_over_off: 0.7 };
-const AGENT = Object.freeze({ kind: 'agent', id: 'bench-agent', roles: ['agent:executor'] });
 
 /** Everyday read-only agent commands (safe → AUTO): plain words take the fast path, the rest a cached parse. */
 const COMMANDS = [
@@ -31,90 +31,6 @@ const COMMANDS = [
   'find packages -name "*.test.ts" -newer package.json',
   'git show --stat HEAD',
 ];
-
-/** An admin policy of 200 rules of the shapes an admin writes, spread over shell, fs, web and MCP tools. */
-function policy200() {
-  const rules = [];
-  const deny = [
-    'rm -rf *',
-    'git push --force *',
-    'git reset --hard *',
-    'chmod -R 777 *',
-    'chown -R *',
-    'dd of=/dev/* *',
-    'mkfs*',
-    'docker rm -f *',
-    'docker system prune *',
-    'kubectl delete *',
-    'terraform destroy *',
-    'npm publish *',
-    'curl -o /etc/* *',
-    'shutdown *',
-    'reboot *',
-    'iptables *',
-    'crontab -r *',
-    'git clean -fdx *',
-    'truncate *',
-    'shred *',
-  ];
-  deny.forEach((c, i) => rules.push({ id: `deny-${i}`, tool: 'shell.exec', match: { command: c }, level: 'DENY' }));
-  for (let i = 0; rules.length < 80; i++)
-    rules.push({
-      id: `hold-${i}`,
-      tool: 'shell.exec',
-      match: { command: `tool${i} --flag${i} *` },
-      level: i % 2 ? 'CONFIRM' : 'APPROVE',
-    });
-  const allow = [
-    'npm test',
-    'npm run lint',
-    'npm run build',
-    'make check',
-    'pytest -q',
-    'cargo test',
-    'go test ./...',
-    'tsc -b',
-    'prettier --check .',
-    'eslint .',
-  ];
-  for (let i = 0; rules.length < 100; i++)
-    rules.push({
-      id: `allow-${i}`,
-      tool: 'shell.exec',
-      match: { command: i < allow.length ? allow[i] : `task${i} run` },
-      level: 'AUTO',
-    });
-  const paths = [
-    '~/.ssh/**',
-    '~/.aws/**',
-    '~/.gnupg/**',
-    '/etc/**',
-    '**/.env',
-    '**/*.pem',
-    '~/.bashrc',
-    '/usr/**',
-    '/var/**',
-    '**/.git/hooks/**',
-  ];
-  paths.forEach((p, i) => rules.push({ id: `path-${i}`, tool: 'fs.*', match: { path: p }, level: 'DENY' }));
-  for (let i = 0; rules.length < 160; i++)
-    rules.push({ id: `data-${i}`, tool: 'fs.*', match: { path: `/srv/data${i}/**` }, level: 'CONFIRM' });
-  for (let i = 0; rules.length < 180; i++)
-    rules.push({
-      id: `web-${i}`,
-      tool: 'web.fetch',
-      match: { url: `https://*.internal${i}.corp/*` },
-      level: 'CONFIRM',
-    });
-  for (let i = 0; rules.length < 200; i++) rules.push({ id: `mcp-${i}`, tool: `mcp.server${i}.*`, level: 'APPROVE' });
-  return { version: 1, rules };
-}
-
-/** A clock that moves past the behaviour window on every read: the bench measures the AUTO path, not the loop detector tripping on its own repetition. */
-function advancingClock() {
-  let t = Date.now();
-  return { now: () => (t += 61_000) };
-}
 
 function toolMeta(manifest, name) {
   const t = manifest.tools.find((x) => x.name === name);
@@ -163,15 +79,16 @@ runBench(BENCH, async () => {
   const uncached = makeEngine({ verdict_cache_size: 0 });
   const shellTool = toolMeta(shellManifest, 'exec');
   const fsRead = toolMeta(fsManifest, 'read');
+  // the same shape (property order) as the facts the interceptor builds for the hub rows
   const facts = (tool_id, tool, args) => ({
     tool_id,
-    tool,
     args,
     principal: AGENT,
     session_id: 'bench-session',
     request_id: 'r',
     correlation_id: 'c',
     direct: false,
+    tool,
   });
   const shellFacts = COMMANDS.map((command) => facts('shell.exec', shellTool, { command }));
   const cwdFacts = COMMANDS.map((command) => facts('shell.exec', shellTool, { command, cwd: 'packages/firewall' }));
