@@ -323,17 +323,25 @@ export class SafetyMonitor {
     if (this.sys === 'halting' || this.sys === 'halting_immediate')
       throw new FingerError('E_HALTED', 'a halt is still running; unlock when it is done');
     const by = `${p.actor.kind}:${p.actor.id}`;
-    const cleared = await this.store.clearLockout(p.agent_id, by);
-    this.lockouts.delete(p.agent_id ?? SYSTEM);
+    const key = p.agent_id ?? SYSTEM;
+    // what this daemon knows counts too (a shared store may have lost the record)
+    const known = this.lockouts.get(key);
+    const wasLocked = known !== undefined || (p.agent_id === undefined && this.sys === 'locked');
+    const cleared = (await this.store.clearLockout(p.agent_id, by)) ?? known;
+    this.lockouts.delete(key);
     if (p.agent_id === undefined) this.renew();
     else {
       this.breakers.save(p.agent_id, emptyAgentBreakers());
       if (cleared?.breaker === 'token_budget') await this.store.deleteCounter(counterKey('agent_tokens', p.agent_id));
     }
-    if (!cleared) return { unlocked: false };
-    const data = { ...(p.agent_id !== undefined ? { agent_id: p.agent_id } : {}), by, lockout: cleared };
+    if (!cleared && !wasLocked) return { unlocked: false };
+    const data = {
+      ...(p.agent_id !== undefined ? { agent_id: p.agent_id } : {}),
+      by,
+      ...(cleared ? { lockout: cleared } : {}),
+    };
     await this.announce('UNLOCKED', data, p.actor, 'unlock', data);
-    return { unlocked: true, lockout: cleared };
+    return cleared ? { unlocked: true, lockout: cleared } : { unlocked: true };
   }
 
   /** Lockouts and breaker state, for health. */

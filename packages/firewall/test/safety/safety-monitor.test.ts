@@ -191,6 +191,15 @@ describe('SafetyMonitor: halt and unlock', () => {
     expect(await monitor.unlock({ actor: ADMIN })).toEqual({ unlocked: false });
   });
 
+  it('unlock opens a locked system even when the store lost its record, and still audits who', async () => {
+    const { monitor, store, audit } = await setup();
+    await monitor.halt({ actor: ADMIN });
+    (store as unknown as { lockouts: Map<string, unknown> }).lockouts.clear(); // lost, without a broadcast
+    expect(await monitor.unlock({ actor: ADMIN })).toMatchObject({ unlocked: true, lockout: { cause: 'halt' } });
+    expect(monitor.isLocked()).toBe(false);
+    expect(audit.at(-1)).toMatchObject({ type: 'unlock', actor: { id: 'root' } });
+  });
+
   it('a persisted system lockout locks a new monitor at once (restart)', async () => {
     const store = new MemorySafetyStore();
     const first = await setup({}, store);
