@@ -28,7 +28,7 @@ export function ngrams(text: string): string[] {
 interface Doc {
   id: string;
   length: number;
-  tf: Map<string, number>;
+  grams: string[];
 }
 
 /** A scored hit. */
@@ -37,10 +37,11 @@ export interface IndexHit {
   score: number;
 }
 
-/** An inverted index of n-grams; documents are added and removed by id. */
+/** An inverted index of n-grams (postings per gram); documents are added and removed by id. */
 export class NgramIndex {
   private readonly docs = new Map<string, Doc>();
-  private readonly df = new Map<string, number>();
+  /** gram → (doc id → term frequency). */
+  private readonly postings = new Map<string, Map<string, number>>();
   private totalLength = 0;
 
   get size(): number {
@@ -53,8 +54,12 @@ export class NgramIndex {
     const grams = ngrams(text);
     const tf = new Map<string, number>();
     for (const g of grams) tf.set(g, (tf.get(g) ?? 0) + 1);
-    for (const g of tf.keys()) this.df.set(g, (this.df.get(g) ?? 0) + 1);
-    this.docs.set(id, { id, length: grams.length, tf });
+    for (const [g, f] of tf) {
+      let p = this.postings.get(g);
+      if (!p) this.postings.set(g, (p = new Map()));
+      p.set(id, f);
+    }
+    this.docs.set(id, { id, length: grams.length, grams: [...tf.keys()] });
     this.totalLength += grams.length;
   }
 
@@ -62,10 +67,10 @@ export class NgramIndex {
   remove(id: string): void {
     const d = this.docs.get(id);
     if (!d) return;
-    for (const g of d.tf.keys()) {
-      const n = (this.df.get(g) ?? 1) - 1;
-      if (n <= 0) this.df.delete(g);
-      else this.df.set(g, n);
+    for (const g of d.grams) {
+      const p = this.postings.get(g);
+      p?.delete(id);
+      if (p && p.size === 0) this.postings.delete(g);
     }
     this.totalLength -= d.length;
     this.docs.delete(id);
@@ -73,25 +78,27 @@ export class NgramIndex {
 
   /**
    * Documents sharing n-grams with `query`, best first (BM25 over the query's distinct grams),
-   * at most `limit`, only those scoring above `min_score` (default 0).
+   * at most `limit`, only those scoring above `min_score` (default 0). Reads only the postings
+   * of the query's grams.
    */
   search(query: string, limit = 5, min_score = 0): IndexHit[] {
     const terms = [...new Set(ngrams(query))];
     const n = this.docs.size;
     if (n === 0 || terms.length === 0) return [];
     const avg = this.totalLength / n || 1;
-    const hits: IndexHit[] = [];
-    for (const d of this.docs.values()) {
-      let score = 0;
-      for (const t of terms) {
-        const f = d.tf.get(t);
-        if (!f) continue;
-        const df = this.df.get(t) ?? 0;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-        score += (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * d.length) / avg));
+    const scores = new Map<string, number>();
+    for (const t of terms) {
+      const p = this.postings.get(t);
+      if (!p) continue;
+      const idf = Math.log(1 + (n - p.size + 0.5) / (p.size + 0.5));
+      for (const [id, f] of p) {
+        const len = this.docs.get(id)!.length;
+        const s = (idf * f * (K1 + 1)) / (f + K1 * (1 - B + (B * len) / avg));
+        scores.set(id, (scores.get(id) ?? 0) + s);
       }
-      if (score > min_score) hits.push({ id: d.id, score });
     }
+    const hits: IndexHit[] = [];
+    for (const [id, score] of scores) if (score > min_score) hits.push({ id, score });
     hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
     return hits.slice(0, limit);
   }
