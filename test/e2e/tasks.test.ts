@@ -196,4 +196,33 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
     ]);
     expect(await readFile(join(ws, 'greeting.txt'), 'utf8')).toBe('hello world\n');
   });
+
+  it('--json streams the task events as JSON lines; a task the person stops exits 8', async () => {
+    const llm = await startFakeLlmServer({ script: [{ text: 'I think I should delete everything {"tool_calls": [' }] });
+    cleanup.push(() => llm.close());
+    let ws = '';
+    const d = await startTestDaemon({ prepareHome: async (home) => void (ws = await prepare(home, llm)) });
+    cleanup.push(() => d.close());
+    const env = { FINGER_HOME: d.home };
+    const run = startRun(['run', '--json', 'clean up'], env, ws);
+    const id = await until('the question', async () => {
+      const t = (await d.http('GET', '/v1/tasks')).body.tasks[0];
+      return t?.question?.kind === 'human_required' ? (t.id as string) : undefined;
+    });
+    await until('the question on stdout', async () => (run.out().includes('WAITING_HUMAN') ? true : undefined));
+    expect((await runCli(['tasks', 'answer', id, 'stop'], env)).code).toBe(0);
+    const r = await run.done;
+    expect(r.code).toBe(8);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; kind?: string; state?: string; task?: { state: string } });
+    expect(lines.filter((l) => l.event === 'TASK_STATE' && l.kind === 'state').map((l) => l.state)).toEqual([
+      'RUNNING',
+      'WAITING_HUMAN',
+      'STOPPED',
+    ]);
+    expect(lines.some((l) => l.kind === 'tool_call')).toBe(false);
+    expect(lines.at(-1)).toMatchObject({ event: 'TASK_END', task: { id, state: 'STOPPED' } });
+  });
 });
