@@ -134,8 +134,16 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
     expect([refused.status, refused.body.error?.code]).toEqual([423, 'E_SAFETY_LOCKOUT']);
     const input = await d.http<{ error?: { code: string } }>('POST', '/v1/messages', { target: 'echo', payload: {} });
     expect([input.status, input.body.error?.code]).toEqual([423, 'E_SAFETY_LOCKOUT']);
-    // reads still work
-    expect((await d.http('GET', '/v1/modules')).status).toBe(200);
+    const text = await d.http<{ error?: { code: string } }>('POST', '/v1/input', { text: '/hub echo {}' });
+    expect([text.status, text.body.error?.code]).toEqual([423, 'E_SAFETY_LOCKOUT']);
+    const task = await d.http<{ error?: { code: string } }>('POST', '/v1/tasks', {
+      text: 'do something',
+      workspace: ws2,
+    });
+    expect([task.status, task.body.error?.code]).toEqual([423, 'E_SAFETY_LOCKOUT']);
+    // reads, health, audit and approvals still work
+    for (const path of ['/v1/modules', '/v1/health', '/v1/audit', '/v1/approvals', '/v1/tasks'])
+      expect([path, (await d.http('GET', path)).status]).toEqual([path, 200]);
     await ws.close();
   });
 
