@@ -8,6 +8,7 @@ import { FingerError, type Principal } from '@finger/protocol';
 import type { AuditRecord } from '../audit/audit-entry.js';
 import { digestOf } from '../audit/canonical-json.js';
 import type { VerdictEvents } from '../grants/grant-interceptor.js';
+import { AutoEvaluation } from './engine-evaluation.js';
 import type { Evaluation, ToolCallFacts } from './evaluation.js';
 import type { EvaluateOptions } from './firewall-engine.js';
 
@@ -236,6 +237,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     try {
       const facts = factsOf(call, o);
       const ev = o.engine.evaluate(facts, lean);
+      // a cached plain AUTO allow, asked for only when neither an event nor an audit entry is due
+      if (ev instanceof AutoEvaluation) return run(call, facts.args, next);
       const recorded = verdict(call, facts, ev);
       if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
       // the AUTO path without an audit log: no extra promise before the call runs
