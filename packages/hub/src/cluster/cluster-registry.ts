@@ -1,4 +1,4 @@
-import type { Msg, NatsConnection, Subscription } from 'nats';
+import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { ModuleManifest } from '@finger/protocol';
 import { manifestIssues } from '@finger/protocol';
@@ -80,6 +80,8 @@ export class ClusterRegistry {
   private sub: Subscription | undefined;
   private timer: unknown;
   private closed = false;
+  /** False while disconnected: heartbeats are skipped rather than buffered by nats.js. */
+  private up = true;
 
   constructor(o: ClusterRegistryOptions) {
     this.o = o;
@@ -99,6 +101,7 @@ export class ClusterRegistry {
       },
     });
     await this.o.connection.flush();
+    void this.watchStatus();
     this.publish('hello', { node: this.o.auth.node });
     this.heartbeat();
     this.timer = this.clock.setInterval(() => this.tick(), this.hbMs);
@@ -143,6 +146,17 @@ export class ClusterRegistry {
     }
   }
 
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.o.connection.status()) {
+      if (s.type === Events.Disconnect) this.up = false;
+      else if (s.type === Events.Reconnect) {
+        this.up = true;
+        this.publish('hello', { node: this.o.auth.node }); // catch up at once
+        this.heartbeat();
+      }
+    }
+  }
+
   private tick(): void {
     this.heartbeat();
     const now = this.clock.now();
@@ -159,7 +173,7 @@ export class ClusterRegistry {
 
   private publish(kind: 'hb' | 'hello' | 'bye', data: unknown): void {
     if (this.closed && kind !== 'bye') return;
-    if (this.o.connection.isClosed()) return;
+    if (!this.up || this.o.connection.isClosed()) return;
     const body = encodeJson(data);
     try {
       this.o.connection.publish(this.subjects.registry(kind), body, { headers: this.o.auth.headers(kind, body) });
