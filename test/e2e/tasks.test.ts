@@ -133,10 +133,22 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
       [],
     ]);
     const audit = (await d.http('GET', `/v1/audit?limit=1000`)).body.entries as any[];
-    const tools = audit
-      .filter((e) => e.type === 'tool.call' && e.correlation_id === t.correlation_id)
-      .map((e) => e.tool);
-    expect(tools).toEqual(['fs.read', 'fs.write', 'shell.exec']);
+    const trail = audit
+      .filter((e) => e.correlation_id === t.correlation_id && ['task.step', 'task.state', 'tool.call'].includes(e.type))
+      .map((e) => (e.type === 'tool.call' ? e.tool : e.type === 'task.step' ? `step ${e.details.step}` : e.decision));
+    // every step in order: each decision before the calls it made, the state changes around them
+    expect(trail).toEqual([
+      'RUNNING',
+      'step 1',
+      'fs.read',
+      'step 2',
+      'fs.write',
+      'step 3',
+      'shell.exec',
+      'step 4',
+      'WAITING_HUMAN',
+      'COMPLETED',
+    ]);
     const verify = await runCli(['audit', 'verify'], env);
     expect(verify.code).toBe(0);
   });

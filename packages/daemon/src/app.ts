@@ -274,6 +274,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     });
     const tasks = wireTasks({
       ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
+      audit: auditLog,
       logger: logger.child({ component: 'tasks' }),
     });
     const eventGateway = new EventGateway({

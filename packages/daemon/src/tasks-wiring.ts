@@ -27,7 +27,7 @@ import {
   type TaskRecord,
   visibleText,
 } from '@finger/agents';
-import { isPathArg, type PerceptionBus, type ToolGrantProfile } from '@finger/firewall';
+import { type AuditRecord, isPathArg, type PerceptionBus, type ToolGrantProfile } from '@finger/firewall';
 import type { Clock, EventBus, MessageHub } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
 
@@ -64,6 +64,8 @@ export interface TaskServiceOptions {
   parseDecision: DecisionParser;
   perception?: PerceptionBus;
   safety?: ExecutorSafety;
+  /** `task.step` (each model decision, before its calls run) and `task.state` entries go here. */
+  audit?: { append(record: AuditRecord): Promise<unknown> };
   prices?: { input_per_mtok?: number; output_per_mtok?: number };
   max_steps: number;
   clock: Clock;
@@ -351,6 +353,45 @@ export class TaskService {
     return real;
   }
 
+  /** Audit entries of a task's decisions and state changes, appended in order (the log orders them by call). */
+  private auditProgress(t: TaskRecord, p: ExecutorProgress): void {
+    if (!this.o.audit || (p.kind !== 'decision' && p.kind !== 'state')) return;
+    const base = {
+      actor: p.kind === 'state' ? null : { kind: 'agent', id: `executor-${t.id}` },
+      request_id: null,
+      correlation_id: t.correlation_id,
+      tool: null,
+    };
+    const record: AuditRecord =
+      p.kind === 'decision'
+        ? {
+            ...base,
+            type: 'task.step',
+            decision: p.done ? 'done' : p.calls > 0 ? 'tool_calls' : 'no_calls',
+            details: {
+              task_id: t.id,
+              step: p.step,
+              thought: shortenText(p.thought, 2000),
+              confidence: p.confidence,
+              calls: p.calls,
+            },
+          }
+        : {
+            ...base,
+            type: 'task.state',
+            decision: p.state,
+            details: {
+              task_id: t.id,
+              step: t.step,
+              ...(p.question ? { question: p.question.kind } : {}),
+              ...(t.error ? { error: t.error.code } : {}),
+            },
+          };
+    this.o.audit
+      .append(record)
+      .catch((e: unknown) => this.o.logger.warn({ err: e, task: t.id }, 'task audit entry failed'));
+  }
+
   private emit(t: TaskRecord, p: ExecutorProgress): void {
     const corr = { correlation_id: t.correlation_id, session_id: t.session_id, target: 'executor' };
     if (p.kind === 'text') {
@@ -366,6 +407,7 @@ export class TaskService {
       this.o.events.emit('TASK_STATE', corr, { task_id: t.id, kind: 'text', step: p.step, delta });
       return;
     }
+    this.auditProgress(t, p);
     const data: Record<string, unknown> = { task_id: t.id, ...p };
     if (p.kind === 'state') Object.assign(data, { step: t.step, usage: t.usage, summary: t.summary ?? null });
     this.o.events.emit('TASK_STATE', corr, data);
@@ -392,6 +434,7 @@ export function wireTasks(o: {
   config: DaemonConfig;
   perception?: PerceptionBus;
   safety?: ExecutorSafety;
+  audit?: { append(record: AuditRecord): Promise<unknown> };
   clock: Clock;
   logger: { warn(obj: object, msg?: string): void };
 }): TaskService {
@@ -407,6 +450,7 @@ export function wireTasks(o: {
     parseDecision: parseTaskDecision,
     ...(o.perception ? { perception: o.perception } : {}),
     ...(o.safety ? { safety: o.safety } : {}),
+    ...(o.audit ? { audit: o.audit } : {}),
     ...(llm.prices ? { prices: llm.prices } : {}),
     max_steps: o.config.safety.max_steps,
     clock: o.clock,

@@ -38,6 +38,8 @@ export const AUDIT_ENTRY_TYPES = [
   'module.changed',
   'token.changed',
   'route.decision',
+  'task.step',
+  'task.state',
 ] as const;
 
 /** One of {@link AUDIT_ENTRY_TYPES}. */
