@@ -59,25 +59,37 @@ export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyIntercept
     }
     if (agent_id === undefined) return next();
     return fence.run(
-      next().then(
-        (result) => {
-          const r = monitor.recordSuccess(agent_id);
-          return r === undefined ? result : r.then(() => result);
-        },
-        (e: unknown) => onAgentError(monitor, agent_id, call, e),
-      ),
+      next(),
+      (result, resolve, reject) => {
+        const r = monitor.recordSuccess(agent_id);
+        if (r === undefined) resolve(result);
+        else r.then(() => resolve(result), reject);
+      },
+      (e, reject) => {
+        onAgentError(monitor, agent_id, call, e).catch(reject);
+      },
     );
   };
 }
 
+type Settle = (v: unknown) => void;
+
 /** Fails the agent calls still waiting when the monitor's halt signal aborts. */
 class HaltFence {
   private signal: AbortSignal | undefined;
-  private readonly waiting = new Set<(e: unknown) => void>();
+  private readonly waiting = new Set<Settle>();
 
   constructor(private readonly monitor: SafetyMonitor) {}
 
-  run(work: Promise<unknown>): Promise<unknown> {
+  /**
+   * One promise per call: settles through `ok` / `fail` once `work` settles, or rejects with
+   * E_HALTED as soon as a halt starts.
+   */
+  run(
+    work: Promise<unknown>,
+    ok: (result: unknown, resolve: Settle, reject: Settle) => void,
+    fail: (e: unknown, reject: Settle) => void,
+  ): Promise<unknown> {
     const signal = this.monitor.haltSignal;
     if (signal !== this.signal) {
       this.signal = signal;
@@ -89,11 +101,11 @@ class HaltFence {
       work.then(
         (v) => {
           waiting.delete(reject);
-          resolve(v);
+          ok(v, resolve, reject);
         },
         (e: unknown) => {
           waiting.delete(reject);
-          reject(e);
+          fail(e, reject);
         },
       );
     });
