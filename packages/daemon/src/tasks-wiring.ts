@@ -322,6 +322,11 @@ export class TaskService {
       this.store.save(back);
       this.emit(back, { kind: 'state', state: 'RUNNING' });
     });
+    if (a.decision === 'stop') {
+      const why = new FingerError('E_HALTED', `the person stopped task ${task.id} at a file conflict`);
+      l.ctrl.abort(why);
+      throw why;
+    }
     if (a.decision !== 'confirm')
       throw new FingerError('E_REJECTED_BY_HUMAN', `the person held ${tool}: another task works on the same file`, {
         conflicts: clash,

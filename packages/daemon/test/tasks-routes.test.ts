@@ -204,5 +204,9 @@ describe('/v1/tasks', { timeout: 30_000 }, () => {
       return t.question?.kind === 'human_required' ? t : undefined;
     });
     expect(after.steps[0].calls[0]).toMatchObject({ tool: 'fs.read', error: { code: 'E_REJECTED_BY_HUMAN' } });
+    // both end when their person says stop
+    await d.http('POST', `/v1/tasks/${b}/answer`, { decision: 'stop' });
+    await d.http('POST', `/v1/tasks/${a}/answer`, { decision: 'stop' });
+    await taskIn(d, b, ['STOPPED']);
   });
 });
