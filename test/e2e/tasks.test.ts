@@ -121,6 +121,8 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
     expect(r.stdout).not.toContain('"tool_calls"');
     expect(r.stdout).toContain('→ fs.read {"path":"greeting.txt"}');
     expect(r.stdout).toContain('→ shell.exec {"command":"grep -q hello greeting.txt"}');
+    expect(r.stdout).toMatch(/→ fs\.read .*\n {2}← success \(AUTO\)/);
+    expect(r.stdout).toMatch(/→ fs\.write [^\n]*\n {2}verdict APPROVE → hold/);
     expect(r.stdout).toMatch(/tokens: step \d+ in \/ \d+ out tokens/);
     expect(r.stdout).toContain('COMPLETED after 4 step(s)');
     expect(await readFile(join(ws, 'greeting.txt'), 'utf8')).toBe('hello world\n');

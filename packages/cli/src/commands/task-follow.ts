@@ -38,6 +38,7 @@ interface EventData {
   delta?: string;
   call?: { tool: string; args: unknown; intent?: string };
   class?: string;
+  request_id?: string;
   error?: { code: string; message: string };
   step_usage?: TaskView['usage'];
   total?: TaskView['usage'];
@@ -51,7 +52,7 @@ interface EventData {
 }
 
 /** An event as far as the CLI reads it. */
-type TaskEvent = Pick<FingerEvent, 'type'> & { data: unknown };
+type TaskEvent = Pick<FingerEvent, 'type'> & Partial<Pick<FingerEvent, 'request_id'>> & { data: unknown };
 
 /** States the CLI stops following at (the task needs `--resume` or is over). */
 export const STOP_FOLLOWING = ['COMPLETED', 'STOPPED', 'FAILED', 'PAUSED', 'ERROR_PAUSED', 'INTERRUPTED'];
@@ -108,6 +109,8 @@ export async function followTask(
   const early: FingerEvent[] = [];
   let busy = Promise.resolve();
   const shown = new Set<string>();
+  /** Request ids the firewall emitted a verdict for (anything else it allowed AUTO). */
+  const judged = new Set<string>();
   let asked = '';
   let midLine = false;
   const line = (s: string) => {
@@ -183,6 +186,7 @@ export async function followTask(
       return;
     }
     if (e.type === 'FIREWALL_VERDICT') {
+      if (e.request_id) judged.add(e.request_id);
       line(`  verdict ${d.level} → ${d.action} (${d.layer})`);
       return;
     }
@@ -201,7 +205,12 @@ export async function followTask(
           );
         break;
       case 'tool_result':
-        line(`  ← ${d.class}${d.error ? ` ${d.error.code}: ${d.error.message}` : ''}`);
+        {
+          // the firewall reports plain AUTO allows only in the audit log, not as events
+          const auto = d.request_id && !judged.has(d.request_id) && !d.error ? ' (AUTO)' : '';
+          line(`  ← ${d.class}${auto}${d.error ? ` ${d.error.code}: ${d.error.message}` : ''}`);
+          break;
+        }
         break;
       case 'usage':
         if (d.step_usage && d.total) line(out.c.dim(`  tokens: step ${tally(d.step_usage)} · task ${tally(d.total)}`));
