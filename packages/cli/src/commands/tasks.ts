@@ -68,7 +68,7 @@ export function registerTasks(program: Command, state: RunState): void {
         if (t.summary) o.line(`summary: ${t.summary}`);
         if (t.error) o.line(o.c.red(`${t.error.code}: ${t.error.message}`));
         for (const s of t.steps) {
-          o.line(`step ${s.step}${s.final ? ' (final)' : ''}: ${s.thought}`);
+          o.line(`step ${s.step}${s.final ? ' (final)' : ''}: ${s.thought || '(no readable thought)'}`);
           for (const c of s.calls)
             o.line(
               `  ${c.tool} ${JSON.stringify(c.args).slice(0, 120)} → ${c.class}${c.error ? ` ${c.error.code}` : ''}`,
