@@ -87,11 +87,15 @@ export interface FirewallInterceptorOptions {
 /** An interceptor in the hub's `(call, next) => …` shape. */
 export type FirewallInterceptor = (call: FirewallCall, next: () => Promise<unknown>) => Promise<unknown>;
 
-function factsOf(call: FirewallCall, o: FirewallInterceptorOptions): ToolCallFacts {
+function factsOf(
+  call: FirewallCall,
+  tools: FirewallTools | undefined,
+  confidenceOf: FirewallInterceptorOptions['confidenceOf'],
+): ToolCallFacts {
   const env = call.envelope;
   const id = call.resolved.tool_id;
   const spec = call.resolved.tool;
-  const tool: ToolCallFacts['tool'] = o.tools?.get(id) ?? {
+  const tool: ToolCallFacts['tool'] = tools?.get(id) ?? {
     risk_level: spec.risk_level ?? 'medium',
     capability_level: spec.capability_level ?? 'L2',
     side_effects: spec.side_effects ?? true,
@@ -108,7 +112,7 @@ function factsOf(call: FirewallCall, o: FirewallInterceptorOptions): ToolCallFac
     direct: call.direct,
     tool,
   };
-  const c = o.confidenceOf?.(call);
+  const c = confidenceOf?.(call);
   if (c !== undefined) facts.confidence = c;
   return facts;
 }
@@ -131,6 +135,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   const autoEvents = o.auto_events === true;
   // nothing keeps a plain AUTO allow's Evaluation unless an event or an audit entry is written for it
   const lean: EvaluateOptions = { lean: !autoEvents && o.audit === undefined };
+  // read once: the options objects of differently configured interceptors differ in shape
+  const { engine, tools, confidenceOf } = o;
 
   /** Emits the verdict event; returns the audit append to wait for (undefined without an audit log). */
   const verdict = (call: FirewallCall, facts: ToolCallFacts, ev: Evaluation): Promise<unknown> | undefined => {
@@ -235,8 +241,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
 
   return (call, next) => {
     try {
-      const facts = factsOf(call, o);
-      const ev = o.engine.evaluate(facts, lean);
+      const facts = factsOf(call, tools, confidenceOf);
+      const ev = engine.evaluate(facts, lean);
       // a cached plain AUTO allow, asked for only when neither an event nor an audit entry is due
       if (ev instanceof AutoEvaluation) return run(call, facts.args, next);
       const recorded = verdict(call, facts, ev);
