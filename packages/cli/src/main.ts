@@ -9,8 +9,8 @@ import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
 import { registerModule } from './commands/module.js';
 import { registerPolicy } from './commands/policy.js';
-import { registerRun } from './commands/run.js';
 import { registerRouter } from './commands/router.js';
+import { registerRun } from './commands/run.js';
 import { registerSafety } from './commands/safety.js';
 import { registerSend } from './commands/send.js';
 import { registerTasks } from './commands/tasks.js';
@@ -66,9 +66,9 @@ export function buildProgram(state: RunState): Command {
   registerApprovals(program, state);
   registerAudit(program, state);
   registerPolicy(program, state);
+  registerRouter(program, state);
   registerRun(program, state);
   registerTasks(program, state);
-  registerRouter(program, state);
   registerSafety(program, state);
   return program;
 }

@@ -19,8 +19,9 @@ import {
 import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
+import { wireAgents } from './agents-wiring.js';
 import { TokenStore, writeFileAtomic } from './auth/token-store.js';
-import { type ClusterWiring, clusterRuntimes, wireCluster } from './cluster-wiring.js';
+import { clusterRuntimes, type ClusterWiring, wireCluster } from './cluster-wiring.js';
 import {
   type DaemonConfig,
   type DaemonConfigInput,
@@ -30,7 +31,6 @@ import {
   resolveHome,
 } from './config.js';
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
-import { wireAgents } from './agents-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { createServer } from './http/server.js';
@@ -102,10 +102,10 @@ export interface FingerApp {
   readonly gate: HumanGate;
   /** Approval / rejection counts feeding the adaptation. */
   readonly perception: PerceptionBus;
-  /** Supervised tasks (`/v1/tasks`, `myfinger run`): checkpoints in `state/tasks`, memory in `state/memory`. */
-  readonly tasks: TaskService;
   /** Breakers, budgets, kill switch and SAFETY_LOCKOUT (`/v1/halt`, `/v1/unlock`); first in the hub chain. */
   readonly safety: SafetyMonitor;
+  /** Supervised tasks (`/v1/tasks`, `myfinger run`): checkpoints in `state/tasks`, memory in `state/memory`. */
+  readonly tasks: TaskService;
   /** Distributed mode (only when `nats.url` is set): cluster status and module placement. */
   readonly cluster?: ClusterWiring;
   /** The Redis stores of distributed mode; absent unless config `redis.url` is set. */
@@ -310,8 +310,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       version: VERSION,
       startedAt,
       renderMetrics,
-      tasks,
       safety: sw.monitor,
+      tasks,
       ...(cluster ? { cluster } : {}),
       ...(redis ? { redis } : {}),
     };
@@ -339,8 +339,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       engine: fw.engine,
       gate: fw.gate,
       perception: fw.perception,
-      tasks,
       safety: sw.monitor,
+      tasks,
       ...(cluster ? { cluster } : {}),
       redis,
       async listen() {
