@@ -176,14 +176,14 @@ export class ClusterRegistry {
     if (!this.up || this.o.connection.isClosed()) return;
     const body = encodeJson(data);
     try {
-      this.o.connection.publish(this.subjects.registry(kind), body, { headers: this.o.auth.headers(kind, body) });
+      this.o.connection.publish(this.subjects.registry(kind), this.o.auth.seal(kind, body));
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'registry message not sent');
     }
   }
 
   private onMessage(msg: Msg): void {
-    const check = this.o.auth.verify(msg);
+    const check = this.o.auth.open(msg.data);
     if (!check.ok) {
       this.o.onDropped?.({ reason: check.reason, subject: msg.subject });
       return;
@@ -201,7 +201,7 @@ export class ClusterRegistry {
       return;
     }
     if (check.kind !== 'hb') return;
-    const hb = decodeJson(msg.data) as Heartbeat | undefined;
+    const hb = decodeJson(check.body) as Heartbeat | undefined;
     if (hb === undefined || !Array.isArray(hb.modules) || hb.node !== check.node) {
       this.o.onDropped?.({ reason: 'invalid heartbeat', subject: msg.subject, node: check.node });
       return;

@@ -6,7 +6,7 @@ import { isEventType } from '@finger/protocol';
 import type { EventBus } from '../events/event-bus.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
-import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
+import { type ClusterSubjects, clusterSubjects, type WireAuth } from '../transport/nats-wire.js';
 
 /** A bus that can deliver events built elsewhere (LocalEventBus.publish). */
 export interface PublishingEventBus extends EventBus {
@@ -47,8 +47,6 @@ const SERVE_EVENT_TYPES = new Set<string>([
   'LEASE_EXPIRED',
   'DEGRADED',
 ]);
-
-const encoder = new TextEncoder();
 
 /**
  * Carries events between the daemons of a cluster on `finger.<cluster>.events.<type>`: local
@@ -141,11 +139,12 @@ export class NatsEventBridge {
 
   private sendType(type: string, list: string[]): void {
     const n = list.length;
-    const body = encoder.encode(`[${list.join(',')}]`);
+    // one event JSON per line: the receiver hands each line to its subscribers as it came
+    const body = Buffer.from(list.join('\n'), 'utf8');
     list.length = 0;
     this.queued -= n;
     try {
-      this.o.connection.publish(this.subjects.event(type), body, { headers: this.o.auth.headers('events', body) });
+      this.o.connection.publish(this.subjects.event(type), this.o.auth.seal('events', body));
       this.counters.sent += n;
     } catch (e) {
       this.counters.dropped_outbound += n;
@@ -154,19 +153,16 @@ export class NatsEventBridge {
   }
 
   private onMessage(msg: Msg): void {
-    const check = this.o.auth.verify(msg);
+    const check = this.o.auth.open(msg.data);
     if (!check.ok || check.kind !== 'events') {
       this.o.onDropped?.({ reason: check.ok ? 'not an events message' : check.reason, subject: msg.subject });
       return;
     }
     if (check.node === this.o.auth.node) return;
-    const batch = decodeJson(msg.data);
-    if (!Array.isArray(batch)) {
-      this.o.onDropped?.({ reason: 'invalid events batch', subject: msg.subject, node: check.node });
-      return;
-    }
-    for (const e of batch as FingerEvent[]) {
-      if (typeof e?.id !== 'string' || !isEventType(e.type) || typeof e.data !== 'object' || e.data === null) continue;
+    const lines = check.body.toString('utf8').split('\n');
+    for (const line of lines) {
+      const e = parseEvent(line);
+      if (e === undefined) continue; // e.g. a type this version does not know
       if (check.role === 'serve' && !SERVE_EVENT_TYPES.has(e.type)) {
         this.o.onDropped?.({ reason: `event ${e.type} from a serve process`, subject: msg.subject, node: check.node });
         continue;
@@ -177,7 +173,7 @@ export class NatsEventBridge {
       }
       this.remember(e.id);
       this.counters.received++;
-      this.o.bus.publish(e);
+      this.o.bus.publish(e, line);
     }
   }
 
@@ -197,4 +193,17 @@ export class NatsEventBridge {
     }
     this.seen.add(id);
   }
+}
+
+/** One event of a batch line, or undefined when the line is not a well-formed event. */
+function parseEvent(line: string): FingerEvent | undefined {
+  let e: FingerEvent;
+  try {
+    e = JSON.parse(line) as FingerEvent;
+  } catch {
+    return undefined;
+  }
+  if (typeof e?.id !== 'string' || !isEventType(e.type) || typeof e.data !== 'object' || e.data === null)
+    return undefined;
+  return e;
 }

@@ -1,22 +1,24 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-import { headers as natsHeaders, type Msg, type MsgHdrs } from 'nats';
-
 /**
- * The wire format of the hub over NATS (subjects, headers, envelope authentication).
+ * The wire format of the hub over NATS (subjects, frames, authentication).
  *
  * Subjects of a cluster `c`: module calls `finger.c.call.<module>` (queue group per module),
  * cancels `finger.c.cancel`, events `finger.c.events.<type>`, registry `finger.c.registry.<hb|hello|bye>`.
- * The body is the JSON of the envelope (or event batch, heartbeat); headers carry the message
- * kind, the sending node, its role and the signatures.
  *
- * Authentication: messages carry `F-SSig` = HMAC-SHA256(serve key, kind \n node \n body) and, from
- * daemons, `F-Sig` = the same HMAC under the cluster key (daemons leave `F-SSig` out where no serve
- * process has to verify: replies, progress and lease messages, which only daemons receive). The serve key is
- * derived from the cluster key ({@link serveKeyOf}); `module serve` processes hold only the serve
- * key, so they can never produce a daemon signature: a daemon treats a message that only carries
- * a valid serve signature as coming from a serve process (which may answer calls and announce its
- * module, never originate a request). Anything else is dropped.
+ * Every message is one frame: an ASCII line `FW1 <kind> <node> <sig> <ssig>` and a newline, then
+ * the body (the JSON of the envelope, heartbeat or control message; an event batch is one event
+ * JSON per line). No NATS headers: building and parsing nats.js header objects cost about as much
+ * as the rest of a call, and a frame line is read with one `indexOf`.
+ *
+ * Authentication: `ssig` = HMAC-SHA256(serve key, kind \n node \n body) and, from daemons,
+ * `sig` = the same HMAC under the cluster key; a signature left out is `-` (daemons leave the serve
+ * signature out where no serve process has to verify: replies, progress and lease messages, which
+ * only daemons receive). The serve key is derived from the cluster key ({@link serveKeyOf});
+ * `module serve` processes hold only the serve key, so they can never produce a daemon signature:
+ * a daemon treats a message that only carries a valid serve signature as coming from a serve
+ * process (which may answer calls and announce its module, never originate a request). Anything
+ * else is dropped.
  */
 
 /** Who signed a message: a daemon (cluster key) or a `module serve` process (serve key only). */
@@ -68,12 +70,16 @@ export interface WireAuthOptions {
   serve_key?: string;
 }
 
-/** Result of checking one message. */
-export type WireCheck = { ok: true; role: WireRole; node: string; kind: WireKind } | { ok: false; reason: string };
+/** Result of opening one frame: who signed it, and its body. */
+export type WireCheck =
+  { ok: true; role: WireRole; node: string; kind: WireKind; body: Buffer } | { ok: false; reason: string };
 
-const EMPTY = new Uint8Array(0);
+const MAGIC = 'FW1 ';
+/** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures. */
+const MAX_LINE = 256;
+const NL = 10;
 
-/** Signs outgoing and verifies incoming messages of one process (see the file comment). */
+/** Signs outgoing and verifies incoming frames of one process (see the file comment). */
 export class WireAuth {
   readonly role: WireRole;
   readonly node: string;
@@ -81,6 +87,8 @@ export class WireAuth {
   private readonly serveKey: Buffer;
 
   constructor(o: WireAuthOptions) {
+    if (!/^[\x21-\x7e]{1,128}$/.test(o.node))
+      throw new Error(`invalid node id "${o.node}" (1–128 printable characters)`);
     this.role = o.role;
     this.node = o.node;
     if (o.role === 'daemon') {
@@ -94,40 +102,46 @@ export class WireAuth {
   }
 
   /**
-   * Headers for a message of `kind` with `body`, plus `extra` metadata headers. A daemon may
-   * leave out the serve signature (`forServe: false`) when no serve process needs to verify the
-   * message (replies, progress and lease messages go to daemons only): one HMAC less.
+   * The frame of a message of `kind` with `body`. A daemon may leave out the serve signature
+   * (`forServe: false`) when no serve process needs to verify the message (replies, progress and
+   * lease messages go to daemons only): one HMAC less.
    */
-  headers(kind: WireKind, body: Uint8Array, extra?: Record<string, string>, forServe = true): MsgHdrs {
-    const h = natsHeaders();
-    h.set('F-Kind', kind);
-    h.set('F-Node', this.node);
-    if (forServe || this.clusterKey === undefined) h.set('F-SSig', mac(this.serveKey, kind, this.node, body));
-    if (this.clusterKey !== undefined) h.set('F-Sig', mac(this.clusterKey, kind, this.node, body));
-    if (extra) for (const k in extra) h.set(k, extra[k]!);
-    return h;
+  seal(kind: WireKind, body: Uint8Array, forServe = true): Buffer {
+    const ssig = forServe || this.clusterKey === undefined ? mac(this.serveKey, kind, this.node, body) : '-';
+    const sig = this.clusterKey !== undefined ? mac(this.clusterKey, kind, this.node, body) : '-';
+    const line = `${MAGIC}${kind} ${this.node} ${sig} ${ssig}\n`;
+    const out = Buffer.allocUnsafe(line.length + body.length);
+    out.write(line, 0, 'latin1');
+    out.set(body, line.length);
+    return out;
   }
 
   /**
-   * Verifies a received message. A daemon reports `role: 'daemon'` only for a valid cluster-key
-   * signature; a valid serve signature alone means `serve`, whatever `F-Role` claims.
+   * Verifies a received frame and returns its body. A daemon reports `role: 'daemon'` only for a
+   * valid cluster-key signature; a valid serve signature alone means `serve`.
    */
-  verify(msg: Msg): WireCheck {
-    const h = msg.headers;
-    if (h === undefined) return { ok: false, reason: 'unsigned message (no headers)' };
-    const kind = h.get('F-Kind') as WireKind;
-    const node = h.get('F-Node');
-    if (!kind || !node) return { ok: false, reason: 'missing F-Kind or F-Node' };
-    const body = msg.data ?? EMPTY;
-    if (this.clusterKey !== undefined) {
-      const sig = h.get('F-Sig');
-      if (sig && same(sig, mac(this.clusterKey, kind, node, body))) return { ok: true, role: 'daemon', node, kind };
+  open(data: Uint8Array): WireCheck {
+    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    if (buf.length < MAGIC.length || buf.toString('latin1', 0, MAGIC.length) !== MAGIC)
+      return { ok: false, reason: 'unsigned message (no frame)' };
+    const nl = buf.indexOf(NL);
+    if (nl < 0 || nl > MAX_LINE) return { ok: false, reason: 'unsigned message (no frame)' };
+    const f = buf.toString('latin1', MAGIC.length, nl).split(' ');
+    if (f.length !== 4 || !f[0] || !f[1]) return { ok: false, reason: 'malformed frame line' };
+    const kind = f[0] as WireKind;
+    const node = f[1];
+    const body = buf.subarray(nl + 1);
+    if (this.clusterKey !== undefined && f[2] !== '-') {
+      if (same(f[2]!, mac(this.clusterKey, kind, node, body))) return { ok: true, role: 'daemon', node, kind, body };
     }
-    const ssig = h.get('F-SSig');
-    if (!ssig) return { ok: false, reason: 'unsigned message' };
+    const ssig = f[3]!;
+    if (ssig === '-') {
+      const daemonSigned = this.clusterKey !== undefined && f[2] !== '-';
+      return { ok: false, reason: daemonSigned ? 'bad signature' : 'unsigned message' };
+    }
     if (!same(ssig, mac(this.serveKey, kind, node, body))) return { ok: false, reason: 'bad signature' };
     // a serve process cannot tell daemons from serve processes: both sign with the serve key
-    return { ok: true, role: this.clusterKey === undefined ? 'daemon' : 'serve', node, kind };
+    return { ok: true, role: this.clusterKey === undefined ? 'daemon' : 'serve', node, kind, body };
   }
 }
 
@@ -137,21 +151,18 @@ function mac(key: Buffer, kind: string, node: string, body: Uint8Array): string 
 
 function same(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  return timingSafeEqual(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'));
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
 /** UTF-8 bytes of `value`'s JSON. */
-export function encodeJson(value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value));
+export function encodeJson(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value), 'utf8');
 }
 
 /** Parses a message body as JSON; undefined when it is not JSON. */
 export function decodeJson(data: Uint8Array): unknown {
   try {
-    return JSON.parse(decoder.decode(data));
+    return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
   } catch {
     return undefined;
   }

@@ -1,4 +1,4 @@
-import { createInbox, Events, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope, ErrorInfo } from '@finger/protocol';
 import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
@@ -45,7 +45,7 @@ export interface NatsTransportOptions {
   ownsConnection?: boolean;
 }
 
-/** Room left in max_payload for the headers. */
+/** Room left in max_payload for the frame line. */
 const HEADER_ROOM = 1024;
 
 interface Pending {
@@ -124,7 +124,7 @@ export class NatsTransport implements Transport {
   private inboxSub: Subscription | undefined;
   private cancelSub: Subscription | undefined;
   private seq = 0;
-  /** Replies waiting for the end of this event-loop turn: subject, body, headers, … */
+  /** Replies waiting for the end of this event-loop turn: subject, frame, subject, frame, … */
   private outbox: unknown[] = [];
   private outboxScheduled = false;
   private sweep: unknown;
@@ -206,10 +206,8 @@ export class NatsTransport implements Transport {
     if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
     const module_id = moduleOf(target);
     try {
-      this.nc.publish(this.subjects.call(module_id), body, {
-        reply: `${this.inbox}.${token}`,
-        headers: this.auth.headers('request', body, { 'F-Target': target }, this.o.servedByServe?.(module_id) ?? true),
-      });
+      const frame = this.auth.seal('request', body, this.o.servedByServe?.(module_id) ?? true);
+      this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
     } catch (e) {
       this.pending.delete(token);
       return Promise.reject(
@@ -259,7 +257,7 @@ export class NatsTransport implements Transport {
     if (!this.connected) return;
     const body = encodeJson(data);
     try {
-      this.nc.publish(reply, body, { headers: this.auth.headers(kind, body, undefined, forServe) });
+      this.nc.publish(reply, this.auth.seal(kind, body, forServe));
     } catch {
       // connection gone: the caller's deadline settles the call
     }
@@ -280,18 +278,19 @@ export class NatsTransport implements Transport {
   private onReply(token: string, msg: Msg): void {
     const p = this.pending.get(token);
     if (p === undefined) return;
-    if (msg.headers?.code === 503) {
+    // NATS "no responders": an empty status message (the only one with headers on this inbox)
+    if (msg.data.length === 0 && msg.headers?.code === 503) {
       this.pending.delete(token);
       p.reject(new FingerError('E_NO_TARGET', `no node serves "${p.target}" in the cluster`, { target: p.target }));
       return;
     }
-    const check = this.auth.verify(msg);
+    const check = this.auth.open(msg.data);
     if (!check.ok) {
       this.drop(check.reason, msg);
       return;
     }
     if (check.kind === 'reply') {
-      const env = decodeJson(msg.data) as Envelope | undefined;
+      const env = decodeJson(check.body) as Envelope | undefined;
       if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'reply') {
         this.drop('invalid reply envelope', msg, check.node);
         return;
@@ -299,11 +298,11 @@ export class NatsTransport implements Transport {
       this.pending.delete(token);
       p.resolve(env);
     } else if (check.kind === 'progress') {
-      const d = decodeJson(msg.data) as { message?: unknown; fraction?: unknown } | undefined;
+      const d = decodeJson(check.body) as { message?: unknown; fraction?: unknown } | undefined;
       if (typeof d?.message === 'string')
         p.hooks?.onProgress?.(d.message, typeof d.fraction === 'number' ? d.fraction : undefined);
     } else if (check.kind === 'lease') {
-      const d = decodeJson(msg.data) as { ttl_ms?: unknown } | undefined;
+      const d = decodeJson(check.body) as { ttl_ms?: unknown } | undefined;
       if (typeof d?.ttl_ms === 'number' && d.ttl_ms > 0) p.hooks?.onLeaseExtend?.(d.ttl_ms);
     }
   }
@@ -329,7 +328,7 @@ export class NatsTransport implements Transport {
     if (!this.connected) return;
     const body = encodeJson({ id, reason });
     try {
-      this.nc.publish(this.subjects.cancel, body, { headers: this.auth.headers('cancel', body) });
+      this.nc.publish(this.subjects.cancel, this.auth.seal('cancel', body));
     } catch {
       // best effort: the server's own lease bounds the call
     }
@@ -338,13 +337,13 @@ export class NatsTransport implements Transport {
   // ---- serve side ----
 
   private onRequest(msg: Msg, handler: TransportHandler): void {
-    const check = this.auth.verify(msg);
+    const check = this.auth.open(msg.data);
     if (!check.ok || check.kind !== 'request') {
       this.drop(check.ok ? `unexpected ${check.kind} on a call subject` : check.reason, msg);
       return;
     }
     const reply = msg.reply;
-    const env = decodeJson(msg.data) as Envelope | undefined;
+    const env = decodeJson(check.body) as Envelope | undefined;
     if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'request' || !reply) {
       this.drop('invalid request envelope', msg, check.node);
       if (reply)
@@ -387,12 +386,12 @@ export class NatsTransport implements Transport {
   }
 
   private onCancel(msg: Msg): void {
-    const check = this.auth.verify(msg);
+    const check = this.auth.open(msg.data);
     if (!check.ok) {
       this.drop(check.reason, msg);
       return;
     }
-    const d = decodeJson(msg.data) as { id?: unknown; reason?: unknown } | undefined;
+    const d = decodeJson(check.body) as { id?: unknown; reason?: unknown } | undefined;
     if (typeof d?.id !== 'string') return;
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
   }
@@ -410,10 +409,10 @@ export class NatsTransport implements Transport {
       };
       body = encodeJson({ ...out, payload: null, error });
     }
-    const headers = this.auth.headers('reply', body, undefined, forServe);
+    const frame = this.auth.seal('reply', body, forServe);
     // Replies finished in one turn of the event loop leave together: one socket write for all
     // of them instead of one per reply (nats.js flushes its buffer after each microtask wave).
-    this.outbox.push(reply, body, headers);
+    this.outbox.push(reply, frame);
     if (!this.outboxScheduled) {
       this.outboxScheduled = true;
       setImmediate(this.flushOutbox);
@@ -424,13 +423,13 @@ export class NatsTransport implements Transport {
     this.outboxScheduled = false;
     const o = this.outbox;
     this.outbox = [];
-    for (let i = 0; i < o.length; i += 3) this.sendReply(o[i] as string, o[i + 1] as Uint8Array, o[i + 2] as MsgHdrs);
+    for (let i = 0; i < o.length; i += 2) this.sendReply(o[i] as string, o[i + 1] as Uint8Array);
   };
 
-  private sendReply(reply: string, body: Uint8Array, headers: MsgHdrs): void {
+  private sendReply(reply: string, frame: Uint8Array): void {
     if (this.nc.isClosed()) return;
     try {
-      this.nc.publish(reply, body, { headers });
+      this.nc.publish(reply, frame);
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'NATS reply not sent');
     }

@@ -1,13 +1,16 @@
-import type { Msg } from 'nats';
 import { describe, expect, it } from 'vitest';
 
-import { clusterSubjects, encodeJson, serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
+import { clusterSubjects, decodeJson, encodeJson, serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
 
 const KEY = 'cluster-key-for-unit-tests-0001';
 
-function msg(auth: WireAuth, body: Uint8Array, kind: 'request' | 'reply' = 'request'): Msg {
-  return { subject: 's', sid: 1, data: body, headers: auth.headers(kind, body) } as unknown as Msg;
+/** Replaces the frame line of `frame` (keeping the body). */
+function withLine(frame: Buffer, line: string): Buffer {
+  const nl = frame.indexOf(10);
+  return Buffer.concat([Buffer.from(`${line}\n`, 'latin1'), frame.subarray(nl + 1)]);
 }
+
+const lineOf = (frame: Buffer) => frame.toString('latin1', 0, frame.indexOf(10)).split(' ');
 
 describe('WireAuth', () => {
   const daemon = new WireAuth({ role: 'daemon', node: 'd1', cluster_key: KEY });
@@ -15,41 +18,77 @@ describe('WireAuth', () => {
   const serve = new WireAuth({ role: 'serve', node: 's1', serve_key: serveKeyOf(KEY) });
   const body = encodeJson({ hello: 'world' });
 
-  it('accepts a daemon signature as daemon', () => {
-    expect(other.verify(msg(daemon, body))).toEqual({ ok: true, role: 'daemon', node: 'd1', kind: 'request' });
+  it('seals a frame line before the body and opens it to the same body', () => {
+    const frame = daemon.seal('request', body);
+    const [magic, kind, node, sig, ssig] = lineOf(frame);
+    expect([magic, kind, node]).toEqual(['FW1', 'request', 'd1']);
+    expect(sig).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(ssig).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const opened = other.open(frame);
+    expect(opened).toMatchObject({ ok: true, role: 'daemon', node: 'd1', kind: 'request' });
+    expect(opened.ok && decodeJson(opened.body)).toEqual({ hello: 'world' });
   });
 
-  it('treats a serve signature as serve, even when it claims to be a daemon', () => {
-    const m = msg(serve, body);
-    m.headers!.set('F-Role', 'daemon');
-    expect(daemon.verify(m)).toEqual({ ok: true, role: 'serve', node: 's1', kind: 'request' });
+  it('opens a frame that is a view into a larger buffer (as nats.js hands it over)', () => {
+    const frame = daemon.seal('reply', body, false);
+    const big = new Uint8Array(frame.length + 20);
+    big.set(frame, 7);
+    const opened = other.open(big.subarray(7, 7 + frame.length));
+    expect(opened).toMatchObject({ ok: true, role: 'daemon', node: 'd1', kind: 'reply' });
+    expect(opened.ok && decodeJson(opened.body)).toEqual({ hello: 'world' });
+  });
+
+  it('treats a serve signature as serve: a serve process can never pass as a daemon', () => {
+    const frame = serve.seal('request', body);
+    expect(lineOf(frame)[3]).toBe('-');
+    expect(daemon.open(frame)).toMatchObject({ ok: true, role: 'serve', node: 's1', kind: 'request' });
+    // a forged daemon signature next to a valid serve one still means serve
+    const [, kind, node, , ssig] = lineOf(frame);
+    const forged = withLine(frame, `FW1 ${kind} ${node} ${'A'.repeat(43)} ${ssig}`);
+    expect(daemon.open(forged)).toMatchObject({ ok: true, role: 'serve', node: 's1' });
   });
 
   it('lets a serve process verify daemons with the serve key, unless the daemon left it out', () => {
-    expect(serve.verify(msg(daemon, body))).toMatchObject({ ok: true, node: 'd1' });
-    const daemonOnly = { subject: 's', sid: 1, data: body, headers: daemon.headers('reply', body, undefined, false) };
-    expect(serve.verify(daemonOnly as unknown as Msg)).toEqual({ ok: false, reason: 'unsigned message' });
-    expect(other.verify(daemonOnly as unknown as Msg)).toEqual({ ok: true, role: 'daemon', node: 'd1', kind: 'reply' });
+    expect(serve.open(daemon.seal('request', body))).toMatchObject({ ok: true, role: 'daemon', node: 'd1' });
+    const daemonOnly = daemon.seal('reply', body, false);
+    expect(lineOf(daemonOnly)[4]).toBe('-');
+    expect(serve.open(daemonOnly)).toEqual({ ok: false, reason: 'unsigned message' });
+    expect(other.open(daemonOnly)).toMatchObject({ ok: true, role: 'daemon', node: 'd1', kind: 'reply' });
   });
 
-  it('rejects a tampered body, a wrong key, a changed node and unsigned messages', () => {
-    const tampered = msg(daemon, body);
-    (tampered as { data: Uint8Array }).data = encodeJson({ hello: 'mallory' });
-    expect(other.verify(tampered)).toEqual({ ok: false, reason: 'bad signature' });
+  it('rejects a tampered body, a wrong key, a changed node or kind and unsigned messages', () => {
+    const frame = daemon.seal('request', body);
+    const tampered = Buffer.from(frame);
+    tampered[tampered.length - 3] = 'X'.charCodeAt(0);
+    expect(other.open(tampered)).toEqual({ ok: false, reason: 'bad signature' });
     const wrong = new WireAuth({ role: 'daemon', node: 'x', cluster_key: 'another-cluster-key-00000' });
-    expect(other.verify(msg(wrong, body))).toEqual({ ok: false, reason: 'bad signature' });
-    const renamed = msg(daemon, body);
-    renamed.headers!.set('F-Node', 'd9');
-    expect(other.verify(renamed)).toEqual({ ok: false, reason: 'bad signature' });
-    expect(other.verify({ subject: 's', data: body } as unknown as Msg)).toEqual({
+    expect(other.open(wrong.seal('request', body))).toEqual({ ok: false, reason: 'bad signature' });
+    const [, , , sig, ssig] = lineOf(frame);
+    expect(other.open(withLine(frame, `FW1 request d9 ${sig} ${ssig}`))).toEqual({
       ok: false,
-      reason: 'unsigned message (no headers)',
+      reason: 'bad signature',
     });
+    expect(other.open(withLine(frame, `FW1 reply d1 ${sig} ${ssig}`))).toEqual({ ok: false, reason: 'bad signature' });
+    expect(other.open(withLine(frame, 'FW1 request d1 - -'))).toEqual({ ok: false, reason: 'unsigned message' });
+    expect(other.open(withLine(frame, 'FW1 request d1'))).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(other.open(body)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
+    expect(other.open(new Uint8Array(0))).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
+    const longLine = Buffer.from(`FW1 request ${'n'.repeat(300)} - -\n{}`, 'latin1');
+    expect(other.open(longLine)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
   });
 
-  it('refuses to build without its key', () => {
+  it('refuses to build without its key or with a node id that cannot go in a frame line', () => {
     expect(() => new WireAuth({ role: 'daemon', node: 'd' })).toThrow(/cluster key/);
     expect(() => new WireAuth({ role: 'serve', node: 's' })).toThrow(/serve key/);
+    expect(() => new WireAuth({ role: 'daemon', node: 'a b', cluster_key: KEY })).toThrow(/invalid node id/);
+    expect(() => new WireAuth({ role: 'daemon', node: '', cluster_key: KEY })).toThrow(/invalid node id/);
+  });
+});
+
+describe('decodeJson', () => {
+  it('parses UTF-8 JSON and answers undefined for anything else', () => {
+    expect(decodeJson(encodeJson({ t: 'héllo ✓' }))).toEqual({ t: 'héllo ✓' });
+    expect(decodeJson(Buffer.from('{nope'))).toBeUndefined();
   });
 });
 
