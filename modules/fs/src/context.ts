@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 
 import type { UndoManager, WorkspacePath } from '@finger/firewall';
-import { FingerError, isFingerError } from '@finger/protocol';
+import { FingerError, isFingerError, type Principal } from '@finger/protocol';
 
 import type { PathLock } from './path-lock.js';
 import type { FsSettings } from './settings.js';
@@ -12,13 +12,29 @@ export interface FsContext {
   settings: FsSettings;
   undo: UndoManager;
   lock: PathLock;
-  /** Resolves a path argument inside the workspace (E_FORBIDDEN outside). */
-  resolve(input: unknown): Promise<WorkspacePath>;
+  /**
+   * Resolves a path argument inside the call's roots (E_FORBIDDEN outside): the configured ones,
+   * and first the calling task's own workspace when the daemon gave it one.
+   */
+  resolve(input: unknown, call?: FsCallContext): Promise<WorkspacePath>;
+  /** The calling task's own workspace root, if any (from the hub's `source`, never the payload). */
+  ownRoots(call?: FsCallContext): readonly string[];
 }
 
 /** The part of the hub's ToolCallContext the fs tools read (optional: tests call tools directly). */
 export interface FsCallContext {
   readonly request_id?: string;
+  /** The caller, as the hub set it. */
+  readonly source?: Principal;
+}
+
+/** The daemon's resolver of a task principal's own workspace (setting `workspace_for`, in-process only). */
+export type WorkspaceFor = (source: Principal) => string | undefined;
+
+/** `settings.workspace_for` when it is a function (a JSON value there is ignored). */
+export function workspaceForOf(settings: Record<string, unknown>): WorkspaceFor | undefined {
+  const f = settings.workspace_for;
+  return typeof f === 'function' ? (f as WorkspaceFor) : undefined;
 }
 
 /** lstat, or null when the path does not exist. */

@@ -8,7 +8,7 @@ import { promises as fsp } from 'node:fs';
 import { resolveWorkspacePath, UndoManager } from '@finger/firewall';
 import { FingerError } from '@finger/protocol';
 
-import type { FsCallContext, FsContext } from './context.js';
+import { type FsCallContext, type FsContext, workspaceForOf } from './context.js';
 import { PathLock } from './path-lock.js';
 import {
   type ListParams,
@@ -65,13 +65,13 @@ export interface FsModuleOptions {
 /** The in-process module object: the eight tools (each rejects with a FingerError) and health. */
 export interface FsModule {
   tools: {
-    read(args: ReadParams): Promise<ReadResult>;
-    list(args: ListParams): Promise<ListResult>;
-    stat(args: { path: string }): Promise<StatResult>;
+    read(args: ReadParams, call?: FsCallContext): Promise<ReadResult>;
+    list(args: ListParams, call?: FsCallContext): Promise<ListResult>;
+    stat(args: { path: string }, call?: FsCallContext): Promise<StatResult>;
     write(args: WriteParams, call?: FsCallContext): Promise<WriteResult>;
     patch(args: PatchParams, call?: FsCallContext): Promise<PatchResult>;
     delete(args: DeleteParams, call?: FsCallContext): Promise<DeleteResult>;
-    backups(args: BackupsParams): Promise<BackupsResult>;
+    backups(args: BackupsParams, call?: FsCallContext): Promise<BackupsResult>;
     undo(args: { id?: string }): Promise<UndoResult>;
   };
   health(): Promise<{ ok: boolean; detail?: string }>;
@@ -100,21 +100,31 @@ export default async function createFsModule(opts: FsModuleOptions): Promise<FsM
     max_total_bytes: settings.max_backup_total_bytes,
     max_backup_bytes: settings.max_backup_bytes,
   });
+  // a supervised task's own workspace: a root for that task's calls only, first (relative paths resolve there)
+  const workspaceFor = workspaceForOf(opts.settings ?? {});
+  const ownRoots = (call?: FsCallContext): readonly string[] => {
+    const ws = workspaceFor !== undefined && call?.source !== undefined ? workspaceFor(call.source) : undefined;
+    return ws === undefined ? [] : [ws];
+  };
   const ctx: FsContext = {
     settings,
     undo,
     lock: new PathLock(),
-    resolve: (input) => resolveWorkspacePath(input, settings.workspace_roots),
+    resolve: (input, call) => {
+      const own = ownRoots(call);
+      return resolveWorkspacePath(input, own.length ? [...own, ...settings.workspace_roots] : settings.workspace_roots);
+    },
+    ownRoots,
   };
   return {
     tools: {
-      read: (args) => readTool(ctx, obj(args)),
-      list: (args) => listTool(ctx, obj(args)),
-      stat: (args) => statTool(ctx, obj(args)),
+      read: (args, call) => readTool(ctx, obj(args), call),
+      list: (args, call) => listTool(ctx, obj(args), call),
+      stat: (args, call) => statTool(ctx, obj(args), call),
       write: (args, call) => writeTool(ctx, obj(args), call),
       patch: (args, call) => patchTool(ctx, obj(args), call),
       delete: (args, call) => deleteTool(ctx, obj(args), call),
-      backups: (args) => backupsTool(ctx, obj(args)),
+      backups: (args, call) => backupsTool(ctx, obj(args), call),
       undo: (args) => undoTool(ctx, obj(args)),
     },
     async health() {

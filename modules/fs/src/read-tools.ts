@@ -3,7 +3,7 @@ import path from 'node:path';
 
 import { FingerError, rfc3339 } from '@finger/protocol';
 
-import { type FsContext, lstatOrNull, mapFsErrors, modeString, notFound } from './context.js';
+import { type FsCallContext, type FsContext, lstatOrNull, mapFsErrors, modeString, notFound } from './context.js';
 import { type ContentEncoding, encodeContent } from './encoding.js';
 
 /** Arguments of `fs.read`. */
@@ -41,8 +41,8 @@ function nonNegInt(name: string, v: unknown): number | undefined {
  * range larger than the limit rather than truncating, and invalid UTF-8 under encoding utf8.
  * E_NOT_FOUND when missing, E_INVALID_ARGS for a directory.
  */
-export async function readTool(ctx: FsContext, args: ReadParams): Promise<ReadResult> {
-  const p = await ctx.resolve(args.path);
+export async function readTool(ctx: FsContext, args: ReadParams, call?: FsCallContext): Promise<ReadResult> {
+  const p = await ctx.resolve(args.path, call);
   const encoding = args.encoding ?? 'utf8';
   if (encoding !== 'utf8' && encoding !== 'base64') {
     throw new FingerError('E_INVALID_ARGS', 'encoding must be "utf8" or "base64"', { encoding });
@@ -117,8 +117,8 @@ export interface ListResult {
  * followed). At most `max_entries` (default 1000) are returned; `total` counts all of them and
  * `truncated` says when some were left out. E_INVALID_ARGS when the path is not a directory.
  */
-export async function listTool(ctx: FsContext, args: ListParams): Promise<ListResult> {
-  const p = await ctx.resolve(args.path ?? '.');
+export async function listTool(ctx: FsContext, args: ListParams, call?: FsCallContext): Promise<ListResult> {
+  const p = await ctx.resolve(args.path ?? '.', call);
   const max = args.max_entries ?? 1000;
   if (!Number.isSafeInteger(max) || max < 1) {
     throw new FingerError('E_INVALID_ARGS', 'max_entries must be a positive integer', { max_entries: max });
@@ -163,8 +163,8 @@ export interface StatResult {
 }
 
 /** `fs.stat`: what is at a path (symlinks resolved); a missing path answers `exists: false`. */
-export async function statTool(ctx: FsContext, args: { path: string }): Promise<StatResult> {
-  const p = await ctx.resolve(args.path);
+export async function statTool(ctx: FsContext, args: { path: string }, call?: FsCallContext): Promise<StatResult> {
+  const p = await ctx.resolve(args.path, call);
   if (!p.exists) return { path: p.path, exists: false };
   return mapFsErrors(p, async () => {
     const st = await fsp.stat(p.path);

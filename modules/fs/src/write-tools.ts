@@ -16,8 +16,13 @@ function tooBig(p: WorkspacePath, bytes: number, max: number): FingerError {
   });
 }
 
-function requestId(call?: FsCallContext): { request_id?: string } {
-  return typeof call?.request_id === 'string' ? { request_id: call.request_id } : {};
+/** The backup options of a call: its request id, and the calling task's own root (the backup records it). */
+function backupOptions(ctx: FsContext, call?: FsCallContext): { request_id?: string; extra_roots?: readonly string[] } {
+  const own = ctx.ownRoots(call);
+  return {
+    ...(typeof call?.request_id === 'string' ? { request_id: call.request_id } : {}),
+    ...(own.length ? { extra_roots: own } : {}),
+  };
 }
 
 /** Checks the parent directory exists (creating it when asked); E_NOT_FOUND otherwise. */
@@ -54,7 +59,7 @@ export interface WriteResult {
  * the parent is missing and `create_dirs` is not set.
  */
 export async function writeTool(ctx: FsContext, args: WriteParams, call?: FsCallContext): Promise<WriteResult> {
-  const p = await ctx.resolve(args.path);
+  const p = await ctx.resolve(args.path, call);
   const data = decodeContent(args.content, args.encoding ?? 'utf8');
   if (data.length > ctx.settings.max_write_bytes) throw tooBig(p, data.length, ctx.settings.max_write_bytes);
   return ctx.lock.run(p.path, () =>
@@ -64,7 +69,7 @@ export async function writeTool(ctx: FsContext, args: WriteParams, call?: FsCall
         throw new FingerError('E_INVALID_ARGS', `${p.input} exists and is not a regular file`, { path: p.input });
       }
       if (st === null) await ensureParent(p, args.create_dirs === true);
-      const backup = await ctx.undo.backup(p.path, { kind: 'write', ...requestId(call) });
+      const backup = await ctx.undo.backup(p.path, { kind: 'write', ...backupOptions(ctx, call) });
       await atomicWriteFile(p.path, data, st === null ? {} : { mode: st.mode });
       return { path: p.path, bytes: data.length, backup_id: backup.id, created: st === null };
     }),
@@ -94,7 +99,7 @@ export interface PatchResult {
  * and details), when the file is not UTF-8, or past the size limits; E_NOT_FOUND when missing.
  */
 export async function patchTool(ctx: FsContext, args: PatchParams, call?: FsCallContext): Promise<PatchResult> {
-  const p = await ctx.resolve(args.path);
+  const p = await ctx.resolve(args.path, call);
   if ((args.diff === undefined) === (args.edits === undefined)) {
     throw new FingerError('E_INVALID_ARGS', 'give exactly one of diff or edits', { path: args.path });
   }
@@ -115,7 +120,7 @@ export async function patchTool(ctx: FsContext, args: PatchParams, call?: FsCall
       const out = args.diff !== undefined ? applyUnifiedDiff(before, args.diff) : applyEdits(before, args.edits ?? []);
       const data = Buffer.from(out.text, 'utf8');
       if (data.length > ctx.settings.max_write_bytes) throw tooBig(p, data.length, ctx.settings.max_write_bytes);
-      const backup = await ctx.undo.backup(p.path, { kind: 'patch', ...requestId(call) });
+      const backup = await ctx.undo.backup(p.path, { kind: 'patch', ...backupOptions(ctx, call) });
       await atomicWriteFile(p.path, data, { mode: st.mode });
       return { path: p.path, backup_id: backup.id, hunks_applied: out.hunks_applied, bytes: data.length };
     }),
@@ -143,7 +148,7 @@ export interface DeleteResult {
  * without `recursive`; E_FORBIDDEN for a workspace root itself.
  */
 export async function deleteTool(ctx: FsContext, args: DeleteParams, call?: FsCallContext): Promise<DeleteResult> {
-  const p = await ctx.resolve(args.path);
+  const p = await ctx.resolve(args.path, call);
   if (!p.exists) throw notFound(p);
   if (p.path === p.root) {
     throw new FingerError('E_FORBIDDEN', `${p.input} is a workspace root and cannot be deleted`, {
@@ -160,7 +165,7 @@ export async function deleteTool(ctx: FsContext, args: DeleteParams, call?: FsCa
           path: p.input,
         });
       }
-      const backup = await ctx.undo.backup(p.path, { kind: 'delete', ...requestId(call) });
+      const backup = await ctx.undo.backup(p.path, { kind: 'delete', ...backupOptions(ctx, call) });
       await fsp.rm(p.path, { recursive: isDir, force: false });
       return { path: p.path, type: isDir ? 'dir' : 'file', bytes: backup.size, backup_id: backup.id };
     }),
@@ -183,10 +188,10 @@ export interface BackupsResult {
  * `fs.backups`: the kept backups, newest first, at most `limit` (default 100); `path` keeps only
  * those of that (resolved) path.
  */
-export async function backupsTool(ctx: FsContext, args: BackupsParams): Promise<BackupsResult> {
+export async function backupsTool(ctx: FsContext, args: BackupsParams, call?: FsCallContext): Promise<BackupsResult> {
   let all = await ctx.undo.list();
   if (args.path !== undefined) {
-    const p = await ctx.resolve(args.path);
+    const p = await ctx.resolve(args.path, call);
     all = all.filter((e) => e.path === p.path);
   }
   const limit = args.limit ?? 100;

@@ -1,5 +1,5 @@
 import type { ToolCallContext } from '@finger/hub';
-import { FingerError } from '@finger/protocol';
+import { FingerError, type Principal } from '@finger/protocol';
 
 import { parseExecParams } from './args.js';
 import { buildChildEnv, type EnvDenyList } from './env-scrub.js';
@@ -15,6 +15,17 @@ export interface ShellDeps {
   baseEnv: () => Record<string, string | undefined>;
   /** Runs `spec`, registered so module close() can kill it. */
   run: (spec: RunSpec) => Promise<RunOutcome>;
+  /** The calling task's own workspace (setting `workspace_for`, from the daemon; never the payload). */
+  workspaceFor?: (source: Principal) => string | undefined;
+}
+
+/**
+ * The roots of one call: the configured ones, preceded by the calling task's own workspace when
+ * the daemon gave it one (so it is the default cwd and holds that call's run directory).
+ */
+export function callRoots(deps: ShellDeps, ctx?: Pick<ToolCallContext, 'source'>): readonly string[] {
+  const ws = deps.workspaceFor !== undefined && ctx?.source !== undefined ? deps.workspaceFor(ctx.source) : undefined;
+  return ws === undefined ? deps.settings.workspace_roots : [ws, ...deps.settings.workspace_roots];
 }
 
 /** Result of `shell.exec`. A timeout is not a result: it fails with E_TIMEOUT (see {@link timeoutError}). */
@@ -100,7 +111,7 @@ export function createExec(deps: ShellDeps): (args: unknown, ctx?: ToolCallConte
   return async (args, ctx) => {
     const p = parseExecParams(args, settings.max_timeout_ms);
     const env = buildChildEnv(deps.baseEnv(), deps.deny, p.env);
-    const cwd = await resolveCwd(p.cwd, settings.workspace_roots);
+    const cwd = await resolveCwd(p.cwd, callRoots(deps, ctx));
     const timeout_ms = effectiveTimeout(p.timeout_ms ?? settings.default_timeout_ms, ctx);
     const [file, ...rest] = p.argv ?? [settings.shell, '-c', p.command!];
     const spec: RunSpec = {

@@ -42,6 +42,9 @@ export function createShellModule(opts: ShellModuleOptions): ShellModule {
     settings,
     deny: compileEnvDeny(settings.env_deny),
     baseEnv: () => process.env,
+    ...(typeof opts.settings.workspace_for === 'function'
+      ? { workspaceFor: opts.settings.workspace_for as NonNullable<ShellDeps['workspaceFor']> }
+      : {}),
     run: async (spec: RunSpec) => {
       const rp = startProcess(spec);
       running.add(rp);

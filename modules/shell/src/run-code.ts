@@ -8,6 +8,7 @@ import { parseRunCodeParams } from './args.js';
 import { buildChildEnv } from './env-scrub.js';
 import {
   addLeaseHeartbeat,
+  callRoots,
   effectiveTimeout,
   type ExecResult,
   execResult,
@@ -124,7 +125,7 @@ export function createRunCode(deps: ShellDeps): (args: unknown, ctx?: ToolCallCo
   return async (args, ctx) => {
     const p = parseRunCodeParams(args, settings.max_timeout_ms);
     const env = buildChildEnv(deps.baseEnv(), deps.deny, undefined);
-    const dir = await makeRunDir(settings.workspace_roots, rc.keep_runs);
+    const dir = await makeRunDir(callRoots(deps, ctx), rc.keep_runs);
     const entry = ENTRY[p.language];
     await fs.writeFile(path.join(dir, entry), p.code);
     const timeout_ms = effectiveTimeout(p.timeout_ms ?? settings.default_timeout_ms, ctx);

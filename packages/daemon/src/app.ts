@@ -43,6 +43,7 @@ import {
   statsFamilies,
 } from './metrics.js';
 import { type SafetyWiring, wireSafety } from './safety-wiring.js';
+import { TaskWorkspaces } from './task-workspace.js';
 import { type TaskService, wireTasks } from './tasks-wiring.js';
 import { VERSION } from './version.js';
 import { resolveWorkspaceRoots } from './workspace.js';
@@ -186,11 +187,15 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     logger: logger.child({ component: 'events' }),
   });
   const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });
+  // A supervised task's own workspace root, for its calls only (firewall sandbox, fs and shell).
+  const taskWorkspaces = new TaskWorkspaces();
   const settingsFor = (id: string): Record<string, unknown> => ({
     home,
     workspace_roots: workspaceRoots,
     backups_dir: join(home, 'backups'),
     ...config.modules.settings[id],
+    // a function, not config: in-process modules only (dropped from a child's JSON settings)
+    ...(id === 'fs' || id === 'shell' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
   });
   // Distributed shared state (§3.14): idempotency records, leases, safety state, audit mirror.
   const redis = config.redis.url
@@ -251,6 +256,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       audit: auditLog,
       home,
       workspaceRoots,
+      workspaceFor: taskWorkspaces.workspaceFor,
       approvalTimeoutMs: config.firewall.approval_timeout_ms,
       logger: logger.child({ component: 'firewall' }),
       clock,
@@ -275,6 +281,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     const tasks = wireTasks({
       ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
       audit: auditLog,
+      workspaces: taskWorkspaces,
       logger: logger.child({ component: 'tasks' }),
     });
     const eventGateway = new EventGateway({

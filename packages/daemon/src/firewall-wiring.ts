@@ -18,7 +18,7 @@ import {
   RiskAssessor,
 } from '@finger/firewall';
 import type { Clock, MessageHub } from '@finger/hub';
-import { FingerError, isFingerError } from '@finger/protocol';
+import { FingerError, isFingerError, type Principal } from '@finger/protocol';
 
 /** The logging surface the wiring needs (pino satisfies it). */
 interface WiringLogger {
@@ -32,6 +32,8 @@ export interface FirewallWiringOptions {
   audit: AuditLog;
   home: string;
   workspaceRoots: readonly string[];
+  /** A supervised task's own workspace root, by the principal the hub carries (TaskWorkspaces.workspaceFor). */
+  workspaceFor?: (principal: Principal) => string | undefined;
   approvalTimeoutMs: number;
   logger: WiringLogger;
   clock?: Clock;
@@ -92,7 +94,12 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       o.logger.warn({ err: e }, 'policy warnings could not be refreshed');
     }
   });
-  const sandbox = new PathSandbox({ workspaceRoots: o.workspaceRoots, home: o.home, homeDir: homedir() });
+  const sandbox = new PathSandbox({
+    workspaceRoots: o.workspaceRoots,
+    home: o.home,
+    homeDir: homedir(),
+    ...(o.workspaceFor ? { workspaceFor: o.workspaceFor } : {}),
+  });
   const engine = new FirewallEngine({ policy, risk: assessor, sandbox, ...(o.clock ? { clock: o.clock } : {}) });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
   const gate =

@@ -4,8 +4,9 @@
 // checkpoint store (`FINGER_HOME/state/tasks`), the memory (`FINGER_HOME/state/memory`), the
 // PerceptionBus hints and the TASK_STATE events.
 
-import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import {
   CheckpointStore,
@@ -32,6 +33,7 @@ import type { Clock, EventBus, MessageHub } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import type { DaemonConfig } from './config.js';
+import { type CheckedWorkspace, checkTaskWorkspace, TaskWorkspaces } from './task-workspace.js';
 
 /** The safety prompt injected into every executor step. */
 export const TASK_SAFETY_PROMPT =
@@ -57,8 +59,15 @@ export interface TaskServiceOptions {
   events: EventBus;
   grants: ToolGrantProfile;
   home: string;
-  /** Realpath'd workspace roots: a task's workspace must lie inside one (the tools work only there). */
+  /**
+   * Realpath'd workspace roots. A task's workspace inside one works as before; one outside every
+   * root becomes that task's own root (see task-workspace.ts), bound in `workspaces`.
+   */
   workspaceRoots: readonly string[];
+  /** The task → workspace bindings the firewall and the fs/shell modules read (default: a private one). */
+  workspaces?: TaskWorkspaces;
+  /** The user's home directory (refused as a workspace); default os.homedir(). */
+  homeDir?: string;
   model: ModelAdapter;
   secondary_model?: ModelAdapter;
   parseDecision: DecisionParser;
@@ -86,6 +95,7 @@ const isAdmin = (p: Principal) => p.roles.includes('admin');
 export class TaskService {
   readonly store: CheckpointStore;
   readonly memory: FileMemory;
+  readonly workspaces: TaskWorkspaces;
   private readonly live = new Map<string, Live>();
   private readonly executor: ExecutorAgent;
   /** Paths touched per running task (conflict detection). */
@@ -95,6 +105,7 @@ export class TaskService {
 
   constructor(private readonly o: TaskServiceOptions) {
     this.store = new CheckpointStore(join(o.home, 'state', 'tasks'));
+    this.workspaces = o.workspaces ?? new TaskWorkspaces();
     this.memory = new FileMemory({ dir: join(o.home, 'state', 'memory'), clock: o.clock });
     // the kill switch stops every task at once, also those waiting for a person
     this.unsubscribe = o.events.subscribe({ types: ['HALTED'] }, () => {
@@ -134,13 +145,15 @@ export class TaskService {
   }
 
   /**
-   * Starts a task in `workspace` (absolute; must exist, be a directory and lie inside a
-   * configured workspace root: E_INVALID_ARGS / E_FORBIDDEN otherwise). Returns the RUNNING record;
-   * the loop continues in the background.
+   * Starts a task in `workspace` (absolute, an existing directory: E_INVALID_ARGS otherwise).
+   * Outside the configured roots it becomes the task's own root — refused with E_FORBIDDEN for
+   * `/`, the user's home, FINGER_HOME and what is inside or holds them (see checkTaskWorkspace).
+   * Returns the RUNNING record; the loop continues in the background.
    */
   start(p: { text: string; workspace: string; by: Principal; max_steps?: number }): TaskRecord {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'the daemon is shutting down');
-    const workspace = this.checkWorkspace(p.workspace);
+    const checked = this.checkWorkspace(p.workspace);
+    const workspace = checked.path;
     const id = `t${this.o.clock.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     const task = newTask({
       id,
@@ -151,7 +164,7 @@ export class TaskService {
       now: this.o.clock.now(),
     });
     this.store.save(task);
-    this.launch(task);
+    this.launch(task, checked);
     return this.store.load(id);
   }
 
@@ -164,7 +177,15 @@ export class TaskService {
     if (this.live.has(id)) throw new FingerError('E_CONFLICT', `task ${id} is already running`, { id });
     if (!RESUMABLE_TASK_STATES.includes(t.state))
       throw new FingerError('E_CONFLICT', `a ${t.state} task cannot be resumed`, { id, state: t.state });
-    this.launch(t);
+    // checked again: the directory may have gone, or been replaced by a symlink to elsewhere
+    const checked = this.checkWorkspace(t.workspace);
+    if (checked.path !== t.workspace)
+      throw new FingerError('E_FORBIDDEN', `workspace ${t.workspace} now resolves to ${checked.path}: not resumed`, {
+        id,
+        workspace: t.workspace,
+        resolved: checked.path,
+      });
+    this.launch(t, checked);
     return this.store.load(id);
   }
 
@@ -232,7 +253,8 @@ export class TaskService {
     await Promise.allSettled(runs.map((l) => l.done));
   }
 
-  private launch(task: TaskRecord): void {
+  private launch(task: TaskRecord, workspace: CheckedWorkspace): void {
+    this.workspaces.bind(task.id, workspace);
     const ctrl = new AbortController();
     const l: Live = { graceful: false, ctrl, done: Promise.resolve(task), text: { step: 0, acc: '', sent: 0 } };
     this.live.set(task.id, l);
@@ -246,6 +268,7 @@ export class TaskService {
       .finally(() => {
         this.live.delete(task.id);
         this.touched.delete(task.id);
+        this.workspaces.release(task.id);
       });
   }
 
@@ -287,7 +310,9 @@ export class TaskService {
     if (tool.startsWith('shell.') && resolved.cwd === undefined && props.cwd !== undefined)
       resolved.cwd = task.workspace;
     await this.checkConflict(task, tool, paths);
-    const principal: Principal = { kind: 'agent', id: `executor-${task_id}`, roles: ['agent:executor'] };
+    // the bound principal object: only it carries the task's own root (never the payload)
+    const principal = this.workspaces.principalOf(task_id);
+    if (principal === undefined) throw new FingerError('E_CONFLICT', `task ${task_id} is not running`, { id: task_id });
     return this.o.hub.request({
       target: tool,
       payload: resolved,
@@ -333,29 +358,12 @@ export class TaskService {
       });
   }
 
-  private checkWorkspace(input: string): string {
-    if (!isAbsolute(input))
-      throw new FingerError('E_INVALID_ARGS', `workspace must be an absolute path, got ${JSON.stringify(input)}`);
-    let real: string;
-    try {
-      real = realpathSync(input);
-      if (!statSync(real).isDirectory()) throw new Error('not a directory');
-    } catch (e) {
-      throw new FingerError('E_INVALID_ARGS', `workspace ${input} is not a directory: ${(e as Error).message}`, {
-        workspace: input,
-      });
-    }
-    const inside = this.o.workspaceRoots.some((r) => {
-      const rel = relative(r, real);
-      return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  private checkWorkspace(input: string): CheckedWorkspace {
+    return checkTaskWorkspace(input, {
+      roots: this.o.workspaceRoots,
+      home: this.o.home,
+      homeDir: this.o.homeDir ?? homedir(),
     });
-    if (!inside)
-      throw new FingerError(
-        'E_FORBIDDEN',
-        `workspace ${real} is outside the configured workspace roots (${this.o.workspaceRoots.join(', ')}); add it to config workspace.roots`,
-        { workspace: real, roots: this.o.workspaceRoots },
-      );
-    return real;
   }
 
   /** Audit entries of a task's decisions and state changes, appended in order (the log orders them by call). */
@@ -436,6 +444,7 @@ export function wireTasks(o: {
   grants: ToolGrantProfile;
   home: string;
   workspaceRoots: readonly string[];
+  workspaces?: TaskWorkspaces;
   config: DaemonConfig;
   perception?: PerceptionBus;
   safety?: ExecutorSafety;
@@ -450,6 +459,7 @@ export function wireTasks(o: {
     grants: o.grants,
     home: o.home,
     workspaceRoots: o.workspaceRoots,
+    ...(o.workspaces ? { workspaces: o.workspaces } : {}),
     model: createModelAdapter(llm),
     ...(llm.secondary_model ? { secondary_model: createModelAdapter(llm, { secondary: true }) } : {}),
     parseDecision: parseTaskDecision,

@@ -295,13 +295,15 @@ export class FirewallEngine {
     const command = shell || tool.capability_level === 'L2' ? commandOf(args) : undefined;
     const assessment = command !== undefined ? this.#risk.assess(command) : undefined;
     const shellCall = shell && assessment !== undefined;
-    const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model });
+    // a task's own workspace is a root for its calls only: the principal is the hub's, never the payload's
+    const principal = facts.principal;
+    const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model, principal });
     const perm = evaluatePolicy(
       policy,
-      { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.base },
+      { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.baseFor(principal) },
       assessment,
     );
-    const sb = this.#sandbox.check(paths, policy);
+    const sb = this.#sandbox.check(paths, policy, principal);
     return { st: { shellCall, assessment, perm }, paths, sb };
   }
 

@@ -23,7 +23,16 @@ export interface PathSandboxOptions {
   /** The user's home directory, for `~`. */
   homeDir: string;
   fs?: SandboxFs;
+  /**
+   * A principal's own extra root (a supervised task's workspace, known to the daemon only): it
+   * joins the default roots for that principal's calls — first, so relative paths resolve in it —
+   * and never for anyone else's. It does not widen explicit `readable_paths`/`writable_paths`.
+   */
+  workspaceFor?: (principal: Principal) => string | undefined;
 }
+
+/** The caller of a call (the hub sets it; never the payload). */
+type Principal = ToolCallFacts['principal'];
 
 /** One path a call touches. */
 export interface ResolvedPath {
@@ -62,6 +71,8 @@ export interface SandboxCall {
   /** The tool takes a shell command: `cwd` is read, redirection targets are written. */
   shell: boolean;
   model?: CommandModel;
+  /** Whose call it is: a principal with its own root (see `workspaceFor`) resolves relative paths there. */
+  principal?: Principal;
 }
 
 const NULL_SINK = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/;
@@ -73,6 +84,7 @@ export class PathSandbox {
   readonly #fs: SandboxFs;
   readonly #homeDir: string;
   readonly #roots: readonly string[];
+  readonly #workspaceFor: ((principal: Principal) => string | undefined) | undefined;
   readonly #realCache = new WeakMap<readonly string[], string[]>();
   #defaultReal: string[] | undefined;
 
@@ -82,6 +94,19 @@ export class PathSandbox {
     const roots = options.workspaceRoots.map((r) => path.resolve(expandHome(r, options.homeDir)));
     if (options.home !== undefined) roots.push(path.join(path.resolve(options.home), 'workspace'));
     this.#roots = Object.freeze(roots);
+    this.#workspaceFor = options.workspaceFor;
+  }
+
+  /** The principal's own root, if the daemon gave it one (a real path: the daemon resolved it when the task started). */
+  workspaceOf(principal: Principal | undefined): string | undefined {
+    if (principal === undefined || this.#workspaceFor === undefined) return undefined;
+    const ws = this.#workspaceFor(principal);
+    return ws === undefined ? undefined : path.resolve(ws);
+  }
+
+  /** The directory a principal's relative paths resolve against: its own root, else {@link base}. */
+  baseFor(principal: Principal | undefined): string | undefined {
+    return this.workspaceOf(principal) ?? this.base;
   }
 
   /** The default readable and writable roots: the workspace roots and `<home>/workspace`. */
@@ -103,7 +128,7 @@ export class PathSandbox {
     if (!hasArgs && !redirects) return EMPTY;
     let out: ResolvedPaths = EMPTY;
     const ensure = (): ResolvedPaths => (out === EMPTY ? (out = { list: [], byArg: new Map() }) : out);
-    const base = this.base;
+    const base = this.baseFor(call.principal);
     const writes = !call.shell && isWriteTool(call.tool_id, call.tool);
     let cwd = base;
     if (hasArgs) {
@@ -157,12 +182,16 @@ export class PathSandbox {
     return out;
   }
 
-  /** Checks resolved paths against both layers' roots and defaults. */
-  check(paths: ResolvedPaths, policy: EffectivePolicy): SandboxVerdict {
+  /**
+   * Checks resolved paths against both layers' roots and defaults; `principal`'s own root (a
+   * task's workspace) counts as a default root for its calls only.
+   */
+  check(paths: ResolvedPaths, policy: EffectivePolicy, principal?: Principal): SandboxVerdict {
     const v: SandboxVerdict = { level: 'AUTO', matched_rules: [], reasons: [] };
     if (paths.list.length === 0) return v;
     const { admin, user } = policy;
-    const defaults = this.#defaults();
+    const own = this.workspaceOf(principal);
+    const defaults = own === undefined ? this.#defaults() : [own, ...this.#defaults()];
     const aRead = [...(this.#real(admin.readable) ?? defaults), ...(this.#real(admin.writable) ?? defaults)];
     const aWrite = this.#real(admin.writable) ?? defaults;
     const uRead = user.readable === null ? null : [...this.#real(user.readable)!, ...(this.#real(user.writable) ?? [])];
@@ -186,7 +215,7 @@ export class PathSandbox {
         );
         continue;
       }
-      const via = p.path !== this.#lexical(p.input) ? ` (it resolves to ${p.path})` : '';
+      const via = p.path !== this.#lexical(p.input, own) ? ` (it resolves to ${p.path})` : '';
       if (p.write) {
         if (!inside(p.path, aWrite) || (uWrite !== null && !inside(p.path, uWrite)))
           add('sandbox.outside_write', outsideWrite, `${what} is outside writable_paths${via}`);
@@ -203,9 +232,9 @@ export class PathSandbox {
     return v;
   }
 
-  #lexical(input: string): string {
+  #lexical(input: string, base = this.base): string {
     const e = expandHome(input, this.#homeDir);
-    return path.isAbsolute(e) ? path.normalize(e) : path.resolve(this.base ?? '/', e);
+    return path.isAbsolute(e) ? path.normalize(e) : path.resolve(base ?? '/', e);
   }
 
   #resolveOne(arg: string, input: string, base: string | undefined, write: boolean): ResolvedPath {

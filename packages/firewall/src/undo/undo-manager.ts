@@ -5,7 +5,7 @@ import { FingerError, rfc3339, ulid } from '@finger/protocol';
 
 import { appendSynced, atomicWriteFile } from './atomic-write.js';
 import { applySnapshot, captureSnapshot, removeSnapshot, type SnapshotType } from './snapshot.js';
-import { resolveWorkspacePath } from './workspace-path.js';
+import { realRoots, resolveWorkspacePath } from './workspace-path.js';
 
 /** Why a backup was taken: the change about to happen, or `undo` (the state an undo replaced). */
 export type BackupKind = 'write' | 'delete' | 'patch' | 'undo';
@@ -32,6 +32,11 @@ export interface BackupEntry {
   request_id?: string;
   /** For kind `undo`: the entry whose restore this backup preceded. */
   undo_of?: string;
+  /**
+   * Set when the path lay in a caller's own root (a supervised task's workspace) rather than a
+   * configured one: a restore may then reach that root again (the path is resolved inside it anew).
+   */
+  workspace?: string;
   /** Set once this entry was restored: the id of the `undo` backup taken then. */
   restored_by?: string;
 }
@@ -168,17 +173,30 @@ export class UndoManager {
    * a change of the given kind. A missing path is recorded as absent, so a restore deletes what
    * the change created. Resolves once content and index entry are on disk. Throws E_INVALID_ARGS
    * when the content exceeds `max_backup_bytes`, E_FORBIDDEN outside the workspace.
+   * `extra_roots`: the calling task's own root, allowed besides the configured ones (never from a
+   * payload); a backup taken in one records it as `workspace`, so its restore works later.
    */
-  backup(target: string, opts: { kind: Exclude<BackupKind, 'undo'>; request_id?: string }): Promise<BackupEntry> {
+  backup(
+    target: string,
+    opts: { kind: Exclude<BackupKind, 'undo'>; request_id?: string; extra_roots?: readonly string[] },
+  ): Promise<BackupEntry> {
     return this.#serial(async () => {
-      const resolved = await resolveWorkspacePath(target, this.#roots);
-      const entry = await this.#capture(resolved.path, opts.kind, opts.request_id);
+      const extra = opts.extra_roots ?? [];
+      const resolved = await resolveWorkspacePath(target, extra.length ? [...this.#roots, ...extra] : this.#roots);
+      const own = extra.length && !(await realRoots(this.#roots)).includes(resolved.root) ? resolved.root : undefined;
+      const entry = await this.#capture(resolved.path, opts.kind, opts.request_id, undefined, own);
       await this.#evict();
       return { ...entry };
     });
   }
 
-  async #capture(target: string, kind: BackupKind, request_id?: string, undo_of?: string): Promise<BackupEntry> {
+  async #capture(
+    target: string,
+    kind: BackupKind,
+    request_id?: string,
+    undo_of?: string,
+    workspace?: string,
+  ): Promise<BackupEntry> {
     const now = this.#now();
     const id = ulid(now);
     const snap = await captureSnapshot(target, path.join(this.#blobs, id), this.#maxOne);
@@ -195,6 +213,7 @@ export class UndoManager {
     if (snap.mode !== undefined) entry.mode = snap.mode;
     if (request_id !== undefined) entry.request_id = request_id;
     if (undo_of !== undefined) entry.undo_of = undo_of;
+    if (workspace !== undefined) entry.workspace = workspace;
     try {
       await appendSynced(this.#index, JSON.stringify(entry) + '\n');
     } catch (e) {
@@ -276,8 +295,9 @@ export class UndoManager {
           ? new FingerError('E_NOT_FOUND', 'nothing to undo: every kept backup was already restored')
           : new FingerError('E_NOT_FOUND', `no backup with id "${id}" (it may have been evicted)`, { id });
       }
-      const resolved = await resolveWorkspacePath(entry.path, this.#roots);
-      const undo = await this.#capture(resolved.path, 'undo', undefined, entry.id);
+      const roots = entry.workspace !== undefined ? [...this.#roots, entry.workspace] : this.#roots;
+      const resolved = await resolveWorkspacePath(entry.path, roots);
+      const undo = await this.#capture(resolved.path, 'undo', undefined, entry.id, entry.workspace);
       await applySnapshot(entry, path.join(this.#blobs, entry.id), resolved.path);
       const marker: RestoredMarker = { restored: entry.id, by: undo.id };
       await appendSynced(this.#index, JSON.stringify(marker) + '\n');
