@@ -6,6 +6,7 @@ import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
+import { decodeReply, decodeRequest, encodeReply, encodeRequest } from './nats-envelope.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, encodeJson, type WireAuth } from './nats-wire.js';
 import type { CancelReceiver, RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
 
@@ -53,8 +54,8 @@ interface Pending {
   reject(e: unknown): void;
   hooks: RequestHooks | undefined;
   deadline: number;
-  id: string;
-  target: string;
+  /** The request sent: a reply carries only what differs from it (nats-envelope.ts). */
+  request: Envelope;
 }
 
 /** The server side of one request received over NATS. */
@@ -186,7 +187,7 @@ export class NatsTransport implements Transport {
       return Promise.reject(
         new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target }),
       );
-    const body = encodeJson(request);
+    const body = encodeRequest(request);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
     if (body.length + HEADER_ROOM > max) {
       return Promise.reject(
@@ -201,7 +202,7 @@ export class NatsTransport implements Transport {
     const token = (++this.seq).toString(36);
     const id = request.id;
     const promise = new Promise<Envelope>((resolve, reject) => {
-      this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, id, target });
+      this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, request });
     });
     if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
     const module_id = moduleOf(target);
@@ -242,7 +243,7 @@ export class NatsTransport implements Transport {
     this.sweep = undefined;
     for (const [token, p] of this.pending) {
       this.pending.delete(token);
-      p.reject(new FingerError('E_PROVIDER_CLOSED', `transport closed before "${p.target}" answered`));
+      p.reject(new FingerError('E_PROVIDER_CLOSED', `transport closed before "${p.request.target}" answered`));
     }
     if (this.nc.isClosed()) return;
     if (this.o.ownsConnection) {
@@ -281,7 +282,8 @@ export class NatsTransport implements Transport {
     // NATS "no responders": an empty status message (the only one with headers on this inbox)
     if (msg.data.length === 0 && msg.headers?.code === 503) {
       this.pending.delete(token);
-      p.reject(new FingerError('E_NO_TARGET', `no node serves "${p.target}" in the cluster`, { target: p.target }));
+      const target = p.request.target;
+      p.reject(new FingerError('E_NO_TARGET', `no node serves "${target}" in the cluster`, { target }));
       return;
     }
     const check = this.auth.open(msg.data);
@@ -290,8 +292,8 @@ export class NatsTransport implements Transport {
       return;
     }
     if (check.kind === 'reply') {
-      const env = decodeJson(check.body) as Envelope | undefined;
-      if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'reply') {
+      const env = decodeReply(check.body, p.request);
+      if (env === undefined || envelopeIssues(env).length > 0) {
         this.drop('invalid reply envelope', msg, check.node);
         return;
       }
@@ -317,10 +319,9 @@ export class NatsTransport implements Transport {
     for (const [token, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(token);
-      this.sendCancel(p.id, 'E_TIMEOUT');
-      p.reject(
-        new FingerError('E_TIMEOUT', `call to "${p.target}" over NATS passed its deadline`, { target: p.target }),
-      );
+      const target = p.request.target;
+      this.sendCancel(p.request.id, 'E_TIMEOUT');
+      p.reject(new FingerError('E_TIMEOUT', `call to "${target}" over NATS passed its deadline`, { target }));
     }
   }
 
@@ -343,8 +344,8 @@ export class NatsTransport implements Transport {
       return;
     }
     const reply = msg.reply;
-    const env = decodeJson(check.body) as Envelope | undefined;
-    if (env === undefined || envelopeIssues(env).length > 0 || env.kind !== 'request' || !reply) {
+    const env = decodeRequest(check.body);
+    if (env === undefined || envelopeIssues(env).length > 0 || !reply) {
       this.drop('invalid request envelope', msg, check.node);
       if (reply)
         this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
@@ -399,7 +400,7 @@ export class NatsTransport implements Transport {
   /** Publishes a reply; `forServe`: also signed for a serve process (only when refusing one). */
   private respond(reply: string, out: Envelope, forServe: boolean): void {
     if (this.nc.isClosed()) return;
-    let body = encodeJson(out);
+    let body = encodeReply(out);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
     if (body.length + HEADER_ROOM > max) {
       const error: ErrorInfo = {
@@ -407,7 +408,7 @@ export class NatsTransport implements Transport {
         message: `result of ${body.length} bytes exceeds the NATS max_payload (${max})`,
         details: { bytes: body.length, max_payload: max },
       };
-      body = encodeJson({ ...out, payload: null, error });
+      body = encodeReply({ ...out, payload: null, error });
     }
     const frame = this.auth.seal('reply', body, forServe);
     // Replies finished in one turn of the event loop leave together: one socket write for all
