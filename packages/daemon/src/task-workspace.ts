@@ -72,6 +72,7 @@ export function checkTaskWorkspace(input: string, o: TaskWorkspacePolicy): Check
   };
   if (real === '/') refuse('it is the root directory');
   if (real === homeDir) refuse('it is your home directory');
+  if (real === home) refuse(`it is FINGER_HOME, the daemon's own state`);
   if (within(real, home)) refuse(`it is inside FINGER_HOME (${home}), the daemon's own state`);
   if (within(home, real)) refuse(`it holds FINGER_HOME (${home}), the daemon's own state`);
   if (within(homeDir, real)) refuse('it holds your home directory');
