@@ -12,8 +12,8 @@ import {
   runCli,
   startFakeLlmServer,
   startTestDaemon,
-  type TestDaemon,
   tempDir,
+  type TestDaemon,
 } from '@finger/testkit';
 
 // A task's workspace is the directory `myfinger run` was started in (§3.13), also outside the
