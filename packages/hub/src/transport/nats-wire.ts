@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
+import { Sha256Mac } from './nats-mac.js';
+
 /**
  * The wire format of the hub over NATS (subjects, frames, authentication).
  *
@@ -83,8 +85,8 @@ const NL = 10;
 export class WireAuth {
   readonly role: WireRole;
   readonly node: string;
-  private readonly clusterKey: Buffer | undefined;
-  private readonly serveKey: Buffer;
+  private readonly clusterKey: Sha256Mac | undefined;
+  private readonly serveKey: Sha256Mac;
 
   constructor(o: WireAuthOptions) {
     if (!/^[\x21-\x7e]{1,128}$/.test(o.node))
@@ -93,11 +95,11 @@ export class WireAuth {
     this.node = o.node;
     if (o.role === 'daemon') {
       if (!o.cluster_key) throw new Error('a daemon needs the cluster key (nats.cluster_key)');
-      this.clusterKey = Buffer.from(o.cluster_key, 'utf8');
-      this.serveKey = Buffer.from(serveKeyOf(this.clusterKey), 'utf8');
+      this.clusterKey = new Sha256Mac(Buffer.from(o.cluster_key, 'utf8'));
+      this.serveKey = new Sha256Mac(Buffer.from(serveKeyOf(o.cluster_key), 'utf8'));
     } else {
       if (!o.serve_key) throw new Error('a serve process needs the serve key');
-      this.serveKey = Buffer.from(o.serve_key, 'utf8');
+      this.serveKey = new Sha256Mac(Buffer.from(o.serve_key, 'utf8'));
     }
   }
 
@@ -145,8 +147,8 @@ export class WireAuth {
   }
 }
 
-function mac(key: Buffer, kind: string, node: string, body: Uint8Array): string {
-  return createHmac('sha256', key).update(`${kind}\n${node}\n`).update(body).digest('base64url');
+function mac(key: Sha256Mac, kind: string, node: string, body: Uint8Array): string {
+  return key.sign(`${kind}\n${node}\n`, body);
 }
 
 function same(a: string, b: string): boolean {
