@@ -97,6 +97,7 @@ export class TaskWorkspaces {
   bind(task_id: string, workspace: CheckedWorkspace): Principal {
     const roles = Object.freeze(['agent:executor']) as unknown as string[];
     const principal: Principal = Object.freeze({ kind: 'agent', id: `executor-${task_id}`, roles });
+    this.release(task_id);
     if (workspace.own_root) this.#byPrincipal.set(principal, workspace.path);
     this.#byTask.set(task_id, principal);
     return principal;
