@@ -33,7 +33,7 @@ import type { Clock, EventBus, MessageHub } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import type { DaemonConfig } from './config.js';
-import { type CheckedWorkspace, checkTaskWorkspace, TaskWorkspaces } from './task-workspace.js';
+import { type CheckedWorkspace, checkTaskWorkspace, type TaskWorkspaces } from './task-workspace.js';
 
 /** The safety prompt injected into every executor step. */
 export const TASK_SAFETY_PROMPT =
@@ -64,8 +64,8 @@ export interface TaskServiceOptions {
    * root becomes that task's own root (see task-workspace.ts), bound in `workspaces`.
    */
   workspaceRoots: readonly string[];
-  /** The task → workspace bindings the firewall and the fs/shell modules read (default: a private one). */
-  workspaces?: TaskWorkspaces;
+  /** The task → workspace bindings the firewall and the fs/shell modules read (the same object). */
+  workspaces: TaskWorkspaces;
   /** The user's home directory (refused as a workspace); default os.homedir(). */
   homeDir?: string;
   model: ModelAdapter;
@@ -105,7 +105,7 @@ export class TaskService {
 
   constructor(private readonly o: TaskServiceOptions) {
     this.store = new CheckpointStore(join(o.home, 'state', 'tasks'));
-    this.workspaces = o.workspaces ?? new TaskWorkspaces();
+    this.workspaces = o.workspaces;
     this.memory = new FileMemory({ dir: join(o.home, 'state', 'memory'), clock: o.clock });
     // the kill switch stops every task at once, also those waiting for a person
     this.unsubscribe = o.events.subscribe({ types: ['HALTED'] }, () => {
@@ -444,7 +444,7 @@ export function wireTasks(o: {
   grants: ToolGrantProfile;
   home: string;
   workspaceRoots: readonly string[];
-  workspaces?: TaskWorkspaces;
+  workspaces: TaskWorkspaces;
   config: DaemonConfig;
   perception?: PerceptionBus;
   safety?: ExecutorSafety;
@@ -459,7 +459,7 @@ export function wireTasks(o: {
     grants: o.grants,
     home: o.home,
     workspaceRoots: o.workspaceRoots,
-    ...(o.workspaces ? { workspaces: o.workspaces } : {}),
+    workspaces: o.workspaces,
     model: createModelAdapter(llm),
     ...(llm.secondary_model ? { secondary_model: createModelAdapter(llm, { secondary: true }) } : {}),
     parseDecision: parseTaskDecision,
