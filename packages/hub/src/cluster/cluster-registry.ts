@@ -6,13 +6,7 @@ import { manifestIssues } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
-import {
-  type ClusterSubjects,
-  clusterSubjects,
-  decodeJson,
-  encodeJson,
-  type WireAuth,
-} from '../transport/nats-wire.js';
+import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
 
 /** One node hosting a remote module. */
 export interface ModuleLocation {
@@ -174,9 +168,8 @@ export class ClusterRegistry {
   private publish(kind: 'hb' | 'hello' | 'bye', data: unknown): void {
     if (this.closed && kind !== 'bye') return;
     if (!this.up || this.o.connection.isClosed()) return;
-    const body = encodeJson(data);
     try {
-      this.o.connection.publish(this.subjects.registry(kind), this.o.auth.seal(kind, body));
+      this.o.connection.publish(this.subjects.registry(kind), this.o.auth.sealJson(kind, JSON.stringify(data)));
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'registry message not sent');
     }

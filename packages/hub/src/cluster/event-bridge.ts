@@ -140,11 +140,11 @@ export class NatsEventBridge {
   private sendType(type: string, list: string[]): void {
     const n = list.length;
     // one event JSON per line: the receiver hands each line to its subscribers as it came
-    const body = Buffer.from(list.join('\n'), 'utf8');
+    const body = list.join('\n');
     list.length = 0;
     this.queued -= n;
     try {
-      this.o.connection.publish(this.subjects.event(type), this.o.auth.seal('events', body));
+      this.o.connection.publish(this.subjects.event(type), this.o.auth.sealJson('events', body));
       this.counters.sent += n;
     } catch (e) {
       this.counters.dropped_outbound += n;

@@ -21,29 +21,26 @@ import { decodeJson } from './nats-wire.js';
  */
 const VERSION = 1;
 
-/** Wire bytes of a request envelope. */
-export function encodeRequest(e: Envelope): Buffer {
+/** Wire JSON of a request envelope. */
+export function encodeRequest(e: Envelope): string {
   const lease = e.lease === undefined ? 0 : [e.lease.id, e.lease.ttl_ms, e.lease.expires_at];
-  return Buffer.from(
-    JSON.stringify([
-      VERSION,
-      e.id,
-      e.request_id,
-      e.correlation_id,
-      e.session_id,
-      e.workflow_id,
-      e.source,
-      e.target,
-      e.blocking,
-      e.timestamp,
-      e.deadline,
-      e.execution_chain,
-      e.nesting_depth,
-      lease,
-      e.payload === undefined ? null : e.payload,
-    ]),
-    'utf8',
-  );
+  return JSON.stringify([
+    VERSION,
+    e.id,
+    e.request_id,
+    e.correlation_id,
+    e.session_id,
+    e.workflow_id,
+    e.source,
+    e.target,
+    e.blocking,
+    e.timestamp,
+    e.deadline,
+    e.execution_chain,
+    e.nesting_depth,
+    lease,
+    e.payload === undefined ? null : e.payload,
+  ]);
 }
 
 /** The request envelope of wire bytes, or undefined when they are not a version-1 request. */
@@ -74,12 +71,16 @@ export function decodeRequest(body: Uint8Array): Envelope | undefined {
   return env;
 }
 
-/** Wire bytes of a reply envelope (only what the caller does not know already). */
-export function encodeReply(e: Envelope): Buffer {
-  return Buffer.from(
-    JSON.stringify([VERSION, e.id, e.source, e.timestamp, e.payload === undefined ? null : e.payload, e.error ?? 0]),
-    'utf8',
-  );
+/** Wire JSON of a reply envelope (only what the caller does not know already). */
+export function encodeReply(e: Envelope): string {
+  return JSON.stringify([
+    VERSION,
+    e.id,
+    e.source,
+    e.timestamp,
+    e.payload === undefined ? null : e.payload,
+    e.error ?? 0,
+  ]);
 }
 
 /**

@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
 import { decodeReply, decodeRequest, encodeReply, encodeRequest } from './nats-envelope.js';
-import { type ClusterSubjects, clusterSubjects, decodeJson, encodeJson, type WireAuth } from './nats-wire.js';
+import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from './nats-wire.js';
 import type { CancelReceiver, RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
 
 /** Why a message was dropped, for the DEGRADED event the wiring emits. */
@@ -45,9 +45,6 @@ export interface NatsTransportOptions {
   /** close() also drains and closes the connection. Default false. */
   ownsConnection?: boolean;
 }
-
-/** Room left in max_payload for the frame line. */
-const HEADER_ROOM = 1024;
 
 interface Pending {
   resolve(reply: Envelope): void;
@@ -187,13 +184,14 @@ export class NatsTransport implements Transport {
       return Promise.reject(
         new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target }),
       );
-    const body = encodeRequest(request);
+    const module_id = moduleOf(target);
+    const frame = this.auth.sealJson('request', encodeRequest(request), this.o.servedByServe?.(module_id) ?? true);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (body.length + HEADER_ROOM > max) {
+    if (frame.length > max) {
       return Promise.reject(
-        new FingerError('E_INVALID_ARGS', `request of ${body.length} bytes exceeds the NATS max_payload (${max})`, {
+        new FingerError('E_INVALID_ARGS', `request of ${frame.length} bytes exceeds the NATS max_payload (${max})`, {
           target,
-          bytes: body.length,
+          bytes: frame.length,
           max_payload: max,
         }),
       );
@@ -205,9 +203,7 @@ export class NatsTransport implements Transport {
       this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, request });
     });
     if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
-    const module_id = moduleOf(target);
     try {
-      const frame = this.auth.seal('request', body, this.o.servedByServe?.(module_id) ?? true);
       this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
     } catch (e) {
       this.pending.delete(token);
@@ -256,9 +252,8 @@ export class NatsTransport implements Transport {
   /** Sends a progress or lease message to a caller's reply subject (serve side). */
   publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void {
     if (!this.connected) return;
-    const body = encodeJson(data);
     try {
-      this.nc.publish(reply, this.auth.seal(kind, body, forServe));
+      this.nc.publish(reply, this.auth.sealJson(kind, JSON.stringify(data), forServe));
     } catch {
       // connection gone: the caller's deadline settles the call
     }
@@ -327,9 +322,8 @@ export class NatsTransport implements Transport {
 
   private sendCancel(id: string, reason: string): void {
     if (!this.connected) return;
-    const body = encodeJson({ id, reason });
     try {
-      this.nc.publish(this.subjects.cancel, this.auth.seal('cancel', body));
+      this.nc.publish(this.subjects.cancel, this.auth.sealJson('cancel', JSON.stringify({ id, reason })));
     } catch {
       // best effort: the server's own lease bounds the call
     }
@@ -400,17 +394,16 @@ export class NatsTransport implements Transport {
   /** Publishes a reply; `forServe`: also signed for a serve process (only when refusing one). */
   private respond(reply: string, out: Envelope, forServe: boolean): void {
     if (this.nc.isClosed()) return;
-    let body = encodeReply(out);
+    let frame = this.auth.sealJson('reply', encodeReply(out), forServe);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (body.length + HEADER_ROOM > max) {
+    if (frame.length > max) {
       const error: ErrorInfo = {
         code: 'E_MODULE_ERROR',
-        message: `result of ${body.length} bytes exceeds the NATS max_payload (${max})`,
-        details: { bytes: body.length, max_payload: max },
+        message: `result of ${frame.length} bytes exceeds the NATS max_payload (${max})`,
+        details: { bytes: frame.length, max_payload: max },
       };
-      body = encodeReply({ ...out, payload: null, error });
+      frame = this.auth.sealJson('reply', encodeReply({ ...out, payload: null, error }), forServe);
     }
-    const frame = this.auth.seal('reply', body, forServe);
     // Replies finished in one turn of the event loop leave together: one socket write for all
     // of them instead of one per reply (nats.js flushes its buffer after each microtask wave).
     this.outbox.push(reply, frame);

@@ -25,11 +25,11 @@ const request: Envelope = {
 
 describe('compact envelope wire form', () => {
   it('round-trips a request, with and without a lease, and is smaller than its JSON', () => {
-    const bytes = encodeRequest(request);
+    const bytes = Buffer.from(encodeRequest(request));
     expect(decodeRequest(bytes)).toEqual(request);
     expect(bytes.length).toBeLessThan(JSON.stringify(request).length * 0.75);
     const { lease: _lease, ...noLease } = request;
-    expect(decodeRequest(encodeRequest(noLease))).toEqual(noLease);
+    expect(decodeRequest(Buffer.from(encodeRequest(noLease)))).toEqual(noLease);
     expect(envelopeIssues(decodeRequest(bytes))).toEqual([]);
   });
 
@@ -43,16 +43,16 @@ describe('compact envelope wire form', () => {
       payload: { text: 'hi' },
     };
     delete reply.lease;
-    const bytes = encodeReply(reply);
+    const bytes = Buffer.from(encodeReply(reply));
     expect(JSON.parse(bytes.toString())).toEqual([1, reply.id, reply.source, reply.timestamp, { text: 'hi' }, 0]);
     expect(decodeReply(bytes, request)).toEqual(reply);
     const failed = { ...reply, payload: null, error: { code: 'E_TIMEOUT', message: 'late' } };
-    expect(decodeReply(encodeReply(failed), request)).toEqual(failed);
+    expect(decodeReply(Buffer.from(encodeReply(failed)), request)).toEqual(failed);
   });
 
   it('fills a reply from the caller request, whatever ids the replier had in mind', () => {
     const other = { ...request, request_id: 'someone-else', correlation_id: 'x', kind: 'reply' as const };
-    const decoded = decodeReply(encodeReply(other), request);
+    const decoded = decodeReply(Buffer.from(encodeReply(other)), request);
     expect(decoded).toMatchObject({ request_id: request.request_id, correlation_id: request.correlation_id });
   });
 
@@ -61,14 +61,14 @@ describe('compact envelope wire form', () => {
       '{"id":"x"}',
       '[2,"a"]',
       '[]',
-      JSON.stringify([2, ...JSON.parse(encodeRequest(request).toString()).slice(1)]),
+      JSON.stringify([2, ...JSON.parse(encodeRequest(request)).slice(1)]),
       'not json',
     ];
     for (const b of bad) {
       expect(decodeRequest(Buffer.from(b))).toBeUndefined();
       expect(decodeReply(Buffer.from(b), request)).toBeUndefined();
     }
-    const a = JSON.parse(encodeRequest(request).toString()) as unknown[];
+    const a = JSON.parse(encodeRequest(request)) as unknown[];
     a[13] = ['l1'];
     expect(decodeRequest(Buffer.from(JSON.stringify(a)))).toBeUndefined();
     a[13] = 'lease';
@@ -76,7 +76,7 @@ describe('compact envelope wire form', () => {
   });
 
   it('leaves type checks to envelopeIssues: a wrongly typed field decodes and then fails validation', () => {
-    const a = JSON.parse(encodeRequest(request).toString()) as unknown[];
+    const a = JSON.parse(encodeRequest(request)) as unknown[];
     a[10] = 'tomorrow';
     const env = decodeRequest(Buffer.from(JSON.stringify(a)));
     expect(env).toBeDefined();

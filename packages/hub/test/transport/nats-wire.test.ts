@@ -29,6 +29,17 @@ describe('WireAuth', () => {
     expect(opened.ok && decodeJson(opened.body)).toEqual({ hello: 'world' });
   });
 
+  it('sealJson gives the same frame as seal over the UTF-8 bytes, with and without the serve signature', () => {
+    const json = JSON.stringify({ t: 'héllo ✓', n: 1 });
+    expect(daemon.sealJson('request', json)).toEqual(daemon.seal('request', Buffer.from(json)));
+    expect(daemon.sealJson('reply', json, false)).toEqual(daemon.seal('reply', Buffer.from(json), false));
+    expect(serve.sealJson('hb', json)).toEqual(serve.seal('hb', Buffer.from(json)));
+    const big = JSON.stringify({ x: 'y'.repeat(20_000) });
+    const opened = other.open(daemon.sealJson('events', big));
+    expect(opened).toMatchObject({ ok: true, role: 'daemon', kind: 'events' });
+    expect(opened.ok && opened.body.toString()).toBe(big);
+  });
+
   it('opens a frame that is a view into a larger buffer (as nats.js hands it over)', () => {
     const frame = daemon.seal('reply', body, false);
     const big = new Uint8Array(frame.length + 20);
