@@ -2,12 +2,12 @@
  * scratchpad: an agent's short working memory in the workspace, `.finger/scratchpad.md`, with a
  * `# Current Task` section (at most 10 lines) and a `# Todo` checklist. `update` rewrites one
  * section and answers exactly `OK`; `read` returns the file (the empty template when there is
- * none). The default export is the factory the hub's in-process runtime calls with the settings.
+ * none). A supervised task's calls use the task's own workspace (setting `workspace_for`). The default export is the factory the hub's in-process runtime calls with the settings.
  */
 import path from 'node:path';
 
 import type { InProcessModuleFactoryOptions } from '@finger/hub';
-import { FingerError } from '@finger/protocol';
+import { FingerError, type Principal } from '@finger/protocol';
 
 import { checkSection, replaceSection, type SectionType } from './scratchpad-format.js';
 import { ScratchpadStore } from './scratchpad-store.js';
@@ -25,11 +25,22 @@ export interface UpdateParams {
 /** Default of the `max_bytes` setting: the largest content one update may carry. */
 export const DEFAULT_MAX_BYTES = 64 * 1024;
 
+/** What the hub's in-process runtime passes a tool beside its arguments (the caller, as the hub set it). */
+export interface ScratchpadCallContext {
+  readonly source?: Principal;
+}
+
+/** The daemon's resolver of a supervised task's own workspace (setting `workspace_for`, in-process only). */
+export type WorkspaceFor = (source: Principal) => string | undefined;
+
+/** At most this many task workspaces keep a store object; past it the map starts over. */
+const MAX_TASK_STORES = 256;
+
 /** The module object. */
 export interface ScratchpadModule {
   tools: {
-    update: (args: UpdateParams) => Promise<'OK'>;
-    read: (args?: Record<string, never>) => Promise<string>;
+    update: (args: UpdateParams, call?: ScratchpadCallContext) => Promise<'OK'>;
+    read: (args?: Record<string, never>, call?: ScratchpadCallContext) => Promise<string>;
   };
   /** The scratchpad file this module writes. */
   readonly file: string;
@@ -66,6 +77,22 @@ export function createScratchpadModule(settings: Record<string, unknown> = {}): 
     setting('max_bytes', 'a positive integer');
   }
   const store = new ScratchpadStore(root);
+  // A supervised task's scratchpad lives in its own workspace (§3.13): the daemon's resolver maps the
+  // task's principal (the very object the hub passes, never a payload field) to that directory.
+  const workspaceFor =
+    typeof settings.workspace_for === 'function' ? (settings.workspace_for as WorkspaceFor) : undefined;
+  const taskStores = new Map<string, ScratchpadStore>();
+  const storeFor = (call?: ScratchpadCallContext): ScratchpadStore => {
+    const ws = workspaceFor !== undefined && call?.source !== undefined ? workspaceFor(call.source) : undefined;
+    if (ws === undefined || !path.isAbsolute(ws)) return store;
+    let s = taskStores.get(ws);
+    if (s === undefined) {
+      if (taskStores.size >= MAX_TASK_STORES) taskStores.clear();
+      s = new ScratchpadStore(ws);
+      taskStores.set(ws, s);
+    }
+    return s;
+  };
   return {
     file: store.file,
     tools: {
@@ -74,7 +101,7 @@ export function createScratchpadModule(settings: Record<string, unknown> = {}): 
        * naming the rule that the content breaks (nothing is written then), E_FORBIDDEN when the
        * scratchpad path leads out of the workspace, E_STORE_UNAVAILABLE when the disk fails.
        */
-      async update(args: UpdateParams): Promise<'OK'> {
+      async update(args: UpdateParams, call?: ScratchpadCallContext): Promise<'OK'> {
         const a = (args ?? {}) as Partial<UpdateParams>;
         if (a.type !== 'task' && a.type !== 'todo') {
           throw new FingerError('E_INVALID_ARGS', 'type must be "task" or "todo"', {
@@ -88,12 +115,12 @@ export function createScratchpadModule(settings: Record<string, unknown> = {}): 
         }
         const type = a.type;
         const lines = checkSection(type, a.content, maxBytes);
-        await store.update((current) => replaceSection(current, type, lines));
+        await storeFor(call).update((current) => replaceSection(current, type, lines));
         return 'OK';
       },
       /** The file's text as stored; the empty template when there is none yet. */
-      read(): Promise<string> {
-        return store.read();
+      read(_args?: Record<string, never>, call?: ScratchpadCallContext): Promise<string> {
+        return storeFor(call).read();
       },
     },
   };

@@ -210,4 +210,24 @@ describe('scratchpad module', () => {
       await rt.close();
     }
   });
+
+  it("a supervised task's calls use its own workspace; other callers and look-alike principals the configured one", async () => {
+    const taskWs = path.join(tmp, 'project');
+    await fs.mkdir(taskWs);
+    const task = Object.freeze({ kind: 'agent' as const, id: 'executor-t1', roles: ['agent:executor'] });
+    const own = createScratchpadModule({
+      home: tmp,
+      workspace_roots: [ws],
+      workspace_for: (p: unknown) => (p === task ? taskWs : undefined),
+    });
+    expect(await own.tools.update({ type: 'task', content: 'fix the parser' }, { source: task })).toBe('OK');
+    expect(await fs.readFile(path.join(taskWs, '.finger', 'scratchpad.md'), 'utf8')).toBe(
+      '# Current Task\nfix the parser\n\n# Todo\n',
+    );
+    // the same id in another object (a token named like the task) is not the task
+    const lookAlike = { ...task };
+    expect(await own.tools.read({}, { source: lookAlike })).toBe(EMPTY_SCRATCHPAD);
+    expect(await own.tools.read({}, { source: task })).toBe('# Current Task\nfix the parser\n\n# Todo\n');
+    await expect(fs.access(path.join(ws, '.finger', 'scratchpad.md'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
 });

@@ -195,7 +195,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     backups_dir: join(home, 'backups'),
     ...config.modules.settings[id],
     // a function, not config: in-process modules only (dropped from a child's JSON settings)
-    ...(id === 'fs' || id === 'shell' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
+    ...(id === 'fs' || id === 'shell' || id === 'scratchpad' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
   });
   // Distributed shared state (§3.14): idempotency records, leases, safety state, audit mirror.
   const redis = config.redis.url

@@ -13,7 +13,7 @@ interface RunOpts {
 
 /**
  * `myfinger run "<task>"`: starts a supervised task whose workspace is the current directory
- * (it must lie inside a configured workspace root) and follows it live; `--resume <id>`
+ * (its own read/write root for this task: not `/`, the home directory or FINGER_HOME) and follows it live; `--resume <id>`
  * continues a PAUSED, ERROR_PAUSED or INTERRUPTED task from its last checkpoint; `--detach`
  * prints the task and returns. Exit 0 when the task completes (or pauses at max_steps), 8 when
  * it was stopped, 1 when it failed.

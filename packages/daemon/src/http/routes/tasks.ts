@@ -61,7 +61,7 @@ export function taskRoutes(app: FastifyInstance, deps: RouteDeps): void {
       config: { roles: ACCESS.operator },
       schema: {
         tags: ['tasks'],
-        summary: 'Start a supervised task in a workspace directory (inside a configured workspace root)',
+        summary: 'Start a supervised task in a workspace directory (the task may read and write there)',
         body: {
           type: 'object',
           required: ['text', 'workspace'],
