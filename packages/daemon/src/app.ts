@@ -43,6 +43,7 @@ import {
   statsFamilies,
 } from './metrics.js';
 import { type SafetyWiring, wireSafety } from './safety-wiring.js';
+import { TaskConfidence } from './task-confidence.js';
 import { TaskWorkspaces } from './task-workspace.js';
 import { type TaskService, wireTasks } from './tasks-wiring.js';
 import { VERSION } from './version.js';
@@ -189,6 +190,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });
   // A supervised task's own workspace root, for its calls only (firewall sandbox, fs and shell).
   const taskWorkspaces = new TaskWorkspaces();
+  const taskConfidence = new TaskConfidence();
   const settingsFor = (id: string): Record<string, unknown> => ({
     home,
     workspace_roots: workspaceRoots,
@@ -257,6 +259,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       home,
       workspaceRoots,
       workspaceFor: taskWorkspaces.workspaceFor,
+      confidenceOf: taskConfidence.of,
       approvalTimeoutMs: config.firewall.approval_timeout_ms,
       logger: logger.child({ component: 'firewall' }),
       clock,
@@ -282,6 +285,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
       audit: auditLog,
       workspaces: taskWorkspaces,
+      confidence: taskConfidence,
       logger: logger.child({ component: 'tasks' }),
     });
     const eventGateway = new EventGateway({

@@ -34,6 +34,8 @@ export interface FirewallWiringOptions {
   workspaceRoots: readonly string[];
   /** A supervised task's own workspace root, by the principal the hub carries (TaskWorkspaces.workspaceFor). */
   workspaceFor?: (principal: Principal) => string | undefined;
+  /** The model's confidence for a supervised task's current step, by the principal the hub carries (TaskConfidence.of). */
+  confidenceOf?: (principal: Principal) => number | undefined;
   approvalTimeoutMs: number;
   logger: WiringLogger;
   clock?: Clock;
@@ -118,6 +120,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     events: o.hub.events,
     audit: o.audit,
     gate,
+    ...(o.confidenceOf ? { confidenceOf: (call) => o.confidenceOf?.(call.envelope.source) } : {}),
   });
 
   // Adaptation: one run at a time, after each resolved approval.

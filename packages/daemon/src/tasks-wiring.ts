@@ -33,6 +33,7 @@ import type { Clock, EventBus, MessageHub } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import type { DaemonConfig } from './config.js';
+import type { TaskConfidence } from './task-confidence.js';
 import { type CheckedWorkspace, checkTaskWorkspace, type TaskWorkspaces } from './task-workspace.js';
 
 /** The safety prompt injected into every executor step. */
@@ -66,6 +67,8 @@ export interface TaskServiceOptions {
   workspaceRoots: readonly string[];
   /** The task → workspace bindings the firewall and the fs/shell modules read (the same object). */
   workspaces: TaskWorkspaces;
+  /** Where each step's model confidence goes for the firewall (by the task's principal object). */
+  confidence?: TaskConfidence;
   /** The user's home directory (refused as a workspace); default os.homedir(). */
   homeDir?: string;
   model: ModelAdapter;
@@ -421,6 +424,10 @@ export class TaskService {
       return;
     }
     this.auditProgress(t, p);
+    if (p.kind === 'decision' && this.o.confidence) {
+      const principal = this.workspaces.principalOf(t.id);
+      if (principal) this.o.confidence.set(principal, p.confidence);
+    }
     const data: Record<string, unknown> = { task_id: t.id, ...p };
     if (p.kind === 'state') Object.assign(data, { step: t.step, usage: t.usage, summary: t.summary ?? null });
     this.o.events.emit('TASK_STATE', corr, data);
@@ -445,6 +452,7 @@ export function wireTasks(o: {
   home: string;
   workspaceRoots: readonly string[];
   workspaces: TaskWorkspaces;
+  confidence?: TaskConfidence;
   config: DaemonConfig;
   perception?: PerceptionBus;
   safety?: ExecutorSafety;
@@ -460,6 +468,7 @@ export function wireTasks(o: {
     home: o.home,
     workspaceRoots: o.workspaceRoots,
     workspaces: o.workspaces,
+    ...(o.confidence ? { confidence: o.confidence } : {}),
     model: createModelAdapter(llm),
     ...(llm.secondary_model ? { secondary_model: createModelAdapter(llm, { secondary: true }) } : {}),
     parseDecision: parseTaskDecision,
