@@ -54,6 +54,11 @@ export async function connectNats(o: NatsConnectOptions): Promise<NatsConnection
   }
   try {
     return await connect({
+      // nats.js writes its outbound buffer to the socket once it holds 32 KB (else after the
+      // microtask wave): 100 signed calls in flight are ~45 KB, so the default cut them into two
+      // writes. 128 KB (a hidden nats.js option; ignored if it goes away) halves the writes: +12–25%
+      // calls/s at 100 in flight here. A bound, not a buffer: it is flushed at that size.
+      ...({ pendingLimit: 128 * 1024 } as object),
       servers: o.url.split(',').map((s) => s.trim()),
       ...(o.name ? { name: o.name } : {}),
       ...(o.token ? { token: o.token } : {}),
