@@ -14,8 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
 import { BenchSetupError, importBuilt, REPO_ROOT, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
+import { calibrate, measureRound } from '../lib/measure.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
-import { round, runSuite } from '../lib/suite.mjs';
+import { collectGarbage, median, round } from '../lib/suite.mjs';
 
 const BENCH = 'hub-nats';
 const NATS_URL = process.env.FINGER_BENCH_NATS_URL ?? process.env.FINGER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -27,6 +28,7 @@ const ECHO_MANIFEST = join(REPO_ROOT, 'modules', 'echo', 'module.json');
 const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] });
 const PAYLOAD = { text: 'hi' };
 const EVENTS = Number(process.env.BENCH_NATS_EVENTS ?? 200_000);
+const EVENT_ROUNDS = Number(process.env.BENCH_NATS_EVENT_ROUNDS ?? 3);
 const require = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
 
 function moleculerBroker(nodeID) {
@@ -91,12 +93,83 @@ function startServer() {
   return { child, ready };
 }
 
+// ---- measuring both processes ----
+
+/** CPU seconds (user + system) of process `pid`, from /proc (Linux); NaN elsewhere. */
+function cpuSecondsOf(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * runSuite (bench/lib/suite.mjs) plus the serving process's CPU: every case warmed up, then
+ * `rounds` interleaved rounds (the order rotates), each case's median round reported. Besides
+ * the caller's ops per CPU-second (`ops_per_cpu_s`), each row gets `ops_per_cpu_s_both`: ops ÷
+ * the CPU both processes spent in the round — what a call costs in all, steadier than ops/s
+ * on a machine shared with other work (the NATS server's own CPU is not counted).
+ */
+async function runSuiteBoth(cases, opts, serverPid) {
+  const log = (line) => process.stderr.write(`${line}\n`);
+  const results = cases.map(() => []);
+  for (const c of cases) {
+    if (opts.turnOps !== undefined) c.turnOps ??= opts.turnOps;
+    collectGarbage();
+    const ops = await calibrate(c, { warmupMs: opts.warmupMs, roundMs: opts.roundMs });
+    log(`  warmed up ${c.system} ${c.scenario}: ${ops} ops per round`);
+  }
+  for (let r = 0; r < opts.rounds; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + r) % cases.length;
+      collectGarbage();
+      const s0 = cpuSecondsOf(serverPid);
+      const m = await measureRound(cases[i], cases[i].ops);
+      const serverS = cpuSecondsOf(serverPid) - s0;
+      const callerS = m.ops / m.ops_per_cpu_s;
+      results[i].push({ ...m, ops_per_cpu_s_both: m.ops / (callerS + serverS) });
+    }
+    log(`  round ${r + 1}/${opts.rounds} done`);
+  }
+  return cases.map((c, i) => {
+    const sorted = [...results[i]].sort((a, b) => a.ops_per_s - b.ops_per_s);
+    const m = sorted[Math.floor((sorted.length - 1) / 2)];
+    return {
+      row: {
+        system: c.system,
+        scenario: c.scenario,
+        ops_per_s: Math.round(m.ops_per_s),
+        p50_us: round(m.p50_us),
+        p99_us: round(m.p99_us),
+        ops_per_cpu_s: Math.round(median(results[i].map((x) => x.ops_per_cpu_s))),
+        ops_per_cpu_s_both: Math.round(median(results[i].map((x) => x.ops_per_cpu_s_both))),
+      },
+      detail: {
+        system: c.system,
+        scenario: c.scenario,
+        concurrency: c.concurrency,
+        ops_per_round: c.ops,
+        rounds: results[i].map((x) => ({
+          ops_per_s: Math.round(x.ops_per_s),
+          ops_per_cpu_s: Math.round(x.ops_per_cpu_s),
+          ops_per_cpu_s_both: Math.round(x.ops_per_cpu_s_both),
+          p50_us: round(x.p50_us),
+          p99_us: round(x.p99_us),
+        })),
+      },
+    };
+  });
+}
+
 // ---- events ----
 
 const turn = () => new Promise((r) => setImmediate(r));
 
 async function measureEvents(label, emit, received, n) {
   const start = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i += 1000) {
     for (let k = 0; k < 1000 && i + k < n; k++) emit(i + k);
     await turn();
@@ -107,10 +180,11 @@ async function measureEvents(label, emit, received, n) {
     await new Promise((r) => setTimeout(r, 1));
   }
   const s = Number(process.hrtime.bigint() - start) / 1e9;
-  return { system: label, scenario: 'events', ops_per_s: Math.round(n / s) };
+  const cpu = process.cpuUsage(cpu0);
+  return { ops_per_s: n / s, ops_per_cpu_s: n / ((cpu.user + cpu.system) / 1e6) };
 }
 
-async function eventBench(hubPkg, natsPkg, n) {
+async function eventBench(hubPkg, natsPkg, n, roundCount) {
   const ncA = await natsPkg.connectNats({ url: NATS_URL });
   const ncB = await natsPkg.connectNats({ url: NATS_URL });
   const cluster = `${CLUSTER}ev`;
@@ -131,23 +205,6 @@ async function eventBench(hubPkg, natsPkg, n) {
   let got = 0;
   busB.subscribe({ types: ['DISPATCH_RESULT'] }, () => got++);
   const corr = { request_id: 'r', correlation_id: 'c', target: 'echo.echo' };
-  const rows = [];
-  // warm up both paths
-  await measureEvents(
-    'finger-events',
-    (i) => busA.emit('DISPATCH_RESULT', corr, { i, ok: true }),
-    () => got,
-    20_000,
-  );
-  got = 0;
-  rows.push(
-    await measureEvents(
-      'finger-events',
-      (i) => busA.emit('DISPATCH_RESULT', corr, { i, ok: true }),
-      () => got,
-      n,
-    ),
-  );
   let rawGot = 0;
   const subject = `bench.${cluster}.raw.events`;
   ncB.subscribe(subject, { callback: () => rawGot++ });
@@ -161,21 +218,41 @@ async function eventBench(hubPkg, natsPkg, n) {
       data: { i: 0, ok: true },
     }),
   );
-  await measureEvents(
-    'raw-pubsub',
-    () => ncA.publish(subject, body),
-    () => rawGot,
-    20_000,
-  );
-  rawGot = 0;
-  rows.push(
-    await measureEvents(
-      'raw-pubsub',
-      () => ncA.publish(subject, body),
-      () => rawGot,
-      n,
-    ),
-  );
+  const cases = [
+    {
+      label: 'finger-events',
+      emit: (i) => busA.emit('DISPATCH_RESULT', corr, { i, ok: true }),
+      reset: () => (got = 0),
+      received: () => got,
+    },
+    { label: 'raw-pubsub', emit: () => ncA.publish(subject, body), reset: () => (rawGot = 0), received: () => rawGot },
+  ];
+  const rounds = cases.map(() => []);
+  for (const c of cases) {
+    c.reset();
+    await measureEvents(c.label, c.emit, c.received, Math.min(n, 20_000)); // warmup
+  }
+  for (let r = 0; r < roundCount; r++) {
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + r) % cases.length; // alternate which goes first
+      const c = cases[i];
+      c.reset();
+      collectGarbage();
+      rounds[i].push(await measureEvents(c.label, c.emit, c.received, n));
+    }
+  }
+  const rows = cases.map((c, i) => {
+    const sorted = [...rounds[i]].sort((x, y) => x.ops_per_s - y.ops_per_s);
+    return {
+      system: c.label,
+      scenario: 'events',
+      ops_per_s: Math.round(sorted[Math.floor((sorted.length - 1) / 2)].ops_per_s),
+      p50_us: null,
+      p99_us: null,
+      ops_per_cpu_s: Math.round(median(rounds[i].map((x) => x.ops_per_cpu_s))),
+      ops_per_cpu_s_both: null,
+    };
+  });
   const stats = { sender: a.stats(), receiver: b.stats() };
   await a.close();
   await b.close();
@@ -272,10 +349,9 @@ async function main() {
       list.push({ system, scenario: 'c1', concurrency: 1, fn });
       list.push({ system, scenario: 'c100', concurrency: 100, fn });
     }
-    const measured = await runSuite(list, opts);
-    const cpuOf = new Map(measured.rows.map((r, i) => [`${r.system}/${r.scenario}`, measured.opsPerCpuS[i]]));
-    const ev = await eventBench(hubPkg, natsPkg, EVENTS);
-    const rows = [...measured.rows, ...ev.rows];
+    const measured = await runSuiteBoth(list, opts, srv.child.pid);
+    const ev = await eventBench(hubPkg, natsPkg, EVENTS, EVENT_ROUNDS);
+    const rows = [...measured.map((m) => m.row), ...ev.rows];
     const f100 = find(rows, 'finger', 'c100');
     const m100 = find(rows, 'moleculer', 'c100');
     const r100 = find(rows, 'raw-nats', 'c100');
@@ -290,6 +366,10 @@ async function main() {
       c1_p50_finger_over_raw: round(f1.p50_us / r1.p50_us),
       c100_ops_transport_over_raw: round(find(rows, 'finger-transport', 'c100').ops_per_s / r100.ops_per_s),
       events_finger_over_raw: round(fe.ops_per_s / re.ops_per_s),
+      // per CPU-second of both processes (requests) or of this one (events): steadier under load
+      c100_cpu_finger_over_moleculer: round(f100.ops_per_cpu_s_both / m100.ops_per_cpu_s_both),
+      c100_cpu_finger_over_raw: round(f100.ops_per_cpu_s_both / r100.ops_per_cpu_s_both),
+      events_cpu_finger_over_raw: round(fe.ops_per_cpu_s / re.ops_per_cpu_s),
     };
     const target = {
       rule: 'c100: finger ≥ 1.2× moleculer and ≥ 1.0× raw, p99 ≤ moleculer; c1 p50 ≤ 1.1× raw; events ≥ 0.5× raw',
@@ -299,10 +379,7 @@ async function main() {
       c1_p50: ratios.c1_p50_finger_over_raw <= 1.1,
       events: ratios.events_finger_over_raw >= 0.5,
     };
-    printTable(
-      BENCH,
-      rows.map((r) => ({ ...r, ops_per_cpu_s: cpuOf.get(`${r.system}/${r.scenario}`) })),
-    );
+    printTable(BENCH, rows);
     const yes = (b) => (b ? 'yes' : 'NO');
     process.stdout.write(
       [
@@ -311,6 +388,7 @@ async function main() {
         `c100 finger ÷ raw nats.js: ${ratios.c100_ops_finger_over_raw}× ops/s (target 1.0: ${yes(target.c100_vs_raw)}); transport alone ÷ raw: ${ratios.c100_ops_transport_over_raw}×`,
         `c1 p50 finger ÷ raw nats.js: ${ratios.c1_p50_finger_over_raw} (target ≤ 1.1: ${yes(target.c1_p50)})`,
         `events finger ÷ raw pub/sub: ${ratios.events_finger_over_raw}× (target 0.5: ${yes(target.events)})`,
+        `per CPU-second (ops_per_cpu_s_both: caller + serving process): c100 finger ÷ moleculer ${ratios.c100_cpu_finger_over_moleculer}×, ÷ raw ${ratios.c100_cpu_finger_over_raw}×; events finger ÷ raw ${ratios.events_cpu_finger_over_raw}× (this process)`,
         '',
       ].join('\n'),
     );
@@ -318,15 +396,16 @@ async function main() {
       ratios: { ...ratios, target },
       moleculer: require('moleculer').MOLECULER_VERSION,
       nats_js: natsVersion(),
-      options: { ...opts, nats_url: NATS_URL, events: EVENTS },
+      options: { ...opts, nats_url: NATS_URL, events: EVENTS, event_rounds: EVENT_ROUNDS },
       notes: [
         'Two processes on one machine and one nats-server: this one calls, a child process serves (finger: MessageHub + ClusterNode with modules/echo; raw: a nats.js responder echoing the bytes; Moleculer: a broker with the NATS transporter and an echo action).',
-        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as JSON, HMAC-SHA256 signed twice (cluster and serve key), verified and schema-validated on both ends. finger-transport = NatsTransport.request() alone.',
+        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as a positional JSON array after a frame line with two HMAC-SHA256 signatures (cluster and serve key), verified and schema-validated on both ends; the reply carries id, source, timestamp, payload and error, signed once. finger-transport = NatsTransport.request() alone.',
+        'All three request/reply systems send the same payload ({text:"hi"}). ops_per_cpu_s = ops ÷ CPU of this (calling) process; ops_per_cpu_s_both = ops ÷ CPU of both processes in the round (the NATS server not counted). Every case is warmed up, then the cases run interleaved in rotating order for BENCH_ROUNDS rounds; each row is the median round.',
         'raw-nats = nc.request() with noAsyncTraces, JSON encode/decode of the payload on the caller only.',
-        'events: finger-events = LocalEventBus.emit on one connection → NatsEventBridge batches (≤ 256 per signed message) → the other connection → dedup → LocalEventBus.publish; raw-pubsub = nc.publish of a similar JSON event, counted by a subscriber on the other connection. Both in this process, 1000 emits per event-loop turn; ops/s = events ÷ time until the last one arrived.',
+        "events: finger-events = LocalEventBus.emit on one connection → NatsEventBridge batches (≤ 256 per signed message) → the other connection → dedup → LocalEventBus.publish; raw-pubsub = nc.publish of a similar JSON event, counted by a subscriber on the other connection. Both in this process, 1000 emits per event-loop turn; ops/s = events ÷ time until the last one arrived; BENCH_NATS_EVENT_ROUNDS (3) alternating rounds after a warmup, the median reported; ops_per_cpu_s = events ÷ this process's CPU (both ends).",
       ],
       event_stats: ev.stats,
-      detail: measured.detail,
+      detail: measured.map((m) => m.detail),
     });
     process.stdout.write(`results: ${file}\n`);
   } finally {

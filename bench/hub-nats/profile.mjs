@@ -1,0 +1,131 @@
+// Profiling driver for hub-nats: starts the serving process (index.mjs --server) and runs one
+// case at a fixed concurrency for a fixed number of calls, so both processes can be profiled
+// with `node --cpu-prof` (set NODE_OPTIONS or pass the flag; the child inherits execArgv via
+// PROFILE_SERVER_ARGS). Prints calls/s and the CPU µs per call of each process.
+//
+//   node bench/hub-nats/profile.mjs [finger|finger-transport|raw-nats] [calls] [concurrency]
+//   PROFILE_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --cpu-prof … profile.mjs finger
+
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { importBuilt } from '../lib/bench-main.mjs';
+
+const NATS_URL = process.env.FINGER_BENCH_NATS_URL ?? process.env.FINGER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+const CLUSTER = `prof${process.pid}`;
+const KEY = 'bench-cluster-key-0123456789abcdef';
+const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] });
+const PAYLOAD = process.env.PAYLOAD_BYTES ? { text: 'x'.repeat(Number(process.env.PAYLOAD_BYTES)) } : { text: 'hi' };
+const [label = 'finger', callsArg = '100000', concArg = '100'] = process.argv.slice(2);
+
+/** CPU seconds (user + system) of process `pid` from /proc. */
+function cpuOf(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+/** System CPU seconds of process `pid`. */
+function sysOf(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[12]) / 100;
+}
+
+const hubPkg = await importBuilt('packages/hub');
+const natsPkg = await importBuilt('packages/hub', 'nats.js');
+const extra = (process.env.PROFILE_SERVER_ARGS ?? '').split(' ').filter(Boolean);
+const child = spawn(process.execPath, [...extra, join(fileURLToPath(import.meta.url), '..', 'index.mjs'), '--server'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, BENCH_NATS_CLUSTER: CLUSTER },
+});
+await new Promise((resolve, reject) => {
+  child.stdout.on('data', (d) => String(d).includes('ready') && resolve());
+  child.on('exit', (c) => reject(new Error(`server exited ${c}`)));
+});
+const nc = await natsPkg.connectNats({ url: NATS_URL });
+const rs = natsPkg.runtimeSwitch(hubPkg.createRuntime);
+const hub = new hubPkg.MessageHub({ createRuntime: rs.create });
+const node = new natsPkg.ClusterNode({
+  hub,
+  connection: nc,
+  cluster: CLUSTER,
+  auth: new natsPkg.WireAuth({ role: 'daemon', node: 'prof-caller', cluster_key: KEY }),
+  importRemote: true,
+  bridgeEvents: false,
+});
+rs.bind(node);
+await node.start();
+for (let i = 0; i < 200 && hub.registry.get('echo') === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const env = () => {
+  const now = Date.now();
+  const id = `b${now}${Math.random()}`;
+  return {
+    id,
+    kind: 'request',
+    request_id: id,
+    correlation_id: id,
+    session_id: '',
+    workflow_id: '',
+    source: SOURCE,
+    target: 'echo.echo',
+    blocking: true,
+    timestamp: new Date(now).toISOString(),
+    deadline: now + 5000,
+    execution_chain: [],
+    nesting_depth: 0,
+    payload: PAYLOAD,
+  };
+};
+const fns = {
+  finger: () => hub.request({ target: 'echo', payload: PAYLOAD, source: SOURCE }),
+  'finger-transport': () => node.transport.request(env()),
+  'raw-nats': () =>
+    nc
+      .request(`bench.${CLUSTER}.raw.echo`, enc.encode(JSON.stringify(PAYLOAD)), { timeout: 5000 })
+      .then((m) => JSON.parse(dec.decode(m.data))),
+};
+const fn = fns[label];
+const calls = Number(callsArg);
+const conc = Number(concArg);
+async function run(n) {
+  let issued = 0;
+  const worker = async () => {
+    while (issued < n) {
+      issued++;
+      await fn();
+    }
+  };
+  await Promise.all(Array.from({ length: conc }, worker));
+}
+await run(Math.min(calls, 20_000)); // warmup
+if (process.env.PENDING_LIMIT) nc.protocol.pendingLimit = Number(process.env.PENDING_LIMIT);
+const tr = nc.protocol.transport;
+const send0 = tr.send.bind(tr);
+let writes = 0;
+let bytes = 0;
+tr.send = (d) => {
+  writes++;
+  bytes += d.length;
+  return send0(d);
+};
+const c0 = cpuOf(process.pid);
+const cs0 = sysOf(process.pid);
+const ss0 = sysOf(child.pid);
+const s0 = cpuOf(child.pid);
+const t0 = process.hrtime.bigint();
+await run(calls);
+const s = Number(process.hrtime.bigint() - t0) / 1e9;
+const callerUs = ((cpuOf(process.pid) - c0) / calls) * 1e6;
+const serverUs = ((cpuOf(child.pid) - s0) / calls) * 1e6;
+const callerSys = ((sysOf(process.pid) - cs0) / calls) * 1e6;
+const serverSys = ((sysOf(child.pid) - ss0) / calls) * 1e6;
+process.stdout.write(
+  `${label} c${conc}: ${Math.round(calls / s)} calls/s; CPU per call: caller ${callerUs.toFixed(1)} µs (sys ${callerSys.toFixed(1)}), server ${serverUs.toFixed(1)} µs (sys ${serverSys.toFixed(1)}); caller socket writes per call ${(writes / calls).toFixed(3)}, bytes per call ${Math.round(bytes / calls)}\n`,
+);
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));
+await node.close();
+await hub.close(100);
+await nc.drain();
