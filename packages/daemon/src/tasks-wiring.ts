@@ -151,10 +151,12 @@ export class TaskService {
    * Starts a task in `workspace` (absolute, an existing directory: E_INVALID_ARGS otherwise).
    * Outside the configured roots it becomes the task's own root — refused with E_FORBIDDEN for
    * `/`, the user's home, FINGER_HOME and what is inside or holds them (see checkTaskWorkspace).
-   * Returns the RUNNING record; the loop continues in the background.
+   * Returns the RUNNING record; the loop continues in the background. Rejects with
+   * E_LLM_UNAVAILABLE when no model is configured (the offline router can route, not work a task).
    */
   start(p: { text: string; workspace: string; by: Principal; max_steps?: number }): TaskRecord {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'the daemon is shutting down');
+    this.requireModel();
     const checked = this.checkWorkspace(p.workspace);
     const workspace = checked.path;
     const id = `t${this.o.clock.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -171,8 +173,19 @@ export class TaskService {
     return this.store.load(id);
   }
 
+  /** E_LLM_UNAVAILABLE unless a real model is configured. */
+  private requireModel(): void {
+    if (this.o.model.provider !== 'offline') return;
+    throw new FingerError(
+      'E_LLM_UNAVAILABLE',
+      'supervised tasks need a model, and none is configured: set llm.provider/base_url/model in config.json, or FINGER_LLM_PROVIDER (openai|anthropic), FINGER_LLM_BASE_URL, FINGER_LLM_MODEL and FINGER_LLM_API_KEY',
+      { provider: 'offline' },
+    );
+  }
+
   /** Resumes a PAUSED, ERROR_PAUSED or INTERRUPTED task (E_CONFLICT otherwise, or while it runs). */
   async resume(id: string, by: Principal): Promise<TaskRecord> {
+    this.requireModel();
     let t = this.get(id, by);
     // a run that just paused is still unwinding: wait for it
     if (RESUMABLE_TASK_STATES.includes(t.state)) await this.live.get(id)?.done;

@@ -66,6 +66,21 @@ const taskIn = (d: TestDaemon, id: string, states: string[]) =>
   });
 
 describe('/v1/tasks', { timeout: 30_000 }, () => {
+  it('without a model (the offline default) a task is refused with E_LLM_UNAVAILABLE saying what to set', async () => {
+    const d = await startTestDaemon({
+      prepareHome: async (home) => mkdir(join(home, 'ws', 'proj'), { recursive: true }).then(() => undefined),
+      config: { workspace: { roots: ['ws'] } },
+    });
+    open.push(d);
+    const r = await d.http('POST', '/v1/tasks', { text: 'do it', workspace: join(d.home, 'ws', 'proj') });
+    expect(r).toMatchObject({
+      status: 503,
+      body: { error: { code: 'E_LLM_UNAVAILABLE', details: { provider: 'offline' } } },
+    });
+    expect(r.body.error.message).toContain('FINGER_LLM_PROVIDER');
+    expect((await d.http('GET', '/v1/tasks?all=true')).body.tasks).toEqual([]);
+  });
+
   it('runs a small coding task: read AUTO, write held for approval, completion confirmed by the person', async () => {
     const { d, llm, ws } = await setup([
       decision({ tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' }, intent: 'see the typo' }] }),
