@@ -89,12 +89,16 @@ const fns = {
 const fn = fns[label];
 const calls = Number(callsArg);
 const conc = Number(concArg);
+const lat = [];
 async function run(n) {
   let issued = 0;
+  lat.length = 0;
   const worker = async () => {
     while (issued < n) {
       issued++;
+      const t = process.hrtime.bigint();
       await fn();
+      lat.push(Number(process.hrtime.bigint() - t) / 1e3);
     }
   };
   await Promise.all(Array.from({ length: conc }, worker));
@@ -121,8 +125,9 @@ const callerUs = ((cpuOf(process.pid) - c0) / calls) * 1e6;
 const serverUs = ((cpuOf(child.pid) - s0) / calls) * 1e6;
 const callerSys = ((sysOf(process.pid) - cs0) / calls) * 1e6;
 const serverSys = ((sysOf(child.pid) - ss0) / calls) * 1e6;
+lat.sort((x, y) => x - y);
 process.stdout.write(
-  `${label} c${conc}: ${Math.round(calls / s)} calls/s; CPU per call: caller ${callerUs.toFixed(1)} µs (sys ${callerSys.toFixed(1)}), server ${serverUs.toFixed(1)} µs (sys ${serverSys.toFixed(1)}); caller socket writes per call ${(writes / calls).toFixed(3)}, bytes per call ${Math.round(bytes / calls)}\n`,
+  `${label} c${conc}: ${Math.round(calls / s)} calls/s, p50 ${Math.round(lat[Math.floor(lat.length / 2)])} µs; CPU per call: caller ${callerUs.toFixed(1)} µs (sys ${callerSys.toFixed(1)}), server ${serverUs.toFixed(1)} µs (sys ${serverSys.toFixed(1)}); caller socket writes per call ${(writes / calls).toFixed(3)}, bytes per call ${Math.round(bytes / calls)}\n`,
 );
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));

@@ -404,6 +404,11 @@ export class NatsTransport implements Transport {
       };
       frame = this.auth.sealJson('reply', encodeReply({ ...out, payload: null, error }), forServe);
     }
+    if (this.inflight.size === 0 && !this.outboxScheduled) {
+      // nothing else being served, nothing to batch with: no wait for the end of the turn
+      this.sendReply(reply, frame);
+      return;
+    }
     // Replies finished in one turn of the event loop leave together: one socket write for all
     // of them instead of one per reply (nats.js flushes its buffer after each microtask wave).
     this.outbox.push(reply, frame);
