@@ -185,7 +185,8 @@ export function encodeJson(value: unknown): Buffer {
 /** Parses a message body as JSON; undefined when it is not JSON. */
 export function decodeJson(data: Uint8Array): unknown {
   try {
-    return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+    const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    return JSON.parse(buf.toString('utf8'));
   } catch {
     return undefined;
   }
