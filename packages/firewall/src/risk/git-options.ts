@@ -1,0 +1,72 @@
+// git's options: its global options before the subcommand, then the subcommand's own table
+// (only `git push` matters to deny rules and risk).
+
+import { addOption, type ParsedArgs, parseWithSpec } from './option-parser.js';
+import { type CommandSpec, same } from './option-spec.js';
+
+const GIT_GLOBAL_ARG: Record<string, string> = { C: 'C', c: 'config' };
+const GIT_GLOBAL_LONG_ARG = new Set([
+  'git-dir',
+  'work-tree',
+  'namespace',
+  'config-env',
+  'super-prefix',
+  'list-cmds',
+  'attr-source',
+]);
+
+const GIT_PUSH: CommandSpec = {
+  short: { f: 'force', u: 'set-upstream', d: 'delete', n: 'dry-run', v: 'verbose', q: 'quiet', 4: 'ipv4', 6: 'ipv6' },
+  shortArg: { o: 'push-option' },
+  long: {
+    ...same(
+      'force',
+      'set-upstream',
+      'delete',
+      'dry-run',
+      'verbose',
+      'quiet',
+      'mirror',
+      'all',
+      'tags',
+      'prune',
+      'atomic',
+      'follow-tags',
+      'no-verify',
+      'force-if-includes',
+    ),
+    'force-with-lease': 'force',
+    branches: 'all',
+  },
+  longArg: { 'push-option': 'push-option', repo: 'repo', 'receive-pack': 'receive-pack', exec: 'receive-pack' },
+  gnuPrefix: true,
+};
+
+const GIT_SUBCOMMANDS: Record<string, CommandSpec> = { push: GIT_PUSH };
+
+/** Parses git's argv from `start`: global options, the subcommand (first operand), its options. */
+export function parseGit(argv: readonly string[], start: number, out: ParsedArgs): void {
+  let i = start;
+  for (; i < argv.length; i++) {
+    const w = argv[i] as string;
+    if (!w.startsWith('-') || w === '-') break;
+    if (w.startsWith('--')) {
+      const eq = w.indexOf('=');
+      const name = eq < 0 ? w.slice(2) : w.slice(2, eq);
+      if (eq >= 0) addOption(out, name, w.slice(eq + 1));
+      else if (GIT_GLOBAL_LONG_ARG.has(name)) addOption(out, name, argv[++i] ?? '');
+      else addOption(out, name === 'paginate' ? 'p' : name === 'no-pager' ? 'P' : name, '');
+      continue;
+    }
+    const letter = w[1] as string;
+    const withArg = GIT_GLOBAL_ARG[letter];
+    if (withArg !== undefined) addOption(out, withArg, w.length > 2 ? w.slice(2) : (argv[++i] ?? ''));
+    else for (let k = 1; k < w.length; k++) addOption(out, w[k] as string, '');
+  }
+  if (i >= argv.length) return;
+  const sub = argv[i] as string;
+  out.positionals.push(sub);
+  out.positionalIndex.push(i);
+  parseWithSpec(GIT_SUBCOMMANDS[sub] ?? {}, argv, i + 1, out, false);
+  if (sub === 'push' && out.positionals.slice(1).some((p) => p.startsWith('+'))) addOption(out, 'force', '+refspec');
+}
