@@ -4,24 +4,21 @@
 // add the command they run as a further segment; `sh -c`, `eval` and scripts piped into a shell
 // are parsed again (up to MAX_DEPTH levels).
 
-import { posix } from 'node:path';
-
 import {
   type Assignment,
   type CommandFlags,
   type CommandModel,
   emptyFlags,
-  type PipelinePosition,
   type Redirect,
   type SimpleCommand,
-  type Via,
 } from './command-model.js';
-import { isNullSink } from './paths.js';
 import { readsScriptFromStdin } from './programs.js';
-import { clip, describeError, isWordNode, staticOutput, staticPipelineOutput } from './script-text.js';
+import { walkRedirect } from './redirect-walker.js';
+import { clip, describeError, isWordNode, staticOutput } from './script-text.js';
+import { buildSegment } from './segment-builder.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
-import { stripInvisible } from './unicode.js';
-import { decodeAnsiC, decodeDoubleQuoted, decodeUnquoted } from './words.js';
+import type { WalkContext, Walker } from './walk-context.js';
+import { scanNode, walkWord } from './word-walker.js';
 import { expandWrapper, type Word } from './wrappers.js';
 
 /** How many times a string may be re-parsed inside another (`sh -c "eval 'bash -c …'"`). */
@@ -29,15 +26,6 @@ export const MAX_DEPTH = 8;
 /** More segments than this and the command is reported unparseable (a flood is not a command). */
 export const MAX_SEGMENTS = 1000;
 
-interface Ctx {
-  via: Via[];
-  pipeline: PipelinePosition | null;
-  depth: number;
-  findBroad?: boolean;
-  unknownTail?: boolean;
-}
-
-const WRITE_OPS = new Set(['>', '>>', '&>', '&>>', '>|', '<>']);
 const CONTROL = new Set([
   'if_statement',
   'while_statement',
@@ -55,13 +43,20 @@ export class ModelBuilder {
   unparseable: string | undefined;
   #pipelines = 0;
   readonly #grammar: BashGrammar;
+  /** What the word and redirect walkers recurse through. */
+  readonly #walker: Walker = {
+    segments: this.segments,
+    flags: this.flags,
+    script: (text, ctx) => this.script(text, ctx),
+    statements: (node, src, ctx) => this.#statements(node, src, ctx),
+  };
 
   constructor(grammar: BashGrammar) {
     this.#grammar = grammar;
   }
 
   /** The context of a top-level command. */
-  static rootContext(): Ctx {
+  static rootContext(): WalkContext {
     return { via: [], pipeline: null, depth: 0 };
   }
 
@@ -77,7 +72,7 @@ export class ModelBuilder {
   }
 
   /** Parses and walks a shell script (the command text, an `sh -c` string, an eval'd string). */
-  script(text: string, ctx: Ctx): void {
+  script(text: string, ctx: WalkContext): void {
     if (ctx.depth > MAX_DEPTH) {
       this.#markUnparseable(`commands nested more than ${MAX_DEPTH} levels deep`);
       return;
@@ -102,7 +97,7 @@ export class ModelBuilder {
   }
 
   /** Walks an exec'd argv (no shell parsing; wrappers and `sh -c` inside it still recurse). */
-  argv(words: string[], ctx: Ctx): void {
+  argv(words: string[], ctx: WalkContext): void {
     this.#addCommand(
       words.map((text) => ({ text, dynamic: false })),
       [],
@@ -113,7 +108,7 @@ export class ModelBuilder {
 
   // ---- statements ----------------------------------------------------------------------------
 
-  #statements(node: SyntaxNode, src: string, ctx: Ctx): void {
+  #statements(node: SyntaxNode, src: string, ctx: WalkContext): void {
     for (const child of node.children) {
       if (!child.named) {
         if (child.type === '&') this.flags.background = true;
@@ -123,7 +118,7 @@ export class ModelBuilder {
     }
   }
 
-  #statement(node: SyntaxNode, src: string, ctx: Ctx): void {
+  #statement(node: SyntaxNode, src: string, ctx: WalkContext): void {
     if (this.segments.length > MAX_SEGMENTS) {
       this.#markUnparseable(`more than ${MAX_SEGMENTS} commands`);
       return;
@@ -154,7 +149,7 @@ export class ModelBuilder {
       case 'compound_statement':
         if (node.children[0]?.type === '((') {
           this.flags.control_flow = true;
-          this.#scan(node, src, ctx);
+          scanNode(this.#walker, node, src, ctx);
         } else {
           this.#statements(node, src, ctx);
         }
@@ -182,7 +177,7 @@ export class ModelBuilder {
     }
     if (CONTROL.has(node.type)) this.flags.control_flow = true;
     if (node.type === 'test_command') {
-      this.#scan(node, src, ctx);
+      scanNode(this.#walker, node, src, ctx);
       return;
     }
     // lists, negations, control structures, ERROR recovery: statements inside, words scanned
@@ -191,17 +186,21 @@ export class ModelBuilder {
         if (child.type === '&') this.flags.background = true;
         continue;
       }
-      if (isWordNode(child)) this.#word(child, src, ctx);
+      if (isWordNode(child)) walkWord(this.#walker, child, src, ctx);
       else this.#statement(child, src, ctx);
     }
   }
 
-  #pipeline(stages: SyntaxNode[], src: string, ctx: Ctx, first?: (ctx: Ctx) => void): void {
+  #pipeline(stages: SyntaxNode[], src: string, ctx: WalkContext, first?: (ctx: WalkContext) => void): void {
     const length = stages.length + (first === undefined ? 0 : 1);
     const id = ++this.#pipelines;
     const starts: number[] = [];
     let index = 0;
-    const stageCtx = (): Ctx => ({ ...ctx, via: [...ctx.via, 'pipe'], pipeline: { id, index: index++, length } });
+    const stageCtx = (): WalkContext => ({
+      ...ctx,
+      via: [...ctx.via, 'pipe'],
+      pipeline: { id, index: index++, length },
+    });
     if (first !== undefined) {
       starts.push(this.segments.length);
       first(stageCtx());
@@ -215,7 +214,7 @@ export class ModelBuilder {
   }
 
   /** `echo 'rm -rf x' | sh`, `cat <<EOF | bash`: the text a shell reads from the pipe is parsed too. */
-  #feedPipedScripts(starts: number[], ctx: Ctx): void {
+  #feedPipedScripts(starts: number[], ctx: WalkContext): void {
     for (let k = 1; k + 1 < starts.length; k++) {
       const reader = this.#firstDirect(starts[k] as number, starts[k + 1] as number);
       if (reader === undefined || !readsScriptFromStdin(reader)) continue;
@@ -240,7 +239,7 @@ export class ModelBuilder {
    * A command (or compound statement) with redirects. A heredoc may carry the rest of the line
    * (`cat <<EOF | sh`, `cat <<EOF && rm x`): the pipeline tail and the `&&` right side are walked too.
    */
-  #redirectedCommand(body: SyntaxNode | null, redirectNodes: SyntaxNode[] | null, src: string, ctx: Ctx): void {
+  #redirectedCommand(body: SyntaxNode | null, redirectNodes: SyntaxNode[] | null, src: string, ctx: WalkContext): void {
     const all = [
       ...(redirectNodes ?? []),
       ...(body?.type === 'command' ? body.children.filter((c) => c.field === 'redirect') : []),
@@ -254,8 +253,8 @@ export class ModelBuilder {
         else if (c.field === 'right') rights.push(c);
       }
     }
-    const emit = (c: Ctx): void => {
-      const redirects = (redirectNodes ?? []).flatMap((r) => this.#redirect(r, src, c));
+    const emit = (c: WalkContext): void => {
+      const redirects = (redirectNodes ?? []).flatMap((r) => walkRedirect(this.#walker, r, src, c));
       if (body === null) {
         this.#addCommand([], [], redirects, c);
       } else if (body.type === 'command') {
@@ -278,7 +277,7 @@ export class ModelBuilder {
     for (const r of rights) this.#statement(r, src, ctx);
   }
 
-  #command(node: SyntaxNode, outerRedirects: Redirect[], src: string, ctx: Ctx): void {
+  #command(node: SyntaxNode, outerRedirects: Redirect[], src: string, ctx: WalkContext): void {
     const assignments: Assignment[] = [];
     const words: Word[] = [];
     const redirects: Redirect[] = [];
@@ -291,7 +290,7 @@ export class ModelBuilder {
         continue;
       }
       if (child.field === 'redirect') {
-        redirects.push(...this.#redirect(child, src, ctx));
+        redirects.push(...walkRedirect(this.#walker, child, src, ctx));
         continue;
       }
       // zero-width nodes are tokens the parser inserted to recover from an error
@@ -301,13 +300,13 @@ export class ModelBuilder {
         // $"…" (a translated string) arrives as `$` + string: the `$` is dropped
         const next = children[i + 1];
         if (next !== undefined && next.start === child.end && next.field === 'argument') {
-          w = this.#word(next, src, ctx);
+          w = walkWord(this.#walker, next, src, ctx);
           i++;
         } else {
           w = { text: '$', dynamic: false };
         }
       } else {
-        w = this.#word(child, src, ctx);
+        w = walkWord(this.#walker, child, src, ctx);
       }
       const gap = prevEnd < 0 ? '' : src.slice(prevEnd, child.start);
       if (words.length > 0 && (gap === '\\\n' || gap === '\\\r\n')) {
@@ -322,16 +321,18 @@ export class ModelBuilder {
     this.#addCommand(words, assignments, [...redirects, ...outerRedirects], ctx);
   }
 
-  #functionDefinition(node: SyntaxNode, src: string, ctx: Ctx): void {
+  #functionDefinition(node: SyntaxNode, src: string, ctx: WalkContext): void {
     this.flags.function_def = true;
     const nameNode = node.children.find((c) => c.field === 'name');
     const name = nameNode === undefined ? '' : src.slice(nameNode.start, nameNode.end);
     const from = this.segments.length;
-    const inner: Ctx = { ...ctx, via: [...ctx.via, 'function'] };
+    const inner: WalkContext = { ...ctx, via: [...ctx.via, 'function'] };
     for (const c of node.children) {
       if (c.field === 'body') this.#statement(c, src, inner);
     }
-    const redirects = node.children.filter((c) => c.field === 'redirect').flatMap((r) => this.#redirect(r, src, inner));
+    const redirects = node.children
+      .filter((c) => c.field === 'redirect')
+      .flatMap((r) => walkRedirect(this.#walker, r, src, inner));
     for (let i = from; i < this.segments.length; i++) {
       const s = this.segments[i] as SimpleCommand;
       s.redirects.push(...redirects);
@@ -342,7 +343,7 @@ export class ModelBuilder {
     }
   }
 
-  #declaration(node: SyntaxNode, src: string, ctx: Ctx): void {
+  #declaration(node: SyntaxNode, src: string, ctx: WalkContext): void {
     this.flags.env_change = true;
     const words: Word[] = [];
     const assignments: Assignment[] = [];
@@ -356,29 +357,29 @@ export class ModelBuilder {
         assignments.push(a);
         words.push({ text: `${a.name}=${a.value}`, dynamic: a.dynamic });
       } else {
-        const w = this.#word(c, src, ctx);
+        const w = walkWord(this.#walker, c, src, ctx);
         words.push(w);
         if (words[0]?.text === 'unset' && w.text === 'PATH') this.flags.path_change = true;
       }
     }
-    const seg = this.#segment(words, assignments, [], ctx);
+    const seg = buildSegment(words, assignments, [], ctx);
     this.segments.push(seg);
   }
 
-  #assignment(node: SyntaxNode, src: string, ctx: Ctx): Assignment {
+  #assignment(node: SyntaxNode, src: string, ctx: WalkContext): Assignment {
     const nameNode = node.children.find((c) => c.field === 'name');
     const valueNode = node.children.find((c) => c.field === 'value');
     const name = nameNode === undefined ? '' : src.slice(nameNode.start, nameNode.end);
-    if (nameNode?.type === 'subscript') this.#scan(nameNode, src, ctx);
+    if (nameNode?.type === 'subscript') scanNode(this.#walker, nameNode, src, ctx);
     let value = '';
     let dynamic = false;
     if (valueNode !== undefined) {
       if (valueNode.type === 'array') {
-        const parts = valueNode.children.filter((c) => c.named).map((c) => this.#word(c, src, ctx));
+        const parts = valueNode.children.filter((c) => c.named).map((c) => walkWord(this.#walker, c, src, ctx));
         value = `(${parts.map((p) => p.text).join(' ')})`;
         dynamic = parts.some((p) => p.dynamic);
       } else {
-        const w = this.#word(valueNode, src, ctx);
+        const w = walkWord(this.#walker, valueNode, src, ctx);
         value = w.text;
         dynamic = w.dynamic;
       }
@@ -390,49 +391,12 @@ export class ModelBuilder {
 
   // ---- commands and wrappers -----------------------------------------------------------------
 
-  #segment(words: Word[], assignments: Assignment[], redirects: Redirect[], ctx: Ctx): SimpleCommand {
-    const argv = words.map((w) => w.text);
-    const dynamic: number[] = [];
-    words.forEach((w, i) => {
-      if (w.dynamic) dynamic.push(i);
-    });
-    const path = argv[0] ?? '';
-    const unknown = words.length > 0 && (words[0] as Word).dynamic;
-    let program = '';
-    let local = false;
-    if (!unknown && path !== '') {
-      if (!path.includes('/')) program = path;
-      else if (path.startsWith('/') || path.startsWith('~')) program = posix.basename(path);
-      else {
-        program = path;
-        local = true;
-      }
-    }
-    const seg: SimpleCommand = {
-      argv,
-      program,
-      path,
-      name: unknown ? '' : posix.basename(stripInvisible(path)),
-      dynamic,
-      assignments,
-      redirects,
-      via: ctx.via,
-      wrapper: false,
-      local_binary: local,
-      unknown_program: unknown,
-      unknown_tail: ctx.unknownTail === true,
-      pipeline: ctx.pipeline,
-    };
-    if (ctx.findBroad !== undefined) seg.find_broad = ctx.findBroad;
-    return seg;
-  }
-
-  #addCommand(words: Word[], assignments: Assignment[], redirects: Redirect[], ctx: Ctx): void {
+  #addCommand(words: Word[], assignments: Assignment[], redirects: Redirect[], ctx: WalkContext): void {
     for (const a of assignments) {
       this.flags.env_change = true;
       if (a.name === 'PATH') this.flags.path_change = true;
     }
-    const seg = this.#segment(words, assignments, redirects, ctx);
+    const seg = buildSegment(words, assignments, redirects, ctx);
     this.segments.push(seg);
     if (words.length === 0 || seg.unknown_program) return;
     const exp = expandWrapper(seg.program, words);
@@ -441,7 +405,7 @@ export class ModelBuilder {
       for (const inner of exp.inner) {
         const via = [...ctx.via, inner.via];
         if (inner.kind === 'argv') {
-          const next: Ctx = { via, pipeline: ctx.pipeline, depth: ctx.depth };
+          const next: WalkContext = { via, pipeline: ctx.pipeline, depth: ctx.depth };
           if (inner.findBroad !== undefined) next.findBroad = inner.findBroad;
           if (inner.unknownTail === true || ctx.unknownTail === true) next.unknownTail = true;
           this.#addCommand(inner.words, inner.assignments ?? [], [], next);
@@ -460,165 +424,6 @@ export class ModelBuilder {
         if (r.op !== '<<' && r.op !== '<<-' && r.op !== '<<<') continue;
         if (r.dynamic) this.redFlags.push(`${seg.program} reads a script built at run time from a here-document`);
         else this.script(r.target, { via: [...ctx.via, 'heredoc'], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
-      }
-    }
-  }
-
-  // ---- redirects -----------------------------------------------------------------------------
-
-  #redirect(node: SyntaxNode, src: string, ctx: Ctx): Redirect[] {
-    if (node.type === 'file_redirect') {
-      const opNode = node.children.find((c) => !c.named);
-      const op = opNode === undefined ? '>' : opNode.type;
-      const dest = node.children.find((c) => c.field === 'destination');
-      const w = dest === undefined ? { text: '', dynamic: false } : this.#word(dest, src, ctx);
-      const dup = (op === '>&' || op === '<&') && (/^\d+-?$/.test(w.text) || w.text === '-');
-      const isWrite = !dup && (WRITE_OPS.has(op) || op === '>&');
-      if (isWrite && !isNullSink(w.text)) this.flags.redirect_write = true;
-      return [{ op, target: w.text, is_write: isWrite, dynamic: w.dynamic }];
-    }
-    if (node.type === 'heredoc_redirect') {
-      this.flags.heredoc = true;
-      const opNode = node.children.find((c) => !c.named && (c.type === '<<' || c.type === '<<-'));
-      const start = node.children.find((c) => c.type === 'heredoc_start');
-      const body = node.children.find((c) => c.type === 'heredoc_body');
-      const literal = start !== undefined && /['"\\]/.test(src.slice(start.start, start.end));
-      let target = '';
-      let dynamic = false;
-      if (body !== undefined) {
-        if (literal) target = src.slice(body.start, body.end);
-        else {
-          const w = this.#interpolated(body, body.start, body.end, src, ctx, (s) => s);
-          target = w.text;
-          dynamic = w.dynamic;
-        }
-      }
-      const out: Redirect[] = [{ op: opNode?.type ?? '<<', target, is_write: false, dynamic }];
-      for (const c of node.children) if (c.field === 'redirect') out.push(...this.#redirect(c, src, ctx));
-      return out;
-    }
-    if (node.type === 'herestring_redirect') {
-      const arg = node.children.find((c) => c.named && c.type !== 'file_descriptor');
-      const w = arg === undefined ? { text: '', dynamic: false } : this.#word(arg, src, ctx);
-      return [{ op: '<<<', target: w.text, is_write: false, dynamic: w.dynamic }];
-    }
-    this.#scan(node, src, ctx);
-    return [];
-  }
-
-  // ---- words -----------------------------------------------------------------------------------
-
-  /** Evaluates a word node: de-quoted text, whether it holds a run-time value; walks nested commands. */
-  #word(node: SyntaxNode, src: string, ctx: Ctx): Word {
-    const raw = src.slice(node.start, node.end);
-    switch (node.type) {
-      case 'word':
-        return { text: decodeUnquoted(raw), dynamic: false };
-      case 'number':
-      case 'file_descriptor':
-      case 'variable_name':
-      case 'brace_expression':
-      case 'extglob_pattern':
-        return { text: raw, dynamic: false };
-      case 'raw_string':
-        return { text: raw.slice(1, raw.endsWith("'") && raw.length > 1 ? -1 : undefined), dynamic: false };
-      case 'ansi_c_string':
-        return {
-          text: decodeAnsiC(raw.slice(2, raw.endsWith("'") && raw.length > 2 ? -1 : undefined)),
-          dynamic: false,
-        };
-      case 'command_name':
-        return node.children[0] === undefined ? { text: raw, dynamic: false } : this.#word(node.children[0], src, ctx);
-      case 'string':
-      case 'translated_string': {
-        const open = raw.startsWith('$"') ? 2 : 1;
-        const close = raw.length > open && raw.endsWith('"') ? 1 : 0;
-        return this.#interpolated(node, node.start + open, node.end - close, src, ctx, decodeDoubleQuoted);
-      }
-      case 'concatenation':
-        return this.#interpolated(node, node.start, node.end, src, ctx, decodeUnquoted);
-      case 'simple_expansion':
-      case 'expansion':
-      case 'arithmetic_expansion':
-        this.flags.dynamic = true;
-        this.#scan(node, src, ctx);
-        return { text: raw, dynamic: true };
-      case 'command_substitution':
-      case 'process_substitution': {
-        this.flags.dynamic = true;
-        this.flags.substitution = true;
-        const opener = node.children[0]?.type ?? '$(';
-        const label = opener === '`' ? '`…`' : opener === '<(' ? '<(…)' : opener === '>(' ? '>(…)' : '$(…)';
-        const from = this.segments.length;
-        const inner: Ctx = { via: [...ctx.via, label], pipeline: null, depth: ctx.depth };
-        if (opener === '`' && raw.includes('\\')) {
-          // inside backticks \` \$ \\ are escapes: the body is unescaped, then parsed (nested backticks)
-          const close = raw.length > 1 && raw.endsWith('`') ? -1 : undefined;
-          this.script(raw.slice(1, close).replace(/\\([$`\\])/g, '$1'), { ...inner, depth: ctx.depth + 1 });
-        } else {
-          this.#statements(node, src, inner);
-        }
-        const value = node.type === 'command_substitution' ? staticPipelineOutput(this.segments.slice(from)) : null;
-        return value === null ? { text: raw, dynamic: true } : { text: raw, dynamic: true, value };
-      }
-      default: {
-        this.#scan(node, src, ctx);
-        const dynamic = /[$`]/.test(raw);
-        if (dynamic) this.flags.dynamic = true;
-        return { text: raw, dynamic };
-      }
-    }
-  }
-
-  /** A word made of literal gaps and child words (a double-quoted string, a concatenation, a heredoc body). */
-  #interpolated(
-    node: SyntaxNode,
-    from: number,
-    to: number,
-    src: string,
-    ctx: Ctx,
-    decode: (s: string) => string,
-  ): Word {
-    let text = '';
-    let dynamic = false;
-    let value: string | null = '';
-    let pos = from;
-    for (const child of node.children) {
-      // anonymous tokens carry no positions; the literal gaps around children cover them
-      if (!child.named || child.start < pos || child.end > to) continue;
-      const gap = decode(src.slice(pos, child.start));
-      text += gap;
-      if (value !== null) value += gap;
-      if (child.type === 'string_content' || child.type === 'heredoc_content') {
-        const lit = decode(src.slice(child.start, child.end));
-        text += lit;
-        if (value !== null) value += lit;
-      } else {
-        const w = this.#word(child, src, ctx);
-        text += w.text;
-        dynamic ||= w.dynamic;
-        if (value !== null) value = w.dynamic ? (w.value === undefined ? null : value + w.value) : value + w.text;
-      }
-      pos = child.end;
-    }
-    const tail = decode(src.slice(pos, to));
-    text += tail;
-    if (dynamic && value !== null) return { text, dynamic, value: value + tail };
-    return { text, dynamic };
-  }
-
-  /** Finds nested substitutions (and marks expansions) anywhere below a node that is not a word. */
-  #scan(node: SyntaxNode, src: string, ctx: Ctx): void {
-    for (const child of node.children) {
-      switch (child.type) {
-        case 'command_substitution':
-        case 'process_substitution':
-        case 'simple_expansion':
-        case 'expansion':
-          this.#word(child, src, ctx);
-          break;
-        default:
-          if (child.children.length > 0) this.#scan(child, src, ctx);
       }
     }
   }
