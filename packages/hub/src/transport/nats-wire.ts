@@ -9,9 +9,10 @@ import { Sha256Mac } from './nats-mac.js';
  * cancels `finger.c.cancel`, events `finger.c.events.<type>`, registry `finger.c.registry.<hb|hello|bye>`.
  *
  * Every message is one frame: an ASCII line `FW1 <kind> <node> <sig> <ssig>` and a newline, then
- * the body (the JSON of the envelope, heartbeat or control message; an event batch is one event
- * JSON per line). No NATS headers: building and parsing nats.js header objects cost about as much
- * as the rest of a call, and a frame line is read with one `indexOf`.
+ * the body (the envelope as a JSON array, see nats-envelope.ts; the JSON of a heartbeat or control
+ * message; an event batch is one event JSON per line). No NATS headers: building and parsing
+ * nats.js header objects cost about as much as the rest of a call, and a frame line is read with
+ * one `indexOf`.
  *
  * Authentication: `ssig` = HMAC-SHA256(serve key, kind \n node \n body) and, from daemons,
  * `sig` = the same HMAC under the cluster key; a signature left out is `-` (daemons leave the serve
