@@ -1,10 +1,13 @@
 // Profiling driver for hub-nats: starts the serving process (index.mjs --server) and runs one
 // case at a fixed concurrency for a fixed number of calls, so both processes can be profiled
-// with `node --cpu-prof` (set NODE_OPTIONS or pass the flag; the child inherits execArgv via
-// PROFILE_SERVER_ARGS). Prints calls/s and the CPU µs per call of each process.
+// with `node --cpu-prof` (the serving process gets its flags from PROFILE_SERVER_ARGS). Prints
+// calls/s, p50, the CPU µs per call of each process (from /proc, system part in brackets), and the
+// caller's socket writes and bytes per call.
 //
 //   node bench/hub-nats/profile.mjs [finger|finger-transport|raw-nats] [calls] [concurrency]
 //   PROFILE_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --cpu-prof … profile.mjs finger
+// Env: PAYLOAD_BYTES (a {text} payload of that size), PENDING_LIMIT (the caller connection's
+// nats.js flush threshold), COUNT_EVENTS=1 (events the caller hub emits per call).
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -104,6 +107,8 @@ async function run(n) {
   await Promise.all(Array.from({ length: conc }, worker));
 }
 await run(Math.min(calls, 20_000)); // warmup
+const evTypes = new Map();
+if (process.env.COUNT_EVENTS) hub.events.subscribe({}, (e) => evTypes.set(e.type, (evTypes.get(e.type) ?? 0) + 1));
 if (process.env.PENDING_LIMIT) nc.protocol.pendingLimit = Number(process.env.PENDING_LIMIT);
 const tr = nc.protocol.transport;
 const send0 = tr.send.bind(tr);
@@ -129,6 +134,10 @@ lat.sort((x, y) => x - y);
 process.stdout.write(
   `${label} c${conc}: ${Math.round(calls / s)} calls/s, p50 ${Math.round(lat[Math.floor(lat.length / 2)])} µs; CPU per call: caller ${callerUs.toFixed(1)} µs (sys ${callerSys.toFixed(1)}), server ${serverUs.toFixed(1)} µs (sys ${serverSys.toFixed(1)}); caller socket writes per call ${(writes / calls).toFixed(3)}, bytes per call ${Math.round(bytes / calls)}\n`,
 );
+if (process.env.COUNT_EVENTS)
+  process.stdout.write(
+    `events per call: ${JSON.stringify(Object.fromEntries([...evTypes].map(([t, n]) => [t, n / calls])))}\n`,
+  );
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await node.close();
