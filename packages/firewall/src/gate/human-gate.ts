@@ -9,85 +9,42 @@
 // APPROVAL_RESOLVED is emitted for every outcome. With an `audit`, each outcome is written
 // before the hold resolves; a failed write turns an approval into a refusal.
 
-import { FingerError, rfc3339, ulid } from '@finger/protocol';
+import { FingerError, ulid } from '@finger/protocol';
 
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
+import { answerResult, checkAnswer, checkAnswerer } from './answer-checks.js';
+import { argsOf, type FinishMeta, type GateEntry, isHumanOnly, newPendingApproval, refuse } from './approval-record.js';
+import {
+  emitRequested,
+  emitResolved,
+  emitSessionResolved,
+  recordPerception,
+  requestedAuditRecord,
+  resolvedAuditRecord,
+  sessionAuditRecord,
+} from './approval-reporting.js';
 import { argsDigest, bindingOf } from './binding.js';
 import {
   type AbortResult,
   type AnswerResult,
-  type DecidedBy,
-  GATE_ANSWER_DECISIONS,
   type GateAnswer,
   type GateAnswerer,
   type GateClock,
   type GateDecision,
-  type GateRejectCode,
   type HumanGateOptions,
   type PendingApproval,
   systemGateClock,
 } from './gate-types.js';
-import { type ReviewerRun, type ReviewerVerdict, runReviewer } from './reviewer.js';
+import { type ReviewerVerdict, runReviewer } from './reviewer.js';
 import { SessionState } from './session-state.js';
+
+export { isHumanOnly, riskExplanation } from './approval-record.js';
 
 /** Default time a person has to answer: 5 minutes. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 
 /** Default bound on pending approvals. */
 export const DEFAULT_MAX_PENDING = 1000;
-
-const MAX_REASON = 2000;
-
-interface Entry {
-  approval: PendingApproval;
-  ev: Evaluation;
-  facts: ToolCallFacts;
-  createdMs: number;
-  state: 'pending' | 'answering' | 'done';
-  /** The timeout fired while an answer was being checked. */
-  expired: boolean;
-  /** A reviewer verdict that arrived while an answer was being checked. */
-  lateReview?: ReviewerVerdict;
-  timer: unknown;
-  reviewer?: ReviewerRun;
-  resolve(d: GateDecision): void;
-}
-
-/** How a finish is recorded: the audit decision word, who answered, what perception counts. */
-interface FinishMeta {
-  /** approve | approve_edited | always | reject | abort | timeout | reviewer_approve | reviewer_reject | closed | store_failed */
-  decision: string;
-  by?: GateAnswerer;
-  edited?: boolean;
-}
-
-/** True when a rule marked `human_only` matched (on the Evaluation, a matched rule or the facts). */
-export function isHumanOnly(ev: Evaluation, facts: ToolCallFacts): boolean {
-  const flag = (o: unknown): boolean =>
-    typeof o === 'object' && o !== null && (o as { human_only?: unknown }).human_only === true;
-  return flag(ev) || flag(facts) || ev.matched_rules.some(flag);
-}
-
-/** The risk explanation a person reads: level, deciding layer, reasons and matched rules. */
-export function riskExplanation(ev: Evaluation): string {
-  const parts = [`${ev.level}: held by the ${ev.layer} layer.`];
-  if (ev.reasons.length) parts.push(`Reasons: ${ev.reasons.join('; ')}.`);
-  if (ev.matched_rules.length) {
-    parts.push(`Rules: ${ev.matched_rules.map((r) => `${r.source} ${r.id} → ${r.level} (${r.reason})`).join('; ')}.`);
-  }
-  return parts.join(' ');
-}
-
-/** The arguments a hold covers: the argument filter's output when there is one. */
-function argsOf(ev: Evaluation, facts: ToolCallFacts): unknown {
-  return ev.args !== undefined ? ev.args : facts.args;
-}
-
-function refuse(code: GateRejectCode, reason: string, decided_by: DecidedBy, approval_id?: string): GateDecision {
-  const d: GateDecision = { approved: false, code, reason, decided_by };
-  if (approval_id !== undefined) d.approval_id = approval_id;
-  return d;
-}
 
 /**
  * Pending approvals and their answers. Construct once per daemon; the firewall interceptor
@@ -100,7 +57,7 @@ export class HumanGate {
   private readonly maxPending: number;
   private readonly maxResolved: number;
   private readonly answerRoles: readonly string[];
-  private readonly pending = new Map<string, Entry>();
+  private readonly pending = new Map<string, GateEntry>();
   /** Answered ids → their outcome word, oldest first (bounded). */
   private readonly resolved = new Map<string, string>();
   private readonly sessions: SessionState;
@@ -161,7 +118,7 @@ export class HumanGate {
    * then stays pending), E_NOT_FOUND (unknown id), E_CONFLICT (already answered or being answered).
    */
   async answer(id: string, a: GateAnswer): Promise<AnswerResult> {
-    this.checkAnswer(a);
+    checkAnswer(a, this.answerRoles);
     const entry = this.pending.get(id);
     if (!entry) {
       const prior = this.resolved.get(id);
@@ -181,7 +138,7 @@ export class HumanGate {
         decision: 'reject',
         by: a.by,
       });
-      return this.result(base, d);
+      return answerResult(base, d);
     }
     // approve | always
     entry.state = 'answering';
@@ -195,7 +152,7 @@ export class HumanGate {
         this.reopen(entry);
         throw e;
       }
-      if ((entry.state as Entry['state']) === 'done') {
+      if ((entry.state as GateEntry['state']) === 'done') {
         throw new FingerError('E_CONFLICT', `approval ${id} was answered meanwhile`, { id });
       }
       if (ev.level === 'DENY' || ev.action === 'deny') {
@@ -237,7 +194,7 @@ export class HumanGate {
     if (a.reason?.trim() && d.reason === undefined) d.reason = a.reason.trim();
     const word = !d.approved ? 'reject' : a.decision === 'always' ? 'always' : edited ? 'approve_edited' : 'approve';
     const final = await this.finish(entry, d, { decision: word, by: a.by, edited });
-    const r = this.result({ ...base, edited, session_approval: sessionApproval && final.approved }, final);
+    const r = answerResult({ ...base, edited, session_approval: sessionApproval && final.approved }, final);
     if (d.evaluation) r.evaluation = d.evaluation;
     return r;
   }
@@ -249,7 +206,7 @@ export class HumanGate {
    * until {@link resetSession}. `by`, when given, must be operator/admin (E_FORBIDDEN).
    */
   async abort(session_id: string, by?: GateAnswerer): Promise<AbortResult> {
-    if (by) this.checkRole(by);
+    if (by) checkAnswerer(by, this.answerRoles);
     const phase = this.sessions.abort(session_id);
     const victims = [...this.pending.values()].filter((e) => e.facts.session_id === session_id && e.state !== 'done');
     await Promise.all(
@@ -329,31 +286,10 @@ export class HumanGate {
     const now = this.clock.now();
     const id = ulid();
     const reviewer = humanOnly ? undefined : this.o.reviewer;
-    const approval: PendingApproval = {
-      id,
-      tool_id: facts.tool_id,
-      args,
-      level: ev.level,
-      evaluation: ev,
-      facts: {
-        principal: { kind: facts.principal.kind, id: facts.principal.id, roles: [...facts.principal.roles] },
-        session_id: facts.session_id,
-        request_id: facts.request_id,
-        correlation_id: facts.correlation_id,
-        direct: facts.direct,
-        ...(facts.confidence !== undefined ? { confidence: facts.confidence } : {}),
-      },
-      risk: riskExplanation(ev),
-      human_only: humanOnly,
-      status: reviewer ? 'reviewing' : 'waiting',
-      binding: bindingOf(args, ev.preview),
-      created_at: rfc3339(now),
-      expires_at: rfc3339(now + this.timeoutMs),
-    };
-    if (reviewer) approval.review = { mode: reviewer.mode ?? 'beside', status: 'pending' };
+    const approval = newPendingApproval({ id, ev, facts, args, humanOnly, reviewer, now, timeoutMs: this.timeoutMs });
     let resolve!: (d: GateDecision) => void;
     const done = new Promise<GateDecision>((r) => (resolve = r));
-    const entry: Entry = {
+    const entry: GateEntry = {
       approval,
       ev,
       facts,
@@ -367,38 +303,27 @@ export class HumanGate {
     this.pending.set(id, entry);
     this.counters.held++;
     if (this.o.audit) {
-      this.o.audit
-        .append({
-          type: 'approval.requested',
-          actor: { kind: facts.principal.kind, id: facts.principal.id },
-          request_id: facts.request_id,
-          correlation_id: facts.correlation_id,
-          tool: facts.tool_id,
-          args_digest: approval.binding.args_digest === 'unserializable' ? null : approval.binding.args_digest,
-          verdict: ev,
-          details: { approval_id: id, session_id: facts.session_id, level: ev.level, human_only: humanOnly },
-        })
-        .catch((e: unknown) => {
-          this.o.logger?.warn({ err: e, approval_id: id }, 'audit append of approval.requested failed');
-          if (entry.state !== 'done') {
-            void this.finish(
-              entry,
-              refuse('E_STORE_UNAVAILABLE', 'the approval could not be written to the audit log', 'gate', id),
-              {
-                decision: 'store_failed',
-              },
-            );
-          }
-        });
+      this.o.audit.append(requestedAuditRecord(entry, humanOnly)).catch((e: unknown) => {
+        this.o.logger?.warn({ err: e, approval_id: id }, 'audit append of approval.requested failed');
+        if (entry.state !== 'done') {
+          void this.finish(
+            entry,
+            refuse('E_STORE_UNAVAILABLE', 'the approval could not be written to the audit log', 'gate', id),
+            {
+              decision: 'store_failed',
+            },
+          );
+        }
+      });
     }
     if (reviewer) {
       entry.reviewer = runReviewer(reviewer, approval, this.clock);
       void entry.reviewer.result.then((v) => this.onReview(entry, v));
-    } else this.emitRequested(entry);
+    } else emitRequested(this.o.events, entry);
     return done;
   }
 
-  private onReview(entry: Entry, v: ReviewerVerdict): void {
+  private onReview(entry: GateEntry, v: ReviewerVerdict): void {
     if (entry.state === 'answering') {
       entry.lateReview = v;
       return;
@@ -424,10 +349,10 @@ export class HumanGate {
       return;
     }
     entry.approval.status = 'waiting';
-    this.emitRequested(entry);
+    emitRequested(this.o.events, entry);
   }
 
-  private onTimeout(entry: Entry): void {
+  private onTimeout(entry: GateEntry): void {
     if (entry.state === 'answering') {
       entry.expired = true;
       return;
@@ -448,7 +373,7 @@ export class HumanGate {
   }
 
   /** An answer failed its checks: the approval is pending again (and catches up on what happened meanwhile). */
-  private reopen(entry: Entry): void {
+  private reopen(entry: GateEntry): void {
     if (entry.state !== 'answering') return;
     entry.state = 'pending';
     if (entry.expired) this.onTimeout(entry);
@@ -459,7 +384,7 @@ export class HumanGate {
     }
   }
 
-  private async reevaluate(entry: Entry, args: unknown): Promise<Evaluation> {
+  private async reevaluate(entry: GateEntry, args: unknown): Promise<Evaluation> {
     if (!this.o.reevaluate) {
       throw new FingerError(
         'E_INVALID_ARGS',
@@ -484,17 +409,7 @@ export class HumanGate {
     };
     if (this.o.audit) {
       try {
-        await this.o.audit.append({
-          type: 'approval.resolved',
-          actor: { kind: 'human', id: by },
-          request_id: facts.request_id,
-          correlation_id: facts.correlation_id,
-          tool: facts.tool_id,
-          args_digest: d.binding!.args_digest === 'unserializable' ? null : d.binding!.args_digest,
-          verdict: ev,
-          decision: 'session',
-          details: { session_id: facts.session_id, level: ev.level },
-        });
+        await this.o.audit.append(sessionAuditRecord(ev, facts, d, by));
       } catch (e) {
         this.o.logger?.warn({ err: e }, 'audit append of a session approval failed');
         return refuse('E_STORE_UNAVAILABLE', 'the approval could not be written to the audit log', 'gate');
@@ -507,53 +422,25 @@ export class HumanGate {
       latency_ms: 0,
       source: 'session',
     });
-    this.o.events?.emit(
-      'APPROVAL_RESOLVED',
-      {
-        request_id: facts.request_id,
-        correlation_id: facts.correlation_id,
-        session_id: facts.session_id,
-        target: facts.tool_id,
-      },
-      { id: null, tool_id: facts.tool_id, decision: 'session', approved: true, decided_by: 'session', by },
-    );
+    emitSessionResolved(this.o.events, facts, by);
     return d;
   }
 
   /** Settles an entry once: audit (if configured), perception, APPROVAL_RESOLVED, then the hold resolves. */
-  private async finish(entry: Entry, d: GateDecision, meta: FinishMeta): Promise<GateDecision> {
+  private async finish(entry: GateEntry, d: GateDecision, meta: FinishMeta): Promise<GateDecision> {
     if (entry.state === 'done') return d;
     entry.state = 'done';
     this.clock.clearTimeout(entry.timer);
     entry.reviewer?.cancel();
-    const { approval, facts } = entry;
+    const { approval } = entry;
     this.pending.delete(approval.id);
     this.resolved.set(approval.id, meta.decision);
     if (this.resolved.size > this.maxResolved) this.resolved.delete(this.resolved.keys().next().value as string);
     const latency = Math.max(0, this.clock.now() - entry.createdMs);
     let final = d;
     if (this.o.audit) {
-      const digest = final.binding?.args_digest ?? approval.binding.args_digest;
       try {
-        await this.o.audit.append({
-          type: 'approval.resolved',
-          actor: meta.by
-            ? { kind: meta.by.kind ?? 'human', id: meta.by.id }
-            : { kind: 'system', id: d.decided_by === 'reviewer' ? 'reviewer' : 'human-gate' },
-          request_id: facts.request_id,
-          correlation_id: facts.correlation_id,
-          tool: facts.tool_id,
-          args_digest: digest === 'unserializable' ? null : digest,
-          verdict: d.evaluation ?? entry.ev,
-          decision: meta.decision,
-          details: {
-            approval_id: approval.id,
-            session_id: facts.session_id,
-            decided_by: d.decided_by,
-            latency_ms: latency,
-            ...(d.reason !== undefined ? { reason: d.reason } : {}),
-          },
-        });
+        await this.o.audit.append(resolvedAuditRecord(entry, d, meta, latency));
       } catch (e) {
         this.o.logger?.warn({ err: e, approval_id: approval.id }, 'audit append of approval.resolved failed');
         if (final.approved) {
@@ -567,119 +454,14 @@ export class HumanGate {
       }
     }
     this.record(entry, final, latency, meta);
-    this.o.events?.emit(
-      'APPROVAL_RESOLVED',
-      {
-        request_id: facts.request_id,
-        correlation_id: facts.correlation_id,
-        session_id: facts.session_id,
-        target: facts.tool_id,
-      },
-      {
-        id: approval.id,
-        tool_id: facts.tool_id,
-        decision: meta.decision,
-        approved: final.approved,
-        decided_by: final.decided_by,
-        latency_ms: latency,
-        ...(meta.by ? { by: meta.by.id } : {}),
-        ...(final.reason !== undefined ? { reason: final.reason } : {}),
-        ...(final.code !== undefined ? { code: final.code } : {}),
-      },
-    );
+    emitResolved(this.o.events, entry, final, meta, latency);
     entry.resolve(final);
     return final;
   }
 
-  private record(entry: Entry, d: GateDecision, latency: number, meta: FinishMeta): void {
-    const { tool_id, session_id } = entry.facts;
+  private record(entry: GateEntry, d: GateDecision, latency: number, meta: FinishMeta): void {
     if (d.approved) this.counters.approved++;
     else this.counters.rejected++;
-    const p = this.o.perception;
-    if (!p) return;
-    if (d.approved) {
-      if (d.decided_by === 'human' || d.decided_by === 'reviewer') {
-        p.recordApproval({
-          tool_id,
-          session_id,
-          latency_ms: latency,
-          source: d.decided_by,
-          edited: meta.edited === true,
-        });
-      }
-      return;
-    }
-    const source =
-      d.decided_by === 'human'
-        ? d.code === 'E_DENIED_BY_POLICY'
-          ? 'policy'
-          : 'human'
-        : d.decided_by === 'reviewer' || d.decided_by === 'timeout' || d.decided_by === 'abort'
-          ? d.decided_by
-          : undefined;
-    if (source)
-      p.recordRejection({ tool_id, session_id, source, ...(d.reason !== undefined ? { reason: d.reason } : {}) });
-  }
-
-  private emitRequested(entry: Entry): void {
-    const a = entry.approval;
-    this.o.events?.emit(
-      'APPROVAL_REQUESTED',
-      {
-        request_id: a.facts.request_id,
-        correlation_id: a.facts.correlation_id,
-        session_id: a.facts.session_id,
-        target: a.tool_id,
-      },
-      {
-        id: a.id,
-        tool_id: a.tool_id,
-        level: a.level,
-        status: a.status,
-        expires_at: a.expires_at,
-        approval: structuredClone(a),
-      },
-    );
-  }
-
-  private result(base: Omit<AnswerResult, 'approved'>, d: GateDecision): AnswerResult {
-    const r: AnswerResult = { ...base, approved: d.approved };
-    if (d.reason !== undefined) r.reason = d.reason;
-    if (d.code !== undefined) r.code = d.code;
-    if (d.binding) r.args_digest = d.binding.args_digest;
-    return r;
-  }
-
-  private checkRole(by: GateAnswerer): void {
-    if (!by.roles.some((r) => this.answerRoles.includes(r))) {
-      throw new FingerError(
-        'E_FORBIDDEN',
-        `${by.id} (role ${by.roles.join(',') || 'none'}) may not answer approvals: ${this.answerRoles.join(' or ')} needed`,
-        { required: this.answerRoles },
-      );
-    }
-  }
-
-  private checkAnswer(a: GateAnswer): void {
-    if (typeof a !== 'object' || a === null) throw new FingerError('E_INVALID_ARGS', 'an answer must be an object');
-    if (!GATE_ANSWER_DECISIONS.includes(a.decision)) {
-      throw new FingerError('E_INVALID_ARGS', `decision must be one of ${GATE_ANSWER_DECISIONS.join(', ')}`, {
-        issues: [{ path: '$.decision', message: `must be one of ${GATE_ANSWER_DECISIONS.join(', ')}` }],
-      });
-    }
-    if (a.reason !== undefined && (typeof a.reason !== 'string' || a.reason.length > MAX_REASON)) {
-      throw new FingerError('E_INVALID_ARGS', `reason must be a string of at most ${MAX_REASON} characters`, {
-        issues: [{ path: '$.reason', message: `must be a string (≤ ${MAX_REASON} chars)` }],
-      });
-    }
-    if (a.args !== undefined && a.decision !== 'approve' && a.decision !== 'always') {
-      throw new FingerError('E_INVALID_ARGS', 'args may only come with approve or always', {
-        issues: [{ path: '$.args', message: 'only with approve or always' }],
-      });
-    }
-    if (!a.by || typeof a.by.id !== 'string' || !Array.isArray(a.by.roles)) {
-      throw new FingerError('E_FORBIDDEN', 'an answer needs an authenticated principal');
-    }
-    this.checkRole(a.by);
+    recordPerception(this.o.perception, entry, d, latency, meta);
   }
 }

@@ -1,0 +1,61 @@
+// Checks an answer to a pending approval before the gate acts on it (shape, decision, reason
+// length, who may answer), and shapes the AnswerResult returned to the answerer.
+
+import { FingerError } from '@finger/protocol';
+
+import {
+  type AnswerResult,
+  GATE_ANSWER_DECISIONS,
+  type GateAnswer,
+  type GateAnswerer,
+  type GateDecision,
+} from './gate-types.js';
+
+const MAX_REASON = 2000;
+
+/** Throws E_FORBIDDEN unless `by` holds one of `answerRoles`. */
+export function checkAnswerer(by: GateAnswerer, answerRoles: readonly string[]): void {
+  if (!by.roles.some((r) => answerRoles.includes(r))) {
+    throw new FingerError(
+      'E_FORBIDDEN',
+      `${by.id} (role ${by.roles.join(',') || 'none'}) may not answer approvals: ${answerRoles.join(' or ')} needed`,
+      { required: answerRoles },
+    );
+  }
+}
+
+/**
+ * Throws E_INVALID_ARGS for a malformed answer (decision, reason ≤ 2000 chars, args only with
+ * approve/always) and E_FORBIDDEN without an authenticated principal holding an answer role.
+ */
+export function checkAnswer(a: GateAnswer, answerRoles: readonly string[]): void {
+  if (typeof a !== 'object' || a === null) throw new FingerError('E_INVALID_ARGS', 'an answer must be an object');
+  if (!GATE_ANSWER_DECISIONS.includes(a.decision)) {
+    throw new FingerError('E_INVALID_ARGS', `decision must be one of ${GATE_ANSWER_DECISIONS.join(', ')}`, {
+      issues: [{ path: '$.decision', message: `must be one of ${GATE_ANSWER_DECISIONS.join(', ')}` }],
+    });
+  }
+  if (a.reason !== undefined && (typeof a.reason !== 'string' || a.reason.length > MAX_REASON)) {
+    throw new FingerError('E_INVALID_ARGS', `reason must be a string of at most ${MAX_REASON} characters`, {
+      issues: [{ path: '$.reason', message: `must be a string (≤ ${MAX_REASON} chars)` }],
+    });
+  }
+  if (a.args !== undefined && a.decision !== 'approve' && a.decision !== 'always') {
+    throw new FingerError('E_INVALID_ARGS', 'args may only come with approve or always', {
+      issues: [{ path: '$.args', message: 'only with approve or always' }],
+    });
+  }
+  if (!a.by || typeof a.by.id !== 'string' || !Array.isArray(a.by.roles)) {
+    throw new FingerError('E_FORBIDDEN', 'an answer needs an authenticated principal');
+  }
+  checkAnswerer(a.by, answerRoles);
+}
+
+/** The AnswerResult of a settled answer. */
+export function answerResult(base: Omit<AnswerResult, 'approved'>, d: GateDecision): AnswerResult {
+  const r: AnswerResult = { ...base, approved: d.approved };
+  if (d.reason !== undefined) r.reason = d.reason;
+  if (d.code !== undefined) r.code = d.code;
+  if (d.binding) r.args_digest = d.binding.args_digest;
+  return r;
+}

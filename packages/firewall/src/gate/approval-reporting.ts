@@ -1,0 +1,165 @@
+// What the gate reports about a hold: the audit records (`approval.requested` /
+// `approval.resolved`), the APPROVAL_REQUESTED / APPROVAL_RESOLVED events and the perception samples.
+
+import type { AuditRecord } from '../audit/audit-entry.js';
+import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
+import type { FinishMeta, GateEntry } from './approval-record.js';
+import type { GateDecision, GateEvents, GatePerception } from './gate-types.js';
+
+/** The `approval.requested` audit record of a new hold. */
+export function requestedAuditRecord(entry: GateEntry, humanOnly: boolean): AuditRecord {
+  return {
+    type: 'approval.requested',
+    actor: { kind: entry.facts.principal.kind, id: entry.facts.principal.id },
+    request_id: entry.facts.request_id,
+    correlation_id: entry.facts.correlation_id,
+    tool: entry.facts.tool_id,
+    args_digest: entry.approval.binding.args_digest === 'unserializable' ? null : entry.approval.binding.args_digest,
+    verdict: entry.ev,
+    details: {
+      approval_id: entry.approval.id,
+      session_id: entry.facts.session_id,
+      level: entry.ev.level,
+      human_only: humanOnly,
+    },
+  };
+}
+
+/** The `approval.resolved` audit record of a settled hold (`d` is the decision before the write). */
+export function resolvedAuditRecord(entry: GateEntry, d: GateDecision, meta: FinishMeta, latency: number): AuditRecord {
+  const digest = d.binding?.args_digest ?? entry.approval.binding.args_digest;
+  return {
+    type: 'approval.resolved',
+    actor: meta.by
+      ? { kind: meta.by.kind ?? 'human', id: meta.by.id }
+      : { kind: 'system', id: d.decided_by === 'reviewer' ? 'reviewer' : 'human-gate' },
+    request_id: entry.facts.request_id,
+    correlation_id: entry.facts.correlation_id,
+    tool: entry.facts.tool_id,
+    args_digest: digest === 'unserializable' ? null : digest,
+    verdict: d.evaluation ?? entry.ev,
+    decision: meta.decision,
+    details: {
+      approval_id: entry.approval.id,
+      session_id: entry.facts.session_id,
+      decided_by: d.decided_by,
+      latency_ms: latency,
+      ...(d.reason !== undefined ? { reason: d.reason } : {}),
+    },
+  };
+}
+
+/** APPROVAL_REQUESTED for a hold a person is asked to answer (carries a copy of the approval). */
+export function emitRequested(events: GateEvents | undefined, entry: GateEntry): void {
+  const a = entry.approval;
+  events?.emit(
+    'APPROVAL_REQUESTED',
+    {
+      request_id: a.facts.request_id,
+      correlation_id: a.facts.correlation_id,
+      session_id: a.facts.session_id,
+      target: a.tool_id,
+    },
+    {
+      id: a.id,
+      tool_id: a.tool_id,
+      level: a.level,
+      status: a.status,
+      expires_at: a.expires_at,
+      approval: structuredClone(a),
+    },
+  );
+}
+
+/** APPROVAL_RESOLVED for a settled hold (with its final decision). */
+export function emitResolved(
+  events: GateEvents | undefined,
+  entry: GateEntry,
+  final: GateDecision,
+  meta: FinishMeta,
+  latency: number,
+): void {
+  events?.emit(
+    'APPROVAL_RESOLVED',
+    {
+      request_id: entry.facts.request_id,
+      correlation_id: entry.facts.correlation_id,
+      session_id: entry.facts.session_id,
+      target: entry.facts.tool_id,
+    },
+    {
+      id: entry.approval.id,
+      tool_id: entry.facts.tool_id,
+      decision: meta.decision,
+      approved: final.approved,
+      decided_by: final.decided_by,
+      latency_ms: latency,
+      ...(meta.by ? { by: meta.by.id } : {}),
+      ...(final.reason !== undefined ? { reason: final.reason } : {}),
+      ...(final.code !== undefined ? { code: final.code } : {}),
+    },
+  );
+}
+
+/** Counts a settled hold in perception: a person's or reviewer's approval, or the source of a rejection. */
+export function recordPerception(
+  p: GatePerception | undefined,
+  entry: GateEntry,
+  d: GateDecision,
+  latency: number,
+  meta: FinishMeta,
+): void {
+  if (!p) return;
+  const { tool_id, session_id } = entry.facts;
+  if (d.approved) {
+    if (d.decided_by === 'human' || d.decided_by === 'reviewer') {
+      p.recordApproval({
+        tool_id,
+        session_id,
+        latency_ms: latency,
+        source: d.decided_by,
+        edited: meta.edited === true,
+      });
+    }
+    return;
+  }
+  const source =
+    d.decided_by === 'human'
+      ? d.code === 'E_DENIED_BY_POLICY'
+        ? 'policy'
+        : 'human'
+      : d.decided_by === 'reviewer' || d.decided_by === 'timeout' || d.decided_by === 'abort'
+        ? d.decided_by
+        : undefined;
+  if (source)
+    p.recordRejection({ tool_id, session_id, source, ...(d.reason !== undefined ? { reason: d.reason } : {}) });
+}
+
+/** The `approval.resolved` audit record of a call a session approval (`always`) let through. */
+export function sessionAuditRecord(ev: Evaluation, facts: ToolCallFacts, d: GateDecision, by: string): AuditRecord {
+  return {
+    type: 'approval.resolved',
+    actor: { kind: 'human', id: by },
+    request_id: facts.request_id,
+    correlation_id: facts.correlation_id,
+    tool: facts.tool_id,
+    args_digest: d.binding!.args_digest === 'unserializable' ? null : d.binding!.args_digest,
+    verdict: ev,
+    decision: 'session',
+    details: { session_id: facts.session_id, level: ev.level },
+  };
+}
+
+/** APPROVAL_RESOLVED for a call a session approval let through (no approval id). */
+export function emitSessionResolved(events: GateEvents | undefined, facts: ToolCallFacts, by: string): void {
+  events?.emit(
+    'APPROVAL_RESOLVED',
+    {
+      request_id: facts.request_id,
+      correlation_id: facts.correlation_id,
+      session_id: facts.session_id,
+      target: facts.tool_id,
+    },
+    { id: null, tool_id: facts.tool_id, decision: 'session', approved: true, decided_by: 'session', by },
+  );
+}
