@@ -10,7 +10,7 @@ import { connectMcp, type McpConnection, type McpSpec } from './mcp-connect.js';
 import { mapMcpError, textOf } from './mcp-errors.js';
 import { definitionHash, McpPinStore } from './mcp-pins.js';
 import { MCP_TOOL_NAME, type McpToolDefinition, mcpToolSpec, toDefinition } from './mcp-tools.js';
-import { ReadyGate } from './ready-gate.js';
+import { RestartLifecycle } from './restart-lifecycle.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
 
 /** Why a tool is quarantined: its definition no longer matches the pinned hash. */
@@ -35,8 +35,6 @@ export interface McpRuntimeStats {
   /** Protocol revision negotiated with the server. */
   protocol_version?: string;
 }
-
-type State = 'idle' | 'starting' | 'running' | 'restarting' | 'closed';
 
 interface Inflight {
   controller: AbortController;
@@ -70,13 +68,9 @@ export class McpRuntime implements ModuleRuntime {
   readonly #trusted: boolean;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #gate: ReadyGate;
+  readonly #life: RestartLifecycle;
   readonly #pins: McpPinStore;
   readonly #leaseMs: number;
-  readonly #backoffMin: number;
-  readonly #backoffMax: number;
-  #backoff: number;
-  #state: State = 'idle';
   #conn: McpConnection | null = null;
   #tools: ToolSpec[] | null = null;
   readonly #defs = new Map<string, McpToolDefinition>();
@@ -85,8 +79,6 @@ export class McpRuntime implements ModuleRuntime {
   readonly #inflight = new Map<string, Inflight>();
   #listError: string | undefined;
   #restarts = 0;
-  #restartTimer: unknown = null;
-  #starting: Promise<void> | null = null;
   #closing: Promise<void> | null = null;
 
   constructor(opts: RuntimeOptions) {
@@ -101,14 +93,22 @@ export class McpRuntime implements ModuleRuntime {
     this.#spec = rt;
     this.#trusted = rt.trusted === true;
     this.#clock = opts.clock ?? systemClock;
-    this.#gate = new ReadyGate(this.#clock);
     this.#log = opts.logger.child({ runtime: 'mcp' });
     this.#pins = new McpPinStore(pinsFile(opts.settings, opts.baseDir));
     if (this.#pins.file === undefined)
       this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
     this.#leaseMs = opts.manifest.lease?.ttl_ms ?? DEFAULT_LIMITS.default_lease_ms;
-    [this.#backoffMin, this.#backoffMax] = opts.limits?.restart_backoff_ms ?? DEFAULT_BACKOFF;
-    this.#backoff = this.#backoffMin;
+    this.#life = new RestartLifecycle({
+      id: this.#id,
+      clock: this.#clock,
+      backoff: opts.limits?.restart_backoff_ms ?? DEFAULT_BACKOFF,
+      connect: (first) => this.#connectAndList(first),
+      alive: () => !this.#conn?.dead,
+      onRestartFailed: (e) => this.#log.warn({ err: errText(e) }, 'MCP server restart failed'),
+      onRestarted: () => this.#onRestarted(),
+      closedError: () => this.#closedError(),
+      notReady: () => this.#notReady(),
+    });
   }
 
   /**
@@ -117,25 +117,7 @@ export class McpRuntime implements ModuleRuntime {
    * after close(). A failing tools/list does not reject: the module then has no tools.
    */
   start(): Promise<void> {
-    if (this.#state === 'closed') return Promise.reject(this.#closedError());
-    if (this.#starting) return this.#starting;
-    this.#state = 'starting';
-    this.#starting = this.#connectAndList(true).then(
-      () => {
-        if (this.#state === 'closed') throw this.#closedError();
-        this.#state = 'running';
-        this.#gate.open();
-      },
-      (e: unknown) => {
-        if (this.#state === 'starting') {
-          this.#state = 'idle';
-          this.#starting = null;
-          this.#gate.fail(e);
-        }
-        throw e;
-      },
-    );
-    return this.#starting;
+    return this.#life.start();
   }
 
   /** The tools listed at start (empty when tools/list failed). */
@@ -192,16 +174,7 @@ export class McpRuntime implements ModuleRuntime {
    * (after close()), E_MODULE_UNHEALTHY (not started, or an HTTP server unreachable).
    */
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
-    switch (this.#state) {
-      case 'running':
-        return this.#call(this.#conn as McpConnection, tool, args, ctx);
-      case 'closed':
-        return Promise.reject(this.#closedError());
-      case 'idle':
-        return Promise.reject(new FingerError('E_MODULE_UNHEALTHY', `module "${this.#id}" is not started`));
-      default:
-        return this.#gate.wait(ctx.deadline, this.#notReady).then(() => this.invoke(tool, args, ctx));
-    }
+    return this.#life.whenRunning(ctx.deadline, () => this.#call(this.#conn as McpConnection, tool, args, ctx));
   }
 
   /** Aborts an in-flight call: the SDK sends `notifications/cancelled` to the server. */
@@ -215,7 +188,7 @@ export class McpRuntime implements ModuleRuntime {
   /** `ping` answered within `timeout_ms` is healthy; not running, or a failed tools/list, is not. */
   async health(timeout_ms: number): Promise<RuntimeHealth> {
     const conn = this.#conn;
-    if (this.#state !== 'running' || conn === null) return { ok: false, detail: this.#state };
+    if (this.#life.state !== 'running' || conn === null) return { ok: false, detail: this.#life.state };
     try {
       await conn.client.ping({ timeout: timeout_ms });
     } catch (e) {
@@ -254,7 +227,7 @@ export class McpRuntime implements ModuleRuntime {
   /** Counters and state. */
   stats(): McpRuntimeStats {
     const s: McpRuntimeStats = {
-      state: this.#state,
+      state: this.#life.state,
       restarts: this.#restarts,
       inflight: this.#inflight.size,
       quarantined: [...this.#quarantine.keys()],
@@ -279,7 +252,7 @@ export class McpRuntime implements ModuleRuntime {
       logger: this.#log,
       onClose: (c) => this.#onClosed(c),
     });
-    if (this.#state === 'closed') {
+    if (this.#life.state === 'closed') {
       conn.closedByUs = true;
       await conn.client.close().catch(() => undefined);
       throw this.#closedError();
@@ -381,52 +354,26 @@ export class McpRuntime implements ModuleRuntime {
   #onClosed(conn: McpConnection): void {
     if (conn.closedByUs || conn.dead) return;
     conn.dead = true;
-    if (this.#conn !== conn || this.#state !== 'running') return;
+    if (this.#conn !== conn || this.#life.state !== 'running') return;
     const inflight = this.#inflight.size;
     const message = `MCP server "${this.#id}" closed the connection (pid ${conn.pid ?? '-'})`;
     this.#log.warn({ pid: conn.pid, inflight }, 'MCP server connection lost');
     this.#notice({ type: 'crashed', message, data: { module: this.#id, pid: conn.pid, inflight } });
-    this.#state = 'restarting';
-    this.#scheduleRestart();
+    this.#life.crashed();
   }
 
-  #scheduleRestart(): void {
-    const delay = this.#backoff;
-    this.#backoff = Math.min(this.#backoff * 2, this.#backoffMax);
-    this.#restartTimer = this.#clock.setTimeout(() => {
-      this.#restartTimer = null;
-      void this.#restart();
-    }, delay);
-  }
-
-  async #restart(): Promise<void> {
-    if (this.#state !== 'restarting') return;
-    try {
-      await this.#connectAndList(false);
-    } catch (e) {
-      if (this.#state !== 'restarting') return;
-      this.#log.warn({ err: errText(e) }, 'MCP server restart failed');
-      this.#scheduleRestart();
-      return;
-    }
-    if (this.#state !== 'restarting') return;
-    if (this.#conn?.dead) return this.#scheduleRestart();
-    this.#state = 'running';
+  #onRestarted(): void {
     this.#restarts++;
-    this.#backoff = this.#backoffMin;
+    this.#life.resetBackoff();
     this.#notice({
       type: 'restarted',
       message: `MCP server "${this.#id}" reconnected`,
       data: { module: this.#id, pid: this.#conn?.pid ?? null, restarts: this.#restarts },
     });
-    this.#gate.open();
   }
 
   async #close(): Promise<void> {
-    this.#state = 'closed';
-    if (this.#restartTimer !== null) this.#clock.clearTimeout(this.#restartTimer);
-    this.#restartTimer = null;
-    this.#gate.fail(this.#closedError());
+    this.#life.close(this.#closedError());
     const conn = this.#conn;
     if (conn === null) return;
     conn.closedByUs = true;
@@ -492,7 +439,7 @@ export class McpRuntime implements ModuleRuntime {
       throw mapMcpError(e, {
         tool: `${this.#id}.${tool}`,
         cancelled: f.cancelled,
-        closed: this.#state === 'closed' || conn.closedByUs,
+        closed: this.#life.state === 'closed' || conn.closedByUs,
         crashed: conn.dead,
         http: this.#spec.transport === 'http',
       });
@@ -503,8 +450,9 @@ export class McpRuntime implements ModuleRuntime {
 
   // ---- small helpers -------------------------------------------------------------------------
 
-  readonly #notReady = (): FingerError =>
-    new FingerError('E_TIMEOUT', `MCP server "${this.#id}" was not ready before the call's deadline`);
+  #notReady(): FingerError {
+    return new FingerError('E_TIMEOUT', `MCP server "${this.#id}" was not ready before the call's deadline`);
+  }
 
   #closedError(): FingerError {
     return new FingerError('E_PROVIDER_CLOSED', `module "${this.#id}" runtime is closed`);

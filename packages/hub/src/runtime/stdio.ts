@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ModuleProcess } from './module-process.js';
 import { childEnv, killProcessGroup } from './process-tree.js';
-import { ReadyGate } from './ready-gate.js';
+import { RestartLifecycle } from './restart-lifecycle.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
 import { parseModuleLine } from './stdio-protocol.js';
 
@@ -34,8 +34,6 @@ const CLOSE_KILL_MS = 2000;
 const STABLE_UPTIME_MS = 10_000;
 const SAMPLE_CHARS = 200;
 
-type State = 'idle' | 'starting' | 'running' | 'restarting' | 'closed';
-
 interface Pending {
   resolve(v: unknown): void;
   reject(e: unknown): void;
@@ -62,34 +60,35 @@ export class StdioRuntime implements ModuleRuntime {
   readonly #log: Logger;
   readonly #maxLine: number;
   readonly #cancelGrace: number;
-  readonly #backoffMin: number;
-  readonly #backoffMax: number;
-  #backoff: number;
-  #state: State = 'idle';
+  readonly #life: RestartLifecycle;
   #proc: ModuleProcess | null = null;
   readonly #pending = new Map<string, Pending>();
   readonly #pings = new Map<string, (h: RuntimeHealth) => void>();
   #pingSeq = 0;
-  readonly #gate: ReadyGate;
   #garbage = 0;
   #restarts = 0;
-  #restartTimer: unknown = null;
-  #starting: Promise<void> | null = null;
   #closing: Promise<void> | null = null;
 
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
     this.#id = opts.manifest.id;
     this.#clock = opts.clock ?? systemClock;
-    this.#gate = new ReadyGate(this.#clock);
     this.#log = opts.logger.child({ module: opts.manifest.id, runtime: 'stdio' });
     const l = opts.limits ?? {};
     this.#maxLine = l.max_line_bytes ?? DEFAULT_MAX_LINE;
     this.#cancelGrace = l.cancel_grace_ms ?? DEFAULT_CANCEL_GRACE_MS;
-    const [min, max] = l.restart_backoff_ms ?? DEFAULT_BACKOFF;
-    this.#backoffMin = min;
-    this.#backoffMax = max;
-    this.#backoff = min;
+    this.#life = new RestartLifecycle({
+      id: this.#id,
+      clock: this.#clock,
+      backoff: l.restart_backoff_ms ?? DEFAULT_BACKOFF,
+      connect: () => this.#spawnReady(),
+      alive: () => this.#proc !== null,
+      onRestartFailed: (e) =>
+        this.#log.warn({ err: e instanceof Error ? e.message : String(e) }, 'module restart failed'),
+      onRestarted: () => this.#onRestarted(),
+      closedError: () => this.#closedError(),
+      notReady: () => this.#notReady(),
+    });
   }
 
   /**
@@ -98,25 +97,7 @@ export class StdioRuntime implements ModuleRuntime {
    * non-stdio manifest, E_PROVIDER_CLOSED after close(). A failed start may be retried.
    */
   start(): Promise<void> {
-    if (this.#state === 'closed') return Promise.reject(this.#closedError());
-    if (this.#starting) return this.#starting;
-    this.#state = 'starting';
-    this.#starting = this.#spawnReady().then(
-      () => {
-        if (this.#state === 'closed') throw this.#closedError();
-        this.#state = 'running';
-        this.#gate.open();
-      },
-      (e: unknown) => {
-        if (this.#state === 'starting') {
-          this.#state = 'idle';
-          this.#starting = null;
-          this.#gate.fail(e);
-        }
-        throw e;
-      },
-    );
-    return this.#starting;
+    return this.#life.start();
   }
 
   /**
@@ -127,16 +108,7 @@ export class StdioRuntime implements ModuleRuntime {
    * E_MODULE_UNHEALTHY before start().
    */
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
-    switch (this.#state) {
-      case 'running':
-        return this.#call(this.#proc as ModuleProcess, tool, args, ctx);
-      case 'closed':
-        return Promise.reject(this.#closedError());
-      case 'idle':
-        return Promise.reject(new FingerError('E_MODULE_UNHEALTHY', `module "${this.#id}" is not started`));
-      default:
-        return this.#gate.wait(ctx.deadline, this.#notReady).then(() => this.invoke(tool, args, ctx));
-    }
+    return this.#life.whenRunning(ctx.deadline, () => this.#call(this.#proc as ModuleProcess, tool, args, ctx));
   }
 
   /**
@@ -172,7 +144,8 @@ export class StdioRuntime implements ModuleRuntime {
   /** Ping → pong within `timeout_ms` is healthy; not running (idle, restarting, closed) is not. */
   health(timeout_ms: number): Promise<RuntimeHealth> {
     const proc = this.#proc;
-    if (this.#state !== 'running' || proc === null) return Promise.resolve({ ok: false, detail: this.#state });
+    if (this.#life.state !== 'running' || proc === null)
+      return Promise.resolve({ ok: false, detail: this.#life.state });
     return this.#ping(proc, timeout_ms);
   }
 
@@ -192,7 +165,7 @@ export class StdioRuntime implements ModuleRuntime {
       restarts: this.#restarts,
       inflight: this.#pending.size,
     };
-    if (this.#state === 'running' && this.#proc !== null) s.pid = this.#proc.pid;
+    if (this.#life.state === 'running' && this.#proc !== null) s.pid = this.#proc.pid;
     return s;
   }
 
@@ -204,7 +177,7 @@ export class StdioRuntime implements ModuleRuntime {
       throw this.#cannotStart(e);
     });
     this.#log.debug({ pid: proc.pid }, 'module process started');
-    if (this.#state === 'closed' && this.#proc === proc) proc.terminate(CLOSE_KILL_MS);
+    if (this.#life.state === 'closed' && this.#proc === proc) proc.terminate(CLOSE_KILL_MS);
     const t = this.#opts.limits?.start_timeout_ms;
     if (t === undefined) return;
     const h = await this.#ping(proc, t);
@@ -262,7 +235,7 @@ export class StdioRuntime implements ModuleRuntime {
   #gone(proc: ModuleProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#proc !== proc) return;
     this.#proc = null;
-    if (this.#state === 'closed') return;
+    if (this.#life.state === 'closed') return;
     const message = `module "${this.#id}" exited (code ${code}, signal ${signal})`;
     const inflight = this.#pending.size;
     for (const p of this.#pending.values()) {
@@ -271,41 +244,19 @@ export class StdioRuntime implements ModuleRuntime {
     }
     this.#pending.clear();
     this.#resolvePings({ ok: false, detail: 'module process exited' });
-    if (this.#state !== 'running') return; // a (re)start attempt: its own code handles the failure
+    if (this.#life.state !== 'running') return; // a (re)start attempt: its own code handles the failure
     this.#log.warn({ pid: proc.pid, exit_code: code, signal, inflight }, 'module process exited');
     this.#notice({
       type: 'crashed',
       message,
       data: { module: this.#id, pid: proc.pid, exit_code: code, signal, inflight },
     });
-    if (this.#clock.now() - proc.startedAt >= STABLE_UPTIME_MS) this.#backoff = this.#backoffMin;
-    this.#state = 'restarting';
-    this.#scheduleRestart();
+    if (this.#clock.now() - proc.startedAt >= STABLE_UPTIME_MS) this.#life.resetBackoff();
+    this.#life.crashed();
   }
 
-  #scheduleRestart(): void {
-    const delay = this.#backoff;
-    this.#backoff = Math.min(this.#backoff * 2, this.#backoffMax);
-    this.#restartTimer = this.#clock.setTimeout(() => {
-      this.#restartTimer = null;
-      void this.#restart();
-    }, delay);
-  }
-
-  async #restart(): Promise<void> {
-    if (this.#state !== 'restarting') return;
-    try {
-      await this.#spawnReady();
-    } catch (e) {
-      if (this.#state !== 'restarting') return;
-      this.#log.warn({ err: e instanceof Error ? e.message : String(e) }, 'module restart failed');
-      this.#scheduleRestart();
-      return;
-    }
-    const proc = this.#proc;
-    if (this.#state !== 'restarting') return; // closed meanwhile: close() stops the process
-    if (proc === null) return this.#scheduleRestart(); // died already
-    this.#state = 'running';
+  #onRestarted(): void {
+    const proc = this.#proc as ModuleProcess;
     this.#restarts++;
     this.#log.info({ pid: proc.pid, restarts: this.#restarts }, 'module process restarted');
     this.#notice({
@@ -313,15 +264,11 @@ export class StdioRuntime implements ModuleRuntime {
       message: `module "${this.#id}" restarted`,
       data: { module: this.#id, pid: proc.pid, restarts: this.#restarts },
     });
-    this.#gate.open();
   }
 
   async #close(): Promise<void> {
-    this.#state = 'closed';
-    if (this.#restartTimer !== null) this.#clock.clearTimeout(this.#restartTimer);
-    this.#restartTimer = null;
     const closed = this.#closedError();
-    this.#gate.fail(closed);
+    this.#life.close(closed);
     for (const p of this.#pending.values()) {
       if (p.grace !== null) this.#clock.clearTimeout(p.grace);
       p.reject(closed);
@@ -340,7 +287,7 @@ export class StdioRuntime implements ModuleRuntime {
   // ---- lines from the module ---------------------------------------------------------------
 
   #onLine(proc: ModuleProcess, line: string): void {
-    if (proc !== this.#proc || this.#state === 'closed') return;
+    if (proc !== this.#proc || this.#life.state === 'closed') return;
     const m = parseModuleLine(line);
     if (m === null) return;
     switch (m.type) {
@@ -450,8 +397,9 @@ export class StdioRuntime implements ModuleRuntime {
     for (const r of [...this.#pings.values()]) r(h);
   }
 
-  readonly #notReady = (): FingerError =>
-    new FingerError('E_TIMEOUT', `module "${this.#id}" was not ready before the call's deadline`);
+  #notReady(): FingerError {
+    return new FingerError('E_TIMEOUT', `module "${this.#id}" was not ready before the call's deadline`);
+  }
 
   #cannotStart(e: unknown): FingerError {
     const rt = this.#opts.manifest.runtime;
