@@ -1,27 +1,18 @@
-import path from 'node:path';
-
 import type { ToolSpec } from '@finger/protocol';
-import { FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
+import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { DEFAULT_LIMITS } from '../hub-types.js';
 import type { Logger } from '../logger.js';
 import { connectMcp, type McpConnection, type McpSpec } from './mcp-connect.js';
 import { mapMcpError, textOf } from './mcp-errors.js';
-import { definitionHash, McpPinStore } from './mcp-pins.js';
+import { McpPinning, type McpQuarantine, pinsFile } from './mcp-pinning.js';
+import { McpPinStore } from './mcp-pins.js';
 import { MCP_TOOL_NAME, type McpToolDefinition, mcpToolSpec, toDefinition } from './mcp-tools.js';
 import { RestartLifecycle } from './restart-lifecycle.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
 
-/** Why a tool is quarantined: its definition no longer matches the pinned hash. */
-export interface McpQuarantine {
-  reason: 'definition changed';
-  /** Tool id `mcp.<server>.<tool>`. */
-  tool: string;
-  pinned_hash: string;
-  current_hash: string;
-  [key: string]: unknown;
-}
+export type { McpQuarantine } from './mcp-pinning.js';
 
 /** Counters and state of an MCP runtime, for metrics and tests. */
 export interface McpRuntimeStats {
@@ -69,13 +60,10 @@ export class McpRuntime implements ModuleRuntime {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #life: RestartLifecycle;
-  readonly #pins: McpPinStore;
+  readonly #pinning: McpPinning;
   readonly #leaseMs: number;
   #conn: McpConnection | null = null;
   #tools: ToolSpec[] | null = null;
-  readonly #defs = new Map<string, McpToolDefinition>();
-  readonly #hashes = new Map<string, string>();
-  readonly #quarantine = new Map<string, McpQuarantine>();
   readonly #inflight = new Map<string, Inflight>();
   #listError: string | undefined;
   #restarts = 0;
@@ -94,9 +82,15 @@ export class McpRuntime implements ModuleRuntime {
     this.#trusted = rt.trusted === true;
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.logger.child({ runtime: 'mcp' });
-    this.#pins = new McpPinStore(pinsFile(opts.settings, opts.baseDir));
-    if (this.#pins.file === undefined)
-      this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
+    const pins = new McpPinStore(pinsFile(opts.settings, opts.baseDir));
+    if (pins.file === undefined) this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
+    this.#pinning = new McpPinning({
+      id: this.#id,
+      pins,
+      clock: this.#clock,
+      log: this.#log,
+      notice: (n) => this.#notice(n),
+    });
     this.#leaseMs = opts.manifest.lease?.ttl_ms ?? DEFAULT_LIMITS.default_lease_ms;
     this.#life = new RestartLifecycle({
       id: this.#id,
@@ -127,7 +121,7 @@ export class McpRuntime implements ModuleRuntime {
 
   /** Quarantined tools by name. */
   quarantined(): Record<string, McpQuarantine> {
-    return Object.fromEntries(this.#quarantine);
+    return this.#pinning.quarantined();
   }
 
   /**
@@ -135,35 +129,8 @@ export class McpRuntime implements ModuleRuntime {
    * `expected_hash`, when given, must equal the current hash (E_CONFLICT otherwise), so what is
    * trusted is exactly what was shown. Rejects E_NOT_FOUND for a tool the server did not list.
    */
-  async trust(tool: string, expected_hash?: string): Promise<{ tool: string; pinned_hash: string }> {
-    const hash = this.#hashes.get(tool);
-    if (hash === undefined)
-      throw new FingerError('E_NOT_FOUND', `MCP server "${this.#id}" has no tool "${tool}"`, { tool });
-    if (expected_hash !== undefined && expected_hash !== hash) {
-      throw new FingerError('E_CONFLICT', `tool "${this.#id}.${tool}" changed since it was shown`, {
-        tool: `${this.#id}.${tool}`,
-        expected_hash,
-        current_hash: hash,
-      });
-    }
-    await this.#pins.update(this.#id, (pins) => {
-      pins[tool] = { hash, pinned_at: rfc3339(this.#clock.now()) };
-    });
-    const was = this.#quarantine.get(tool);
-    this.#quarantine.delete(tool);
-    this.#log.info({ tool, pinned_hash: hash, was_quarantined: was !== undefined }, 'MCP tool definition trusted');
-    this.#notice({
-      type: 'event',
-      message: `MCP tool "${this.#id}.${tool}" re-pinned`,
-      data: {
-        hub_event: 'FIREWALL_VERDICT',
-        action: 'trust',
-        layer: 'mcp_pin',
-        tool: `${this.#id}.${tool}`,
-        pinned_hash: hash,
-      },
-    });
-    return { tool: `${this.#id}.${tool}`, pinned_hash: hash };
+  trust(tool: string, expected_hash?: string): Promise<{ tool: string; pinned_hash: string }> {
+    return this.#pinning.trust(tool, expected_hash);
   }
 
   /**
@@ -230,7 +197,7 @@ export class McpRuntime implements ModuleRuntime {
       state: this.#life.state,
       restarts: this.#restarts,
       inflight: this.#inflight.size,
-      quarantined: [...this.#quarantine.keys()],
+      quarantined: this.#pinning.quarantinedNames(),
     };
     const conn = this.#conn;
     if (conn !== null && !conn.dead && conn.pid !== null) s.pid = conn.pid;
@@ -314,41 +281,11 @@ export class McpRuntime implements ModuleRuntime {
 
   /** Hashes the listed definitions, pins new ones, quarantines changed ones. */
   async #adopt(defs: McpToolDefinition[], first: boolean): Promise<void> {
-    const pins = await this.#pins.load(this.#id);
-    const fresh: McpToolDefinition[] = [];
-    for (const def of defs) {
-      const hash = definitionHash(def);
-      this.#defs.set(def.name, def);
-      this.#hashes.set(def.name, hash);
-      const pin = pins[def.name];
-      if (pin === undefined) fresh.push(def);
-      else if (pin.hash === hash) this.#quarantine.delete(def.name);
-      else this.#quarantineTool(def.name, pin.hash, hash);
-    }
-    if (fresh.length > 0) {
-      const at = rfc3339(this.#clock.now());
-      await this.#pins.update(this.#id, (p) => {
-        for (const d of fresh) p[d.name] ??= { hash: this.#hashes.get(d.name) as string, pinned_at: at };
-      });
-      this.#log.info({ tools: fresh.map((d) => d.name) }, 'MCP tool definitions pinned on first sight');
-    }
+    await this.#pinning.adopt(defs);
     if (first) {
       const timeout_ms = this.#opts.manifest.lease?.ttl_ms;
       this.#tools = defs.map((d) => mcpToolSpec(d, { trusted: this.#trusted, ...(timeout_ms ? { timeout_ms } : {}) }));
     }
-  }
-
-  #quarantineTool(tool: string, pinned_hash: string, current_hash: string): void {
-    const prev = this.#quarantine.get(tool);
-    if (prev?.current_hash === current_hash) return;
-    const q: McpQuarantine = { reason: 'definition changed', tool: `${this.#id}.${tool}`, pinned_hash, current_hash };
-    this.#quarantine.set(tool, q);
-    this.#log.warn(q, 'MCP tool definition changed; tool quarantined until trusted');
-    this.#notice({
-      type: 'event',
-      message: `MCP tool "${q.tool}" quarantined: definition changed`,
-      data: { hub_event: 'FIREWALL_VERDICT', action: 'quarantine', layer: 'mcp_pin', quarantined: q.tool, ...q },
-    });
   }
 
   #onClosed(conn: McpConnection): void {
@@ -384,14 +321,7 @@ export class McpRuntime implements ModuleRuntime {
   // ---- calls ---------------------------------------------------------------------------------
 
   async #call(conn: McpConnection, tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
-    const q = this.#quarantine.get(tool);
-    if (q !== undefined) {
-      throw new FingerError(
-        'E_FORBIDDEN',
-        `MCP tool "${q.tool}" is quarantined: its definition changed since it was pinned (trust it to re-pin)`,
-        { reason: q.reason, tool: q.tool, pinned_hash: q.pinned_hash, current_hash: q.current_hash },
-      );
-    }
+    this.#pinning.check(tool);
     const input = args === undefined || args === null ? {} : args;
     if (typeof input !== 'object' || Array.isArray(input)) {
       throw new FingerError('E_INVALID_ARGS', `MCP tool arguments must be an object`, {
@@ -465,14 +395,6 @@ export class McpRuntime implements ModuleRuntime {
       this.#log.error({ err: errText(e) }, 'runtime callback threw');
     }
   }
-}
-
-/** `settings.pins_file` (relative to `settings.home`, else the module dir), else `<home>/state/mcp-pins.json`. */
-function pinsFile(settings: Record<string, unknown> | undefined, baseDir: string): string | undefined {
-  const home = typeof settings?.home === 'string' ? settings.home : undefined;
-  const file = settings?.pins_file;
-  if (typeof file === 'string' && file !== '') return path.resolve(home ?? baseDir, file);
-  return home === undefined ? undefined : path.join(home, 'state', 'mcp-pins.json');
 }
 
 function errText(e: unknown): string {
