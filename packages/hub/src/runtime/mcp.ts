@@ -4,8 +4,8 @@ import { FingerError, toErrorInfo } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { DEFAULT_LIMITS } from '../hub-types.js';
 import type { Logger } from '../logger.js';
+import { callMcpTool, type McpInflight } from './mcp-call.js';
 import { connectMcp, type McpConnection, type McpSpec } from './mcp-connect.js';
-import { mapMcpError, textOf } from './mcp-errors.js';
 import { McpPinning, type McpQuarantine, pinsFile } from './mcp-pinning.js';
 import { McpPinStore } from './mcp-pins.js';
 import { MCP_TOOL_NAME, type McpToolDefinition, mcpToolSpec, toDefinition } from './mcp-tools.js';
@@ -25,11 +25,6 @@ export interface McpRuntimeStats {
   quarantined: string[];
   /** Protocol revision negotiated with the server. */
   protocol_version?: string;
-}
-
-interface Inflight {
-  controller: AbortController;
-  cancelled?: string;
 }
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
@@ -64,7 +59,7 @@ export class McpRuntime implements ModuleRuntime {
   readonly #leaseMs: number;
   #conn: McpConnection | null = null;
   #tools: ToolSpec[] | null = null;
-  readonly #inflight = new Map<string, Inflight>();
+  readonly #inflight = new Map<string, McpInflight>();
   #listError: string | undefined;
   #restarts = 0;
   #closing: Promise<void> | null = null;
@@ -322,60 +317,21 @@ export class McpRuntime implements ModuleRuntime {
 
   async #call(conn: McpConnection, tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
     this.#pinning.check(tool);
-    const input = args === undefined || args === null ? {} : args;
-    if (typeof input !== 'object' || Array.isArray(input)) {
-      throw new FingerError('E_INVALID_ARGS', `MCP tool arguments must be an object`, {
-        issues: [{ path: '$', message: 'must be object' }],
-      });
-    }
-    const remaining = ctx.deadline - this.#clock.now();
-    if (!(remaining > 0)) throw new FingerError('E_TIMEOUT', `call to "${this.#id}.${tool}" passed its deadline`);
-    if (this.#inflight.has(ctx.call_id)) {
-      throw new FingerError('E_INTERNAL', `call id ${ctx.call_id} is already in flight on "${this.#id}"`);
-    }
-    const f: Inflight = { controller: new AbortController() };
-    this.#inflight.set(ctx.call_id, f);
-    try {
-      const r = await conn.client.callTool(
-        { name: tool, arguments: input as Record<string, unknown> },
-        {
-          signal: f.controller.signal,
-          timeout: remaining,
-          onprogress: (p) => {
-            try {
-              ctx.extendLease(this.#leaseMs);
-              const fraction =
-                typeof p.total === 'number' && p.total > 0 ? Math.min(1, p.progress / p.total) : undefined;
-              const message = p.message ?? (p.total !== undefined ? `${p.progress}/${p.total}` : String(p.progress));
-              ctx.progress(message, fraction);
-            } catch (e) {
-              this.#log.error({ err: errText(e) }, 'progress callback threw');
-            }
-          },
-        },
-      );
-      if (r.isError === true) {
-        const text = textOf(r.content);
-        throw new FingerError('E_MODULE_ERROR', `MCP tool "${this.#id}.${tool}" failed: ${text || 'no message'}`, {
-          tool: `${this.#id}.${tool}`,
-          content: r.content,
-        });
-      }
-      const out: Record<string, unknown> = { content: Array.isArray(r.content) ? r.content : [] };
-      if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-      return out;
-    } catch (e) {
-      if (e instanceof FingerError) throw e;
-      throw mapMcpError(e, {
-        tool: `${this.#id}.${tool}`,
-        cancelled: f.cancelled,
-        closed: this.#life.state === 'closed' || conn.closedByUs,
-        crashed: conn.dead,
+    return callMcpTool(
+      {
+        id: this.#id,
+        conn,
+        inflight: this.#inflight,
+        clock: this.#clock,
+        leaseMs: this.#leaseMs,
+        log: this.#log,
         http: this.#spec.transport === 'http',
-      });
-    } finally {
-      this.#inflight.delete(ctx.call_id);
-    }
+        closed: () => this.#life.state === 'closed',
+      },
+      tool,
+      args,
+      ctx,
+    );
   }
 
   // ---- small helpers -------------------------------------------------------------------------
