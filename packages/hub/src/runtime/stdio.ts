@@ -8,6 +8,7 @@ import { ModuleProcess } from './module-process.js';
 import { childEnv, killProcessGroup } from './process-tree.js';
 import { RestartLifecycle } from './restart-lifecycle.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
+import { PingTracker } from './stdio-pings.js';
 import { parseModuleLine } from './stdio-protocol.js';
 
 /** Counters of a stdio runtime, for metrics and tests. */
@@ -63,8 +64,7 @@ export class StdioRuntime implements ModuleRuntime {
   readonly #life: RestartLifecycle;
   #proc: ModuleProcess | null = null;
   readonly #pending = new Map<string, Pending>();
-  readonly #pings = new Map<string, (h: RuntimeHealth) => void>();
-  #pingSeq = 0;
+  readonly #pings: PingTracker;
   #garbage = 0;
   #restarts = 0;
   #closing: Promise<void> | null = null;
@@ -74,6 +74,7 @@ export class StdioRuntime implements ModuleRuntime {
     this.#id = opts.manifest.id;
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.logger.child({ module: opts.manifest.id, runtime: 'stdio' });
+    this.#pings = new PingTracker(this.#clock);
     const l = opts.limits ?? {};
     this.#maxLine = l.max_line_bytes ?? DEFAULT_MAX_LINE;
     this.#cancelGrace = l.cancel_grace_ms ?? DEFAULT_CANCEL_GRACE_MS;
@@ -243,7 +244,7 @@ export class StdioRuntime implements ModuleRuntime {
       p.reject(new FingerError('E_MODULE_CRASHED', message, { exit_code: code, signal }));
     }
     this.#pending.clear();
-    this.#resolvePings({ ok: false, detail: 'module process exited' });
+    this.#pings.settleAll({ ok: false, detail: 'module process exited' });
     if (this.#life.state !== 'running') return; // a (re)start attempt: its own code handles the failure
     this.#log.warn({ pid: proc.pid, exit_code: code, signal, inflight }, 'module process exited');
     this.#notice({
@@ -274,7 +275,7 @@ export class StdioRuntime implements ModuleRuntime {
       p.reject(closed);
     }
     this.#pending.clear();
-    this.#resolvePings({ ok: false, detail: 'closed' });
+    this.#pings.settleAll({ ok: false, detail: 'closed' });
     const proc = this.#proc;
     if (proc === null) return;
     proc.endInput();
@@ -312,9 +313,7 @@ export class StdioRuntime implements ModuleRuntime {
         return this.#safely(() => p.ctx.extendLease(m.ttl_ms));
       }
       case 'pong': {
-        const r = this.#pings.get(m.id);
-        if (r !== undefined) r({ ok: true });
-        else if (!this.#isLatePong(m.id)) this.#onGarbage(proc, 'pong for an unknown id', line);
+        if (!this.#pings.pong(m.id)) this.#onGarbage(proc, 'pong for an unknown id', line);
         return;
       }
       case 'event':
@@ -371,30 +370,7 @@ export class StdioRuntime implements ModuleRuntime {
   }
 
   #ping(proc: ModuleProcess, timeout_ms: number): Promise<RuntimeHealth> {
-    const id = `ping-${++this.#pingSeq}`;
-    return new Promise((resolve) => {
-      const timer = this.#clock.setTimeout(() => {
-        this.#pings.delete(id);
-        resolve({ ok: false, detail: `no pong within ${timeout_ms} ms` });
-      }, timeout_ms);
-      this.#pings.set(id, (h) => {
-        this.#clock.clearTimeout(timer);
-        this.#pings.delete(id);
-        resolve(h);
-      });
-      proc.write(JSON.stringify({ type: 'ping', id }) + '\n');
-    });
-  }
-
-  /** A pong for a ping that already timed out is late, not garbage. */
-  #isLatePong(id: string): boolean {
-    if (!id.startsWith('ping-')) return false;
-    const n = Number(id.slice(5));
-    return Number.isInteger(n) && n > 0 && n <= this.#pingSeq;
-  }
-
-  #resolvePings(h: RuntimeHealth): void {
-    for (const r of [...this.#pings.values()]) r(h);
+    return this.#pings.ping((line) => proc.write(line), timeout_ms);
   }
 
   #notReady(): FingerError {
