@@ -1,33 +1,78 @@
+import type { Envelope } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
 
-import type { HubCall, Interceptor } from './hub-types.js';
+import type { HubCall, Interceptor, ResolvedTarget } from './hub-types.js';
 
-/** One pass of a call through the chain: one object and one `next` closure per call. */
-class ChainRun {
-  private i = 0;
-  private dispatched = false;
-  readonly next = (): Promise<unknown> => this.step();
+/**
+ * One pass of a call through the chain. The run is itself the {@link HubCall} the interceptors
+ * see, so a call costs one object and one `next` closure; its stepping state lives in `#private`
+ * fields an interceptor cannot reach. Subclasses say what the end of the chain does.
+ */
+export abstract class InterceptorRun implements HubCall {
+  readonly #list: readonly Interceptor[];
+  #i = 0;
+  #dispatched = false;
+  /** Goes on to the next interceptor, or to {@link final} after the last one (at most once). */
+  readonly next = (): Promise<unknown> => this.#step();
 
   constructor(
-    private readonly list: readonly Interceptor[],
-    private readonly call: HubCall,
-    private readonly final: () => Promise<unknown>,
-  ) {}
+    list: readonly Interceptor[],
+    readonly envelope: Envelope,
+    readonly resolved: ResolvedTarget,
+    readonly direct: boolean,
+  ) {
+    this.#list = list;
+  }
 
-  step(): Promise<unknown> {
-    const i = this.i;
-    if (i >= this.list.length) {
+  /** What runs after the last interceptor called `next()`. */
+  protected abstract final(): Promise<unknown>;
+
+  /**
+   * True while {@link run} is still on the stack: `final()` called then means no interceptor
+   * awaited anything, so a time read before the chain is still current.
+   */
+  protected synchronous = false;
+
+  /** Starts the run at the first interceptor. */
+  run(): Promise<unknown> {
+    this.synchronous = true;
+    try {
+      return this.#step();
+    } finally {
+      this.synchronous = false;
+    }
+  }
+
+  #step(): Promise<unknown> {
+    const i = this.#i;
+    const list = this.#list;
+    if (i >= list.length) {
       // the guard that matters: the call reaches its module at most once
-      if (this.dispatched) return Promise.reject(new FingerError('E_INTERNAL', 'an interceptor called next() twice'));
-      this.dispatched = true;
+      if (this.#dispatched) return Promise.reject(new FingerError('E_INTERNAL', 'an interceptor called next() twice'));
+      this.#dispatched = true;
       return this.final();
     }
-    this.i = i + 1;
+    this.#i = i + 1;
     try {
-      return this.list[i]!(this.call, this.next);
+      return list[i]!(this, this.next);
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+}
+
+/** A run whose end is a function. */
+class FunctionRun extends InterceptorRun {
+  constructor(
+    list: readonly Interceptor[],
+    call: HubCall,
+    private readonly end: () => Promise<unknown>,
+  ) {
+    super(list, call.envelope, call.resolved, call.direct);
+  }
+
+  protected override final(): Promise<unknown> {
+    return this.end();
   }
 }
 
@@ -41,5 +86,5 @@ export function runInterceptors(
   call: HubCall,
   final: () => Promise<unknown>,
 ): Promise<unknown> {
-  return new ChainRun(interceptors, call, final).step();
+  return new FunctionRun(interceptors, call, final).run();
 }

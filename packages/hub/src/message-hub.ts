@@ -7,13 +7,12 @@ import { LocalEventBus } from './events/local-event-bus.js';
 import {
   DEFAULT_LIMITS,
   type DispatchParams,
-  type HubCall,
   type HubLimits,
   type Interceptor,
   type RequestRecord,
   type ResolvedTarget,
 } from './hub-types.js';
-import { runInterceptors } from './interceptor-chain.js';
+import { InterceptorRun } from './interceptor-chain.js';
 import { LeaseTable } from './lease-table.js';
 import { type Logger, silentLogger } from './logger.js';
 import { PendingCall, type PendingCallHost } from './pending-call.js';
@@ -454,18 +453,21 @@ export class MessageHub implements PendingCallHost {
     };
     const checkResult = target.check_result;
     if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now, checkResult, p.onProgress);
-    const call: HubCall = {
-      envelope,
-      resolved: { module: target.module, tool: target.tool, tool_id: target.tool_id },
-      direct: p.direct === true,
-    };
-    const epoch = this.abortEpoch;
-    return runInterceptors(this.interceptors, call, () =>
-      epoch !== this.abortEpoch
-        ? this.fail(this.abortError)
-        : this.send(envelope, entry, ttl, undefined, checkResult, p.onProgress),
-    );
+    return new DispatchRun(this.interceptors, this.afterChain, this.abortEpoch, now, envelope, target, ttl, p).run();
   }
+
+  /** The end of the interceptor chain: the call goes to its module unless a halt came in between. */
+  private readonly afterChain = (run: DispatchRun): Promise<unknown> => {
+    if (run.epoch !== this.abortEpoch) return this.fail(this.abortError);
+    return this.send(
+      run.envelope,
+      run.target.entry,
+      run.ttl,
+      undefined,
+      run.target.check_result,
+      run.params.onProgress,
+    );
+  };
 
   private send(
     envelope: Envelope,
@@ -533,5 +535,32 @@ export class MessageHub implements PendingCallHost {
     };
     if (opts?.timeout_ms !== undefined) p.timeout_ms = opts.timeout_ms;
     return this.execute(p, undefined);
+  }
+}
+
+/** One dispatch through the interceptor chain: the HubCall the interceptors see, ending at the module. */
+class DispatchRun extends InterceptorRun {
+  constructor(
+    list: readonly Interceptor[],
+    private readonly end: (run: DispatchRun) => Promise<unknown>,
+    /** The hub's halt epoch when the call entered the chain. */
+    readonly epoch: number,
+    /** The hub clock's time when the envelope was made. */
+    readonly now: number,
+    envelope: Envelope,
+    readonly target: TargetEntry,
+    readonly ttl: number,
+    readonly params: DispatchParams,
+  ) {
+    super(list, envelope, target.resolved, params.direct === true);
+  }
+
+  /** True when the chain reached its end without awaiting anything. */
+  get startedSynchronously(): boolean {
+    return this.synchronous;
+  }
+
+  protected override final(): Promise<unknown> {
+    return this.end(this);
   }
 }

@@ -28,6 +28,8 @@ export interface TargetEntry extends ResolvedTarget {
   check_args?: SchemaCheck;
   /** The tool's compiled output_schema (absent when it declares none): checked on every result. */
   check_result?: SchemaCheck;
+  /** What interceptors see of this target: one frozen object per tool, made at registration (no per-call copy). */
+  resolved: ResolvedTarget;
 }
 
 /** Everything the registry needs, passed in by the hub. */
@@ -312,7 +314,8 @@ export class ModuleRegistry {
       const tool_id = `${m.id}.${tool.name}`;
       // tools a runtime discovered at start (MCP) were not in the manifest: compiled now
       const checks = compiled.get(tool) ?? compileLateToolSchemas(tool);
-      const target: TargetEntry = { module: m, tool, tool_id, entry };
+      const resolved: ResolvedTarget = Object.freeze({ module: m, tool, tool_id });
+      const target: TargetEntry = { module: m, tool, tool_id, entry, resolved };
       if (checks.args !== undefined) target.check_args = checks.args;
       if (checks.result !== undefined) target.check_result = checks.result;
       this.targets.set(tool_id, target);
