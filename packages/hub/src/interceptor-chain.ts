@@ -36,11 +36,9 @@ export abstract class InterceptorRun implements HubCall {
   /** Starts the run at the first interceptor. */
   run(): Promise<unknown> {
     this.synchronous = true;
-    try {
-      return this.#step();
-    } finally {
-      this.synchronous = false;
-    }
+    const out = this.#step(); // never throws: #step turns a throw into a rejection
+    this.synchronous = false;
+    return out;
   }
 
   #step(): Promise<unknown> {
