@@ -8,8 +8,9 @@ import { Sha256Mac } from './nats-mac.js';
  * Subjects of a cluster `c`: module calls `finger.c.call.<module>` (queue group per module),
  * cancels `finger.c.cancel`, events `finger.c.events.<type>`, registry `finger.c.registry.<hb|hello|bye>`.
  *
- * Every message is one frame: an ASCII line `FW1 <kind> <node> <sig> <ssig>` and a newline, then
- * the body (the envelope as a JSON array, see nats-envelope.ts; the JSON of a heartbeat or control
+ * Every message is one frame: an ASCII line `FW2 <kind> <node> <sig> <ssig>` and a newline, then
+ * the body (a request batch, one `<token> <envelope JSON array>` line per request, see
+ * nats-batch.ts and nats-envelope.ts; a reply envelope as a JSON array; the JSON of a heartbeat or control
  * message; an event batch is one event JSON per line). No NATS headers: building and parsing
  * nats.js header objects cost about as much as the rest of a call, and a frame line is read with
  * one `indexOf`.
@@ -77,7 +78,8 @@ export interface WireAuthOptions {
 export type WireCheck =
   { ok: true; role: WireRole; node: string; kind: WireKind; body: Buffer } | { ok: false; reason: string };
 
-const MAGIC = 'FW1 ';
+/** Frame version 2: a request frame carries a batch of requests (nats-batch.ts). */
+const MAGIC = 'FW2 ';
 /** Length of a signature: base64url of 32 bytes, unpadded. */
 const SIG_LEN = 43;
 /** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures. */
@@ -125,13 +127,11 @@ export class WireAuth {
    * {@link seal} for a JSON text: the frame is allocated once and the text written straight into
    * it (no separate body buffer to copy; event batches run to tens of kilobytes).
    */
-  sealJson(kind: WireKind, json: string, forServe = true): Buffer {
+  sealJson(kind: WireKind, json: string, forServe = true, jsonBytes?: number): Buffer {
     const withSsig = forServe || this.clusterKey === undefined;
     const withSig = this.clusterKey !== undefined;
-    // magic, kind, node, two signatures (or "-"): three spaces and the newline
-    const lineLen =
-      MAGIC.length + kind.length + this.node.length + 4 + (withSig ? SIG_LEN : 1) + (withSsig ? SIG_LEN : 1);
-    const out = Buffer.allocUnsafe(lineLen + Buffer.byteLength(json, 'utf8'));
+    const lineLen = this.lineLength(kind, forServe);
+    const out = Buffer.allocUnsafe(lineLen + (jsonBytes ?? Buffer.byteLength(json, 'utf8')));
     out.write(json, lineLen, 'utf8');
     const body = out.subarray(lineLen);
     const ssig = withSsig ? mac(this.serveKey, kind, this.node, body) : '-';
@@ -140,14 +140,24 @@ export class WireAuth {
     return out;
   }
 
+  /** Bytes of the frame line {@link sealJson} writes for `kind` (the frame is this plus the body). */
+  lineLength(kind: WireKind, forServe = true): number {
+    const withSsig = forServe || this.clusterKey === undefined;
+    const withSig = this.clusterKey !== undefined;
+    // magic, kind, node, two signatures (or "-"): three spaces and the newline
+    return MAGIC.length + kind.length + this.node.length + 4 + (withSig ? SIG_LEN : 1) + (withSsig ? SIG_LEN : 1);
+  }
+
   /**
    * Verifies a received frame and returns its body. A daemon reports `role: 'daemon'` only for a
    * valid cluster-key signature; a valid serve signature alone means `serve`.
    */
   open(data: Uint8Array): WireCheck {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    if (buf.length < MAGIC.length || buf.toString('latin1', 0, MAGIC.length) !== MAGIC)
-      return { ok: false, reason: 'unsigned message (no frame)' };
+    if (buf.length < MAGIC.length || buf.toString('latin1', 0, MAGIC.length) !== MAGIC) {
+      const older = buf.length >= 4 && buf[0] === 0x46 && buf[1] === 0x57 && buf[3] === 0x20; // "FW? "
+      return { ok: false, reason: older ? 'unsupported frame version' : 'unsigned message (no frame)' };
+    }
     const nl = buf.indexOf(NL);
     if (nl < 0 || nl > MAX_LINE) return { ok: false, reason: 'unsigned message (no frame)' };
     const f = buf.toString('latin1', MAGIC.length, nl).split(' ');

@@ -6,45 +6,14 @@ import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
+import { inboxOf, MAX_BATCH, parseBatch, RequestBatch } from './nats-batch.js';
+import { NatsServerChannel } from './nats-channel.js';
 import { decodeReply, decodeRequest, encodeReply, encodeRequest } from './nats-envelope.js';
-import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from './nats-wire.js';
-import type { CancelReceiver, RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport.js';
+import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
+import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth, type WireCheck } from './nats-wire.js';
+import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
-/** Why a message was dropped, for the DEGRADED event the wiring emits. */
-export interface DroppedMessage {
-  reason: string;
-  subject: string;
-  node?: string;
-  role?: string;
-}
-
-/** Options of {@link NatsTransport}. */
-export interface NatsTransportOptions {
-  /** An open connection (made with `noAsyncTraces: true`). */
-  connection: NatsConnection;
-  cluster: string;
-  auth: WireAuth;
-  clock?: Clock;
-  logger?: Logger;
-  /** Told about every message dropped for failing authentication or validation. */
-  onDropped?: (info: DroppedMessage) => void;
-  /** Most requests this process serves at once; more are answered E_OVERLOADED. Default 4096. */
-  max_inflight?: number;
-  /** Most outstanding requests this process sends; more fail with E_OVERLOADED. Default 10,000. */
-  max_pending?: number;
-  /** Period of the deadline sweep of outstanding requests (ms). Default 25. */
-  sweep_ms?: number;
-  /**
-   * Whether a serve process may take requests for `module_id` (its requests then carry the serve
-   * signature too). Default: always — the safe answer, since a serve replica can join a queue
-   * group before anyone has heard its announcement.
-   */
-  servedByServe?: (module_id: string) => boolean;
-  /** How long close() lets requests being served finish (ms). Default 5000. */
-  drain_ms?: number;
-  /** close() also drains and closes the connection. Default false. */
-  ownsConnection?: boolean;
-}
+export type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 
 interface Pending {
   resolve(reply: Envelope): void;
@@ -53,40 +22,8 @@ interface Pending {
   deadline: number;
   /** The request sent: a reply carries only what differs from it (nats-envelope.ts). */
   request: Envelope;
-}
-
-/** The server side of one request received over NATS. */
-class NatsServerChannel implements ServerChannel {
-  cancelled: string | undefined;
-  private receiver: CancelReceiver | undefined;
-
-  constructor(
-    private readonly t: NatsTransport,
-    private readonly reply: string,
-    private readonly forServe: boolean,
-  ) {}
-
-  extendLease(ttl_ms: number): void {
-    this.t.publishControl(this.reply, 'lease', { ttl_ms }, this.forServe);
-  }
-
-  progress(message: string, fraction?: number): void {
-    const data = fraction === undefined ? { message } : { message, fraction };
-    this.t.publishControl(this.reply, 'progress', data, this.forServe);
-  }
-
-  onCancel(receiver: CancelReceiver): void {
-    if (this.cancelled !== undefined) receiver.onCancelled(this.cancelled);
-    else this.receiver = receiver;
-  }
-
-  cancel(reason: string): void {
-    if (this.cancelled !== undefined) return;
-    this.cancelled = reason;
-    const r = this.receiver;
-    this.receiver = undefined;
-    r?.onCancelled(reason);
-  }
+  /** On the first request of a batch of several: the tokens of the batch (a "no responders" answers them all). */
+  batch?: string[];
 }
 
 /**
@@ -125,6 +62,9 @@ export class NatsTransport implements Transport {
   /** Replies waiting for the end of this event-loop turn: subject, frame, subject, frame, … */
   private outbox: unknown[] = [];
   private outboxScheduled = false;
+  /** Requests waiting for the end of this event-loop turn, by module. */
+  private readonly batches = new Map<string, RequestBatch>();
+  private batchesScheduled = false;
   private sweep: unknown;
   private up = true;
   private closed = false;
@@ -185,34 +125,61 @@ export class NatsTransport implements Transport {
         new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target }),
       );
     const module_id = moduleOf(target);
-    const frame = this.auth.sealJson('request', encodeRequest(request), this.o.servedByServe?.(module_id) ?? true);
+    const forServe = this.o.servedByServe?.(module_id) ?? true;
+    if (this.inbox === undefined) this.openInbox();
+    const token = (++this.seq).toString(36);
+    const line = `${token} ${encodeRequest(request)}`;
+    const lineBytes = Buffer.byteLength(line, 'utf8');
+    const frameLine = this.auth.lineLength('request', forServe);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (frame.length > max) {
+    if (frameLine + lineBytes > max) {
+      const bytes = frameLine + lineBytes;
       return Promise.reject(
-        new FingerError('E_INVALID_ARGS', `request of ${frame.length} bytes exceeds the NATS max_payload (${max})`, {
+        new FingerError('E_INVALID_ARGS', `request of ${bytes} bytes exceeds the NATS max_payload (${max})`, {
           target,
-          bytes: frame.length,
+          bytes,
           max_payload: max,
         }),
       );
     }
-    if (this.inbox === undefined) this.openInbox();
-    const token = (++this.seq).toString(36);
     const id = request.id;
     const promise = new Promise<Envelope>((resolve, reject) => {
       this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, request });
     });
     if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
-    try {
-      this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
-    } catch (e) {
-      this.pending.delete(token);
-      return Promise.reject(
-        new FingerError('E_NO_TARGET', `NATS publish failed: ${(e as Error).message}`, { target }, { cause: e }),
-      );
-    }
     if (this.sweep === undefined)
       this.sweep = this.clock.setInterval(() => this.sweepDeadlines(), this.o.sweep_ms ?? 25);
+    let batch = this.batches.get(module_id);
+    if (batch === undefined && this.pending.size === 1 && !this.batchesScheduled) {
+      // nothing else outstanding, nothing to batch with: no wait for the end of the turn
+      const frame = this.auth.sealJson('request', line, forServe, lineBytes);
+      try {
+        this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
+      } catch (e) {
+        this.pending.delete(token);
+        return Promise.reject(
+          new FingerError('E_NO_TARGET', `NATS publish failed: ${(e as Error).message}`, { target }, { cause: e }),
+        );
+      }
+      return promise;
+    }
+    // Requests to one module made in one turn of the event loop leave as one frame (nats-batch.ts).
+    if (
+      batch !== undefined &&
+      (batch.forServe !== forServe || batch.tokens.length >= MAX_BATCH || frameLine + batch.bytesWith(lineBytes) > max)
+    ) {
+      this.sendBatch(batch);
+      batch = undefined;
+    }
+    if (batch === undefined) {
+      batch = new RequestBatch(this.subjects.call(module_id), forServe);
+      this.batches.set(module_id, batch);
+    }
+    batch.add(token, line, lineBytes);
+    if (!this.batchesScheduled) {
+      this.batchesScheduled = true;
+      setImmediate(this.flushBatches);
+    }
     return promise;
   }
 
@@ -235,6 +202,7 @@ export class NatsTransport implements Transport {
     while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed())
       await new Promise((r) => setTimeout(r, 10));
     this.flushOutbox(); // replies of the last turn go out before the connection drains
+    this.batches.clear(); // requests not sent yet fail below with the others
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
     this.sweep = undefined;
     for (const [token, p] of this.pending) {
@@ -261,6 +229,39 @@ export class NatsTransport implements Transport {
 
   // ---- caller side ----
 
+  private readonly flushBatches = (): void => {
+    this.batchesScheduled = false;
+    if (this.batches.size === 0) return;
+    const all = [...this.batches.values()];
+    this.batches.clear();
+    for (const b of all) this.sendBatch(b);
+  };
+
+  /** Publishes one batch; its requests fail with E_NO_TARGET when it cannot go out. */
+  private sendBatch(b: RequestBatch): void {
+    const tokens = b.tokens;
+    const first = this.pending.get(tokens[0]!);
+    let failure: string | undefined;
+    if (!this.connected) failure = 'NATS is unavailable';
+    else {
+      try {
+        const frame = this.auth.sealJson('request', b.body(), b.forServe, b.bytes);
+        this.nc.publish(b.subject, frame, { reply: `${this.inbox}.${tokens[0]}` });
+        if (tokens.length > 1 && first !== undefined) first.batch = tokens;
+        return;
+      } catch (e) {
+        failure = `NATS publish failed: ${(e as Error).message}`;
+      }
+    }
+    for (const t of tokens) {
+      const p = this.pending.get(t);
+      if (p === undefined) continue;
+      this.pending.delete(t);
+      const target = p.request.target;
+      p.reject(new FingerError('E_NO_TARGET', `${failure}: cannot reach "${target}"`, { target }));
+    }
+  }
+
   private openInbox(): void {
     this.inbox = createInbox();
     const prefix = this.inbox.length + 1;
@@ -276,9 +277,13 @@ export class NatsTransport implements Transport {
     if (p === undefined) return;
     // NATS "no responders": an empty status message (the only one with headers on this inbox)
     if (msg.data.length === 0 && msg.headers?.code === 503) {
-      this.pending.delete(token);
-      const target = p.request.target;
-      p.reject(new FingerError('E_NO_TARGET', `no node serves "${target}" in the cluster`, { target }));
+      for (const t of p.batch ?? [token]) {
+        const q = this.pending.get(t);
+        if (q === undefined) continue;
+        this.pending.delete(t);
+        const target = q.request.target;
+        q.reject(new FingerError('E_NO_TARGET', `no node serves "${target}" in the cluster`, { target }));
+      }
       return;
     }
     const check = this.auth.open(msg.data);
@@ -337,12 +342,27 @@ export class NatsTransport implements Transport {
       this.drop(check.ok ? `unexpected ${check.kind} on a call subject` : check.reason, msg);
       return;
     }
-    const reply = msg.reply;
-    const env = decodeRequest(check.body);
-    if (env === undefined || envelopeIssues(env).length > 0 || !reply) {
+    const inbox = msg.reply ? inboxOf(msg.reply) : undefined;
+    const parts = inbox === undefined ? undefined : parseBatch(check.body);
+    if (parts === undefined) {
+      this.drop('invalid request batch', msg, check.node);
+      return;
+    }
+    for (const part of parts) this.onEnvelope(msg, check, part.json, inbox + part.token, handler);
+  }
+
+  /** One request of a received batch: each is checked, bounded and answered on its own. */
+  private onEnvelope(
+    msg: Msg,
+    check: WireCheck & { ok: true },
+    json: Buffer,
+    reply: string,
+    handler: TransportHandler,
+  ): void {
+    const env = decodeRequest(json);
+    if (env === undefined || envelopeIssues(env).length > 0) {
       this.drop('invalid request envelope', msg, check.node);
-      if (reply)
-        this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
+      this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
       return;
     }
     if (check.role === 'serve' && this.auth.role === 'daemon') {

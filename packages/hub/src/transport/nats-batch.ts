@@ -1,0 +1,82 @@
+/**
+ * Request batches over NATS: every request a process makes to one module in one turn of the
+ * event loop leaves as one NATS message — one frame, one MAC over the whole body, one nats.js
+ * publish — to the module's queue subject, so one replica takes the whole batch.
+ *
+ * The body of a `request` frame is one line per request, `<token> <envelope JSON>` (the JSON of
+ * nats-envelope.ts, which never holds a raw newline), lines separated by `\n`. The token names
+ * the request's reply subject: `<inbox>.<token>`, the inbox being the NATS reply subject of the
+ * message without its last token (which is the first request's). A batch of one is one line.
+ */
+
+/** Most requests in one batch (a batch is also split before it would pass max_payload). */
+export const MAX_BATCH = 128;
+
+const NL = 10;
+const SP = 32;
+const TOKEN = /^[0-9a-z]{1,16}$/;
+
+/** Requests to one module waiting for the end of the turn. */
+export class RequestBatch {
+  /** Lines of the body, `<token> <json>`. */
+  readonly lines: string[] = [];
+  /** Tokens of the requests, in order (the first names the NATS reply subject). */
+  readonly tokens: string[] = [];
+  /** UTF-8 bytes of the body so far (lines and newlines). */
+  bytes = 0;
+
+  constructor(
+    /** The module's call subject. */
+    readonly subject: string,
+    /** Whether the frame also carries the serve signature. */
+    readonly forServe: boolean,
+  ) {}
+
+  /** Bytes of the body once a line of `lineBytes` is added. */
+  bytesWith(lineBytes: number): number {
+    return this.lines.length === 0 ? lineBytes : this.bytes + 1 + lineBytes;
+  }
+
+  add(token: string, line: string, lineBytes: number): void {
+    this.bytes = this.bytesWith(lineBytes);
+    this.lines.push(line);
+    this.tokens.push(token);
+  }
+
+  body(): string {
+    return this.lines.length === 1 ? this.lines[0]! : this.lines.join('\n');
+  }
+}
+
+/** One request of a received batch: its token and its envelope JSON bytes. */
+export interface BatchPart {
+  token: string;
+  json: Buffer;
+}
+
+/**
+ * The parts of a received batch body, or undefined when a line has no valid token (the whole
+ * frame is then dropped: its lines cannot all be answered).
+ */
+export function parseBatch(body: Buffer): BatchPart[] | undefined {
+  const parts: BatchPart[] = [];
+  let start = 0;
+  while (start <= body.length) {
+    let end = body.indexOf(NL, start);
+    if (end < 0) end = body.length;
+    const sp = body.indexOf(SP, start);
+    if (sp < 0 || sp >= end) return undefined;
+    const token = body.toString('latin1', start, sp);
+    if (!TOKEN.test(token)) return undefined;
+    parts.push({ token, json: body.subarray(sp + 1, end) });
+    if (parts.length > MAX_BATCH * 8) return undefined;
+    start = end + 1;
+  }
+  return parts;
+}
+
+/** The inbox of a batch's NATS reply subject (everything up to and with its last dot). */
+export function inboxOf(reply: string): string | undefined {
+  const dot = reply.lastIndexOf('.');
+  return dot > 0 ? reply.slice(0, dot + 1) : undefined;
+}

@@ -1,0 +1,41 @@
+import type { NatsConnection } from 'nats';
+
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { WireAuth } from './nats-wire.js';
+
+/** Why a message was dropped, for the DEGRADED event the wiring emits. */
+export interface DroppedMessage {
+  reason: string;
+  subject: string;
+  node?: string;
+  role?: string;
+}
+
+/** Options of {@link NatsTransport}. */
+export interface NatsTransportOptions {
+  /** An open connection (made with `noAsyncTraces: true`). */
+  connection: NatsConnection;
+  cluster: string;
+  auth: WireAuth;
+  clock?: Clock;
+  logger?: Logger;
+  /** Told about every message dropped for failing authentication or validation. */
+  onDropped?: (info: DroppedMessage) => void;
+  /** Most requests this process serves at once; more are answered E_OVERLOADED. Default 4096. */
+  max_inflight?: number;
+  /** Most outstanding requests this process sends; more fail with E_OVERLOADED. Default 10,000. */
+  max_pending?: number;
+  /** Period of the deadline sweep of outstanding requests (ms). Default 25. */
+  sweep_ms?: number;
+  /**
+   * Whether a serve process may take requests for `module_id` (its requests then carry the serve
+   * signature too). Default: always — the safe answer, since a serve replica can join a queue
+   * group before anyone has heard its announcement.
+   */
+  servedByServe?: (module_id: string) => boolean;
+  /** How long close() lets requests being served finish (ms). Default 5000. */
+  drain_ms?: number;
+  /** close() also drains and closes the connection. Default false. */
+  ownsConnection?: boolean;
+}

@@ -1,0 +1,189 @@
+import { connect, type NatsConnection } from 'nats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { Envelope } from '@finger/protocol';
+import { rfc3339, ulid } from '@finger/protocol';
+import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+import { type DroppedMessage, NatsTransport } from '../../src/transport/nats.js';
+import { inboxOf, parseBatch, RequestBatch } from '../../src/transport/nats-batch.js';
+import { serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
+
+const url = await natsUrlForTests();
+const KEY = 'batch-test-cluster-key-0123456789';
+
+describe('request batch wire form', () => {
+  it('parses the lines of a batch body back to tokens and envelope JSON', () => {
+    const b = new RequestBatch('finger.c.call.m', true);
+    for (const [t, json] of [
+      ['a1', '[1,"x"]'],
+      ['b2', '["héllo ✓"]'],
+    ] as const) {
+      const line = `${t} ${json}`;
+      b.add(t, line, Buffer.byteLength(line));
+    }
+    const body = Buffer.from(b.body());
+    expect(b.bytes).toBe(body.length);
+    expect(parseBatch(body)?.map((p) => [p.token, p.json.toString()])).toEqual([
+      ['a1', '[1,"x"]'],
+      ['b2', '["héllo ✓"]'],
+    ]);
+    expect(b.tokens).toEqual(['a1', 'b2']);
+  });
+
+  it('refuses a body with a line lacking a valid token', () => {
+    expect(parseBatch(Buffer.from('[1,2]'))).toBeUndefined();
+    expect(parseBatch(Buffer.from('a1 [1]\n[2]'))).toBeUndefined();
+    expect(parseBatch(Buffer.from('A* [1]'))).toBeUndefined();
+    expect(parseBatch(Buffer.from(''))).toBeUndefined();
+    expect(inboxOf('_INBOX.abc.7')).toBe('_INBOX.abc.');
+    expect(inboxOf('noinbox')).toBeUndefined();
+  });
+});
+
+function request(target: string, payload: unknown, deadline = Date.now() + 5000): Envelope {
+  const id = ulid();
+  return {
+    id,
+    kind: 'request',
+    request_id: id,
+    correlation_id: id,
+    session_id: '',
+    workflow_id: '',
+    source: { kind: 'human', id: 'alice', roles: ['admin'] },
+    target,
+    blocking: true,
+    timestamp: rfc3339(Date.now()),
+    deadline,
+    execution_chain: [],
+    nesting_depth: 0,
+    payload,
+  };
+}
+
+function echo(req: Envelope): Envelope {
+  const id = ulid();
+  return {
+    ...req,
+    id,
+    kind: 'reply',
+    source: { kind: 'module', id: 'echo', roles: [] },
+    timestamp: rfc3339(Date.now()),
+  };
+}
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function transport(cluster: string, node: string, role: 'daemon' | 'serve' = 'daemon') {
+  const nc: NatsConnection = await connect({ servers: url!, noAsyncTraces: true });
+  const dropped: DroppedMessage[] = [];
+  const auth =
+    role === 'serve'
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
+      : new WireAuth({ role, node, cluster_key: KEY });
+  const t = new NatsTransport({ connection: nc, cluster, auth, onDropped: (d) => dropped.push(d) });
+  cleanup.push(async () => {
+    await t.close();
+    await nc.drain();
+  });
+  return { t, nc, dropped };
+}
+
+/** Counts the NATS messages published on a module's call subject. */
+async function watch(nc: NatsConnection, cluster: string, module: string) {
+  const seen: number[] = [];
+  nc.subscribe(`finger.${cluster}.call.${module}`, { callback: (_e, m) => seen.push(m.data.length) });
+  await nc.flush();
+  return seen;
+}
+
+describe.skipIf(!url)('request batches over NATS', () => {
+  it('sends the requests of one turn to one module as one message and answers each', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const caller = await transport(cluster, 'cli');
+    const seen = await watch(server.nc, cluster, 'echo');
+    let handled = 0;
+    await server.t.serve('echo', async (req) => {
+      handled++;
+      return echo(req);
+    });
+    // the first request goes out alone (nothing outstanding); the next 40 wait for the end of the turn
+    const calls = Array.from({ length: 41 }, (_, i) => caller.t.request(request('echo.say', { i })));
+    const replies = await Promise.all(calls);
+    expect(replies.map((r) => r.payload)).toEqual(Array.from({ length: 41 }, (_, i) => ({ i })));
+    expect(replies.every((r, i) => r.request_id === replies[i]!.request_id && r.kind === 'reply')).toBe(true);
+    expect(handled).toBe(41);
+    await caller.nc.flush();
+    await server.nc.flush();
+    expect(seen).toHaveLength(2);
+    expect(server.dropped).toEqual([]);
+  });
+
+  it('splits a batch that would pass max_payload; a single request over it still fails E_INVALID_ARGS', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const caller = await transport(cluster, 'cli');
+    const seen = await watch(server.nc, cluster, 'echo');
+    await server.t.serve('echo', async (req) => echo(req));
+    const max = caller.nc.info!.max_payload;
+    const big = 'x'.repeat(Math.floor(max / 3));
+    const calls = Array.from({ length: 7 }, (_, i) => caller.t.request(request('echo.say', { i, big })));
+    const replies = await Promise.all(calls);
+    expect(replies.map((r) => (r.payload as { i: number }).i)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    await server.nc.flush();
+    // 1 alone, then 6 of a third each: at most two per frame
+    expect(seen.length).toBe(4);
+    for (const n of seen) expect(n).toBeLessThanOrEqual(max);
+    const pending = caller.t.request(request('echo.say', { n: 1 }));
+    await expect(caller.t.request(request('echo.say', { big: 'x'.repeat(max) }))).rejects.toMatchObject({
+      code: 'E_INVALID_ARGS',
+    });
+    await expect(pending).resolves.toMatchObject({ payload: { n: 1 } });
+  });
+
+  it('fails every call of a batch nobody serves with E_NO_TARGET', async () => {
+    const cluster = testClusterName('batch');
+    const caller = await transport(cluster, 'cli');
+    const calls = Array.from({ length: 12 }, (_, i) => caller.t.request(request(`ghost.t${i % 2}`, { i })));
+    const outcomes = await Promise.allSettled(calls);
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected');
+      expect((o as PromiseRejectedResult).reason).toMatchObject({ code: 'E_NO_TARGET' });
+    }
+    expect(caller.t.stats().pending).toBe(0);
+  });
+
+  it('refuses every request of a batch sent by a serve process, each with E_FORBIDDEN', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const impostor = await transport(cluster, 'imp', 'serve');
+    let handled = 0;
+    await server.t.serve('echo', async (req) => {
+      handled++;
+      return echo(req);
+    });
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => impostor.t.request(request('echo.say', { i }))),
+    );
+    for (const r of replies) expect(r.error).toMatchObject({ code: 'E_FORBIDDEN' });
+    expect(handled).toBe(0);
+    expect(server.dropped.filter((d) => d.reason === 'request originated by a module serve process')).toHaveLength(5);
+  });
+
+  it('drops a frame of the previous wire version, reporting it', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    await server.t.serve('echo', async (req) => echo(req));
+    const nc = await connect({ servers: url!, noAsyncTraces: true });
+    cleanup.push(() => nc.drain());
+    const old = Buffer.from(`FW1 request d1 ${'A'.repeat(43)} -\n[1]`, 'latin1');
+    nc.publish(`finger.${cluster}.call.echo`, old, { reply: '_INBOX.old.1' });
+    await nc.flush();
+    for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.dropped).toEqual([{ reason: 'unsupported frame version', subject: `finger.${cluster}.call.echo` }]);
+  });
+});
