@@ -1,32 +1,34 @@
 /**
- * Request batches over NATS: every request a process makes to one module in one turn of the
- * event loop leaves as one NATS message — one frame, one MAC over the whole body, one nats.js
- * publish — to the module's queue subject, so one replica takes the whole batch.
+ * Batches over NATS: every request a process makes to one module in one turn of the event loop
+ * leaves as one NATS message — one frame, one MAC over the whole body, one nats.js publish — to
+ * the module's queue subject, so one replica takes the whole batch; the replies a process
+ * finishes for one caller in one turn leave the same way.
  *
- * The body of a `request` frame is one line per request, `<token> <envelope JSON>` (the JSON of
- * nats-envelope.ts, which never holds a raw newline), lines separated by `\n`. The token names
- * the request's reply subject: `<inbox>.<token>`, the inbox being the NATS reply subject of the
- * message without its last token (which is the first request's). A batch of one is one line.
+ * The body of a `request` or `reply` frame is one line per envelope, `<token> <envelope JSON>`
+ * (the JSON of nats-envelope.ts, which never holds a raw newline), lines separated by `\n`. The
+ * token names the request's reply subject, `<inbox>.<token>`; a batch goes to the reply subject
+ * of its first envelope, whose inbox (the subject without its last token) the others share. A
+ * batch of one is one line.
  */
 
-/** Most requests in one batch (a batch is also split before it would pass max_payload). */
+/** Most envelopes in one batch (a batch is also split before it would pass max_payload). */
 export const MAX_BATCH = 128;
 
 const NL = 10;
 const SP = 32;
 const TOKEN = /^[0-9a-z]{1,16}$/;
 
-/** Requests to one module waiting for the end of the turn. */
-export class RequestBatch {
+/** Requests to one module, or replies to one caller, waiting for the end of the turn. */
+export class WireBatch {
   /** Lines of the body, `<token> <json>`. */
   readonly lines: string[] = [];
-  /** Tokens of the requests, in order (the first names the NATS reply subject). */
+  /** Tokens of the envelopes, in order (the first names the NATS subject of a reply batch). */
   readonly tokens: string[] = [];
   /** UTF-8 bytes of the body so far (lines and newlines). */
   bytes = 0;
 
   constructor(
-    /** The module's call subject. */
+    /** The module's call subject, or the caller's inbox (with its trailing dot). */
     readonly subject: string,
     /** Whether the frame also carries the serve signature. */
     readonly forServe: boolean,
@@ -48,7 +50,7 @@ export class RequestBatch {
   }
 }
 
-/** One request of a received batch: its token and its envelope JSON bytes. */
+/** One envelope of a received batch: its token and its JSON bytes. */
 export interface BatchPart {
   token: string;
   json: Buffer;

@@ -6,7 +6,7 @@ import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
-import { inboxOf, MAX_BATCH, parseBatch, RequestBatch } from './nats-batch.js';
+import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { NatsServerChannel } from './nats-channel.js';
 import { decodeReply, decodeRequest, encodeReply, encodeRequest } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
@@ -59,11 +59,11 @@ export class NatsTransport implements Transport {
   private inboxSub: Subscription | undefined;
   private cancelSub: Subscription | undefined;
   private seq = 0;
-  /** Replies waiting for the end of this event-loop turn: subject, frame, subject, frame, … */
-  private outbox: unknown[] = [];
+  /** Replies waiting for the end of this event-loop turn, by the caller's inbox. */
+  private outbox = new Map<string, WireBatch>();
   private outboxScheduled = false;
   /** Requests waiting for the end of this event-loop turn, by module. */
-  private readonly batches = new Map<string, RequestBatch>();
+  private readonly batches = new Map<string, WireBatch>();
   private batchesScheduled = false;
   private sweep: unknown;
   private up = true;
@@ -172,7 +172,7 @@ export class NatsTransport implements Transport {
       batch = undefined;
     }
     if (batch === undefined) {
-      batch = new RequestBatch(this.subjects.call(module_id), forServe);
+      batch = new WireBatch(this.subjects.call(module_id), forServe);
       this.batches.set(module_id, batch);
     }
     batch.add(token, line, lineBytes);
@@ -238,7 +238,7 @@ export class NatsTransport implements Transport {
   };
 
   /** Publishes one batch; its requests fail with E_NO_TARGET when it cannot go out. */
-  private sendBatch(b: RequestBatch): void {
+  private sendBatch(b: WireBatch): void {
     const tokens = b.tokens;
     const first = this.pending.get(tokens[0]!);
     let failure: string | undefined;
@@ -273,10 +273,10 @@ export class NatsTransport implements Transport {
   }
 
   private onReply(token: string, msg: Msg): void {
-    const p = this.pending.get(token);
-    if (p === undefined) return;
     // NATS "no responders": an empty status message (the only one with headers on this inbox)
     if (msg.data.length === 0 && msg.headers?.code === 503) {
+      const p = this.pending.get(token);
+      if (p === undefined) return;
       for (const t of p.batch ?? [token]) {
         const q = this.pending.get(t);
         if (q === undefined) continue;
@@ -292,20 +292,38 @@ export class NatsTransport implements Transport {
       return;
     }
     if (check.kind === 'reply') {
-      const env = decodeReply(check.body, p.request);
-      if (env === undefined || envelopeIssues(env).length > 0) {
-        this.drop('invalid reply envelope', msg, check.node);
-        return;
-      }
-      this.pending.delete(token);
-      p.resolve(env);
-    } else if (check.kind === 'progress') {
+      this.onReplies(check.body, msg, check.node);
+      return;
+    }
+    const p = this.pending.get(token);
+    if (p === undefined) return;
+    if (check.kind === 'progress') {
       const d = decodeJson(check.body) as { message?: unknown; fraction?: unknown } | undefined;
       if (typeof d?.message === 'string')
         p.hooks?.onProgress?.(d.message, typeof d.fraction === 'number' ? d.fraction : undefined);
     } else if (check.kind === 'lease') {
       const d = decodeJson(check.body) as { ttl_ms?: unknown } | undefined;
       if (typeof d?.ttl_ms === 'number' && d.ttl_ms > 0) p.hooks?.onLeaseExtend?.(d.ttl_ms);
+    }
+  }
+
+  /** A reply frame: the replies of one turn to this process, one `<token> <json>` line each. */
+  private onReplies(body: Buffer, msg: Msg, node: string): void {
+    const parts = parseBatch(body);
+    if (parts === undefined) {
+      this.drop('invalid reply batch', msg, node);
+      return;
+    }
+    for (const part of parts) {
+      const p = this.pending.get(part.token);
+      if (p === undefined) continue;
+      const env = decodeReply(part.json, p.request);
+      if (env === undefined || envelopeIssues(env).length > 0) {
+        this.drop('invalid reply envelope', msg, node);
+        continue;
+      }
+      this.pending.delete(part.token);
+      p.resolve(env);
     }
   }
 
@@ -411,27 +429,43 @@ export class NatsTransport implements Transport {
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
   }
 
-  /** Publishes a reply; `forServe`: also signed for a serve process (only when refusing one). */
+  /**
+   * Publishes a reply; `forServe`: also signed for a serve process (only when refusing one).
+   * Replies to one caller finished in one turn of the event loop leave as one frame.
+   */
   private respond(reply: string, out: Envelope, forServe: boolean): void {
     if (this.nc.isClosed()) return;
-    let frame = this.auth.sealJson('reply', encodeReply(out), forServe);
+    const inbox = inboxOf(reply);
+    if (inbox === undefined) return;
+    const token = reply.slice(inbox.length);
+    let line = `${token} ${encodeReply(out)}`;
+    let bytes = Buffer.byteLength(line, 'utf8');
+    const frameLine = this.auth.lineLength('reply', forServe);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (frame.length > max) {
+    if (frameLine + bytes > max) {
       const error: ErrorInfo = {
         code: 'E_MODULE_ERROR',
-        message: `result of ${frame.length} bytes exceeds the NATS max_payload (${max})`,
-        details: { bytes: frame.length, max_payload: max },
+        message: `result of ${frameLine + bytes} bytes exceeds the NATS max_payload (${max})`,
+        details: { bytes: frameLine + bytes, max_payload: max },
       };
-      frame = this.auth.sealJson('reply', encodeReply({ ...out, payload: null, error }), forServe);
+      line = `${token} ${encodeReply({ ...out, payload: null, error })}`;
+      bytes = Buffer.byteLength(line, 'utf8');
     }
-    if (this.inflight.size === 0 && !this.outboxScheduled) {
+    if (forServe || (this.inflight.size === 0 && !this.outboxScheduled)) {
       // nothing else being served, nothing to batch with: no wait for the end of the turn
-      this.sendReply(reply, frame);
+      this.sendReply(reply, this.auth.sealJson('reply', line, forServe, bytes));
       return;
     }
-    // Replies finished in one turn of the event loop leave together: one socket write for all
-    // of them instead of one per reply (nats.js flushes its buffer after each microtask wave).
-    this.outbox.push(reply, frame);
+    let b = this.outbox.get(inbox);
+    if (b !== undefined && (b.tokens.length >= MAX_BATCH || frameLine + b.bytesWith(bytes) > max)) {
+      this.sendReplies(b);
+      b = undefined;
+    }
+    if (b === undefined) {
+      b = new WireBatch(inbox, false);
+      this.outbox.set(inbox, b);
+    }
+    b.add(token, line, bytes);
     if (!this.outboxScheduled) {
       this.outboxScheduled = true;
       setImmediate(this.flushOutbox);
@@ -440,10 +474,16 @@ export class NatsTransport implements Transport {
 
   private readonly flushOutbox = (): void => {
     this.outboxScheduled = false;
+    if (this.outbox.size === 0) return;
     const o = this.outbox;
-    this.outbox = [];
-    for (let i = 0; i < o.length; i += 2) this.sendReply(o[i] as string, o[i + 1] as Uint8Array);
+    this.outbox = new Map();
+    for (const b of o.values()) this.sendReplies(b);
   };
+
+  /** One frame of replies to one caller, published to the reply subject of its first request. */
+  private sendReplies(b: WireBatch): void {
+    this.sendReply(`${b.subject}${b.tokens[0]}`, this.auth.sealJson('reply', b.body(), false, b.bytes));
+  }
 
   private sendReply(reply: string, frame: Uint8Array): void {
     if (this.nc.isClosed()) return;

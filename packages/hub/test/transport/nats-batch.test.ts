@@ -6,7 +6,7 @@ import { rfc3339, ulid } from '@finger/protocol';
 import { natsUrlForTests, testClusterName } from '@finger/testkit';
 
 import { type DroppedMessage, NatsTransport } from '../../src/transport/nats.js';
-import { inboxOf, parseBatch, RequestBatch } from '../../src/transport/nats-batch.js';
+import { inboxOf, parseBatch, WireBatch } from '../../src/transport/nats-batch.js';
 import { serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
 
 const url = await natsUrlForTests();
@@ -14,7 +14,7 @@ const KEY = 'batch-test-cluster-key-0123456789';
 
 describe('request batch wire form', () => {
   it('parses the lines of a batch body back to tokens and envelope JSON', () => {
-    const b = new RequestBatch('finger.c.call.m', true);
+    const b = new WireBatch('finger.c.call.m', true);
     for (const [t, json] of [
       ['a1', '[1,"x"]'],
       ['b2', '["héllo ✓"]'],
@@ -101,11 +101,17 @@ async function watch(nc: NatsConnection, cluster: string, module: string) {
 }
 
 describe.skipIf(!url)('request batches over NATS', () => {
-  it('sends the requests of one turn to one module as one message and answers each', async () => {
+  it('sends the requests of one turn to one module as one message, and their replies as one, answering each', async () => {
     const cluster = testClusterName('batch');
     const server = await transport(cluster, 'srv');
     const caller = await transport(cluster, 'cli');
     const seen = await watch(server.nc, cluster, 'echo');
+    const replyFrames: string[] = [];
+    server.nc.subscribe('_INBOX.>', {
+      callback: (_e, m) => {
+        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW2 reply') replyFrames.push(m.subject);
+      },
+    });
     let handled = 0;
     await server.t.serve('echo', async (req) => {
       handled++;
@@ -120,6 +126,9 @@ describe.skipIf(!url)('request batches over NATS', () => {
     await caller.nc.flush();
     await server.nc.flush();
     expect(seen).toHaveLength(2);
+    // the replies of one turn to one caller leave as one frame too
+    expect(replyFrames.length).toBeGreaterThan(0);
+    expect(replyFrames.length).toBeLessThanOrEqual(2);
     expect(server.dropped).toEqual([]);
   });
 
