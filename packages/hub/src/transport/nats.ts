@@ -1,15 +1,16 @@
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
-import type { Envelope, ErrorInfo } from '@finger/protocol';
-import { envelopeIssues, FingerError, rfc3339, ulid } from '@finger/protocol';
+import type { Envelope } from '@finger/protocol';
+import { envelopeIssues, FingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
 import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { NatsServerChannel } from './nats-channel.js';
-import { decodeReply, decodeRequest, encodeReply, encodeRequest } from './nats-envelope.js';
+import { decodeReply, decodeRequest, encodeRequest } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
+import { ReplyOutbox } from './nats-outbox.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth, type WireCheck } from './nats-wire.js';
 import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
@@ -59,9 +60,8 @@ export class NatsTransport implements Transport {
   private inboxSub: Subscription | undefined;
   private cancelSub: Subscription | undefined;
   private seq = 0;
-  /** Replies waiting for the end of this event-loop turn, by the caller's inbox. */
-  private outbox = new Map<string, WireBatch>();
-  private outboxScheduled = false;
+  /** Replies leave through here, batched per caller per turn. */
+  private readonly replies: ReplyOutbox;
   /** Requests waiting for the end of this event-loop turn, by module. */
   private readonly batches = new Map<string, WireBatch>();
   private batchesScheduled = false;
@@ -78,6 +78,13 @@ export class NatsTransport implements Transport {
     this.subjects = clusterSubjects(o.cluster);
     this.maxInflight = o.max_inflight ?? 4096;
     this.maxPending = o.max_pending ?? 10_000;
+    this.replies = new ReplyOutbox({
+      connection: this.nc,
+      auth: this.auth,
+      clock: this.clock,
+      logger: this.logger,
+      idle: () => this.inflight.size === 0,
+    });
     void this.watchStatus();
   }
 
@@ -201,7 +208,7 @@ export class NatsTransport implements Transport {
     const end = Date.now() + (this.o.drain_ms ?? 5000);
     while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed())
       await new Promise((r) => setTimeout(r, 10));
-    this.flushOutbox(); // replies of the last turn go out before the connection drains
+    this.replies.flush(); // replies of the last turn go out before the connection drains
     this.batches.clear(); // requests not sent yet fail below with the others
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
     this.sweep = undefined;
@@ -344,6 +351,15 @@ export class NatsTransport implements Transport {
   }
 
   private sendCancel(id: string, reason: string): void {
+    if (this.batchesScheduled) {
+      // the request may still wait in a batch: the cancel follows it out (setImmediate runs in order)
+      setImmediate(() => this.publishCancel(id, reason));
+      return;
+    }
+    this.publishCancel(id, reason);
+  }
+
+  private publishCancel(id: string, reason: string): void {
     if (!this.connected) return;
     try {
       this.nc.publish(this.subjects.cancel, this.auth.sealJson('cancel', JSON.stringify({ id, reason })));
@@ -380,25 +396,25 @@ export class NatsTransport implements Transport {
     const env = decodeRequest(json);
     if (env === undefined || envelopeIssues(env).length > 0) {
       this.drop('invalid request envelope', msg, check.node);
-      this.respondError(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
+      this.replies.error(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
       return;
     }
     if (check.role === 'serve' && this.auth.role === 'daemon') {
       // a serve process may only answer calls: it never originates one, whatever principal it names
       this.drop('request originated by a module serve process', msg, check.node, 'serve');
       const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
-      this.respondError(reply, env, error, true);
+      this.replies.error(reply, env, error, true);
       return;
     }
     if (env.deadline <= this.clock.now()) {
-      this.respondError(reply, env, {
+      this.replies.error(reply, env, {
         code: 'E_TIMEOUT',
         message: `call to "${env.target}" arrived past its deadline`,
       });
       return;
     }
     if (this.inflight.size >= this.maxInflight) {
-      this.respondError(reply, env, {
+      this.replies.error(reply, env, {
         code: 'E_OVERLOADED',
         message: `node ${this.auth.node} serves ${this.maxInflight} calls already`,
       });
@@ -409,11 +425,11 @@ export class NatsTransport implements Transport {
     handler(env, channel).then(
       (out) => {
         this.inflight.delete(env.id);
-        this.respond(reply, out, false);
+        this.replies.send(reply, out, false);
       },
       (e: unknown) => {
         this.inflight.delete(env.id);
-        this.respondError(reply, env, { code: 'E_INTERNAL', message: (e as Error)?.message ?? String(e) });
+        this.replies.error(reply, env, { code: 'E_INTERNAL', message: (e as Error)?.message ?? String(e) });
       },
     );
   }
@@ -427,94 +443,6 @@ export class NatsTransport implements Transport {
     const d = decodeJson(check.body) as { id?: unknown; reason?: unknown } | undefined;
     if (typeof d?.id !== 'string') return;
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
-  }
-
-  /**
-   * Publishes a reply; `forServe`: also signed for a serve process (only when refusing one).
-   * Replies to one caller finished in one turn of the event loop leave as one frame.
-   */
-  private respond(reply: string, out: Envelope, forServe: boolean): void {
-    if (this.nc.isClosed()) return;
-    const inbox = inboxOf(reply);
-    if (inbox === undefined) return;
-    const token = reply.slice(inbox.length);
-    let line = `${token} ${encodeReply(out)}`;
-    let bytes = Buffer.byteLength(line, 'utf8');
-    const frameLine = this.auth.lineLength('reply', forServe);
-    const max = this.nc.info?.max_payload ?? 1024 * 1024;
-    if (frameLine + bytes > max) {
-      const error: ErrorInfo = {
-        code: 'E_MODULE_ERROR',
-        message: `result of ${frameLine + bytes} bytes exceeds the NATS max_payload (${max})`,
-        details: { bytes: frameLine + bytes, max_payload: max },
-      };
-      line = `${token} ${encodeReply({ ...out, payload: null, error })}`;
-      bytes = Buffer.byteLength(line, 'utf8');
-    }
-    if (forServe || (this.inflight.size === 0 && !this.outboxScheduled)) {
-      // nothing else being served, nothing to batch with: no wait for the end of the turn
-      this.sendReply(reply, this.auth.sealJson('reply', line, forServe, bytes));
-      return;
-    }
-    let b = this.outbox.get(inbox);
-    if (b !== undefined && (b.tokens.length >= MAX_BATCH || frameLine + b.bytesWith(bytes) > max)) {
-      this.sendReplies(b);
-      b = undefined;
-    }
-    if (b === undefined) {
-      b = new WireBatch(inbox, false);
-      this.outbox.set(inbox, b);
-    }
-    b.add(token, line, bytes);
-    if (!this.outboxScheduled) {
-      this.outboxScheduled = true;
-      setImmediate(this.flushOutbox);
-    }
-  }
-
-  private readonly flushOutbox = (): void => {
-    this.outboxScheduled = false;
-    if (this.outbox.size === 0) return;
-    const o = this.outbox;
-    this.outbox = new Map();
-    for (const b of o.values()) this.sendReplies(b);
-  };
-
-  /** One frame of replies to one caller, published to the reply subject of its first request. */
-  private sendReplies(b: WireBatch): void {
-    this.sendReply(`${b.subject}${b.tokens[0]}`, this.auth.sealJson('reply', b.body(), false, b.bytes));
-  }
-
-  private sendReply(reply: string, frame: Uint8Array): void {
-    if (this.nc.isClosed()) return;
-    try {
-      this.nc.publish(reply, frame);
-    } catch (e) {
-      this.logger.warn({ error: (e as Error).message }, 'NATS reply not sent');
-    }
-  }
-
-  private respondError(reply: string, req: Envelope | undefined, error: ErrorInfo, forServe = false): void {
-    const now = this.clock.now();
-    const id = ulid(now);
-    const out: Envelope = {
-      id,
-      kind: 'reply',
-      request_id: req?.request_id ?? id,
-      correlation_id: req?.correlation_id ?? id,
-      session_id: req?.session_id ?? '',
-      workflow_id: req?.workflow_id ?? '',
-      source: { kind: 'system', id: this.auth.node, roles: [] },
-      target: req?.target ?? 'unknown',
-      blocking: true,
-      timestamp: rfc3339(now),
-      deadline: req?.deadline ?? now,
-      execution_chain: req?.execution_chain ?? [],
-      nesting_depth: req?.nesting_depth ?? 0,
-      payload: null,
-      error,
-    };
-    this.respond(reply, out, forServe);
   }
 
   private drop(reason: string, msg: Msg, node?: string, role?: string): void {

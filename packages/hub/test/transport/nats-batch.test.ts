@@ -8,6 +8,7 @@ import { natsUrlForTests, testClusterName } from '@finger/testkit';
 import { type DroppedMessage, NatsTransport } from '../../src/transport/nats.js';
 import { inboxOf, parseBatch, WireBatch } from '../../src/transport/nats-batch.js';
 import { serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
+import type { RequestHooks } from '../../src/transport/transport.js';
 
 const url = await natsUrlForTests();
 const KEY = 'batch-test-cluster-key-0123456789';
@@ -181,6 +182,31 @@ describe.skipIf(!url)('request batches over NATS', () => {
     for (const r of replies) expect(r.error).toMatchObject({ code: 'E_FORBIDDEN' });
     expect(handled).toBe(0);
     expect(server.dropped.filter((d) => d.reason === 'request originated by a module serve process')).toHaveLength(5);
+  });
+
+  it('sends the cancel of a request still waiting in a batch after the batch', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const caller = await transport(cluster, 'cli');
+    const cancelled: string[] = [];
+    await server.t.serve('slow', (req, channel) => {
+      return new Promise<Envelope>((resolve) => {
+        channel.onCancel({
+          onCancelled: (reason) => {
+            cancelled.push(`${(req.payload as { i: number }).i}:${reason}`);
+            resolve({ ...echo(req), payload: null, error: { code: 'E_MODULE_ERROR', message: reason } });
+          },
+        });
+      });
+    });
+    const hooks = [{}, {}] as RequestHooks[];
+    const calls = [0, 1].map((i) => caller.t.request(request('slow.wait', { i }), hooks[i]));
+    // the second request is in the batch of this turn; its cancel must not overtake it
+    hooks[1]!.canceller!.cancel('user');
+    await expect(calls[1]).resolves.toMatchObject({ error: { code: 'E_MODULE_ERROR' } });
+    expect(cancelled).toEqual(['1:user']);
+    hooks[0]!.canceller!.cancel('done');
+    await expect(calls[0]).resolves.toMatchObject({ error: { code: 'E_MODULE_ERROR' } });
   });
 
   it('drops a frame of the previous wire version, reporting it', async () => {
