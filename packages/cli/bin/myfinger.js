@@ -33,6 +33,13 @@ if (foregroundDaemon && !DAEMON_NODE_FLAGS.every((f) => process.execArgv.include
   for (const sig of ['SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 } else {
+  // `myfinger tool list | head`: a reader that closed early is not an error of ours
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
   const { run } = await import(entry.href);
   process.exitCode = await run(args);
 }
