@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -6,14 +5,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import {
-  type CliRun,
+  type CliChild,
   type FakeLlmServer,
-  MYFINGER_BIN,
   runCli,
+  startCli,
   startFakeLlmServer,
   startTestDaemon,
   tempDir,
   type TestDaemon,
+  waitFor,
 } from '@finger/testkit';
 
 // A task's workspace is the directory `myfinger run` was started in (§3.13), also outside the
@@ -29,40 +29,13 @@ function decision(d: Record<string, unknown>): { text: string } {
   return { text: `Working.\n\`\`\`json\n${JSON.stringify({ ...body, ...d })}\n\`\`\`` };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = waitFor;
 
-/** `myfinger run …` as a child in `cwd`. */
-function startRun(
-  args: string[],
-  env: Record<string, string>,
-  cwd: string,
-): { done: Promise<CliRun>; out: () => string } {
-  const child = spawn(process.execPath, [MYFINGER_BIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += String(d)));
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  const t = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  cleanup.push(async () => child.kill('SIGKILL'));
-  const done = new Promise<CliRun>((resolve) =>
-    child.on('close', (code) => {
-      clearTimeout(t);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-  return { done, out: () => stdout };
+/** `myfinger run …` as a child in `cwd`, killed when the test ends. */
+function startRun(args: string[], env: Record<string, string>, cwd: string): CliChild {
+  const run = startCli(args, env, { cwd, timeout_ms: 60_000 });
+  cleanup.push(async () => run.kill());
+  return run;
 }
 
 /** A daemon with the default policy and workspace.roots — which do not hold the project dirs. */

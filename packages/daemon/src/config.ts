@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
-import { GRANT_GLOB_PATTERN } from '@finger/firewall';
+import { GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
 import { DEFAULT_LIMITS } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
@@ -50,18 +50,7 @@ export interface DaemonConfig {
   /** The firewall: how long a held call waits for a person before it is rejected (E_APPROVAL_TIMEOUT). */
   firewall: { approval_timeout_ms: number };
   /** Circuit breakers and budgets of the SafetyMonitor (§3.8). */
-  safety: {
-    max_token_usage: number;
-    max_steps: number;
-    max_task_ms: number;
-    repeat_failure_threshold: number;
-    error_window: number;
-    error_threshold: number;
-    denial_consecutive: number;
-    denial_window: number;
-    denial_threshold: number;
-    halt_grace_ms: number;
-  };
+  safety: SafetyConfig;
   /** The model behind the router and the executor (§3.13); `offline` when none is configured. */
   llm: {
     provider: 'offline' | 'openai' | 'anthropic';
@@ -105,9 +94,7 @@ export interface DaemonConfig {
 
 /** A partial config, as found in `config.json` or given as build overrides. */
 export type DaemonConfigInput = {
-  [K in keyof DaemonConfig]?: DaemonConfig[K] extends Record<string, unknown>
-    ? Partial<DaemonConfig[K]>
-    : DaemonConfig[K];
+  [K in keyof DaemonConfig]?: DaemonConfig[K] extends object ? Partial<DaemonConfig[K]> : DaemonConfig[K];
 };
 
 /** Defaults used for every key that neither the file, the env nor an override sets. */
@@ -124,18 +111,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
   shutdown: { drain_ms: 10_000 },
   firewall: { approval_timeout_ms: 300_000 },
-  safety: {
-    max_token_usage: 100_000,
-    max_steps: 50,
-    max_task_ms: 3_600_000,
-    repeat_failure_threshold: 3,
-    error_window: 10,
-    error_threshold: 8,
-    denial_consecutive: 3,
-    denial_window: 50,
-    denial_threshold: 10,
-    halt_grace_ms: 1500,
-  },
+  safety: { ...SAFETY_DEFAULTS },
   llm: { provider: 'offline', max_retries: 2, max_retry_wait_ms: 60_000, timeout_ms: 120_000 },
   router: { max_retries: 2, min_confidence: 0.5 },
   nats: {},

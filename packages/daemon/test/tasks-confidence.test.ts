@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { type FakeLlmScript, startFakeLlmServer, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { type FakeLlmScript, startFakeLlmServer, startTestDaemon, type TestDaemon, waitFor } from '@finger/testkit';
 
 // The model's self-reported confidence for a step reaches the firewall for that step's tool calls
 // (TaskConfidence → confidenceOf): a run of low-confidence calls is held for a person (layer 5),
@@ -45,15 +45,7 @@ async function setup(confidence: number) {
   return { d, id };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => waitFor(what, fn, ms, 25);
 
 describe('task confidence reaches the firewall', { timeout: 40_000 }, () => {
   it('three low-confidence read-only calls in a row: the third is held (metacognitive.low_confidence_run)', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { startFakeLlmServer, tempDir } from '@finger/testkit';
+import { startFakeLlmServer, tempDir, waitFor } from '@finger/testkit';
 
 import { build, type FingerApp } from '../src/index.js';
 
@@ -48,15 +48,7 @@ async function session(home: string, llmUrl: string) {
   return { app, http };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => waitFor(what, fn, ms, 25);
 
 async function home(): Promise<{ path: string; ws: string }> {
   const h = await tempDir('finger-task-mem-');

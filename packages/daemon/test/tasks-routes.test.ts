@@ -9,6 +9,7 @@ import {
   startFakeLlmServer,
   startTestDaemon,
   type TestDaemon,
+  waitFor,
 } from '@finger/testkit';
 
 // Real parts: the daemon on loopback, the fake OpenAI-compatible server over HTTP, the fs module,
@@ -49,15 +50,7 @@ async function setup(script: FakeLlmScript, config: Record<string, unknown> = {}
   return { d, llm, ws: join(d.home, 'ws', 'proj') };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> => waitFor(what, fn, ms, 25);
 
 const taskIn = (d: TestDaemon, id: string, states: string[]) =>
   until(`task ${id} in ${states.join('|')}`, async () => {

@@ -11,22 +11,43 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs the built `myfinger` as a child process with `env` (bounded by `timeout_ms`). */
-export function runCli(args: string[], env: Record<string, string>, timeout_ms = 20_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MYFINGER_BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const t = setTimeout(() => child.kill('SIGKILL'), timeout_ms);
+/** A `myfinger` child still running: its outcome, and its stdout so far. */
+export interface CliChild {
+  done: Promise<CliRun>;
+  out(): string;
+  kill(): void;
+}
+
+/**
+ * Starts the built `myfinger` as a child process with `env` (in `cwd` when given), killed after
+ * `timeout_ms`. For commands a test follows while they run (`myfinger run`, `events tail`).
+ */
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; timeout_ms?: number } = {},
+): CliChild {
+  const child = spawn(process.execPath, [MYFINGER_BIN, ...args], {
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  const t = setTimeout(() => child.kill('SIGKILL'), options.timeout_ms ?? 20_000);
+  const done = new Promise<CliRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(t);
       resolve({ code, stdout, stderr });
     });
   });
+  return { done, out: () => stdout, kill: () => child.kill('SIGKILL') };
+}
+
+/** Runs the built `myfinger` as a child process with `env` (bounded by `timeout_ms`). */
+export function runCli(args: string[], env: Record<string, string>, timeout_ms = 20_000): Promise<CliRun> {
+  return startCli(args, env, { timeout_ms }).done;
 }

@@ -1,5 +1,5 @@
-export type { CliRun } from './cli-runner.js';
-export { MYFINGER_BIN, runCli } from './cli-runner.js';
+export type { CliChild, CliRun } from './cli-runner.js';
+export { MYFINGER_BIN, runCli, startCli } from './cli-runner.js';
 export type {
   FakeLlmApi,
   FakeLlmDropReply,
@@ -29,5 +29,6 @@ export { tempDir } from './temp-home.js';
 export type { HttpAnswer, TestDaemon } from './test-daemon.js';
 export { startTestDaemon } from './test-daemon.js';
 export { toolContext } from './tool-context.js';
+export { waitFor } from './wait-for.js';
 export type { EventsClient, EventsMessage } from './ws-client.js';
 export { connectEvents } from './ws-client.js';
