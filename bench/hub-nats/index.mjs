@@ -17,12 +17,12 @@ import { BenchSetupError, importBuilt, REPO_ROOT, requireBuilt, runBench, suiteO
 import { calibrate, measureRound } from '../lib/measure.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { collectGarbage, median, round } from '../lib/suite.mjs';
+import { echoEnvelope, KEY, startEventBridges } from './setup.mjs';
 
 const BENCH = 'hub-nats';
 const NATS_URL = process.env.FINGER_BENCH_NATS_URL ?? process.env.FINGER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 // the server process inherits the caller's cluster (and Moleculer namespace)
 const CLUSTER = process.env.BENCH_NATS_CLUSTER ?? `bench${process.pid}`;
-const KEY = 'bench-cluster-key-0123456789abcdef';
 const RAW_SUBJECT = `bench.${CLUSTER}.raw.echo`;
 const ECHO_MANIFEST = join(REPO_ROOT, 'modules', 'echo', 'module.json');
 const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] });
@@ -188,20 +188,7 @@ async function eventBench(hubPkg, natsPkg, n, roundCount) {
   const ncA = await natsPkg.connectNats({ url: NATS_URL });
   const ncB = await natsPkg.connectNats({ url: NATS_URL });
   const cluster = `${CLUSTER}ev`;
-  const busA = new hubPkg.LocalEventBus();
-  const busB = new hubPkg.LocalEventBus();
-  const bridge = (bus, nc, node) =>
-    new natsPkg.NatsEventBridge({
-      bus,
-      connection: nc,
-      cluster,
-      auth: new natsPkg.WireAuth({ role: 'daemon', node, cluster_key: KEY }),
-      max_queue: 100_000,
-    });
-  const a = bridge(busA, ncA, 'ev-a');
-  const b = bridge(busB, ncB, 'ev-b');
-  await a.start();
-  await b.start();
+  const { busA, busB, a, b } = await startEventBridges(hubPkg, natsPkg, ncA, ncB, cluster);
   let got = 0;
   busB.subscribe({ types: ['DISPATCH_RESULT'] }, () => got++);
   const corr = { request_id: 'r', correlation_id: 'c', target: 'echo.echo' };
@@ -305,26 +292,7 @@ async function main() {
   if (hub.registry.get('echo')?.runtime !== 'nats') throw new Error('remote echo was not announced');
 
   const transport = node.transport;
-  const env = () => {
-    const now = Date.now();
-    const id = `b${now}${Math.random()}`;
-    return {
-      id,
-      kind: 'request',
-      request_id: id,
-      correlation_id: id,
-      session_id: '',
-      workflow_id: '',
-      source: SOURCE,
-      target: 'echo.echo',
-      blocking: true,
-      timestamp: new Date(now).toISOString(),
-      deadline: now + 5000,
-      execution_chain: [],
-      nesting_depth: 0,
-      payload: PAYLOAD,
-    };
-  };
+  const env = () => echoEnvelope(SOURCE, PAYLOAD);
   const enc = new TextEncoder();
   const dec = new TextDecoder();
   const cases = {

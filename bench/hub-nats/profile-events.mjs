@@ -2,29 +2,16 @@
 // NatsEventBridge → LocalEventBus in this process; prints events/s and CPU µs per event.
 //   node --cpu-prof bench/hub-nats/profile-events.mjs [events]
 import { importBuilt } from '../lib/bench-main.mjs';
+import { startEventBridges } from './setup.mjs';
 
 const NATS_URL = process.env.FINGER_BENCH_NATS_URL ?? process.env.FINGER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
-const KEY = 'bench-cluster-key-0123456789abcdef';
 const n = Number(process.argv[2] ?? 200_000);
 const hubPkg = await importBuilt('packages/hub');
 const natsPkg = await importBuilt('packages/hub', 'nats.js');
 const ncA = await natsPkg.connectNats({ url: NATS_URL });
 const ncB = await natsPkg.connectNats({ url: NATS_URL });
 const cluster = `profev${process.pid}`;
-const busA = new hubPkg.LocalEventBus();
-const busB = new hubPkg.LocalEventBus();
-const bridge = (bus, nc, node) =>
-  new natsPkg.NatsEventBridge({
-    bus,
-    connection: nc,
-    cluster,
-    auth: new natsPkg.WireAuth({ role: 'daemon', node, cluster_key: KEY }),
-    max_queue: 100_000,
-  });
-const a = bridge(busA, ncA, 'ev-a');
-const b = bridge(busB, ncB, 'ev-b');
-await a.start();
-await b.start();
+const { busA, busB, a, b } = await startEventBridges(hubPkg, natsPkg, ncA, ncB, cluster);
 let got = 0;
 busB.subscribe({ types: ['DISPATCH_RESULT'] }, () => got++);
 const corr = { request_id: 'r', correlation_id: 'c', target: 'echo.echo' };

@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { importBuilt } from '../lib/bench-main.mjs';
+import { echoEnvelope, KEY } from './setup.mjs';
 
 const NATS_URL = process.env.FINGER_BENCH_NATS_URL ?? process.env.FINGER_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 const CLUSTER = `prof${process.pid}`;
-const KEY = 'bench-cluster-key-0123456789abcdef';
 const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] });
 const PAYLOAD = process.env.PAYLOAD_BYTES ? { text: 'x'.repeat(Number(process.env.PAYLOAD_BYTES)) } : { text: 'hi' };
 const [label = 'finger', callsArg = '100000', concArg = '100'] = process.argv.slice(2);
@@ -61,26 +61,7 @@ await node.start();
 for (let i = 0; i < 200 && hub.registry.get('echo') === undefined; i++) await new Promise((r) => setTimeout(r, 50));
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const env = () => {
-  const now = Date.now();
-  const id = `b${now}${Math.random()}`;
-  return {
-    id,
-    kind: 'request',
-    request_id: id,
-    correlation_id: id,
-    session_id: '',
-    workflow_id: '',
-    source: SOURCE,
-    target: 'echo.echo',
-    blocking: true,
-    timestamp: new Date(now).toISOString(),
-    deadline: now + 5000,
-    execution_chain: [],
-    nesting_depth: 0,
-    payload: PAYLOAD,
-  };
-};
+const env = () => echoEnvelope(SOURCE, PAYLOAD);
 const fns = {
   finger: () => hub.request({ target: 'echo', payload: PAYLOAD, source: SOURCE }),
   'finger-transport': () => node.transport.request(env()),
