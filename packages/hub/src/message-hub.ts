@@ -7,12 +7,13 @@ import { LocalEventBus } from './events/local-event-bus.js';
 import {
   DEFAULT_LIMITS,
   type DispatchParams,
+  type HubCall,
   type HubLimits,
   type Interceptor,
   type RequestRecord,
   type ResolvedTarget,
 } from './hub-types.js';
-import { InterceptorRun } from './interceptor-chain.js';
+import { chainStep } from './interceptor-chain.js';
 import { LeaseTable } from './lease-table.js';
 import { type Logger, silentLogger } from './logger.js';
 import { PendingCall, type PendingCallHost } from './pending-call.js';
@@ -128,6 +129,7 @@ export class MessageHub implements PendingCallHost {
     this.tools = new ToolRegistry(this.registry, {
       ...options.tools,
       quarantined: (id) => this.registry.runtimeOf(id)?.quarantined?.(),
+      quarantinable: (id) => typeof this.registry.runtimeOf(id)?.quarantined === 'function',
     });
     const store = this.requests;
     if (store instanceof MemoryRequestStore) {
@@ -463,7 +465,8 @@ export class MessageHub implements PendingCallHost {
       run.envelope,
       run.target.entry,
       run.ttl,
-      undefined,
+      // no interceptor awaited anything: the time read for the envelope is still current
+      run.startedSynchronously ? run.now : undefined,
       run.target.check_result,
       run.params.onProgress,
     );
@@ -538,29 +541,53 @@ export class MessageHub implements PendingCallHost {
   }
 }
 
-/** One dispatch through the interceptor chain: the HubCall the interceptors see, ending at the module. */
-class DispatchRun extends InterceptorRun {
+/**
+ * One dispatch through the interceptor chain: the HubCall the interceptors see, ending at the
+ * module. Hot path: a flat class whose fields are `declare`d and assigned once in the constructor
+ * (no ES2022 define-then-assign), stepping state in {@link chainStep}'s closure.
+ */
+class DispatchRun implements HubCall {
+  declare readonly envelope: Envelope;
+  declare readonly resolved: ResolvedTarget;
+  declare readonly direct: boolean;
+  /** The hub's halt epoch when the call entered the chain. */
+  declare readonly epoch: number;
+  /** The hub clock's time when the envelope was made. */
+  declare readonly now: number;
+  declare readonly target: TargetEntry;
+  declare readonly ttl: number;
+  declare readonly params: DispatchParams;
+  /** True while {@link run} is on the stack: reaching the end then means no interceptor awaited anything. */
+  declare startedSynchronously: boolean;
+  declare private readonly next: () => Promise<unknown>;
+
   constructor(
     list: readonly Interceptor[],
-    private readonly end: (run: DispatchRun) => Promise<unknown>,
-    /** The hub's halt epoch when the call entered the chain. */
-    readonly epoch: number,
-    /** The hub clock's time when the envelope was made. */
-    readonly now: number,
+    end: (run: DispatchRun) => Promise<unknown>,
+    epoch: number,
+    now: number,
     envelope: Envelope,
-    readonly target: TargetEntry,
-    readonly ttl: number,
-    readonly params: DispatchParams,
+    target: TargetEntry,
+    ttl: number,
+    params: DispatchParams,
   ) {
-    super(list, envelope, target.resolved, params.direct === true);
+    this.envelope = envelope;
+    this.resolved = target.resolved;
+    this.direct = params.direct === true;
+    this.epoch = epoch;
+    this.now = now;
+    this.target = target;
+    this.ttl = ttl;
+    this.params = params;
+    this.startedSynchronously = false;
+    this.next = chainStep(list, this, end);
   }
 
-  /** True when the chain reached its end without awaiting anything. */
-  get startedSynchronously(): boolean {
-    return this.synchronous;
-  }
-
-  protected override final(): Promise<unknown> {
-    return this.end(this);
+  /** Starts the run at the first interceptor (never throws). */
+  run(): Promise<unknown> {
+    this.startedSynchronously = true;
+    const out = this.next();
+    this.startedSynchronously = false;
+    return out;
   }
 }

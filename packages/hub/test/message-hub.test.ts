@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { FingerError, type FingerEvent } from '@finger/protocol';
 
-import { type InProcessModule, InProcessTransport, MessageHub, type ToolCallContext } from '../src/index.js';
+import {
+  type InProcessModule,
+  InProcessTransport,
+  MessageHub,
+  systemClock,
+  type ToolCallContext,
+} from '../src/index.js';
 import { human, manifest, type ObjectRuntime, objectRuntimes, rejectionOf, until } from './helpers.js';
 
 const hubs: MessageHub[] = [];
@@ -362,6 +368,30 @@ describe('MessageHub registry and lifecycle', () => {
       throw new FingerError('E_FORBIDDEN', 'sync no');
     });
     expect((await rejectionOf(hub2.request({ target: 'e', payload: {}, source: human }))).code).toBe('E_FORBIDDEN');
+  });
+
+  it('starts the lease when the call reaches its module: at the envelope time after a chain that awaited nothing, later after one that did', async () => {
+    const clock = { ...systemClock, t: 1_000_000, now: () => clock.t };
+    const hub = new MessageHub({
+      clock,
+      createRuntime: objectRuntimes({ e: { tools: { t: () => 1 } } }),
+      limits: { default_lease_ms: 10_000, default_timeout_ms: 60_000 },
+    });
+    hubs.push(hub);
+    await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    const expiry: number[] = [];
+    let pause = false;
+    hub.use(async (call, next) => {
+      if (pause) await Promise.resolve().then(() => (clock.t += 5_000));
+      else clock.t += 5_000; // a synchronous interceptor: the hub does not read the clock again
+      const out = await next();
+      expiry.push(call.envelope.lease!.expires_at);
+      return out;
+    });
+    await hub.request({ target: 'e', payload: {}, source: human });
+    pause = true;
+    await hub.request({ target: 'e', payload: {}, source: human });
+    expect(expiry).toEqual([1_000_000 + 10_000, 1_010_000 + 10_000]);
   });
 
   it('fails calls that outlive the shutdown drain with E_PROVIDER_CLOSED', async () => {

@@ -49,8 +49,15 @@ export function argsKey(args: unknown): string | null {
   return out;
 }
 
-const END = Symbol('end');
-type Node = Map<unknown, unknown>;
+/** A trie node: the next nodes by argument name, then value; the interned key of a path that ends here. */
+interface Node {
+  readonly next: Map<string, Map<unknown, Node>>;
+  leaf: string | undefined;
+}
+
+function node(): Node {
+  return { next: new Map(), leaf: undefined };
+}
 
 /** Bounds of an {@link ArgsKeys} table. */
 export interface ArgsKeysOptions {
@@ -73,7 +80,7 @@ export class ArgsKeys {
   readonly #maxKeys: number;
   readonly #maxChars: number;
   readonly #maxValue: number;
-  #root: Node = new Map();
+  #root: Node = node();
   #keys = 0;
   #chars = 0;
 
@@ -89,7 +96,7 @@ export class ArgsKeys {
     const proto: unknown = Object.getPrototypeOf(args);
     if (proto !== Object.prototype && proto !== null) return null;
     // fast path, no allocation: own keys already in order, every step already in the trie
-    let node = this.#root;
+    let at = this.#root;
     let prev: string | undefined;
     let n = 0;
     for (const k in args) {
@@ -98,11 +105,11 @@ export class ArgsKeys {
       const v = (args as Record<string, unknown>)[k];
       // a map does not tell -0 from 0; nothing else that is not interned can be found
       if (v === 0 && Object.is(v, -0)) return null;
-      const next = (node.get(k) as Node | undefined)?.get(v) as Node | undefined;
+      const next = at.next.get(k)?.get(v);
       if (next === undefined) return this.#lookup(args);
-      node = next;
+      at = next;
     }
-    return (node.get(END) as string | undefined) ?? this.#lookup(args);
+    return at.leaf ?? this.#lookup(args);
   }
 
   /** The general path: sorted own keys, checked values; adds what is missing. */
@@ -115,7 +122,7 @@ export class ArgsKeys {
         keys.sort();
         break;
       }
-    let node = this.#root;
+    let at = this.#root;
     let chars = 0;
     let missing = false;
     for (let i = 0; i < n; i++) {
@@ -136,15 +143,11 @@ export class ArgsKeys {
           if (v !== null) return null;
       }
       if (missing) continue;
-      const byValue = node.get(k) as Node | undefined;
-      const next = byValue?.get(v) as Node | undefined;
+      const next = at.next.get(k)?.get(v);
       if (next === undefined) missing = true;
-      else node = next;
+      else at = next;
     }
-    if (!missing) {
-      const leaf = node.get(END) as string | undefined;
-      if (leaf !== undefined) return leaf;
-    }
+    if (!missing && at.leaf !== undefined) return at.leaf;
     return this.#add(args as Record<string, unknown>, keys, chars);
   }
 
@@ -152,19 +155,19 @@ export class ArgsKeys {
     const key = argsKey(args);
     if (key === null) return null;
     if (this.#keys >= this.#maxKeys || this.#chars + chars > this.#maxChars) {
-      this.#root = new Map();
+      this.#root = node();
       this.#keys = 0;
       this.#chars = 0;
     }
-    let node = this.#root;
+    let at = this.#root;
     for (const k of keys) {
-      let byValue = node.get(k) as Node | undefined;
-      if (byValue === undefined) node.set(k, (byValue = new Map()));
-      let next = byValue.get(args[k]) as Node | undefined;
-      if (next === undefined) byValue.set(args[k], (next = new Map()));
-      node = next;
+      let byValue = at.next.get(k);
+      if (byValue === undefined) at.next.set(k, (byValue = new Map()));
+      let next = byValue.get(args[k]);
+      if (next === undefined) byValue.set(args[k], (next = node()));
+      at = next;
     }
-    node.set(END, key);
+    at.leaf = key;
     this.#keys++;
     this.#chars += chars;
     return key;

@@ -108,3 +108,10 @@ export class AutoEvaluation implements Evaluation {
     return out;
   }
 }
+
+/**
+ * What {@link FirewallEngine.evaluateCached} answers for a plain AUTO allow from the verdict
+ * cache: the call runs with its own arguments, and nothing about the verdict is kept.
+ */
+export const CACHED_ALLOW: unique symbol = Symbol('finger.firewall.cached-allow');
+export type CachedAllow = typeof CACHED_ALLOW;

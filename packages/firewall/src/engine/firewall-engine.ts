@@ -14,8 +14,10 @@ import { isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
+import type { FirewallCall } from './call-facts.js';
+import { factsOf } from './call-facts.js';
 import { argsFingerprint, ArgsKeys } from './call-key.js';
-import { AutoEvaluation, EngineEvaluation } from './engine-evaluation.js';
+import { AutoEvaluation, CACHED_ALLOW, type CachedAllow, EngineEvaluation } from './engine-evaluation.js';
 import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
 import { actionOf, LEVEL_ORDER } from './evaluation.js';
 import { argsPreview, commandPreview, type ReadFile, writePreview } from './preview.js';
@@ -181,7 +183,7 @@ export class FirewallEngine {
     let warnings: string[] | undefined;
     let paths: ResolvedPaths = NO_PATHS;
     let sb: SandboxVerdict | undefined;
-    let st = ak !== null ? cache?.get(tool_id, ak, facts) : undefined;
+    let st = ak !== null ? cache?.get(tool_id, ak, facts.tool, facts.principal, facts.direct) : undefined;
     const hit = st !== undefined;
     if (st === undefined) {
       // 1. argument filter
@@ -211,12 +213,45 @@ export class FirewallEngine {
     }
 
     // 2. behaviour, 5. metacognitive breaker: stateful, on every call
-    const session = this.#sessionKey(facts);
+    const session = this.#sessionKey(facts.principal, facts.session_id);
     const found = this.behaviour.behaviour(session, tool_id, fingerprint, facts.confidence, now, record);
     const meta = this.behaviour.metacognitive(session, facts.confidence, record);
     if (hit && options.lean === true && found.length === 0 && meta === null) return new AutoEvaluation(st.perm, args);
 
     return this.#decide(facts, args, st, paths, sb, warnings, found, meta, direct);
+  }
+
+  /**
+   * The interceptor's path for a call whose layers 1, 3 and 4 are in the verdict cache, with no
+   * facts object and no Evaluation built for a plain allow: counts the call in the behaviour and
+   * metacognitive memory, then answers {@link CACHED_ALLOW} when neither raised it (the call runs
+   * with its own arguments), the whole Evaluation when one did. Undefined — nothing recorded —
+   * when the call is not in the cache (or the cache is off): {@link evaluate} it. The verdict is
+   * the one `evaluate(facts, {lean: true})` gives.
+   */
+  evaluateCached(
+    call: FirewallCall,
+    tool: ToolCallFacts['tool'],
+    confidence: number | undefined,
+  ): Evaluation | CachedAllow | undefined {
+    const cache = this.#cache;
+    if (cache === undefined) return undefined;
+    const env = call.envelope;
+    const args = env.payload;
+    const ak = this.#keys.intern(args);
+    if (ak === null) return undefined;
+    cache.sync(this.#policy.current());
+    const tool_id = call.resolved.tool_id;
+    const principal = env.source;
+    const st = cache.get(tool_id, ak, tool, principal, call.direct, false);
+    if (st === undefined) return undefined;
+    const now = this.#clock.now();
+    const direct = call.direct && principal.kind === 'human';
+    const session = this.#sessionKey(principal, env.session_id);
+    const found = this.behaviour.behaviour(session, tool_id, argsFingerprint(args, ak), confidence, now, !direct);
+    const meta = this.behaviour.metacognitive(session, confidence, !direct);
+    if (found.length === 0 && meta === null) return CACHED_ALLOW;
+    return this.#decide(factsOf(call, tool, confidence), args, st, NO_PATHS, undefined, undefined, found, meta, direct);
   }
 
   /** Combines the layers' contributions (the strictest decides) into the Evaluation. */
@@ -308,12 +343,11 @@ export class FirewallEngine {
   }
 
   /** `kind:id:session`, remembered for the last principal and session (no string built per call). */
-  #sessionKey(facts: ToolCallFacts): string {
-    const p = facts.principal;
+  #sessionKey(p: ToolCallFacts['principal'], session: string): string {
     const m = this.#lastSession;
-    if (m.kind === p.kind && m.id === p.id && m.session === facts.session_id) return m.key;
-    const key = `${p.kind}:${p.id}:${facts.session_id}`;
-    this.#lastSession = { kind: p.kind, id: p.id, session: facts.session_id, key };
+    if (m.kind === p.kind && m.id === p.id && m.session === session) return m.key;
+    const key = `${p.kind}:${p.id}:${session}`;
+    this.#lastSession = { kind: p.kind, id: p.id, session, key };
     return key;
   }
 

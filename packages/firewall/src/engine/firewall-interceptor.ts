@@ -1,40 +1,16 @@
 // The firewall as a hub interceptor: builds ToolCallFacts from the hub call, asks the engine,
 // emits FIREWALL_VERDICT, writes the `tool.call` audit entry (before anything runs), then runs,
-// refuses, or holds the call for a person. Structural types only: the firewall does not import
-// the hub (STYLE: the daemon wires the interceptor into the hub's chain).
+// refuses, or holds the call for a person.
 
-import { FingerError, type Principal } from '@finger/protocol';
+import { FingerError } from '@finger/protocol';
 
 import type { AuditRecord } from '../audit/audit-entry.js';
 import { digestOf } from '../audit/canonical-json.js';
 import type { VerdictEvents } from '../grants/grant-interceptor.js';
-import { AutoEvaluation } from './engine-evaluation.js';
+import { factsOf, type FirewallCall, type FirewallTools, toolOf } from './call-facts.js';
+import { AutoEvaluation, CACHED_ALLOW, type CachedAllow } from './engine-evaluation.js';
 import type { Evaluation, ToolCallFacts } from './evaluation.js';
 import type { EvaluateOptions } from './firewall-engine.js';
-
-/** What the interceptor needs of a hub call (`@finger/hub`'s HubCall satisfies it). */
-export interface FirewallCall {
-  readonly envelope: {
-    readonly request_id: string;
-    readonly correlation_id: string;
-    readonly session_id: string;
-    readonly workflow_id: string;
-    readonly target: string;
-    readonly source: Principal;
-    /** Replaced by the filtered (or approved, edited) arguments before the call runs. */
-    payload: unknown;
-    /** Absolute deadline (epoch ms); moved later by the time a person took to approve. */
-    deadline?: number;
-    lease?: { expires_at: number };
-  };
-  readonly resolved: { readonly tool_id: string; readonly tool: Partial<ToolCallFacts['tool']> };
-  readonly direct: boolean;
-}
-
-/** Tool metadata with defaults filled in (the hub's ToolRegistry satisfies it). */
-export interface FirewallTools {
-  get(tool_id: string): (ToolCallFacts['tool'] & { quarantined?: { reason: string } }) | undefined;
-}
 
 /** What a HumanGate's answer to a hold must say. */
 export interface FirewallGateDecision {
@@ -56,9 +32,17 @@ export interface FirewallGate {
   hold(ev: Evaluation, facts: ToolCallFacts): Promise<FirewallGateDecision>;
 }
 
+export type { FirewallCall, FirewallTools } from './call-facts.js';
+
 /** The engine as the interceptor uses it (FirewallEngine satisfies it). */
 export interface FirewallEvaluator {
   evaluate(facts: ToolCallFacts, options?: EvaluateOptions): Evaluation;
+  /** The verdict-cache path (see FirewallEngine.evaluateCached); optional. */
+  evaluateCached?(
+    call: FirewallCall,
+    tool: ToolCallFacts['tool'],
+    confidence: number | undefined,
+  ): Evaluation | CachedAllow | undefined;
   fileSha256(path: string): string | null;
 }
 
@@ -86,36 +70,6 @@ export interface FirewallInterceptorOptions {
 
 /** An interceptor in the hub's `(call, next) => …` shape. */
 export type FirewallInterceptor = (call: FirewallCall, next: () => Promise<unknown>) => Promise<unknown>;
-
-function factsOf(
-  call: FirewallCall,
-  tools: FirewallTools | undefined,
-  confidenceOf: FirewallInterceptorOptions['confidenceOf'],
-): ToolCallFacts {
-  const env = call.envelope;
-  const id = call.resolved.tool_id;
-  const spec = call.resolved.tool;
-  const tool: ToolCallFacts['tool'] = tools?.get(id) ?? {
-    risk_level: spec.risk_level ?? 'medium',
-    capability_level: spec.capability_level ?? 'L2',
-    side_effects: spec.side_effects ?? true,
-    ...(spec.permission !== undefined ? { permission: spec.permission } : {}),
-    ...(spec.input_schema !== undefined ? { input_schema: spec.input_schema } : {}),
-  };
-  const facts: ToolCallFacts = {
-    tool_id: id,
-    args: env.payload,
-    principal: env.source,
-    session_id: env.session_id,
-    request_id: env.request_id,
-    correlation_id: env.correlation_id,
-    direct: call.direct,
-    tool,
-  };
-  const c = confidenceOf?.(call);
-  if (c !== undefined) facts.confidence = c;
-  return facts;
-}
 
 function argsOf(ev: Evaluation, fallback: unknown): unknown {
   return ev.args !== undefined ? ev.args : fallback;
@@ -239,10 +193,20 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     }
   };
 
+  // a plain AUTO allow needs no Evaluation: the engine's cache path builds none
+  const cached = lean.lean === true && engine.evaluateCached !== undefined;
+
   return (call, next) => {
     try {
-      const facts = factsOf(call, tools, confidenceOf);
-      const ev = engine.evaluate(facts, lean);
+      const tool = toolOf(call, tools);
+      const confidence = confidenceOf?.(call);
+      let ev: Evaluation | CachedAllow | undefined = cached
+        ? engine.evaluateCached!(call, tool, confidence)
+        : undefined;
+      // the engine ran nothing that changes the arguments: they go as they came
+      if (ev === CACHED_ALLOW) return next();
+      const facts = factsOf(call, tool, confidence);
+      ev ??= engine.evaluate(facts, lean);
       // a cached plain AUTO allow, asked for only when neither an event nor an audit entry is due
       if (ev instanceof AutoEvaluation) return run(call, facts.args, next);
       const recorded = verdict(call, facts, ev);

@@ -47,9 +47,7 @@ function sameRoles(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-function matches(e: Entry, f: ToolCallFacts): boolean {
-  const t = f.tool;
-  const p = f.principal;
+function matches(e: Entry, t: Tool, p: Principal, direct: boolean): boolean {
   return (
     e.risk_level === t.risk_level &&
     e.capability_level === t.capability_level &&
@@ -59,7 +57,7 @@ function matches(e: Entry, f: ToolCallFacts): boolean {
     e.quarantined === t.quarantined &&
     e.kind === p.kind &&
     e.id === p.id &&
-    e.direct === f.direct &&
+    e.direct === direct &&
     sameRoles(e.roles, p.roles)
   );
 }
@@ -112,16 +110,27 @@ export class VerdictCache {
     this.#user = policy.user;
   }
 
-  /** The verdict for (`tool_id`, `key`) when the tool metadata, principal and direct flag are the same; call {@link sync} first. */
-  get(tool_id: string, key: string, facts: ToolCallFacts): StaticVerdict | undefined {
+  /**
+   * The verdict for (`tool_id`, `key`) when the tool metadata, principal and direct flag are the
+   * same; call {@link sync} first. `countMiss` false: a miss the caller will look up again
+   * (through the full evaluation) is counted there, once.
+   */
+  get(
+    tool_id: string,
+    key: string,
+    tool: Tool,
+    principal: Principal,
+    direct: boolean,
+    countMiss = true,
+  ): StaticVerdict | undefined {
     const keys = tool_id === this.#lastTool ? this.#lastKeys : this.#keysOf(tool_id);
     for (let e = keys?.get(key); e !== undefined; e = e.next) {
-      if (matches(e, facts)) {
+      if (matches(e, tool, principal, direct)) {
         this.#hits++;
         return e.verdict;
       }
     }
-    this.#misses++;
+    if (countMiss) this.#misses++;
     return undefined;
   }
 

@@ -33,6 +33,11 @@ export interface ToolRegistryOptions {
    * read live on every `list`/`get`. The hub wires it to `runtime.quarantined()`.
    */
   quarantined?: (module_id: string) => Record<string, { reason: string }> | undefined;
+  /**
+   * Whether a module's runtime can quarantine tools at all, asked once when the module registers
+   * (default: yes); `metadata()` skips the live `quarantined` look-up for the others.
+   */
+  quarantinable?: (module_id: string) => boolean;
 }
 
 /** Which provider a short tool name resolves to, and why (`myfinger tool show`). */
@@ -57,6 +62,8 @@ export interface ToolSchema {
 interface Held {
   info: ToolInfo;
   cost_declared: boolean;
+  /** The module's runtime can quarantine tools (see ToolRegistryOptions.quarantinable). */
+  quarantinable: boolean;
 }
 
 /**
@@ -71,11 +78,13 @@ export class ToolRegistry {
   private readonly byModule = new Map<string, string[]>();
   private readonly order: Map<string, number>;
   private readonly quarantinedOf: ToolRegistryOptions['quarantined'];
+  private readonly quarantinable: ToolRegistryOptions['quarantinable'];
   private readonly unsubscribe: () => void;
 
   constructor(source: ToolSource, options: ToolRegistryOptions = {}) {
     this.order = new Map((options.preferred_provider_order ?? []).map((id, i) => [id, i]));
     this.quarantinedOf = options.quarantined;
+    this.quarantinable = options.quarantinable;
     for (const m of source.list()) this.add(m);
     this.unsubscribe = source.onChange((c) =>
       c.type === 'registered' ? this.add(c.module) : this.remove(c.module.id),
@@ -104,6 +113,7 @@ export class ToolRegistry {
   metadata(tool_id: string): Readonly<ToolInfo> | undefined {
     const held = this.byId.get(tool_id);
     if (held === undefined) return undefined;
+    if (!held.quarantinable) return held.info;
     const q = this.quarantinedOf?.(held.info.module)?.[held.info.name];
     return q === undefined ? held.info : { ...held.info, quarantined: { reason: q.reason } };
   }
@@ -185,9 +195,10 @@ export class ToolRegistry {
   private add(m: ModuleInfo): void {
     this.remove(m.id);
     const ids: string[] = [];
+    const quarantinable = this.quarantinedOf !== undefined && (this.quarantinable?.(m.id) ?? true);
     for (const spec of m.tools) {
       const info = toToolInfo(m.id, m.runtime, m.grants, spec);
-      this.byId.set(info.id, { info, cost_declared: spec.context_cost !== undefined });
+      this.byId.set(info.id, { info, cost_declared: spec.context_cost !== undefined, quarantinable });
       ids.push(info.id);
       const same = this.byName.get(info.name);
       if (same === undefined) this.byName.set(info.name, [info.id]);
