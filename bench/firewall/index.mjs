@@ -238,8 +238,12 @@ runBench(BENCH, async () => {
       if (s.calls_failed !== 0) throw new Error(`hub ${name}: ${s.calls_failed} failed calls`);
     }
     const auto = row('auto-200-rules');
-    process.stderr.write(`${BENCH}: hub rows again, one hub per child process (5 interleaved rounds of off/noop/on)\n`);
-    const iso = isolatedRows(5, 2);
+    // one process's throughput varies ±15% from run to run (JIT and heap layout): 9 rounds by default
+    const isoRounds = Number(process.env.BENCH_FW_ISOLATED_ROUNDS ?? 9);
+    process.stderr.write(
+      `${BENCH}: hub rows again, one hub per child process (${isoRounds} interleaved rounds of off/noop/on)\n`,
+    );
+    const iso = isolatedRows(isoRounds, 2);
     const ratios = {
       isolated_on_over_off: round(iso.on.ops_per_s / iso.off.ops_per_s),
       isolated_on_over_off_cpu: round(iso.on.ops_per_cpu_s / iso.off.ops_per_cpu_s),
@@ -280,7 +284,8 @@ runBench(BENCH, async () => {
         '',
         `harness alone (op = noop): ${base.ops_per_s.toLocaleString('en-US')} ops/s, p50 ${base.p50_us} µs (own_us = 1/ops − 1/noop)`,
         `hub c100 firewall on ÷ off: ${ratios.hub_c100_on_over_off}× ops/s; with an event per AUTO verdict: ${ratios.hub_c100_on_events_over_off}×; with the audit log: ${ratios.hub_c100_on_audit_over_off}×`,
-        `one hub per process (median of 5 interleaved runs): off ${iso.off.ops_per_s.toLocaleString('en-US')}, noop ${iso.noop.ops_per_s.toLocaleString('en-US')}, on ${iso.on.ops_per_s.toLocaleString('en-US')} ops/s → on ÷ off ${ratios.isolated_on_over_off}× (per CPU-second ${ratios.isolated_on_over_off_cpu}×; noop ÷ off ${ratios.isolated_noop_over_off}×)`,
+        `one hub per process (median of ${isoRounds} interleaved runs): off ${iso.off.ops_per_s.toLocaleString('en-US')}, noop ${iso.noop.ops_per_s.toLocaleString('en-US')}, on ${iso.on.ops_per_s.toLocaleString('en-US')} ops/s → on ÷ off ${ratios.isolated_on_over_off}× (per CPU-second ${ratios.isolated_on_over_off_cpu}×; noop ÷ off ${ratios.isolated_noop_over_off}×)`,
+        `  per-round on ÷ off (one process each): ${iso.on.runs.map((on, i) => (on / iso.off.runs[i]).toFixed(2)).join(' ')}`,
         `firewall cost per dispatched call at c100 (1/on − 1/off): ${ratios.hub_c100_firewall_cost_us} µs, of which the hub's chain with a no-op interceptor (1/noop − 1/off): ${ratios.hub_c100_chain_cost_us} µs; on ÷ off per CPU-second: ${ratios.hub_c100_on_over_off_cpu}×`,
         `audit: ${audit.stats().appends} entries in ${audit.stats().batches} write+fsync batches`,
         `RiskAssessor: ${JSON.stringify(assessor.stats())}`,
