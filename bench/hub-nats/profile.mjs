@@ -7,10 +7,11 @@
 //   node bench/hub-nats/profile.mjs [finger|finger-transport|raw-nats] [calls] [concurrency]
 //   PROFILE_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --cpu-prof … profile.mjs finger
 // Env: PAYLOAD_BYTES (a {text} payload of that size), PENDING_LIMIT (the caller connection's
-// nats.js flush threshold), COUNT_EVENTS=1 (events the caller hub emits per call).
+// nats.js flush threshold), COUNT_EVENTS=1 (events the caller hub emits per call),
+// PROFILE_SERVER_LOG (file for the serving process's stdout, e.g. with --trace-gc).
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,6 +35,20 @@ function sysOf(pid) {
   return Number(f[12]) / 100;
 }
 
+/** The pid of the local nats-server (its CPU per call is printed too), if one runs here. */
+function natsServerPid() {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'nats-server') return Number(d);
+    } catch {
+      // gone
+    }
+  }
+  return undefined;
+}
+const natsPid = natsServerPid();
+
 const hubPkg = await importBuilt('packages/hub');
 const natsPkg = await importBuilt('packages/hub', 'nats.js');
 const extra = (process.env.PROFILE_SERVER_ARGS ?? '').split(' ').filter(Boolean);
@@ -41,6 +56,8 @@ const child = spawn(process.execPath, [...extra, join(fileURLToPath(import.meta.
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, BENCH_NATS_CLUSTER: CLUSTER },
 });
+// PROFILE_SERVER_LOG: a file the serving process's stdout goes to (e.g. with --trace-gc)
+if (process.env.PROFILE_SERVER_LOG) child.stdout.pipe(createWriteStream(process.env.PROFILE_SERVER_LOG));
 await new Promise((resolve, reject) => {
   child.stdout.on('data', (d) => String(d).includes('ready') && resolve());
   child.on('exit', (c) => reject(new Error(`server exited ${c}`)));
@@ -100,20 +117,24 @@ tr.send = (d) => {
   bytes += d.length;
   return send0(d);
 };
+const st0 = nc.stats();
 const c0 = cpuOf(process.pid);
 const cs0 = sysOf(process.pid);
 const ss0 = sysOf(child.pid);
 const s0 = cpuOf(child.pid);
+const n0 = natsPid === undefined ? 0 : cpuOf(natsPid);
 const t0 = process.hrtime.bigint();
 await run(calls);
 const s = Number(process.hrtime.bigint() - t0) / 1e9;
 const callerUs = ((cpuOf(process.pid) - c0) / calls) * 1e6;
 const serverUs = ((cpuOf(child.pid) - s0) / calls) * 1e6;
+const natsUs = natsPid === undefined ? NaN : ((cpuOf(natsPid) - n0) / calls) * 1e6;
 const callerSys = ((sysOf(process.pid) - cs0) / calls) * 1e6;
 const serverSys = ((sysOf(child.pid) - ss0) / calls) * 1e6;
+const st1 = nc.stats();
 lat.sort((x, y) => x - y);
 process.stdout.write(
-  `${label} c${conc}: ${Math.round(calls / s)} calls/s, p50 ${Math.round(lat[Math.floor(lat.length / 2)])} µs; CPU per call: caller ${callerUs.toFixed(1)} µs (sys ${callerSys.toFixed(1)}), server ${serverUs.toFixed(1)} µs (sys ${serverSys.toFixed(1)}); caller socket writes per call ${(writes / calls).toFixed(3)}, bytes per call ${Math.round(bytes / calls)}\n`,
+  `${label} c${conc}: ${Math.round(calls / s)} calls/s, p50 ${Math.round(lat[Math.floor(lat.length / 2)])} µs; CPU per call: caller ${callerUs.toFixed(1)} µs (sys ${callerSys.toFixed(1)}), server ${serverUs.toFixed(1)} µs (sys ${serverSys.toFixed(1)}), nats-server ${natsUs.toFixed(1)} µs; caller socket writes per call ${(writes / calls).toFixed(3)}, bytes per call ${Math.round(bytes / calls)}, NATS messages out/in per call ${((st1.outMsgs - st0.outMsgs) / calls).toFixed(3)}/${((st1.inMsgs - st0.inMsgs) / calls).toFixed(3)}\n`,
 );
 if (process.env.COUNT_EVENTS)
   process.stdout.write(

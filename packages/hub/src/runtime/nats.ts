@@ -69,6 +69,11 @@ export class NatsRuntime implements ModuleRuntime {
       return reply.payload;
     } finally {
       this.calls.delete(ctx.call_id);
+      // the map lives in the old generation and a backing store it outgrew still points at these
+      // hooks: they must not keep the call's context (and all it reaches) alive until a full GC
+      hooks.onProgress = undefined;
+      hooks.onLeaseExtend = undefined;
+      hooks.canceller = undefined;
     }
   }
 

@@ -9,6 +9,7 @@ export interface ControlSender {
 export class NatsServerChannel implements ServerChannel {
   cancelled: string | undefined;
   private receiver: CancelReceiver | undefined;
+  private done = false;
 
   constructor(
     private readonly t: ControlSender,
@@ -26,12 +27,24 @@ export class NatsServerChannel implements ServerChannel {
   }
 
   onCancel(receiver: CancelReceiver): void {
+    if (this.done) return;
     if (this.cancelled !== undefined) receiver.onCancelled(this.cancelled);
     else this.receiver = receiver;
   }
 
+  /**
+   * The call is answered: later cancels are ignored and the receiver (the module's call context,
+   * and through it the request) is let go. The transport's `inflight` map lives in the old
+   * generation and a backing store it outgrew still points at this channel: without this, every
+   * call's objects would survive the scavenges until the next full GC.
+   */
+  finish(): void {
+    this.done = true;
+    this.receiver = undefined;
+  }
+
   cancel(reason: string): void {
-    if (this.cancelled !== undefined) return;
+    if (this.cancelled !== undefined || this.done) return;
     this.cancelled = reason;
     const r = this.receiver;
     this.receiver = undefined;

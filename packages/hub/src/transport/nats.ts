@@ -16,15 +16,53 @@ import type { RequestHooks, Transport, TransportHandler, Unserve } from './trans
 
 export type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 
-interface Pending {
-  resolve(reply: Envelope): void;
-  reject(e: unknown): void;
-  hooks: RequestHooks | undefined;
-  deadline: number;
-  /** The request sent: a reply carries only what differs from it (nats-envelope.ts). */
-  request: Envelope;
+const NOOP = (): void => undefined;
+
+/**
+ * An outstanding request. Settling it also drops what it holds (the request, the caller's
+ * promise callbacks and hooks): the `pending` map lives in the old generation, and a backing
+ * store it outgrew still points at the entries it held then; anything such a dead table reaches
+ * survives every scavenge until the next full GC, so a settled entry must reach nothing.
+ */
+class Pending {
   /** On the first request of a batch of several: the tokens of the batch (a "no responders" answers them all). */
-  batch?: string[];
+  batch: string[] | undefined = undefined;
+  /** The target, for error messages. */
+  readonly target: string;
+  readonly deadline: number;
+  readonly id: string;
+
+  constructor(
+    private res: (reply: Envelope) => void,
+    private rej: (e: unknown) => void,
+    public hooks: RequestHooks | undefined,
+    /** The request sent: a reply carries only what differs from it (nats-envelope.ts). */
+    public request: Envelope | undefined,
+  ) {
+    this.target = request!.target;
+    this.deadline = request!.deadline;
+    this.id = request!.id;
+  }
+
+  resolve(reply: Envelope): void {
+    const r = this.res;
+    this.clear();
+    r(reply);
+  }
+
+  reject(e: unknown): void {
+    const r = this.rej;
+    this.clear();
+    r(e);
+  }
+
+  private clear(): void {
+    this.res = NOOP;
+    this.rej = NOOP;
+    this.hooks = undefined;
+    this.request = undefined;
+    this.batch = undefined;
+  }
 }
 
 /**
@@ -151,7 +189,7 @@ export class NatsTransport implements Transport {
     }
     const id = request.id;
     const promise = new Promise<Envelope>((resolve, reject) => {
-      this.pending.set(token, { resolve, reject, hooks, deadline: request.deadline, request });
+      this.pending.set(token, new Pending(resolve, reject, hooks, request));
     });
     if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
     if (this.sweep === undefined)
@@ -214,7 +252,7 @@ export class NatsTransport implements Transport {
     this.sweep = undefined;
     for (const [token, p] of this.pending) {
       this.pending.delete(token);
-      p.reject(new FingerError('E_PROVIDER_CLOSED', `transport closed before "${p.request.target}" answered`));
+      p.reject(new FingerError('E_PROVIDER_CLOSED', `transport closed before "${p.target}" answered`));
     }
     if (this.nc.isClosed()) return;
     if (this.o.ownsConnection) {
@@ -264,7 +302,7 @@ export class NatsTransport implements Transport {
       const p = this.pending.get(t);
       if (p === undefined) continue;
       this.pending.delete(t);
-      const target = p.request.target;
+      const target = p.target;
       p.reject(new FingerError('E_NO_TARGET', `${failure}: cannot reach "${target}"`, { target }));
     }
   }
@@ -288,7 +326,7 @@ export class NatsTransport implements Transport {
         const q = this.pending.get(t);
         if (q === undefined) continue;
         this.pending.delete(t);
-        const target = q.request.target;
+        const target = q.target;
         q.reject(new FingerError('E_NO_TARGET', `no node serves "${target}" in the cluster`, { target }));
       }
       return;
@@ -324,7 +362,7 @@ export class NatsTransport implements Transport {
     for (const part of parts) {
       const p = this.pending.get(part.token);
       if (p === undefined) continue;
-      const env = decodeReply(part.json, p.request);
+      const env = decodeReply(part.json, p.request!);
       if (env === undefined || envelopeIssues(env).length > 0) {
         this.drop('invalid reply envelope', msg, node);
         continue;
@@ -344,8 +382,8 @@ export class NatsTransport implements Transport {
     for (const [token, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(token);
-      const target = p.request.target;
-      this.sendCancel(p.request.id, 'E_TIMEOUT');
+      const target = p.target;
+      this.sendCancel(p.id, 'E_TIMEOUT');
       p.reject(new FingerError('E_TIMEOUT', `call to "${target}" over NATS passed its deadline`, { target }));
     }
   }
@@ -425,10 +463,12 @@ export class NatsTransport implements Transport {
     handler(env, channel).then(
       (out) => {
         this.inflight.delete(env.id);
+        channel.finish();
         this.replies.send(reply, out, false);
       },
       (e: unknown) => {
         this.inflight.delete(env.id);
+        channel.finish();
         this.replies.error(reply, env, { code: 'E_INTERNAL', message: (e as Error)?.message ?? String(e) });
       },
     );
