@@ -45,8 +45,14 @@ export class WireBatch {
     this.tokens.push(token);
   }
 
+  /**
+   * The body, once: the lines are let go (a batch is still reachable from the outgrown backing
+   * store of the Map that held it, which the scavenger treats as live until a full GC).
+   */
   body(): string {
-    return this.lines.length === 1 ? this.lines[0]! : this.lines.join('\n');
+    const body = this.lines.length === 1 ? this.lines[0]! : this.lines.join('\n');
+    this.lines.length = 0;
+    return body;
   }
 }
 
