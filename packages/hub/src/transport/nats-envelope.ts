@@ -1,4 +1,5 @@
 import type { Envelope, ErrorInfo, LeaseInfo, Principal } from '@finger/protocol';
+import { envelopeIssues } from '@finger/protocol';
 
 import { decodeJson } from './nats-wire.js';
 
@@ -108,4 +109,114 @@ export function decodeReply(body: Uint8Array, request: Envelope): Envelope | und
   };
   if (a[5] !== 0) env.error = a[5] as ErrorInfo;
   return env;
+}
+
+/**
+ * Whether an envelope decoded from the wire satisfies the envelope schema (`envelopeIssues`
+ * empty). A hand-written check of the usual shapes answers first — it accepts only envelopes
+ * the schema accepts (a unit test holds it to that); anything it is not sure of (a string
+ * whose UTF-16 length passes a limit, a timestamp not in the `2026-11-22T01:00:00.000Z` form,
+ * unknown keys, wrong types) gets the schema's own verdict. The generic ajv check costs about
+ * a microsecond per envelope, twice per call.
+ */
+export function validWireEnvelope(env: Envelope): boolean {
+  return quickEnvelopeCheck(env) || envelopeIssues(env).length === 0;
+}
+
+const PRINCIPAL_KINDS = new Set(['human', 'agent', 'module', 'system']);
+const ENVELOPE_KINDS = new Set(['request', 'reply', 'event', 'cancel']);
+/** Keys an envelope may have (the schema's additionalProperties: false). */
+const ENVELOPE_KEYS = new Set([
+  'id',
+  'kind',
+  'request_id',
+  'correlation_id',
+  'session_id',
+  'workflow_id',
+  'source',
+  'target',
+  'blocking',
+  'timestamp',
+  'deadline',
+  'execution_chain',
+  'nesting_depth',
+  'lease',
+  'payload',
+  'error',
+]);
+const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** A string of at most `max` UTF-16 units (so at most `max` code points), at least `min`. */
+function str(v: unknown, min: number, max: number): boolean {
+  return typeof v === 'string' && v.length >= min && v.length <= max;
+}
+
+function plainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function stringArray(v: unknown, maxItems: number, maxLength: number): boolean {
+  if (!Array.isArray(v) || v.length > maxItems) return false;
+  for (let i = 0; i < v.length; i++) if (!str(v[i], 0, maxLength)) return false;
+  return true;
+}
+
+function digits(s: string, from: number, n: number): number {
+  let out = 0;
+  for (let i = from; i < from + n; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    out = out * 10 + c;
+  }
+  return out;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS.sssZ` naming a real day and time (what `rfc3339()` writes). */
+function canonicalTimestamp(v: unknown): boolean {
+  if (typeof v !== 'string' || v.length !== 24) return false;
+  if (v[4] !== '-' || v[7] !== '-' || v[10] !== 'T' || v[13] !== ':' || v[16] !== ':' || v[19] !== '.' || v[23] !== 'Z')
+    return false;
+  const year = digits(v, 0, 4);
+  const month = digits(v, 5, 2);
+  const day = digits(v, 8, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || digits(v, 20, 3) < 0) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 && leap ? 29 : DAYS[month]!)) return false;
+  const hr = digits(v, 11, 2);
+  const min = digits(v, 14, 2);
+  const sec = digits(v, 17, 2);
+  return hr >= 0 && hr <= 23 && min >= 0 && min <= 59 && sec >= 0 && sec <= 59;
+}
+
+function int(v: unknown, min: number, max = Infinity): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+}
+
+/** True only for envelopes the schema accepts; false means "ask the schema". */
+export function quickEnvelopeCheck(env: Envelope): boolean {
+  const e = env as unknown as Record<string, unknown>;
+  let keys = 0;
+  for (const k in e) {
+    if (!ENVELOPE_KEYS.has(k) || !Object.prototype.hasOwnProperty.call(e, k)) return false;
+    keys++;
+  }
+  if (keys !== 14 + (e.lease !== undefined ? 1 : 0) + (e.error !== undefined ? 1 : 0)) return false;
+  if (!str(e.id, 1, 128) || !str(e.request_id, 1, 128) || !str(e.correlation_id, 1, 128)) return false;
+  if (!ENVELOPE_KINDS.has(e.kind as string)) return false;
+  if (!str(e.session_id, 0, 128) || !str(e.workflow_id, 0, 128) || !str(e.target, 1, 256)) return false;
+  if (typeof e.blocking !== 'boolean' || !canonicalTimestamp(e.timestamp)) return false;
+  if (!int(e.deadline, 0) || !int(e.nesting_depth, 0, 64) || !stringArray(e.execution_chain, 64, 256)) return false;
+  const s = e.source;
+  if (!plainObject(s) || !PRINCIPAL_KINDS.has(s.kind as string) || !str(s.id, 1, 128)) return false;
+  if (!stringArray(s.roles, 32, 64) || Object.keys(s).length !== 3) return false;
+  if (!('payload' in e) || e.payload === undefined) return false;
+  const l = e.lease;
+  if (l !== undefined) {
+    if (!plainObject(l) || Object.keys(l).length !== 3 || !str(l.id, 1, 128)) return false;
+    if (!int(l.ttl_ms, 1) || !int(l.expires_at, 0)) return false;
+  }
+  const err = e.error;
+  if (err !== undefined && (!plainObject(err) || typeof err.code !== 'string' || typeof err.message !== 'string'))
+    return false;
+  return true;
 }

@@ -1,14 +1,14 @@
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope } from '@finger/protocol';
-import { envelopeIssues, FingerError } from '@finger/protocol';
+import { FingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
 import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { NatsServerChannel } from './nats-channel.js';
-import { decodeReply, decodeRequest, encodeRequest } from './nats-envelope.js';
+import { decodeReply, decodeRequest, encodeRequest, validWireEnvelope } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth, type WireCheck } from './nats-wire.js';
@@ -363,7 +363,7 @@ export class NatsTransport implements Transport {
       const p = this.pending.get(part.token);
       if (p === undefined) continue;
       const env = decodeReply(part.json, p.request!);
-      if (env === undefined || envelopeIssues(env).length > 0) {
+      if (env === undefined || !validWireEnvelope(env)) {
         this.drop('invalid reply envelope', msg, node);
         continue;
       }
@@ -432,7 +432,7 @@ export class NatsTransport implements Transport {
     handler: TransportHandler,
   ): void {
     const env = decodeRequest(json);
-    if (env === undefined || envelopeIssues(env).length > 0) {
+    if (env === undefined || !validWireEnvelope(env)) {
       this.drop('invalid request envelope', msg, check.node);
       this.replies.error(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
       return;

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import type { Envelope } from '@finger/protocol';
 import { envelopeIssues } from '@finger/protocol';
 
-import { decodeReply, decodeRequest, encodeReply, encodeRequest } from '../../src/transport/nats-envelope.js';
+import {
+  decodeReply,
+  decodeRequest,
+  encodeReply,
+  encodeRequest,
+  quickEnvelopeCheck,
+  validWireEnvelope,
+} from '../../src/transport/nats-envelope.js';
 
 const request: Envelope = {
   id: '01JD0000000000000000000001',
@@ -81,5 +88,107 @@ describe('compact envelope wire form', () => {
     const env = decodeRequest(Buffer.from(JSON.stringify(a)));
     expect(env).toBeDefined();
     expect(envelopeIssues(env).map((i) => i.path)).toContain('$.deadline');
+  });
+});
+
+describe('wire envelope validation', () => {
+  const reply: Envelope = {
+    ...request,
+    id: '01JD0000000000000000000009',
+    kind: 'reply',
+    source: { kind: 'module', id: 'echo', roles: [] },
+    payload: null,
+    error: { code: 'E_TIMEOUT', message: 'late', details: { a: 1 } },
+  };
+  const long = (n: number) => 'x'.repeat(n);
+  const astral = (n: number) => '😀'.repeat(n); // n code points, 2n UTF-16 units
+  /** Variants of a valid envelope, valid and not, around every limit of the schema. */
+  const variants: [string, unknown][] = [
+    ['request', request],
+    ['reply with error', reply],
+    ['no lease', (({ lease: _l, ...r }) => r)(request)],
+    ['id empty', { ...request, id: '' }],
+    ['id 128', { ...request, id: long(128) }],
+    ['id 129', { ...request, id: long(129) }],
+    ['id 100 astral (200 units)', { ...request, id: astral(100) }],
+    ['id 129 astral', { ...request, id: astral(129) }],
+    ['session 129', { ...request, session_id: long(129) }],
+    ['session 128 astral', { ...request, session_id: astral(128) }],
+    ['target empty', { ...request, target: '' }],
+    ['target 257', { ...request, target: long(257) }],
+    ['target 200 astral', { ...request, target: astral(200) }],
+    ['kind bad', { ...request, kind: 'other' }],
+    ['blocking string', { ...request, blocking: 'yes' }],
+    ['deadline float', { ...request, deadline: 1.5 }],
+    ['deadline negative', { ...request, deadline: -1 }],
+    ['deadline huge', { ...request, deadline: 1e300 }],
+    ['deadline NaN', { ...request, deadline: NaN }],
+    ['deadline Infinity', { ...request, deadline: Infinity }],
+    ['depth 64', { ...request, nesting_depth: 64 }],
+    ['depth 65', { ...request, nesting_depth: 65 }],
+    ['chain 64', { ...request, execution_chain: Array.from({ length: 64 }, () => 'm') }],
+    ['chain 65', { ...request, execution_chain: Array.from({ length: 65 }, () => 'm') }],
+    ['chain item number', { ...request, execution_chain: [1] }],
+    ['chain item 257', { ...request, execution_chain: [long(257)] }],
+    ['chain item 256 astral', { ...request, execution_chain: [astral(256)] }],
+    ['source extra key', { ...request, source: { ...request.source, admin: true } }],
+    ['source kind bad', { ...request, source: { ...request.source, kind: 'root' } }],
+    ['source array', { ...request, source: [] }],
+    ['source null', { ...request, source: null }],
+    ['source id empty', { ...request, source: { ...request.source, id: '' } }],
+    ['roles 33', { ...request, source: { ...request.source, roles: Array.from({ length: 33 }, () => 'r') } }],
+    ['role 65', { ...request, source: { ...request.source, roles: [long(65)] } }],
+    ['role 64 astral', { ...request, source: { ...request.source, roles: [astral(64)] } }],
+    ['lease ttl 0', { ...request, lease: { ...request.lease, ttl_ms: 0 } }],
+    ['lease extra key', { ...request, lease: { ...request.lease, x: 1 } }],
+    ['lease id empty', { ...request, lease: { ...request.lease, id: '' } }],
+    ['lease expires float', { ...request, lease: { ...request.lease, expires_at: 0.5 } }],
+    ['error array', { ...reply, error: [] }],
+    ['error code number', { ...reply, error: { code: 1, message: 'm' } }],
+    ['error no message', { ...reply, error: { code: 'E_X' } }],
+    ['error extra key', { ...reply, error: { code: 'E_X', message: 'm', more: 1 } }],
+    ['extra key', { ...request, admin: true }],
+    ['no payload', (({ payload: _p, ...r }) => r)(request)],
+    ['payload undefined', { ...request, payload: undefined }],
+    ['lease undefined', { ...request, lease: undefined }],
+    ['timestamp offset', { ...request, timestamp: '2026-11-22T02:00:00+01:00' }],
+    ['timestamp no fraction', { ...request, timestamp: '2026-11-22T01:00:00Z' }],
+    ['timestamp lower t', { ...request, timestamp: '2026-11-22t01:00:00.000z' }],
+    ['timestamp Feb 29 2028', { ...request, timestamp: '2028-02-29T01:00:00.000Z' }],
+    ['timestamp Feb 29 2100', { ...request, timestamp: '2100-02-29T01:00:00.000Z' }],
+    ['timestamp Feb 29 2000', { ...request, timestamp: '2000-02-29T01:00:00.000Z' }],
+    ['timestamp Apr 31', { ...request, timestamp: '2026-04-31T01:00:00.000Z' }],
+    ['timestamp month 13', { ...request, timestamp: '2026-13-01T01:00:00.000Z' }],
+    ['timestamp day 0', { ...request, timestamp: '2026-01-00T01:00:00.000Z' }],
+    ['timestamp 24h', { ...request, timestamp: '2026-01-01T24:00:00.000Z' }],
+    ['timestamp 60 min', { ...request, timestamp: '2026-01-01T23:60:00.000Z' }],
+    ['timestamp leap second', { ...request, timestamp: '2026-12-31T23:59:60.000Z' }],
+    ['timestamp letters', { ...request, timestamp: '2026-1a-01T01:00:00.000Z' }],
+    ['timestamp space', { ...request, timestamp: '2026-01-01 01:00:00.000Z' }],
+    ['timestamp number', { ...request, timestamp: 1795309700000 }],
+  ];
+
+  it('accepts quickly only what the schema accepts, and defers to the schema otherwise', () => {
+    let quick = 0;
+    for (const [name, v] of variants) {
+      const schemaOk = envelopeIssues(v).length === 0;
+      const fast = quickEnvelopeCheck(v as Envelope);
+      if (fast) quick++;
+      expect({ name, fast: fast && !schemaOk }).toEqual({ name, fast: false });
+      expect({ name, valid: validWireEnvelope(v as Envelope) }).toEqual({ name, valid: schemaOk });
+    }
+    expect(quick).toBeGreaterThanOrEqual(8); // the usual shapes do take the quick path
+    expect(quickEnvelopeCheck(request)).toBe(true);
+    expect(quickEnvelopeCheck(reply)).toBe(true);
+  });
+
+  it('validates what the decoders produce', () => {
+    const env = decodeRequest(Buffer.from(encodeRequest(request)))!;
+    expect(quickEnvelopeCheck(env)).toBe(true);
+    const rep = decodeReply(Buffer.from(encodeReply(reply)), request)!;
+    expect(quickEnvelopeCheck(rep)).toBe(true);
+    const a = JSON.parse(encodeRequest(request)) as unknown[];
+    a[6] = { kind: 'human', id: 'root', roles: ['admin'], extra: 1 };
+    expect(validWireEnvelope(decodeRequest(Buffer.from(JSON.stringify(a)))!)).toBe(false);
   });
 });
