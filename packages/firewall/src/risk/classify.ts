@@ -3,7 +3,10 @@
 // pipelines; `moderate` for everything else. Reasons name the segment ("segment 2: rm with -r and
 // -f on '~'"), so a person can see what the firewall saw.
 
+import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, type SimpleCommand } from './command-model.js';
+import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
+import { hostEscapeRules } from './host-escape.js';
 import { parseArgs } from './options.js';
 import { isBroadTarget, isNullSink, isStandardProgramPath, secretPath, sensitiveWriteTarget } from './paths.js';
 import {
@@ -259,6 +262,22 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
   }
   if (WRITERS.has(p)) writerRule(seg, label, f);
   interpreterRule(seg, label, f);
+  metadataRule(seg, label, f);
+  hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
+}
+
+/** A network program (or a script's code) addressing a cloud metadata endpoint: the instance's credentials. */
+function metadataRule(seg: SimpleCommand, label: string, f: Findings): void {
+  const p = seg.program;
+  const network = NETWORK_PROGRAMS.has(p);
+  if (!network && !isInterpreter(p)) return;
+  for (let i = 1; i < seg.argv.length; i++) {
+    const m = metadataEndpointIn(seg.argv[i] as string, network);
+    if (m !== null) {
+      f.add('dangerous', `${label}: ${p} reaches the cloud metadata endpoint '${m}' (instance credentials)`);
+      return;
+    }
+  }
 }
 
 function envRules(seg: SimpleCommand, label: string, f: Findings): void {
@@ -291,16 +310,61 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
   return writes;
 }
 
+/** Options whose file only authenticates the connection (`ssh -i key`, `curl --cert c`): the file is not sent. */
+const AUTH_SHORT: Record<string, string> = { ssh: 'iF', scp: 'iF', sftp: 'iF', curl: 'E' };
+const AUTH_LONG =
+  /^--(?:cert|key|netrc-file|cacert|capath|proxy-cert|proxy-key|proxy-cacert|crlfile|pinnedpubkey|certificate|private-key|ca-certificate|ca-directory|crl-file)$/;
+const SSH_AUTH_CONFIG = /^(?:IdentityFile|CertificateFile|UserKnownHostsFile|GlobalKnownHostsFile|IdentityAgent)\b/i;
+
+/** argv indexes holding a file an option only authenticates with. */
+function authenticationFiles(seg: SimpleCommand): Set<number> {
+  const out = new Set<number>();
+  const short = AUTH_SHORT[seg.program] ?? '';
+  const ssh = seg.program === 'ssh' || seg.program === 'scp' || seg.program === 'sftp';
+  for (let i = 1; i < seg.argv.length; i++) {
+    const w = seg.argv[i] as string;
+    if (w.startsWith('--')) {
+      if (AUTH_LONG.test(w.split('=', 1)[0] as string)) out.add(w.includes('=') ? i : i + 1);
+    } else if (w.length > 1 && w.startsWith('-')) {
+      const k = [...w.slice(1)].findIndex((c) => short.includes(c) || (ssh && c === 'o'));
+      if (k < 0) continue;
+      const attached = k + 2 < w.length;
+      const at = attached ? i : i + 1;
+      if (w[k + 1] === 'o' && !SSH_AUTH_CONFIG.test(attached ? w.slice(k + 2) : (seg.argv[i + 1] ?? ''))) continue;
+      out.add(at);
+    }
+  }
+  return out;
+}
+
+/**
+ * The words a credential path may hide in: the word, an `--option=value`'s value, a `NAME=value`'s
+ * value (not for a network program's own fields: there it is text), a `name@file` / `name=<file`
+ * field of a network program.
+ */
+function secretCandidates(word: string, network: boolean, auth: boolean): string[] {
+  const out = [word];
+  const eq = word.indexOf('=');
+  if (eq > 0 && (word.startsWith('-') || !network || auth)) out.push(word.slice(eq + 1));
+  if (network) {
+    const at = word.indexOf('@');
+    if (at > 0 && word[at - 1] !== '=') out.push(word.slice(at + 1));
+    const lt = word.indexOf('=<');
+    if (lt > 0) out.push(word.slice(lt + 2));
+  }
+  return out;
+}
+
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   if (NO_CONTENT.has(seg.program)) return false;
   let found = false;
-  const network = FETCHERS.has(seg.program) || seg.program === 'scp' || seg.program === 'rsync';
+  const network = NETWORK_PROGRAMS.has(seg.program) && !(seg.program === 'openssl' && seg.argv[1] !== 's_client');
+  const auth = network ? authenticationFiles(seg) : new Set<number>();
   for (let i = 1; i < seg.argv.length; i++) {
     const a = seg.argv[i] as string;
-    const secret = secretPath(a);
-    if (secret === null) continue;
+    if (!secretCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
     found = true;
-    if (network)
+    if (network && !auth.has(i))
       f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
     else f.add('moderate', `${label}: reads the credential file ${quote(a)}`);
   }
@@ -394,6 +458,7 @@ export function classify(model: CommandModel): { level: CommandRiskLevel; reason
   for (const note of model.notes) f.add('dangerous', note);
   model.segments.forEach((seg, i) => classifySegment(seg, i, f));
   pipelineRules(model, f);
+  exfiltrationRules(model, (reason) => f.add('dangerous', reason));
   const fl = model.flags;
   if (fl.substitution) f.add('moderate', 'uses command substitution');
   else if (fl.dynamic) f.add('moderate', 'uses values known only at run time');

@@ -1,0 +1,428 @@
+// Exfiltration: data flow from a segment that reads a secret (a credential file, the environment,
+// a secret-looking variable, a credential-printing command) to a segment that sends over the
+// network. The walk is the one that finds "sh runs what curl downloads", generalised: every earlier
+// stage of a pipeline may feed a later one through any chain of filters (base64, gzip, tar, xxd,
+// openssl…); a redirect `< file` or a here-string feeds the command itself; a `$(…)` feeds the
+// command whose words hold it; `> /dev/tcp/…` and `>(nc …)` send what the command writes.
+
+import type { CommandModel, SimpleCommand } from './command-model.js';
+import { normalizePath, secretPath } from './paths.js';
+import { FETCHERS } from './programs.js';
+
+/** Programs that talk to the network: what they get in their arguments may leave the machine. */
+export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
+  ...FETCHERS,
+  'httpie',
+  'xhs',
+  'PUT',
+  'scp',
+  'sftp',
+  'rsync',
+  'dig',
+  'nslookup',
+  'host',
+  'drill',
+  'ping',
+  'ping6',
+  'mail',
+  'mailx',
+  'sendmail',
+  'mutt',
+  'msmtp',
+  'ssmtp',
+  'whois',
+]);
+
+/** Programs that print their arguments (an argument naming a file is not a read of the file). */
+const PRINTS_ARGS = new Set(['echo', 'printf', 'print']);
+/** Programs that look at a path without reading the file's content. */
+const NO_CONTENT = new Set([
+  'cd',
+  'pushd',
+  'ls',
+  'stat',
+  'test',
+  '[',
+  'du',
+  'tree',
+  'file',
+  'realpath',
+  'readlink',
+  'basename',
+  'dirname',
+  'mkdir',
+  'touch',
+]);
+const ARCHIVERS = new Set(['tar', 'zip', '7z', '7za', 'bsdtar', 'gtar', 'pax']);
+const SUBSTITUTIONS = new Set(['$(…)', '`…`']);
+const PROC_ENVIRON = /\/proc\/[^/\s'"]+\/environ(?![\w.-])/;
+const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
+const VARIABLE = /\$\{?#?([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/**
+ * Whether a variable name looks like it holds a secret: …TOKEN…, …SECRET…, …PASSWORD… / …PASSWD…,
+ * …PASSPHRASE…, …CREDENTIAL…, …APIKEY…, …_KEY / …_KEY_…, PASS, AWS_*.
+ */
+export function isSecretVariable(name: string): boolean {
+  const n = name.toUpperCase();
+  return (
+    /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|APIKEY|PRIVATE_?KEY|_KEY(?:_|$)|^KEY$|(?:^|_)PASS(?:_|$)/.test(
+      n,
+    ) || n.startsWith('AWS_')
+  );
+}
+
+function quote(s: string): string {
+  return `'${s.length > 80 ? `${s.slice(0, 77)}…` : s}'`;
+}
+
+/** The first secret-looking variable a text expands, as `$NAME`, or null. */
+function secretVariableIn(text: string): string | null {
+  if (!text.includes('$')) return null;
+  for (const m of text.matchAll(VARIABLE)) if (isSecretVariable(m[1] as string)) return `$${m[1]}`;
+  return null;
+}
+
+/** Public halves and host lists are not secrets: `cat ~/.ssh/id_rsa.pub | ssh h 'cat >> …'` is ssh-copy-id. */
+function isPublicPart(path: string): boolean {
+  return /\.pub$|(?:^|\/)known_hosts(?:\.old)?$/.test(path);
+}
+
+/** The credential store a word names, for a data flow (public keys and known_hosts excluded). */
+function credentialWord(word: string): string | null {
+  const s = secretPath(word);
+  return s === null || isPublicPart(word) ? null : s;
+}
+
+const SECRET_DIR = /^~\/(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.password-store|\.config\/gh|\.config\/gcloud)$/;
+
+/** The "credential file" (or directory) description of a path word, or null. */
+function credentialFile(word: string): string | null {
+  if (credentialWord(word) === null) return null;
+  const n = normalizePath(word.replace(/^(?:[^=]*=)?[@<]/, ''));
+  return `the credential ${n !== null && SECRET_DIR.test(n) ? 'directory' : 'file'} ${quote(word)}`;
+}
+
+/** Commands that print a credential (`gh auth token`, `gpg --export-secret-keys`…), described; or null. */
+function credentialCommand(seg: SimpleCommand): string | null {
+  const a = seg.argv;
+  const words = a.slice(1).filter((w) => !w.startsWith('-'));
+  const has = (...xs: string[]): boolean => xs.every((x, i) => words[i] === x);
+  const p = seg.program;
+  const named = (n: number): string => `a credential (${[p, ...words.slice(0, n)].join(' ')})`;
+  if (p === 'gh' && has('auth', 'token')) return named(2);
+  if (p === 'gcloud' && (has('auth', 'print-access-token') || has('auth', 'print-identity-token'))) return named(2);
+  if (p === 'az' && has('account', 'get-access-token')) return named(2);
+  if (
+    p === 'aws' &&
+    (has('configure', 'export-credentials') ||
+      has('configure', 'get') ||
+      has('sts', 'get-session-token') ||
+      has('ecr', 'get-login-password'))
+  )
+    return named(2);
+  if (p === 'gpg' || p === 'gpg2') {
+    const opt = a.find((w) => /^--export-secret-(?:sub)?keys$/.test(w));
+    if (opt !== undefined) return `a credential (${p} ${opt})`;
+  }
+  if (p === 'security' && /^find-(?:generic|internet)-password$/.test(words[0] ?? '')) return named(1);
+  if (p === 'git' && has('credential', 'fill')) return named(2);
+  if (p === 'kubectl' && has('config', 'view') && a.includes('--raw'))
+    return `a credential (kubectl config view --raw)`;
+  if (p === 'vault' && (words[0] === 'read' || (words[0] === 'kv' && words[1] === 'get')))
+    return named(words[0] === 'kv' ? 2 : 1);
+  return null;
+}
+
+/** Whether this command prints the whole environment (env, printenv, set, export -p, declare -p…). */
+function environmentDump(seg: SimpleCommand): boolean {
+  const p = seg.program;
+  const rest = seg.argv.slice(1);
+  const onlyOptions = rest.every((w) => w.startsWith('-'));
+  if (p === 'env') return onlyOptions && !rest.some((w) => /^-[a-zA-Z]*[uSC]|^--(?:unset|split|chdir)/.test(w));
+  if (p === 'printenv') return onlyOptions;
+  if (p === 'set') return rest.length === 0;
+  if (p === 'export' || p === 'declare' || p === 'typeset') {
+    return onlyOptions && (rest.length === 0 || rest.some((w) => /^-[a-zA-Z]*p/.test(w)) || p !== 'export');
+  }
+  return false;
+}
+
+/**
+ * What a command reads on its standard input that is a secret: a credential file redirected in
+ * (`< ~/.ssh/id_rsa`), a here-string or here-document expanding a secret variable.
+ */
+export function stdinSecrets(redirects: SimpleCommand['redirects']): string[] {
+  const out: string[] = [];
+  for (const r of redirects) {
+    if (r.op === '<' || r.op === '<>') {
+      const c = credentialFile(r.target);
+      if (c !== null) out.push(c);
+      else if (PROC_ENVIRON.test(r.target)) out.push(`the environment of a process (${quote(r.target)})`);
+    } else if (r.op === '<<<' || r.op === '<<' || r.op === '<<-') {
+      const v = r.dynamic ? secretVariableIn(r.target) : null;
+      if (v !== null) out.push(`the secret variable '${v}'`);
+    }
+  }
+  return out;
+}
+
+/**
+ * What secrets a command's output may carry: what it reads on stdin, a credential file it reads
+ * (not echoed, not merely looked at), the environment, a secret variable it prints, a credential
+ * it prints, an archive of a home or system directory.
+ */
+export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): string[] {
+  const out = stdinSecrets(seg.redirects);
+  if (seg.wrapper || seg.argv.length === 0) return out;
+  const p = seg.program;
+  if (environmentDump(seg)) out.push(`the environment printed by ${p}`);
+  if (p === 'printenv') {
+    const v = seg.argv.slice(1).find((w) => !w.startsWith('-') && isSecretVariable(w));
+    if (v !== undefined) out.push(`the secret variable '$${v}'`);
+  }
+  const printer = fromSubstitution ? null : credentialCommand(seg);
+  if (printer !== null) out.push(printer);
+  for (let i = 1; i < seg.argv.length; i++) {
+    const w = seg.argv[i] as string;
+    if (PROC_ENVIRON.test(w) && !PRINTS_ARGS.has(p)) out.push(`the environment of a process (${quote(w)})`);
+    if (PRINTS_ARGS.has(p)) {
+      const v = fromSubstitution || !seg.dynamic.includes(i) ? null : secretVariableIn(w);
+      if (v !== null) out.push(`the secret variable '${v}'`);
+    } else if (!NO_CONTENT.has(p)) {
+      const c = credentialFile(w);
+      if (c !== null) out.push(c);
+    }
+    if (ARCHIVERS.has(p) && !w.startsWith('-')) {
+      const n = normalizePath(w);
+      if (n === '~' || n === '/' || n === '/home' || n === '/etc')
+        out.push(`an archive of ${quote(w)} (with the credentials in it)`);
+    }
+  }
+  return out;
+}
+
+/**
+ * How a command sends what it reads on stdin over the network (its label in the reason), or null:
+ * nc/ncat/netcat/telnet, socat to a socket, ssh (unless -n/-N), curl/wget reading a body or URLs
+ * from stdin, httpie/xh (unless --ignore-stdin), openssl s_client, mail, POST/PUT, a network
+ * program run by xargs on its input.
+ */
+export function stdinSink(seg: SimpleCommand): string | null {
+  if (seg.wrapper || seg.unknown_program || seg.argv.length === 0) return null;
+  const p = seg.program;
+  const a = seg.argv;
+  const rest = a.slice(1);
+  if (seg.unknown_tail && NETWORK_PROGRAMS.has(p)) return `${p} (run by xargs on its input)`;
+  switch (p) {
+    case 'nc':
+    case 'ncat':
+    case 'netcat':
+      return rest.some((w) => /^-[a-zA-Z]*z/.test(w)) ? null : p;
+    case 'telnet':
+    case 'mail':
+    case 'mailx':
+    case 'sendmail':
+    case 'mutt':
+    case 'msmtp':
+    case 'ssmtp':
+    case 'POST':
+    case 'PUT':
+      return p;
+    case 'socat':
+      return rest.some((w) => /^(?:tcp|udp|sctp|openssl|ssl|socks|proxy)[46]?(?:-[a-z]+)?:/i.test(w)) ? p : null;
+    case 'ssh':
+      return rest.some((w) => /^-[a-zA-Z]*[nNVG]/.test(w)) ? null : p;
+    case 'openssl':
+      return rest[0] === 's_client' ? 'openssl s_client' : null;
+    case 'http':
+    case 'https':
+    case 'httpie':
+    case 'xh':
+    case 'xhs':
+      return rest.some((w) => w === '--ignore-stdin' || /^-[a-zA-Z]*I$/.test(w)) ? null : p;
+    case 'curl':
+      return curlReadsStdin(rest) ? p : null;
+    case 'wget':
+      return wgetReadsStdin(rest) ? p : null;
+    case 'scp':
+    case 'rsync':
+      return rest.some(isStdinPath) ? p : null;
+    default:
+      return null;
+  }
+}
+
+function isStdinPath(w: string): boolean {
+  return w === '/dev/stdin' || w === '/dev/fd/0' || w === '/proc/self/fd/0';
+}
+
+const CURL_BODY = /^--(?:data|data-binary|data-urlencode|data-ascii|data-raw|json|form|upload-file|config)$/;
+const CURL_SHORT_BODY: Record<string, string> = { d: '--data', F: '--form', T: '--upload-file', K: '--config' };
+
+/** Whether curl takes a body, form field, upload or config from stdin (`-d @-`, `-T -`, `-F f=@-`, `-K -`…). */
+function curlReadsStdin(rest: string[]): boolean {
+  const stdinValue = (opt: string, v: string): boolean => {
+    if (opt === '--upload-file') return v === '-' || v === '.' || isStdinPath(v);
+    if (opt === '--config') return v === '-' || isStdinPath(v);
+    if (opt === '--data-raw') return false;
+    return /(?:^|[=@<])-$/.test(v) || /(?:^|[=@<])(?:\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0)$/.test(v);
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i] as string;
+    if (w.startsWith('--')) {
+      const eq = w.indexOf('=');
+      const name = eq < 0 ? w : w.slice(0, eq);
+      if (!CURL_BODY.test(name)) continue;
+      const v = eq < 0 ? (rest[++i] ?? '') : w.slice(eq + 1);
+      if (stdinValue(name, v)) return true;
+      continue;
+    }
+    if (!w.startsWith('-')) continue;
+    for (let k = 1; k < w.length; k++) {
+      const opt = CURL_SHORT_BODY[w[k] as string];
+      if (opt === undefined) continue;
+      const v = k < w.length - 1 ? w.slice(k + 1) : (rest[++i] ?? '');
+      if (stdinValue(opt, v)) return true;
+      break;
+    }
+  }
+  return false;
+}
+
+/** Whether wget posts stdin or reads the URLs to fetch from it (`--post-file=/dev/stdin`, `-i -`). */
+function wgetReadsStdin(rest: string[]): boolean {
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i] as string;
+    const m = /^--(post-file|body-file|input-file)(?:=(.*))?$/.exec(w);
+    let v: string | undefined;
+    let opt = '';
+    if (m !== null) {
+      opt = m[1] as string;
+      v = m[2] ?? rest[++i];
+    } else if (/^-[a-zA-Z]*i/.test(w)) {
+      opt = 'input-file';
+      const at = w.indexOf('i');
+      v = at < w.length - 1 ? w.slice(at + 1) : rest[++i];
+    }
+    if (v === undefined) continue;
+    if (isStdinPath(v) || (opt === 'input-file' && v === '-')) return true;
+  }
+  return false;
+}
+
+/** The redirects of segment i and of the wrappers it runs under (`timeout 5 nc x 1 < ~/.ssh/id_rsa`). */
+function redirectsOf(segs: readonly SimpleCommand[], i: number): SimpleCommand['redirects'] {
+  const out = [...(segs[i] as SimpleCommand).redirects];
+  for (let j = i; j > 0; j--) {
+    const w = segs[j - 1] as SimpleCommand;
+    const cur = segs[j] as SimpleCommand;
+    if (!(w.wrapper && w.via.length < cur.via.length && isPrefix(w.via, cur.via))) break;
+    out.push(...w.redirects);
+  }
+  return out;
+}
+
+/** The `/dev/tcp|udp/…` target the output of segment i is redirected to, or null. */
+function socketRedirect(segs: readonly SimpleCommand[], i: number): string | null {
+  const r = redirectsOf(segs, i).find((x) => x.is_write && DEV_SOCKET.test(x.target));
+  return r === undefined ? null : r.target;
+}
+
+function isPrefix(prefix: readonly string[], of: readonly string[]): boolean {
+  return prefix.length <= of.length && prefix.every((v, i) => of[i] === v);
+}
+
+/** Indexes of the segments run by the `$(…)` / backticks in the words of segment i (or of its wrappers). */
+function argumentSubstitutions(segs: readonly SimpleCommand[], i: number): number[] {
+  let owner = i;
+  while (owner > 0) {
+    const w = segs[owner - 1] as SimpleCommand;
+    const cur = segs[owner] as SimpleCommand;
+    if (!(w.wrapper && w.via.length < cur.via.length && isPrefix(w.via, cur.via))) break;
+    owner--;
+  }
+  const base = (segs[owner] as SimpleCommand).via;
+  const out: number[] = [];
+  for (let j = owner - 1; j >= 0; j--) {
+    const s = segs[j] as SimpleCommand;
+    if (s.via.length > base.length && isPrefix(base, s.via) && SUBSTITUTIONS.has(s.via[base.length] as string))
+      out.push(j);
+    else break;
+  }
+  return out.reverse();
+}
+
+/** The segment whose words hold the process substitution `>(…)` segment i runs in, or -1. */
+function processSubstitutionOwner(segs: readonly SimpleCommand[], i: number): number {
+  const via = (segs[i] as SimpleCommand).via;
+  const k = via.lastIndexOf('>(…)');
+  if (k < 0) return -1;
+  const base = via.slice(0, k);
+  for (let j = i + 1; j < segs.length; j++) {
+    const s = segs[j] as SimpleCommand;
+    if (s.via.length === base.length && isPrefix(base, s.via) && !s.wrapper) return j;
+    if (!isPrefix(base, s.via)) return -1;
+  }
+  return -1;
+}
+
+interface Flow {
+  what: string;
+  /** 0-based segment the secret comes from; undefined when it is the sink's own input */
+  from?: number;
+}
+
+/** What the output of segment i carries: its own secrets, its `$(…)` arguments' and every earlier pipeline stage's. */
+function carried(segs: readonly SimpleCommand[], i: number, own: boolean): Flow[] {
+  const seg = segs[i] as SimpleCommand;
+  const out: Flow[] = [];
+  if (own) {
+    const wrapperRedirects = redirectsOf(segs, i).slice(seg.redirects.length);
+    for (const what of [...outputSecrets(seg), ...stdinSecrets(wrapperRedirects)]) out.push({ what, from: i });
+  }
+  if (own && PRINTS_ARGS.has(seg.program)) out.push(...fromSubstitutions(segs, i));
+  if (seg.pipeline === null) return out;
+  const { id, index } = seg.pipeline;
+  segs.forEach((s, j) => {
+    if (s.pipeline?.id !== id || s.pipeline.index >= index) return;
+    for (const what of outputSecrets(s)) out.push({ what, from: j });
+    if (PRINTS_ARGS.has(s.program)) out.push(...fromSubstitutions(segs, j));
+  });
+  return out;
+}
+
+/** Credential files and environment dumps read by the `$(…)` in the words of segment i. */
+function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
+  const out: Flow[] = [];
+  for (const j of argumentSubstitutions(segs, i)) {
+    for (const what of outputSecrets(segs[j] as SimpleCommand, true)) out.push({ what, from: j });
+  }
+  return out;
+}
+
+/**
+ * Adds a dangerous finding for every secret that reaches a network sender:
+ * "segment 3: nc sends the credential file '~/.ssh/id_rsa' (segment 1) over the network (exfiltration)".
+ */
+export function exfiltrationRules(model: CommandModel, add: (reason: string) => void): void {
+  const segs = model.segments;
+  const report = (i: number, sender: string, flows: Flow[]): void => {
+    for (const { what, from } of flows) {
+      const src = from === undefined || from === i ? '' : ` (segment ${from + 1})`;
+      add(`segment ${i + 1}: ${sender} sends ${what}${src} over the network (exfiltration)`);
+    }
+  };
+  segs.forEach((seg, i) => {
+    if (seg.wrapper || seg.argv.length === 0) return;
+    const sink = stdinSink(seg);
+    if (sink !== null) {
+      report(i, sink, [...stdinSecrets(redirectsOf(segs, i)).map((what) => ({ what })), ...carried(segs, i, false)]);
+      const owner = processSubstitutionOwner(segs, i);
+      if (owner >= 0) report(i, sink, carried(segs, owner, true));
+    }
+    const sock = socketRedirect(segs, i);
+    if (sock !== null) report(i, `the redirect to ${quote(sock)}`, carried(segs, i, true));
+    if (NETWORK_PROGRAMS.has(seg.program)) report(i, seg.program, fromSubstitutions(segs, i));
+  });
+}
