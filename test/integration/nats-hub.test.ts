@@ -201,6 +201,21 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     expect(seen).toEqual([sent]);
   });
 
+  it('does not send a remote event back, but does send one a listener emits on receiving it', async () => {
+    const cluster = testClusterName('hub');
+    const a = await member(cluster, 'a');
+    const b = await member(cluster, 'b');
+    const derived: FingerEvent[] = [];
+    // a reacts to the remote event by emitting its own (synchronously, during the delivery)
+    a.hub.events.subscribe({ types: ['DEGRADED'] }, () => a.hub.events.emit('MODULE_HEALTH', {}, { module: 'x' }));
+    b.hub.events.subscribe({ types: ['MODULE_HEALTH'] }, (e) => derived.push(e));
+    b.hub.events.emit('DEGRADED', {}, { component: 'test', n: 2 });
+    await until(() => derived.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(derived.map((e) => e.data)).toEqual([{ module: 'x' }]);
+    expect(a.node.bridge!.stats()).toMatchObject({ sent: 1, received: 1 });
+  });
+
   it('marks a remote module unhealthy when its heartbeats stop', async () => {
     const cluster = testClusterName('hub');
     const b = await member(cluster, 'b', { probe: true });

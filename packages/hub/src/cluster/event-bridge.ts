@@ -6,7 +6,7 @@ import { isEventType } from '@finger/protocol';
 import type { EventBus } from '../events/event-bus.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
-import { type ClusterSubjects, clusterSubjects, type WireAuth } from '../transport/nats-wire.js';
+import { type ClusterSubjects, clusterSubjects, FRAME_MAGIC, type WireAuth } from '../transport/nats-wire.js';
 
 /** A bus that can deliver events built elsewhere (LocalEventBus.publish). */
 export interface PublishingEventBus extends EventBus {
@@ -70,10 +70,14 @@ export class NatsEventBridge {
   private readonly queue = new Map<string, string[]>();
   private queued = 0;
   private scheduled = false;
+  /** The remote event onMessage is handing to the bus (which calls onLocal synchronously). */
+  private delivering: FingerEvent | undefined = undefined;
   /** False while the connection is down: nothing is queued for a reconnect (nats.js would buffer it). */
   private up = true;
   private sub: Subscription | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** How a frame line of this node's own event batches starts. */
+  private readonly ownLine: Buffer;
   private readonly counters: EventBridgeStats = { sent: 0, received: 0, duplicates: 0, dropped_outbound: 0 };
 
   constructor(o: NatsEventBridgeOptions) {
@@ -83,6 +87,7 @@ export class NatsEventBridge {
     this.maxQueue = o.max_queue ?? 10_000;
     this.batchMax = o.batch_max ?? 256;
     this.window = o.dedup_window ?? 20_000;
+    this.ownLine = Buffer.from(`${FRAME_MAGIC}events ${o.auth.node} `, 'latin1');
   }
 
   /** Starts both directions. */
@@ -113,7 +118,7 @@ export class NatsEventBridge {
   }
 
   private onLocal(event: FingerEvent, json: string): void {
-    if (this.seen.has(event.id)) return; // came from the cluster: not ours to send
+    if (event === this.delivering) return; // came from the cluster (being published by onMessage): not ours to send
     if (!this.up || this.o.connection.isClosed() || this.queued >= this.maxQueue) {
       this.counters.dropped_outbound++;
       return;
@@ -153,6 +158,9 @@ export class NatsEventBridge {
   }
 
   private onMessage(msg: Msg): void {
+    // our own batches come back on the shared subscription: skip them before verifying (a frame
+    // merely claiming our node id is dropped either way)
+    if (claimsNode(msg.data, this.ownLine)) return;
     const check = this.o.auth.open(msg.data);
     if (!check.ok || check.kind !== 'events') {
       this.o.onDropped?.({ reason: check.ok ? 'not an events message' : check.reason, subject: msg.subject });
@@ -173,7 +181,12 @@ export class NatsEventBridge {
       }
       this.remember(e.id);
       this.counters.received++;
-      this.o.bus.publish(e, line);
+      this.delivering = e;
+      try {
+        this.o.bus.publish(e, line);
+      } finally {
+        this.delivering = undefined;
+      }
     }
   }
 
@@ -193,6 +206,13 @@ export class NatsEventBridge {
     }
     this.seen.add(id);
   }
+}
+
+/** Whether `data` starts with `prefix` (a frame line naming this node). */
+function claimsNode(data: Uint8Array, prefix: Buffer): boolean {
+  if (data.length < prefix.length) return false;
+  for (let i = prefix.length - 1; i >= 0; i--) if (data[i] !== prefix[i]) return false;
+  return true;
 }
 
 /** One event of a batch line, or undefined when the line is not a well-formed event. */

@@ -79,7 +79,8 @@ export type WireCheck =
   { ok: true; role: WireRole; node: string; kind: WireKind; body: Buffer } | { ok: false; reason: string };
 
 /** Frame version 2: a request frame carries a batch of requests (nats-batch.ts). */
-const MAGIC = 'FW2 ';
+export const FRAME_MAGIC = 'FW2 ';
+const MAGIC = FRAME_MAGIC;
 /** Length of a signature: base64url of 32 bytes, unpadded. */
 const SIG_LEN = 43;
 /** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures. */
