@@ -364,7 +364,7 @@ function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
     const a = seg.argv[i] as string;
     if (!secretCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
     found = true;
-    if (network && !auth.has(i))
+    if (network && !auth.has(i) && !/\.pub$/.test(a))
       f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
     else f.add('moderate', `${label}: reads the credential file ${quote(a)}`);
   }

@@ -16,8 +16,16 @@ const IPV6 = new Map<string, string>([
   ['fd00:0ec2:0000:0000:0000:0000:0000:0254', 'fd00:ec2::254'],
   ['fd00:0ec2:0000:0000:0000:0000:0000:0023', 'fd00:ec2::23'],
 ]);
-/** Metadata host names (lower case, no trailing dot); `metadata` is GCP's short name. */
-const NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
+/** Metadata host names (lower case, no trailing dot); `metadata` (GCP) and `instance-data` (AWS) are short names. */
+const NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
+/** Short names that only count in a URL (as a bare word they are too common). */
+const SHORT_NAMES = new Set(['metadata', 'instance-data']);
 
 function ipv4(a: number, b: number, c: number, d: number): number {
   return ((a << 24) >>> 0) + (b << 16) + (c << 8) + d;
@@ -119,8 +127,7 @@ export function metadataEndpointIn(word: string, bare: boolean): string | null {
   if (bare) {
     const h = hostOf(word, true);
     const m = h === null ? null : metadataHost(h);
-    // GCP's short name `metadata` only counts in a URL (a host named so is too common a word)
-    if (m !== null && (m !== 'metadata' || word.includes('://'))) return m;
+    if (m !== null && (!SHORT_NAMES.has(m) || word.includes('://'))) return m;
   }
   for (const url of word.matchAll(URL_IN_TEXT)) {
     const h = hostOf(url[0], false);

@@ -115,7 +115,8 @@ function runOptions(argv: readonly string[], from: number): [string, string][] {
       const letter = w[k] as string;
       const long = RUN_SHORT_ARG[letter];
       if (long !== undefined) {
-        out.push([long, k < w.length - 1 ? w.slice(k + 1) : (argv[++i] ?? '')]);
+        // pflag also reads `-v=/:/h` as the value `/:/h`
+        out.push([long, k < w.length - 1 ? w.slice(k + 1).replace(/^=/, '') : (argv[++i] ?? '')]);
         break;
       }
       out.push([`-${letter}`, '']);
