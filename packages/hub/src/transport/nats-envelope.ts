@@ -7,32 +7,47 @@ import { decodeJson } from './nats-wire.js';
  * The compact wire form of envelopes over NATS. Bytes on the socket cost CPU in both processes
  * and in the NATS server (a 600-byte message costs a raw nats.js caller half again its CPU), and
  * the JSON keys of an envelope are a third of its size, so the envelope travels as a JSON array
- * of its fields in a fixed order, led by a format version:
+ * of its fields in a fixed order, led by a format version (2 since wire FW3):
  *
- * - request: `[1, id, request_id, correlation_id, session_id, workflow_id, source, target,
- *   blocking, timestamp, deadline, execution_chain, nesting_depth, lease, payload]`, `lease`
- *   being `[id, ttl_ms, expires_at]` or 0;
- * - reply: `[1, id, source, timestamp, payload, error]` (`error` 0 when there is none). Every
- *   other field of a reply is the request's (request and correlation ids, session, workflow,
- *   target, deadline, chain): the caller fills them in from the request it sent, so a replier
- *   cannot answer for another call's ids.
+ * - request: `[2, id, request_id, correlation_id, session_id, workflow_id, source, target,
+ *   blocking, timestamp, deadline, execution_chain, nesting_depth, lease, payload]`;
+ *   `request_id` is 0 when it equals `id` and `correlation_id` 0 when it equals `request_id`
+ *   (a top-level hub call has one id for all three); `source` is `[kind, id, roles]`; `lease`
+ *   is 0 (none) or `[id, ttl_ms, expires_at]` with `id` 0 when it is the envelope's id and
+ *   `expires_at` null when it is the deadline;
+ * - reply: `[2, id, source, timestamp, payload, error]` (`source` as above, `error` 0 when there
+ *   is none). Every other field of a reply is the request's (request and correlation ids,
+ *   session, workflow, target, deadline, chain): the caller fills them in from the request it
+ *   sent, so a replier cannot answer for another call's ids.
  *
  * Decoders return the envelope object or undefined for a malformed array; the caller still
- * validates the result with `envelopeIssues` (what enters from the wire is always checked).
+ * validates the result ({@link validWireEnvelope}: what enters from the wire is always checked).
  */
-const VERSION = 1;
+const VERSION = 2;
+
+function encodePrincipal(p: Principal): unknown {
+  return [p.kind, p.id, p.roles];
+}
+
+/** The principal of a wire `[kind, id, roles]`, or undefined (types are left to validation). */
+function decodePrincipal(v: unknown): Principal | undefined {
+  if (!Array.isArray(v) || v.length !== 3) return undefined;
+  return { kind: v[0] as Principal['kind'], id: v[1] as string, roles: v[2] as string[] };
+}
 
 /** Wire JSON of a request envelope. */
 export function encodeRequest(e: Envelope): string {
-  const lease = e.lease === undefined ? 0 : [e.lease.id, e.lease.ttl_ms, e.lease.expires_at];
+  const l = e.lease;
+  const lease =
+    l === undefined ? 0 : [l.id === e.id ? 0 : l.id, l.ttl_ms, l.expires_at === e.deadline ? null : l.expires_at];
   return JSON.stringify([
     VERSION,
     e.id,
-    e.request_id,
-    e.correlation_id,
+    e.request_id === e.id ? 0 : e.request_id,
+    e.correlation_id === e.request_id ? 0 : e.correlation_id,
     e.session_id,
     e.workflow_id,
-    e.source,
+    encodePrincipal(e.source),
     e.target,
     e.blocking,
     e.timestamp,
@@ -44,18 +59,22 @@ export function encodeRequest(e: Envelope): string {
   ]);
 }
 
-/** The request envelope of wire bytes, or undefined when they are not a version-1 request. */
+/** The request envelope of wire bytes, or undefined when they are not a version-2 request. */
 export function decodeRequest(body: Uint8Array): Envelope | undefined {
   const a = decodeJson(body);
   if (!Array.isArray(a) || a.length !== 15 || a[0] !== VERSION) return undefined;
+  const source = decodePrincipal(a[6]);
+  if (source === undefined) return undefined;
+  const id = a[1] as string;
+  const request_id = a[2] === 0 ? id : (a[2] as string);
   const env: Envelope = {
-    id: a[1] as string,
+    id,
     kind: 'request',
-    request_id: a[2] as string,
-    correlation_id: a[3] as string,
+    request_id,
+    correlation_id: a[3] === 0 ? request_id : (a[3] as string),
     session_id: a[4] as string,
     workflow_id: a[5] as string,
-    source: a[6] as Principal,
+    source,
     target: a[7] as string,
     blocking: a[8] as boolean,
     timestamp: a[9] as string,
@@ -67,7 +86,11 @@ export function decodeRequest(body: Uint8Array): Envelope | undefined {
   const lease = a[13] as unknown;
   if (Array.isArray(lease)) {
     if (lease.length !== 3) return undefined;
-    env.lease = { id: lease[0], ttl_ms: lease[1], expires_at: lease[2] } as LeaseInfo;
+    env.lease = {
+      id: lease[0] === 0 ? id : lease[0],
+      ttl_ms: lease[1],
+      expires_at: lease[2] === null ? env.deadline : lease[2],
+    } as LeaseInfo;
   } else if (lease !== 0) return undefined;
   return env;
 }
@@ -77,7 +100,7 @@ export function encodeReply(e: Envelope): string {
   return JSON.stringify([
     VERSION,
     e.id,
-    e.source,
+    encodePrincipal(e.source),
     e.timestamp,
     e.payload === undefined ? null : e.payload,
     e.error ?? 0,
@@ -86,11 +109,13 @@ export function encodeReply(e: Envelope): string {
 
 /**
  * The reply envelope of wire bytes answering `request`, or undefined when they are not a
- * version-1 reply.
+ * version-2 reply.
  */
 export function decodeReply(body: Uint8Array, request: Envelope): Envelope | undefined {
   const a = decodeJson(body);
   if (!Array.isArray(a) || a.length !== 6 || a[0] !== VERSION) return undefined;
+  const source = decodePrincipal(a[2]);
+  if (source === undefined) return undefined;
   const env: Envelope = {
     id: a[1] as string,
     kind: 'reply',
@@ -98,7 +123,7 @@ export function decodeReply(body: Uint8Array, request: Envelope): Envelope | und
     correlation_id: request.correlation_id,
     session_id: request.session_id,
     workflow_id: request.workflow_id,
-    source: a[2] as Principal,
+    source,
     target: request.target,
     blocking: request.blocking,
     timestamp: a[3] as string,

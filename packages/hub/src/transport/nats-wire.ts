@@ -8,7 +8,7 @@ import { Sha256Mac } from './nats-mac.js';
  * Subjects of a cluster `c`: module calls `finger.c.call.<module>` (queue group per module),
  * cancels `finger.c.cancel`, events `finger.c.events.<type>`, registry `finger.c.registry.<hb|hello|bye>`.
  *
- * Every message is one frame: an ASCII line `FW2 <kind> <node> <sig> <ssig>` and a newline, then
+ * Every message is one frame: an ASCII line `FW3 <kind> <node> <sig> <ssig>` and a newline, then
  * the body (a request batch, one `<token> <envelope JSON array>` line per request, see
  * nats-batch.ts and nats-envelope.ts; a reply envelope as a JSON array; the JSON of a heartbeat or control
  * message; an event batch is one event JSON per line). No NATS headers: building and parsing
@@ -78,8 +78,11 @@ export interface WireAuthOptions {
 export type WireCheck =
   { ok: true; role: WireRole; node: string; kind: WireKind; body: Buffer } | { ok: false; reason: string };
 
-/** Frame version 2: a request frame carries a batch of requests (nats-batch.ts). */
-export const FRAME_MAGIC = 'FW2 ';
+/**
+ * Frame version 3: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
+ * envelopes in their version-2 compact form (nats-envelope.ts, since FW3).
+ */
+export const FRAME_MAGIC = 'FW3 ';
 const MAGIC = FRAME_MAGIC;
 /** Length of a signature: base64url of 32 bytes, unpadded. */
 const SIG_LEN = 43;

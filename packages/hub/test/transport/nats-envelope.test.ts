@@ -40,6 +40,26 @@ describe('compact envelope wire form', () => {
     expect(envelopeIssues(decodeRequest(bytes))).toEqual([]);
   });
 
+  it('writes ids equal to the id, and an expiry equal to the deadline, as placeholders', () => {
+    const top: Envelope = {
+      ...request,
+      request_id: request.id,
+      correlation_id: request.id,
+      lease: { id: request.id, ttl_ms: 5000, expires_at: request.deadline },
+    };
+    const a = JSON.parse(encodeRequest(top)) as unknown[];
+    expect([a[2], a[3], a[6], a[13]]).toEqual([0, 0, ['agent', 'executor', ['executor']], [0, 5000, null]]);
+    expect(decodeRequest(Buffer.from(JSON.stringify(a)))).toEqual(top);
+    // correlation equal to the request id (not the id) is a placeholder too
+    const nested = { ...top, request_id: 'r1', correlation_id: 'r1' };
+    const b = JSON.parse(encodeRequest(nested)) as unknown[];
+    expect([b[2], b[3]]).toEqual(['r1', 0]);
+    expect(decodeRequest(Buffer.from(JSON.stringify(b)))).toEqual(nested);
+    // a malformed principal does not decode
+    a[6] = { kind: 'agent', id: 'executor', roles: [] };
+    expect(decodeRequest(Buffer.from(JSON.stringify(a)))).toBeUndefined();
+  });
+
   it('sends a reply as id, source, timestamp, payload and error; the rest comes from the request', () => {
     const reply: Envelope = {
       ...request,
@@ -51,7 +71,14 @@ describe('compact envelope wire form', () => {
     };
     delete reply.lease;
     const bytes = Buffer.from(encodeReply(reply));
-    expect(JSON.parse(bytes.toString())).toEqual([1, reply.id, reply.source, reply.timestamp, { text: 'hi' }, 0]);
+    expect(JSON.parse(bytes.toString())).toEqual([
+      2,
+      reply.id,
+      ['module', 'echo', []],
+      reply.timestamp,
+      { text: 'hi' },
+      0,
+    ]);
     expect(decodeReply(bytes, request)).toEqual(reply);
     const failed = { ...reply, payload: null, error: { code: 'E_TIMEOUT', message: 'late' } };
     expect(decodeReply(Buffer.from(encodeReply(failed)), request)).toEqual(failed);
@@ -63,12 +90,12 @@ describe('compact envelope wire form', () => {
     expect(decoded).toMatchObject({ request_id: request.request_id, correlation_id: request.correlation_id });
   });
 
-  it('answers undefined for anything but a version-1 array of the right length', () => {
+  it('answers undefined for anything but a version-2 array of the right length', () => {
     const bad = [
       '{"id":"x"}',
       '[2,"a"]',
       '[]',
-      JSON.stringify([2, ...JSON.parse(encodeRequest(request)).slice(1)]),
+      JSON.stringify([1, ...JSON.parse(encodeRequest(request)).slice(1)]),
       'not json',
     ];
     for (const b of bad) {
@@ -188,7 +215,9 @@ describe('wire envelope validation', () => {
     const rep = decodeReply(Buffer.from(encodeReply(reply)), request)!;
     expect(quickEnvelopeCheck(rep)).toBe(true);
     const a = JSON.parse(encodeRequest(request)) as unknown[];
-    a[6] = { kind: 'human', id: 'root', roles: ['admin'], extra: 1 };
+    a[6] = ['root', 'admin', ['admin']];
+    expect(validWireEnvelope(decodeRequest(Buffer.from(JSON.stringify(a)))!)).toBe(false);
+    a[6] = ['human', 'root', [1]];
     expect(validWireEnvelope(decodeRequest(Buffer.from(JSON.stringify(a)))!)).toBe(false);
   });
 });

@@ -21,7 +21,7 @@ describe('WireAuth', () => {
   it('seals a frame line before the body and opens it to the same body', () => {
     const frame = daemon.seal('request', body);
     const [magic, kind, node, sig, ssig] = lineOf(frame);
-    expect([magic, kind, node]).toEqual(['FW2', 'request', 'd1']);
+    expect([magic, kind, node]).toEqual(['FW3', 'request', 'd1']);
     expect(sig).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(ssig).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const opened = other.open(frame);
@@ -55,7 +55,7 @@ describe('WireAuth', () => {
     expect(daemon.open(frame)).toMatchObject({ ok: true, role: 'serve', node: 's1', kind: 'request' });
     // a forged daemon signature next to a valid serve one still means serve
     const [, kind, node, , ssig] = lineOf(frame);
-    const forged = withLine(frame, `FW2 ${kind} ${node} ${'A'.repeat(43)} ${ssig}`);
+    const forged = withLine(frame, `FW3 ${kind} ${node} ${'A'.repeat(43)} ${ssig}`);
     expect(daemon.open(forged)).toMatchObject({ ok: true, role: 'serve', node: 's1' });
   });
 
@@ -75,16 +75,16 @@ describe('WireAuth', () => {
     const wrong = new WireAuth({ role: 'daemon', node: 'x', cluster_key: 'another-cluster-key-00000' });
     expect(other.open(wrong.seal('request', body))).toEqual({ ok: false, reason: 'bad signature' });
     const [, , , sig, ssig] = lineOf(frame);
-    expect(other.open(withLine(frame, `FW2 request d9 ${sig} ${ssig}`))).toEqual({
+    expect(other.open(withLine(frame, `FW3 request d9 ${sig} ${ssig}`))).toEqual({
       ok: false,
       reason: 'bad signature',
     });
-    expect(other.open(withLine(frame, `FW2 reply d1 ${sig} ${ssig}`))).toEqual({ ok: false, reason: 'bad signature' });
-    expect(other.open(withLine(frame, 'FW2 request d1 - -'))).toEqual({ ok: false, reason: 'unsigned message' });
-    expect(other.open(withLine(frame, 'FW2 request d1'))).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(other.open(withLine(frame, `FW3 reply d1 ${sig} ${ssig}`))).toEqual({ ok: false, reason: 'bad signature' });
+    expect(other.open(withLine(frame, 'FW3 request d1 - -'))).toEqual({ ok: false, reason: 'unsigned message' });
+    expect(other.open(withLine(frame, 'FW3 request d1'))).toEqual({ ok: false, reason: 'malformed frame line' });
     expect(other.open(body)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
     expect(other.open(new Uint8Array(0))).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
-    const longLine = Buffer.from(`FW2 request ${'n'.repeat(300)} - -\n{}`, 'latin1');
+    const longLine = Buffer.from(`FW3 request ${'n'.repeat(300)} - -\n{}`, 'latin1');
     expect(other.open(longLine)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
   });
 
