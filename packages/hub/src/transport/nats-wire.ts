@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 import { Sha256Mac } from './nats-mac.js';
 
@@ -187,9 +187,12 @@ function mac(key: Sha256Mac, kind: string, node: string, body: Uint8Array): stri
   return key.sign(`${kind}\n${node}\n`, body);
 }
 
+/** Constant-time comparison of two signatures (no early exit on the first difference). */
 function same(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'));
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 /** UTF-8 bytes of `value`'s JSON. */
