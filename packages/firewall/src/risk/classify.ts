@@ -311,7 +311,12 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
 }
 
 /** Options whose file only authenticates the connection (`ssh -i key`, `curl --cert c`): the file is not sent. */
-const AUTH_SHORT: Record<string, string> = { ssh: 'iF', scp: 'iF', sftp: 'iF', curl: 'E' };
+const AUTH_SHORT = new Map([
+  ['ssh', 'iF'],
+  ['scp', 'iF'],
+  ['sftp', 'iF'],
+  ['curl', 'E'],
+]);
 const AUTH_LONG =
   /^--(?:cert|key|netrc-file|cacert|capath|proxy-cert|proxy-key|proxy-cacert|crlfile|pinnedpubkey|certificate|private-key|ca-certificate|ca-directory|crl-file)$/;
 const SSH_AUTH_CONFIG = /^(?:IdentityFile|CertificateFile|UserKnownHostsFile|GlobalKnownHostsFile|IdentityAgent)\b/i;
@@ -319,7 +324,7 @@ const SSH_AUTH_CONFIG = /^(?:IdentityFile|CertificateFile|UserKnownHostsFile|Glo
 /** argv indexes holding a file an option only authenticates with. */
 function authenticationFiles(seg: SimpleCommand): Set<number> {
   const out = new Set<number>();
-  const short = AUTH_SHORT[seg.program] ?? '';
+  const short = AUTH_SHORT.get(seg.program) ?? '';
   const ssh = seg.program === 'ssh' || seg.program === 'scp' || seg.program === 'sftp';
   for (let i = 1; i < seg.argv.length; i++) {
     const w = seg.argv[i] as string;

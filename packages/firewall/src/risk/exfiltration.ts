@@ -258,7 +258,12 @@ function isStdinPath(w: string): boolean {
 }
 
 const CURL_BODY = /^--(?:data|data-binary|data-urlencode|data-ascii|data-raw|json|form|upload-file|config)$/;
-const CURL_SHORT_BODY: Record<string, string> = { d: '--data', F: '--form', T: '--upload-file', K: '--config' };
+const CURL_SHORT_BODY = new Map([
+  ['d', '--data'],
+  ['F', '--form'],
+  ['T', '--upload-file'],
+  ['K', '--config'],
+]);
 
 /** Whether curl takes a body, form field, upload or config from stdin (`-d @-`, `-T -`, `-F f=@-`, `-K -`…). */
 function curlReadsStdin(rest: string[]): boolean {
@@ -280,7 +285,7 @@ function curlReadsStdin(rest: string[]): boolean {
     }
     if (!w.startsWith('-')) continue;
     for (let k = 1; k < w.length; k++) {
-      const opt = CURL_SHORT_BODY[w[k] as string];
+      const opt = CURL_SHORT_BODY.get(w[k] as string);
       if (opt === undefined) continue;
       const v = k < w.length - 1 ? w.slice(k + 1) : (rest[++i] ?? '');
       if (stdinValue(opt, v)) return true;
@@ -373,23 +378,60 @@ interface Flow {
   from?: number;
 }
 
-/** What the output of segment i carries: its own secrets, its `$(…)` arguments' and every earlier pipeline stage's. */
-function carried(segs: readonly SimpleCommand[], i: number, own: boolean): Flow[] {
-  const seg = segs[i] as SimpleCommand;
-  const out: Flow[] = [];
-  if (own) {
-    const wrapperRedirects = redirectsOf(segs, i).slice(seg.redirects.length);
-    for (const what of [...outputSecrets(seg), ...stdinSecrets(wrapperRedirects)]) out.push({ what, from: i });
+/** At most this many exfiltration reasons per command, and per sender (a flood of stages is not a flood of lines). */
+const MAX_REASONS = 20;
+const MAX_PER_SENDER = 3;
+
+/**
+ * The secrets in the output of each segment and of the earlier stages of its pipeline, computed
+ * once per segment and per pipeline (a command of 1,000 stages costs linear time).
+ */
+class FlowIndex {
+  readonly #segs: readonly SimpleCommand[];
+  readonly #own = new Map<number, Flow[]>();
+  #byPipeline: Map<number, { index: number; j: number }[]> | null = null;
+
+  constructor(segs: readonly SimpleCommand[]) {
+    this.#segs = segs;
   }
-  if (own && PRINTS_ARGS.has(seg.program)) out.push(...fromSubstitutions(segs, i));
-  if (seg.pipeline === null) return out;
-  const { id, index } = seg.pipeline;
-  segs.forEach((s, j) => {
-    if (s.pipeline?.id !== id || s.pipeline.index >= index) return;
-    for (const what of outputSecrets(s)) out.push({ what, from: j });
-    if (PRINTS_ARGS.has(s.program)) out.push(...fromSubstitutions(segs, j));
-  });
-  return out;
+
+  /** What segment j's own output carries: its secrets and, for echo/printf, those of the `$(…)` it prints. */
+  own(j: number): Flow[] {
+    let v = this.#own.get(j);
+    if (v === undefined) {
+      const s = this.#segs[j] as SimpleCommand;
+      v = outputSecrets(s).map((what) => ({ what, from: j }));
+      if (PRINTS_ARGS.has(s.program)) v.push(...fromSubstitutions(this.#segs, j));
+      this.#own.set(j, v);
+    }
+    return v;
+  }
+
+  /** What the earlier stages of segment i's pipeline carry into it (through any chain of filters). */
+  upstream(i: number): Flow[] {
+    const pos = (this.#segs[i] as SimpleCommand).pipeline;
+    if (pos === null) return [];
+    if (this.#byPipeline === null) {
+      const map = new Map<number, { index: number; j: number }[]>();
+      this.#segs.forEach((s, j) => {
+        if (s.pipeline === null || this.own(j).length === 0) return;
+        const list = map.get(s.pipeline.id);
+        if (list === undefined) map.set(s.pipeline.id, [{ index: s.pipeline.index, j }]);
+        else list.push({ index: s.pipeline.index, j });
+      });
+      this.#byPipeline = map;
+    }
+    const out: Flow[] = [];
+    for (const e of this.#byPipeline.get(pos.id) ?? []) if (e.index < pos.index) out.push(...this.own(e.j));
+    return out;
+  }
+
+  /** What segment i writes: its own secrets (with its wrappers' redirects) and what flows into it. */
+  output(i: number): Flow[] {
+    const seg = this.#segs[i] as SimpleCommand;
+    const wrapperRedirects = redirectsOf(this.#segs, i).slice(seg.redirects.length);
+    return [...this.own(i), ...stdinSecrets(wrapperRedirects).map((what) => ({ what, from: i })), ...this.upstream(i)];
+  }
 }
 
 /** Credential files and environment dumps read by the `$(…)` in the words of segment i. */
@@ -407,22 +449,25 @@ function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
  */
 export function exfiltrationRules(model: CommandModel, add: (reason: string) => void): void {
   const segs = model.segments;
-  const report = (i: number, sender: string, flows: Flow[]): void => {
-    for (const { what, from } of flows) {
+  const flows = new FlowIndex(segs);
+  let budget = MAX_REASONS;
+  const report = (i: number, sender: string, found: Flow[]): void => {
+    for (const { what, from } of found.slice(0, MAX_PER_SENDER)) {
+      if (budget-- <= 0) return;
       const src = from === undefined || from === i ? '' : ` (segment ${from + 1})`;
       add(`segment ${i + 1}: ${sender} sends ${what}${src} over the network (exfiltration)`);
     }
   };
   segs.forEach((seg, i) => {
-    if (seg.wrapper || seg.argv.length === 0) return;
+    if (budget <= 0 || seg.wrapper || seg.argv.length === 0) return;
     const sink = stdinSink(seg);
     if (sink !== null) {
-      report(i, sink, [...stdinSecrets(redirectsOf(segs, i)).map((what) => ({ what })), ...carried(segs, i, false)]);
+      report(i, sink, [...stdinSecrets(redirectsOf(segs, i)).map((what) => ({ what })), ...flows.upstream(i)]);
       const owner = processSubstitutionOwner(segs, i);
-      if (owner >= 0) report(i, sink, carried(segs, owner, true));
+      if (owner >= 0) report(i, sink, flows.output(owner));
     }
     const sock = socketRedirect(segs, i);
-    if (sock !== null) report(i, `the redirect to ${quote(sock)}`, carried(segs, i, true));
+    if (sock !== null) report(i, `the redirect to ${quote(sock)}`, flows.output(i));
     if (NETWORK_PROGRAMS.has(seg.program)) report(i, seg.program, fromSubstitutions(segs, i));
   });
 }

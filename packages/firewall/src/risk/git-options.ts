@@ -2,7 +2,7 @@
 // (only `git push` matters to deny rules and risk).
 
 import { addOption, type ParsedArgs, parseWithSpec } from './option-parser.js';
-import { type CommandSpec, same } from './option-spec.js';
+import { type CommandSpec, lookup, same } from './option-spec.js';
 
 const GIT_GLOBAL_ARG: Record<string, string> = { C: 'C', c: 'config' };
 const GIT_GLOBAL_LONG_ARG = new Set([
@@ -59,7 +59,7 @@ export function parseGit(argv: readonly string[], start: number, out: ParsedArgs
       continue;
     }
     const letter = w[1] as string;
-    const withArg = GIT_GLOBAL_ARG[letter];
+    const withArg = lookup(GIT_GLOBAL_ARG, letter);
     if (withArg !== undefined) addOption(out, withArg, w.length > 2 ? w.slice(2) : (argv[++i] ?? ''));
     else for (let k = 1; k < w.length; k++) addOption(out, w[k] as string, '');
   }
@@ -67,6 +67,6 @@ export function parseGit(argv: readonly string[], start: number, out: ParsedArgs
   const sub = argv[i] as string;
   out.positionals.push(sub);
   out.positionalIndex.push(i);
-  parseWithSpec(GIT_SUBCOMMANDS[sub] ?? {}, argv, i + 1, out, false);
+  parseWithSpec(lookup(GIT_SUBCOMMANDS, sub) ?? {}, argv, i + 1, out, false);
   if (sub === 'push' && out.positionals.slice(1).some((p) => p.startsWith('+'))) addOption(out, 'force', '+refspec');
 }

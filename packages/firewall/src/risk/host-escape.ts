@@ -64,18 +64,18 @@ const RUN_BOOL = new Set([
   'latest',
   'preserve-fds',
 ]);
-const RUN_SHORT_ARG: Record<string, string> = {
-  a: 'attach',
-  c: 'cpu-shares',
-  e: 'env',
-  h: 'hostname',
-  l: 'label',
-  m: 'memory',
-  p: 'publish',
-  u: 'user',
-  v: 'volume',
-  w: 'workdir',
-};
+const RUN_SHORT_ARG: ReadonlyMap<string, string> = new Map([
+  ['a', 'attach'],
+  ['c', 'cpu-shares'],
+  ['e', 'env'],
+  ['h', 'hostname'],
+  ['l', 'label'],
+  ['m', 'memory'],
+  ['p', 'publish'],
+  ['u', 'user'],
+  ['v', 'volume'],
+  ['w', 'workdir'],
+]);
 const HOST_NAMESPACES = new Set(['pid', 'network', 'net', 'ipc', 'uts', 'userns', 'cgroupns']);
 const ESCAPE_CAPS = new Set(['ALL', 'SYS_ADMIN', 'SYS_PTRACE', 'SYS_MODULE', 'SYS_RAWIO', 'DAC_READ_SEARCH', 'BPF']);
 const UNCONFINED = /^(?:apparmor[=:]unconfined|seccomp[=:]unconfined|label[=:]disable|systempaths[=:]unconfined)$/i;
@@ -113,7 +113,7 @@ function runOptions(argv: readonly string[], from: number): [string, string][] {
     }
     for (let k = 1; k < w.length; k++) {
       const letter = w[k] as string;
-      const long = RUN_SHORT_ARG[letter];
+      const long = RUN_SHORT_ARG.get(letter);
       if (long !== undefined) {
         // pflag also reads `-v=/:/h` as the value `/:/h`
         out.push([long, k < w.length - 1 ? w.slice(k + 1).replace(/^=/, '') : (argv[++i] ?? '')]);
@@ -196,14 +196,14 @@ function quote(s: string): string {
 }
 
 /** Programs that enable a service or job so that it starts again later, by subcommand. */
-const ENABLERS: Record<string, RegExp> = {
-  systemctl: /^(?:enable|reenable|link|add-wants|add-requires|edit)$/,
-  launchctl: /^(?:load|bootstrap|enable|submit)$/,
-  'update-rc.d': /^(?:defaults|enable)$/,
-  'rc-update': /^add$/,
-  chkconfig: /^(?:on|--add)$/,
-  loginctl: /^enable-linger$/,
-};
+const ENABLERS: ReadonlyMap<string, RegExp> = new Map([
+  ['systemctl', /^(?:enable|reenable|link|add-wants|add-requires|edit)$/],
+  ['launchctl', /^(?:load|bootstrap|enable|submit)$/],
+  ['update-rc.d', /^(?:defaults|enable)$/],
+  ['rc-update', /^add$/],
+  ['chkconfig', /^(?:on|--add)$/],
+  ['loginctl', /^enable-linger$/],
+]);
 
 /** `crontab FILE`, `crontab -`, `… | crontab`: a crontab is installed unless -l/-e/-r (list, edit, remove). */
 function installsCrontab(argv: readonly string[]): boolean {
@@ -225,7 +225,7 @@ function persistenceRule(seg: SimpleCommand, label: string, flag: Flag): void {
     flag(`${label}: crontab installs a new crontab (persistence: runs commands on a schedule)`);
     return;
   }
-  const verbs = ENABLERS[p];
+  const verbs = ENABLERS.get(p);
   if (verbs === undefined) return;
   const verb = seg.argv.slice(1).find((a) => verbs.test(a));
   if (verb !== undefined) flag(`${label}: ${p} ${verb} makes a service start at boot or login (persistence)`);

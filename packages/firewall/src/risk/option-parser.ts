@@ -1,7 +1,7 @@
 // Parses one argv against a program's option table (short clusters, long options with GNU
 // prefixes, `--` end of options); shared by the per-program parsers.
 
-import type { CommandSpec } from './option-spec.js';
+import { type CommandSpec, lookup } from './option-spec.js';
 
 /** The options and operands of one argv, after normalisation. */
 export interface ParsedArgs {
@@ -21,9 +21,9 @@ export function addOption(out: ParsedArgs, name: string, value: string): void {
 }
 
 function resolveLong(spec: CommandSpec, name: string): { canonical: string; takesArg: boolean } | null {
-  const a = spec.longArg?.[name];
+  const a = lookup(spec.longArg, name);
   if (a !== undefined) return { canonical: a, takesArg: true };
-  const b = spec.long?.[name];
+  const b = lookup(spec.long, name);
   if (b !== undefined) return { canonical: b, takesArg: false };
   if (spec.gnuPrefix !== true || name.length < 2) return null;
   let found: { canonical: string; takesArg: boolean } | null = null;
@@ -85,7 +85,7 @@ export function parseWithSpec(
     }
     for (let k = 1; k < w.length; k++) {
       const letter = w[k] as string;
-      const withArg = spec.shortArg?.[letter];
+      const withArg = lookup(spec.shortArg, letter);
       if (withArg !== undefined) {
         if (k < w.length - 1) addOption(out, withArg, w.slice(k + 1));
         else {
@@ -94,12 +94,12 @@ export function parseWithSpec(
         }
         break;
       }
-      const optArg = spec.shortOptArg?.[letter];
+      const optArg = lookup(spec.shortOptArg, letter);
       if (optArg !== undefined) {
         addOption(out, optArg, w.slice(k + 1));
         break;
       }
-      addOption(out, spec.short?.[letter] ?? `-${letter}`, '');
+      addOption(out, lookup(spec.short, letter) ?? `-${letter}`, '');
     }
   }
   return i;

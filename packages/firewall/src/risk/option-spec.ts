@@ -20,5 +20,13 @@ export interface CommandSpec {
   wholeWord?: boolean;
 }
 
+/**
+ * `table[key]` when `key` is the table's own entry: a program or option named `constructor`,
+ * `toString` or `__proto__` must not find Object.prototype's members.
+ */
+export function lookup<T>(table: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return table !== undefined && Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 /** A table mapping each name to itself (`same('force', 'quiet')`). */
 export const same = (...names: string[]): Record<string, string> => Object.fromEntries(names.map((n) => [n, n]));

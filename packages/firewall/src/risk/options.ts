@@ -7,7 +7,7 @@ import { FILE_COMMAND_SPECS } from './file-command-options.js';
 import { parseGit } from './git-options.js';
 import { NETWORK_COMMAND_SPECS } from './network-command-options.js';
 import { type ParsedArgs, parseWithSpec } from './option-parser.js';
-import type { CommandSpec } from './option-spec.js';
+import { type CommandSpec, lookup } from './option-spec.js';
 
 export type { ParsedArgs } from './option-parser.js';
 
@@ -64,6 +64,6 @@ export const SUBCOMMAND_PROGRAMS: ReadonlySet<string> = new Set([
 export function parseArgs(program: string, argv: readonly string[], start = 1): ParsedArgs {
   const out: ParsedArgs = { options: new Map(), positionals: [], positionalIndex: [] };
   if (program === 'git') parseGit(argv, start, out);
-  else parseWithSpec(SPECS[program] ?? {}, argv, start, out, false);
+  else parseWithSpec(lookup(SPECS, program) ?? {}, argv, start, out, false);
   return out;
 }

@@ -2,6 +2,8 @@
 // them write or run something else (find -exec/-delete/-fprint, rg --pre, git -c / --output,
 // sort -o, sed without -n…p). A command is `safe` only when every segment passes this check.
 
+import { lookup } from './option-spec.js';
+
 /** Commands that only read and print, whatever their arguments. */
 const ALWAYS_SAFE = new Set([
   'ls',
@@ -221,7 +223,7 @@ const CHECKS: Record<string, Check> = {
  */
 export function isSafeCommand(program: string, args: string[]): boolean {
   if (ALWAYS_SAFE.has(program)) return true;
-  const check = CHECKS[program];
+  const check = lookup(CHECKS, program);
   return check !== undefined && check(args);
 }
 

@@ -3,6 +3,7 @@
 // over de-quoted words; the model builder turns each expansion into nested segments.
 
 import type { Assignment } from './command-model.js';
+import { lookup } from './option-spec.js';
 import { isBroadTarget } from './paths.js';
 import { SHELLS } from './programs.js';
 import { splitPatternWords } from './words.js';
@@ -446,7 +447,7 @@ export function expandWrapper(program: string, words: Word[]): WrapperExpansion 
     case 'watch':
       return watch(words);
     default: {
-      const spec = ARGV_WRAPPERS[program];
+      const spec = lookup(ARGV_WRAPPERS, program);
       if (spec === undefined) return null;
       // sudo -e / -l / -v / -k without a command runs none; sudo -s / -i run a shell
       return argvAfter(program, words, spec);

@@ -124,7 +124,9 @@ describe('deny patterns', () => {
       fc.constantFrom(
         (c: Cmd): Cmd => ({ text: `sh -c ${quote(c.text)}`, simple: true }),
         (c: Cmd): Cmd => ({ text: `bash -lc ${quote(c.text)}`, simple: true }),
-        (c: Cmd): Cmd => ({ text: `eval ${quote(c.text)}`, simple: true }),
+        // not simple: `find -exec eval 'x | sh' {}` / `xargs eval …` append a word to the eval'd string
+        // (`… | sh {}` runs the file {}, not the pipe), so those wrap it in sh -c instead
+        (c: Cmd): Cmd => ({ text: `eval ${quote(c.text)}`, simple: false }),
         (c: Cmd): Cmd => ({ text: `echo $(${c.text})`, simple: true }),
         (c: Cmd): Cmd => ({ text: `echo \`${c.text.replace(/[\\`$]/g, '\\$&')}\``, simple: true }),
         (c: Cmd): Cmd => ({ text: `( ${c.text} )`, simple: false }),
