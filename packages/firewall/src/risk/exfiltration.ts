@@ -218,7 +218,7 @@ export function stdinSink(seg: SimpleCommand): string | null {
     case 'nc':
     case 'ncat':
     case 'netcat':
-      return rest.some((w) => /^-[a-zA-Z]*z/.test(w)) ? null : p;
+      return shortFlags(rest, NC_ARG, Infinity).has('z') ? null : p;
     case 'telnet':
     case 'mail':
     case 'mailx':
@@ -232,7 +232,8 @@ export function stdinSink(seg: SimpleCommand): string | null {
     case 'socat':
       return rest.some((w) => /^(?:tcp|udp|sctp|openssl|ssl|socks|proxy)[46]?(?:-[a-z]+)?:/i.test(w)) ? p : null;
     case 'ssh':
-      return rest.some((w) => /^-[a-zA-Z]*[nNVG]/.test(w)) ? null : p;
+      // ssh reads options before the host and right after it; the rest is the remote command
+      return [...shortFlags(rest, SSH_ARG, 2)].some((c) => 'nNVG'.includes(c)) ? null : p;
     case 'openssl':
       return rest[0] === 's_client' ? 'openssl s_client' : null;
     case 'http':
@@ -251,6 +252,37 @@ export function stdinSink(seg: SimpleCommand): string | null {
     default:
       return null;
   }
+}
+
+/** Short options of ssh and nc that take a value (the rest of the cluster or the next word). */
+const SSH_ARG = 'BbcDEeFIiJLlmOoPpQRSWw';
+const NC_ARG = 'ceGgIiMmOoPpqsTVwXx';
+
+/**
+ * The boolean short option letters in `words`, skipping each option's value; option parsing stops
+ * at the `stopAfter`-th operand (or `--`).
+ */
+function shortFlags(words: readonly string[], withValue: string, stopAfter: number): Set<string> {
+  const out = new Set<string>();
+  let operands = 0;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    if (w === '--') break;
+    if (!w.startsWith('-') || w === '-') {
+      if (++operands >= stopAfter) break;
+      continue;
+    }
+    if (w.startsWith('--')) continue;
+    for (let k = 1; k < w.length; k++) {
+      const c = w[k] as string;
+      if (withValue.includes(c)) {
+        if (k === w.length - 1) i++;
+        break;
+      }
+      out.add(c);
+    }
+  }
+  return out;
 }
 
 function isStdinPath(w: string): boolean {
