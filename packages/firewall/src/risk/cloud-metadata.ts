@@ -128,6 +128,14 @@ export function metadataEndpointIn(word: string, bare: boolean): string | null {
     const h = hostOf(word, true);
     const m = h === null ? null : metadataHost(h);
     if (m !== null && (!SHORT_NAMES.has(m) || word.includes('://'))) return m;
+    // an IPv4 literal inside an option value: `--resolve x:80:169.254.169.254`, `--connect-to ::a.b.c.d:`
+    if (/\d[:,=@]|[:,=@]\d/.test(word)) {
+      for (const part of word.split(/[:,=@/]/)) {
+        const v4 = parseIpv4(part);
+        const hit = v4 === null ? undefined : IPV4.get(v4);
+        if (hit !== undefined) return hit;
+      }
+    }
   }
   for (const url of word.matchAll(URL_IN_TEXT)) {
     const h = hostOf(url[0], false);

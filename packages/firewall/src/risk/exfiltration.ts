@@ -7,7 +7,7 @@
 
 import type { CommandModel, SimpleCommand } from './command-model.js';
 import { normalizePath, secretPath } from './paths.js';
-import { FETCHERS } from './programs.js';
+import { FETCHERS, isInterpreter } from './programs.js';
 
 /** Programs that talk to the network: what they get in their arguments may leave the machine. */
 export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
@@ -54,7 +54,11 @@ const NO_CONTENT = new Set([
   'touch',
 ]);
 const ARCHIVERS = new Set(['tar', 'zip', '7z', '7za', 'bsdtar', 'gtar', 'pax']);
-const SUBSTITUTIONS = new Set(['$(…)', '`…`']);
+/** A command's words (or input redirect) hold what these run: `$(…)`, backticks, `<(…)` (a file to read). */
+const SUBSTITUTIONS = new Set(['$(…)', '`…`', '<(…)']);
+/** Inline script code that talks to the network (python, node, perl, ruby, php). */
+const NETWORK_CODE =
+  /\b(?:urlopen|urllib|requests\.|http\.client|httpx|aiohttp|socket\.|fetch\(|https?\.request|https?\.get|net\.connect|XMLHttpRequest|axios|Net::HTTP|TCPSocket|IO::Socket|LWP|HTTP::Tiny|curl_exec|fsockopen|file_get_contents\(\s*['"]https?:)/;
 const PROC_ENVIRON = /\/proc\/[^/\s'"]+\/environ(?![\w.-])/;
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
 const VARIABLE = /\$\{?#?([A-Za-z_][A-Za-z0-9_]*)/g;
@@ -214,6 +218,9 @@ export function stdinSink(seg: SimpleCommand): string | null {
   const a = seg.argv;
   const rest = a.slice(1);
   if (seg.unknown_tail && NETWORK_PROGRAMS.has(p)) return `${p} (run by xargs on its input)`;
+  if (isInterpreter(p)) return rest.some((w) => NETWORK_CODE.test(w)) ? `${p} (with network code)` : null;
+  const cloud = cloudUpload(p, rest);
+  if (cloud !== null) return cloud;
   switch (p) {
     case 'nc':
     case 'ncat':
@@ -283,6 +290,17 @@ function shortFlags(words: readonly string[], withValue: string, stopAfter: numb
     }
   }
   return out;
+}
+
+/** A cloud CLI storing stdin remotely: `aws s3 cp - s3://…`, `gsutil cp - gs://…`, `gh gist create -`, `rclone rcat`. */
+function cloudUpload(p: string, rest: string[]): string | null {
+  const ops = rest.filter((w) => !w.startsWith('-') || w === '-');
+  if (p === 'aws' && ops[0] === 's3' && (ops[1] === 'cp' || ops[1] === 'mv') && ops[2] === '-') return 'aws s3 cp';
+  if ((p === 'gsutil' || p === 'gcloud') && ops.includes('cp') && ops.includes('-')) return `${p} cp`;
+  if (p === 'gh' && ops[0] === 'gist' && ops[1] === 'create' && (ops.includes('-') || ops.length === 2))
+    return 'gh gist create';
+  if (p === 'rclone' && ops[0] === 'rcat') return 'rclone rcat';
+  return null;
 }
 
 function isStdinPath(w: string): boolean {
