@@ -15,6 +15,7 @@ import {
   isDecoder,
   isGitExecKey,
   isInterpreter,
+  NO_CONTENT,
   POWER_TOOLS,
   PRIVILEGED,
   readsScriptFromStdin,
@@ -81,24 +82,6 @@ const WRITERS = new Set([
 ]);
 /** Writers that only write their last operand (or -t DIR): the sources are read. */
 const DEST_ONLY = new Set(['cp', 'ln', 'install', 'rsync', 'scp']);
-/** Programs that look at a path without reading the file's content. */
-const NO_CONTENT = new Set([
-  'cd',
-  'pushd',
-  'ls',
-  'stat',
-  'test',
-  '[',
-  'du',
-  'tree',
-  'file',
-  'realpath',
-  'readlink',
-  'basename',
-  'dirname',
-  'mkdir',
-  'touch',
-]);
 const OUTPUT_OPTIONS = [
   'output',
   'output-document',

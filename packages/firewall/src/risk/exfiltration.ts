@@ -7,7 +7,7 @@
 
 import type { CommandModel, SimpleCommand } from './command-model.js';
 import { normalizePath, secretPath } from './paths.js';
-import { FETCHERS, isInterpreter } from './programs.js';
+import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
 
 /** Programs that talk to the network: what they get in their arguments may leave the machine. */
 export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
@@ -35,24 +35,6 @@ export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
 
 /** Programs that print their arguments (an argument naming a file is not a read of the file). */
 const PRINTS_ARGS = new Set(['echo', 'printf', 'print']);
-/** Programs that look at a path without reading the file's content. */
-const NO_CONTENT = new Set([
-  'cd',
-  'pushd',
-  'ls',
-  'stat',
-  'test',
-  '[',
-  'du',
-  'tree',
-  'file',
-  'realpath',
-  'readlink',
-  'basename',
-  'dirname',
-  'mkdir',
-  'touch',
-]);
 const ARCHIVERS = new Set(['tar', 'zip', '7z', '7za', 'bsdtar', 'gtar', 'pax']);
 /** A command's words (or input redirect) hold what these run: `$(…)`, backticks, `<(…)` (a file to read). */
 const SUBSTITUTIONS = new Set(['$(…)', '`…`', '<(…)']);
@@ -65,12 +47,12 @@ const VARIABLE = /\$\{?#?([A-Za-z_][A-Za-z0-9_]*)/g;
 
 /**
  * Whether a variable name looks like it holds a secret: …TOKEN…, …SECRET…, …PASSWORD… / …PASSWD…,
- * …PASSPHRASE…, …CREDENTIAL…, …APIKEY…, …_KEY / …_KEY_…, PASS, AWS_*.
+ * …PASSPHRASE…, …CREDENTIAL…, …APIKEY…, …_KEY / …_KEY_…, PASS, …WEBHOOK…, DATABASE_URL, …_DSN, AWS_*.
  */
 export function isSecretVariable(name: string): boolean {
   const n = name.toUpperCase();
   return (
-    /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|APIKEY|PRIVATE_?KEY|_KEY(?:_|$)|^KEY$|(?:^|_)PASS(?:_|$)/.test(
+    /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|APIKEY|PRIVATE_?KEY|_KEY(?:_|$)|^KEY$|(?:^|_)PASS(?:_|$)|WEBHOOK|DATABASE_URL|_DSN$/.test(
       n,
     ) || n.startsWith('AWS_')
   );
@@ -146,9 +128,9 @@ function environmentDump(seg: SimpleCommand): boolean {
   if (p === 'env') return onlyOptions && !rest.some((w) => /^-[a-zA-Z]*[uSC]|^--(?:unset|split|chdir)/.test(w));
   if (p === 'printenv') return onlyOptions;
   if (p === 'set') return rest.length === 0;
-  if (p === 'export' || p === 'declare' || p === 'typeset') {
-    return onlyOptions && (rest.length === 0 || rest.some((w) => /^-[a-zA-Z]*p/.test(w)) || p !== 'export');
-  }
+  if (p === 'export') return onlyOptions && (rest.length === 0 || rest.some((w) => /^-[a-zA-Z]*p/.test(w)));
+  if (p === 'declare' || p === 'typeset')
+    return onlyOptions && (rest.length === 0 || rest.some((w) => /^-[a-zA-Z]*[px]/.test(w)));
   return false;
 }
 

@@ -67,6 +67,25 @@ export const FETCHERS: ReadonlySet<string> = new Set([
   'openssl',
 ]);
 
+/** Programs that look at a path without reading the file's content. */
+export const NO_CONTENT: ReadonlySet<string> = new Set([
+  'cd',
+  'pushd',
+  'ls',
+  'stat',
+  'test',
+  '[',
+  'du',
+  'tree',
+  'file',
+  'realpath',
+  'readlink',
+  'basename',
+  'dirname',
+  'mkdir',
+  'touch',
+]);
+
 /** Formats, partitions or wipes disks. */
 export const DISK_TOOLS: ReadonlySet<string> = new Set([
   'mkfs',
