@@ -8,7 +8,14 @@ import { type CommandModel, type CommandRiskLevel, maxLevel, type SimpleCommand 
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { hostEscapeRules } from './host-escape.js';
 import { parseArgs } from './options.js';
-import { isBroadTarget, isNullSink, isStandardProgramPath, secretPath, sensitiveWriteTarget } from './paths.js';
+import {
+  isBroadTarget,
+  isNullSink,
+  isStandardProgramPath,
+  mayNameSecret,
+  secretPath,
+  sensitiveWriteTarget,
+} from './paths.js';
 import {
   DISK_TOOLS,
   FETCHERS,
@@ -249,8 +256,12 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
   hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
 }
 
+const METADATA_HINT = /\d|metadata|instance-data/i;
+
 /** A network program (or a script's code) addressing a cloud metadata endpoint: the instance's credentials. */
 function metadataRule(seg: SimpleCommand, label: string, f: Findings): void {
+  // a metadata address has a digit or one of the names: most commands end at this test
+  if (!seg.argv.some((w, i) => i > 0 && METADATA_HINT.test(w))) return;
   const p = seg.program;
   const network = NETWORK_PROGRAMS.has(p);
   if (!network && !isInterpreter(p)) return;
@@ -346,10 +357,13 @@ function secretCandidates(word: string, network: boolean, auth: boolean): string
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   if (NO_CONTENT.has(seg.program)) return false;
   let found = false;
-  const network = NETWORK_PROGRAMS.has(seg.program) && !(seg.program === 'openssl' && seg.argv[1] !== 's_client');
-  const auth = network ? authenticationFiles(seg) : new Set<number>();
+  let network: boolean | undefined;
+  let auth: Set<number> | undefined;
   for (let i = 1; i < seg.argv.length; i++) {
     const a = seg.argv[i] as string;
+    if (!mayNameSecret(a)) continue;
+    network ??= NETWORK_PROGRAMS.has(seg.program) && !(seg.program === 'openssl' && seg.argv[1] !== 's_client');
+    auth ??= network ? authenticationFiles(seg) : new Set<number>();
     if (!secretCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
     found = true;
     if (network && !auth.has(i) && !/\.pub$/.test(a))

@@ -188,6 +188,9 @@ export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): str
   return out;
 }
 
+/** The programs {@link stdinSink} looks at (besides interpreters): a cheap first test for every segment. */
+const SINK_CANDIDATES: ReadonlySet<string> = new Set([...NETWORK_PROGRAMS, 'aws', 'gsutil', 'gcloud', 'gh', 'rclone']);
+
 /**
  * How a command sends what it reads on stdin over the network (its label in the reason), or null:
  * nc/ncat/netcat/telnet, socat to a socket, ssh (unless -n/-N), curl/wget reading a body or URLs
@@ -197,8 +200,8 @@ export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): str
 export function stdinSink(seg: SimpleCommand): string | null {
   if (seg.wrapper || seg.unknown_program || seg.argv.length === 0) return null;
   const p = seg.program;
-  const a = seg.argv;
-  const rest = a.slice(1);
+  if (!SINK_CANDIDATES.has(p) && !isInterpreter(p)) return null;
+  const rest = seg.argv.slice(1);
   if (seg.unknown_tail && NETWORK_PROGRAMS.has(p)) return `${p} (run by xargs on its input)`;
   if (isInterpreter(p)) return rest.some((w) => NETWORK_CODE.test(w)) ? `${p} (with network code)` : null;
   const cloud = cloudUpload(p, rest);
@@ -360,10 +363,17 @@ function redirectsOf(segs: readonly SimpleCommand[], i: number): SimpleCommand['
   return out;
 }
 
-/** The `/dev/tcp|udp/…` target the output of segment i is redirected to, or null. */
+/** The `/dev/tcp|udp/…` target the output of segment i (or of a wrapper it runs under) is redirected to, or null. */
 function socketRedirect(segs: readonly SimpleCommand[], i: number): string | null {
-  const r = redirectsOf(segs, i).find((x) => x.is_write && DEV_SOCKET.test(x.target));
-  return r === undefined ? null : r.target;
+  for (let j = i; j >= 0; j--) {
+    const s = segs[j] as SimpleCommand;
+    if (j < i) {
+      const inner = segs[j + 1] as SimpleCommand;
+      if (!(s.wrapper && s.via.length < inner.via.length && isPrefix(s.via, inner.via))) break;
+    }
+    for (const r of s.redirects) if (r.is_write && DEV_SOCKET.test(r.target)) return r.target;
+  }
+  return null;
 }
 
 function isPrefix(prefix: readonly string[], of: readonly string[]): boolean {

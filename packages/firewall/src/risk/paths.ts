@@ -166,6 +166,11 @@ const SECRET_HINT =
   /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env)|shadow|sudoers|master\.passwd|ssh_host_/;
 const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
+/** Whether a word may name a credential store at all (a cheap test; so may no part of it when it fails). */
+export function mayNameSecret(word: string): boolean {
+  return SECRET_HINT.test(word);
+}
+
 /**
  * Names the credential store this path points into (~/.ssh, ~/.aws, .env files, /etc/shadow…),
  * or null. Accepts the `@file` / `name=@file` forms curl uses to send a file.
