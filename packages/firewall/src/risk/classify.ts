@@ -4,7 +4,7 @@
 // -f on '~'"), so a person can see what the firewall saw.
 
 import { metadataEndpointIn } from './cloud-metadata.js';
-import { type CommandModel, type CommandRiskLevel, maxLevel, type SimpleCommand } from './command-model.js';
+import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { hostEscapeRules } from './host-escape.js';
 import { parseArgs } from './options.js';
@@ -256,11 +256,12 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
   hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
 }
 
-const METADATA_HINT = /\d|metadata|instance-data/i;
+/** A word that may hold a metadata address: a dotted or colon-separated number, 0x…, 10 digits, or a name. */
+const METADATA_HINT = /\d[.:x]|[.:]\d|\d{10}|metadata|instance-data/i;
 
 /** A network program (or a script's code) addressing a cloud metadata endpoint: the instance's credentials. */
 function metadataRule(seg: SimpleCommand, label: string, f: Findings): void {
-  // a metadata address has a digit or one of the names: most commands end at this test
+  // most commands end at this test
   if (!seg.argv.some((w, i) => i > 0 && METADATA_HINT.test(w))) return;
   const p = seg.program;
   const network = NETWORK_PROGRAMS.has(p);
@@ -430,28 +431,21 @@ function shortForm(seg: SimpleCommand): string {
   return describe(seg);
 }
 
+/** `curl … | sh`, `… | base64 -d | (cat | sh)`: a shell or interpreter reading from a fetcher or decoder. */
 function pipelineRules(model: CommandModel, f: Findings): void {
-  const groups = new Map<number, { seg: SimpleCommand; i: number }[]>();
+  const sources: { seg: SimpleCommand; i: number }[] = [];
   model.segments.forEach((seg, i) => {
-    if (seg.pipeline === null || seg.wrapper) return;
-    const g = groups.get(seg.pipeline.id);
-    if (g === undefined) groups.set(seg.pipeline.id, [{ seg, i }]);
-    else g.push({ seg, i });
+    if (seg.pipeline !== null && !seg.wrapper && (FETCHERS.has(seg.program) || isDecoder(seg)))
+      sources.push({ seg, i });
   });
-  for (const g of groups.values()) {
-    const sources = g.filter(({ seg }) => FETCHERS.has(seg.program) || isDecoder(seg));
-    if (sources.length === 0) continue;
-    for (const { seg, i } of g) {
-      if (!readsScriptFromStdin(seg)) continue;
-      const src = sources.find((s) => (s.seg.pipeline?.index ?? 0) < (seg.pipeline?.index ?? 0));
-      if (src === undefined) continue;
-      const what = FETCHERS.has(src.seg.program) ? 'downloads' : 'decodes';
-      f.add(
-        'dangerous',
-        `segment ${i + 1}: ${seg.program} runs what ${src.seg.program} (segment ${src.i + 1}) ${what}`,
-      );
-    }
-  }
+  if (sources.length === 0) return;
+  model.segments.forEach((seg, i) => {
+    if (seg.pipeline === null || seg.wrapper || !readsScriptFromStdin(seg)) return;
+    const src = sources.find((s) => pipesInto(s.seg.pipeline, seg.pipeline));
+    if (src === undefined) return;
+    const what = FETCHERS.has(src.seg.program) ? 'downloads' : 'decodes';
+    f.add('dangerous', `segment ${i + 1}: ${seg.program} runs what ${src.seg.program} (segment ${src.i + 1}) ${what}`);
+  });
 }
 
 /** Classifies a whole model. */

@@ -29,11 +29,17 @@ export interface Assignment {
   dynamic: boolean;
 }
 
-/** Where a segment sits in a pipeline (`a | b | c`). Every segment nested in a stage shares its position. */
+/**
+ * Where a segment sits in a pipeline (`a | b | c`). Every segment nested in a stage shares its
+ * position, except that a pipeline nested in a stage (`a | (b | c)`, `a | sh -c 'b | c'`) gives
+ * its segments their own position, whose `outer` is the stage's.
+ */
 export interface PipelinePosition {
   id: number;
   index: number;
   length: number;
+  /** the position of the stage this pipeline is nested in (absent at the top level) */
+  outer?: PipelinePosition;
 }
 
 /** One command that will be executed. */
@@ -110,6 +116,18 @@ export interface RiskAssessment {
   model: CommandModel;
   /** the command could not be parsed completely (level is then at least `moderate`) */
   unparseable?: true;
+}
+
+/**
+ * Whether what a segment at `from` writes may reach the standard input of one at `to`: `from` is
+ * in an earlier stage of the innermost pipeline they share (`a | (b | c)`: a feeds b and c, b feeds
+ * c; `{ a; b; } | c`: a and b feed c, not each other).
+ */
+export function pipesInto(from: PipelinePosition | null, to: PipelinePosition | null): boolean {
+  for (let a = from ?? undefined; a !== undefined; a = a.outer) {
+    for (let b = to ?? undefined; b !== undefined; b = b.outer) if (a.id === b.id) return a.index < b.index;
+  }
+  return false;
 }
 
 /** A fresh all-false flag set. */

@@ -5,7 +5,7 @@
 // openssl…); a redirect `< file` or a here-string feeds the command itself; a `$(…)` feeds the
 // command whose words hold it; `> /dev/tcp/…` and `>(nc …)` send what the command writes.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
 import { normalizePath, secretPath } from './paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
 
@@ -454,18 +454,23 @@ class FlowIndex {
     const pos = (this.#segs[i] as SimpleCommand).pipeline;
     if (pos === null) return [];
     if (this.#byPipeline === null) {
+      // every source is listed under each pipeline it is nested in, with its stage there
       const map = new Map<number, { index: number; j: number }[]>();
       this.#segs.forEach((s, j) => {
         if (s.pipeline === null || this.own(j).length === 0) return;
-        const list = map.get(s.pipeline.id);
-        if (list === undefined) map.set(s.pipeline.id, [{ index: s.pipeline.index, j }]);
-        else list.push({ index: s.pipeline.index, j });
+        for (let p: PipelinePosition | undefined = s.pipeline; p !== undefined; p = p.outer) {
+          const list = map.get(p.id);
+          if (list === undefined) map.set(p.id, [{ index: p.index, j }]);
+          else list.push({ index: p.index, j });
+        }
       });
       this.#byPipeline = map;
     }
-    const out: Flow[] = [];
-    for (const e of this.#byPipeline.get(pos.id) ?? []) if (e.index < pos.index) out.push(...this.own(e.j));
-    return out;
+    const from = new Set<number>();
+    for (let p: PipelinePosition | undefined = pos; p !== undefined; p = p.outer) {
+      for (const e of this.#byPipeline.get(p.id) ?? []) if (e.index < p.index) from.add(e.j);
+    }
+    return [...from].sort((x, y) => x - y).flatMap((j) => this.own(j));
   }
 
   /** What segment i writes: its own secrets (with its wrappers' redirects) and what flows into it. */

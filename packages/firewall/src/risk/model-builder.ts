@@ -196,10 +196,11 @@ export class ModelBuilder {
     const id = ++this.#pipelines;
     const starts: number[] = [];
     let index = 0;
+    const outer = ctx.pipeline;
     const stageCtx = (): WalkContext => ({
       ...ctx,
       via: [...ctx.via, 'pipe'],
-      pipeline: { id, index: index++, length },
+      pipeline: outer === null ? { id, index: index++, length } : { id, index: index++, length, outer },
     });
     if (first !== undefined) {
       starts.push(this.segments.length);

@@ -5,7 +5,13 @@
 // fast path without a parse.
 
 import { classify, classifySegment, Findings } from './classify.js';
-import { type CommandModel, emptyFlags, type RiskAssessment, type SimpleCommand } from './command-model.js';
+import {
+  type CommandModel,
+  emptyFlags,
+  type PipelinePosition,
+  type RiskAssessment,
+  type SimpleCommand,
+} from './command-model.js';
 import { ModelBuilder } from './model-builder.js';
 import { redFlagPaths } from './paths.js';
 import { isSafeCommand } from './safe-commands.js';
@@ -92,7 +98,7 @@ function freezeModel(m: CommandModel): void {
     for (const r of s.redirects) Object.freeze(r);
     Object.freeze(s.redirects);
     Object.freeze(s.via);
-    if (s.pipeline !== null) Object.freeze(s.pipeline);
+    for (let p: PipelinePosition | undefined = s.pipeline ?? undefined; p !== undefined; p = p.outer) Object.freeze(p);
     Object.freeze(s);
   }
   Object.freeze(m.segments);
