@@ -201,6 +201,25 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     expect(seen).toEqual([sent]);
   });
 
+  it('lets a serve process send its module events to daemons without receiving the cluster events', async () => {
+    const cluster = testClusterName('hub');
+    const d = await member(cluster, 'd');
+    const s = await member(cluster, 's', { role: 'serve' });
+    const atDaemon: FingerEvent[] = [];
+    const atServe: FingerEvent[] = [];
+    d.hub.events.subscribe({ types: ['MODULE_HEALTH'] }, (e) => atDaemon.push(e));
+    s.hub.events.subscribe({ types: ['DEGRADED'] }, (e) => atServe.push(e));
+    const sent = s.hub.events.emit('MODULE_HEALTH', {}, { module: 'probe', ok: true });
+    d.hub.events.emit('DEGRADED', {}, { component: 'test', n: 3 });
+    await until(() => atDaemon.length > 0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(atDaemon).toEqual([sent]);
+    expect(atServe).toEqual([]);
+    expect(s.node.bridge!.stats()).toMatchObject({ received: 0 });
+    expect(d.dropped).toEqual([]);
+    expect(s.dropped).toEqual([]);
+  });
+
   it('does not send a remote event back, but does send one a listener emits on receiving it', async () => {
     const cluster = testClusterName('hub');
     const a = await member(cluster, 'a');

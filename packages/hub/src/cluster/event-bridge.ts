@@ -29,6 +29,13 @@ export interface NatsEventBridgeOptions {
   dedup_window?: number;
   /** Only these types are bridged (both ways); default all. */
   types?: readonly EventType[];
+  /**
+   * Whether cluster events are received (default true). `module serve` processes only send:
+   * nothing there reads the cluster's events, their NATS permissions should allow their own
+   * module's subject only, and daemons then sign their event batches for daemons alone (one
+   * HMAC pass over a batch instead of two).
+   */
+  receive?: boolean;
 }
 
 /** Counters of the bridge. */
@@ -92,11 +99,12 @@ export class NatsEventBridge {
 
   /** Starts both directions. */
   async start(): Promise<void> {
-    this.sub = this.o.connection.subscribe(this.subjects.events, {
-      callback: (err, msg) => {
-        if (err === null) this.onMessage(msg);
-      },
-    });
+    if (this.o.receive !== false)
+      this.sub = this.o.connection.subscribe(this.subjects.events, {
+        callback: (err, msg) => {
+          if (err === null) this.onMessage(msg);
+        },
+      });
     await this.o.connection.flush();
     void this.watchStatus();
     const filter = this.o.types ? { types: this.o.types } : {};
@@ -149,7 +157,8 @@ export class NatsEventBridge {
     list.length = 0;
     this.queued -= n;
     try {
-      this.o.connection.publish(this.subjects.event(type), this.o.auth.sealJson('events', body));
+      // daemons' batches go to daemons only (serve processes do not receive events): no serve signature
+      this.o.connection.publish(this.subjects.event(type), this.o.auth.sealJson('events', body, false));
       this.counters.sent += n;
     } catch (e) {
       this.counters.dropped_outbound += n;
