@@ -10,7 +10,14 @@ import { NatsRuntime } from '../runtime/nats.js';
 import type { ModuleRuntime, RuntimeOptions } from '../runtime/runtime.js';
 import { type DroppedMessage, NatsTransport } from '../transport/nats.js';
 import type { WireAuth } from '../transport/nats-wire.js';
-import type { RequestHooks, ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
+import type {
+  CancelReceiver,
+  Canceller,
+  RequestHooks,
+  ServerChannel,
+  TransportHandler,
+  Unserve,
+} from '../transport/transport.js';
 import { announced, type ClusterChange, ClusterRegistry, type ModuleLocation } from './cluster-registry.js';
 import { NatsEventBridge, type PublishingEventBus } from './event-bridge.js';
 
@@ -160,22 +167,17 @@ export class ClusterNode {
     await u?.().catch(() => undefined);
   }
 
-  /** Executes a call from the wire on the local module (in-process transport: no interceptors). */
+  /**
+   * Executes a call from the wire on the local module (in-process transport: no interceptors).
+   * A rejection (no such module here) is answered by the transport with its error code.
+   */
   private localHandler(): TransportHandler {
     const local = this.o.hub.transport;
     return (req: Envelope, channel: ServerChannel) => {
-      const hooks: RequestHooks = {
-        onProgress: (m, f) => channel.progress(m, f),
-        onLeaseExtend: (ttl) => channel.extendLease(ttl),
-      };
-      const p = local.request(req, hooks);
-      channel.onCancel({ onCancelled: (reason) => hooks.canceller?.cancel(reason) });
-      return p.catch((e: unknown) => ({
-        ...req,
-        kind: 'reply' as const,
-        payload: null,
-        error: toErrorInfo(e),
-      }));
+      const link = new ChannelLink(channel);
+      const p = local.request(req, link);
+      channel.onCancel(link);
+      return p;
     };
   }
 
@@ -195,6 +197,29 @@ export class ClusterNode {
       const info = reg.get(c.module_id);
       if (info?.runtime === 'nats') await reg.unregister(c.module_id).catch(() => undefined);
     }
+  }
+}
+
+/**
+ * One call from the wire run on the local transport: the local side's progress and lease
+ * extensions go to the NATS channel, a cancel from the caller goes to the local call (one object
+ * instead of a hooks object, two closures and a receiver per call).
+ */
+class ChannelLink implements RequestHooks, CancelReceiver {
+  canceller?: Canceller;
+
+  constructor(private readonly channel: ServerChannel) {}
+
+  onProgress(message: string, fraction?: number): void {
+    this.channel.progress(message, fraction);
+  }
+
+  onLeaseExtend(ttl_ms: number): void {
+    this.channel.extendLease(ttl_ms);
+  }
+
+  onCancelled(reason: string): void {
+    this.canceller?.cancel(reason);
   }
 }
 

@@ -5,6 +5,26 @@ import { type Clock, systemClock } from '../clock.js';
 import type { Canceller, RequestHooks, Transport } from '../transport/transport.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
 
+/** The transport hooks of one call: progress and lease extensions go to the call's context. */
+class CallHooks implements RequestHooks {
+  canceller?: Canceller;
+
+  constructor(private ctx: ToolCallContext | undefined) {}
+
+  onProgress(message: string, fraction?: number): void {
+    this.ctx?.progress(message, fraction);
+  }
+
+  onLeaseExtend(ttl_ms: number): void {
+    this.ctx?.extendLease(ttl_ms);
+  }
+
+  clear(): void {
+    this.ctx = undefined;
+    this.canceller = undefined;
+  }
+}
+
 /** Options of {@link NatsRuntime}: the runtime options plus the wire and the cluster's view. */
 export interface NatsRuntimeOptions extends RuntimeOptions {
   /** The NATS transport requests go out on. */
@@ -25,7 +45,7 @@ export class NatsRuntime implements ModuleRuntime {
   readonly type = 'nats';
   private readonly o: NatsRuntimeOptions;
   private readonly clock: Clock;
-  private readonly calls = new Map<string, RequestHooks>();
+  private readonly calls = new Map<string, CallHooks>();
   private closed = false;
 
   constructor(o: NatsRuntimeOptions) {
@@ -37,8 +57,9 @@ export class NatsRuntime implements ModuleRuntime {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
   }
 
-  async invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
-    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
+  invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
+    if (this.closed)
+      return Promise.reject(new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`));
     const chain = (ctx as { execution_chain?: readonly string[] }).execution_chain ?? [];
     const now = this.clock.now();
     const envelope: Envelope = {
@@ -58,23 +79,37 @@ export class NatsRuntime implements ModuleRuntime {
       lease: { id: ctx.lease_id, ttl_ms: Math.max(1, ctx.deadline - now), expires_at: ctx.deadline },
       payload: args === undefined ? null : args,
     };
-    const hooks: RequestHooks = {
-      onProgress: (m, f) => ctx.progress(m, f),
-      onLeaseExtend: (ttl) => ctx.extendLease(ttl),
-    };
-    this.calls.set(ctx.call_id, hooks);
+    const hooks = new CallHooks(ctx);
+    const call_id = ctx.call_id;
+    this.calls.set(call_id, hooks);
+    let sent: Promise<Envelope>;
     try {
-      const reply = await this.o.transport.request(envelope, hooks);
-      if (reply.error !== undefined) throw FingerError.fromInfo(reply.error);
-      return reply.payload;
-    } finally {
-      this.calls.delete(ctx.call_id);
-      // the map lives in the old generation and a backing store it outgrew still points at these
-      // hooks: they must not keep the call's context (and all it reaches) alive until a full GC
-      hooks.onProgress = undefined;
-      hooks.onLeaseExtend = undefined;
-      hooks.canceller = undefined;
+      sent = this.o.transport.request(envelope, hooks);
+    } catch (e) {
+      this.settled(call_id, hooks);
+      return Promise.reject(e);
     }
+    return sent.then(
+      (reply) => {
+        this.settled(call_id, hooks);
+        if (reply.error !== undefined) throw FingerError.fromInfo(reply.error);
+        return reply.payload;
+      },
+      (e: unknown) => {
+        this.settled(call_id, hooks);
+        throw e;
+      },
+    );
+  }
+
+  /**
+   * The call is over. The map lives in the old generation and a backing store it outgrew still
+   * points at these hooks: they must not keep the call's context (and all it reaches) alive
+   * until a full GC.
+   */
+  private settled(call_id: string, hooks: CallHooks): void {
+    if (this.calls.get(call_id) === hooks) this.calls.delete(call_id);
+    hooks.clear();
   }
 
   cancel(call_id: string, reason: string): void {

@@ -1,7 +1,7 @@
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope } from '@finger/protocol';
-import { FingerError } from '@finger/protocol';
+import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -469,7 +469,7 @@ export class NatsTransport implements Transport {
       (e: unknown) => {
         this.inflight.delete(env.id);
         channel.finish();
-        this.replies.error(reply, env, { code: 'E_INTERNAL', message: (e as Error)?.message ?? String(e) });
+        this.replies.error(reply, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error
       },
     );
   }
