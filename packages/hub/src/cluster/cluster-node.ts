@@ -11,8 +11,8 @@ import type { ModuleRuntime, RuntimeOptions } from '../runtime/runtime.js';
 import { type DroppedMessage, NatsTransport } from '../transport/nats.js';
 import type { WireAuth } from '../transport/nats-wire.js';
 import type {
-  CancelReceiver,
   Canceller,
+  CancelReceiver,
   RequestHooks,
   ServerChannel,
   TransportHandler,
