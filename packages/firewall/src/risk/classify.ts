@@ -6,7 +6,7 @@
 import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
-import { hostEscapeRules } from './host-escape.js';
+import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
 import { parseArgs } from './options.js';
 import {
   isBroadTarget,
@@ -253,7 +253,7 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
   if (WRITERS.has(p)) writerRule(seg, label, f);
   interpreterRule(seg, label, f);
   metadataRule(seg, label, f);
-  hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
+  if (HOST_ESCAPE_PROGRAMS.has(p)) hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
 }
 
 /** A word that may hold a metadata address: a dotted or colon-separated number, 0x…, 10 digits, or a name. */
@@ -261,11 +261,12 @@ const METADATA_HINT = /\d[.:x]|[.:]\d|\d{10}|metadata|instance-data/i;
 
 /** A network program (or a script's code) addressing a cloud metadata endpoint: the instance's credentials. */
 function metadataRule(seg: SimpleCommand, label: string, f: Findings): void {
-  // most commands end at this test
-  if (!seg.argv.some((w, i) => i > 0 && METADATA_HINT.test(w))) return;
   const p = seg.program;
   const network = NETWORK_PROGRAMS.has(p);
   if (!network && !isInterpreter(p)) return;
+  let hint = false;
+  for (let i = 1; i < seg.argv.length && !hint; i++) hint = METADATA_HINT.test(seg.argv[i] as string);
+  if (!hint) return;
   for (let i = 1; i < seg.argv.length; i++) {
     const m = metadataEndpointIn(seg.argv[i] as string, network);
     if (m !== null) {

@@ -231,6 +231,15 @@ function persistenceRule(seg: SimpleCommand, label: string, flag: Flag): void {
   if (verb !== undefined) flag(`${label}: ${p} ${verb} makes a service start at boot or login (persistence)`);
 }
 
+/** The programs {@link hostEscapeRules} looks at (a cheap first test for every segment). */
+export const HOST_ESCAPE_PROGRAMS: ReadonlySet<string> = new Set([
+  ...ENGINES,
+  'nsenter',
+  'chroot',
+  'crontab',
+  ...ENABLERS.keys(),
+]);
+
 /** Host-escape and persistence findings of one segment. */
 export function hostEscapeRules(seg: SimpleCommand, label: string, flag: Flag): void {
   const p = seg.program;

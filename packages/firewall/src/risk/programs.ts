@@ -38,7 +38,8 @@ const INTERPRETER_NAMES = new Set([
 
 /** Whether a program is a script interpreter (python3.12, node, perl…), shells excluded. */
 export function isInterpreter(program: string): boolean {
-  return INTERPRETER_NAMES.has(program) || /^python[0-9.]*$/.test(program) || /^pypy[0-9.]*$/.test(program);
+  if (INTERPRETER_NAMES.has(program)) return true;
+  return program.startsWith('py') && (/^python[0-9.]*$/.test(program) || /^pypy[0-9.]*$/.test(program));
 }
 
 /** Programs that run with another user's (root's) privileges. */
