@@ -11,8 +11,16 @@
  * batch of one is one line.
  */
 
-/** Most envelopes in one batch (a batch is also split before it would pass max_payload). */
-export const MAX_BATCH = 128;
+/**
+ * Most envelopes in one batch (a batch is also split before it would pass max_payload). Small
+ * enough that 100 calls in flight travel as a few frames, so caller, NATS server and serving
+ * process work on different frames at once instead of in lockstep (32 against 128: +8% calls/s
+ * at c100 in bench/hub-nats, same CPU per call); large enough that the frame's fixed costs
+ * (MAC, publish, delivery) stay small per call.
+ */
+export const MAX_BATCH = 32;
+/** Most lines a received batch may have (whatever the sender's batch size). */
+const MAX_LINES = 1024;
 
 const NL = 10;
 const SP = 32;
@@ -77,7 +85,7 @@ export function parseBatch(body: Buffer): BatchPart[] | undefined {
     const token = body.toString('latin1', start, sp);
     if (!TOKEN.test(token)) return undefined;
     parts.push({ token, json: body.subarray(sp + 1, end) });
-    if (parts.length > MAX_BATCH * 8) return undefined;
+    if (parts.length > MAX_LINES) return undefined;
     start = end + 1;
   }
   return parts;
