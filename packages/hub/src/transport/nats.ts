@@ -65,6 +65,18 @@ class Pending {
   }
 }
 
+/** Cancels one outstanding request (what `hooks.canceller` holds). */
+class RequestCanceller {
+  constructor(
+    private readonly t: { cancelRequest(id: string, reason: string): void },
+    private readonly id: string,
+  ) {}
+
+  cancel(reason: string): void {
+    this.t.cancelRequest(this.id, reason);
+  }
+}
+
 /**
  * The hub's {@link Transport} over NATS (DESIGN §3.14). `serve(module)` subscribes to
  * `finger.<cluster>.call.<module>` in the queue group of that module (replicas share the load)
@@ -187,11 +199,7 @@ export class NatsTransport implements Transport {
         }),
       );
     }
-    const id = request.id;
-    const promise = new Promise<Envelope>((resolve, reject) => {
-      this.pending.set(token, new Pending(resolve, reject, hooks, request));
-    });
-    if (hooks) hooks.canceller = { cancel: (reason) => this.sendCancel(id, reason) };
+    const promise = this.track(token, request, hooks);
     if (this.sweep === undefined)
       this.sweep = this.clock.setInterval(() => this.sweepDeadlines(), this.o.sweep_ms ?? 25);
     let batch = this.batches.get(module_id);
@@ -273,6 +281,18 @@ export class NatsTransport implements Transport {
   }
 
   // ---- caller side ----
+
+  /**
+   * Registers an outstanding request and gives the caller a canceller. Kept out of request() so
+   * that the closures here share a context holding only what they need: a canceller the caller
+   * keeps does not keep the request (and everything a context of request() would hold) alive.
+   */
+  private track(token: string, request: Envelope, hooks: RequestHooks | undefined): Promise<Envelope> {
+    if (hooks) hooks.canceller = new RequestCanceller(this, request.id);
+    return new Promise<Envelope>((resolve, reject) => {
+      this.pending.set(token, new Pending(resolve, reject, hooks, request));
+    });
+  }
 
   private readonly flushBatches = (): void => {
     this.batchesScheduled = false;
@@ -386,6 +406,11 @@ export class NatsTransport implements Transport {
       this.sendCancel(p.id, 'E_TIMEOUT');
       p.reject(new FingerError('E_TIMEOUT', `call to "${target}" over NATS passed its deadline`, { target }));
     }
+  }
+
+  /** Sends a cancel for request `id` (its canceller). */
+  cancelRequest(id: string, reason: string): void {
+    this.sendCancel(id, reason);
   }
 
   private sendCancel(id: string, reason: string): void {
