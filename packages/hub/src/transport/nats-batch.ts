@@ -22,8 +22,6 @@ export const MAX_BATCH = 32;
 /** Most lines a received batch may have (whatever the sender's batch size). */
 const MAX_LINES = 1024;
 
-const NL = 10;
-const SP = 32;
 const TOKEN = /^[0-9a-z]{1,16}$/;
 
 /** Requests to one module, or replies to one caller, waiting for the end of the turn. */
@@ -64,27 +62,31 @@ export class WireBatch {
   }
 }
 
-/** One envelope of a received batch: its token and its JSON bytes. */
+/** One envelope of a received batch: its token and its JSON text. */
 export interface BatchPart {
   token: string;
-  json: Buffer;
+  json: string;
 }
 
 /**
  * The parts of a received batch body, or undefined when a line has no valid token (the whole
- * frame is then dropped: its lines cannot all be answered).
+ * frame is then dropped: its lines cannot all be answered). The body is decoded from UTF-8 once
+ * and cut into lines as strings (a newline byte never occurs inside a multi-byte UTF-8
+ * sequence, so this is the per-line decoding's result): one decode per frame instead of a
+ * Buffer view, a token decode and a JSON decode per line.
  */
 export function parseBatch(body: Buffer): BatchPart[] | undefined {
+  const text = body.toString('utf8');
   const parts: BatchPart[] = [];
   let start = 0;
-  while (start <= body.length) {
-    let end = body.indexOf(NL, start);
-    if (end < 0) end = body.length;
-    const sp = body.indexOf(SP, start);
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const sp = text.indexOf(' ', start);
     if (sp < 0 || sp >= end) return undefined;
-    const token = body.toString('latin1', start, sp);
+    const token = text.slice(start, sp);
     if (!TOKEN.test(token)) return undefined;
-    parts.push({ token, json: body.subarray(sp + 1, end) });
+    parts.push({ token, json: text.slice(sp + 1, end) });
     if (parts.length > MAX_LINES) return undefined;
     start = end + 1;
   }

@@ -59,8 +59,8 @@ export function encodeRequest(e: Envelope): string {
   ]);
 }
 
-/** The request envelope of wire bytes, or undefined when they are not a version-2 request. */
-export function decodeRequest(body: Uint8Array): Envelope | undefined {
+/** The request envelope of wire JSON (text or UTF-8 bytes), or undefined when they are not a version-2 request. */
+export function decodeRequest(body: string | Uint8Array): Envelope | undefined {
   const a = decodeJson(body);
   if (!Array.isArray(a) || a.length !== 15 || a[0] !== VERSION) return undefined;
   const source = decodePrincipal(a[6]);
@@ -111,7 +111,7 @@ export function encodeReply(e: Envelope): string {
  * The reply envelope of wire bytes answering `request`, or undefined when they are not a
  * version-2 reply.
  */
-export function decodeReply(body: Uint8Array, request: Envelope): Envelope | undefined {
+export function decodeReply(body: string | Uint8Array, request: Envelope): Envelope | undefined {
   const a = decodeJson(body);
   if (!Array.isArray(a) || a.length !== 6 || a[0] !== VERSION) return undefined;
   const source = decodePrincipal(a[2]);

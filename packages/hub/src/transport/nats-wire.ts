@@ -200,9 +200,10 @@ export function encodeJson(value: unknown): Buffer {
   return Buffer.from(JSON.stringify(value), 'utf8');
 }
 
-/** Parses a message body as JSON; undefined when it is not JSON. */
-export function decodeJson(data: Uint8Array): unknown {
+/** Parses a message body (UTF-8 bytes, or text already decoded) as JSON; undefined when it is not JSON. */
+export function decodeJson(data: string | Uint8Array): unknown {
   try {
+    if (typeof data === 'string') return JSON.parse(data);
     const buf = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     return JSON.parse(buf.toString('utf8'));
   } catch {

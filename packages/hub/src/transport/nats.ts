@@ -452,7 +452,7 @@ export class NatsTransport implements Transport {
   private onEnvelope(
     msg: Msg,
     check: WireCheck & { ok: true },
-    json: Buffer,
+    json: string,
     reply: string,
     handler: TransportHandler,
   ): void {

@@ -36,6 +36,8 @@ describe('request batch wire form', () => {
     expect(parseBatch(Buffer.from('[1,2]'))).toBeUndefined();
     expect(parseBatch(Buffer.from('a1 [1]\n[2]'))).toBeUndefined();
     expect(parseBatch(Buffer.from('A* [1]'))).toBeUndefined();
+    expect(parseBatch(Buffer.from('é1 [1]'))).toBeUndefined();
+    expect(parseBatch(Buffer.from('a1 ["✓"]\n✓ [2]'))).toBeUndefined();
     expect(parseBatch(Buffer.from(''))).toBeUndefined();
     expect(inboxOf('_INBOX.abc.7')).toBe('_INBOX.abc.');
     expect(inboxOf('noinbox')).toBeUndefined();
