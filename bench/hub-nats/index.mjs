@@ -29,6 +29,10 @@ const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] }
 const PAYLOAD = { text: 'hi' };
 const EVENTS = Number(process.env.BENCH_NATS_EVENTS ?? 200_000);
 const EVENT_ROUNDS = Number(process.env.BENCH_NATS_EVENT_ROUNDS ?? 3);
+// BENCH_NATS_SYSTEMS / BENCH_NATS_SCENARIOS (comma lists): run only these rows (for probing; the
+// ratios need all of them)
+const ONLY_SYSTEMS = process.env.BENCH_NATS_SYSTEMS?.split(',');
+const ONLY_SCENARIOS = process.env.BENCH_NATS_SCENARIOS?.split(',');
 const require = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
 
 function moleculerBroker(nodeID) {
@@ -314,10 +318,26 @@ async function main() {
     process.stderr.write(`${BENCH}: ${opts.rounds} rounds of ~${opts.roundMs} ms per case over ${NATS_URL}\n`);
     const list = [];
     for (const [system, fn] of Object.entries(cases)) {
-      list.push({ system, scenario: 'c1', concurrency: 1, fn });
-      list.push({ system, scenario: 'c100', concurrency: 100, fn });
+      if (ONLY_SYSTEMS && !ONLY_SYSTEMS.includes(system)) continue;
+      for (const [scenario, concurrency] of [
+        ['c1', 1],
+        ['c100', 100],
+      ])
+        if (!ONLY_SCENARIOS || ONLY_SCENARIOS.includes(scenario)) list.push({ system, scenario, concurrency, fn });
     }
     const measured = await runSuiteBoth(list, opts, srv.child.pid);
+    if (ONLY_SYSTEMS || ONLY_SCENARIOS) {
+      // a probe: the rows asked for and each round's p50, no events, ratios or results file
+      printTable(
+        BENCH,
+        measured.map((m) => m.row),
+      );
+      for (const m of measured)
+        process.stdout.write(
+          `${m.detail.system} ${m.detail.scenario} p50 µs by round: ${m.detail.rounds.map((x) => Math.round(x.p50_us)).join(' ')}\n`,
+        );
+      return;
+    }
     const ev = await eventBench(hubPkg, natsPkg, EVENTS, EVENT_ROUNDS);
     const rows = [...measured.map((m) => m.row), ...ev.rows];
     const f100 = find(rows, 'finger', 'c100');
