@@ -11,10 +11,15 @@ export class NatsServerChannel implements ServerChannel {
   private receiver: CancelReceiver | undefined;
   private done = false;
 
+  /** Where the transport keeps this channel while the call runs ({@link InflightCalls}). */
+  slot = -1;
+
   constructor(
     private readonly t: ControlSender,
     private readonly reply: string,
     private readonly forServe: boolean,
+    /** The request's envelope id (what a cancel names). */
+    readonly id = '',
   ) {}
 
   extendLease(ttl_ms: number): void {
@@ -49,5 +54,46 @@ export class NatsServerChannel implements ServerChannel {
     const r = this.receiver;
     this.receiver = undefined;
     r?.onCancelled(reason);
+  }
+}
+
+/**
+ * The calls a transport is serving, findable by request id for cancels. Not a `Map`: a Map of
+ * calls that come and go rehashes every few dozen calls, and each table it leaves behind in the
+ * old generation still points at the keys and channels it held, which the scavenger then treats
+ * as live until the next full GC (≈ 0.9 MB promoted per scavenge at 100 calls in flight). Here
+ * a call takes a slot of an array that only grows to the most calls ever served at once, and
+ * gives it back cleared. Finding a call by id scans the slots in use — cancels are rare, and
+ * the slots are bounded by the transport's `max_inflight`.
+ */
+export class InflightCalls {
+  private readonly slots: (NatsServerChannel | undefined)[] = [];
+  private readonly free: number[] = [];
+  /** Calls being served. */
+  size = 0;
+
+  add(channel: NatsServerChannel): void {
+    const i = this.free.length > 0 ? this.free.pop()! : this.slots.length;
+    if (i === this.slots.length) this.slots.push(channel);
+    else this.slots[i] = channel;
+    channel.slot = i;
+    this.size++;
+  }
+
+  /** Lets go of a call added before (once; a second call is a no-op). */
+  remove(channel: NatsServerChannel): void {
+    const i = channel.slot;
+    if (i < 0 || this.slots[i] !== channel) return;
+    this.slots[i] = undefined;
+    channel.slot = -1;
+    this.free.push(i);
+    this.size--;
+  }
+
+  /** The call being served for request `id`, if any. */
+  get(id: string): NatsServerChannel | undefined {
+    if (this.size === 0) return undefined;
+    for (const c of this.slots) if (c !== undefined && c.id === id) return c;
+    return undefined;
   }
 }

@@ -7,7 +7,7 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
 import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
-import { NatsServerChannel } from './nats-channel.js';
+import { InflightCalls, NatsServerChannel } from './nats-channel.js';
 import { decodeReply, decodeRequest, encodeRequest, validWireEnvelope } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
@@ -102,7 +102,7 @@ export class NatsTransport implements Transport {
   private readonly logger: Logger;
   private readonly o: NatsTransportOptions;
   private readonly served = new Map<string, Subscription>();
-  private readonly inflight = new Map<string, NatsServerChannel>();
+  private readonly inflight = new InflightCalls();
   private readonly pending = new Map<string, Pending>();
   private readonly maxInflight: number;
   private readonly maxPending: number;
@@ -483,16 +483,16 @@ export class NatsTransport implements Transport {
       });
       return;
     }
-    const channel = new NatsServerChannel(this, reply, false);
-    this.inflight.set(env.id, channel);
+    const channel = new NatsServerChannel(this, reply, false, env.id);
+    this.inflight.add(channel);
     handler(env, channel).then(
       (out) => {
-        this.inflight.delete(env.id);
+        this.inflight.remove(channel);
         channel.finish();
         this.replies.send(reply, out, false);
       },
       (e: unknown) => {
-        this.inflight.delete(env.id);
+        this.inflight.remove(channel);
         channel.finish();
         this.replies.error(reply, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error
       },

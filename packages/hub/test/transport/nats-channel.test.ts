@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { NatsServerChannel } from '../../src/transport/nats-channel.js';
+import { InflightCalls, NatsServerChannel } from '../../src/transport/nats-channel.js';
 
 const sender = { publishControl: () => undefined };
 
@@ -24,5 +24,32 @@ describe('NatsServerChannel', () => {
     ch.onCancel({ onCancelled: (r) => seen.push(`late ${r}`) });
     expect(seen).toEqual([]);
     expect(ch.cancelled).toBeUndefined();
+  });
+});
+
+describe('InflightCalls', () => {
+  it('finds calls by request id, lets go of removed ones and reuses their slots', () => {
+    const calls = new InflightCalls();
+    const a = new NatsServerChannel(sender, '_INBOX.x.1', false, 'A');
+    const b = new NatsServerChannel(sender, '_INBOX.x.2', false, 'B');
+    expect(calls.get('A')).toBeUndefined();
+    calls.add(a);
+    calls.add(b);
+    expect(calls.size).toBe(2);
+    expect(calls.get('A')).toBe(a);
+    expect(calls.get('B')).toBe(b);
+    expect(calls.get('C')).toBeUndefined();
+    calls.remove(a);
+    calls.remove(a); // twice: no-op
+    expect(calls.size).toBe(1);
+    expect(calls.get('A')).toBeUndefined();
+    const c = new NatsServerChannel(sender, '_INBOX.x.3', false, 'C');
+    calls.add(c);
+    expect(c.slot).toBe(0); // a's slot, given back
+    expect(calls.get('C')).toBe(c);
+    calls.remove(b);
+    calls.remove(c);
+    expect(calls.size).toBe(0);
+    expect(calls.get('B')).toBeUndefined();
   });
 });
