@@ -70,10 +70,7 @@ export class NatsEventBridge {
   private readonly logger: Logger;
   private readonly maxQueue: number;
   private readonly batchMax: number;
-  private readonly window: number;
-  private readonly seen = new Set<string>();
-  private readonly seenRing: string[] = [];
-  private seenHead = 0;
+  private readonly seen: IdWindow;
   private readonly queue = new Map<string, string[]>();
   private queued = 0;
   private scheduled = false;
@@ -93,7 +90,7 @@ export class NatsEventBridge {
     this.logger = o.logger ?? silentLogger;
     this.maxQueue = o.max_queue ?? 10_000;
     this.batchMax = o.batch_max ?? 256;
-    this.window = o.dedup_window ?? 20_000;
+    this.seen = new IdWindow(Math.max(1, Math.floor(o.dedup_window ?? 20_000)));
     this.ownLine = Buffer.from(`${FRAME_MAGIC}events ${o.auth.node} `, 'latin1');
   }
 
@@ -184,11 +181,10 @@ export class NatsEventBridge {
         this.o.onDropped?.({ reason: `event ${e.type} from a serve process`, subject: msg.subject, node: check.node });
         continue;
       }
-      if (this.seen.has(e.id)) {
+      if (!this.seen.add(e.id)) {
         this.counters.duplicates++;
         continue;
       }
-      this.remember(e.id);
       this.counters.received++;
       this.delivering = e;
       try {
@@ -205,16 +201,147 @@ export class NatsEventBridge {
       else if (s.type === Events.Reconnect) this.up = true;
     }
   }
+}
 
-  private remember(id: string): void {
-    if (this.seenRing.length < this.window) this.seenRing.push(id);
-    else {
-      this.seen.delete(this.seenRing[this.seenHead]!);
-      this.seenRing[this.seenHead] = id;
-      this.seenHead = (this.seenHead + 1) % this.window;
-    }
-    this.seen.add(id);
+/** Longest id kept as bytes in an {@link IdWindow} slot (ULIDs are 26). */
+const ID_BYTES = 32;
+
+/**
+ * The last `size` distinct ids seen, for deduplication: `add` remembers an id unless it is
+ * already in the window, and past `size` ids the oldest is forgotten (the same semantics as a
+ * Set plus a ring of its ids). Everything lives in arrays sized once: ids of at most 32
+ * Latin-1 characters (ULIDs) are copied as bytes into their slot, longer or other ids are kept
+ * as strings, and an open-addressing table (linear probing, backward-shift deletion) of slot
+ * numbers finds them. Nothing is allocated per id and the window keeps no string alive, so a
+ * window of recent ids does not promote one string per event and no hash table is rebuilt as
+ * ids come and go (a Set that deletes and adds 20,000 ids does both).
+ */
+export class IdWindow {
+  readonly size: number;
+  private readonly bytes: Uint8Array;
+  /** Length of the id in each slot when held as bytes; -1 when held in `strs`. */
+  private readonly lens: Int16Array;
+  private readonly strs: (string | undefined)[];
+  private readonly hashes: Uint32Array;
+  /** slot + 1 per table position; 0 = empty. */
+  private readonly table: Int32Array;
+  private readonly mask: number;
+  private head = 0;
+  private count = 0;
+
+  constructor(size: number) {
+    if (!Number.isInteger(size) || size < 1)
+      throw new RangeError(`dedup window must be a positive integer, got ${size}`);
+    this.size = size;
+    this.bytes = new Uint8Array(size * ID_BYTES);
+    this.lens = new Int16Array(size);
+    this.strs = new Array<string | undefined>(size).fill(undefined);
+    this.hashes = new Uint32Array(size);
+    let cap = 8;
+    while (cap < size * 2) cap *= 2;
+    this.table = new Int32Array(cap);
+    this.mask = cap - 1;
   }
+
+  /** Ids currently remembered. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** Whether `id` is in the window. */
+  has(id: string): boolean {
+    return this.find(id, hashId(id)) >= 0;
+  }
+
+  /** Remembers `id` and returns true, or returns false when it is already in the window. */
+  add(id: string): boolean {
+    const h = hashId(id);
+    if (this.find(id, h) >= 0) return false;
+    let slot: number;
+    if (this.count < this.size) slot = (this.head + this.count++) % this.size;
+    else {
+      slot = this.head;
+      this.remove(slot);
+      this.head = (this.head + 1) % this.size;
+    }
+    this.store(slot, id, h);
+    let pos = h & this.mask;
+    while (this.table[pos] !== 0) pos = (pos + 1) & this.mask;
+    this.table[pos] = slot + 1;
+    return true;
+  }
+
+  /** Table position of `id`, or -1. */
+  private find(id: string, h: number): number {
+    const table = this.table;
+    const mask = this.mask;
+    for (let pos = h & mask; ; pos = (pos + 1) & mask) {
+      const v = table[pos]!;
+      if (v === 0) return -1;
+      const slot = v - 1;
+      if (this.hashes[slot] === h && this.holds(slot, id)) return pos;
+    }
+  }
+
+  private holds(slot: number, id: string): boolean {
+    const len = this.lens[slot]!;
+    if (len < 0) return this.strs[slot] === id;
+    if (len !== id.length) return false;
+    const bytes = this.bytes;
+    const base = slot * ID_BYTES;
+    for (let i = 0; i < len; i++) if (bytes[base + i] !== id.charCodeAt(i)) return false;
+    return true;
+  }
+
+  private store(slot: number, id: string, h: number): void {
+    this.hashes[slot] = h;
+    const len = id.length;
+    if (len <= ID_BYTES) {
+      const bytes = this.bytes;
+      const base = slot * ID_BYTES;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = id.charCodeAt(i);
+        if (c > 255) break;
+        bytes[base + i] = c;
+      }
+      if (i === len) {
+        this.lens[slot] = len;
+        return;
+      }
+    }
+    this.lens[slot] = -1;
+    this.strs[slot] = id;
+  }
+
+  /** Takes a slot's id out of the table (backward-shift deletion: no tombstones). */
+  private remove(slot: number): void {
+    const table = this.table;
+    const mask = this.mask;
+    let pos = this.hashes[slot]! & mask;
+    while (table[pos] !== slot + 1) pos = (pos + 1) & mask;
+    let next = (pos + 1) & mask;
+    while (table[next] !== 0) {
+      const home = this.hashes[table[next]! - 1]! & mask;
+      // move the entry at `next` into the hole unless its home lies cyclically in (pos, next]
+      if (((next - home) & mask) >= ((next - pos) & mask)) {
+        table[pos] = table[next]!;
+        pos = next;
+      }
+      next = (next + 1) & mask;
+    }
+    table[pos] = 0;
+    this.strs[slot] = undefined;
+  }
+}
+
+/** FNV-1a over the UTF-16 code units of `s`, then mixed (ids often share long prefixes). */
+function hashId(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  return (h ^ (h >>> 13)) >>> 0;
 }
 
 /** Whether `data` starts with `prefix` (a frame line naming this node). */
