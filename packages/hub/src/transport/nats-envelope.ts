@@ -1,5 +1,5 @@
 import type { Envelope, ErrorInfo, LeaseInfo, Principal } from '@finger/protocol';
-import { envelopeIssues } from '@finger/protocol';
+import { envelopeIssues, envelopeSchema } from '@finger/protocol';
 
 import { decodeJson } from './nats-wire.js';
 
@@ -150,25 +150,8 @@ export function validWireEnvelope(env: Envelope): boolean {
 
 const PRINCIPAL_KINDS = new Set(['human', 'agent', 'module', 'system']);
 const ENVELOPE_KINDS = new Set(['request', 'reply', 'event', 'cancel']);
-/** Keys an envelope may have (the schema's additionalProperties: false). */
-const ENVELOPE_KEYS = new Set([
-  'id',
-  'kind',
-  'request_id',
-  'correlation_id',
-  'session_id',
-  'workflow_id',
-  'source',
-  'target',
-  'blocking',
-  'timestamp',
-  'deadline',
-  'execution_chain',
-  'nesting_depth',
-  'lease',
-  'payload',
-  'error',
-]);
+/** Keys an envelope may have (the schema's additionalProperties: false): its own property list. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set(Object.keys(envelopeSchema.properties));
 const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** A string of at most `max` UTF-16 units (so at most `max` code points), at least `min`. */
