@@ -118,14 +118,15 @@ export class LocalEventBus implements EventBus {
     const wild = this.wildcard;
     const hasListeners = (typed !== undefined && typed.length > 0) || wild.length > 0;
     if (!hasListeners && !this.store) {
-      this.ring!.add(event);
+      this.ring!.add(event, json);
       return;
     }
     const text = json ?? this.serialise(event);
     if (typed) this.deliver(typed, event, text);
     if (wild.length > 0) this.deliver(wild, event, text);
+    // the ring keeps the string (one flat object) rather than the event's graph
     if (this.store) this.enqueue({ event, json: text });
-    else this.ring!.add(event);
+    else this.ring!.add(event, text);
   }
 
   subscribe(filter: EventFilter, listener: EventListener): () => void {

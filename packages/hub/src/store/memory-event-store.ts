@@ -3,6 +3,11 @@ import type { FingerEvent } from '@finger/protocol';
 import type { EventFilter } from '../events/event-bus.js';
 import { type EventStore, matchesFilter, requestPath } from './event-store.js';
 
+/** Bytes of JSON an event's slot holds; longer JSON is kept as a string. */
+const SLOT_BYTES = 512;
+/** Slots per chunk of slot bytes (512 KB). */
+const CHUNK_SLOTS = 1024;
+
 /** Options of {@link MemoryEventStore}. */
 export interface MemoryEventStoreOptions {
   /** Most events kept; the oldest fall off first. Default 10,000. */
@@ -14,10 +19,22 @@ export interface MemoryEventStoreOptions {
  * mode, tests) and the recent-events tail of {@link FileEventStore}. Holds at most `capacity`
  * events; older ones are overwritten and counted in {@link MemoryEventStore.evicted}.
  * The synchronous methods (`add`, `pathOf`, `latest`) exist for callers on a hot path.
+ *
+ * An event added with its JSON (`add(event, json)`, `append(batch, lines)`) is held as that JSON's
+ * UTF-8 bytes in a fixed slot of a buffer (longer JSON as the string), and parsed back when a
+ * query first reads it (then kept parsed): a ring of thousands of recent events then keeps
+ * nothing on the JS heap per event, where a graph of objects and strings per event would be
+ * copied and promoted by every scavenge while events stream through (and a ring of strings
+ * too). What a query returns is what the JSON says — as the file store and the wire return it.
  */
 export class MemoryEventStore implements EventStore {
   readonly capacity: number;
-  private readonly slots: (FingerEvent | undefined)[];
+  /** Per slot: the event, its JSON when too long for the slot's bytes, or undefined when in bytes. */
+  private readonly slots: (FingerEvent | string | undefined)[];
+  /** Per slot: bytes of JSON held in the slot's bytes (0: none). */
+  private readonly lens: Int32Array;
+  /** Slot bytes, allocated a chunk of CHUNK_SLOTS slots at a time as the ring fills. */
+  private readonly chunks: Buffer[] = [];
   private start = 0;
   private count = 0;
   private evictedCount = 0;
@@ -26,7 +43,8 @@ export class MemoryEventStore implements EventStore {
     const cap = options.capacity ?? 10_000;
     if (!Number.isInteger(cap) || cap < 1) throw new RangeError(`capacity must be a positive integer, got ${cap}`);
     this.capacity = cap;
-    this.slots = new Array<FingerEvent | undefined>(cap);
+    this.slots = new Array<FingerEvent | string | undefined>(cap).fill(undefined);
+    this.lens = new Int32Array(cap);
   }
 
   /** Events currently held. */
@@ -39,21 +57,37 @@ export class MemoryEventStore implements EventStore {
     return this.evictedCount;
   }
 
-  /** Adds one event synchronously, overwriting the oldest when full. */
-  add(event: FingerEvent): void {
+  /**
+   * Adds one event synchronously, overwriting the oldest when full. `json`, when given, is
+   * `JSON.stringify(event)` and is what the ring keeps.
+   */
+  add(event: FingerEvent, json?: string): void {
+    let i: number;
     if (this.count < this.capacity) {
-      this.slots[(this.start + this.count) % this.capacity] = event;
+      i = (this.start + this.count) % this.capacity;
       this.count++;
     } else {
-      this.slots[this.start] = event;
+      i = this.start;
       this.start = (this.start + 1) % this.capacity;
       this.evictedCount++;
     }
+    if (json !== undefined && json.length <= SLOT_BYTES) {
+      const chunk = this.chunks[(i / CHUNK_SLOTS) | 0] ?? this.grow(i);
+      const n = chunk.write(json, (i % CHUNK_SLOTS) * SLOT_BYTES, SLOT_BYTES, 'utf8');
+      // n === json.length: all ASCII, all written; otherwise written whole only if n is its size
+      if (n === json.length || n === Buffer.byteLength(json, 'utf8')) {
+        this.lens[i] = n;
+        this.slots[i] = undefined;
+        return;
+      }
+    }
+    this.lens[i] = 0;
+    this.slots[i] = json ?? event;
   }
 
   /** Iterates the held events, oldest first. */
   *[Symbol.iterator](): IterableIterator<FingerEvent> {
-    for (let i = 0; i < this.count; i++) yield this.slots[(this.start + i) % this.capacity]!;
+    for (let i = 0; i < this.count; i++) yield this.at((this.start + i) % this.capacity);
   }
 
   /** Synchronous {@link EventStore.forRequest} over the held events. */
@@ -66,7 +100,7 @@ export class MemoryEventStore implements EventStore {
     const out: FingerEvent[] = [];
     if (limit <= 0) return out;
     for (let i = this.count - 1; i >= 0 && out.length < limit; i--) {
-      const e = this.slots[(this.start + i) % this.capacity]!;
+      const e = this.at((this.start + i) % this.capacity);
       if (matchesFilter(e, filter)) out.push(e);
     }
     return out.reverse();
@@ -75,12 +109,39 @@ export class MemoryEventStore implements EventStore {
   /** Drops every held event (the evicted count is kept). */
   clear(): void {
     this.slots.fill(undefined);
+    this.lens.fill(0);
     this.start = 0;
     this.count = 0;
   }
 
-  append(batch: readonly FingerEvent[]): Promise<void> {
-    for (const e of batch) this.add(e);
+  /** The event in slot `i`, parsed (once) when it is held as JSON. */
+  private at(i: number): FingerEvent {
+    const len = this.lens[i]!;
+    if (len > 0) {
+      const off = (i % CHUNK_SLOTS) * SLOT_BYTES;
+      const e = JSON.parse(this.chunks[(i / CHUNK_SLOTS) | 0]!.toString('utf8', off, off + len)) as FingerEvent;
+      this.lens[i] = 0;
+      this.slots[i] = e;
+      return e;
+    }
+    const item = this.slots[i]!;
+    if (typeof item !== 'string') return item;
+    const e = JSON.parse(item) as FingerEvent;
+    this.slots[i] = e;
+    return e;
+  }
+
+  /** Allocates the chunk of slot bytes that holds slot `i`. */
+  private grow(i: number): Buffer {
+    const c = (i / CHUNK_SLOTS) | 0;
+    const slots = Math.min(CHUNK_SLOTS, this.capacity - c * CHUNK_SLOTS);
+    const chunk = Buffer.allocUnsafeSlow(slots * SLOT_BYTES);
+    this.chunks[c] = chunk;
+    return chunk;
+  }
+
+  append(batch: readonly FingerEvent[], lines?: readonly string[]): Promise<void> {
+    for (let i = 0; i < batch.length; i++) this.add(batch[i]!, lines?.[i]);
     return Promise.resolve();
   }
 
