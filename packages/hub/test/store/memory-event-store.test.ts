@@ -63,6 +63,18 @@ describe('MemoryEventStore', () => {
     expect([...s]).toEqual([ev(4)]);
   });
 
+  it('keeps JSON of about a slot size whole, with multi-byte characters anywhere', () => {
+    const s = new MemoryEventStore({ capacity: 200 });
+    const added: FingerEvent[] = [];
+    for (let pad = 280; pad < 310; pad++)
+      for (const tail of ['é'.repeat(5), 'é'.repeat(7), '€'.repeat(3), '€'.repeat(6), '😀'.repeat(3), 'a']) {
+        const e = ev(pad, { text: 'x'.repeat(pad) + tail });
+        added.push(e);
+        s.add(e, JSON.stringify(e));
+      }
+    expect([...s]).toEqual(added.slice(-200));
+  });
+
   it('rejects a capacity that is not a positive integer', () => {
     expect(() => new MemoryEventStore({ capacity: 0 })).toThrow(RangeError);
   });
