@@ -30,7 +30,7 @@ const PAYLOAD = { text: 'hi' };
 const EVENTS = Number(process.env.BENCH_NATS_EVENTS ?? 200_000);
 const EVENT_ROUNDS = Number(process.env.BENCH_NATS_EVENT_ROUNDS ?? 3);
 // BENCH_NATS_SYSTEMS / BENCH_NATS_SCENARIOS (comma lists): run only these rows (for probing; the
-// ratios need all of them)
+// ratios need all of them); BENCH_NATS_SCENARIOS=events runs only the two event rows
 const ONLY_SYSTEMS = process.env.BENCH_NATS_SYSTEMS?.split(',');
 const ONLY_SCENARIOS = process.env.BENCH_NATS_SCENARIOS?.split(',');
 const require = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
@@ -270,6 +270,18 @@ async function main() {
   const probe = await natsPkg.connectNats({ url: NATS_URL, timeout_ms: 1000 }).catch(() => undefined);
   if (probe === undefined) throw new BenchSetupError(`no NATS server at ${NATS_URL} (set FINGER_BENCH_NATS_URL)`);
   await probe.close();
+
+  if (ONLY_SCENARIOS?.length === 1 && ONLY_SCENARIOS[0] === 'events') {
+    // a probe of the event rows alone (no serving process): both rows, their ratio, no results file
+    const ev = await eventBench(hubPkg, natsPkg, EVENTS, EVENT_ROUNDS);
+    printTable(BENCH, ev.rows);
+    const fe = find(ev.rows, 'finger-events', 'events');
+    const re = find(ev.rows, 'raw-pubsub', 'events');
+    process.stdout.write(
+      `events finger ÷ raw pub/sub: ${round(fe.ops_per_s / re.ops_per_s)}× ops/s, ${round(fe.ops_per_cpu_s / re.ops_per_cpu_s)}× per CPU-second\n`,
+    );
+    return;
+  }
 
   const srv = startServer();
   process.once('exit', () => srv.child.kill('SIGKILL'));
