@@ -185,6 +185,43 @@ describe('LocalEventBus', () => {
     expect(JSON.parse(got[0]!.json)).toEqual(e);
   });
 
+  it('writes exactly JSON.stringify(event) for any correlation strings and data', () => {
+    const bus = new LocalEventBus({ clock: new ManualClock() });
+    const got: string[] = [];
+    const events: FingerEvent[] = [];
+    bus.subscribe({}, (e, json) => {
+      got.push(json);
+      events.push(e);
+    });
+    const odd = [
+      '',
+      'plain',
+      'q"uote',
+      'back\\slash',
+      'new\nline',
+      '\u0001ctl',
+      'lone \ud800',
+      'pair 😀',
+      'ünï €',
+      '\u2028',
+    ];
+    for (const v of odd) {
+      bus.emit('ROUTE_DECIDED', { request_id: v, correlation_id: v, session_id: v, workflow_id: v, target: v }, { v });
+    }
+    bus.emit('ROUTE_DECIDED', { request_id: 'r' }, [1, 'x'] as unknown as Record<string, unknown>);
+    bus.emit('ROUTE_DECIDED', { request_id: 'r' }, { toJSON: () => ({ shown: true }) } as unknown as Record<
+      string,
+      unknown
+    >);
+    bus.emit('ROUTE_DECIDED', { request_id: 7 as unknown as string }, { n: 1 });
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    bus.emit('ROUTE_DECIDED', { request_id: 'r' }, circular);
+    expect(got).toHaveLength(odd.length + 4);
+    for (let i = 0; i < got.length; i++) expect(got[i]).toBe(JSON.stringify(events[i]));
+    expect(JSON.parse(got.at(-1)!).data.unserialisable).toBe(true);
+  });
+
   it('never writes to the store on the call path; the timer writes one batch with the same strings', async () => {
     const clock = new ManualClock();
     const store = new RecordingStore();
