@@ -223,7 +223,7 @@ export class IdWindow {
   private readonly lens: Int16Array;
   private readonly strs: (string | undefined)[];
   private readonly hashes: Uint32Array;
-  /** slot + 1 per table position; 0 = empty. */
+  /** Per table position: slot + 1 (0 = empty), then that id's hash (one cache line for a probe). */
   private readonly table: Int32Array;
   private readonly mask: number;
   private head = 0;
@@ -239,7 +239,7 @@ export class IdWindow {
     this.hashes = new Uint32Array(size);
     let cap = 8;
     while (cap < size * 2) cap *= 2;
-    this.table = new Int32Array(cap);
+    this.table = new Int32Array(cap * 2);
     this.mask = cap - 1;
   }
 
@@ -265,9 +265,11 @@ export class IdWindow {
       this.head = (this.head + 1) % this.size;
     }
     this.store(slot, id, h);
+    const table = this.table;
     let pos = h & this.mask;
-    while (this.table[pos] !== 0) pos = (pos + 1) & this.mask;
-    this.table[pos] = slot + 1;
+    while (table[pos * 2] !== 0) pos = (pos + 1) & this.mask;
+    table[pos * 2] = slot + 1;
+    table[pos * 2 + 1] = h | 0;
     return true;
   }
 
@@ -275,11 +277,11 @@ export class IdWindow {
   private find(id: string, h: number): number {
     const table = this.table;
     const mask = this.mask;
+    const hi = h | 0;
     for (let pos = h & mask; ; pos = (pos + 1) & mask) {
-      const v = table[pos]!;
+      const v = table[pos * 2]!;
       if (v === 0) return -1;
-      const slot = v - 1;
-      if (this.hashes[slot] === h && this.holds(slot, id)) return pos;
+      if (table[pos * 2 + 1] === hi && this.holds(v - 1, id)) return pos;
     }
   }
 
@@ -319,26 +321,38 @@ export class IdWindow {
     const table = this.table;
     const mask = this.mask;
     let pos = this.hashes[slot]! & mask;
-    while (table[pos] !== slot + 1) pos = (pos + 1) & mask;
+    while (table[pos * 2] !== slot + 1) pos = (pos + 1) & mask;
     let next = (pos + 1) & mask;
-    while (table[next] !== 0) {
-      const home = this.hashes[table[next]! - 1]! & mask;
+    while (table[next * 2] !== 0) {
+      const home = table[next * 2 + 1]! & mask;
       // move the entry at `next` into the hole unless its home lies cyclically in (pos, next]
       if (((next - home) & mask) >= ((next - pos) & mask)) {
-        table[pos] = table[next]!;
+        table[pos * 2] = table[next * 2]!;
+        table[pos * 2 + 1] = table[next * 2 + 1]!;
         pos = next;
       }
       next = (next + 1) & mask;
     }
-    table[pos] = 0;
+    table[pos * 2] = 0;
     this.strs[slot] = undefined;
   }
 }
 
-/** FNV-1a over the UTF-16 code units of `s`, then mixed (ids often share long prefixes). */
+/**
+ * A hash of every UTF-16 code unit of `s`: two FNV-1a lanes (even and odd positions, so the
+ * multiplications of one do not wait for the other), then mixed (ids often share long prefixes).
+ */
 function hashId(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  const n = s.length;
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  let i = 0;
+  for (; i + 1 < n; i += 2) {
+    a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
+    b = Math.imul(b ^ s.charCodeAt(i + 1), 0x01000193);
+  }
+  if (i < n) a = Math.imul(a ^ s.charCodeAt(i), 0x01000193);
+  let h = a ^ Math.imul(b ^ n, 0x85ebca6b);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   return (h ^ (h >>> 13)) >>> 0;
