@@ -10,9 +10,22 @@ import type { EventBus, EventCorrelation, EventFilter, EventListener } from './e
 // eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/** The last strings {@link jsonString} found needing no escape (event types, correlation ids repeat). */
+const safeSeen: string[] = ['', '', '', '', '', '', '', ''];
+let safeNext = 0;
+
 /** JSON.stringify(s) for a string. */
 function jsonString(s: string): string {
-  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : '"' + s + '"';
+  if (s.length === 0) return '""';
+  const m = safeSeen;
+  if (s === m[0] || s === m[1] || s === m[2] || s === m[3] || s === m[4] || s === m[5] || s === m[6] || s === m[7])
+    return '"' + s + '"';
+  if (NEEDS_ESCAPE.test(s)) return JSON.stringify(s);
+  if (s.length <= 64) {
+    m[safeNext] = s;
+    safeNext = (safeNext + 1) & 7;
+  }
+  return '"' + s + '"';
 }
 
 /** Options of {@link LocalEventBus}. */

@@ -82,11 +82,12 @@ export class MemoryEventStore implements EventStore {
       this.evictedCount++;
     }
     if (json !== undefined && json.length <= SLOT_BYTES) {
-      const bytes = Buffer.byteLength(json, 'utf8');
-      if (bytes <= SLOT_BYTES) {
-        const chunk = this.chunks[(i / CHUNK_SLOTS) | 0] ?? this.grow(i);
-        utf8Write(chunk, json, (i % CHUNK_SLOTS) * SLOT_BYTES, bytes);
-        this.lens[i] = bytes;
+      const chunk = this.chunks[(i / CHUNK_SLOTS) | 0] ?? this.grow(i);
+      const n = utf8Write(chunk, json, (i % CHUNK_SLOTS) * SLOT_BYTES, SLOT_BYTES);
+      // a write stops short only where the next character (≤ 4 bytes) does not fit: one that
+      // left room for another is whole; one that did not is whole if n is the JSON's size
+      if (n <= SLOT_BYTES - 4 || n === Buffer.byteLength(json, 'utf8')) {
+        this.lens[i] = n;
         this.slots[i] = undefined;
         return;
       }
