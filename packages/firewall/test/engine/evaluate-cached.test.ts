@@ -4,7 +4,7 @@
 
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { FirewallCall } from '../../src/engine/call-facts.js';
 import { CACHED_ALLOW } from '../../src/engine/engine-evaluation.js';
@@ -15,16 +15,13 @@ import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { facts, sharedAssessor, tempDir, tool } from './helpers.js';
+import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from './helpers.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
   assessor = await sharedAssessor();
 });
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const LS = { command: 'ls -la' };
 const AGENT = { kind: 'agent' as const, id: 'executor-1', roles: ['agent:executor'] };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine, type FirewallEngineOptions } from '../../src/engine/firewall-engine.js';
@@ -10,17 +10,14 @@ import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { facts, sharedAssessor, tempDir } from './helpers.js';
+import { cleanupsAfterEach, facts, sharedAssessor, tempDir } from './helpers.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
   assessor = await sharedAssessor();
 });
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const NO_RM_RF = { id: 'no-rm-rf', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'DENY' as const };
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { AuditRecord } from '../../src/audit/audit-entry.js';
 import type { Evaluation, ToolCallFacts } from '../../src/engine/evaluation.js';
@@ -16,17 +16,14 @@ import { HumanGate } from '../../src/gate/human-gate.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { sharedAssessor, tempDir, tool } from './helpers.js';
+import { cleanupsAfterEach, sharedAssessor, tempDir, tool } from './helpers.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
   assessor = await sharedAssessor();
 });
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 function setup(over: Partial<FirewallInterceptorOptions> = {}) {
   const { dir, cleanup } = tempDir('interceptor');

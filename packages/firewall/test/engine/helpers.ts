@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { afterEach } from 'vitest';
+
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
 
@@ -73,4 +75,13 @@ export function facts(tool_id: string, args: unknown, over: Partial<ToolCallFact
 export function tempDir(label: string): { dir: string; cleanup: () => void } {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), `finger-${label}-`)));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A list of cleanups the test file pushes to; each runs (newest first, awaited) after every test. */
+export function cleanupsAfterEach(): (() => unknown)[] {
+  const list: (() => unknown)[] = [];
+  afterEach(async () => {
+    while (list.length > 0) await list.pop()!();
+  });
+  return list;
 }

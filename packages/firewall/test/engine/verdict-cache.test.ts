@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { argsFingerprint, argsKey, ArgsKeys } from '../../src/engine/call-key.js';
@@ -23,17 +23,14 @@ import { PolicyStore } from '../../src/policy/policy-store.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { facts, sharedAssessor, tempDir, tool } from './helpers.js';
+import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from './helpers.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
   assessor = await sharedAssessor();
 });
 
-const cleanups: (() => void)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const ECHO = 'echo.echo';
 const LS = { command: 'ls -la' };

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { FingerError } from '@finger/protocol';
 
@@ -10,17 +10,14 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { evaluatePolicy } from '../../src/policy/evaluate-policy.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
-import { sharedAssessor, tempDir, tool } from '../engine/helpers.js';
+import { cleanupsAfterEach, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
   assessor = await sharedAssessor();
 });
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 const ACTOR = { kind: 'human', id: 'alice' };
 const NO_RM_RF = { id: 'no-rm-rf', tool: 'shell.exec', match: { command: 'rm -rf *' }, level: 'DENY' };

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
@@ -10,7 +10,7 @@ import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { facts, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
+import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
 
 // A principal's own root (a supervised task's workspace): it joins the default roots for that
 // principal's calls only — found by the principal object the daemon bound, never by the payload.
@@ -20,10 +20,7 @@ beforeAll(async () => {
   assessor = await sharedAssessor();
 });
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 type Principal = ToolCallFacts['principal'];
 

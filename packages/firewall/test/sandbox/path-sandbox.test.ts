@@ -1,24 +1,21 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { sharedAssessor, tempDir, tool } from '../engine/helpers.js';
+import { cleanupsAfterEach, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
   assessor = await sharedAssessor();
 });
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!();
-});
+const cleanups = cleanupsAfterEach();
 
 /** A workspace, a FINGER_HOME and a user home side by side in one temp dir. */
 type Docs = { admin?: Partial<PolicyDocument>; user?: Partial<PolicyDocument> };
