@@ -102,7 +102,13 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     homeDir: homedir(),
     ...(o.workspaceFor ? { workspaceFor: o.workspaceFor } : {}),
   });
-  const engine = new FirewallEngine({ policy, risk: assessor, sandbox, ...(o.clock ? { clock: o.clock } : {}) });
+  // the hub runs on the same clock: the engine takes the time the hub read for each call
+  const engine = new FirewallEngine({
+    policy,
+    risk: assessor,
+    sandbox,
+    ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
+  });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
   const gate =
     o.gate ??

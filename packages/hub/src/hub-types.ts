@@ -49,6 +49,8 @@ export interface HubCall {
   readonly envelope: Envelope;
   readonly resolved: ResolvedTarget;
   readonly direct: boolean;
+  /** The hub clock's time when the call entered the chain (an interceptor need not read the clock again). */
+  readonly now?: number;
 }
 
 /**

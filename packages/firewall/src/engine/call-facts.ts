@@ -23,6 +23,8 @@ export interface FirewallCall {
   };
   readonly resolved: { readonly tool_id: string; readonly tool: Partial<ToolCallFacts['tool']> };
   readonly direct: boolean;
+  /** The hub clock's time when the call entered the chain, if the hub says it. */
+  readonly now?: number;
 }
 
 /** Tool metadata with defaults filled in (the hub's ToolRegistry satisfies it). */

@@ -47,6 +47,12 @@ export interface FirewallEngineOptions {
   readFile?: ReadFile;
   /** Time for the behaviour window (the hub's Clock satisfies it). Decision ids use the wall clock. */
   clock?: { now(): number };
+  /**
+   * The engine and the hub share `clock`: {@link FirewallEngine.evaluateCached} takes the time the
+   * hub already read for the call (`call.now`) instead of reading the clock again (a Date.now costs
+   * ≈ 0.1 µs on a VM, half the cached path). Default false.
+   */
+  time_from_call?: boolean;
   behaviour?: Partial<BehaviourOptions>;
   /**
    * Bound of the verdict cache (calls whose layers 1, 3 and 4 gave AUTO without touching a path),
@@ -139,6 +145,7 @@ export class FirewallEngine {
   readonly #sandbox: PathSandbox;
   readonly #readFile: ReadFile;
   readonly #clock: { now(): number };
+  readonly #timeFromCall: boolean;
   readonly #filter = new ArgumentFilter();
   readonly #cache: VerdictCache | undefined;
   readonly #keys = new ArgsKeys();
@@ -152,6 +159,7 @@ export class FirewallEngine {
     this.#sandbox = options.sandbox;
     this.#readFile = options.readFile ?? nodeReadFile;
     this.#clock = options.clock ?? Date;
+    this.#timeFromCall = options.time_from_call === true;
     this.behaviour = new BehaviourMonitor(options.behaviour);
   }
 
@@ -245,7 +253,7 @@ export class FirewallEngine {
     const principal = env.source;
     const st = cache.get(tool_id, ak, tool, principal, call.direct, false);
     if (st === undefined) return undefined;
-    const now = this.#clock.now();
+    const now = this.#timeFromCall && call.now !== undefined ? call.now : this.#clock.now();
     const direct = call.direct && principal.kind === 'human';
     const session = this.#sessionKey(principal, env.session_id);
     const found = this.behaviour.behaviour(session, tool_id, argsFingerprint(args, ak), confidence, now, !direct);

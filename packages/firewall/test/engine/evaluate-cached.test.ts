@@ -135,6 +135,40 @@ describe('FirewallEngine.evaluateCached', () => {
   });
 });
 
+describe('FirewallEngine.evaluateCached with time_from_call', () => {
+  it("counts the behaviour window in the hub's time of the call and does not read its clock for a known call", () => {
+    const { dir, cleanup } = tempDir('evaluate-cached-time');
+    cleanups.push(cleanup);
+    const homeDir = path.join(dir, 'home');
+    const admin = compilePolicy({ version: 1, rules: [] }, { layer: 'admin', homeDir, assessor }).policy;
+    const user = compilePolicy({ version: 1, rules: [] }, { layer: 'user', homeDir, assessor, admin }).policy;
+    let reads = 0;
+    const engine = new FirewallEngine({
+      policy: { current: () => ({ admin, user }) },
+      risk: assessor,
+      sandbox: new PathSandbox({ workspaceRoots: [dir], homeDir }),
+      clock: { now: () => (reads++, 1_000_000) },
+      time_from_call: true,
+    });
+    engine.evaluate(facts('shell.exec', LS));
+    const at = (now: number) => ({ ...call('shell.exec', LS), now });
+    reads = 0;
+    // a minute apart in the hub's time: never a loop, although the engine's clock stands still
+    const spaced = Array.from({ length: 8 }, (_, i) =>
+      engine.evaluateCached(at(2_000_000 + i * 61_000), SHELL(), undefined),
+    );
+    expect(spaced.every((o) => o === CACHED_ALLOW)).toBe(true);
+    expect(reads).toBe(0);
+    // the same instant in the hub's time: the 6th identical call in the window is held
+    const burst = Array.from({ length: 6 }, () => engine.evaluateCached(at(9_000_000), SHELL(), undefined));
+    expect(burst.slice(0, 5)).toEqual(Array(5).fill(CACHED_ALLOW));
+    expect(burst[5]).toMatchObject({ level: 'APPROVE', layer: 'behaviour' });
+    // a call without the hub's time falls back to the clock
+    engine.evaluateCached(call('shell.exec', LS), SHELL(), undefined);
+    expect(reads).toBe(1);
+  });
+});
+
 describe('the firewall interceptor on the cached path', () => {
   it('runs a cached AUTO call with its own payload object and holds the sixth identical call (no gate: refused)', async () => {
     const s = setup();
