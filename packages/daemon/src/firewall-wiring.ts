@@ -152,6 +152,15 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
   const unsubscribe = o.hub.events.subscribe({ types: ['APPROVAL_RESOLVED'] }, () => {
     chain = chain.then(runAdaptation).catch((e: unknown) => o.logger.warn({ err: e }, 'adaptation failed'));
   });
+  // The kill switch: held calls' callers got E_HALTED; their approvals must not stay answerable.
+  const unsubscribeHalt = o.hub.events.subscribe({ types: ['HALTED'] }, () => {
+    gate.refusePendingForHalt().then(
+      (n) => {
+        if (n > 0) o.logger.warn({ refused: n }, 'halt: pending approvals refused');
+      },
+      (e: unknown) => o.logger.warn({ err: e }, 'halt: refusing pending approvals failed'),
+    );
+  });
 
   return {
     policy,
@@ -164,6 +173,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     async close() {
       closed = true;
       unsubscribe();
+      unsubscribeHalt();
       await gate.close().catch((e: unknown) => o.logger.warn({ err: e }, 'gate close failed'));
       await chain;
     },

@@ -51,7 +51,8 @@ export type GateRejectCode =
   | 'E_DENIED_BY_POLICY'
   | 'E_OVERLOADED'
   | 'E_STORE_UNAVAILABLE'
-  | 'E_PROVIDER_CLOSED';
+  | 'E_PROVIDER_CLOSED'
+  | 'E_HALTED';
 
 /**
  * The outcome of {@link HumanGate.hold}. Approved: run `args` (the edited ones when the person

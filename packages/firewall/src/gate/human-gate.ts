@@ -270,6 +270,22 @@ export class HumanGate {
     return { pending: this.pending.size, ...this.counters };
   }
 
+  /**
+   * The kill switch: refuses every pending hold with E_HALTED (its caller was stopped; an answer
+   * given later must find nothing to approve). Later holds are taken as usual. Returns how many.
+   */
+  async refusePendingForHalt(): Promise<number> {
+    const victims = [...this.pending.values()].filter((e) => e.state !== 'done');
+    await Promise.all(
+      victims.map((e) =>
+        this.finish(e, refuse('E_HALTED', 'the kill switch stopped the call', 'gate', e.approval.id), {
+          decision: 'halted',
+        }),
+      ),
+    );
+    return victims.length;
+  }
+
   /** Refuses every pending hold (E_PROVIDER_CLOSED) and every later one. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
