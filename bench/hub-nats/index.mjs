@@ -14,9 +14,9 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
 import { BenchSetupError, importBuilt, REPO_ROOT, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
-import { calibrate, measureRound } from '../lib/measure.mjs';
+import { measureRound } from '../lib/measure.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
-import { collectGarbage, median, round } from '../lib/suite.mjs';
+import { collectGarbage, median, round, runSuite } from '../lib/suite.mjs';
 import { echoEnvelope, KEY, startEventBridges } from './setup.mjs';
 
 const BENCH = 'hub-nats';
@@ -117,50 +117,27 @@ function cpuSecondsOf(pid) {
  * on a machine shared with other work (the NATS server's own CPU is not counted).
  */
 async function runSuiteBoth(cases, opts, serverPid) {
-  const log = (line) => process.stderr.write(`${line}\n`);
-  const results = cases.map(() => []);
-  for (const c of cases) {
-    if (opts.turnOps !== undefined) c.turnOps ??= opts.turnOps;
-    collectGarbage();
-    const ops = await calibrate(c, { warmupMs: opts.warmupMs, roundMs: opts.roundMs });
-    log(`  warmed up ${c.system} ${c.scenario}: ${ops} ops per round`);
-  }
-  for (let r = 0; r < opts.rounds; r++) {
-    for (let k = 0; k < cases.length; k++) {
-      const i = (k + r) % cases.length;
-      collectGarbage();
-      const s0 = cpuSecondsOf(serverPid);
-      const m = await measureRound(cases[i], cases[i].ops);
-      const serverS = cpuSecondsOf(serverPid) - s0;
-      const callerS = m.ops / m.ops_per_cpu_s;
-      results[i].push({ ...m, ops_per_cpu_s_both: m.ops / (callerS + serverS) });
-    }
-    log(`  round ${r + 1}/${opts.rounds} done`);
-  }
+  const measure = async (c, ops) => {
+    const s0 = cpuSecondsOf(serverPid);
+    const m = await measureRound(c, ops);
+    const serverS = cpuSecondsOf(serverPid) - s0;
+    const callerS = m.ops / m.ops_per_cpu_s;
+    return { ...m, ops_per_cpu_s_both: m.ops / (callerS + serverS) };
+  };
+  const suite = await runSuite(cases, { ...opts, measure });
   return cases.map((c, i) => {
-    const sorted = [...results[i]].sort((a, b) => a.ops_per_s - b.ops_per_s);
-    const m = sorted[Math.floor((sorted.length - 1) / 2)];
+    const rounds = suite.rounds[i];
     return {
       row: {
-        system: c.system,
-        scenario: c.scenario,
-        ops_per_s: Math.round(m.ops_per_s),
-        p50_us: round(m.p50_us),
-        p99_us: round(m.p99_us),
-        ops_per_cpu_s: Math.round(median(results[i].map((x) => x.ops_per_cpu_s))),
-        ops_per_cpu_s_both: Math.round(median(results[i].map((x) => x.ops_per_cpu_s_both))),
+        ...suite.rows[i],
+        ops_per_cpu_s: suite.opsPerCpuS[i],
+        ops_per_cpu_s_both: Math.round(median(rounds.map((x) => x.ops_per_cpu_s_both))),
       },
       detail: {
-        system: c.system,
-        scenario: c.scenario,
-        concurrency: c.concurrency,
-        ops_per_round: c.ops,
-        rounds: results[i].map((x) => ({
-          ops_per_s: Math.round(x.ops_per_s),
-          ops_per_cpu_s: Math.round(x.ops_per_cpu_s),
-          ops_per_cpu_s_both: Math.round(x.ops_per_cpu_s_both),
-          p50_us: round(x.p50_us),
-          p99_us: round(x.p99_us),
+        ...suite.detail[i],
+        rounds: suite.detail[i].rounds.map((x, k) => ({
+          ...x,
+          ops_per_cpu_s_both: Math.round(rounds[k].ops_per_cpu_s_both),
         })),
       },
     };

@@ -57,7 +57,9 @@ export function median(xs) {
  * per-round detail.
  * @param {import('./measure.mjs').Case[]} cases
  * @param {SuiteOptions} opts
- * @returns {Promise<{rows: Row[], opsPerCpuS: number[], detail: object[]}>}
+ * `opts.measure` (default measureRound) measures one round of a case; its extra fields are kept in
+ * the returned `rounds` (per case, in order).
+ * @returns {Promise<{rows: Row[], opsPerCpuS: number[], detail: object[], rounds: object[][]}>}
  */
 export async function runSuite(cases, opts) {
   const log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -73,7 +75,7 @@ export async function runSuite(cases, opts) {
       const i = (k + r) % cases.length;
       const c = cases[i];
       collectGarbage();
-      results[i].push(await measureRound(c, c.ops));
+      results[i].push(await (opts.measure ?? measureRound)(c, c.ops));
     }
     log(`  round ${r + 1}/${opts.rounds} done`);
   }
@@ -101,5 +103,5 @@ export async function runSuite(cases, opts) {
       p99_us: round(x.p99_us),
     })),
   }));
-  return { rows, opsPerCpuS, detail };
+  return { rows, opsPerCpuS, detail, rounds: results };
 }
