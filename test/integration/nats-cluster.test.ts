@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { connectNats, NatsTransport, serveKeyOf, WireAuth } from '@finger/hub/nats';
 import type { Envelope, FingerEvent } from '@finger/protocol';
-import { rfc3339, ulid } from '@finger/protocol';
 import {
   MYFINGER_BIN,
   natsUrlForTests,
+  requestEnvelope,
   runCli,
   startTestDaemon,
   testClusterName,
@@ -160,25 +160,16 @@ describe.skipIf(!url)('two daemons and module serve processes on one NATS', () =
     const seen: FingerEvent[] = [];
     const stop = a.app.events.subscribe({ types: ['DEGRADED'] }, (e) => seen.push(e));
     const nc = await connectNats({ url: url! });
-    const envelope = (): Envelope => {
-      const id = ulid();
-      return {
-        id,
-        kind: 'request',
-        request_id: id,
-        correlation_id: id,
-        session_id: '',
-        workflow_id: '',
-        source: { kind: 'human', id: 'admin', roles: ['admin'] },
-        target: 'whoami.whoami',
-        blocking: true,
-        timestamp: rfc3339(Date.now()),
-        deadline: Date.now() + 1000,
-        execution_chain: [],
-        nesting_depth: 0,
-        payload: {},
-      };
-    };
+    const envelope = (): Envelope =>
+      requestEnvelope(
+        'whoami.whoami',
+        {},
+        {
+          deadline: Date.now() + 1000,
+          source: { kind: 'human', id: 'admin', roles: ['admin'] },
+        },
+      );
+
     try {
       const forger = new NatsTransport({
         connection: nc,

@@ -7,8 +7,7 @@ import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
 import type { DroppedMessage } from '@finger/hub/nats';
 import { ClusterNode, connectNats, NatsTransport, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
 import type { Envelope, FingerEvent, Principal } from '@finger/protocol';
-import { rfc3339, ulid } from '@finger/protocol';
-import { natsUrlForTests, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, requestEnvelope, testClusterName } from '@finger/testkit';
 
 const url = await natsUrlForTests();
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
@@ -70,23 +69,7 @@ async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> 
 }
 
 function request(target: string, payload: unknown, deadline = Date.now() + 2000): Envelope {
-  const id = ulid();
-  return {
-    id,
-    kind: 'request',
-    request_id: id,
-    correlation_id: id,
-    session_id: '',
-    workflow_id: '',
-    source: human,
-    target,
-    blocking: true,
-    timestamp: rfc3339(Date.now()),
-    deadline,
-    execution_chain: [],
-    nesting_depth: 0,
-    payload,
-  };
+  return requestEnvelope(target, payload, { deadline, source: human });
 }
 
 describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {

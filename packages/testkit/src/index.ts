@@ -14,6 +14,7 @@ export type {
 } from './fake-llm-server.js';
 export { startFakeLlmServer } from './fake-llm-server.js';
 export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
+export { requestEnvelope } from './request-envelope.js';
 export type { ServiceSpec } from './services.js';
 export {
   firstBytes,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Envelope } from '@finger/protocol';
 import { rfc3339, ulid } from '@finger/protocol';
-import { natsUrlForTests, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, requestEnvelope, testClusterName } from '@finger/testkit';
 
 import { type DroppedMessage, NatsTransport } from '../../src/transport/nats.js';
 import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from '../../src/transport/nats-batch.js';
@@ -45,23 +45,7 @@ describe('request batch wire form', () => {
 });
 
 function request(target: string, payload: unknown, deadline = Date.now() + 5000): Envelope {
-  const id = ulid();
-  return {
-    id,
-    kind: 'request',
-    request_id: id,
-    correlation_id: id,
-    session_id: '',
-    workflow_id: '',
-    source: { kind: 'human', id: 'alice', roles: ['admin'] },
-    target,
-    blocking: true,
-    timestamp: rfc3339(Date.now()),
-    deadline,
-    execution_chain: [],
-    nesting_depth: 0,
-    payload,
-  };
+  return requestEnvelope(target, payload, { deadline });
 }
 
 function echo(req: Envelope): Envelope {
