@@ -3,7 +3,13 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { type FakeLlmScript, startFakeLlmServer, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import {
+  executorDecision,
+  type FakeLlmScript,
+  startFakeLlmServer,
+  startTestDaemon,
+  type TestDaemon,
+} from '@finger/testkit';
 
 // The breakers against a scripted agent: a real daemon running a supervised task whose model is
 // the fake OpenAI-compatible server, the real pyworker module, the real firewall and audit log.
@@ -13,13 +19,7 @@ afterEach(async () => {
   for (const x of open.splice(0).reverse()) await x.close();
 });
 
-function decision(d: Record<string, unknown>): {
-  text: string;
-  usage?: { input_tokens: number; output_tokens: number };
-} {
-  const body = { thought: 'next', tool_calls: [], confidence: 0.9, human_required: false, done: false, summary: '' };
-  return { text: `On it.\n\`\`\`json\n${JSON.stringify({ ...body, ...d })}\n\`\`\`` };
-}
+const decision = (d: Record<string, unknown>) => executorDecision(d, 'On it.');
 
 async function setup(script: FakeLlmScript) {
   const llm = await startFakeLlmServer({ script });

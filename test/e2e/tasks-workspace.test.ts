@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import {
   type CliChild,
+  executorDecision,
   type FakeLlmServer,
   runCli,
   startCli,
@@ -24,10 +25,7 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f().catch(() => undefined);
 });
 
-function decision(d: Record<string, unknown>): { text: string } {
-  const body = { thought: 'next', tool_calls: [], confidence: 0.9, human_required: false, done: false, summary: '' };
-  return { text: `Working.\n\`\`\`json\n${JSON.stringify({ ...body, ...d })}\n\`\`\`` };
-}
+const decision = (d: Record<string, unknown>) => executorDecision(d);
 
 const until = waitFor;
 

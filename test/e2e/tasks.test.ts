@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import {
   type CliChild,
+  executorDecision,
   type FakeLlmServer,
   runCli,
   startCli,
@@ -22,10 +23,7 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f().catch(() => undefined);
 });
 
-function decision(d: Record<string, unknown>): { text: string } {
-  const body = { thought: 'next', tool_calls: [], confidence: 0.9, human_required: false, done: false, summary: '' };
-  return { text: `Working on it.\n\`\`\`json\n${JSON.stringify({ ...body, ...d })}\n\`\`\`` };
-}
+const decision = (d: Record<string, unknown>) => executorDecision(d, 'Working on it.');
 
 const SCRIPT = [
   decision({ thought: 'look first', tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' } }] }),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import {
+  executorDecision,
   type FakeLlmScript,
   type FakeLlmServer,
   startFakeLlmServer,
@@ -20,11 +21,7 @@ afterEach(async () => {
   for (const x of open.splice(0).reverse()) await x.close();
 });
 
-function decision(d: Record<string, unknown>): { text: string } {
-  return {
-    text: `Let me do this.\n\`\`\`json\n${JSON.stringify({ thought: 'next', tool_calls: [], confidence: 0.9, human_required: false, done: false, summary: '', ...d })}\n\`\`\``,
-  };
-}
+const decision = (d: Record<string, unknown>) => executorDecision(d, 'Let me do this.');
 
 async function setup(script: FakeLlmScript, config: Record<string, unknown> = {}) {
   const llm: FakeLlmServer = await startFakeLlmServer({ script });

@@ -1,5 +1,6 @@
 export type { CliChild, CliRun } from './cli-runner.js';
 export { MYFINGER_BIN, runCli, startCli } from './cli-runner.js';
+export { executorDecision } from './executor-decision.js';
 export type {
   FakeLlmApi,
   FakeLlmDropReply,
