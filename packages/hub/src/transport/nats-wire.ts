@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-import { Sha256Mac } from './nats-mac.js';
+import { Sha256Mac, SIG_LEN } from './nats-mac.js';
 
 /**
  * The wire format of the hub over NATS (subjects, frames, authentication).
@@ -84,11 +84,11 @@ export type WireCheck =
  */
 export const FRAME_MAGIC = 'FW3 ';
 const MAGIC = FRAME_MAGIC;
-/** Length of a signature: base64url of 32 bytes, unpadded. */
-const SIG_LEN = 43;
 /** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures. */
 const MAX_LINE = 256;
 const NL = 10;
+const SP = 0x20;
+const DASH = 0x2d;
 
 /** Signs outgoing and verifies incoming frames of one process (see the file comment). */
 export class WireAuth {
@@ -118,12 +118,10 @@ export class WireAuth {
    * lease messages go to daemons only): one HMAC less.
    */
   seal(kind: WireKind, body: Uint8Array, forServe = true): Buffer {
-    const ssig = forServe || this.clusterKey === undefined ? mac(this.serveKey, kind, this.node, body) : '-';
-    const sig = this.clusterKey !== undefined ? mac(this.clusterKey, kind, this.node, body) : '-';
-    const line = `${MAGIC}${kind} ${this.node} ${sig} ${ssig}\n`;
-    const out = Buffer.allocUnsafe(line.length + body.length);
-    out.write(line, 0, 'latin1');
-    out.set(body, line.length);
+    const lineLen = this.lineLength(kind, forServe);
+    const out = Buffer.allocUnsafe(lineLen + body.length);
+    out.set(body, lineLen);
+    this.writeLine(out, kind, forServe, lineLen);
     return out;
   }
 
@@ -132,15 +130,10 @@ export class WireAuth {
    * it (no separate body buffer to copy; event batches run to tens of kilobytes).
    */
   sealJson(kind: WireKind, json: string, forServe = true, jsonBytes?: number): Buffer {
-    const withSsig = forServe || this.clusterKey === undefined;
-    const withSig = this.clusterKey !== undefined;
     const lineLen = this.lineLength(kind, forServe);
     const out = Buffer.allocUnsafe(lineLen + (jsonBytes ?? Buffer.byteLength(json, 'utf8')));
     out.write(json, lineLen, 'utf8');
-    const body = out.subarray(lineLen);
-    const ssig = withSsig ? mac(this.serveKey, kind, this.node, body) : '-';
-    const sig = withSig ? mac(this.clusterKey!, kind, this.node, body) : '-';
-    out.write(`${MAGIC}${kind} ${this.node} ${sig} ${ssig}\n`, 0, 'latin1');
+    this.writeLine(out, kind, forServe, lineLen);
     return out;
   }
 
@@ -153,46 +146,92 @@ export class WireAuth {
   }
 
   /**
+   * Writes the frame line `FW3 <kind> <node> <sig> <ssig>\n` into `out[0, lineLen)`, signing the
+   * body after it: byte by byte, the signatures straight into place (no strings to build and copy
+   * for a small frame).
+   */
+  private writeLine(out: Buffer, kind: WireKind, forServe: boolean, lineLen: number): void {
+    const end = out.length;
+    let p = putLatin1(out, 0, MAGIC);
+    p = putLatin1(out, p, kind);
+    out[p++] = SP;
+    p = putLatin1(out, p, this.node);
+    out[p++] = SP;
+    const prefix = `${kind}\n${this.node}\n`;
+    if (this.clusterKey !== undefined) {
+      this.clusterKey.signInto(prefix, out, lineLen, end, out, p);
+      p += SIG_LEN;
+    } else out[p++] = DASH;
+    out[p++] = SP;
+    if (forServe || this.clusterKey === undefined) {
+      this.serveKey.signInto(prefix, out, lineLen, end, out, p);
+      p += SIG_LEN;
+    } else out[p++] = DASH;
+    out[p] = NL;
+  }
+
+  /**
    * Verifies a received frame and returns its body. A daemon reports `role: 'daemon'` only for a
-   * valid cluster-key signature; a valid serve signature alone means `serve`.
+   * valid cluster-key signature; a valid serve signature alone means `serve`. The frame line is
+   * read in place (its fields located by their spaces, the signatures compared as bytes).
    */
   open(data: Uint8Array): WireCheck {
     const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    if (buf.length < MAGIC.length || buf.toString('latin1', 0, MAGIC.length) !== MAGIC) {
-      const older = buf.length >= 4 && buf[0] === 0x46 && buf[1] === 0x57 && buf[3] === 0x20; // "FW? "
-      return { ok: false, reason: older ? 'unsupported frame version' : 'unsigned message (no frame)' };
+    const len = buf.length;
+    if (len < 4 || buf[0] !== 0x46 || buf[1] !== 0x57 || buf[3] !== SP)
+      return { ok: false, reason: 'unsigned message (no frame)' };
+    if (buf[2] !== 0x33) return { ok: false, reason: 'unsupported frame version' }; // "FW? "
+    // the frame line: "FW3 " kind SP node SP sig SP ssig NL, at most MAX_LINE bytes
+    const limit = len < MAX_LINE + 1 ? len : MAX_LINE + 1;
+    let s1 = -1;
+    let s2 = -1;
+    let s3 = -1;
+    let nl = -1;
+    let extra = false;
+    for (let i = MAGIC.length; i < limit; i++) {
+      const c = buf[i];
+      if (c === NL) {
+        nl = i;
+        break;
+      }
+      if (c !== SP) continue;
+      if (s1 < 0) s1 = i;
+      else if (s2 < 0) s2 = i;
+      else if (s3 < 0) s3 = i;
+      else extra = true;
     }
-    const nl = buf.indexOf(NL);
-    if (nl < 0 || nl > MAX_LINE) return { ok: false, reason: 'unsigned message (no frame)' };
-    const f = buf.toString('latin1', MAGIC.length, nl).split(' ');
-    if (f.length !== 4 || !f[0] || !f[1]) return { ok: false, reason: 'malformed frame line' };
-    const kind = f[0] as WireKind;
-    const node = f[1];
+    if (nl < 0) return { ok: false, reason: 'unsigned message (no frame)' };
+    if (extra || s3 < 0 || s1 === MAGIC.length || s2 === s1 + 1) return { ok: false, reason: 'malformed frame line' };
+    const kind = buf.toString('latin1', MAGIC.length, s1) as WireKind;
+    const node = buf.toString('latin1', s1 + 1, s2);
     const body = buf.subarray(nl + 1);
-    if (this.clusterKey !== undefined && f[2] !== '-') {
-      if (same(f[2]!, mac(this.clusterKey, kind, node, body))) return { ok: true, role: 'daemon', node, kind, body };
+    const sigAt = s2 + 1;
+    const sigLen = s3 - sigAt;
+    const daemonSigned = !(sigLen === 1 && buf[sigAt] === DASH);
+    const prefix = `${kind}\n${node}\n`;
+    if (this.clusterKey !== undefined && daemonSigned) {
+      if (this.clusterKey.verify(prefix, buf, nl + 1, len, buf, sigAt, sigLen))
+        return { ok: true, role: 'daemon', node, kind, body };
     }
-    const ssig = f[3]!;
-    if (ssig === '-') {
-      const daemonSigned = this.clusterKey !== undefined && f[2] !== '-';
-      return { ok: false, reason: daemonSigned ? 'bad signature' : 'unsigned message' };
+    const ssigAt = s3 + 1;
+    const ssigLen = nl - ssigAt;
+    if (ssigLen === 1 && buf[ssigAt] === DASH) {
+      return {
+        ok: false,
+        reason: this.clusterKey !== undefined && daemonSigned ? 'bad signature' : 'unsigned message',
+      };
     }
-    if (!same(ssig, mac(this.serveKey, kind, node, body))) return { ok: false, reason: 'bad signature' };
+    if (!this.serveKey.verify(prefix, buf, nl + 1, len, buf, ssigAt, ssigLen))
+      return { ok: false, reason: 'bad signature' };
     // a serve process cannot tell daemons from serve processes: both sign with the serve key
     return { ok: true, role: this.clusterKey === undefined ? 'daemon' : 'serve', node, kind, body };
   }
 }
 
-function mac(key: Sha256Mac, kind: string, node: string, body: Uint8Array): string {
-  return key.sign(`${kind}\n${node}\n`, body);
-}
-
-/** Constant-time comparison of two signatures (no early exit on the first difference). */
-function same(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
+/** Writes Latin-1 text `s` at `out[at]`; returns the index after it. */
+function putLatin1(out: Uint8Array, at: number, s: string): number {
+  for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
+  return at + s.length;
 }
 
 /** UTF-8 bytes of `value`'s JSON. */

@@ -88,6 +88,28 @@ describe('WireAuth', () => {
     expect(other.open(longLine)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
   });
 
+  it('reads the frame line field by field: extra, empty or cut fields and other versions are refused', () => {
+    const frame = daemon.seal('request', body);
+    const [, , , sig, ssig] = lineOf(frame);
+    const open = (line: string) => other.open(withLine(frame, line));
+    expect(open(`FW3 request d1 ${sig} ${ssig} x`)).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(open(`FW3  d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(open(`FW3 request  ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(open(`FW2 request d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'unsupported frame version' });
+    expect(open(`FW3 request d1 ${sig} ${ssig.slice(1)}`)).toMatchObject({ ok: true, role: 'daemon' });
+    // a cut daemon signature leaves the serve signature: a daemon then takes it for a serve process
+    expect(open(`FW3 request d1 ${sig.slice(1)} ${ssig}`)).toMatchObject({ ok: true, role: 'serve' });
+    expect(open(`FW3 request d1 ${sig.slice(1)} ${ssig.slice(1)}`)).toEqual({ ok: false, reason: 'bad signature' });
+    expect(open(`FW3 request d1 ${sig} -`)).toMatchObject({ ok: true, role: 'daemon' });
+    expect(open(`FW3 request d1 ${sig.slice(1)} -`)).toEqual({ ok: false, reason: 'bad signature' });
+    // large bodies take the other hashing path: the same checks hold
+    const big = daemon.sealJson('events', JSON.stringify({ x: 'y'.repeat(5000) }), false);
+    expect(other.open(big)).toMatchObject({ ok: true, role: 'daemon', kind: 'events' });
+    const bigTampered = Buffer.from(big);
+    bigTampered[bigTampered.length - 10] = 0x7a;
+    expect(other.open(bigTampered)).toEqual({ ok: false, reason: 'bad signature' });
+  });
+
   it('refuses to build without its key or with a node id that cannot go in a frame line', () => {
     expect(() => new WireAuth({ role: 'daemon', node: 'd' })).toThrow(/cluster key/);
     expect(() => new WireAuth({ role: 'serve', node: 's' })).toThrow(/serve key/);
