@@ -68,6 +68,16 @@ describe('deny patterns', () => {
     expect(denies(pattern, command)).toBe(false);
   });
 
+  it('$(( … )) is arithmetic unless its first ( closes apart: inside backticks too', () => {
+    // bash runs rm here: `$((` whose parentheses close as `) )` is a substitution of a subshell
+    for (const command of ['echo $((rm -rf x) )', 'echo `echo \\$((rm -rf x) )`'])
+      expect({ command, denied: denies('rm -rf *', command) }).toEqual({ command, denied: true });
+    // and not here: `$(( rm -rf x ))` is an arithmetic expansion (a syntax error when it runs);
+    // unparseable, so never safe
+    const a = assessor.assess('echo `echo \\$(( rm -rf x ))`');
+    expect({ level: a.level, unparseable: a.unparseable }).toEqual({ level: 'moderate', unparseable: true });
+  });
+
   it('names the first matching segment', () => {
     const p = compileCommandPattern('rm -rf *', 'deny');
     expect(p.firstMatch(assessor.assess('ls && sudo rm -rf x').model)).toBe(2);
@@ -127,7 +137,9 @@ describe('deny patterns', () => {
         // not simple: `find -exec eval 'x | sh' {}` / `xargs eval …` append a word to the eval'd string
         // (`… | sh {}` runs the file {}, not the pipe), so those wrap it in sh -c instead
         (c: Cmd): Cmd => ({ text: `eval ${quote(c.text)}`, simple: false }),
-        (c: Cmd): Cmd => ({ text: `echo $(${c.text})`, simple: true }),
+        // `$( … )` spaced: `$((` followed by `))` is an arithmetic expansion in bash (`$(( rm -rf x ))`
+        // runs nothing), so `$(` around a `( … )` subshell must not touch it
+        (c: Cmd): Cmd => ({ text: `echo $( ${c.text} )`, simple: true }),
         (c: Cmd): Cmd => ({ text: `echo \`${c.text.replace(/[\\`$]/g, '\\$&')}\``, simple: true }),
         (c: Cmd): Cmd => ({ text: `( ${c.text} )`, simple: false }),
         (c: Cmd): Cmd => ({ text: `{ ${c.text}; }`, simple: false }),
