@@ -137,6 +137,7 @@ export type {
   CommandFlags,
   CommandModel,
   CommandRiskLevel,
+  LoopVariable,
   PipelinePosition,
   Redirect,
   RiskAssessment,

@@ -7,6 +7,7 @@ import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
+import { authenticationFiles, fileCandidates } from './network-files.js';
 import { parseArgs } from './options.js';
 import {
   isBroadTarget,
@@ -29,6 +30,7 @@ import {
   SHELLS,
 } from './programs.js';
 import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
+import { traceSecrets } from './secret-flow.js';
 import { hasConfusableLetter } from './unicode.js';
 import { findIsBroad, findRoots } from './wrappers.js';
 
@@ -276,9 +278,14 @@ function metadataRule(seg: SimpleCommand, label: string, f: Findings): void {
   }
 }
 
+/** Builtins for which a prefix `IFS=…` only sets how the line read is split (`while IFS= read -r l`). */
+const IFS_READERS = new Set(['read', 'mapfile', 'readarray']);
+
 function envRules(seg: SimpleCommand, label: string, f: Findings): void {
   for (const a of seg.assignments) {
-    if (EXEC_ENV.test(a.name) || (PAGER_ENV.test(a.name) && (a.dynamic || !BENIGN_PAGER.test(a.value)))) {
+    if (a.name === 'IFS' && IFS_READERS.has(seg.program)) {
+      f.add('moderate', `${label}: sets IFS for ${seg.program}`);
+    } else if (EXEC_ENV.test(a.name) || (PAGER_ENV.test(a.name) && (a.dynamic || !BENIGN_PAGER.test(a.value)))) {
       f.add('dangerous', `${label}: ${a.name}=${quote(a.value)} can make programs run other code`);
     } else if (a.name === 'PATH') {
       f.add('moderate', `${label}: changes PATH (later commands may run other programs)`);
@@ -306,56 +313,6 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
   return writes;
 }
 
-/** Options whose file only authenticates the connection (`ssh -i key`, `curl --cert c`): the file is not sent. */
-const AUTH_SHORT = new Map([
-  ['ssh', 'iF'],
-  ['scp', 'iF'],
-  ['sftp', 'iF'],
-  ['curl', 'E'],
-]);
-const AUTH_LONG =
-  /^--(?:cert|key|netrc-file|cacert|capath|proxy-cert|proxy-key|proxy-cacert|crlfile|pinnedpubkey|certificate|private-key|ca-certificate|ca-directory|crl-file)$/;
-const SSH_AUTH_CONFIG = /^(?:IdentityFile|CertificateFile|UserKnownHostsFile|GlobalKnownHostsFile|IdentityAgent)\b/i;
-
-/** argv indexes holding a file an option only authenticates with. */
-function authenticationFiles(seg: SimpleCommand): Set<number> {
-  const out = new Set<number>();
-  const short = AUTH_SHORT.get(seg.program) ?? '';
-  const ssh = seg.program === 'ssh' || seg.program === 'scp' || seg.program === 'sftp';
-  for (let i = 1; i < seg.argv.length; i++) {
-    const w = seg.argv[i] as string;
-    if (w.startsWith('--')) {
-      if (AUTH_LONG.test(w.split('=', 1)[0] as string)) out.add(w.includes('=') ? i : i + 1);
-    } else if (w.length > 1 && w.startsWith('-')) {
-      const k = [...w.slice(1)].findIndex((c) => short.includes(c) || (ssh && c === 'o'));
-      if (k < 0) continue;
-      const attached = k + 2 < w.length;
-      const at = attached ? i : i + 1;
-      if (w[k + 1] === 'o' && !SSH_AUTH_CONFIG.test(attached ? w.slice(k + 2) : (seg.argv[i + 1] ?? ''))) continue;
-      out.add(at);
-    }
-  }
-  return out;
-}
-
-/**
- * The words a credential path may hide in: the word, an `--option=value`'s value, a `NAME=value`'s
- * value (not for a network program's own fields: there it is text), a `name@file` / `name=<file`
- * field of a network program.
- */
-function secretCandidates(word: string, network: boolean, auth: boolean): string[] {
-  const out = [word];
-  const eq = word.indexOf('=');
-  if (eq > 0 && (word.startsWith('-') || !network || auth)) out.push(word.slice(eq + 1));
-  if (network) {
-    const at = word.indexOf('@');
-    if (at > 0 && word[at - 1] !== '=') out.push(word.slice(at + 1));
-    const lt = word.indexOf('=<');
-    if (lt > 0) out.push(word.slice(lt + 2));
-  }
-  return out;
-}
-
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   if (NO_CONTENT.has(seg.program)) return false;
   let found = false;
@@ -366,7 +323,7 @@ function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
     if (!mayNameSecret(a)) continue;
     network ??= NETWORK_PROGRAMS.has(seg.program) && !(seg.program === 'openssl' && seg.argv[1] !== 's_client');
     auth ??= network ? authenticationFiles(seg) : new Set<number>();
-    if (!secretCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
+    if (!fileCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
     found = true;
     if (network && !auth.has(i) && !/\.pub$/.test(a))
       f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
@@ -455,7 +412,7 @@ export function classify(model: CommandModel): { level: CommandRiskLevel; reason
   for (const note of model.notes) f.add('dangerous', note);
   model.segments.forEach((seg, i) => classifySegment(seg, i, f));
   pipelineRules(model, f);
-  exfiltrationRules(model, (reason) => f.add('dangerous', reason));
+  exfiltrationRules(model, (reason) => f.add('dangerous', reason), traceSecrets(model));
   const fl = model.flags;
   if (fl.substitution) f.add('moderate', 'uses command substitution');
   else if (fl.dynamic) f.add('moderate', 'uses values known only at run time');

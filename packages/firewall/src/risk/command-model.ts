@@ -94,6 +94,20 @@ export interface CommandFlags {
   too_long: boolean;
 }
 
+/**
+ * `for NAME in WORDS` / `select NAME in WORDS`: the loop variable takes each word in turn while
+ * the body runs. Only loops that name their words are listed (`for x; do …` iterates `"$@"`).
+ */
+export interface LoopVariable {
+  name: string;
+  /** the words iterated, de-quoted (an expansion or glob keeps its source text, e.g. `~/.ssh/*`) */
+  words: string[];
+  /** segments `from` up to (not including) `at` are run by substitutions in the words */
+  from: number;
+  /** the first segment of the loop body */
+  at: number;
+}
+
 /** The canonical model of one command line (or one exec'd argv). */
 export interface CommandModel {
   /**
@@ -106,6 +120,8 @@ export interface CommandModel {
   unparseable?: string;
   /** red flags found while walking (not tied to one segment), human-readable */
   notes: string[];
+  /** the variables of `for` / `select` loops, in the order their loops start (absent when there are none) */
+  loop_variables?: LoopVariable[];
 }
 
 /** The RiskAssessor's result. */

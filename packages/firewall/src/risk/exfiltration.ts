@@ -8,6 +8,7 @@
 import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
 import { normalizePath, secretPath } from './paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
+import type { SecretTrail } from './secret-flow.js';
 
 /** Programs that talk to the network: what they get in their arguments may leave the machine. */
 export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
@@ -34,8 +35,8 @@ export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
 ]);
 
 /** Programs that print their arguments (an argument naming a file is not a read of the file). */
-const PRINTS_ARGS = new Set(['echo', 'printf', 'print']);
-const ARCHIVERS = new Set(['tar', 'zip', '7z', '7za', 'bsdtar', 'gtar', 'pax']);
+export const PRINTS_ARGS: ReadonlySet<string> = new Set(['echo', 'printf', 'print']);
+export const ARCHIVERS: ReadonlySet<string> = new Set(['tar', 'zip', '7z', '7za', 'bsdtar', 'gtar', 'pax']);
 /** A command's words (or input redirect) hold what these run: `$(…)`, backticks, `<(…)` (a file to read). */
 const SUBSTITUTIONS = new Set(['$(…)', '`…`', '<(…)']);
 /** Inline script code that talks to the network (python, node, perl, ruby, php). */
@@ -83,7 +84,7 @@ function credentialWord(word: string): string | null {
 const SECRET_DIR = /^~\/(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.password-store|\.config\/gh|\.config\/gcloud)$/;
 
 /** The "credential file" (or directory) description of a path word, or null. */
-function credentialFile(word: string): string | null {
+export function credentialFile(word: string): string | null {
   if (credentialWord(word) === null) return null;
   const n = normalizePath(word.replace(/^(?:[^=]*=)?[@<]/, ''));
   return `the credential ${n !== null && SECRET_DIR.test(n) ? 'directory' : 'file'} ${quote(word)}`;
@@ -176,7 +177,7 @@ export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): str
       const v = fromSubstitution || !seg.dynamic.includes(i) ? null : secretVariableIn(w);
       if (v !== null) out.push(`the secret variable '${v}'`);
     } else if (!NO_CONTENT.has(p)) {
-      const c = credentialFile(w);
+      const c = credentialFile(p === 'dd' && w.startsWith('if=') ? w.slice(3) : w);
       if (c !== null) out.push(c);
     }
     if (ARCHIVERS.has(p) && !w.startsWith('-')) {
@@ -352,7 +353,7 @@ function wgetReadsStdin(rest: string[]): boolean {
 }
 
 /** The redirects of segment i and of the wrappers it runs under (`timeout 5 nc x 1 < ~/.ssh/id_rsa`). */
-function redirectsOf(segs: readonly SimpleCommand[], i: number): SimpleCommand['redirects'] {
+export function redirectsOf(segs: readonly SimpleCommand[], i: number): SimpleCommand['redirects'] {
   const out = [...(segs[i] as SimpleCommand).redirects];
   for (let j = i; j > 0; j--) {
     const w = segs[j - 1] as SimpleCommand;
@@ -414,7 +415,8 @@ function processSubstitutionOwner(segs: readonly SimpleCommand[], i: number): nu
   return -1;
 }
 
-interface Flow {
+/** A secret reaching a segment: what it is, and where it was read. */
+export interface Flow {
   what: string;
   /** 0-based segment the secret comes from; undefined when it is the sink's own input */
   from?: number;
@@ -433,8 +435,11 @@ class FlowIndex {
   readonly #own = new Map<number, Flow[]>();
   #byPipeline: Map<number, { index: number; j: number }[]> | null = null;
 
-  constructor(segs: readonly SimpleCommand[]) {
+  readonly #trail: SecretTrail | undefined;
+
+  constructor(segs: readonly SimpleCommand[], trail: SecretTrail | undefined) {
     this.#segs = segs;
+    this.#trail = trail;
   }
 
   /** What segment j's own output carries: its secrets and, for echo/printf, those of the `$(…)` it prints. */
@@ -444,6 +449,7 @@ class FlowIndex {
       const s = this.#segs[j] as SimpleCommand;
       v = outputSecrets(s).map((what) => ({ what, from: j }));
       if (PRINTS_ARGS.has(s.program)) v.push(...fromSubstitutions(this.#segs, j));
+      if (this.#trail !== undefined) v.push(...this.#trail.output(j));
       this.#own.set(j, v);
     }
     return v;
@@ -482,7 +488,7 @@ class FlowIndex {
 }
 
 /** Credential files and environment dumps read by the `$(…)` in the words of segment i. */
-function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
+export function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
   const out: Flow[] = [];
   for (const j of argumentSubstitutions(segs, i)) {
     for (const what of outputSecrets(segs[j] as SimpleCommand, true)) out.push({ what, from: j });
@@ -492,11 +498,12 @@ function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
 
 /**
  * Adds a dangerous finding for every secret that reaches a network sender:
- * "segment 3: nc sends the credential file '~/.ssh/id_rsa' (segment 1) over the network (exfiltration)".
+ * "segment 3: nc sends the credential file '~/.ssh/id_rsa' (segment 1) over the network (exfiltration)";
+ * `trail` adds the secrets that travel through variables, written files and loops (secret-flow.ts).
  */
-export function exfiltrationRules(model: CommandModel, add: (reason: string) => void): void {
+export function exfiltrationRules(model: CommandModel, add: (reason: string) => void, trail?: SecretTrail): void {
   const segs = model.segments;
-  const flows = new FlowIndex(segs);
+  const flows = new FlowIndex(segs, trail);
   let budget = MAX_REASONS;
   const report = (i: number, sender: string, found: Flow[]): void => {
     for (const { what, from } of found.slice(0, MAX_PER_SENDER)) {
@@ -509,12 +516,17 @@ export function exfiltrationRules(model: CommandModel, add: (reason: string) => 
     if (budget <= 0 || seg.wrapper || seg.argv.length === 0) return;
     const sink = stdinSink(seg);
     if (sink !== null) {
-      report(i, sink, [...stdinSecrets(redirectsOf(segs, i)).map((what) => ({ what })), ...flows.upstream(i)]);
+      report(i, sink, [
+        ...stdinSecrets(redirectsOf(segs, i)).map((what) => ({ what })),
+        ...(trail?.stdin(i) ?? []),
+        ...flows.upstream(i),
+      ]);
       const owner = processSubstitutionOwner(segs, i);
       if (owner >= 0) report(i, sink, flows.output(owner));
     }
     const sock = socketRedirect(segs, i);
     if (sock !== null) report(i, `the redirect to ${quote(sock)}`, flows.output(i));
-    if (NETWORK_PROGRAMS.has(seg.program)) report(i, seg.program, fromSubstitutions(segs, i));
+    if (NETWORK_PROGRAMS.has(seg.program))
+      report(i, seg.program, [...fromSubstitutions(segs, i), ...(trail?.args(i) ?? [])]);
   });
 }

@@ -9,6 +9,7 @@ import {
   type CommandFlags,
   type CommandModel,
   emptyFlags,
+  type LoopVariable,
   type Redirect,
   type SimpleCommand,
 } from './command-model.js';
@@ -40,6 +41,7 @@ export class ModelBuilder {
   readonly segments: SimpleCommand[] = [];
   readonly flags: CommandFlags = emptyFlags();
   readonly redFlags: string[] = [];
+  readonly loopVariables: LoopVariable[] = [];
   unparseable: string | undefined;
   #pipelines = 0;
   readonly #grammar: BashGrammar;
@@ -64,6 +66,7 @@ export class ModelBuilder {
   model(): CommandModel {
     const m: CommandModel = { segments: this.segments, flags: this.flags, notes: this.redFlags };
     if (this.unparseable !== undefined) m.unparseable = this.unparseable;
+    if (this.loopVariables.length > 0) m.loop_variables = this.loopVariables;
     return m;
   }
 
@@ -156,6 +159,13 @@ export class ModelBuilder {
         return;
       case 'function_definition':
         this.#functionDefinition(node, src, ctx);
+        return;
+      case 'for_statement':
+        this.#forStatement(node, src, ctx);
+        return;
+      case 'file_redirect':
+        // `$(< file)`: a substitution of a bare input redirect prints the file
+        this.#addCommand([], [], walkRedirect(this.#walker, node, src, ctx), ctx);
         return;
       case 'declaration_command':
       case 'unset_command':
@@ -320,6 +330,34 @@ export class ModelBuilder {
       prevEnd = (children[i] as SyntaxNode).end;
     }
     this.#addCommand(words, assignments, [...redirects, ...outerRedirects], ctx);
+  }
+
+  /** `for NAME in WORDS; do …; done` (and `select`): the words, then the body; the loop variable is recorded. */
+  #forStatement(node: SyntaxNode, src: string, ctx: WalkContext): void {
+    this.flags.control_flow = true;
+    let name: string | undefined;
+    let inWords = false;
+    const words: string[] = [];
+    const from = this.segments.length;
+    for (const child of node.children) {
+      if (!child.named) {
+        if (child.type === 'in') inWords = true;
+        else if (child.type === '&') this.flags.background = true;
+        continue;
+      }
+      if (name === undefined && child.type === 'variable_name') {
+        name = src.slice(child.start, child.end);
+      } else if (isWordNode(child)) {
+        const w = walkWord(this.#walker, child, src, ctx);
+        if (inWords) words.push(w.text);
+      } else {
+        if (inWords && name !== undefined) {
+          this.loopVariables.push({ name, words, from, at: this.segments.length });
+          inWords = false;
+        }
+        this.#statement(child, src, ctx);
+      }
+    }
   }
 
   #functionDefinition(node: SyntaxNode, src: string, ctx: WalkContext): void {

@@ -104,6 +104,13 @@ function freezeModel(m: CommandModel): void {
   Object.freeze(m.segments);
   Object.freeze(m.flags);
   Object.freeze(m.notes);
+  if (m.loop_variables !== undefined) {
+    for (const v of m.loop_variables) {
+      Object.freeze(v.words);
+      Object.freeze(v);
+    }
+    Object.freeze(m.loop_variables);
+  }
   Object.freeze(m);
 }
 
