@@ -148,6 +148,51 @@ export function validWireEnvelope(env: Envelope): boolean {
   return quickEnvelopeCheck(env) || envelopeIssues(env).length === 0;
 }
 
+/**
+ * The request envelope of wire JSON, checked: undefined when it is not a version-2 request or the
+ * envelope schema refuses it. The decoder builds the object, so its keys are right by
+ * construction; only the values that came from the wire are checked — the checks of
+ * {@link quickEnvelopeCheck} without its walk over the keys (less code on the path of a lone call,
+ * which runs cold), the schema deciding anything they are unsure of.
+ */
+export function readRequest(json: string): Envelope | undefined {
+  const env = decodeRequest(json);
+  if (env === undefined) return undefined;
+  return requestValuesOk(env) || envelopeIssues(env).length === 0 ? env : undefined;
+}
+
+/**
+ * The reply envelope of wire JSON answering `request`, checked like {@link readRequest}. Only
+ * the id, source, timestamp, payload and error come from the wire; every other field is the
+ * request's, which this process made.
+ */
+export function readReply(json: string, request: Envelope): Envelope | undefined {
+  const env = decodeReply(json, request);
+  if (env === undefined) return undefined;
+  return replyValuesOk(env) || envelopeIssues(env).length === 0 ? env : undefined;
+}
+
+function requestValuesOk(e: Envelope): boolean {
+  if (!str(e.id, 1, 128) || !str(e.request_id, 1, 128) || !str(e.correlation_id, 1, 128)) return false;
+  if (!str(e.session_id, 0, 128) || !str(e.workflow_id, 0, 128) || !str(e.target, 1, 256)) return false;
+  if (typeof e.blocking !== 'boolean' || !canonicalTimestamp(e.timestamp)) return false;
+  if (!int(e.deadline, 0) || !int(e.nesting_depth, 0, 64) || !stringArray(e.execution_chain, 64, 256)) return false;
+  if (!principalOk(e.source)) return false;
+  const l = e.lease;
+  return l === undefined || (str(l.id, 1, 128) && int(l.ttl_ms, 1) && int(l.expires_at, 0));
+}
+
+function replyValuesOk(e: Envelope): boolean {
+  if (!str(e.id, 1, 128) || !canonicalTimestamp(e.timestamp) || !principalOk(e.source)) return false;
+  const err = e.error as unknown;
+  return err === undefined || (plainObject(err) && typeof err.code === 'string' && typeof err.message === 'string');
+}
+
+/** A principal as {@link decodePrincipal} builds it (three keys by construction). */
+function principalOk(s: Principal): boolean {
+  return PRINCIPAL_KINDS.has(s.kind) && str(s.id, 1, 128) && stringArray(s.roles, 32, 64);
+}
+
 const PRINCIPAL_KINDS = new Set(['human', 'agent', 'module', 'system']);
 const ENVELOPE_KINDS = new Set(['request', 'reply', 'event', 'cancel']);
 /** Keys an envelope may have (the schema's additionalProperties: false): its own property list. */

@@ -8,7 +8,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
 import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { InflightCalls, NatsServerChannel } from './nats-channel.js';
-import { decodeReply, decodeRequest, encodeRequest, validWireEnvelope } from './nats-envelope.js';
+import { encodeRequest, readReply, readRequest } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth, type WireCheck } from './nats-wire.js';
@@ -382,8 +382,8 @@ export class NatsTransport implements Transport {
     for (const part of parts) {
       const p = this.pending.get(part.token);
       if (p === undefined) continue;
-      const env = decodeReply(part.json, p.request!);
-      if (env === undefined || !validWireEnvelope(env)) {
+      const env = readReply(part.json, p.request!);
+      if (env === undefined) {
         this.drop('invalid reply envelope', msg, node);
         continue;
       }
@@ -456,8 +456,8 @@ export class NatsTransport implements Transport {
     reply: string,
     handler: TransportHandler,
   ): void {
-    const env = decodeRequest(json);
-    if (env === undefined || !validWireEnvelope(env)) {
+    const env = readRequest(json);
+    if (env === undefined) {
       this.drop('invalid request envelope', msg, check.node);
       this.replies.error(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
       return;

@@ -9,6 +9,8 @@ import {
   encodeReply,
   encodeRequest,
   quickEnvelopeCheck,
+  readReply,
+  readRequest,
   validWireEnvelope,
 } from '../../src/transport/nats-envelope.js';
 
@@ -207,6 +209,44 @@ describe('wire envelope validation', () => {
     expect(quick).toBeGreaterThanOrEqual(8); // the usual shapes do take the quick path
     expect(quickEnvelopeCheck(request)).toBe(true);
     expect(quickEnvelopeCheck(reply)).toBe(true);
+  });
+
+  it('reads wire JSON to a checked envelope exactly when decoding and the full check would accept it', () => {
+    let accepted = 0;
+    for (const [name, v] of variants) {
+      const e = v as Envelope;
+      let json: string;
+      try {
+        json = e.kind === 'reply' ? encodeReply(e) : encodeRequest(e);
+      } catch {
+        continue; // shapes the encoder cannot even read (source null)
+      }
+      if (e.kind === 'reply') {
+        const old = decodeReply(json, request);
+        const want = old !== undefined && validWireEnvelope(old) ? old : undefined;
+        expect({ name, env: readReply(json, request) }).toEqual({ name, env: want });
+        if (want !== undefined) accepted++;
+      } else {
+        const old = decodeRequest(json);
+        const want = old !== undefined && validWireEnvelope(old) ? old : undefined;
+        expect({ name, env: readRequest(json) }).toEqual({ name, env: want });
+        if (want !== undefined) accepted++;
+        // the same values sent back as a reply's wire fields (id, source, timestamp)
+        const r = { ...reply, id: e.id, source: e.source, timestamp: e.timestamp };
+        let rjson: string;
+        try {
+          rjson = encodeReply(r);
+        } catch {
+          continue;
+        }
+        const rold = decodeReply(rjson, request);
+        const rwant = rold !== undefined && validWireEnvelope(rold) ? rold : undefined;
+        expect({ name, reply: readReply(rjson, request) }).toEqual({ name, reply: rwant });
+      }
+    }
+    expect(accepted).toBeGreaterThanOrEqual(20);
+    expect(readRequest('[1]')).toBeUndefined();
+    expect(readReply('{}', request)).toBeUndefined();
   });
 
   it('validates what the decoders produce', () => {
