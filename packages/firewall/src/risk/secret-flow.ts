@@ -113,7 +113,9 @@ class Trail implements SecretTrail {
   readonly #vars = new Map<string, string>();
   /** variable → the credential file it names */
   readonly #paths = new Map<string, string>();
-  /** normalised path → the secret written there */
+  /** variable → its plain value (`D=/tmp/x`), for the paths built from it */
+  readonly #plain = new Map<string, string>();
+  /** normalised path (see #pathKey) → the secret written there */
   readonly #files = new Map<string, { what: string; tree: boolean }>();
   readonly #out: (readonly Flow[])[] = [];
   readonly #in: (readonly Flow[])[] = [];
@@ -166,7 +168,7 @@ class Trail implements SecretTrail {
       if (what !== undefined) return { what };
     }
     if (this.#files.size === 0) return null;
-    const n = normalizePath(word);
+    const n = this.#pathKey(word);
     if (n === null || n === '') return null;
     for (const [path, f] of this.#files) {
       if (n === path || (f.tree && n.startsWith(`${path}/`)) || (recursive && path.startsWith(`${n}/`)))
@@ -175,7 +177,34 @@ class Trail implements SecretTrail {
     return null;
   }
 
+  /**
+   * What a path word is tracked by: normalised, a leading variable of a known plain value put in;
+   * a path under another variable keeps it (`"$T"`, `${T}/k` → `$T`, `$T/k`), so that
+   * `T=$(mktemp); cp ~/.ssh/id_rsa "$T"; curl -T "$T" …` is followed. Null when unknown.
+   */
+  #pathKey(word: string): string | null {
+    const m = LEADING_REF.exec(word);
+    if (m === null || m[1] === 'HOME') return normalizePath(word);
+    const name = m[1] as string;
+    const rest = word.slice(m[0].length);
+    const value = this.#plain.get(name);
+    if (value !== undefined) return normalizePath(value + rest);
+    if (rest !== '' && !rest.startsWith('/')) return null;
+    const tail = normalizePath(`/x${rest}`);
+    return tail === null ? null : `$${name}${tail.slice(2)}`;
+  }
+
+  /** A variable takes a new value: what was known of it, and files named through it, are forgotten. */
+  #rebind(name: string, plain: string | null): void {
+    if (plain === null) this.#plain.delete(name);
+    else this.#plain.set(name, plain);
+    for (const key of this.#files.keys()) {
+      if (key === `$${name}` || key.startsWith(`$${name}/`)) this.#files.delete(key);
+    }
+  }
+
   #loop(name: string, words: readonly string[], from: number, at: number): void {
+    this.#rebind(name, null);
     const secret: Flow[] = [];
     for (let j = from; j < at; j++) {
       for (const what of outputSecrets(this.#segs[j] as SimpleCommand, true)) secret.push({ what, from: j });
@@ -300,6 +329,7 @@ class Trail implements SecretTrail {
   }
 
   #assignment(i: number, a: SimpleCommand['assignments'][number]): void {
+    this.#rebind(a.name, a.dynamic ? null : a.value);
     const secret: Flow[] = [];
     if (a.dynamic) {
       const v = this.#valueIn(a.value);
@@ -365,14 +395,14 @@ class Trail implements SecretTrail {
   #writes(i: number, seg: SimpleCommand): void {
     const targets: WrittenFile[] = writtenFiles(seg);
     for (const r of redirectsOf(this.#segs, i)) {
-      if (!r.is_write || r.dynamic || isNullSink(r.target) || DEV_SOCKET.test(r.target)) continue;
+      if (!r.is_write || isNullSink(r.target) || DEV_SOCKET.test(r.target)) continue;
       targets.push({ path: r.target, tree: false, replaces: r.op !== '>>' && r.op !== '&>>', read: false });
     }
     if (targets.length === 0) return;
     const secret = [...this.#directOf(i), ...this.#upstream(i)];
     const first = secret[0];
     for (const t of targets) {
-      const n = normalizePath(t.path);
+      const n = this.#pathKey(t.path);
       if (n === null || n === '') continue;
       if (first !== undefined) {
         // an archiver's operand may be what it read: keep how that file got its secret
