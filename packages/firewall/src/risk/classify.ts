@@ -29,6 +29,7 @@ import {
   readsScriptFromStdin,
   SHELLS,
 } from './programs.js';
+import { READERS } from './read-builtins.js';
 import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { traceSecrets } from './secret-flow.js';
 import { hasConfusableLetter } from './unicode.js';
@@ -278,12 +279,10 @@ function metadataRule(seg: SimpleCommand, label: string, f: Findings): void {
   }
 }
 
-/** Builtins for which a prefix `IFS=…` only sets how the line read is split (`while IFS= read -r l`). */
-const IFS_READERS = new Set(['read', 'mapfile', 'readarray']);
-
 function envRules(seg: SimpleCommand, label: string, f: Findings): void {
   for (const a of seg.assignments) {
-    if (a.name === 'IFS' && IFS_READERS.has(seg.program)) {
+    // for read / mapfile a prefix IFS= only sets how the line read is split (`while IFS= read -r l`)
+    if (a.name === 'IFS' && READERS.has(seg.program)) {
       f.add('moderate', `${label}: sets IFS for ${seg.program}`);
     } else if (EXEC_ENV.test(a.name) || (PAGER_ENV.test(a.name) && (a.dynamic || !BENIGN_PAGER.test(a.value)))) {
       f.add('dangerous', `${label}: ${a.name}=${quote(a.value)} can make programs run other code`);

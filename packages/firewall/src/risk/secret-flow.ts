@@ -26,6 +26,7 @@ import {
 import { authenticationFiles, fileCandidates } from './network-files.js';
 import { isNullSink, normalizePath } from './paths.js';
 import { NO_CONTENT } from './programs.js';
+import { READERS, readTargets } from './read-builtins.js';
 import { FILE_WRITERS, type WrittenFile, writtenFiles } from './written-files.js';
 
 /** What a secret reaching segment i through a variable, a written file or a loop adds to the exfiltration rules. */
@@ -45,11 +46,6 @@ const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
 const SUBSTITUTIONS: ReadonlySet<string> = new Set(['$(…)', '`…`', '<(…)']);
 /** Programs that print file names (what `read f` then takes as a path). */
 const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
-/** Builtins that assign what they read on stdin to variables. */
-const READERS: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray']);
-/** Options that take a value (the value is not a variable name, except read's -a). */
-const READ_ARG = /^-[a-zA-Z]*[adinNptu]$/;
-const MAPFILE_ARG = /^-[a-zA-Z]*[dnOsuCc]$/;
 /** A reason names at most this much of a secret's path through the command. */
 const MAX_WHAT = 240;
 
@@ -73,27 +69,6 @@ function fileOf(candidate: string): string {
   const at = candidate.indexOf('=@');
   if (at >= 0) return candidate.slice(at + 2);
   return candidate.startsWith('@') || candidate.startsWith('<') ? candidate.slice(1) : candidate;
-}
-
-/** The variables of read / mapfile / readarray (REPLY / MAPFILE when none is named). */
-function readTargets(seg: SimpleCommand): string[] {
-  const names: string[] = [];
-  const rest = seg.argv.slice(1);
-  const read = seg.program === 'read';
-  for (let i = 0; i < rest.length; i++) {
-    const w = rest[i] as string;
-    if (w === '--') continue;
-    if (w.startsWith('-')) {
-      if ((read ? READ_ARG : MAPFILE_ARG).test(w)) {
-        const v = rest[++i];
-        if (read && w.endsWith('a') && v !== undefined) names.push(v);
-      }
-      continue;
-    }
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(w)) names.push(w);
-  }
-  if (names.length === 0) names.push(read ? 'REPLY' : 'MAPFILE');
-  return read ? names : names.slice(-1);
 }
 
 /** Whether a model can carry a secret through a variable, a file or a loop at all (a cheap test). */

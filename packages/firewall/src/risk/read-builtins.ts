@@ -1,0 +1,31 @@
+// The builtins that assign what they read on stdin to shell variables (`read`, `mapfile`,
+// `readarray`) and which variables a call of one assigns.
+
+import type { SimpleCommand } from './command-model.js';
+
+/** Builtins that assign what they read on stdin to variables. */
+export const READERS: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray']);
+/** Options that take a value (the value is not a variable name, except read's -a). */
+const READ_ARG = /^-[a-zA-Z]*[adinNptu]$/;
+const MAPFILE_ARG = /^-[a-zA-Z]*[dnOsuCc]$/;
+
+/** The variables of read / mapfile / readarray (REPLY / MAPFILE when none is named). */
+export function readTargets(seg: SimpleCommand): string[] {
+  const names: string[] = [];
+  const rest = seg.argv.slice(1);
+  const read = seg.program === 'read';
+  for (let i = 0; i < rest.length; i++) {
+    const w = rest[i] as string;
+    if (w === '--') continue;
+    if (w.startsWith('-')) {
+      if ((read ? READ_ARG : MAPFILE_ARG).test(w)) {
+        const v = rest[++i];
+        if (read && w.endsWith('a') && v !== undefined) names.push(v);
+      }
+      continue;
+    }
+    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(w)) names.push(w);
+  }
+  if (names.length === 0) names.push(read ? 'REPLY' : 'MAPFILE');
+  return read ? names : names.slice(-1);
+}
