@@ -7,7 +7,7 @@ import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
-import { authenticationFiles, fileCandidates } from './network-files.js';
+import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
 import { parseArgs } from './options.js';
 import {
   isBroadTarget,
@@ -317,6 +317,7 @@ function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   let found = false;
   let network: boolean | undefined;
   let auth: Set<number> | undefined;
+  let upload: ReturnType<typeof cloudUpload> | undefined;
   for (let i = 1; i < seg.argv.length; i++) {
     const a = seg.argv[i] as string;
     if (!mayNameSecret(a)) continue;
@@ -324,8 +325,11 @@ function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
     auth ??= network ? authenticationFiles(seg) : new Set<number>();
     if (!fileCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
     found = true;
+    upload ??= network ? null : cloudUpload(seg);
     if (network && !auth.has(i) && !/\.pub$/.test(a))
       f.add('dangerous', `${label}: ${seg.program} may send the credential file ${quote(a)} over the network`);
+    else if (upload?.files.includes(i) === true && !/\.pub$/.test(a))
+      f.add('dangerous', `${label}: ${upload.label} uploads the credential file ${quote(a)}`);
     else f.add('moderate', `${label}: reads the credential file ${quote(a)}`);
   }
   return found;

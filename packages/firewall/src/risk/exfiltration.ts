@@ -528,5 +528,6 @@ export function exfiltrationRules(model: CommandModel, add: (reason: string) => 
     if (sock !== null) report(i, `the redirect to ${quote(sock)}`, flows.output(i));
     if (NETWORK_PROGRAMS.has(seg.program))
       report(i, seg.program, [...fromSubstitutions(segs, i), ...(trail?.args(i) ?? [])]);
+    else if (trail !== undefined && trail.args(i).length > 0) report(i, seg.program, [...trail.args(i)]);
   });
 }

@@ -53,3 +53,75 @@ export function fileCandidates(word: string, network: boolean, auth: boolean): s
   }
   return out;
 }
+
+/** The operand indexes of argv (words not starting with `-`), from `from` on. */
+function operands(argv: readonly string[], from: number): number[] {
+  const out: number[] = [];
+  for (let i = from; i < argv.length; i++) if (!(argv[i] as string).startsWith('-')) out.push(i);
+  return out;
+}
+
+/** The value index of option `names` (`--file f`, `--file=f`, `-f f`). */
+function optionValues(argv: readonly string[], names: readonly string[]): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i] as string;
+    if (names.includes(w)) out.push(i + 1);
+    else if (names.some((n) => n.startsWith('--') && w.startsWith(`${n}=`))) out.push(i);
+  }
+  return out.filter((i) => i < argv.length);
+}
+
+/** Local operands before the last remote one (`cp a b s3://x/`: a and b are sent). */
+function beforeRemote(argv: readonly string[], ops: number[], remote: RegExp): number[] {
+  let last = -1;
+  for (const i of ops) if (remote.test(argv[i] as string)) last = i;
+  return last < 0 ? [] : ops.filter((i) => i < last && !remote.test(argv[i] as string));
+}
+
+/** The programs {@link cloudUpload} knows. */
+export const CLOUD_CLIS: ReadonlySet<string> = new Set(['aws', 's3cmd', 'gsutil', 'gcloud', 'rclone', 'gh', 'az']);
+const CLOUD_COPY = new Set(['cp', 'mv', 'sync', 'rsync', 'put']);
+const RCLONE_COPY = new Set(['copy', 'copyto', 'move', 'moveto', 'sync']);
+
+/**
+ * A cloud CLI uploading local files — `aws s3 cp|mv|sync f s3://…`, `aws s3api put-object --body f`,
+ * `gsutil cp f gs://…`, `gcloud storage cp f gs://…`, `s3cmd put f s3://…`, `rclone copy f remote:…`,
+ * `gh gist create f`, `gh release upload tag f`, `gh issue|pr create --body-file f`,
+ * `az storage blob upload --file f`: how it is named and the argv indexes of the words that may
+ * be the files it sends (an option's value among them is harmless: only files are looked up); or null.
+ */
+export function cloudUpload(seg: SimpleCommand): { label: string; files: number[] } | null {
+  const a = seg.argv;
+  const p = seg.program;
+  const ops = operands(a, 1);
+  const word = (k: number): string => a[ops[k] ?? -1] ?? '';
+  if (p === 'aws' || p === 's3cmd') {
+    const at = ops.findIndex((i) => a[i] === 's3' || a[i] === 's3api' || CLOUD_COPY.has(a[i] as string));
+    if (at < 0) return null;
+    if (word(at) === 's3api')
+      return word(at + 1) === 'put-object'
+        ? { label: 'aws s3api put-object', files: optionValues(a, ['--body']) }
+        : null;
+    const op = p === 'aws' ? word(at + 1) : word(at);
+    if (!CLOUD_COPY.has(op)) return null;
+    return { label: `${p === 'aws' ? 'aws s3' : p} ${op}`, files: beforeRemote(a, ops, /^s3:\/\//) };
+  }
+  if (p === 'gsutil' || p === 'gcloud') {
+    const at = ops.findIndex((i) => CLOUD_COPY.has(a[i] as string));
+    if (at < 0 || (p === 'gcloud' && word(at - 1) !== 'storage')) return null;
+    return { label: `${p === 'gcloud' ? 'gcloud storage' : p} ${word(at)}`, files: beforeRemote(a, ops, /^gs:\/\//) };
+  }
+  if (p === 'rclone' && RCLONE_COPY.has(word(0)))
+    return { label: `rclone ${word(0)}`, files: beforeRemote(a, ops.slice(1), /^[A-Za-z0-9_.-]+:/) };
+  if (p === 'gh') {
+    if (word(0) === 'gist' && word(1) === 'create') return { label: 'gh gist create', files: ops.slice(2) };
+    if (word(0) === 'release' && word(1) === 'upload') return { label: 'gh release upload', files: ops.slice(3) };
+    if ((word(0) === 'issue' || word(0) === 'pr') && word(1) === 'create')
+      return { label: `gh ${word(0)} create`, files: optionValues(a, ['--body-file', '-F']) };
+    return null;
+  }
+  if (p === 'az' && word(0) === 'storage' && word(2)?.startsWith('upload'))
+    return { label: `az storage ${word(1)} ${word(2)}`, files: optionValues(a, ['--file', '-f', '--source', '-s']) };
+  return null;
+}

@@ -23,7 +23,7 @@ import {
   redirectsOf,
   stdinSecrets,
 } from './exfiltration.js';
-import { authenticationFiles, fileCandidates } from './network-files.js';
+import { authenticationFiles, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink, normalizePath } from './paths.js';
 import { NO_CONTENT } from './programs.js';
 import { READERS, readTargets } from './read-builtins.js';
@@ -112,15 +112,9 @@ class Trail implements SecretTrail {
     }
   }
 
-  output(j: number): readonly Flow[] {
-    return this.#out[j] ?? NONE;
-  }
-  stdin(i: number): readonly Flow[] {
-    return this.#in[i] ?? NONE;
-  }
-  args(i: number): readonly Flow[] {
-    return this.#args[i] ?? NONE;
-  }
+  readonly output = (j: number): readonly Flow[] => this.#out[j] ?? NONE;
+  readonly stdin = (i: number): readonly Flow[] => this.#in[i] ?? NONE;
+  readonly args = (i: number): readonly Flow[] => this.#args[i] ?? NONE;
 
   get #empty(): boolean {
     return this.#vars.size === 0 && this.#paths.size === 0 && this.#files.size === 0;
@@ -361,6 +355,12 @@ class Trail implements SecretTrail {
       }
     }
     if (network) args.push(...this.#substitutionTrail(i));
+    else if (CLOUD_CLIS.has(p)) {
+      for (const k of cloudUpload(seg)?.files ?? []) {
+        const f = this.#fileIn(seg.argv[k] as string, true);
+        if (f !== null) args.push(f);
+      }
+    }
     if (stdin.length > 0) this.#in[i] = stdin;
     if (out.length > 0) this.#out[i] = out;
     if (args.length > 0) this.#args[i] = args;
