@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { inboxOf, MAX_BATCH, WireBatch } from './nats-batch.js';
 import { encodeReply } from './nats-envelope.js';
-import type { WireAuth } from './nats-wire.js';
+import { utf8Length, type WireAuth } from './nats-wire.js';
 
 /** What the {@link ReplyOutbox} of a transport needs. */
 export interface ReplyOutboxOptions {
@@ -42,7 +42,7 @@ export class ReplyOutbox {
     if (inbox === undefined) return;
     const token = reply.slice(inbox.length);
     let line = `${token} ${encodeReply(out)}`;
-    let bytes = Buffer.byteLength(line, 'utf8');
+    let bytes = utf8Length(line);
     const frameLine = this.o.auth.lineLength('reply', forServe);
     const max = this.o.connection.info?.max_payload ?? 1024 * 1024;
     if (frameLine + bytes > max) {
@@ -52,7 +52,7 @@ export class ReplyOutbox {
         details: { bytes: frameLine + bytes, max_payload: max },
       };
       line = `${token} ${encodeReply({ ...out, payload: null, error })}`;
-      bytes = Buffer.byteLength(line, 'utf8');
+      bytes = utf8Length(line);
     }
     if (forServe || (this.o.idle() && !this.outboxScheduled)) {
       // nothing else being served, nothing to batch with: no wait for the end of the turn

@@ -11,7 +11,14 @@ import { InflightCalls, NatsServerChannel } from './nats-channel.js';
 import { encodeRequest, readReply, readRequest } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
-import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth, type WireCheck } from './nats-wire.js';
+import {
+  type ClusterSubjects,
+  clusterSubjects,
+  decodeJson,
+  utf8Length,
+  type WireAuth,
+  type WireCheck,
+} from './nats-wire.js';
 import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
 export type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
@@ -186,7 +193,7 @@ export class NatsTransport implements Transport {
     if (this.inbox === undefined) this.openInbox();
     const token = (++this.seq).toString(36);
     const line = `${token} ${encodeRequest(request)}`;
-    const lineBytes = Buffer.byteLength(line, 'utf8');
+    const lineBytes = utf8Length(line);
     const frameLine = this.auth.lineLength('request', forServe);
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
     if (frameLine + lineBytes > max) {

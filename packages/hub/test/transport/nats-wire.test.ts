@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 
-import { clusterSubjects, decodeJson, encodeJson, serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
+import {
+  clusterSubjects,
+  decodeJson,
+  encodeJson,
+  serveKeyOf,
+  utf8Length,
+  WireAuth,
+} from '../../src/transport/nats-wire.js';
 
 const KEY = 'cluster-key-for-unit-tests-0001';
 
@@ -115,6 +122,33 @@ describe('WireAuth', () => {
     expect(() => new WireAuth({ role: 'serve', node: 's' })).toThrow(/serve key/);
     expect(() => new WireAuth({ role: 'daemon', node: 'a b', cluster_key: KEY })).toThrow(/invalid node id/);
     expect(() => new WireAuth({ role: 'daemon', node: '', cluster_key: KEY })).toThrow(/invalid node id/);
+  });
+});
+
+describe('utf8Length', () => {
+  it('counts UTF-8 bytes like Buffer.byteLength, short or long, ASCII or not', () => {
+    const texts = [
+      '',
+      'a',
+      '1 [2,"x"]',
+      'héllo',
+      '✓',
+      '😀',
+      'x'.repeat(1024),
+      'x'.repeat(1025),
+      `${'x'.repeat(1023)}é`,
+    ];
+    for (const t of texts) expect(utf8Length(t)).toBe(Buffer.byteLength(t, 'utf8'));
+  });
+
+  it('lets sealJson copy short ASCII text itself: the frame is the same as sealing the UTF-8 bytes', () => {
+    const daemon = new WireAuth({ role: 'daemon', node: 'd1', cluster_key: KEY });
+    for (const json of ['{"a":"b"}', '{"a":"é"}', JSON.stringify({ x: 'y'.repeat(1500) })]) {
+      expect(daemon.sealJson('reply', json, false)).toEqual(daemon.seal('reply', Buffer.from(json), false));
+      expect(daemon.sealJson('reply', json, false, utf8Length(json))).toEqual(
+        daemon.seal('reply', Buffer.from(json), false),
+      );
+    }
   });
 });
 
