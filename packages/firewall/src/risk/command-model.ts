@@ -20,6 +20,8 @@ export interface Redirect {
   is_write: boolean;
   /** the target contains an expansion whose value is only known at run time */
   dynamic: boolean;
+  /** the descriptor redirected when the command names one (`3< f`, `2>&1`); absent for the default 0 or 1 */
+  fd?: number;
 }
 
 /** `NAME=value` before a command, or from `export` / `declare` / `local` / `readonly` / `env`. */

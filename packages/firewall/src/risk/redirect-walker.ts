@@ -19,7 +19,10 @@ export function walkRedirect(walker: Walker, node: SyntaxNode, src: string, ctx:
     const dup = (op === '>&' || op === '<&') && (/^\d+-?$/.test(w.text) || w.text === '-');
     const isWrite = !dup && (WRITE_OPS.has(op) || op === '>&');
     if (isWrite && !isNullSink(w.text)) walker.flags.redirect_write = true;
-    return [{ op, target: w.text, is_write: isWrite, dynamic: w.dynamic }];
+    const r: Redirect = { op, target: w.text, is_write: isWrite, dynamic: w.dynamic };
+    const fd = node.children.find((c) => c.type === 'file_descriptor');
+    if (fd !== undefined) r.fd = Number(src.slice(fd.start, fd.end));
+    return [r];
   }
   if (node.type === 'heredoc_redirect') {
     walker.flags.heredoc = true;

@@ -12,7 +12,8 @@
 // used in `$(…)` stays an authentication value there, and so it does here). Lexical and
 // flow-insensitive within loops: a later assignment does not taint an earlier use on the next round.
 
-import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
+import type { CommandModel, SimpleCommand } from './command-model.js';
+import { Descriptors, isExecRedirect } from './descriptors.js';
 import {
   credentialFile,
   type Flow,
@@ -23,6 +24,7 @@ import {
   redirectsOf,
   stdinSecrets,
 } from './exfiltration.js';
+import { Feeders } from './feeders.js';
 import { authenticationFiles, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink, normalizePath } from './paths.js';
 import { NO_CONTENT } from './programs.js';
@@ -43,7 +45,6 @@ const NONE: readonly Flow[] = Object.freeze([]);
 const VARIABLE_REF = /\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)/g;
 const LEADING_REF = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?(?![A-Za-z0-9_])/;
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
-const SUBSTITUTIONS: ReadonlySet<string> = new Set(['$(…)', '`…`', '<(…)']);
 /** Programs that print file names (what `read f` then takes as a path). */
 const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
 /** A reason names at most this much of a secret's path through the command. */
@@ -75,7 +76,8 @@ function fileOf(candidate: string): string {
 function mayTrail(model: CommandModel): boolean {
   if (model.loop_variables !== undefined) return true;
   for (const s of model.segments) {
-    if (s.assignments.length > 0 || READERS.has(s.program) || FILE_WRITERS.has(s.program)) return true;
+    if (s.assignments.length > 0 || READERS.has(s.program) || FILE_WRITERS.has(s.program) || s.program === 'exec')
+      return true;
     if (s.program === 'printf' && s.argv[1] === '-v') return true;
     for (const r of s.redirects) if (r.is_write) return true;
   }
@@ -96,11 +98,12 @@ class Trail implements SecretTrail {
   readonly #in: (readonly Flow[])[] = [];
   readonly #args: (readonly Flow[])[] = [];
   readonly #direct = new Map<number, Flow[]>();
-  /** pipeline id → the segments passed so far that sit in one of its stages */
-  readonly #stages = new Map<number, { index: number; j: number }[]>();
+  readonly #feeders: Feeders;
+  readonly #fds = new Descriptors();
 
   constructor(model: CommandModel) {
     this.#segs = model.segments;
+    this.#feeders = new Feeders(model.segments);
     const loops = model.loop_variables ?? [];
     let next = 0;
     for (let i = 0; i < this.#segs.length; i++) {
@@ -117,7 +120,7 @@ class Trail implements SecretTrail {
   readonly args = (i: number): readonly Flow[] => this.#args[i] ?? NONE;
 
   get #empty(): boolean {
-    return this.#vars.size === 0 && this.#paths.size === 0 && this.#files.size === 0;
+    return this.#vars.size === 0 && this.#paths.size === 0 && this.#files.size === 0 && this.#fds.empty;
   }
 
   /** The secret a word holding variables carries (a secret variable it expands), or null. */
@@ -213,31 +216,14 @@ class Trail implements SecretTrail {
     return v;
   }
 
-  /** What the earlier stages of segment i's pipeline feed it (the segments already passed, by pipeline). */
+  /** What the earlier stages of segment i's pipeline feed it. */
   #upstream(i: number): Flow[] {
-    const pos = (this.#segs[i] as SimpleCommand).pipeline;
-    if (pos === null) return [];
-    const from = new Set<number>();
-    for (let p: PipelinePosition | undefined = pos; p !== undefined; p = p.outer) {
-      for (const e of this.#stages.get(p.id) ?? []) if (e.index < p.index) from.add(e.j);
-    }
-    return [...from].sort((x, y) => x - y).flatMap((j) => this.#directOf(j));
+    return this.#feeders.upstream(i).flatMap((j) => this.#directOf(j));
   }
 
   /** The credential files whose names reach segment i's stdin (`ls ~/.ssh/* | while read f`), described; or null. */
   #listed(i: number): string | null {
-    const from: number[] = [];
-    const pos = (this.#segs[i] as SimpleCommand).pipeline;
-    for (let p: PipelinePosition | undefined = pos ?? undefined; p !== undefined; p = p.outer) {
-      for (const e of this.#stages.get(p.id) ?? []) if (e.index < p.index) from.push(e.j);
-    }
-    const base = (this.#segs[i] as SimpleCommand).via;
-    for (let j = i - 1; j >= 0; j--) {
-      const s = this.#segs[j] as SimpleCommand;
-      if (s.via.length <= base.length || !SUBSTITUTIONS.has(s.via[base.length] as string)) break;
-      from.push(j);
-    }
-    for (const j of from) {
+    for (const j of [...this.#feeders.upstream(i), ...this.#feeders.substitutions(i)]) {
       const s = this.#segs[j] as SimpleCommand;
       if (!LISTERS.has(s.program)) continue;
       const named = s.argv.slice(1).find((w) => !w.startsWith('-') && credentialFile(w) !== null);
@@ -253,22 +239,18 @@ class Trail implements SecretTrail {
 
   /** What the `$(…)` in segment i's words read through the trail. */
   #substitutionTrail(i: number): Flow[] {
-    const out: Flow[] = [];
-    const base = (this.#segs[i] as SimpleCommand).via;
-    for (let j = i - 1; j >= 0; j--) {
-      const s = this.#segs[j] as SimpleCommand;
-      if (s.via.length <= base.length || !SUBSTITUTIONS.has(s.via[base.length] as string)) break;
-      out.push(...this.output(j));
-    }
-    return out;
+    return this.#feeders.substitutions(i).flatMap((j) => this.output(j));
   }
 
   #visit(i: number): void {
     const seg = this.#segs[i] as SimpleCommand;
-    for (let p: PipelinePosition | undefined = seg.pipeline ?? undefined; p !== undefined; p = p.outer) {
-      const list = this.#stages.get(p.id);
-      if (list === undefined) this.#stages.set(p.id, [{ index: p.index, j: i }]);
-      else list.push({ index: p.index, j: i });
+    this.#feeders.pass(i);
+    if (isExecRedirect(seg)) {
+      this.#fds.open(seg, (t) => {
+        const c = credentialFile(t);
+        return c !== null ? { what: c, from: i } : this.#fileIn(t, false);
+      });
+      return;
     }
     if (!seg.wrapper && !this.#empty) this.#reads(i, seg);
     if (seg.wrapper) {
@@ -312,8 +294,10 @@ class Trail implements SecretTrail {
 
   /** What segment i reads through the trail: its stdin, the files and variables in its words. */
   #reads(i: number, seg: SimpleCommand): void {
-    const stdin: Flow[] = [];
-    for (const r of redirectsOf(this.#segs, i)) {
+    const redirects = redirectsOf(this.#segs, i);
+    const piped = seg.pipeline !== null && seg.pipeline.index > 0;
+    const stdin: Flow[] = this.#fds.reads({ ...seg, redirects }, piped);
+    for (const r of redirects) {
       if (r.op === '<' || r.op === '<>') {
         const f = this.#fileIn(r.target, false);
         if (f !== null) stdin.push(f);
@@ -369,10 +353,14 @@ class Trail implements SecretTrail {
   /** Files segment i writes: tainted by what it outputs (and reads), cleared when replaced by something else. */
   #writes(i: number, seg: SimpleCommand): void {
     const targets: WrittenFile[] = writtenFiles(seg);
-    for (const r of redirectsOf(this.#segs, i)) {
+    const redirects = redirectsOf(this.#segs, i);
+    for (const r of redirects) {
       if (!r.is_write || isNullSink(r.target) || DEV_SOCKET.test(r.target)) continue;
       targets.push({ path: r.target, tree: false, replaces: r.op !== '>>' && r.op !== '&>>', read: false });
     }
+    const piped = seg.pipeline !== null && seg.pipeline.index < seg.pipeline.length - 1;
+    for (const path of this.#fds.writes({ ...seg, redirects }, piped))
+      targets.push({ path, tree: false, replaces: false, read: false });
     if (targets.length === 0) return;
     const secret = [...this.#directOf(i), ...this.#upstream(i)];
     const first = secret[0];

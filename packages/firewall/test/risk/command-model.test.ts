@@ -152,11 +152,11 @@ describe('redirects, assignments and flags', () => {
     const seg = assessor.parse('cmd > out 2>&1 >> "log file" < in &> both 2>/dev/null').segments[0];
     expect(seg?.redirects).toEqual([
       { op: '>', target: 'out', is_write: true, dynamic: false },
-      { op: '>&', target: '1', is_write: false, dynamic: false },
+      { op: '>&', target: '1', is_write: false, dynamic: false, fd: 2 },
       { op: '>>', target: 'log file', is_write: true, dynamic: false },
       { op: '<', target: 'in', is_write: false, dynamic: false },
       { op: '&>', target: 'both', is_write: true, dynamic: false },
-      { op: '>', target: '/dev/null', is_write: true, dynamic: false },
+      { op: '>', target: '/dev/null', is_write: true, dynamic: false, fd: 2 },
     ]);
   });
 
