@@ -194,7 +194,7 @@ export class ClusterRegistry {
       return;
     }
     if (check.kind !== 'hb') return;
-    const hb = decodeJson(check.body) as Heartbeat | undefined;
+    const hb = decodeJson(check.text()) as Heartbeat | undefined;
     if (hb === undefined || !Array.isArray(hb.modules) || hb.node !== check.node) {
       this.o.onDropped?.({ reason: 'invalid heartbeat', subject: msg.subject, node: check.node });
       return;

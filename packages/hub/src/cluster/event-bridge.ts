@@ -173,7 +173,7 @@ export class NatsEventBridge {
       return;
     }
     if (check.node === this.o.auth.node) return;
-    const lines = check.body.toString('utf8').split('\n');
+    const lines = check.text().split('\n');
     for (const line of lines) {
       const e = parseEvent(line);
       if (e === undefined) continue; // e.g. a type this version does not know

@@ -69,14 +69,14 @@ export interface BatchPart {
 }
 
 /**
- * The parts of a received batch body, or undefined when a line has no valid token (the whole
+ * The parts of a received batch body (its bytes, or its text already decoded), or undefined when a line has no valid token (the whole
  * frame is then dropped: its lines cannot all be answered). The body is decoded from UTF-8 once
  * and cut into lines as strings (a newline byte never occurs inside a multi-byte UTF-8
  * sequence, so this is the per-line decoding's result): one decode per frame instead of a
  * Buffer view, a token decode and a JSON decode per line.
  */
-export function parseBatch(body: Buffer): BatchPart[] | undefined {
-  const text = body.toString('utf8');
+export function parseBatch(body: Buffer | string): BatchPart[] | undefined {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
   const parts: BatchPart[] = [];
   let start = 0;
   while (start <= text.length) {

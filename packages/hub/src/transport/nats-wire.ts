@@ -74,9 +74,46 @@ export interface WireAuthOptions {
   serve_key?: string;
 }
 
-/** Result of opening one frame: who signed it, and its body. */
-export type WireCheck =
-  { ok: true; role: WireRole; node: string; kind: WireKind; body: Buffer } | { ok: false; reason: string };
+/**
+ * A frame that passed {@link WireAuth.open}: who signed it, and its body. The body is read from the
+ * frame in place: {@link text} decodes it without a view of it being made first.
+ */
+export class OpenedFrame {
+  readonly ok = true as const;
+
+  constructor(
+    readonly role: WireRole,
+    readonly node: string,
+    readonly kind: WireKind,
+    private readonly frame: Buffer,
+    /** Where the body starts in `frame`. */
+    private readonly at: number,
+  ) {}
+
+  /** The body's bytes (a view of the frame). */
+  get body(): Buffer {
+    return this.frame.subarray(this.at);
+  }
+
+  /** The body decoded from UTF-8. */
+  text(): string {
+    return this.frame.toString('utf8', this.at);
+  }
+}
+
+/** Result of opening one frame: the opened frame, or why it was refused. */
+export type WireCheck = OpenedFrame | { ok: false; reason: string };
+
+/** The kind and node of a frame line seen recently, with the MAC prefix they make. */
+interface LineHead {
+  /** The line's bytes from the kind to the space after the node. */
+  bytes: Uint8Array;
+  kind: WireKind;
+  node: string;
+  prefix: string;
+}
+/** Frame-line heads remembered (a process hears from few peers, mostly one per call). */
+const HEADS = 4;
 
 /**
  * Frame version 3: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
@@ -96,6 +133,8 @@ export class WireAuth {
   readonly node: string;
   private readonly clusterKey: Sha256Mac | undefined;
   private readonly serveKey: Sha256Mac;
+  private readonly heads: LineHead[] = [];
+  private nextHead = 0;
 
   constructor(o: WireAuthOptions) {
     if (!/^[\x21-\x7e]{1,128}$/.test(o.node))
@@ -178,7 +217,8 @@ export class WireAuth {
    * read in place (its fields located by their spaces, the signatures compared as bytes).
    */
   open(data: Uint8Array): WireCheck {
-    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    // nats.js hands over a Buffer (a view of what the socket read): no second view made of it
+    const buf = data instanceof Buffer ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const len = buf.length;
     if (len < 4 || buf[0] !== 0x46 || buf[1] !== 0x57 || buf[3] !== SP)
       return { ok: false, reason: 'unsigned message (no frame)' };
@@ -204,16 +244,14 @@ export class WireAuth {
     }
     if (nl < 0) return { ok: false, reason: 'unsigned message (no frame)' };
     if (extra || s3 < 0 || s1 === MAGIC.length || s2 === s1 + 1) return { ok: false, reason: 'malformed frame line' };
-    const kind = buf.toString('latin1', MAGIC.length, s1) as WireKind;
-    const node = buf.toString('latin1', s1 + 1, s2);
-    const body = buf.subarray(nl + 1);
+    const head = this.headOf(buf, s1, s2);
+    const at = nl + 1;
     const sigAt = s2 + 1;
     const sigLen = s3 - sigAt;
     const daemonSigned = !(sigLen === 1 && buf[sigAt] === DASH);
-    const prefix = `${kind}\n${node}\n`;
     if (this.clusterKey !== undefined && daemonSigned) {
-      if (this.clusterKey.verify(prefix, buf, nl + 1, len, buf, sigAt, sigLen))
-        return { ok: true, role: 'daemon', node, kind, body };
+      if (this.clusterKey.verify(head.prefix, buf, at, len, buf, sigAt, sigLen))
+        return new OpenedFrame('daemon', head.node, head.kind, buf, at);
     }
     const ssigAt = s3 + 1;
     const ssigLen = nl - ssigAt;
@@ -223,10 +261,33 @@ export class WireAuth {
         reason: this.clusterKey !== undefined && daemonSigned ? 'bad signature' : 'unsigned message',
       };
     }
-    if (!this.serveKey.verify(prefix, buf, nl + 1, len, buf, ssigAt, ssigLen))
+    if (!this.serveKey.verify(head.prefix, buf, at, len, buf, ssigAt, ssigLen))
       return { ok: false, reason: 'bad signature' };
     // a serve process cannot tell daemons from serve processes: both sign with the serve key
-    return { ok: true, role: this.clusterKey === undefined ? 'daemon' : 'serve', node, kind, body };
+    return new OpenedFrame(this.clusterKey === undefined ? 'daemon' : 'serve', head.node, head.kind, buf, at);
+  }
+
+  /**
+   * The kind and node of the frame line in `buf` (kind from byte 4 to `s1`, node to `s2`): one
+   * remembered when the same bytes came before (the same peer sending the same kind), so a lone
+   * call decodes no strings and builds no MAC prefix for its frame line.
+   */
+  private headOf(buf: Buffer, s1: number, s2: number): LineHead {
+    const from = MAGIC.length;
+    const n = s2 - from;
+    for (const h of this.heads) {
+      const b = h.bytes;
+      if (b.length !== n) continue;
+      let i = 0;
+      while (i < n && b[i] === buf[from + i]) i++;
+      if (i === n) return h;
+    }
+    const kind = buf.toString('latin1', from, s1) as WireKind;
+    const node = buf.toString('latin1', s1 + 1, s2);
+    const head: LineHead = { bytes: Uint8Array.from(buf.subarray(from, s2)), kind, node, prefix: `${kind}\n${node}\n` };
+    this.heads[this.nextHead] = head;
+    this.nextHead = (this.nextHead + 1) % HEADS;
+    return head;
   }
 }
 

@@ -15,9 +15,9 @@ import {
   type ClusterSubjects,
   clusterSubjects,
   decodeJson,
+  type OpenedFrame,
   utf8Length,
   type WireAuth,
-  type WireCheck,
 } from './nats-wire.js';
 import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
@@ -364,23 +364,23 @@ export class NatsTransport implements Transport {
       return;
     }
     if (check.kind === 'reply') {
-      this.onReplies(check.body, msg, check.node);
+      this.onReplies(check.text(), msg, check.node);
       return;
     }
     const p = this.pending.get(token);
     if (p === undefined) return;
     if (check.kind === 'progress') {
-      const d = decodeJson(check.body) as { message?: unknown; fraction?: unknown } | undefined;
+      const d = decodeJson(check.text()) as { message?: unknown; fraction?: unknown } | undefined;
       if (typeof d?.message === 'string')
         p.hooks?.onProgress?.(d.message, typeof d.fraction === 'number' ? d.fraction : undefined);
     } else if (check.kind === 'lease') {
-      const d = decodeJson(check.body) as { ttl_ms?: unknown } | undefined;
+      const d = decodeJson(check.text()) as { ttl_ms?: unknown } | undefined;
       if (typeof d?.ttl_ms === 'number' && d.ttl_ms > 0) p.hooks?.onLeaseExtend?.(d.ttl_ms);
     }
   }
 
   /** A reply frame: the replies of one turn to this process, one `<token> <json>` line each. */
-  private onReplies(body: Buffer, msg: Msg, node: string): void {
+  private onReplies(body: string, msg: Msg, node: string): void {
     const parts = parseBatch(body);
     if (parts === undefined) {
       this.drop('invalid reply batch', msg, node);
@@ -447,7 +447,7 @@ export class NatsTransport implements Transport {
       return;
     }
     const inbox = msg.reply ? inboxOf(msg.reply) : undefined;
-    const parts = inbox === undefined ? undefined : parseBatch(check.body);
+    const parts = inbox === undefined ? undefined : parseBatch(check.text());
     if (parts === undefined) {
       this.drop('invalid request batch', msg, check.node);
       return;
@@ -456,13 +456,7 @@ export class NatsTransport implements Transport {
   }
 
   /** One request of a received batch: each is checked, bounded and answered on its own. */
-  private onEnvelope(
-    msg: Msg,
-    check: WireCheck & { ok: true },
-    json: string,
-    reply: string,
-    handler: TransportHandler,
-  ): void {
+  private onEnvelope(msg: Msg, check: OpenedFrame, json: string, reply: string, handler: TransportHandler): void {
     const env = readRequest(json);
     if (env === undefined) {
       this.drop('invalid request envelope', msg, check.node);
@@ -512,7 +506,7 @@ export class NatsTransport implements Transport {
       this.drop(check.reason, msg);
       return;
     }
-    const d = decodeJson(check.body) as { id?: unknown; reason?: unknown } | undefined;
+    const d = decodeJson(check.text()) as { id?: unknown; reason?: unknown } | undefined;
     if (typeof d?.id !== 'string') return;
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
   }

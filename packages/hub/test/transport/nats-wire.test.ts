@@ -117,6 +117,24 @@ describe('WireAuth', () => {
     expect(other.open(bigTampered)).toEqual({ ok: false, reason: 'bad signature' });
   });
 
+  it('names the right kind and node when frames of many peers and kinds alternate (remembered frame lines)', () => {
+    const peers = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map(
+      (node) => new WireAuth({ role: 'daemon', node, cluster_key: KEY }),
+    );
+    const kinds = ['request', 'reply', 'hb', 'events', 'cancel'] as const;
+    for (let round = 0; round < 3; round++) {
+      for (const [i, p] of peers.entries()) {
+        const kind = kinds[(i + round) % kinds.length]!;
+        const opened = other.open(p.seal(kind, body));
+        expect(opened).toMatchObject({ ok: true, role: 'daemon', node: p.node, kind });
+        // a remembered line head does not make a wrong signature pass
+        const [, , , sig, ssig] = lineOf(p.seal(kind, body));
+        const forged = withLine(p.seal(kind, encodeJson({ other: 1 })), `FW3 ${kind} ${p.node} ${sig} ${ssig}`);
+        expect(other.open(forged)).toEqual({ ok: false, reason: 'bad signature' });
+      }
+    }
+  });
+
   it('refuses to build without its key or with a node id that cannot go in a frame line', () => {
     expect(() => new WireAuth({ role: 'daemon', node: 'd' })).toThrow(/cluster key/);
     expect(() => new WireAuth({ role: 'serve', node: 's' })).toThrow(/serve key/);
