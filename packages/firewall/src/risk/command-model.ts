@@ -110,6 +110,14 @@ export interface LoopVariable {
   at: number;
 }
 
+/** `name() { …; }` / `function name { …; }`: the segments of its body, which run again wherever it is called. */
+export interface FunctionDefinition {
+  name: string;
+  /** the body is segments `from` up to (not including) `to` */
+  from: number;
+  to: number;
+}
+
 /** The canonical model of one command line (or one exec'd argv). */
 export interface CommandModel {
   /**
@@ -124,6 +132,8 @@ export interface CommandModel {
   notes: string[];
   /** the variables of `for` / `select` loops, in the order their loops start (absent when there are none) */
   loop_variables?: LoopVariable[];
+  /** the shell functions defined, in order (absent when there are none) */
+  functions?: FunctionDefinition[];
 }
 
 /** The RiskAssessor's result. */

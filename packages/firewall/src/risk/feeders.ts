@@ -37,6 +37,22 @@ export class Feeders {
     return [...from].sort((x, y) => x - y);
   }
 
+  /** The first passed segment in an earlier stage of segment i's pipelines for which `has` holds. */
+  first(i: number, has: (j: number) => boolean): number | undefined {
+    let found: number | undefined;
+    for (let p = (this.#segs[i] as SimpleCommand).pipeline ?? undefined; p !== undefined; p = p.outer) {
+      // a pipeline's list is in pass order, so its stages come in order
+      for (const e of this.#stages.get(p.id) ?? []) {
+        if (e.index >= p.index || (found !== undefined && e.j >= found)) break;
+        if (has(e.j)) {
+          found = e.j;
+          break;
+        }
+      }
+    }
+    return found;
+  }
+
   /** The segments run by the substitutions in segment i's words (and redirects). */
   substitutions(i: number): number[] {
     const out: number[] = [];

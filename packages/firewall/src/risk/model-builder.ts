@@ -9,6 +9,7 @@ import {
   type CommandFlags,
   type CommandModel,
   emptyFlags,
+  type FunctionDefinition,
   type LoopVariable,
   type Redirect,
   type SimpleCommand,
@@ -42,6 +43,7 @@ export class ModelBuilder {
   readonly flags: CommandFlags = emptyFlags();
   readonly redFlags: string[] = [];
   readonly loopVariables: LoopVariable[] = [];
+  readonly functions: FunctionDefinition[] = [];
   unparseable: string | undefined;
   #pipelines = 0;
   readonly #grammar: BashGrammar;
@@ -67,6 +69,7 @@ export class ModelBuilder {
     const m: CommandModel = { segments: this.segments, flags: this.flags, notes: this.redFlags };
     if (this.unparseable !== undefined) m.unparseable = this.unparseable;
     if (this.loopVariables.length > 0) m.loop_variables = this.loopVariables;
+    if (this.functions.length > 0) m.functions = this.functions;
     return m;
   }
 
@@ -369,6 +372,7 @@ export class ModelBuilder {
     for (const c of node.children) {
       if (c.field === 'body') this.#statement(c, src, inner);
     }
+    if (name !== '') this.functions.push({ name, from, to: this.segments.length });
     const redirects = node.children
       .filter((c) => c.field === 'redirect')
       .flatMap((r) => walkRedirect(this.#walker, r, src, inner));

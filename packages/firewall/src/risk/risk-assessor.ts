@@ -111,6 +111,10 @@ function freezeModel(m: CommandModel): void {
     }
     Object.freeze(m.loop_variables);
   }
+  if (m.functions !== undefined) {
+    for (const f of m.functions) Object.freeze(f);
+    Object.freeze(m.functions);
+  }
   Object.freeze(m);
 }
 

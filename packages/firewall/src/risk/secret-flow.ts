@@ -12,9 +12,10 @@
 // used in `$(…)` stays an authentication value there, and so it does here). Lexical and
 // flow-insensitive within loops: a later assignment does not taint an earlier use on the next round.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from './command-model.js';
 import { Descriptors, isExecRedirect } from './descriptors.js';
 import {
+  ARCHIVERS,
   credentialFile,
   type Flow,
   fromSubstitutions,
@@ -26,9 +27,10 @@ import {
 } from './exfiltration.js';
 import { Feeders } from './feeders.js';
 import { authenticationFiles, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
-import { isNullSink, normalizePath } from './paths.js';
+import { isNullSink } from './paths.js';
 import { NO_CONTENT } from './programs.js';
 import { READERS, readTargets } from './read-builtins.js';
+import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { FILE_WRITERS, type WrittenFile, writtenFiles } from './written-files.js';
 
 /** What a secret reaching segment i through a variable, a written file or a loop adds to the exfiltration rules. */
@@ -42,11 +44,12 @@ export interface SecretTrail {
 }
 
 const NONE: readonly Flow[] = Object.freeze([]);
-const VARIABLE_REF = /\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*)/g;
-const LEADING_REF = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?(?![A-Za-z0-9_])/;
+const VARIABLE_REF = /\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9@*])/g;
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
 /** Programs that print file names (what `read f` then takes as a path). */
 const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
+/** Function calls walk at most this many body segments again, in all. */
+const MAX_CALL_SEGMENTS = 2000;
 /** A reason names at most this much of a secret's path through the command. */
 const MAX_WHAT = 240;
 
@@ -74,7 +77,7 @@ function fileOf(candidate: string): string {
 
 /** Whether a model can carry a secret through a variable, a file or a loop at all (a cheap test). */
 function mayTrail(model: CommandModel): boolean {
-  if (model.loop_variables !== undefined) return true;
+  if (model.loop_variables !== undefined || model.functions !== undefined) return true;
   for (const s of model.segments) {
     if (s.assignments.length > 0 || READERS.has(s.program) || FILE_WRITERS.has(s.program) || s.program === 'exec')
       return true;
@@ -90,27 +93,34 @@ class Trail implements SecretTrail {
   readonly #vars = new Map<string, string>();
   /** variable → the credential file it names */
   readonly #paths = new Map<string, string>();
-  /** variable → its plain value (`D=/tmp/x`), for the paths built from it */
-  readonly #plain = new Map<string, string>();
-  /** normalised path (see #pathKey) → the secret written there */
-  readonly #files = new Map<string, { what: string; tree: boolean }>();
+  readonly #files = new TaintedFiles();
   readonly #out: (readonly Flow[])[] = [];
   readonly #in: (readonly Flow[])[] = [];
   readonly #args: (readonly Flow[])[] = [];
   readonly #direct = new Map<number, Flow[]>();
   readonly #feeders: Feeders;
   readonly #fds = new Descriptors();
+  /** segment → the loops whose body starts there */
+  readonly #loopsAt = new Map<number, LoopVariable[]>();
+  readonly #functions: readonly FunctionDefinition[];
+  /** the functions whose body is being walked again for a call (no recursion) */
+  readonly #calling = new Set<string>();
+  /** how many more segments calls may walk again */
+  #budget = MAX_CALL_SEGMENTS;
+  /** the segment of the top-level pass (a call inside a function body happens when it is reached) */
+  #now = 0;
 
   constructor(model: CommandModel) {
     this.#segs = model.segments;
     this.#feeders = new Feeders(model.segments);
-    const loops = model.loop_variables ?? [];
-    let next = 0;
+    for (const v of model.loop_variables ?? []) {
+      const list = this.#loopsAt.get(v.at);
+      if (list === undefined) this.#loopsAt.set(v.at, [v]);
+      else list.push(v);
+    }
+    this.#functions = model.functions ?? [];
     for (let i = 0; i < this.#segs.length; i++) {
-      while (next < loops.length && (loops[next]?.at ?? Infinity) <= i) {
-        const v = loops[next++];
-        if (v !== undefined) this.#loop(v.name, v.words, v.from, v.at);
-      }
+      this.#now = i;
       this.#visit(i);
     }
   }
@@ -139,44 +149,12 @@ class Trail implements SecretTrail {
       const what = this.#paths.get(m[1] as string);
       if (what !== undefined) return { what };
     }
-    if (this.#files.size === 0) return null;
-    const n = this.#pathKey(word);
-    if (n === null || n === '') return null;
-    for (const [path, f] of this.#files) {
-      if (n === path || (f.tree && n.startsWith(`${path}/`)) || (recursive && path.startsWith(`${n}/`)))
-        return { what: f.what };
-    }
-    return null;
-  }
-
-  /**
-   * What a path word is tracked by: normalised, a leading variable of a known plain value put in;
-   * a path under another variable keeps it (`"$T"`, `${T}/k` → `$T`, `$T/k`), so that
-   * `T=$(mktemp); cp ~/.ssh/id_rsa "$T"; curl -T "$T" …` is followed. Null when unknown.
-   */
-  #pathKey(word: string): string | null {
-    const m = LEADING_REF.exec(word);
-    if (m === null || m[1] === 'HOME') return normalizePath(word);
-    const name = m[1] as string;
-    const rest = word.slice(m[0].length);
-    const value = this.#plain.get(name);
-    if (value !== undefined) return normalizePath(value + rest);
-    if (rest !== '' && !rest.startsWith('/')) return null;
-    const tail = normalizePath(`/x${rest}`);
-    return tail === null ? null : `$${name}${tail.slice(2)}`;
-  }
-
-  /** A variable takes a new value: what was known of it, and files named through it, are forgotten. */
-  #rebind(name: string, plain: string | null): void {
-    if (plain === null) this.#plain.delete(name);
-    else this.#plain.set(name, plain);
-    for (const key of this.#files.keys()) {
-      if (key === `$${name}` || key.startsWith(`$${name}/`)) this.#files.delete(key);
-    }
+    const what = this.#files.find(word, recursive);
+    return what === null ? null : { what };
   }
 
   #loop(name: string, words: readonly string[], from: number, at: number): void {
-    this.#rebind(name, null);
+    this.#files.rebind(name, null);
     const secret: Flow[] = [];
     for (let j = from; j < at; j++) {
       for (const what of outputSecrets(this.#segs[j] as SimpleCommand, true)) secret.push({ what, from: j });
@@ -245,6 +223,7 @@ class Trail implements SecretTrail {
   #visit(i: number): void {
     const seg = this.#segs[i] as SimpleCommand;
     this.#feeders.pass(i);
+    for (const v of this.#loopsAt.get(i) ?? []) this.#loop(v.name, v.words, v.from, v.at);
     if (isExecRedirect(seg)) {
       this.#fds.open(seg, (t) => {
         const c = credentialFile(t);
@@ -277,10 +256,42 @@ class Trail implements SecretTrail {
     for (const a of seg.assignments) this.#assignment(i, a);
     if (seg.program === 'unset') for (const name of seg.argv.slice(1)) this.#assign(name, NONE);
     this.#writes(i, seg);
+    if (this.#functions.length > 0) this.#call(i, seg);
+  }
+
+  /** A call of a function defined before: its arguments become `$1`…, `$@`, and its body runs again here. */
+  #call(i: number, seg: SimpleCommand): void {
+    let def: FunctionDefinition | undefined;
+    for (const f of this.#functions) if (f.name === seg.program && f.to <= this.#now) def = f;
+    if (def === undefined || this.#calling.has(def.name) || this.#budget < def.to - def.from) return;
+    const substituted = this.#substituted(i);
+    const all: Flow[] = [];
+    let anyNamed: string | null = null;
+    for (let k = 1; k < seg.argv.length && k < 10; k++) {
+      const w = seg.argv[k] as string;
+      const secret = seg.dynamic.includes(k) ? [this.#valueIn(w), ...(/\$\(|`/.test(w) ? substituted : [])] : [];
+      const flows = secret.filter((x): x is Flow => x !== null);
+      this.#assign(String(k), flows, 'argument');
+      all.push(...flows);
+      const named = credentialFile(w) ?? this.#fileIn(w, false)?.what ?? null;
+      if (named !== null) this.#paths.set(String(k), `${named} through the argument '$${k}'`);
+      anyNamed ??= named;
+    }
+    for (const name of ['@', '*']) {
+      this.#assign(name, all, 'arguments');
+      if (anyNamed !== null) this.#paths.set(name, `${anyNamed} through the arguments '$${name}'`);
+    }
+    this.#calling.add(def.name);
+    this.#budget -= Math.max(1, def.to - def.from);
+    for (let j = def.from; j < def.to; j++) {
+      this.#direct.delete(j);
+      this.#visit(j);
+    }
+    this.#calling.delete(def.name);
   }
 
   #assignment(i: number, a: SimpleCommand['assignments'][number]): void {
-    this.#rebind(a.name, a.dynamic ? null : a.value);
+    this.#files.rebind(a.name, a.dynamic ? null : a.value);
     const secret: Flow[] = [];
     if (a.dynamic) {
       const v = this.#valueIn(a.value);
@@ -334,7 +345,7 @@ class Trail implements SecretTrail {
           }
         }
       } else if (readsFiles) {
-        const f = this.#fileIn(w, recursive || FILE_WRITERS.has(p));
+        const f = this.#fileIn(w, recursive || ARCHIVERS.has(p));
         if (f !== null) out.push(f);
       }
     }
@@ -345,9 +356,10 @@ class Trail implements SecretTrail {
         if (f !== null) args.push(f);
       }
     }
-    if (stdin.length > 0) this.#in[i] = stdin;
-    if (out.length > 0) this.#out[i] = out;
-    if (args.length > 0) this.#args[i] = args;
+    // a function body walked again for a call adds to what it found before
+    if (stdin.length > 0) this.#in[i] = [...(this.#in[i] ?? []), ...stdin];
+    if (out.length > 0) this.#out[i] = [...(this.#out[i] ?? []), ...out];
+    if (args.length > 0) this.#args[i] = [...(this.#args[i] ?? []), ...args];
   }
 
   /** Files segment i writes: tainted by what it outputs (and reads), cleared when replaced by something else. */
@@ -362,18 +374,12 @@ class Trail implements SecretTrail {
     for (const path of this.#fds.writes({ ...seg, redirects }, piped))
       targets.push({ path, tree: false, replaces: false, read: false });
     if (targets.length === 0) return;
-    const secret = [...this.#directOf(i), ...this.#upstream(i)];
-    const first = secret[0];
+    // (a redirect of a whole pipeline sits on every stage: only the first secret is looked for)
+    const up = this.#feeders.first(i, (j) => this.#directOf(j).length > 0);
+    const first = this.#directOf(i)[0] ?? (up === undefined ? undefined : this.#directOf(up)[0]);
     for (const t of targets) {
-      const n = this.#pathKey(t.path);
-      if (n === null || n === '') continue;
-      if (first !== undefined) {
-        // an archiver's operand may be what it read: keep how that file got its secret
-        if (!(t.read && this.#files.has(n)))
-          this.#files.set(n, { what: `${label(first)} written to ${quote(t.path)}`, tree: t.tree });
-      } else if (t.replaces) {
-        this.#files.delete(n);
-      }
+      const what = first === undefined ? null : `${label(first)} written to ${quote(t.path)}`;
+      this.#files.write(t.path, what, t.tree, t.replaces, t.read);
     }
   }
 }
