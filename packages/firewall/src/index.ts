@@ -137,6 +137,7 @@ export type {
   CommandFlags,
   CommandModel,
   CommandRiskLevel,
+  FunctionDefinition,
   LoopVariable,
   PipelinePosition,
   Redirect,
