@@ -39,6 +39,14 @@ describe('request batch wire form', () => {
     expect(parseBatch(Buffer.from('é1 [1]'))).toBeUndefined();
     expect(parseBatch(Buffer.from('a1 ["✓"]\n✓ [2]'))).toBeUndefined();
     expect(parseBatch(Buffer.from(''))).toBeUndefined();
+    // tokens: 1–16 of [0-9a-z], also when the body comes as text
+    expect(parseBatch(`${'z'.repeat(16)} [1]`)?.[0]?.token).toBe('z'.repeat(16));
+    expect(parseBatch(`${'z'.repeat(17)} [1]`)).toBeUndefined();
+    expect(parseBatch(' [1]')).toBeUndefined();
+    expect(parseBatch('0a9z/ [1]')).toBeUndefined();
+    expect(parseBatch('a:1 [1]')).toBeUndefined();
+    expect(parseBatch('`a [1]')).toBeUndefined();
+    expect(parseBatch('a{ [1]')).toBeUndefined();
     expect(inboxOf('_INBOX.abc.7')).toBe('_INBOX.abc.');
     expect(inboxOf('noinbox')).toBeUndefined();
   });
