@@ -66,3 +66,15 @@ export function ulid(now: number = Date.now()): string {
 export function isUlid(s: unknown): s is string {
   return typeof s === 'string' && /^[0-9A-HJKMNP-TV-Z]{26}$/.test(s);
 }
+
+/**
+ * The engine's one copy of `s` (an internalized string). Tool ids are looked up in several maps on
+ * every call; stored this way, the copies two registries made apart are one object, and a map
+ * compares them by pointer instead of by content (a string compare per look-up, seen with
+ * callgrind in bench/firewall). Registration time only.
+ */
+export function internId(s: string): string {
+  // a property key is internalized; the key read back is the engine's copy
+  for (const k in { [s]: 0 }) return k;
+  return s;
+}

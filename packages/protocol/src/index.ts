@@ -8,7 +8,7 @@ export type { ErrorInfo } from './finger-error.js';
 export { FingerError, isFingerError, toErrorInfo } from './finger-error.js';
 export type { HubCommand } from './hub-command.js';
 export { isHubCommand, parseHubCommand } from './hub-command.js';
-export { isUlid, ulid } from './ids.js';
+export { internId, isUlid, ulid } from './ids.js';
 export { jsonErrorPosition } from './json-error-position.js';
 export type { CapabilityLevel, ModuleManifest, PermissionLevel, RiskLevel, RuntimeSpec, ToolSpec } from './manifest.js';
 export { manifestSchema, MCP_MODULE_ID_PATTERN, MODULE_ID_PATTERN } from './manifest.js';

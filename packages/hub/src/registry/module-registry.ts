@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { ErrorInfo, ModuleManifest, ToolSpec } from '@finger/protocol';
-import { assertManifest, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
+import { assertManifest, FingerError, internId, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -311,7 +311,8 @@ export class ModuleRegistry {
   private index(entry: ModuleEntry, compiled: Map<ToolSpec, ToolChecks>): void {
     const m = entry.manifest;
     for (const tool of m.tools) {
-      const tool_id = `${m.id}.${tool.name}`;
+      // one string object with the tool registry's id: the maps it is looked up in per call compare by pointer
+      const tool_id = internId(`${m.id}.${tool.name}`);
       // tools a runtime discovered at start (MCP) were not in the manifest: compiled now
       const checks = compiled.get(tool) ?? compileLateToolSchemas(tool);
       const resolved: ResolvedTarget = Object.freeze({ module: m, tool, tool_id });

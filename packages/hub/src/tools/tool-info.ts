@@ -1,4 +1,5 @@
 import type { CapabilityLevel, PermissionLevel, RiskLevel, ToolSpec } from '@finger/protocol';
+import { internId } from '@finger/protocol';
 
 /**
  * One tool as the hub lists it (`GET /v1/tools`, `myfinger tool list`): the manifest's metadata
@@ -51,7 +52,7 @@ export const TOOL_DEFAULTS = {
 /** Builds the ToolInfo of `spec` offered by module `module` (runtime `runtime`). */
 export function toToolInfo(module: string, runtime: string, grants: readonly string[], spec: ToolSpec): ToolInfo {
   const info: ToolInfo = {
-    id: `${module}.${spec.name}`,
+    id: internId(`${module}.${spec.name}`),
     module,
     name: spec.name,
     description: spec.description,
