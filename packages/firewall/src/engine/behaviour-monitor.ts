@@ -87,6 +87,9 @@ class Stamps {
 interface ToolMemory {
   stamps: Stamps;
   calls: Map<string, Stamps>;
+  /** The fingerprint of the tool's last call, and its stamps (no map lookup when it comes again). */
+  lastFingerprint: string | undefined;
+  lastCalls: Stamps | undefined;
 }
 
 interface SessionState {
@@ -150,19 +153,28 @@ export class BehaviourMonitor {
     let out: LayerFinding[] | undefined;
     let tool = s === undefined ? undefined : s.lastTool === tool_id ? s.lastMemory : s.tools.get(tool_id);
     if (tool === undefined && s !== undefined && record) {
-      tool = { stamps: new Stamps(), calls: new Map() };
+      tool = { stamps: new Stamps(), calls: new Map(), lastFingerprint: undefined, lastCalls: undefined };
       s.tools.set(tool_id, tool);
     }
-    if (s !== undefined && tool !== undefined) {
+    if (s !== undefined && tool !== undefined && s.lastMemory !== tool) {
       s.lastTool = tool_id;
       s.lastMemory = tool;
     }
-    let calls = tool?.calls.get(fingerprint);
+    let calls =
+      tool === undefined
+        ? undefined
+        : tool.lastFingerprint === fingerprint
+          ? tool.lastCalls
+          : tool.calls.get(fingerprint);
     if (calls === undefined && s !== undefined && tool !== undefined && record) {
       if (s.fingerprints >= o.max_fingerprints) this.#evictOne(s, tool);
       calls = new Stamps();
       tool.calls.set(fingerprint, calls);
       s.fingerprints++;
+    }
+    if (tool !== undefined && calls !== undefined && tool.lastCalls !== calls) {
+      tool.lastFingerprint = fingerprint;
+      tool.lastCalls = calls;
     }
     const n = calls === undefined ? 1 : count(calls, now, o.window_ms, keep, record);
     if (n > maxRepeats)
@@ -221,16 +233,21 @@ export class BehaviourMonitor {
 
   /** Forgets the oldest remembered call of `tool` in the session (or of another tool when it has none). */
   #evictOne(s: SessionState, tool: ToolMemory): void {
-    let from = tool.calls.size > 0 ? tool.calls : undefined;
+    let from = tool.calls.size > 0 ? tool : undefined;
     if (from === undefined)
       for (const t of s.tools.values())
         if (t.calls.size > 0) {
-          from = t.calls;
+          from = t;
           break;
         }
     if (from === undefined) return;
-    from.delete(from.keys().next().value as string);
+    const evicted = from.calls.keys().next().value as string;
+    from.calls.delete(evicted);
     s.fingerprints--;
+    if (from.lastFingerprint === evicted) {
+      from.lastFingerprint = undefined;
+      from.lastCalls = undefined;
+    }
   }
 
   #session(key: string, create: boolean): SessionState | undefined {

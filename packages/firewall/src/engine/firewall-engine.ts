@@ -186,7 +186,7 @@ export class FirewallEngine {
 
     // the call's key: the behaviour layer counts by it, the verdict cache looks up by it
     const ak = this.#keys.intern(facts.args);
-    let fingerprint = argsFingerprint(facts.args, ak);
+    let fingerprint = argsFingerprint(facts.args, ak === null ? null : ak.key);
     let args = facts.args;
     let warnings: string[] | undefined;
     let paths: ResolvedPaths = NO_PATHS;
@@ -256,7 +256,7 @@ export class FirewallEngine {
     const now = this.#timeFromCall && call.now !== undefined ? call.now : this.#clock.now();
     const direct = call.direct && principal.kind === 'human';
     const session = this.#sessionKey(principal, env.session_id);
-    const found = this.behaviour.behaviour(session, tool_id, argsFingerprint(args, ak), confidence, now, !direct);
+    const found = this.behaviour.behaviour(session, tool_id, argsFingerprint(args, ak.key), confidence, now, !direct);
     const meta = this.behaviour.metacognitive(session, confidence, !direct);
     if (found.length === 0 && meta === null) return CACHED_ALLOW;
     return this.#decide(factsOf(call, tool, confidence), args, st, NO_PATHS, undefined, undefined, found, meta, direct);

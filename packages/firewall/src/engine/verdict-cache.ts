@@ -2,11 +2,12 @@
 // filter, permission, path sandbox) for a call is a pure function of the policy version, the
 // tool's metadata, the principal, the direct flag and the exact arguments — as long as no path
 // had to be resolved on disk. Only such AUTO outcomes are kept; the behaviour and metacognitive
-// layers (stateful) still run on every call. Bounded: at most `max` keys, then everything is
-// dropped at once (no per-call reordering).
+// layers (stateful) still run on every call. Bounded: at most `max` argument sets, then everything
+// is dropped at once (no per-call reordering).
 
 import type { EffectivePolicy, PermissionVerdict } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
+import type { InternedArgs } from './call-key.js';
 import type { ToolCallFacts } from './evaluation.js';
 
 /** What layers 1, 3 and 4 concluded about a call that touches no path. */
@@ -19,8 +20,9 @@ export interface StaticVerdict {
 type Tool = ToolCallFacts['tool'];
 type Principal = ToolCallFacts['principal'];
 
-/** One cached verdict and everything besides the key string it depends on. */
+/** One cached verdict and everything besides the arguments it depends on. */
 interface Entry {
+  readonly tool_id: string;
   readonly risk_level: Tool['risk_level'];
   readonly capability_level: Tool['capability_level'];
   readonly permission: Tool['permission'];
@@ -32,13 +34,21 @@ interface Entry {
   readonly roles: readonly string[];
   readonly direct: boolean;
   readonly verdict: StaticVerdict;
-  /** Another principal or tool version under the same key (at most {@link MAX_CHAIN}). */
+  /** Another tool, principal or tool version with the same arguments (at most {@link MAX_CHAIN}). */
   next: Entry | undefined;
+}
+
+/** What the cache keeps on an {@link InternedArgs}: its entries, valid in one generation only. */
+interface Slot {
+  /** The cache that wrote it (an engine's interned arguments are its own; this keeps it so). */
+  readonly owner: VerdictCache;
+  gen: number;
+  head: Entry | undefined;
 }
 
 /** Default bound on cached keys. */
 export const DEFAULT_VERDICT_CACHE_SIZE = 4096;
-const MAX_CHAIN = 4;
+const MAX_CHAIN = 8;
 
 function sameRoles(a: readonly string[], b: readonly string[]): boolean {
   if (a === b) return true;
@@ -77,16 +87,17 @@ export interface VerdictCacheStats {
 export const MAX_CACHED_KEY = 1024;
 
 /**
- * AUTO verdicts of layers 1, 3 and 4 by tool id and argument key ({@link argsKey}); dropped
- * whole when the policy changes, and when it holds `max` keys (a generation clear: the next
- * calls simply evaluate again).
+ * AUTO verdicts of layers 1, 3 and 4 by tool id and interned arguments ({@link InternedArgs}):
+ * the entries live on the interned arguments themselves, so a look-up is the trie walk that
+ * interned them plus a short chain. Dropped whole — a new generation, older entries are never
+ * read again — when the policy changes, and when `max` argument sets hold entries (the next calls
+ * simply evaluate again).
  */
 export class VerdictCache {
   readonly #max: number;
-  #byTool = new Map<string, Map<string, Entry>>();
+  /** Entries of another generation are stale. */
+  #gen = 1;
   #size = 0;
-  #lastTool: string | undefined;
-  #lastKeys: Map<string, Entry> | undefined;
   #admin: unknown;
   #user: unknown;
   #hits = 0;
@@ -111,51 +122,54 @@ export class VerdictCache {
   }
 
   /**
-   * The verdict for (`tool_id`, `key`) when the tool metadata, principal and direct flag are the
+   * The verdict for (`tool_id`, `args`) when the tool metadata, principal and direct flag are the
    * same; call {@link sync} first. `countMiss` false: a miss the caller will look up again
    * (through the full evaluation) is counted there, once.
    */
   get(
     tool_id: string,
-    key: string,
+    args: InternedArgs,
     tool: Tool,
     principal: Principal,
     direct: boolean,
     countMiss = true,
   ): StaticVerdict | undefined {
-    const keys = tool_id === this.#lastTool ? this.#lastKeys : this.#keysOf(tool_id);
-    for (let e = keys?.get(key); e !== undefined; e = e.next) {
-      if (matches(e, tool, principal, direct)) {
-        this.#hits++;
-        return e.verdict;
+    const slot = args.verdicts as Slot | undefined;
+    if (slot !== undefined && slot.gen === this.#gen && slot.owner === this)
+      for (let e = slot.head; e !== undefined; e = e.next) {
+        if (e.tool_id === tool_id && matches(e, tool, principal, direct)) {
+          this.#hits++;
+          return e.verdict;
+        }
       }
-    }
     if (countMiss) this.#misses++;
     return undefined;
   }
 
   /** Remembers an AUTO verdict of layers 1, 3 and 4 (the caller checked that it is pure). */
-  set(tool_id: string, key: string, facts: ToolCallFacts, verdict: StaticVerdict): void {
-    if (key.length > MAX_CACHED_KEY) return;
-    let keys = this.#byTool.get(tool_id);
-    let head = keys?.get(key);
-    if (head === undefined && this.#size >= this.#max) {
-      this.clear();
-      this.#clears++;
-      keys = undefined;
+  set(tool_id: string, args: InternedArgs, facts: ToolCallFacts, verdict: StaticVerdict): void {
+    if (args.key.length > MAX_CACHED_KEY) return;
+    let slot = args.verdicts as Slot | undefined;
+    if (slot === undefined || slot.gen !== this.#gen || slot.owner !== this) {
+      if (this.#size >= this.#max) {
+        this.clear();
+        this.#clears++;
+      }
+      if (slot === undefined || slot.owner !== this)
+        args.verdicts = slot = { owner: this, gen: this.#gen, head: undefined };
+      else {
+        slot.gen = this.#gen;
+        slot.head = undefined;
+      }
+      this.#size++;
     }
-    if (keys === undefined) {
-      keys = new Map();
-      this.#byTool.set(tool_id, keys);
-      if (this.#lastTool === tool_id) this.#lastKeys = keys;
-    }
-    if (head === undefined) this.#size++;
     // keep the chain short: the newest first, at most MAX_CHAIN
     let n = 1;
-    for (let e = head; e !== undefined; e = e.next) if (++n >= MAX_CHAIN) e.next = undefined;
+    for (let e = slot.head; e !== undefined; e = e.next) if (++n >= MAX_CHAIN) e.next = undefined;
     const t = facts.tool;
     const p = facts.principal;
-    head = {
+    slot.head = {
+      tool_id,
       risk_level: t.risk_level,
       capability_level: t.capability_level,
       permission: t.permission,
@@ -167,25 +181,14 @@ export class VerdictCache {
       roles: Object.freeze([...p.roles]),
       direct: facts.direct,
       verdict,
-      next: head,
+      next: slot.head,
     };
-    keys.set(key, head);
   }
 
-  /** Forgets every verdict. */
+  /** Forgets every verdict (a new generation). */
   clear(): void {
-    this.#byTool = new Map();
+    this.#gen++;
     this.#size = 0;
-    this.#lastTool = undefined;
-    this.#lastKeys = undefined;
-  }
-
-  /** The keys of `tool_id`, remembered as the last tool looked up. */
-  #keysOf(tool_id: string): Map<string, Entry> | undefined {
-    const keys = this.#byTool.get(tool_id);
-    this.#lastTool = tool_id;
-    this.#lastKeys = keys;
-    return keys;
   }
 
   stats(): VerdictCacheStats {

@@ -108,21 +108,40 @@ describe('argsKey', () => {
 });
 
 describe('ArgsKeys', () => {
-  it('interns: the same content in any key order gives the same string object, equal to argsKey', () => {
+  it('interns: the same content in any key order gives the same object, keyed by argsKey', () => {
     const keys = new ArgsKeys();
     const a = keys.intern({ command: 'ls', cwd: 'x', n: 1 });
-    expect(a).toBe(argsKey({ command: 'ls', cwd: 'x', n: 1 }));
+    expect(a?.key).toBe(argsKey({ command: 'ls', cwd: 'x', n: 1 }));
     expect(keys.intern({ n: 1, cwd: 'x', command: 'ls' })).toBe(a);
     expect(keys.intern(JSON.parse('{"command":"ls","cwd":"x","n":1}'))).toBe(a);
+    const bare = Object.assign(Object.create(null) as object, { n: 1, command: 'ls', cwd: 'x' });
+    expect(keys.intern(bare)).toBe(a);
+  });
+
+  it('interns only plain objects: nothing whose arguments may come from a prototype', () => {
+    const keys = new ArgsKeys();
+    keys.intern({});
+    keys.intern({ command: 'rm' });
+    const hidden = Object.create(
+      Object.create(Object.prototype, { command: { value: 'rm -rf /', enumerable: false } }) as object,
+    ) as object;
+    expect(keys.intern(hidden)).toBeNull();
+    expect(keys.intern(Object.create({ command: 'rm' }) as object)).toBeNull();
+    expect(keys.intern(new (class X {})())).toBeNull();
+    expect(keys.intern(['rm'])).toBeNull();
+    expect(keys.intern(new Date(0))).toBeNull();
+    expect(keys.intern({ constructor: Object })).toBeNull();
+    const spoofed = Object.create({ constructor: Object, command: 'rm' }) as object;
+    expect(keys.intern(spoofed)).toBeNull();
   });
 
   it('tells apart what argsKey tells apart, and interns nothing it cannot key exactly', () => {
     const keys = new ArgsKeys();
     const distinct = [{ a: 1 }, { a: '1' }, { a: true }, { a: null }, { a: undefined }, {}, { a: 1, b: 1 }, { b: 1 }];
-    const got = distinct.map((x) => keys.intern(x));
+    const got = distinct.map((x) => keys.intern(x)?.key);
     expect(got).toEqual(distinct.map((x) => argsKey(x)));
     expect(new Set(got).size).toBe(distinct.length);
-    expect(keys.intern({ a: 0 })).toBe(argsKey({ a: 0 }));
+    expect(keys.intern({ a: 0 })?.key).toBe(argsKey({ a: 0 }));
     expect(keys.intern({ a: -0 })).toBeNull();
     expect(keys.intern({ a: 'x'.repeat(600) })).toBeNull();
     expect(keys.intern({ a: { b: 1 } })).toBeNull();
@@ -134,8 +153,9 @@ describe('ArgsKeys', () => {
     keys.intern({ a: 'two' });
     keys.intern({ a: 'three' });
     const again = keys.intern({ a: 'one' });
-    expect(again).toBe(first);
-    expect(again).toBe(argsKey({ a: 'one' }));
+    expect(again).not.toBe(first);
+    expect(again?.key).toBe(first?.key);
+    expect(again?.key).toBe(argsKey({ a: 'one' }));
   });
 });
 
