@@ -21,13 +21,16 @@ import {
   PRINTS_ARGS,
   redirectsOf,
   stdinSecrets,
+  stdinSink,
 } from './exfiltration.js';
+import { ExportedVariables } from './exported-variables.js';
 import { Feeders } from './feeders.js';
 import { authenticationFiles, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
 import { LISTERS, READERS, readTargets } from './read-builtins.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
+import { fileOf, label, quote, refs } from './trail-words.js';
 import { FILE_WRITERS, type WrittenFile, writtenFiles } from './written-files.js';
 
 /** What a secret reaching segment i through a variable, a written file or a loop adds to the exfiltration rules. */
@@ -41,35 +44,9 @@ export interface SecretTrail {
 }
 
 const NONE: readonly Flow[] = Object.freeze([]);
-const VARIABLE_REF = /\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*|[0-9@*])/g;
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
 /** Function calls walk at most this many body segments again, in all. */
 const MAX_CALL_SEGMENTS = 2000;
-/** A reason names at most this much of a secret's path through the command. */
-const MAX_WHAT = 240;
-
-function quote(s: string): string {
-  return `'${s.length > 80 ? `${s.slice(0, 77)}…` : s}'`;
-}
-
-/** "the credential file '…' (segment 1)": a flow described with where it was read. */
-function label(f: Flow): string {
-  const what = f.from === undefined ? f.what : `${f.what} (segment ${f.from + 1})`;
-  return what.length > MAX_WHAT ? `${what.slice(0, MAX_WHAT - 1)}…` : what;
-}
-
-function refs(text: string): string[] {
-  if (!text.includes('$')) return [];
-  return [...text.matchAll(VARIABLE_REF)].map((m) => m[1] as string);
-}
-
-/** The path a file word of a network command names (`@f`, `<f`, `name=@f` as curl takes them). */
-function fileOf(candidate: string): string {
-  const at = candidate.indexOf('=@');
-  if (at >= 0) return candidate.slice(at + 2);
-  return candidate.startsWith('@') || candidate.startsWith('<') ? candidate.slice(1) : candidate;
-}
-
 /**
  * Whether a secret can reach a sender through a variable, a file or a loop at all (a cheap test):
  * something sends (a network program, a cloud CLI, an interpreter, a `/dev/tcp` redirect) and
@@ -105,6 +82,7 @@ class Trail implements SecretTrail {
   readonly #direct = new Map<number, Flow[]>();
   readonly #feeders: Feeders;
   readonly #fds = new Descriptors();
+  readonly #exported = new ExportedVariables();
   /** segment → the loops whose body starts there */
   readonly #loopsAt = new Map<number, LoopVariable[]>();
   readonly #functions: readonly FunctionDefinition[];
@@ -258,7 +236,9 @@ class Trail implements SecretTrail {
       const v = seg.argv.slice(3).map((w) => this.#valueIn(w));
       this.#assign(seg.argv[2], [...v.filter((x): x is Flow => x !== null), ...this.#substituted(i)]);
     }
+    if (isInterpreter(seg.program) && stdinSink(seg) !== null) this.#environment(i, seg);
     for (const a of seg.assignments) this.#assignment(i, a);
+    this.#exported.observe(seg);
     if (seg.program === 'unset') for (const name of seg.argv.slice(1)) this.#assign(name, NONE);
     this.#writes(i, seg);
     if (this.#functions.length > 0) this.#call(i, seg);
@@ -293,6 +273,20 @@ class Trail implements SecretTrail {
       this.#visit(j);
     }
     this.#calling.delete(def.name);
+  }
+
+  /** Script code that talks to the network gets the exported variables and its own prefix assignments. */
+  #environment(i: number, seg: SimpleCommand): void {
+    const flows: Flow[] = [];
+    for (const name of this.#exported.names()) {
+      const what = this.#vars.get(name);
+      if (what !== undefined) flows.push({ what: `${what} (in its environment)` });
+    }
+    for (const a of seg.assignments) {
+      const v = this.#valueIn(a.value);
+      flows.push(...(v === null ? [] : [v]), ...(/\$\(|`/.test(a.value) ? this.#substituted(i) : []));
+    }
+    if (flows.length > 0) this.#args[i] = [...(this.#args[i] ?? []), ...flows];
   }
 
   #assignment(i: number, a: SimpleCommand['assignments'][number]): void {
