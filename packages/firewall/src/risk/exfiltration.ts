@@ -91,7 +91,7 @@ export function credentialFile(word: string): string | null {
 }
 
 /** Commands that print a credential (`gh auth token`, `gpg --export-secret-keys`…), described; or null. */
-function credentialCommand(seg: SimpleCommand): string | null {
+export function credentialCommand(seg: SimpleCommand): string | null {
   const a = seg.argv;
   const words = a.slice(1).filter((w) => !w.startsWith('-'));
   const has = (...xs: string[]): boolean => xs.every((x, i) => words[i] === x);

@@ -125,3 +125,28 @@ export function cloudUpload(seg: SimpleCommand): { label: string; files: number[
     return { label: `az storage ${word(1)} ${word(2)}`, files: optionValues(a, ['--file', '-f', '--source', '-s']) };
   return null;
 }
+
+/** A header that carries a credential for the server (`Authorization: Bearer …`, `Private-Token: …`, `X-Api-Key: …`). */
+const AUTH_HEADER = /^\s*(?:proxy-)?authorization\s*:|^\s*[\w-]*(?:token|api-?key|auth|secret|password)[\w-]*\s*:/i;
+/** Options whose value is a user and password or a bearer token. */
+const AUTH_VALUE = /^--(?:user|proxy-user|oauth2-bearer|password|http-password|proxy-password|auth|auth-token)$/;
+const HEADER_OPTION = /^--header$/;
+
+/**
+ * Whether argv[k] of a network command only authenticates it to the server: a credential header
+ * (`-H "Authorization: Bearer $T"`, `--header=Private-Token:…`, httpie `Authorization:…`), a
+ * user and password or token option (`-u me:$T`, `--oauth2-bearer $T`, `--password=$T`, `-a`).
+ */
+export function authenticationValue(seg: SimpleCommand, k: number): boolean {
+  const w = seg.argv[k] as string;
+  const prev = seg.argv[k - 1] ?? '';
+  const p = seg.program;
+  if (AUTH_HEADER.test(w) && (prev === '-H' || HEADER_OPTION.test(prev) || /^(?:http|https|httpie|xh|xhs)$/.test(p)))
+    return true;
+  const eq = w.indexOf('=');
+  if (eq > 0 && /^--header$/.test(w.slice(0, eq))) return AUTH_HEADER.test(w.slice(eq + 1));
+  if (w.startsWith('-H') && w.length > 2 && !w.startsWith('--')) return AUTH_HEADER.test(w.slice(2));
+  if (eq > 0 && AUTH_VALUE.test(w.slice(0, eq))) return true;
+  if (AUTH_VALUE.test(prev)) return true;
+  return (prev === '-u' || prev === '-U' || prev === '-a') && p !== 'ssh' && p !== 'scp';
+}

@@ -13,6 +13,7 @@ import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } fr
 import { Descriptors, isExecRedirect } from './descriptors.js';
 import {
   ARCHIVERS,
+  credentialCommand,
   credentialFile,
   type Flow,
   fromSubstitutions,
@@ -25,11 +26,12 @@ import {
 } from './exfiltration.js';
 import { ExportedVariables } from './exported-variables.js';
 import { Feeders } from './feeders.js';
-import { authenticationFiles, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
+import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
 import { LISTERS, READERS, readTargets } from './read-builtins.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
+import { mayCarrySecrets } from './trail-gate.js';
 import { fileOf, label, quote, refs } from './trail-words.js';
 import { FILE_WRITERS, type WrittenFile, writtenFiles } from './written-files.js';
 
@@ -44,35 +46,15 @@ export interface SecretTrail {
 }
 
 const NONE: readonly Flow[] = Object.freeze([]);
+/** A secret on its way; `auth`: a credential printed to authenticate with (not exfiltration in a header). */
+type Secret = Flow & { auth?: boolean };
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
 /** Function calls walk at most this many body segments again, in all. */
 const MAX_CALL_SEGMENTS = 2000;
-/**
- * Whether a secret can reach a sender through a variable, a file or a loop at all (a cheap test):
- * something sends (a network program, a cloud CLI, an interpreter, a `/dev/tcp` redirect) and
- * something keeps a value (an assignment, read, a loop, a function, a file write, exec).
- */
-function mayTrail(model: CommandModel): boolean {
-  let sends = false;
-  let keeps = model.loop_variables !== undefined || model.functions !== undefined;
-  for (const s of model.segments) {
-    const p = s.program;
-    sends ||= NETWORK_PROGRAMS.has(p) || CLOUD_CLIS.has(p) || isInterpreter(p);
-    keeps ||= s.assignments.length > 0 || READERS.has(p) || FILE_WRITERS.has(p) || p === 'exec';
-    keeps ||= p === 'printf' && s.argv[1] === '-v';
-    for (const r of s.redirects) {
-      keeps ||= r.is_write;
-      sends ||= DEV_SOCKET.test(r.target);
-    }
-    if (sends && keeps) return true;
-  }
-  return false;
-}
-
 class Trail implements SecretTrail {
   readonly #segs: readonly SimpleCommand[];
-  /** variable → the secret it holds */
-  readonly #vars = new Map<string, string>();
+  /** variable → the secret it holds (`auth`: a credential printed for the command to authenticate with) */
+  readonly #vars = new Map<string, { what: string; auth: boolean }>();
   /** variable → the credential file it names */
   readonly #paths = new Map<string, string>();
   readonly #files = new TaintedFiles();
@@ -117,12 +99,13 @@ class Trail implements SecretTrail {
   }
 
   /** The secret a word holding variables carries (a secret variable it expands), or null. */
-  #valueIn(text: string): Flow | null {
+  #valueIn(text: string): Secret | null {
+    let found: Secret | null = null;
     for (const name of refs(text)) {
-      const what = this.#vars.get(name);
-      if (what !== undefined) return { what };
+      const v = this.#vars.get(name);
+      if (v !== undefined && (found === null || found.auth === true)) found = v;
     }
-    return null;
+    return found;
   }
 
   /** The credential file a path word reaches: a variable naming one, or a file written from a secret. */
@@ -157,10 +140,11 @@ class Trail implements SecretTrail {
     }
   }
 
-  #assign(name: string, secret: readonly Flow[], kind = 'variable'): void {
-    const first = secret[0];
+  /** The variable now holds `secret` (an authentication value only when all of it is one). */
+  #assign(name: string, secret: readonly Secret[], kind = 'variable'): void {
+    const first = secret.find((f) => f.auth !== true) ?? secret[0];
     if (first === undefined) this.#vars.delete(name);
-    else this.#vars.set(name, `${label(first)} through the ${kind} '$${name}'`);
+    else this.#vars.set(name, { what: `${label(first)} through the ${kind} '$${name}'`, auth: first.auth === true });
     this.#paths.delete(name);
   }
 
@@ -196,6 +180,16 @@ class Trail implements SecretTrail {
   /** The secrets of the `$(…)` in segment i's words, through the trail too (`$(cat /tmp/copy)`). */
   #substituted(i: number): Flow[] {
     return [...fromSubstitutions(this.#segs, i), ...this.#substitutionTrail(i)];
+  }
+
+  /** The credentials printed by the `$(…)` in segment i's words (`T=$(gh auth token)`): authentication values. */
+  #printed(i: number): Secret[] {
+    const out: Secret[] = [];
+    for (const j of this.#feeders.substitutions(i)) {
+      const c = credentialCommand(this.#segs[j] as SimpleCommand);
+      if (c !== null) out.push({ what: c, from: j, auth: true });
+    }
+    return out;
   }
 
   /** What the `$(…)` in segment i's words read through the trail. */
@@ -279,8 +273,8 @@ class Trail implements SecretTrail {
   #environment(i: number, seg: SimpleCommand): void {
     const flows: Flow[] = [];
     for (const name of this.#exported.names()) {
-      const what = this.#vars.get(name);
-      if (what !== undefined) flows.push({ what: `${what} (in its environment)` });
+      const v = this.#vars.get(name);
+      if (v !== undefined && !v.auth) flows.push({ what: `${v.what} (in its environment)` });
     }
     for (const a of seg.assignments) {
       const v = this.#valueIn(a.value);
@@ -291,11 +285,11 @@ class Trail implements SecretTrail {
 
   #assignment(i: number, a: SimpleCommand['assignments'][number]): void {
     this.#files.rebind(a.name, a.dynamic ? null : a.value);
-    const secret: Flow[] = [];
+    const secret: Secret[] = [];
     if (a.dynamic) {
       const v = this.#valueIn(a.value);
       if (v !== null) secret.push(v);
-      if (/\$\(|`/.test(a.value)) secret.push(...this.#substituted(i));
+      if (/\$\(|`/.test(a.value)) secret.push(...this.#substituted(i), ...this.#printed(i));
     }
     this.#assign(a.name, secret);
     const named = credentialFile(a.value) ?? this.#fileIn(a.value, false)?.what ?? null;
@@ -331,7 +325,8 @@ class Trail implements SecretTrail {
       const v = dynamic ? this.#valueIn(w) : null;
       if (v !== null) {
         out.push(v);
-        if (network) args.push(v);
+        // a printed credential in a header or password option authenticates (as `$(gh auth token)` does)
+        if (network && !(v.auth === true && authenticationValue(seg, k))) args.push(v);
       }
       if (network) {
         auth ??= authenticationFiles(seg);
@@ -387,5 +382,5 @@ class Trail implements SecretTrail {
 
 /** The secrets that reach each segment through variables, written files and loops (nothing for most commands). */
 export function traceSecrets(model: CommandModel): SecretTrail | undefined {
-  return mayTrail(model) ? new Trail(model) : undefined;
+  return mayCarrySecrets(model) ? new Trail(model) : undefined;
 }
