@@ -3,6 +3,8 @@
 // principal compared apart). Built once per call; the same string object serves both maps, so
 // its hash is computed once, and the tool id (the registry's own string) is never concatenated.
 
+import { internId } from '@finger/protocol';
+
 import { canonicalJson, sha256Hex } from '../audit/canonical-json.js';
 
 /** Argument keys longer than this are hashed (sha256) before the behaviour layer remembers them. */
@@ -182,7 +184,8 @@ export class ArgsKeys {
       if (next === undefined) byValue.set(args[k], (next = node()));
       at = next;
     }
-    const interned = new InternedArgs(key);
+    // the engine's one copy of the key: compared on every call (behaviour memo), by pointer only so
+    const interned = new InternedArgs(internId(key));
     at.leaf = interned;
     this.#keys++;
     this.#chars += chars;

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
-import { ulid } from '@finger/protocol';
+import { internId, ulid } from '@finger/protocol';
 
 import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
@@ -354,7 +354,8 @@ export class FirewallEngine {
   #sessionKey(p: ToolCallFacts['principal'], session: string): string {
     const m = this.#lastSession;
     if (m.kind === p.kind && m.id === p.id && m.session === session) return m.key;
-    const key = `${p.kind}:${p.id}:${session}`;
+    // internalized: the behaviour layer compares it on every call, by pointer only so
+    const key = internId(`${p.kind}:${p.id}:${session}`);
     this.#lastSession = { kind: p.kind, id: p.id, session, key };
     return key;
   }

@@ -34,6 +34,8 @@ interface Entry {
   readonly roles: readonly string[];
   readonly direct: boolean;
   readonly verdict: StaticVerdict;
+  /** The metadata object itself when it is frozen (identical then means unchanged), else undefined. */
+  readonly frozenTool: Tool | undefined;
   /** Another tool, principal or tool version with the same arguments (at most {@link MAX_CHAIN}). */
   next: Entry | undefined;
 }
@@ -50,26 +52,27 @@ interface Slot {
 export const DEFAULT_VERDICT_CACHE_SIZE = 4096;
 const MAX_CHAIN = 8;
 
-function sameRoles(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function matches(e: Entry, t: Tool, p: Principal, direct: boolean): boolean {
+/** The tool's metadata as the entry was made under (field by field: another object may hold the same). */
+function sameTool(e: Entry, t: Tool): boolean {
   return (
     e.risk_level === t.risk_level &&
     e.capability_level === t.capability_level &&
     e.permission === t.permission &&
     e.side_effects === t.side_effects &&
     e.input_schema === t.input_schema &&
-    e.quarantined === t.quarantined &&
-    e.kind === p.kind &&
-    e.id === p.id &&
-    e.direct === direct &&
-    sameRoles(e.roles, p.roles)
+    e.quarantined === t.quarantined
   );
+}
+
+function matches(e: Entry, t: Tool, p: Principal, direct: boolean): boolean {
+  if (e.kind !== p.kind || e.id !== p.id || e.direct !== direct) return false;
+  // a frozen metadata object (the tool registry's) cannot have changed since: no field compares
+  if (e.frozenTool !== t && !sameTool(e, t)) return false;
+  const a = e.roles;
+  const b = p.roles;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Cache statistics (`hits` + `misses` = lookups). */
@@ -181,6 +184,7 @@ export class VerdictCache {
       roles: Object.freeze([...p.roles]),
       direct: facts.direct,
       verdict,
+      frozenTool: Object.isFrozen(t) ? t : undefined,
       next: slot.head,
     };
   }

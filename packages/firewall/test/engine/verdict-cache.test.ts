@@ -305,6 +305,23 @@ describe('FirewallEngine verdict cache: never stale', () => {
     expect(at(low).action).toBe('allow');
   });
 
+  it('the same metadata object changed in place is evaluated again; a frozen one is trusted by identity', () => {
+    const s = setup();
+    const mutable: ToolCallFacts['tool'] = { risk_level: 'low', capability_level: 'L0', side_effects: false };
+    const at = (t: ToolCallFacts['tool']) => spaced(s, facts(ECHO, { text: 'hi' }, { tool: t }), true);
+    expect(at(mutable).action).toBe('allow');
+    mutable.risk_level = 'high';
+    expect(at(mutable)).toMatchObject({ level: 'CONFIRM', layer: 'default' });
+    const frozen = Object.freeze({ risk_level: 'low' as const, capability_level: 'L0' as const, side_effects: false });
+    expect(at(frozen).action).toBe('allow');
+    const hits = s.engine.cacheStats()!.hits;
+    expect(at(frozen).action).toBe('allow');
+    expect(s.engine.cacheStats()!.hits).toBe(hits + 1);
+    // an equal frozen copy is compared field by field and still served
+    expect(at(Object.freeze({ ...frozen })).action).toBe('allow');
+    expect(s.engine.cacheStats()!.hits).toBe(hits + 2);
+  });
+
   it('another principal, other roles or the direct flag are looked up apart', () => {
     const s = setup();
     const call = (over: Partial<ToolCallFacts>) => spaced(s, facts('shell.exec', LS, over));

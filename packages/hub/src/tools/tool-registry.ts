@@ -60,7 +60,7 @@ export interface ToolSchema {
 }
 
 interface Held {
-  info: ToolInfo;
+  info: Readonly<ToolInfo>;
   cost_declared: boolean;
   /** The module's runtime can quarantine tools (see ToolRegistryOptions.quarantinable). */
   quarantinable: boolean;
@@ -197,7 +197,9 @@ export class ToolRegistry {
     const ids: string[] = [];
     const quarantinable = this.quarantinedOf !== undefined && (this.quarantinable?.(m.id) ?? true);
     for (const spec of m.tools) {
-      const info = toToolInfo(m.id, m.runtime, m.grants, spec);
+      // frozen: metadata() hands this object out on every call, and a consumer (the firewall's
+      // verdict cache) may then rely on an identical object being unchanged
+      const info = Object.freeze(toToolInfo(m.id, m.runtime, m.grants, spec));
       this.byId.set(info.id, { info, cost_declared: spec.context_cost !== undefined, quarantinable });
       ids.push(info.id);
       const same = this.byName.get(info.name);
