@@ -26,6 +26,7 @@ import {
 } from './exfiltration.js';
 import { ExportedVariables } from './exported-variables.js';
 import { Feeders } from './feeders.js';
+import { GitCommits, type TaintQuery } from './git-commits.js';
 import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
@@ -65,6 +66,12 @@ class Trail implements SecretTrail {
   readonly #feeders: Feeders;
   readonly #fds = new Descriptors();
   readonly #exported = new ExportedVariables();
+  readonly #git = new GitCommits();
+  readonly #query: TaintQuery = {
+    file: (w) => this.#fileIn(w, true),
+    value: (w) => this.#valueIn(w),
+    anyRelative: () => this.#files.anyRelative(),
+  };
   /** segment → the loops whose body starts there */
   readonly #loopsAt = new Map<number, LoopVariable[]>();
   readonly #functions: readonly FunctionDefinition[];
@@ -235,6 +242,11 @@ class Trail implements SecretTrail {
     this.#exported.observe(seg);
     if (seg.program === 'unset') for (const name of seg.argv.slice(1)) this.#assign(name, NONE);
     this.#writes(i, seg);
+    if (seg.program === 'git') {
+      this.#git.observe(i, seg, this.#query);
+      const sent = this.#git.pushed(seg);
+      if (sent !== null) this.#args[i] = [...(this.#args[i] ?? []), sent];
+    }
     if (this.#functions.length > 0) this.#call(i, seg);
   }
 
@@ -314,6 +326,8 @@ class Trail implements SecretTrail {
     const args: Flow[] = [];
     const p = seg.program;
     const network = NETWORK_PROGRAMS.has(p);
+    // script code that talks to the network sends what the shell expands into it
+    const code = !network && isInterpreter(p) && stdinSink(seg) !== null;
     const readsFiles = !NO_CONTENT.has(p) && !PRINTS_ARGS.has(p) && !READERS.has(p);
     const recursive = seg.argv.some((w) => /^-[a-zA-Z]*[rRa]$|^--recursive$/.test(w));
     const written = FILE_WRITERS.has(p) ? writtenFiles(seg) : [];
@@ -326,7 +340,7 @@ class Trail implements SecretTrail {
       if (v !== null) {
         out.push(v);
         // a printed credential in a header or password option authenticates (as `$(gh auth token)` does)
-        if (network && !(v.auth === true && authenticationValue(seg, k))) args.push(v);
+        if ((network || code) && !(v.auth === true && authenticationValue(seg, k))) args.push(v);
       }
       if (network) {
         auth ??= authenticationFiles(seg);

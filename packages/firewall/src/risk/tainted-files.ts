@@ -78,6 +78,12 @@ export class TaintedFiles {
     if (n.startsWith('$')) this.#underVariable.add(n);
   }
 
+  /** The secret of some file written under the working directory (a relative path), or null. */
+  anyRelative(): string | null {
+    for (const [path, f] of this.#files) if (!/^[/~$]/.test(path)) return f.what;
+    return null;
+  }
+
   #delete(key: string): void {
     this.#files.delete(key);
     this.#trees.delete(key);

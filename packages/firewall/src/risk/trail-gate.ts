@@ -21,6 +21,7 @@ export function mayCarrySecrets(model: CommandModel): boolean {
   for (const s of model.segments) {
     const p = s.program;
     sends ||= NETWORK_PROGRAMS.has(p) || CLOUD_CLIS.has(p) || isInterpreter(p);
+    sends ||= p === 'git' && s.argv.includes('push');
     keeps ||= s.assignments.length > 0 || READERS.has(p) || FILE_WRITERS.has(p) || p === 'exec';
     keeps ||= p === 'printf' && s.argv[1] === '-v';
     for (const r of s.redirects) {
