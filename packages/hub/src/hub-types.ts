@@ -57,8 +57,16 @@ export interface HubCall {
  * One link of the dispatch chain: `(call, next) => …`. Call `next()` to go on, throw a FingerError
  * to stop, or return a result without calling `next()` to answer in its place. The firewall
  * plugs in here; the hub itself ships none.
+ *
+ * `pass`, optional: a synchronous first look at the call. `true` means the interceptor lets this
+ * call through untouched and has done whatever it records for it — the hub then goes on without
+ * calling the interceptor (and, when every interceptor passes, without building a chain step at
+ * all). `false` means "call me": the interceptor runs as usual, and `pass` must not have recorded
+ * anything the interceptor records again. A throw stops the call, as a throw from the interceptor would.
  */
-export type Interceptor = (call: HubCall, next: () => Promise<unknown>) => Promise<unknown>;
+export type Interceptor = ((call: HubCall, next: () => Promise<unknown>) => Promise<unknown>) & {
+  pass?: (call: HubCall) => boolean;
+};
 
 /** Limits and defaults of the hub. */
 export interface HubLimits {

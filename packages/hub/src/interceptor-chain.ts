@@ -3,7 +3,7 @@ import { FingerError } from '@finger/protocol';
 import type { HubCall, Interceptor } from './hub-types.js';
 
 /**
- * The `next` of one pass of `call` through `list`: each call of it runs the next interceptor, and
+ * The `next` of one pass of `call` through `list` (from `start`): each call of it runs the next interceptor, and
  * after the last one `end(call)` — at most once whatever the interceptors do (a second `next()`
  * after the end rejects with E_INTERNAL). A throw (sync or async) stops the call as a rejection.
  * The stepping state lives in the closure, where no interceptor can reach it.
@@ -16,8 +16,9 @@ export function chainStep<C extends HubCall>(
   list: readonly Interceptor[],
   call: C,
   end: (call: C) => Promise<unknown>,
+  start = 0,
 ): () => Promise<unknown> {
-  let i = 0;
+  let i = start;
   const next = (): Promise<unknown> => {
     const at = i;
     if (at < 0 || at >= list.length) {

@@ -587,8 +587,22 @@ function startRun(
     startedSynchronously: true,
     next: NOT_STARTED,
   };
-  run.next = chainStep(list, run, end);
-  const out = run.next();
+  let out: Promise<unknown>;
+  try {
+    // interceptors that pass the call need no step of the chain: with all passing, none is built
+    let at = 0;
+    for (; at < list.length; at++) {
+      const pass = list[at]!.pass;
+      if (pass === undefined || !pass(run)) break;
+    }
+    if (at === list.length) out = end(run);
+    else {
+      run.next = chainStep(list, run, end, at);
+      out = run.next();
+    }
+  } catch (e) {
+    out = Promise.reject(e);
+  }
   run.startedSynchronously = false;
   return out;
 }

@@ -3,8 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FingerError, type FingerEvent } from '@finger/protocol';
 
 import {
+  type HubCall,
   type InProcessModule,
   InProcessTransport,
+  type Interceptor,
   MessageHub,
   systemClock,
   type ToolCallContext,
@@ -368,6 +370,56 @@ describe('MessageHub registry and lifecycle', () => {
       throw new FingerError('E_FORBIDDEN', 'sync no');
     });
     expect((await rejectionOf(hub2.request({ target: 'e', payload: {}, source: human }))).code).toBe('E_FORBIDDEN');
+  });
+
+  it('skips an interceptor whose pass() lets the call through; runs it when pass() says false; a pass() throw stops the call', async () => {
+    let runs = 0;
+    const hub = makeHub({ e: { tools: { t: (a) => (runs++, a) } } });
+    await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    const seen: string[] = [];
+    const checked = (name: string, pass: (c: HubCall) => boolean): Interceptor =>
+      Object.assign(
+        (_call: HubCall, next: () => Promise<unknown>) => {
+          seen.push(name);
+          return next();
+        },
+        {
+          pass: (c: HubCall) => {
+            seen.push(`${name}.pass`);
+            const p = c.envelope.payload as { stop?: string };
+            if (p.stop === name) throw new FingerError('E_FORBIDDEN', `${name} refuses`);
+            return pass(c);
+          },
+        },
+      );
+    hub.use(checked('a', () => true));
+    hub.use(checked('b', (c) => (c.envelope.payload as { slow?: boolean }).slow !== true));
+    hub.use(async (call, next) => {
+      seen.push('plain');
+      return next();
+    });
+    hub.use(checked('c', () => true));
+    expect(await hub.request({ target: 'e', payload: { n: 1 }, source: human })).toEqual({ n: 1 });
+    // a and b passed; the plain one has no pass: the chain starts there and c runs as a link of it
+    expect(seen).toEqual(['a.pass', 'b.pass', 'plain', 'c']);
+    seen.length = 0;
+    expect(await hub.request({ target: 'e', payload: { slow: true }, source: human })).toEqual({ slow: true });
+    expect(seen).toEqual(['a.pass', 'b.pass', 'b', 'plain', 'c']);
+    seen.length = 0;
+    expect((await rejectionOf(hub.request({ target: 'e', payload: { stop: 'b' }, source: human }))).code).toBe(
+      'E_FORBIDDEN',
+    );
+    expect(seen).toEqual(['a.pass', 'b.pass']);
+    expect(runs).toBe(2);
+
+    // every interceptor passes: the call goes straight to its module
+    const hub2 = makeHub({ e: { tools: { t: () => ++runs } } });
+    await hub2.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    seen.length = 0;
+    hub2.use(checked('x', () => true));
+    hub2.use(checked('y', () => true));
+    expect(await hub2.request({ target: 'e', payload: {}, source: human })).toBe(3);
+    expect(seen).toEqual(['x.pass', 'y.pass']);
   });
 
   it('starts the lease when the call reaches its module: at the envelope time after a chain that awaited nothing, later after one that did', async () => {

@@ -68,8 +68,14 @@ export interface FirewallInterceptorOptions {
   auto_events?: boolean;
 }
 
-/** An interceptor in the hub's `(call, next) => …` shape. */
-export type FirewallInterceptor = (call: FirewallCall, next: () => Promise<unknown>) => Promise<unknown>;
+/**
+ * An interceptor in the hub's `(call, next) => …` shape; `pass` (set when plain AUTO allows write
+ * neither an event nor an audit entry) answers true for a call the verdict cache lets through as it
+ * is, so the hub need not run the interceptor at all (see the hub's Interceptor.pass).
+ */
+export type FirewallInterceptor = ((call: FirewallCall, next: () => Promise<unknown>) => Promise<unknown>) & {
+  pass?: (call: FirewallCall) => boolean;
+};
 
 function argsOf(ev: Evaluation, fallback: unknown): unknown {
   return ev.args !== undefined ? ev.args : fallback;
@@ -196,13 +202,25 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   // a plain AUTO allow needs no Evaluation: the engine's cache path builds none
   const cached = lean.lean === true && engine.evaluateCached !== undefined;
 
-  return (call, next) => {
+  // verdicts pass() reached but did not let through (the behaviour layer raised the call): the
+  // interceptor takes them up instead of counting the call a second time
+  const early = new WeakMap<FirewallCall, Evaluation>();
+  let earlyCount = 0;
+  const takeEarly = (call: FirewallCall): Evaluation | undefined => {
+    const ev = early.get(call);
+    if (ev !== undefined) {
+      early.delete(call);
+      earlyCount--;
+    }
+    return ev;
+  };
+
+  const interceptor: FirewallInterceptor = (call, next) => {
     try {
       const tool = toolOf(call, tools);
       const confidence = confidenceOf?.(call);
-      let ev: Evaluation | CachedAllow | undefined = cached
-        ? engine.evaluateCached!(call, tool, confidence)
-        : undefined;
+      let ev: Evaluation | CachedAllow | undefined = earlyCount > 0 ? takeEarly(call) : undefined;
+      if (ev === undefined && cached) ev = engine.evaluateCached!(call, tool, confidence);
       // the engine ran nothing that changes the arguments: they go as they came
       if (ev === CACHED_ALLOW) return next();
       const facts = factsOf(call, tool, confidence);
@@ -218,6 +236,17 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       return Promise.reject(e);
     }
   };
+  if (cached)
+    interceptor.pass = (call) => {
+      const ev = engine.evaluateCached!(call, toolOf(call, tools), confidenceOf?.(call));
+      if (ev === CACHED_ALLOW) return true;
+      if (ev !== undefined) {
+        early.set(call, ev);
+        earlyCount++;
+      }
+      return false;
+    };
+  return interceptor;
 }
 
 /** Moves the call's deadline (and lease expiry) later by `ms`. */

@@ -455,6 +455,41 @@ describe('the interceptor over the verdict cache', () => {
     expect(w.engine.cacheStats()).toMatchObject({ hits: 1 });
   });
 
+  it('pass() lets plain cached AUTO calls through; a call it cannot pass is judged by the interceptor and counted once', async () => {
+    const s = setup(); // a fixed clock: the loop detector sees every call
+    const holds: string[] = [];
+    const intercept = createFirewallInterceptor({
+      engine: s.engine,
+      tools: { get: (id) => tool(id) },
+      gate: {
+        hold: (ev) => {
+          holds.push(ev.reasons.join('; '));
+          return Promise.resolve({ approved: false, reason: 'no' });
+        },
+      },
+    });
+    expect(intercept.pass).toBeTypeOf('function');
+    // as the hub does it: pass() first, the interceptor only when pass() says false
+    const dispatch = async (payload: unknown): Promise<string> => {
+      const c = hubCall(payload);
+      if (intercept.pass!(c)) return 'passed';
+      return (await intercept(c, () => Promise.resolve('ran'))) as string;
+    };
+    // the first call is not in the cache: pass() records nothing, the interceptor evaluates it
+    expect(await dispatch({ command: 'ls -la' })).toBe('ran');
+    for (let i = 2; i <= 5; i++) expect(await dispatch({ command: 'ls -la' })).toBe('passed');
+    // the 6th is raised by the loop detector: held (and refused), counted once — 6 times, not 7
+    await expect(dispatch({ command: 'ls -la' })).rejects.toMatchObject({ code: 'E_REJECTED_BY_HUMAN' });
+    await expect(dispatch({ command: 'ls -la' })).rejects.toMatchObject({ code: 'E_REJECTED_BY_HUMAN' });
+    expect(holds).toHaveLength(2);
+    expect(holds[0]).toContain('6 times within 60 s');
+    expect(holds[1]).toContain('7 times within 60 s');
+    // with an event or an audit entry due for every verdict there is no pass()
+    expect(
+      createFirewallInterceptor({ engine: s.engine, auto_events: true, events: { emit: () => undefined } }).pass,
+    ).toBeUndefined();
+  });
+
   it("a held call goes to the gate every time (session approvals are the gate's to apply, never cached)", async () => {
     const w = wired({});
     for (let i = 0; i < 2; i++)
