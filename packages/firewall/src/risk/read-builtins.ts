@@ -3,9 +3,10 @@
 // take as file names.
 
 import type { SimpleCommand } from './command-model.js';
+import { credentialFile } from './exfiltration.js';
 
 /** Programs that print file names (what `read f` then takes as a path). */
-export const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
+const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
 /** Builtins that assign what they read on stdin to variables. */
 export const READERS: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarray']);
 /** Options that take a value (the value is not a variable name, except read's -a). */
@@ -31,4 +32,18 @@ export function readTargets(seg: SimpleCommand): string[] {
   }
   if (names.length === 0) names.push(read ? 'REPLY' : 'MAPFILE');
   return read ? names : names.slice(-1);
+}
+
+/**
+ * The credential files whose names the segments `from` (those feeding a read's input: `ls ~/.ssh/*
+ * | while read f`, `< <(find ~/.aws …)`) print, described; or null.
+ */
+export function listedFiles(segs: readonly SimpleCommand[], from: readonly number[]): string | null {
+  for (const j of from) {
+    const s = segs[j] as SimpleCommand;
+    if (!LISTERS.has(s.program)) continue;
+    const named = s.argv.slice(1).find((w) => !w.startsWith('-') && credentialFile(w) !== null);
+    if (named !== undefined) return `the credential files named by ${s.program} '${named}' (segment ${j + 1})`;
+  }
+  return null;
 }

@@ -26,11 +26,12 @@ import {
 } from './exfiltration.js';
 import { ExportedVariables } from './exported-variables.js';
 import { Feeders } from './feeders.js';
+import { foundSecretFiles } from './found-files.js';
 import { GitCommits, type TaintQuery } from './git-commits.js';
 import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
-import { LISTERS, READERS, readTargets } from './read-builtins.js';
+import { listedFiles, READERS, readTargets } from './read-builtins.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { mayCarrySecrets } from './trail-gate.js';
 import { fileOf, label, quote, refs } from './trail-words.js';
@@ -173,17 +174,6 @@ class Trail implements SecretTrail {
     return this.#feeders.upstream(i).flatMap((j) => this.#directOf(j));
   }
 
-  /** The credential files whose names reach segment i's stdin (`ls ~/.ssh/* | while read f`), described; or null. */
-  #listed(i: number): string | null {
-    for (const j of [...this.#feeders.upstream(i), ...this.#feeders.substitutions(i)]) {
-      const s = this.#segs[j] as SimpleCommand;
-      if (!LISTERS.has(s.program)) continue;
-      const named = s.argv.slice(1).find((w) => !w.startsWith('-') && credentialFile(w) !== null);
-      if (named !== undefined) return `the credential files named by ${s.program} ${quote(named)} (segment ${j + 1})`;
-    }
-    return null;
-  }
-
   /** The secrets of the `$(…)` in segment i's words, through the trail too (`$(cat /tmp/copy)`). */
   #substituted(i: number): Flow[] {
     return [...fromSubstitutions(this.#segs, i), ...this.#substitutionTrail(i)];
@@ -227,7 +217,7 @@ class Trail implements SecretTrail {
         ...this.#upstream(i),
         ...this.#substituted(i),
       ];
-      const listed = this.#listed(i);
+      const listed = listedFiles(this.#segs, [...this.#feeders.upstream(i), ...this.#feeders.substitutions(i)]);
       for (const name of readTargets(seg)) {
         this.#assign(name, input);
         if (listed !== null) this.#paths.set(name, `${listed} through the variable '$${name}'`);
@@ -242,6 +232,8 @@ class Trail implements SecretTrail {
     this.#exported.observe(seg);
     if (seg.program === 'unset') for (const name of seg.argv.slice(1)) this.#assign(name, NONE);
     this.#writes(i, seg);
+    const found = NETWORK_PROGRAMS.has(seg.program) ? foundSecretFiles(this.#segs, i) : null;
+    if (found !== null) this.#args[i] = [...(this.#args[i] ?? []), { what: found }];
     if (seg.program === 'git') {
       this.#git.observe(i, seg, this.#query);
       const sent = this.#git.pushed(seg);

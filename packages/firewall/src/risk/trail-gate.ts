@@ -22,7 +22,7 @@ export function mayCarrySecrets(model: CommandModel): boolean {
     const p = s.program;
     sends ||= NETWORK_PROGRAMS.has(p) || CLOUD_CLIS.has(p) || isInterpreter(p);
     sends ||= p === 'git' && s.argv.includes('push');
-    keeps ||= s.assignments.length > 0 || READERS.has(p) || FILE_WRITERS.has(p) || p === 'exec';
+    keeps ||= s.assignments.length > 0 || READERS.has(p) || FILE_WRITERS.has(p) || p === 'exec' || p === 'find';
     keeps ||= p === 'printf' && s.argv[1] === '-v';
     for (const r of s.redirects) {
       keeps ||= r.is_write;
