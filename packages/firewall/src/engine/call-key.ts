@@ -65,11 +65,19 @@ export class InternedArgs {
 /** A trie node: the next nodes by argument name, then value; the interned arguments of a path that ends here. */
 interface Node {
   readonly next: Map<string, Map<unknown, Node>>;
+  /** The first argument name added here and its values (no map look-up by name for it). */
+  firstKey: string | undefined;
+  firstValues: Map<unknown, Node> | undefined;
   leaf: InternedArgs | undefined;
 }
 
 function node(): Node {
-  return { next: new Map(), leaf: undefined };
+  return { next: new Map(), firstKey: undefined, firstValues: undefined, leaf: undefined };
+}
+
+/** The values that follow argument name `k` at `at`. */
+function valuesAt(at: Node, k: string): Map<unknown, Node> | undefined {
+  return k === at.firstKey ? at.firstValues : at.next.get(k);
 }
 
 /** Bounds of an {@link ArgsKeys} table. */
@@ -121,8 +129,8 @@ export class ArgsKeys {
       prev = k;
       const v = (args as Record<string, unknown>)[k];
       // a map does not tell -0 from 0; nothing else that is not interned can be found
-      if (v === 0 && Object.is(v, -0)) return null;
-      const next = at.next.get(k)?.get(v);
+      if (typeof v === 'number' && v === 0 && 1 / v < 0) return null;
+      const next = valuesAt(at, k)?.get(v);
       if (next === undefined) return this.#lookup(args);
       at = next;
     }
@@ -160,7 +168,7 @@ export class ArgsKeys {
           if (v !== null) return null;
       }
       if (missing) continue;
-      const next = at.next.get(k)?.get(v);
+      const next = valuesAt(at, k)?.get(v);
       if (next === undefined) missing = true;
       else at = next;
     }
@@ -178,8 +186,15 @@ export class ArgsKeys {
     }
     let at = this.#root;
     for (const k of keys) {
-      let byValue = at.next.get(k);
-      if (byValue === undefined) at.next.set(k, (byValue = new Map()));
+      let byValue = valuesAt(at, k);
+      if (byValue === undefined) {
+        at.next.set(k, (byValue = new Map()));
+        if (at.firstKey === undefined) {
+          // keys are the engine's own copies (internalized): compared by pointer on the fast path
+          at.firstKey = internId(k);
+          at.firstValues = byValue;
+        }
+      }
       let next = byValue.get(args[k]);
       if (next === undefined) byValue.set(args[k], (next = node()));
       at = next;
