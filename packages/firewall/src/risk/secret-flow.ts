@@ -43,7 +43,7 @@ export interface SecretTrail {
   output(j: number): readonly Flow[];
   /** secrets segment i reads on stdin through the trail (`< /tmp/copy`, `< $f`, `<<< "$K"`) */
   stdin(i: number): readonly Flow[];
-  /** secrets in segment i's arguments, for a network program (`-d "$K"`, `-F f=@/tmp/copy`, `-T "$f"`) */
+  /** what segment i sends besides its stdin: its arguments for a network program (`-d "$K"`, `-F f=@/tmp/copy`), an upload, a git push, script code's environment */
   args(i: number): readonly Flow[];
 }
 
