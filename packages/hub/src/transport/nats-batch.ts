@@ -25,7 +25,10 @@ const MAX_LINES = 1024;
 /** Longest token (a reply subject's last part: base-36 sequence numbers). */
 const MAX_TOKEN = 16;
 
-/** Whether `text[from, to)` is a token: 1–16 of `[0-9a-z]` (a loop, not a regular expression: less code on a lone call's cold path). */
+/**
+ * Whether `text[from, to)` is a token: 1–16 of `[0-9a-z]` (a loop, not a regular expression: less
+ * code on a lone call's cold path).
+ */
 function isToken(text: string, from: number, to: number): boolean {
   if (to <= from || to - from > MAX_TOKEN) return false;
   for (let i = from; i < to; i++) {
@@ -80,11 +83,11 @@ export interface BatchPart {
 }
 
 /**
- * The parts of a received batch body (its bytes, or its text already decoded), or undefined when a line has no valid token (the whole
- * frame is then dropped: its lines cannot all be answered). The body is decoded from UTF-8 once
- * and cut into lines as strings (a newline byte never occurs inside a multi-byte UTF-8
- * sequence, so this is the per-line decoding's result): one decode per frame instead of a
- * Buffer view, a token decode and a JSON decode per line.
+ * The parts of a received batch body (its bytes, or its text already decoded), or undefined when
+ * a line has no valid token (the whole frame is then dropped: its lines cannot all be answered).
+ * The body is decoded from UTF-8 once and cut into lines as strings (a newline byte never occurs
+ * inside a multi-byte UTF-8 sequence, so this is the per-line decoding's result): one decode per
+ * frame instead of a Buffer view, a token decode and a JSON decode per line.
  */
 export function parseBatch(body: Buffer | string): BatchPart[] | undefined {
   const text = typeof body === 'string' ? body : body.toString('utf8');
