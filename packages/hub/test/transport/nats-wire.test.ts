@@ -81,7 +81,7 @@ describe('WireAuth', () => {
     expect(other.open(tampered)).toEqual({ ok: false, reason: 'bad signature' });
     const wrong = new WireAuth({ role: 'daemon', node: 'x', cluster_key: 'another-cluster-key-00000' });
     expect(other.open(wrong.seal('request', body))).toEqual({ ok: false, reason: 'bad signature' });
-    const [, , , sig, ssig] = lineOf(frame);
+    const [, , , sig = '', ssig = ''] = lineOf(frame);
     expect(other.open(withLine(frame, `FW3 request d9 ${sig} ${ssig}`))).toEqual({
       ok: false,
       reason: 'bad signature',
@@ -97,7 +97,7 @@ describe('WireAuth', () => {
 
   it('reads the frame line field by field: extra, empty or cut fields and other versions are refused', () => {
     const frame = daemon.seal('request', body);
-    const [, , , sig, ssig] = lineOf(frame);
+    const [, , , sig = '', ssig = ''] = lineOf(frame);
     const open = (line: string) => other.open(withLine(frame, line));
     expect(open(`FW3 request d1 ${sig} ${ssig} x`)).toEqual({ ok: false, reason: 'malformed frame line' });
     expect(open(`FW3  d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
