@@ -5,13 +5,12 @@
 // interceptor chains make the hub's call sites polymorphic). Prints one JSON line.
 //   node bench/firewall/isolated.mjs <off|noop|on> [seconds]
 
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { importBuilt, REPO_ROOT } from '../lib/bench-main.mjs';
-import { advancingClock, AGENT, policy200 } from './setup.mjs';
+import { AGENT, isolatedHub } from './setup.mjs';
 
 const mode = process.argv[2] ?? 'on';
 const seconds = Number(process.argv[3] ?? 3);
@@ -19,27 +18,7 @@ const fw = await importBuilt('packages/firewall');
 const hubPkg = await importBuilt('packages/hub');
 const home = await mkdtemp(join(tmpdir(), 'finger-fw-iso-'));
 try {
-  mkdirSync(join(home, 'config'));
-  writeFileSync(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy200()));
-  const hub = new hubPkg.MessageHub({
-    events: new hubPkg.LocalEventBus({ store: new hubPkg.FileEventStore({ dir: join(home, 'events') }) }),
-  });
-  await hub.registry.loadFile(join(REPO_ROOT, 'modules', 'echo', 'module.json'));
-  if (mode === 'noop') hub.use((_call, next) => next());
-  if (mode === 'on') {
-    const assessor = await fw.RiskAssessor.create();
-    const store = fw.PolicyStore.load({ home, homeDir: home, assessor });
-    if (store.current().admin.rules.length !== 200) throw new Error('the policy does not hold 200 rules');
-    const engine = new fw.FirewallEngine({
-      policy: store,
-      risk: assessor,
-      sandbox: new fw.PathSandbox({ workspaceRoots: [home], home, homeDir: home }),
-      clock: advancingClock(),
-    });
-    hub.use(
-      fw.createFirewallInterceptor({ engine, tools: { get: (id) => hub.tools.metadata(id) }, events: hub.events }),
-    );
-  }
+  const hub = await isolatedHub(mode, home, fw, hubPkg, REPO_ROOT);
   const call = () =>
     hub.request({ target: 'echo', payload: { text: 'hi' }, source: AGENT, session_id: 'bench-session' });
   const run = async (ms) => {

@@ -96,3 +96,35 @@ export function advancingClock() {
     },
   };
 }
+
+/**
+ * The hub of the isolated rows in `home`: MessageHub + the echo module with no interceptor
+ * (`off`), a no-op one (`noop`) or the firewall interceptor under the 200-rule admin policy (`on`).
+ * `fw`, `hubPkg`: the built packages (importBuilt).
+ */
+export async function isolatedHub(mode, home, fw, hubPkg, repoRoot) {
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  mkdirSync(join(home, 'config'));
+  writeFileSync(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy200()));
+  const hub = new hubPkg.MessageHub({
+    events: new hubPkg.LocalEventBus({ store: new hubPkg.FileEventStore({ dir: join(home, 'events') }) }),
+  });
+  await hub.registry.loadFile(join(repoRoot, 'modules', 'echo', 'module.json'));
+  if (mode === 'noop') hub.use((_call, next) => next());
+  if (mode === 'on') {
+    const assessor = await fw.RiskAssessor.create();
+    const store = fw.PolicyStore.load({ home, homeDir: home, assessor });
+    if (store.current().admin.rules.length !== 200) throw new Error('the policy does not hold 200 rules');
+    const engine = new fw.FirewallEngine({
+      policy: store,
+      risk: assessor,
+      sandbox: new fw.PathSandbox({ workspaceRoots: [home], home, homeDir: home }),
+      clock: advancingClock(),
+    });
+    hub.use(
+      fw.createFirewallInterceptor({ engine, tools: { get: (id) => hub.tools.metadata(id) }, events: hub.events }),
+    );
+  }
+  return hub;
+}

@@ -5,25 +5,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { type CommandRiskLevel, RiskAssessor } from '@finger/firewall';
 
+import { riskExpectations } from './risk-expectations.js';
+
 let assessor: RiskAssessor;
 
 beforeAll(async () => {
   assessor = await RiskAssessor.create();
 });
-
-function expectDangerous(command: string, reason: string): void {
-  const a = assessor.assess(command);
-  expect({ command, level: a.level, reasons: a.reasons }).toEqual({
-    command,
-    level: 'dangerous',
-    reasons: expect.arrayContaining([reason]),
-  });
-}
-
-function expectLevel(command: string, level: CommandRiskLevel): void {
-  const a = assessor.assess(command);
-  expect({ command, level: a.level, reasons: a.reasons }).toEqual({ command, level, reasons: a.reasons });
-}
+const { expectDangerous, expectLevel } = riskExpectations(() => assessor);
 
 describe('data flow: a secret that reaches a network sender is exfiltration', () => {
   it('a credential file piped (through any filters) to nc, curl, ssh, socat, wget, httpie or mail', () => {

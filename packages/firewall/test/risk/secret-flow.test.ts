@@ -7,30 +7,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { type CommandRiskLevel, RiskAssessor } from '@finger/firewall';
 
+import { riskExpectations } from './risk-expectations.js';
+
 let assessor: RiskAssessor;
 
 beforeAll(async () => {
   assessor = await RiskAssessor.create();
 });
-
-function expectDangerous(command: string, reason: string): void {
-  const a = assessor.assess(command);
-  expect({ command, level: a.level, reasons: a.reasons }).toEqual({
-    command,
-    level: 'dangerous',
-    reasons: expect.arrayContaining([reason]),
-  });
-}
-
-/** The level, and that no reason speaks of exfiltration. */
-function expectNoExfiltration(command: string, level: CommandRiskLevel): void {
-  const a = assessor.assess(command);
-  expect({ command, level: a.level, exfiltration: a.reasons.filter((r) => r.includes('exfiltration')) }).toEqual({
-    command,
-    level,
-    exfiltration: [],
-  });
-}
+const { expectDangerous, expectNoExfiltration } = riskExpectations(() => assessor);
 
 describe('a secret through a variable', () => {
   it.each<[string, string]>([
