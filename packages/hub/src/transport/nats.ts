@@ -1,24 +1,16 @@
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope } from '@finger/protocol';
-import { FingerError, toErrorInfo } from '@finger/protocol';
+import { FingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
-import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
-import { InflightCalls, NatsServerChannel } from './nats-channel.js';
-import { encodeRequest, readReply, readRequest } from './nats-envelope.js';
-import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
-import { ReplyOutbox } from './nats-outbox.js';
-import {
-  type ClusterSubjects,
-  clusterSubjects,
-  decodeJson,
-  type OpenedFrame,
-  utf8Length,
-  type WireAuth,
-} from './nats-wire.js';
+import { MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
+import { encodeRequest, readReply } from './nats-envelope.js';
+import type { NatsTransportOptions } from './nats-options.js';
+import { NatsServeSide, reportDropped } from './nats-serve.js';
+import { type ClusterSubjects, clusterSubjects, decodeJson, utf8Length, type WireAuth } from './nats-wire.js';
 import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
 export type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
@@ -108,17 +100,13 @@ export class NatsTransport implements Transport {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly o: NatsTransportOptions;
-  private readonly served = new Map<string, Subscription>();
-  private readonly inflight = new InflightCalls();
+  /** The serving side: the modules this process serves on NATS. */
+  private readonly server: NatsServeSide;
   private readonly pending = new Map<string, Pending>();
-  private readonly maxInflight: number;
   private readonly maxPending: number;
   private inbox: string | undefined;
   private inboxSub: Subscription | undefined;
-  private cancelSub: Subscription | undefined;
   private seq = 0;
-  /** Replies leave through here, batched per caller per turn. */
-  private readonly replies: ReplyOutbox;
   /** Requests waiting for the end of this event-loop turn, by module. */
   private readonly batches = new Map<string, WireBatch>();
   private batchesScheduled = false;
@@ -133,14 +121,13 @@ export class NatsTransport implements Transport {
     this.clock = o.clock ?? systemClock;
     this.logger = o.logger ?? silentLogger;
     this.subjects = clusterSubjects(o.cluster);
-    this.maxInflight = o.max_inflight ?? 4096;
     this.maxPending = o.max_pending ?? 10_000;
-    this.replies = new ReplyOutbox({
-      connection: this.nc,
-      auth: this.auth,
+    this.server = new NatsServeSide({
+      o,
+      subjects: this.subjects,
       clock: this.clock,
       logger: this.logger,
-      idle: () => this.inflight.size === 0,
+      connected: () => this.connected,
     });
     void this.watchStatus();
   }
@@ -152,29 +139,12 @@ export class NatsTransport implements Transport {
 
   /** Outstanding requests sent and requests being served, for metrics. */
   stats(): { pending: number; serving: number } {
-    return { pending: this.pending.size, serving: this.inflight.size };
+    return { pending: this.pending.size, serving: this.server.serving };
   }
 
-  async serve(target: string, handler: TransportHandler): Promise<Unserve> {
-    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'transport is closed');
-    if (this.served.has(target)) throw new FingerError('E_CONFLICT', `target "${target}" is already served`);
-    const sub = this.nc.subscribe(this.subjects.call(target), {
-      queue: this.subjects.queue(target),
-      callback: (err, msg) => {
-        if (err === null) this.onRequest(msg, handler);
-      },
-    });
-    this.served.set(target, sub);
-    this.cancelSub ??= this.nc.subscribe(this.subjects.cancel, {
-      callback: (err, msg) => {
-        if (err === null) this.onCancel(msg);
-      },
-    });
-    await this.nc.flush(); // the subscription is known to the server before anyone announces the module
-    return async () => {
-      if (this.served.get(target) === sub) this.served.delete(target);
-      if (!this.nc.isClosed()) await sub.drain().catch(() => undefined);
-    };
+  serve(target: string, handler: TransportHandler): Promise<Unserve> {
+    if (this.closed) return Promise.reject(new FingerError('E_PROVIDER_CLOSED', 'transport is closed'));
+    return this.server.serve(target, handler);
   }
 
   request(request: Envelope, hooks?: RequestHooks): Promise<Envelope> {
@@ -244,7 +214,7 @@ export class NatsTransport implements Transport {
   }
 
   serves(target: string): boolean {
-    return this.served.has(moduleOf(target));
+    return this.server.serves(moduleOf(target));
   }
 
   /**
@@ -254,14 +224,12 @@ export class NatsTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const subs = [...this.served.values(), this.cancelSub, this.inboxSub];
-    for (const s of this.served.values()) s.unsubscribe();
-    this.served.clear();
+    const subs = [...this.server.stop(), this.inboxSub];
     // calls taken from the wire may still answer (bounded by drain_ms)
     const end = Date.now() + (this.o.drain_ms ?? 5000);
-    while (this.inflight.size > 0 && Date.now() < end && !this.nc.isClosed())
+    while (this.server.serving > 0 && Date.now() < end && !this.nc.isClosed())
       await new Promise((r) => setTimeout(r, 10));
-    this.replies.flush(); // replies of the last turn go out before the connection drains
+    this.server.replies.flush(); // replies of the last turn go out before the connection drains
     this.batches.clear(); // requests not sent yet fail below with the others
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
     this.sweep = undefined;
@@ -275,16 +243,6 @@ export class NatsTransport implements Transport {
       return;
     }
     for (const s of subs) if (s) s.unsubscribe();
-  }
-
-  /** Sends a progress or lease message to a caller's reply subject (serve side). */
-  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void {
-    if (!this.connected) return;
-    try {
-      this.nc.publish(reply, this.auth.sealJson(kind, JSON.stringify(data), forServe));
-    } catch {
-      // connection gone: the caller's deadline settles the call
-    }
   }
 
   // ---- caller side ----
@@ -360,7 +318,7 @@ export class NatsTransport implements Transport {
     }
     const check = this.auth.open(msg.data);
     if (!check.ok) {
-      this.drop(check.reason, msg);
+      this.dropped(check.reason, msg);
       return;
     }
     if (check.kind === 'reply') {
@@ -383,7 +341,7 @@ export class NatsTransport implements Transport {
   private onReplies(body: string, msg: Msg, node: string): void {
     const parts = parseBatch(body);
     if (parts === undefined) {
-      this.drop('invalid reply batch', msg, node);
+      this.dropped('invalid reply batch', msg, node);
       return;
     }
     for (const part of parts) {
@@ -391,7 +349,7 @@ export class NatsTransport implements Transport {
       if (p === undefined) continue;
       const env = readReply(part.json, p.request!);
       if (env === undefined) {
-        this.drop('invalid reply envelope', msg, node);
+        this.dropped('invalid reply envelope', msg, node);
         continue;
       }
       this.pending.delete(part.token);
@@ -438,85 +396,8 @@ export class NatsTransport implements Transport {
     }
   }
 
-  // ---- serve side ----
-
-  private onRequest(msg: Msg, handler: TransportHandler): void {
-    const check = this.auth.open(msg.data);
-    if (!check.ok || check.kind !== 'request') {
-      this.drop(check.ok ? `unexpected ${check.kind} on a call subject` : check.reason, msg);
-      return;
-    }
-    const inbox = msg.reply ? inboxOf(msg.reply) : undefined;
-    const parts = inbox === undefined ? undefined : parseBatch(check.text());
-    if (parts === undefined) {
-      this.drop('invalid request batch', msg, check.node);
-      return;
-    }
-    for (const part of parts) this.onEnvelope(msg, check, part.json, inbox + part.token, handler);
-  }
-
-  /** One request of a received batch: each is checked, bounded and answered on its own. */
-  private onEnvelope(msg: Msg, check: OpenedFrame, json: string, reply: string, handler: TransportHandler): void {
-    const env = readRequest(json);
-    if (env === undefined) {
-      this.drop('invalid request envelope', msg, check.node);
-      this.replies.error(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
-      return;
-    }
-    if (check.role === 'serve' && this.auth.role === 'daemon') {
-      // a serve process may only answer calls: it never originates one, whatever principal it names
-      this.drop('request originated by a module serve process', msg, check.node, 'serve');
-      const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
-      this.replies.error(reply, env, error, true);
-      return;
-    }
-    if (env.deadline <= this.clock.now()) {
-      this.replies.error(reply, env, {
-        code: 'E_TIMEOUT',
-        message: `call to "${env.target}" arrived past its deadline`,
-      });
-      return;
-    }
-    if (this.inflight.size >= this.maxInflight) {
-      this.replies.error(reply, env, {
-        code: 'E_OVERLOADED',
-        message: `node ${this.auth.node} serves ${this.maxInflight} calls already`,
-      });
-      return;
-    }
-    const channel = new NatsServerChannel(this, reply, false, env.id);
-    this.inflight.add(channel);
-    handler(env, channel).then(
-      (out) => {
-        this.inflight.remove(channel);
-        channel.finish();
-        this.replies.send(reply, out, false);
-      },
-      (e: unknown) => {
-        this.inflight.remove(channel);
-        channel.finish();
-        this.replies.error(reply, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error
-      },
-    );
-  }
-
-  private onCancel(msg: Msg): void {
-    const check = this.auth.open(msg.data);
-    if (!check.ok) {
-      this.drop(check.reason, msg);
-      return;
-    }
-    const d = decodeJson(check.text()) as { id?: unknown; reason?: unknown } | undefined;
-    if (typeof d?.id !== 'string') return;
-    this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
-  }
-
-  private drop(reason: string, msg: Msg, node?: string, role?: string): void {
-    const info: DroppedMessage = { reason, subject: msg.subject };
-    if (node !== undefined) info.node = node;
-    if (role !== undefined) info.role = role;
-    this.logger.warn(info, 'NATS message dropped');
-    this.o.onDropped?.(info);
+  private dropped(reason: string, msg: Msg, node?: string): void {
+    reportDropped(this.logger, this.o.onDropped, reason, msg, node);
   }
 
   private async watchStatus(): Promise<void> {

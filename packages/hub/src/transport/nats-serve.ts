@@ -1,0 +1,203 @@
+import type { Msg, NatsConnection, Subscription } from 'nats';
+
+import type { Envelope } from '@finger/protocol';
+import { FingerError, toErrorInfo } from '@finger/protocol';
+
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import { inboxOf, parseBatch } from './nats-batch.js';
+import { InflightCalls, NatsServerChannel } from './nats-channel.js';
+import { readRequest } from './nats-envelope.js';
+import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
+import { ReplyOutbox } from './nats-outbox.js';
+import { type ClusterSubjects, decodeJson, type OpenedFrame, type WireAuth } from './nats-wire.js';
+import type { TransportHandler, Unserve } from './transport.js';
+
+/** Reports a dropped message to the log and to `onDropped` (both sides of the transport). */
+export function reportDropped(
+  logger: Logger,
+  onDropped: ((info: DroppedMessage) => void) | undefined,
+  reason: string,
+  msg: Msg,
+  node?: string,
+  role?: string,
+): void {
+  const info: DroppedMessage = { reason, subject: msg.subject };
+  if (node !== undefined) info.node = node;
+  if (role !== undefined) info.role = role;
+  logger.warn(info, 'NATS message dropped');
+  onDropped?.(info);
+}
+
+/** What the serving side needs of its transport. */
+export interface NatsServeOptions {
+  o: NatsTransportOptions;
+  subjects: ClusterSubjects;
+  clock: Clock;
+  logger: Logger;
+  /** False while the connection is down (progress and lease messages are then not sent). */
+  connected: () => boolean;
+}
+
+/**
+ * The serving side of {@link NatsTransport}: subscribes to a module's call subject in its queue
+ * group, checks every request of a received batch (signature, envelope, deadline, the caller's
+ * role, the in-flight bound), runs it and answers through the {@link ReplyOutbox}; cancels from
+ * callers reach the call being served.
+ */
+export class NatsServeSide {
+  private readonly nc: NatsConnection;
+  private readonly auth: WireAuth;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly o: NatsTransportOptions;
+  private readonly subjects: ClusterSubjects;
+  private readonly connected: () => boolean;
+  private readonly served = new Map<string, Subscription>();
+  private readonly inflight = new InflightCalls();
+  private readonly maxInflight: number;
+  private cancelSub: Subscription | undefined;
+  /** Replies leave through here, batched per caller per turn. */
+  readonly replies: ReplyOutbox;
+
+  constructor(s: NatsServeOptions) {
+    this.o = s.o;
+    this.nc = s.o.connection;
+    this.auth = s.o.auth;
+    this.clock = s.clock;
+    this.logger = s.logger;
+    this.subjects = s.subjects;
+    this.connected = s.connected;
+    this.maxInflight = s.o.max_inflight ?? 4096;
+    this.replies = new ReplyOutbox({
+      connection: this.nc,
+      auth: this.auth,
+      clock: this.clock,
+      logger: this.logger,
+      idle: () => this.inflight.size === 0,
+    });
+  }
+
+  /** Requests being served. */
+  get serving(): number {
+    return this.inflight.size;
+  }
+
+  async serve(target: string, handler: TransportHandler): Promise<Unserve> {
+    if (this.served.has(target)) throw new FingerError('E_CONFLICT', `target "${target}" is already served`);
+    const sub = this.nc.subscribe(this.subjects.call(target), {
+      queue: this.subjects.queue(target),
+      callback: (err, msg) => {
+        if (err === null) this.onRequest(msg, handler);
+      },
+    });
+    this.served.set(target, sub);
+    this.cancelSub ??= this.nc.subscribe(this.subjects.cancel, {
+      callback: (err, msg) => {
+        if (err === null) this.onCancel(msg);
+      },
+    });
+    await this.nc.flush(); // the subscription is known to the server before anyone announces the module
+    return async () => {
+      if (this.served.get(target) === sub) this.served.delete(target);
+      if (!this.nc.isClosed()) await sub.drain().catch(() => undefined);
+    };
+  }
+
+  serves(module_id: string): boolean {
+    return this.served.has(module_id);
+  }
+
+  /** Stops taking requests: the subscriptions it held (for the caller to unsubscribe when it keeps the connection). */
+  stop(): (Subscription | undefined)[] {
+    const subs = [...this.served.values(), this.cancelSub];
+    for (const s of this.served.values()) s.unsubscribe();
+    this.served.clear();
+    return subs;
+  }
+
+  /** Sends a progress or lease message to a caller's reply subject. */
+  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void {
+    if (!this.connected()) return;
+    try {
+      this.nc.publish(reply, this.auth.sealJson(kind, JSON.stringify(data), forServe));
+    } catch {
+      // connection gone: the caller's deadline settles the call
+    }
+  }
+
+  private onRequest(msg: Msg, handler: TransportHandler): void {
+    const check = this.auth.open(msg.data);
+    if (!check.ok || check.kind !== 'request') {
+      this.drop(check.ok ? `unexpected ${check.kind} on a call subject` : check.reason, msg);
+      return;
+    }
+    const inbox = msg.reply ? inboxOf(msg.reply) : undefined;
+    const parts = inbox === undefined ? undefined : parseBatch(check.text());
+    if (parts === undefined) {
+      this.drop('invalid request batch', msg, check.node);
+      return;
+    }
+    for (const part of parts) this.onEnvelope(msg, check, part.json, inbox + part.token, handler);
+  }
+
+  /** One request of a received batch: each is checked, bounded and answered on its own. */
+  private onEnvelope(msg: Msg, check: OpenedFrame, json: string, reply: string, handler: TransportHandler): void {
+    const env = readRequest(json);
+    if (env === undefined) {
+      this.drop('invalid request envelope', msg, check.node);
+      this.replies.error(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
+      return;
+    }
+    if (check.role === 'serve' && this.auth.role === 'daemon') {
+      // a serve process may only answer calls: it never originates one, whatever principal it names
+      this.drop('request originated by a module serve process', msg, check.node, 'serve');
+      const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
+      this.replies.error(reply, env, error, true);
+      return;
+    }
+    if (env.deadline <= this.clock.now()) {
+      this.replies.error(reply, env, {
+        code: 'E_TIMEOUT',
+        message: `call to "${env.target}" arrived past its deadline`,
+      });
+      return;
+    }
+    if (this.inflight.size >= this.maxInflight) {
+      this.replies.error(reply, env, {
+        code: 'E_OVERLOADED',
+        message: `node ${this.auth.node} serves ${this.maxInflight} calls already`,
+      });
+      return;
+    }
+    const channel = new NatsServerChannel(this, reply, false, env.id);
+    this.inflight.add(channel);
+    handler(env, channel).then(
+      (out: Envelope) => {
+        this.inflight.remove(channel);
+        channel.finish();
+        this.replies.send(reply, out, false);
+      },
+      (e: unknown) => {
+        this.inflight.remove(channel);
+        channel.finish();
+        this.replies.error(reply, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error
+      },
+    );
+  }
+
+  private onCancel(msg: Msg): void {
+    const check = this.auth.open(msg.data);
+    if (!check.ok) {
+      this.drop(check.reason, msg);
+      return;
+    }
+    const d = decodeJson(check.text()) as { id?: unknown; reason?: unknown } | undefined;
+    if (typeof d?.id !== 'string') return;
+    this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
+  }
+
+  private drop(reason: string, msg: Msg, node?: string, role?: string): void {
+    reportDropped(this.logger, this.o.onDropped, reason, msg, node, role);
+  }
+}
