@@ -12,7 +12,6 @@
 // commit for an A/B). Run both orders (A B, then B A): the first build listed has a small edge.
 // Env: N (cold calls per build, default 1000).
 
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -58,6 +57,7 @@ async function serveStack(root) {
   const hub = new hubPkg.MessageHub({});
   await hub.registry.loadFile(`${root}/modules/echo/module.json`);
   const auth = new natsPkg.WireAuth({ role: 'daemon', node: 'bench-server', cluster_key: KEY });
+  st.frame = () => requestFrame(natsPkg);
   const node = new natsPkg.ClusterNode({
     hub,
     connection: fakeConnection(st, subs),
@@ -80,10 +80,11 @@ async function serveStack(root) {
   return st;
 }
 
-// request frames signed here with createHmac (FW3), so neither build's code is warmed by making them
-const SERVE_KEY = createHmac('sha256', KEY).update('finger-serve-key-v1').digest('hex');
+// Request frames are made before the timed calls, each build's with its own WireAuth (a second
+// instance, as the caller's), so making them warms nothing of the measured call.
 let seq = 0;
-function requestFrame() {
+function requestFrame(natsPkg) {
+  const auth = new natsPkg.WireAuth({ role: 'daemon', node: 'prof-caller', cluster_key: KEY });
   const now = Date.now();
   const id = `01JD${String(now).padStart(18, '0')}${String(seq % 10000).padStart(4, '0')}`;
   const env = [
@@ -97,18 +98,14 @@ function requestFrame() {
     'echo.echo',
     true,
     new Date(now).toISOString(),
-    now + 5000,
+    now + 600_000,
     [],
     0,
     [0, 5000, null],
     PAYLOAD,
   ];
   const token = (++seq).toString(36);
-  const body = Buffer.from(`${token} ${JSON.stringify(env)}`);
-  const mac = (k) =>
-    createHmac('sha256', k).update('request\nprof-caller\n', 'latin1').update(body).digest('base64url');
-  const line = Buffer.from(`FW3 request prof-caller ${mac(KEY)} ${mac(SERVE_KEY)}\n`, 'latin1');
-  return { data: Buffer.concat([line, body]), reply: `_INBOX.cold.${token}` };
+  return { data: auth.sealJson('request', `${token} ${JSON.stringify(env)}`), reply: `_INBOX.cold.${token}` };
 }
 
 /** The calling daemon of one build: echo imported as a `{type: "nats"}` module. */
@@ -164,12 +161,13 @@ const median = (v) => [...v].sort((x, y) => x - y)[v.length >> 1];
 if (mode === 'serve') {
   const stacks = [];
   for (const r of ROOTS) stacks.push(await serveStack(r));
-  for (let i = 0; i < 20_000; i++) for (const st of stacks) await st.once(requestFrame());
+  for (let i = 0; i < 20_000; i++) for (const st of stacks) await st.once(st.frame());
+  const frames = stacks.map((st) => Array.from({ length: N }, () => st.frame()));
   const cold = stacks.map(() => []);
   for (let i = 0; i < N; i++) {
     for (let k = 0; k < stacks.length; k++) {
       const j = (i + k) % stacks.length;
-      const f = requestFrame();
+      const f = frames[j][i];
       await idle();
       cold[j].push(await stacks[j].once(f));
     }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-import { Sha256Mac, SIG_LEN } from './nats-mac.js';
+import { FrameMac, SIG_LEN } from './nats-mac.js';
 
 /**
  * The wire format of the hub over NATS (subjects, frames, authentication).
@@ -8,15 +8,17 @@ import { Sha256Mac, SIG_LEN } from './nats-mac.js';
  * Subjects of a cluster `c`: module calls `finger.c.call.<module>` (queue group per module),
  * cancels `finger.c.cancel`, events `finger.c.events.<type>`, registry `finger.c.registry.<hb|hello|bye>`.
  *
- * Every message is one frame: an ASCII line `FW3 <kind> <node> <sig> <ssig>` and a newline, then
+ * Every message is one frame: an ASCII line `FW4 <kind> <node> <sig> <ssig>` and a newline, then
  * the body (a request batch, one `<token> <envelope JSON array>` line per request, see
  * nats-batch.ts and nats-envelope.ts; a reply envelope as a JSON array; the JSON of a heartbeat or control
  * message; an event batch is one event JSON per line). No NATS headers: building and parsing
  * nats.js header objects cost about as much as the rest of a call, and a frame line is read with
  * one `indexOf`.
  *
- * Authentication: `ssig` = HMAC-SHA256(serve key, kind \n node \n body) and, from daemons,
- * `sig` = the same HMAC under the cluster key; a signature left out is `-` (daemons leave the serve
+ * Authentication: `ssig` = MAC(serve key, kind \n node \n body) and, from daemons, `sig` = the
+ * same MAC under the cluster key, where MAC is keyed BLAKE2s-256 for a message (the MAC's input)
+ * of at most 384 bytes and HMAC-SHA256 above (nats-mac.ts; the length decides, so no field names
+ * the algorithm); a signature left out is `-` (daemons leave the serve
  * signature out where no serve process has to verify: replies, progress and lease messages, which
  * only daemons receive). The serve key is derived from the cluster key ({@link serveKeyOf});
  * `module serve` processes hold only the serve key, so they can never produce a daemon signature:
@@ -116,10 +118,11 @@ interface LineHead {
 const HEADS = 4;
 
 /**
- * Frame version 3: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
- * envelopes in their version-2 compact form (nats-envelope.ts, since FW3).
+ * Frame version 4: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
+ * envelopes in their version-2 compact form (nats-envelope.ts, since FW3), small messages signed
+ * with keyed BLAKE2s (nats-mac.ts, since FW4).
  */
-export const FRAME_MAGIC = 'FW3 ';
+export const FRAME_MAGIC = 'FW4 ';
 const MAGIC = FRAME_MAGIC;
 /** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures. */
 const MAX_LINE = 256;
@@ -131,8 +134,8 @@ const DASH = 0x2d;
 export class WireAuth {
   readonly role: WireRole;
   readonly node: string;
-  private readonly clusterKey: Sha256Mac | undefined;
-  private readonly serveKey: Sha256Mac;
+  private readonly clusterKey: FrameMac | undefined;
+  private readonly serveKey: FrameMac;
   private readonly heads: LineHead[] = [];
   private nextHead = 0;
 
@@ -143,11 +146,11 @@ export class WireAuth {
     this.node = o.node;
     if (o.role === 'daemon') {
       if (!o.cluster_key) throw new Error('a daemon needs the cluster key (nats.cluster_key)');
-      this.clusterKey = new Sha256Mac(Buffer.from(o.cluster_key, 'utf8'));
-      this.serveKey = new Sha256Mac(Buffer.from(serveKeyOf(o.cluster_key), 'utf8'));
+      this.clusterKey = new FrameMac(Buffer.from(o.cluster_key, 'utf8'));
+      this.serveKey = new FrameMac(Buffer.from(serveKeyOf(o.cluster_key), 'utf8'));
     } else {
       if (!o.serve_key) throw new Error('a serve process needs the serve key');
-      this.serveKey = new Sha256Mac(Buffer.from(o.serve_key, 'utf8'));
+      this.serveKey = new FrameMac(Buffer.from(o.serve_key, 'utf8'));
     }
   }
 
@@ -187,7 +190,7 @@ export class WireAuth {
   }
 
   /**
-   * Writes the frame line `FW3 <kind> <node> <sig> <ssig>\n` into `out[0, lineLen)`, signing the
+   * Writes the frame line `FW4 <kind> <node> <sig> <ssig>\n` into `out[0, lineLen)`, signing the
    * body after it: byte by byte, the signatures straight into place (no strings to build and copy
    * for a small frame).
    */
@@ -222,8 +225,8 @@ export class WireAuth {
     const len = buf.length;
     if (len < 4 || buf[0] !== 0x46 || buf[1] !== 0x57 || buf[3] !== SP)
       return { ok: false, reason: 'unsigned message (no frame)' };
-    if (buf[2] !== 0x33) return { ok: false, reason: 'unsupported frame version' }; // "FW? "
-    // the frame line: "FW3 " kind SP node SP sig SP ssig NL, at most MAX_LINE bytes
+    if (buf[2] !== 0x34) return { ok: false, reason: 'unsupported frame version' }; // "FW? "
+    // the frame line: "FW4 " kind SP node SP sig SP ssig NL, at most MAX_LINE bytes
     const limit = len < MAX_LINE + 1 ? len : MAX_LINE + 1;
     let s1 = -1;
     let s2 = -1;

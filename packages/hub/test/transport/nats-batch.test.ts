@@ -104,7 +104,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     const replyFrames: string[] = [];
     server.nc.subscribe('_INBOX.>', {
       callback: (_e, m) => {
-        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW3 reply') replyFrames.push(m.subject);
+        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW4 reply') replyFrames.push(m.subject);
       },
     });
     let handled = 0;

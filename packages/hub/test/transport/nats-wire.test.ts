@@ -28,7 +28,7 @@ describe('WireAuth', () => {
   it('seals a frame line before the body and opens it to the same body', () => {
     const frame = daemon.seal('request', body);
     const [magic, kind, node, sig, ssig] = lineOf(frame);
-    expect([magic, kind, node]).toEqual(['FW3', 'request', 'd1']);
+    expect([magic, kind, node]).toEqual(['FW4', 'request', 'd1']);
     expect(sig).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(ssig).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const opened = other.open(frame);
@@ -62,7 +62,7 @@ describe('WireAuth', () => {
     expect(daemon.open(frame)).toMatchObject({ ok: true, role: 'serve', node: 's1', kind: 'request' });
     // a forged daemon signature next to a valid serve one still means serve
     const [, kind, node, , ssig] = lineOf(frame);
-    const forged = withLine(frame, `FW3 ${kind} ${node} ${'A'.repeat(43)} ${ssig}`);
+    const forged = withLine(frame, `FW4 ${kind} ${node} ${'A'.repeat(43)} ${ssig}`);
     expect(daemon.open(forged)).toMatchObject({ ok: true, role: 'serve', node: 's1' });
   });
 
@@ -82,16 +82,16 @@ describe('WireAuth', () => {
     const wrong = new WireAuth({ role: 'daemon', node: 'x', cluster_key: 'another-cluster-key-00000' });
     expect(other.open(wrong.seal('request', body))).toEqual({ ok: false, reason: 'bad signature' });
     const [, , , sig = '', ssig = ''] = lineOf(frame);
-    expect(other.open(withLine(frame, `FW3 request d9 ${sig} ${ssig}`))).toEqual({
+    expect(other.open(withLine(frame, `FW4 request d9 ${sig} ${ssig}`))).toEqual({
       ok: false,
       reason: 'bad signature',
     });
-    expect(other.open(withLine(frame, `FW3 reply d1 ${sig} ${ssig}`))).toEqual({ ok: false, reason: 'bad signature' });
-    expect(other.open(withLine(frame, 'FW3 request d1 - -'))).toEqual({ ok: false, reason: 'unsigned message' });
-    expect(other.open(withLine(frame, 'FW3 request d1'))).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(other.open(withLine(frame, `FW4 reply d1 ${sig} ${ssig}`))).toEqual({ ok: false, reason: 'bad signature' });
+    expect(other.open(withLine(frame, 'FW4 request d1 - -'))).toEqual({ ok: false, reason: 'unsigned message' });
+    expect(other.open(withLine(frame, 'FW4 request d1'))).toEqual({ ok: false, reason: 'malformed frame line' });
     expect(other.open(body)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
     expect(other.open(new Uint8Array(0))).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
-    const longLine = Buffer.from(`FW3 request ${'n'.repeat(300)} - -\n{}`, 'latin1');
+    const longLine = Buffer.from(`FW4 request ${'n'.repeat(300)} - -\n{}`, 'latin1');
     expect(other.open(longLine)).toEqual({ ok: false, reason: 'unsigned message (no frame)' });
   });
 
@@ -99,16 +99,16 @@ describe('WireAuth', () => {
     const frame = daemon.seal('request', body);
     const [, , , sig = '', ssig = ''] = lineOf(frame);
     const open = (line: string) => other.open(withLine(frame, line));
-    expect(open(`FW3 request d1 ${sig} ${ssig} x`)).toEqual({ ok: false, reason: 'malformed frame line' });
-    expect(open(`FW3  d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
-    expect(open(`FW3 request  ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
-    expect(open(`FW2 request d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'unsupported frame version' });
-    expect(open(`FW3 request d1 ${sig} ${ssig.slice(1)}`)).toMatchObject({ ok: true, role: 'daemon' });
+    expect(open(`FW4 request d1 ${sig} ${ssig} x`)).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(open(`FW4  d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(open(`FW4 request  ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'malformed frame line' });
+    expect(open(`FW3 request d1 ${sig} ${ssig}`)).toEqual({ ok: false, reason: 'unsupported frame version' });
+    expect(open(`FW4 request d1 ${sig} ${ssig.slice(1)}`)).toMatchObject({ ok: true, role: 'daemon' });
     // a cut daemon signature leaves the serve signature: a daemon then takes it for a serve process
-    expect(open(`FW3 request d1 ${sig.slice(1)} ${ssig}`)).toMatchObject({ ok: true, role: 'serve' });
-    expect(open(`FW3 request d1 ${sig.slice(1)} ${ssig.slice(1)}`)).toEqual({ ok: false, reason: 'bad signature' });
-    expect(open(`FW3 request d1 ${sig} -`)).toMatchObject({ ok: true, role: 'daemon' });
-    expect(open(`FW3 request d1 ${sig.slice(1)} -`)).toEqual({ ok: false, reason: 'bad signature' });
+    expect(open(`FW4 request d1 ${sig.slice(1)} ${ssig}`)).toMatchObject({ ok: true, role: 'serve' });
+    expect(open(`FW4 request d1 ${sig.slice(1)} ${ssig.slice(1)}`)).toEqual({ ok: false, reason: 'bad signature' });
+    expect(open(`FW4 request d1 ${sig} -`)).toMatchObject({ ok: true, role: 'daemon' });
+    expect(open(`FW4 request d1 ${sig.slice(1)} -`)).toEqual({ ok: false, reason: 'bad signature' });
     // large bodies take the other hashing path: the same checks hold
     const big = daemon.sealJson('events', JSON.stringify({ x: 'y'.repeat(5000) }), false);
     expect(other.open(big)).toMatchObject({ ok: true, role: 'daemon', kind: 'events' });
@@ -129,7 +129,7 @@ describe('WireAuth', () => {
         expect(opened).toMatchObject({ ok: true, role: 'daemon', node: p.node, kind });
         // a remembered line head does not make a wrong signature pass
         const [, , , sig, ssig] = lineOf(p.seal(kind, body));
-        const forged = withLine(p.seal(kind, encodeJson({ other: 1 })), `FW3 ${kind} ${p.node} ${sig} ${ssig}`);
+        const forged = withLine(p.seal(kind, encodeJson({ other: 1 })), `FW4 ${kind} ${p.node} ${sig} ${ssig}`);
         expect(other.open(forged)).toEqual({ ok: false, reason: 'bad signature' });
       }
     }
