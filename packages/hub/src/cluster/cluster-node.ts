@@ -8,16 +8,10 @@ import { type Logger, silentLogger } from '../logger.js';
 import type { MessageHub } from '../message-hub.js';
 import { NatsRuntime } from '../runtime/nats.js';
 import type { ModuleRuntime, RuntimeOptions } from '../runtime/runtime.js';
+import { ChannelLink } from '../transport/channel-link.js';
 import { type DroppedMessage, NatsTransport } from '../transport/nats.js';
 import type { WireAuth } from '../transport/nats-wire.js';
-import type {
-  Canceller,
-  CancelReceiver,
-  RequestHooks,
-  ServerChannel,
-  TransportHandler,
-  Unserve,
-} from '../transport/transport.js';
+import type { ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
 import { announced, type ClusterChange, ClusterRegistry, type ModuleLocation } from './cluster-registry.js';
 import { NatsEventBridge, type PublishingEventBus } from './event-bridge.js';
 
@@ -197,29 +191,6 @@ export class ClusterNode {
       const info = reg.get(c.module_id);
       if (info?.runtime === 'nats') await reg.unregister(c.module_id).catch(() => undefined);
     }
-  }
-}
-
-/**
- * One call from the wire run on the local transport: the local side's progress and lease
- * extensions go to the NATS channel, a cancel from the caller goes to the local call (one object
- * instead of a hooks object, two closures and a receiver per call).
- */
-class ChannelLink implements RequestHooks, CancelReceiver {
-  canceller?: Canceller;
-
-  constructor(private readonly channel: ServerChannel) {}
-
-  onProgress(message: string, fraction?: number): void {
-    this.channel.progress(message, fraction);
-  }
-
-  onLeaseExtend(ttl_ms: number): void {
-    this.channel.extendLease(ttl_ms);
-  }
-
-  onCancelled(reason: string): void {
-    this.canceller?.cancel(reason);
   }
 }
 

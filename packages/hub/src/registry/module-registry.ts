@@ -18,6 +18,7 @@ import {
 import type { ModuleChange } from '../tools/tool-registry.js';
 import type { Transport } from '../transport/transport.js';
 import type { NestedCaller } from './call-context.js';
+import { createForwardHandler, isForwarding } from './forward-handler.js';
 import { type ModuleEntry, type ModuleHealthInfo, type ModuleInfo, toModuleInfo } from './module-entry.js';
 import { createModuleHandler } from './module-host.js';
 
@@ -175,7 +176,10 @@ export class ModuleRegistry {
       // Runtime-discovered tools (MCP tools/list) replace the manifest's.
       const tools = runtime.describeTools?.();
       if (tools !== undefined) (entry as { manifest: ModuleManifest }).manifest = { ...m, tools };
-      entry.unserve = await this.o.transport.serve(m.id, createModuleHandler(m.id, runtime, this.o.nested));
+      const handler = isForwarding(runtime)
+        ? createForwardHandler(runtime)
+        : createModuleHandler(m.id, runtime, this.o.nested);
+      entry.unserve = await this.o.transport.serve(m.id, handler);
     } catch (e) {
       this.entries.delete(m.id);
       await runtime.close().catch(() => undefined);

@@ -2,8 +2,9 @@ import type { Envelope } from '@finger/protocol';
 import { FingerError, rfc3339 } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
+import type { ForwardingRuntime } from '../registry/forward-handler.js';
 import type { Canceller, RequestHooks, Transport } from '../transport/transport.js';
-import type { ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
+import type { RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
 
 /** The transport hooks of one call: progress and lease extensions go to the call's context. */
 class CallHooks implements RequestHooks {
@@ -27,8 +28,11 @@ class CallHooks implements RequestHooks {
 
 /** Options of {@link NatsRuntime}: the runtime options plus the wire and the cluster's view. */
 export interface NatsRuntimeOptions extends RuntimeOptions {
-  /** The NATS transport requests go out on. */
-  transport: Transport;
+  /**
+   * The NATS transport requests go out on; with `cancelModule` (NatsTransport), close() cancels
+   * every outstanding request to the module, forwarded ones included.
+   */
+  transport: Transport & { cancelModule?(module_id: string, reason: string): void };
   /** Health of the module as the cluster registry sees it (heartbeats). */
   remoteHealth: () => RuntimeHealth;
 }
@@ -36,12 +40,14 @@ export interface NatsRuntimeOptions extends RuntimeOptions {
 /**
  * A module that runs on another node of the cluster (manifest runtime `{type: "nats"}`). The
  * local hub resolves it, runs its interceptors (grants, firewall) and leases like any module;
- * invoke() then sends the call's envelope over NATS to whichever replica takes it from the
- * module's queue group, and forwards progress, lease extensions and cancels. Errors: those of
- * the transport (E_NO_TARGET while no replica answers or NATS is down, E_TIMEOUT past the
- * deadline, E_INVALID_ARGS for a payload over max_payload) and the remote module's own.
+ * the registry then serves it with forward() (registry/forward-handler.ts): the hub's envelope
+ * goes over NATS as it is to whichever replica takes it from the module's queue group, and the
+ * remote reply envelope is the hub's reply. invoke() does the same for a tool call made with a
+ * context. Progress, lease extensions and cancels are forwarded. Errors: those of the transport
+ * (E_NO_TARGET while no replica answers or NATS is down, E_TIMEOUT past the deadline,
+ * E_INVALID_ARGS for a payload over max_payload, E_OVERLOADED) and the remote module's own.
  */
-export class NatsRuntime implements ModuleRuntime {
+export class NatsRuntime implements ForwardingRuntime {
   readonly type = 'nats';
   private readonly o: NatsRuntimeOptions;
   private readonly clock: Clock;
@@ -55,6 +61,12 @@ export class NatsRuntime implements ModuleRuntime {
 
   async start(): Promise<void> {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
+  }
+
+  forward(request: Envelope, hooks: RequestHooks): Promise<Envelope> {
+    if (this.closed)
+      return Promise.reject(new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`));
+    return this.o.transport.request(request, hooks);
   }
 
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
@@ -123,7 +135,10 @@ export class NatsRuntime implements ModuleRuntime {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const hooks of this.calls.values()) hooks.canceller?.cancel('E_PROVIDER_CLOSED');
+    const t = this.o.transport;
+    if (t.cancelModule !== undefined) t.cancelModule(this.o.manifest.id, 'E_PROVIDER_CLOSED');
+    else for (const hooks of this.calls.values()) hooks.canceller?.cancel('E_PROVIDER_CLOSED');
+    for (const hooks of this.calls.values()) hooks.clear();
     this.calls.clear();
   }
 }

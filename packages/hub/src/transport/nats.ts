@@ -373,6 +373,11 @@ export class NatsTransport implements Transport {
     }
   }
 
+  /** Sends a cancel for every outstanding request to module `module_id` (its runtime closed). */
+  cancelModule(module_id: string, reason: string): void {
+    for (const p of this.pending.values()) if (moduleOf(p.target) === module_id) this.sendCancel(p.id, reason);
+  }
+
   /** Sends a cancel for request `id` (its canceller). */
   cancelRequest(id: string, reason: string): void {
     this.sendCancel(id, reason);
