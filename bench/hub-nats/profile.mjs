@@ -4,7 +4,7 @@
 // calls/s, p50, the CPU µs per call of each process (from /proc, system part in brackets), and the
 // caller's socket writes and bytes per call.
 //
-//   node bench/hub-nats/profile.mjs [finger|finger-transport|raw-nats] [calls] [concurrency]
+//   node bench/hub-nats/profile.mjs [finger|finger-transport|raw-nats|moleculer] [calls] [concurrency]
 //   PROFILE_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --cpu-prof … profile.mjs finger
 // Env: PAYLOAD_BYTES (a {text} payload of that size), PENDING_LIMIT (the caller connection's
 // nats.js flush threshold), COUNT_EVENTS=1 (events the caller hub emits per call),
@@ -12,6 +12,7 @@
 
 import { spawn } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -87,6 +88,22 @@ const fns = {
       .request(`bench.${CLUSTER}.raw.echo`, enc.encode(JSON.stringify(PAYLOAD)), { timeout: 5000 })
       .then((m) => JSON.parse(dec.decode(m.data))),
 };
+let broker;
+if (label === 'moleculer') {
+  // the peer: Moleculer's broker.call over its NATS transporter (as index.mjs builds it)
+  const { ServiceBroker } = createRequire(join(fileURLToPath(import.meta.url), '..', '..', 'package.json'))('moleculer');
+  broker = new ServiceBroker({
+    nodeID: 'prof-caller',
+    namespace: CLUSTER,
+    logger: false,
+    metrics: false,
+    tracing: false,
+    transporter: { type: 'NATS', options: { url: NATS_URL } },
+  });
+  await broker.start();
+  await broker.waitForServices('echo');
+  fns.moleculer = () => broker.call('echo.echo', PAYLOAD);
+}
 const fn = fns[label];
 const calls = Number(callsArg);
 const conc = Number(concArg);
@@ -140,6 +157,7 @@ if (process.env.COUNT_EVENTS)
   process.stdout.write(
     `events per call: ${JSON.stringify(Object.fromEntries([...evTypes].map(([t, n]) => [t, n / calls])))}\n`,
   );
+await broker?.stop();
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await node.close();

@@ -41,8 +41,9 @@ export class ReplyOutbox {
     const inbox = inboxOf(reply);
     if (inbox === undefined) return;
     const token = reply.slice(inbox.length);
-    let line = `${token} ${encodeReply(out)}`;
-    let bytes = utf8Length(line);
+    const head = `${token} `; // the line is head + json (a token is ASCII)
+    let json = encodeReply(out);
+    let bytes = head.length + utf8Length(json);
     const frameLine = this.o.auth.lineLength('reply', forServe);
     const max = this.o.connection.info?.max_payload ?? 1024 * 1024;
     if (frameLine + bytes > max) {
@@ -51,14 +52,16 @@ export class ReplyOutbox {
         message: `result of ${frameLine + bytes} bytes exceeds the NATS max_payload (${max})`,
         details: { bytes: frameLine + bytes, max_payload: max },
       };
-      line = `${token} ${encodeReply({ ...out, payload: null, error })}`;
-      bytes = utf8Length(line);
+      json = encodeReply({ ...out, payload: null, error });
+      bytes = head.length + utf8Length(json);
     }
     if (forServe || (this.o.idle() && !this.outboxScheduled)) {
-      // nothing else being served, nothing to batch with: no wait for the end of the turn
-      this.sendReply(reply, this.o.auth.sealJson('reply', line, forServe, bytes));
+      // nothing else being served, nothing to batch with: no wait for the end of the turn (the
+      // frame is written from head and json: no joined line string to build and flatten)
+      this.sendReply(reply, this.o.auth.sealJson('reply', json, forServe, bytes - head.length, head));
       return;
     }
+    const line = head + json;
     let b = this.outbox.get(inbox);
     if (b !== undefined && (b.tokens.length >= MAX_BATCH || frameLine + b.bytesWith(bytes) > max)) {
       this.sendReplies(b);

@@ -169,14 +169,17 @@ export class WireAuth {
 
   /**
    * {@link seal} for a JSON text: the frame is allocated once and the text written straight into
-   * it (no separate body buffer to copy; event batches run to tens of kilobytes).
+   * it (no separate body buffer to copy; event batches run to tens of kilobytes). With `head`
+   * (ASCII, e.g. a batch line's token and space), the body is `head + json`, written without
+   * joining the two strings first.
    */
-  sealJson(kind: WireKind, json: string, forServe = true, jsonBytes?: number): Buffer {
+  sealJson(kind: WireKind, json: string, forServe = true, jsonBytes?: number, head = ''): Buffer {
     const lineLen = this.lineLength(kind, forServe);
     const bytes = jsonBytes ?? utf8Length(json);
-    const out = Buffer.allocUnsafe(lineLen + bytes);
-    if (bytes === json.length && bytes <= SHORT) putLatin1(out, lineLen, json);
-    else out.write(json, lineLen, 'utf8');
+    const out = Buffer.allocUnsafe(lineLen + head.length + bytes);
+    const at = head.length === 0 ? lineLen : putLatin1(out, lineLen, head);
+    if (bytes === json.length && bytes <= SHORT) putLatin1(out, at, json);
+    else out.write(json, at, 'utf8');
     this.writeLine(out, kind, forServe, lineLen);
     return out;
   }

@@ -166,6 +166,13 @@ describe('utf8Length', () => {
       expect(daemon.sealJson('reply', json, false, utf8Length(json))).toEqual(
         daemon.seal('reply', Buffer.from(json), false),
       );
+      // with a head: the body is head + json, the same frame as sealing the joined text
+      expect(daemon.sealJson('reply', json, false, utf8Length(json), '1z ')).toEqual(
+        daemon.seal('reply', Buffer.from(`1z ${json}`), false),
+      );
+      expect(daemon.sealJson('request', json, true, undefined, 'ab ')).toEqual(
+        daemon.seal('request', Buffer.from(`ab ${json}`)),
+      );
     }
   });
 });
