@@ -91,7 +91,9 @@ const fns = {
 let broker;
 if (label === 'moleculer') {
   // the peer: Moleculer's broker.call over its NATS transporter (as index.mjs builds it)
-  const { ServiceBroker } = createRequire(join(fileURLToPath(import.meta.url), '..', '..', 'package.json'))('moleculer');
+  const { ServiceBroker } = createRequire(join(fileURLToPath(import.meta.url), '..', '..', 'package.json'))(
+    'moleculer',
+  );
   broker = new ServiceBroker({
     nodeID: 'prof-caller',
     namespace: CLUSTER,
