@@ -240,6 +240,15 @@ function natsVersion() {
 
 const find = (rows, system, scenario) => rows.find((r) => r.system === system && r.scenario === scenario);
 
+/** The median over rounds k of (p50 of `a` in round k) ÷ (p50 of `b` in round k). */
+function pairedRatio(measured, a, b, scenario) {
+  const rounds = (system) =>
+    measured.find((m) => m.detail.system === system && m.detail.scenario === scenario).detail.rounds;
+  const ra = rounds(a);
+  const rb = rounds(b);
+  return median(ra.map((x, k) => x.p50_us / rb[k].p50_us));
+}
+
 async function main() {
   const hubPkg = await importBuilt('packages/hub');
   const natsPkg = await importBuilt('packages/hub', 'nats.js');
@@ -325,6 +334,22 @@ async function main() {
         process.stdout.write(
           `${m.detail.system} ${m.detail.scenario} p50 µs by round: ${m.detail.rounds.map((x) => Math.round(x.p50_us)).join(' ')}\n`,
         );
+      const has = (system) => measured.some((m) => m.detail.system === system && m.detail.scenario === 'c1');
+      if (has('finger') && has('raw-nats')) {
+        const f1 = find(
+          measured.map((m) => m.row),
+          'finger',
+          'c1',
+        );
+        const r1 = find(
+          measured.map((m) => m.row),
+          'raw-nats',
+          'c1',
+        );
+        process.stdout.write(
+          `c1 p50 finger ÷ raw: ${round(f1.p50_us / r1.p50_us)}; median of the per-round ratios: ${round(pairedRatio(measured, 'finger', 'raw-nats', 'c1'))}\n`,
+        );
+      }
       return;
     }
     const ev = await eventBench(hubPkg, natsPkg, EVENTS, EVENT_ROUNDS);
@@ -341,6 +366,9 @@ async function main() {
       c100_ops_finger_over_raw: round(f100.ops_per_s / r100.ops_per_s),
       c100_p99_finger_over_moleculer: round(f100.p99_us / m100.p99_us),
       c1_p50_finger_over_raw: round(f1.p50_us / r1.p50_us),
+      // the same from the rounds run side by side (round k of both cases ran in one rotation, so a
+      // change of machine load between rounds moves both): the median of the per-round ratios
+      c1_p50_finger_over_raw_paired: round(pairedRatio(measured, 'finger', 'raw-nats', 'c1')),
       c100_ops_transport_over_raw: round(find(rows, 'finger-transport', 'c100').ops_per_s / r100.ops_per_s),
       events_finger_over_raw: round(fe.ops_per_s / re.ops_per_s),
       // per CPU-second of both processes (requests) or of this one (events): steadier under load
@@ -363,7 +391,7 @@ async function main() {
         '',
         `c100 finger ÷ moleculer: ${ratios.c100_ops_finger_over_moleculer}× ops/s (target 1.2: ${yes(target.c100_vs_moleculer)}), p99 ratio ${ratios.c100_p99_finger_over_moleculer} (≤ 1: ${yes(target.c100_p99)})`,
         `c100 finger ÷ raw nats.js: ${ratios.c100_ops_finger_over_raw}× ops/s (target 1.0: ${yes(target.c100_vs_raw)}); transport alone ÷ raw: ${ratios.c100_ops_transport_over_raw}×`,
-        `c1 p50 finger ÷ raw nats.js: ${ratios.c1_p50_finger_over_raw} (target ≤ 1.1: ${yes(target.c1_p50)})`,
+        `c1 p50 finger ÷ raw nats.js: ${ratios.c1_p50_finger_over_raw} (target ≤ 1.1: ${yes(target.c1_p50)}); median of the per-round ratios: ${ratios.c1_p50_finger_over_raw_paired}`,
         `events finger ÷ raw pub/sub: ${ratios.events_finger_over_raw}× (target 0.5: ${yes(target.events)})`,
         `per CPU-second (ops_per_cpu_s_both: caller + serving process): c100 finger ÷ moleculer ${ratios.c100_cpu_finger_over_moleculer}×, ÷ raw ${ratios.c100_cpu_finger_over_raw}×; events finger ÷ raw ${ratios.events_cpu_finger_over_raw}× (this process)`,
         '',
@@ -376,7 +404,7 @@ async function main() {
       options: { ...opts, nats_url: NATS_URL, events: EVENTS, event_rounds: EVENT_ROUNDS },
       notes: [
         'Two processes on one machine and one nats-server: this one calls, a child process serves (finger: MessageHub + ClusterNode with modules/echo; raw: a nats.js responder echoing the bytes; Moleculer: a broker with the NATS transporter and an echo action).',
-        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as a positional JSON array after a frame line with two HMAC-SHA256 signatures (cluster and serve key), verified and schema-validated on both ends; the reply carries id, source, timestamp, payload and error, signed once. finger-transport = NatsTransport.request() alone.',
+        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as a positional JSON array after a frame line with two signatures (cluster and serve key; keyed BLAKE2s for a lone request or reply, HMAC-SHA256 for batches over 384 bytes: wire FW4), verified and schema-validated on both ends; the reply carries id, source, timestamp, payload and error, signed once. finger-transport = NatsTransport.request() alone.',
         'All three request/reply systems send the same payload ({text:"hi"}). ops_per_cpu_s = ops ÷ CPU of this (calling) process; ops_per_cpu_s_both = ops ÷ CPU of both processes in the round (the NATS server not counted). Every case is warmed up, then the cases run interleaved in rotating order for BENCH_ROUNDS rounds; each row is the median round.',
         'raw-nats = nc.request() with noAsyncTraces, JSON encode/decode of the payload on the caller only.',
         "events: finger-events = LocalEventBus.emit on one connection → NatsEventBridge batches (≤ 256 per signed message) → the other connection → dedup → LocalEventBus.publish; raw-pubsub = nc.publish of a similar JSON event, counted by a subscriber on the other connection. Both in this process, 1000 emits per event-loop turn; ops/s = events ÷ time until the last one arrived; BENCH_NATS_EVENT_ROUNDS (3) alternating rounds after a warmup, the median reported; ops_per_cpu_s = events ÷ this process's CPU (both ends).",
