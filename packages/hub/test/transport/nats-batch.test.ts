@@ -49,6 +49,11 @@ describe('request batch wire form', () => {
     expect(parseBatch('a{ [1]')).toBeUndefined();
     expect(inboxOf('_INBOX.abc.7')).toBe('_INBOX.abc.');
     expect(inboxOf('noinbox')).toBeUndefined();
+    expect(inboxOf('.leading')).toBeUndefined(); // a dot only at the start names no inbox
+    expect(inboxOf('a.')).toBe('a.');
+    expect(inboxOf('')).toBeUndefined();
+    for (const r of ['_INBOX.x.y.z9', 'a.b', 'x..y', '.a.b'])
+      expect(inboxOf(r)).toBe(r.lastIndexOf('.') > 0 ? r.slice(0, r.lastIndexOf('.') + 1) : undefined);
   });
 });
 
