@@ -4,7 +4,8 @@ import { FingerError } from '@finger/protocol';
 import type { LeaseHolder, LeaseTable } from './lease-table.js';
 import type { ModuleEntry, Waiter } from './registry/module-entry.js';
 import { invalidResultError, type SchemaCheck } from './tools/schema-validator.js';
-import type { Canceller, RequestHooks, Transport } from './transport/transport.js';
+import type { ReplySink } from './transport/reply-sink.js';
+import type { Canceller, Transport } from './transport/transport.js';
 
 /** Callbacks from a pending call into the hub (kept narrow so this file stays about one call). */
 export interface PendingCallHost {
@@ -18,10 +19,11 @@ export interface PendingCallHost {
 }
 
 /**
- * One call in flight on the caller's side: it is the lease holder, the transport hooks and the
- * concurrency waiter at once, so a call costs one object and one promise.
+ * One call in flight on the caller's side: it is the lease holder, the transport hooks (the reply
+ * sink of a forwarding runtime) and the concurrency waiter at once, so a call costs one object
+ * and one promise.
  */
-export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
+export class PendingCall implements LeaseHolder, ReplySink, Waiter {
   resolve!: (v: unknown) => void;
   reject!: (e: unknown) => void;
   readonly promise: Promise<unknown>;
@@ -69,10 +71,14 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     if (env.lease !== undefined) {
       env.lease.expires_at = expires;
     }
-    this.host.transport.request(env, this).then(
-      (reply) => this.onReply(reply),
-      (e: unknown) => this.finish(undefined, e),
-    );
+    const forwarder = this.entry.forwarder;
+    // a module hosted elsewhere: the envelope goes to its runtime, the reply comes back to onReply()
+    if (forwarder !== undefined) forwarder.forward(env, this);
+    else
+      this.host.transport.request(env, this).then(
+        (reply) => this.onReply(reply),
+        (e: unknown) => this.finish(undefined, e),
+      );
   }
 
   /** Parks the call in its module's queue, holding a lease slot that expires at the deadline. */
@@ -82,11 +88,17 @@ export class PendingCall implements LeaseHolder, RequestHooks, Waiter {
     this.entry.queue.push(this);
   }
 
+  /** The reply envelope (it may carry `error`). */
   onReply(reply: Envelope): void {
     if (reply.error !== undefined) return this.finish(undefined, FingerError.fromInfo(reply.error));
     const issues = this.checkResult?.(reply.payload);
     if (issues !== undefined) this.finish(undefined, invalidResultError(this.envelope.target, issues));
     else this.finish(reply.payload, undefined);
+  }
+
+  /** The request failed on its way (a forwarding runtime's failures: the transport's codes). */
+  onFailed(e: unknown): void {
+    this.finish(undefined, e);
   }
 
   /** The caller's progress listener, if it asked for progress. */

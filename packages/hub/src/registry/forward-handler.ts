@@ -1,22 +1,23 @@
 import type { Envelope } from '@finger/protocol';
-import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import type { ModuleRuntime } from '../runtime/runtime.js';
 import { ChannelLink } from '../transport/channel-link.js';
-import type { RequestHooks, ServerChannel, TransportHandler } from '../transport/transport.js';
+import type { ReplySink } from '../transport/reply-sink.js';
+import type { ServerChannel, TransportHandler } from '../transport/transport.js';
 
 /**
  * A runtime whose module is hosted elsewhere (`{type: "nats"}`): it takes the hub's request
- * envelope as it is and resolves with the remote module's reply envelope, instead of running
- * tool calls.
+ * envelope as it is and answers with the remote module's reply envelope, instead of running
+ * tool calls. The hub's calls to such a module go to forward() directly (PendingCall), not
+ * through the hub's transport.
  */
 export interface ForwardingRuntime extends ModuleRuntime {
   /**
-   * Sends `request` on and resolves with the reply envelope (which may carry `error`); progress
-   * and lease extensions go to `hooks`, and `hooks.canceller` is set while it runs. Rejects with
-   * the transport's errors.
+   * Sends `request` on; the reply envelope (which may carry `error`) or the failure goes to
+   * `sink`, progress and lease extensions too, and `sink.canceller` is set while it runs. Never
+   * throws: what fails at once reaches `sink.onFailed` from a later microtask.
    */
-  forward(request: Envelope, hooks: RequestHooks): Promise<Envelope>;
+  forward(request: Envelope, sink: ReplySink): void;
 }
 
 /** True for a runtime that forwards whole envelopes ({@link ForwardingRuntime}). */
@@ -24,24 +25,29 @@ export function isForwarding(runtime: ModuleRuntime): runtime is ForwardingRunti
   return typeof (runtime as Partial<ForwardingRuntime>).forward === 'function';
 }
 
+/** One forwarded request of the handler: a {@link ChannelLink} that also settles the handler's promise. */
+class ForwardedCall extends ChannelLink implements ReplySink {
+  constructor(
+    channel: ServerChannel,
+    readonly onReply: (reply: Envelope) => void,
+    readonly onFailed: (e: unknown) => void,
+  ) {
+    super(channel);
+  }
+}
+
 /**
- * The serving side of a module hosted elsewhere: the hub's request envelope goes to the runtime
- * as it is and the remote reply envelope comes back as the hub's reply. No call context, tool
- * call or reply envelope is made here (the module host would make each once more for a module
- * that only passes the call on); progress, lease extensions and cancels pass through a
- * {@link ChannelLink}. What the runtime throws at once rejects with its FingerError (anything
- * else as E_INTERNAL, as the module host answers it).
+ * The serving side of a module hosted elsewhere, for requests that reach it through the hub's
+ * transport: the request envelope goes to the runtime as it is and the remote reply envelope
+ * comes back as the reply. No call context, tool call or reply envelope is made (the module host
+ * would make each once more for a module that only passes the call on); progress, lease
+ * extensions and cancels pass through. Rejects with the runtime's failures (the transport's codes).
  */
 export function createForwardHandler(runtime: ForwardingRuntime): TransportHandler {
-  return (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
-    const link = new ChannelLink(channel);
-    let sent: Promise<Envelope>;
-    try {
-      sent = runtime.forward(req, link);
-    } catch (e) {
-      return Promise.reject(FingerError.fromInfo(toErrorInfo(e)));
-    }
-    channel.onCancel(link);
-    return sent;
-  };
+  return (req: Envelope, channel: ServerChannel): Promise<Envelope> =>
+    new Promise<Envelope>((resolve, reject) => {
+      const call = new ForwardedCall(channel, resolve, reject);
+      runtime.forward(req, call);
+      channel.onCancel(call);
+    });
 }

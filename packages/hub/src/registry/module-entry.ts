@@ -2,6 +2,7 @@ import type { ModuleManifest, ToolSpec } from '@finger/protocol';
 
 import type { ModuleRuntime } from '../runtime/runtime.js';
 import type { Unserve } from '../transport/transport.js';
+import type { ForwardingRuntime } from './forward-handler.js';
 
 /** Public view of a registered module. */
 export interface ModuleInfo {
@@ -47,6 +48,8 @@ export interface ModuleEntry {
   readonly source: 'static' | 'dynamic';
   readonly registeredAt: string;
   readonly runtime: ModuleRuntime;
+  /** The runtime again when it forwards whole envelopes (a module hosted elsewhere): the hub's calls go to it directly. */
+  readonly forwarder: ForwardingRuntime | undefined;
   readonly concurrency: number;
   readonly maxQueue: number;
   status: ModuleInfo['status'];

@@ -162,6 +162,7 @@ export class ModuleRegistry {
       source: opts.source ?? 'dynamic',
       registeredAt: rfc3339(this.o.clock.now()),
       runtime,
+      forwarder: isForwarding(runtime) ? runtime : undefined,
       concurrency,
       maxQueue: Math.max(1024, concurrency * 64),
       status: 'starting',
@@ -176,8 +177,8 @@ export class ModuleRegistry {
       // Runtime-discovered tools (MCP tools/list) replace the manifest's.
       const tools = runtime.describeTools?.();
       if (tools !== undefined) (entry as { manifest: ModuleManifest }).manifest = { ...m, tools };
-      const handler = isForwarding(runtime)
-        ? createForwardHandler(runtime)
+      const handler = entry.forwarder
+        ? createForwardHandler(entry.forwarder)
         : createModuleHandler(m.id, runtime, this.o.nested);
       entry.unserve = await this.o.transport.serve(m.id, handler);
     } catch (e) {

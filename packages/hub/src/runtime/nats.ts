@@ -3,6 +3,8 @@ import { FingerError, rfc3339 } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import type { ForwardingRuntime } from '../registry/forward-handler.js';
+import type { NatsTransport } from '../transport/nats.js';
+import type { ReplySink } from '../transport/reply-sink.js';
 import type { Canceller, RequestHooks, Transport } from '../transport/transport.js';
 import type { RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
 
@@ -26,13 +28,38 @@ class CallHooks implements RequestHooks {
   }
 }
 
+/**
+ * The envelope a forwarded request travels as: the hub's, with the lease the remote side has
+ * always been sent (NatsRuntime's before forwarding: the time left to the deadline, expiring at
+ * the deadline, which the wire writes as `null`) and `blocking: true`, so the bytes on the wire
+ * stay what they were. The hub's own lease (the tool's ttl, expiring before the deadline) would
+ * add 8 bytes to the bench's echo request, and each 64 bytes more is a BLAKE2s block more for
+ * each MAC of the frame.
+ */
+function wireRequest(e: Envelope, now: number): Envelope {
+  return {
+    id: e.id,
+    kind: 'request',
+    request_id: e.request_id,
+    correlation_id: e.correlation_id,
+    session_id: e.session_id,
+    workflow_id: e.workflow_id,
+    source: e.source,
+    target: e.target,
+    blocking: true,
+    timestamp: e.timestamp,
+    deadline: e.deadline,
+    execution_chain: e.execution_chain,
+    nesting_depth: e.nesting_depth,
+    lease: { id: e.lease?.id ?? e.id, ttl_ms: Math.max(1, e.deadline - now), expires_at: e.deadline },
+    payload: e.payload === undefined ? null : e.payload,
+  };
+}
+
 /** Options of {@link NatsRuntime}: the runtime options plus the wire and the cluster's view. */
 export interface NatsRuntimeOptions extends RuntimeOptions {
-  /**
-   * The NATS transport requests go out on; with `cancelModule` (NatsTransport), close() cancels
-   * every outstanding request to the module, forwarded ones included.
-   */
-  transport: Transport & { cancelModule?(module_id: string, reason: string): void };
+  /** The NATS transport requests go out on. */
+  transport: Transport & Pick<NatsTransport, 'send' | 'cancelModule'>;
   /** Health of the module as the cluster registry sees it (heartbeats). */
   remoteHealth: () => RuntimeHealth;
 }
@@ -40,12 +67,13 @@ export interface NatsRuntimeOptions extends RuntimeOptions {
 /**
  * A module that runs on another node of the cluster (manifest runtime `{type: "nats"}`). The
  * local hub resolves it, runs its interceptors (grants, firewall) and leases like any module;
- * the registry then serves it with forward() (registry/forward-handler.ts): the hub's envelope
- * goes over NATS as it is to whichever replica takes it from the module's queue group, and the
- * remote reply envelope is the hub's reply. invoke() does the same for a tool call made with a
- * context. Progress, lease extensions and cancels are forwarded. Errors: those of the transport
- * (E_NO_TARGET while no replica answers or NATS is down, E_TIMEOUT past the deadline,
- * E_INVALID_ARGS for a payload over max_payload, E_OVERLOADED) and the remote module's own.
+ * the hub then hands its envelope to forward() (registry/forward-handler.ts), which sends it
+ * over NATS (with the lease of {@link wireRequest}) to whichever replica takes it from the
+ * module's queue group; the remote reply envelope is the hub's reply, settling the hub's call by
+ * callback. invoke() does the same for a tool call made with a context. Progress, lease
+ * extensions and cancels are forwarded. Errors: those of the transport (E_NO_TARGET while no
+ * replica answers or NATS is down, E_TIMEOUT past the deadline, E_INVALID_ARGS for a payload over
+ * max_payload, E_OVERLOADED) and the remote module's own.
  */
 export class NatsRuntime implements ForwardingRuntime {
   readonly type = 'nats';
@@ -63,10 +91,13 @@ export class NatsRuntime implements ForwardingRuntime {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
   }
 
-  forward(request: Envelope, hooks: RequestHooks): Promise<Envelope> {
-    if (this.closed)
-      return Promise.reject(new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`));
-    return this.o.transport.request(request, hooks);
+  forward(request: Envelope, sink: ReplySink): void {
+    if (this.closed) {
+      const e = new FingerError('E_PROVIDER_CLOSED', `module "${this.o.manifest.id}" runtime is closed`);
+      queueMicrotask(() => sink.onFailed(e));
+      return;
+    }
+    this.o.transport.send(wireRequest(request, this.clock.now()), sink);
   }
 
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
@@ -135,9 +166,8 @@ export class NatsRuntime implements ForwardingRuntime {
 
   async close(): Promise<void> {
     this.closed = true;
-    const t = this.o.transport;
-    if (t.cancelModule !== undefined) t.cancelModule(this.o.manifest.id, 'E_PROVIDER_CLOSED');
-    else for (const hooks of this.calls.values()) hooks.canceller?.cancel('E_PROVIDER_CLOSED');
+    // every outstanding request to the module, forwarded ones (which this runtime does not track) included
+    this.o.transport.cancelModule(this.o.manifest.id, 'E_PROVIDER_CLOSED');
     for (const hooks of this.calls.values()) hooks.clear();
     this.calls.clear();
   }

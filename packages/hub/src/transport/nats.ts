@@ -1,7 +1,7 @@
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope } from '@finger/protocol';
-import { FingerError } from '@finger/protocol';
+import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -11,17 +11,16 @@ import { encodeRequest, readReply } from './nats-envelope.js';
 import type { NatsTransportOptions } from './nats-options.js';
 import { NatsServeSide, reportDropped } from './nats-serve.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, utf8Length, type WireAuth } from './nats-wire.js';
-import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
+import type { ReplySink } from './reply-sink.js';
+import type { Canceller, RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
 export type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 
-const NOOP = (): void => undefined;
-
 /**
- * An outstanding request. Settling it also drops what it holds (the request, the caller's
- * promise callbacks and hooks): the `pending` map lives in the old generation, and a backing
- * store it outgrew still points at the entries it held then; anything such a dead table reaches
- * survives every scavenge until the next full GC, so a settled entry must reach nothing.
+ * An outstanding request. Settling it also drops what it holds (the request and the caller's
+ * sink): the `pending` map lives in the old generation, and a backing store it outgrew still
+ * points at the entries it held then; anything such a dead table reaches survives every
+ * scavenge until the next full GC, so a settled entry must reach nothing.
  */
 class Pending {
   /** On the first request of a batch of several: the tokens of the batch (a "no responders" answers them all). */
@@ -32,9 +31,8 @@ class Pending {
   readonly id: string;
 
   constructor(
-    private res: (reply: Envelope) => void,
-    private rej: (e: unknown) => void,
-    public hooks: RequestHooks | undefined,
+    /** Where the reply or the failure goes; its hooks get progress and lease extensions. */
+    public sink: ReplySink | undefined,
     /** The request sent: a reply carries only what differs from it (nats-envelope.ts). */
     public request: Envelope | undefined,
   ) {
@@ -44,23 +42,46 @@ class Pending {
   }
 
   resolve(reply: Envelope): void {
-    const r = this.res;
+    const s = this.sink;
     this.clear();
-    r(reply);
+    s?.onReply(reply);
   }
 
   reject(e: unknown): void {
-    const r = this.rej;
+    const s = this.sink;
     this.clear();
-    r(e);
+    s?.onFailed(e);
   }
 
   private clear(): void {
-    this.res = NOOP;
-    this.rej = NOOP;
-    this.hooks = undefined;
+    this.sink = undefined;
     this.request = undefined;
     this.batch = undefined;
+  }
+}
+
+/** The sink of request(): settles its promise, passes progress, lease extensions and the canceller to the caller's hooks. */
+class PromiseSink implements ReplySink {
+  constructor(
+    readonly onReply: (reply: Envelope) => void,
+    readonly onFailed: (e: unknown) => void,
+    private readonly hooks: RequestHooks | undefined,
+  ) {}
+
+  set canceller(c: Canceller | undefined) {
+    if (this.hooks !== undefined) this.hooks.canceller = c;
+  }
+
+  get canceller(): Canceller | undefined {
+    return this.hooks?.canceller;
+  }
+
+  onProgress(message: string, fraction?: number): void {
+    this.hooks?.onProgress?.(message, fraction);
+  }
+
+  onLeaseExtend(ttl_ms: number): void {
+    this.hooks?.onLeaseExtend?.(ttl_ms);
   }
 }
 
@@ -148,16 +169,36 @@ export class NatsTransport implements Transport {
   }
 
   request(request: Envelope, hooks?: RequestHooks): Promise<Envelope> {
-    if (this.closed) return Promise.reject(new FingerError('E_PROVIDER_CLOSED', 'transport is closed'));
+    return new Promise<Envelope>((resolve, reject) => this.send(request, new PromiseSink(resolve, reject, hooks)));
+  }
+
+  /**
+   * request() for a caller that settles by callback ({@link ReplySink}: the hub's calls to a
+   * `{type: "nats"}` module): the reply envelope or the failure goes to `sink`, with the same
+   * errors as request(). Never throws: what fails at once reaches `sink.onFailed` from a microtask.
+   */
+  send(request: Envelope, sink: ReplySink): void {
+    let failure: FingerError | undefined;
+    try {
+      failure = this.trySend(request, sink);
+    } catch (e) {
+      // a payload JSON cannot encode (a BigInt, a cycle): answered as the module host answers a throw
+      failure = FingerError.fromInfo(toErrorInfo(e));
+    }
+    if (failure !== undefined) {
+      const e = failure;
+      queueMicrotask(() => sink.onFailed(e));
+    }
+  }
+
+  /** Sends `request` or says why it cannot go out. */
+  private trySend(request: Envelope, sink: ReplySink): FingerError | undefined {
+    if (this.closed) return new FingerError('E_PROVIDER_CLOSED', 'transport is closed');
     const target = request.target;
     if (!this.connected)
-      return Promise.reject(
-        new FingerError('E_NO_TARGET', `NATS is unavailable: cannot reach "${target}"`, { target }),
-      );
+      return new FingerError('E_NO_TARGET', `NATS is unavailable: cannot reach "${target}"`, { target });
     if (this.pending.size >= this.maxPending)
-      return Promise.reject(
-        new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target }),
-      );
+      return new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target });
     const module_id = moduleOf(target);
     const forServe = this.o.servedByServe?.(module_id) ?? true;
     if (this.inbox === undefined) this.openInbox();
@@ -168,15 +209,13 @@ export class NatsTransport implements Transport {
     const max = this.nc.info?.max_payload ?? 1024 * 1024;
     if (frameLine + lineBytes > max) {
       const bytes = frameLine + lineBytes;
-      return Promise.reject(
-        new FingerError('E_INVALID_ARGS', `request of ${bytes} bytes exceeds the NATS max_payload (${max})`, {
-          target,
-          bytes,
-          max_payload: max,
-        }),
-      );
+      return new FingerError('E_INVALID_ARGS', `request of ${bytes} bytes exceeds the NATS max_payload (${max})`, {
+        target,
+        bytes,
+        max_payload: max,
+      });
     }
-    const promise = this.track(token, request, hooks);
+    this.track(token, request, sink);
     if (this.sweep === undefined)
       this.sweep = this.clock.setInterval(() => this.sweepDeadlines(), this.o.sweep_ms ?? 25);
     let batch = this.batches.get(module_id);
@@ -187,11 +226,9 @@ export class NatsTransport implements Transport {
         this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
       } catch (e) {
         this.pending.delete(token);
-        return Promise.reject(
-          new FingerError('E_NO_TARGET', `NATS publish failed: ${(e as Error).message}`, { target }, { cause: e }),
-        );
+        return new FingerError('E_NO_TARGET', `NATS publish failed: ${(e as Error).message}`, { target }, { cause: e });
       }
-      return promise;
+      return undefined;
     }
     // Requests to one module made in one turn of the event loop leave as one frame (nats-batch.ts).
     if (
@@ -210,7 +247,7 @@ export class NatsTransport implements Transport {
       this.batchesScheduled = true;
       setImmediate(this.flushBatches);
     }
-    return promise;
+    return undefined;
   }
 
   serves(target: string): boolean {
@@ -247,16 +284,10 @@ export class NatsTransport implements Transport {
 
   // ---- caller side ----
 
-  /**
-   * Registers an outstanding request and gives the caller a canceller. Kept out of request() so
-   * that the closures here share a context holding only what they need: a canceller the caller
-   * keeps does not keep the request (and everything a context of request() would hold) alive.
-   */
-  private track(token: string, request: Envelope, hooks: RequestHooks | undefined): Promise<Envelope> {
-    if (hooks) hooks.canceller = new RequestCanceller(this, request.id);
-    return new Promise<Envelope>((resolve, reject) => {
-      this.pending.set(token, new Pending(resolve, reject, hooks, request));
-    });
+  /** Registers an outstanding request and gives its sink a canceller. */
+  private track(token: string, request: Envelope, sink: ReplySink): void {
+    sink.canceller = new RequestCanceller(this, request.id);
+    this.pending.set(token, new Pending(sink, request));
   }
 
   private readonly flushBatches = (): void => {
@@ -330,10 +361,10 @@ export class NatsTransport implements Transport {
     if (check.kind === 'progress') {
       const d = decodeJson(check.text()) as { message?: unknown; fraction?: unknown } | undefined;
       if (typeof d?.message === 'string')
-        p.hooks?.onProgress?.(d.message, typeof d.fraction === 'number' ? d.fraction : undefined);
+        p.sink?.onProgress?.(d.message, typeof d.fraction === 'number' ? d.fraction : undefined);
     } else if (check.kind === 'lease') {
       const d = decodeJson(check.text()) as { ttl_ms?: unknown } | undefined;
-      if (typeof d?.ttl_ms === 'number' && d.ttl_ms > 0) p.hooks?.onLeaseExtend?.(d.ttl_ms);
+      if (typeof d?.ttl_ms === 'number' && d.ttl_ms > 0) p.sink?.onLeaseExtend?.(d.ttl_ms);
     }
   }
 

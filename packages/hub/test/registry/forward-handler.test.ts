@@ -1,27 +1,23 @@
+import type { NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Envelope } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
 
-import {
-  MessageHub,
-  type ModuleRuntime,
-  type RequestHooks,
-  type RuntimeOptions,
-  silentLogger,
-} from '../../src/index.js';
+import { MessageHub, type ModuleRuntime, type RuntimeOptions, silentLogger } from '../../src/index.js';
 import type { ForwardingRuntime } from '../../src/registry/forward-handler.js';
 import { NatsRuntime } from '../../src/runtime/nats.js';
-import type { Transport } from '../../src/transport/transport.js';
+import { NatsTransport } from '../../src/transport/nats.js';
+import { WireAuth } from '../../src/transport/nats-wire.js';
+import type { ReplySink } from '../../src/transport/reply-sink.js';
 import { human, manifest, rejectionOf, until } from '../helpers.js';
 
 /** One forwarded request as the fake remote saw it, and how to answer it. */
 interface Sent {
   request: Envelope;
-  hooks: RequestHooks;
+  sink: ReplySink;
   cancels: string[];
   reply(payload: unknown, error?: { code: string; message: string }): void;
-  fail(e: unknown): void;
 }
 
 /** A module hosted "elsewhere": forward() records the request and lets the test answer it. */
@@ -29,22 +25,17 @@ class FakeRemote implements ForwardingRuntime {
   readonly type = 'nats';
   readonly sent: Sent[] = [];
   invoked = 0;
-  throwNext: unknown = undefined;
   async start(): Promise<void> {}
-  forward(request: Envelope, hooks: RequestHooks): Promise<Envelope> {
-    if (this.throwNext !== undefined) throw this.throwNext;
-    return new Promise((resolve, reject) => {
-      const s: Sent = {
-        request,
-        hooks,
-        cancels: [],
-        reply: (payload, error) =>
-          resolve({ ...request, id: 'r1', kind: 'reply', payload, ...(error ? { error } : {}) }),
-        fail: reject,
-      };
-      hooks.canceller = { cancel: (reason) => s.cancels.push(reason) };
-      this.sent.push(s);
-    });
+  forward(request: Envelope, sink: ReplySink): void {
+    const s: Sent = {
+      request,
+      sink,
+      cancels: [],
+      reply: (payload, error) =>
+        sink.onReply({ ...request, id: 'r1', kind: 'reply', payload, ...(error ? { error } : {}) }),
+    };
+    sink.canceller = { cancel: (reason) => s.cancels.push(reason) };
+    this.sent.push(s);
   }
   invoke(): Promise<unknown> {
     this.invoked++;
@@ -57,9 +48,9 @@ class FakeRemote implements ForwardingRuntime {
   async close(): Promise<void> {}
 }
 
-const hubs: MessageHub[] = [];
+const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  await Promise.all(hubs.splice(0).map((h) => h.close(100)));
+  await Promise.all(closers.splice(0).map((c) => c()));
 });
 
 async function remoteHub(): Promise<{ hub: MessageHub; remote: FakeRemote }> {
@@ -68,7 +59,7 @@ async function remoteHub(): Promise<{ hub: MessageHub; remote: FakeRemote }> {
     createRuntime: (_o: RuntimeOptions): ModuleRuntime => remote,
     limits: { lease_sweep_ms: 5 },
   });
-  hubs.push(hub);
+  closers.push(() => hub.close(100));
   await hub.registry.register(
     manifest('far', [{ name: 'echo' }, { name: 'slow', timeout_ms: 30 }], { runtime: { type: 'nats' } }),
     { baseDir: '.' },
@@ -76,11 +67,11 @@ async function remoteHub(): Promise<{ hub: MessageHub; remote: FakeRemote }> {
   return { hub, remote };
 }
 
-describe('forward handler (modules hosted elsewhere)', () => {
-  it("sends the hub's envelope as it is and resolves with the remote reply's payload", async () => {
+describe('forwarding runtimes (modules hosted elsewhere)', () => {
+  it("get the hub's envelope as it is; the remote reply's payload is the result", async () => {
     const { hub, remote } = await remoteHub();
     const p = hub.request({ target: 'far.echo', payload: { x: 1 }, source: human, session_id: 's1' });
-    await until(() => remote.sent.length === 1, 'the request');
+    expect(remote.sent).toHaveLength(1);
     const req = remote.sent[0]!.request;
     expect(req).toMatchObject({
       kind: 'request',
@@ -96,41 +87,26 @@ describe('forward handler (modules hosted elsewhere)', () => {
     remote.sent[0]!.reply({ y: 2 });
     expect(await p).toEqual({ y: 2 });
     expect(remote.invoked).toBe(0);
+    expect(hub.stats()).toMatchObject({ inflight: 0, leases_active: 0 });
   });
 
-  it("fails with the remote reply's error code, and with the code of a transport rejection", async () => {
+  it("fail with the remote reply's error code, and with the code of a transport failure", async () => {
     const { hub, remote } = await remoteHub();
     const a = hub.request({ target: 'far.echo', payload: {}, source: human });
-    await until(() => remote.sent.length === 1, 'the request');
     remote.sent[0]!.reply(null, { code: 'E_MODULE_ERROR', message: 'boom' });
     expect(await rejectionOf(a)).toMatchObject({ code: 'E_MODULE_ERROR', message: 'boom' });
     const b = hub.request({ target: 'far.echo', payload: {}, source: human });
-    await until(() => remote.sent.length === 2, 'the second request');
-    remote.sent[1]!.fail(new FingerError('E_NO_TARGET', 'no node serves "far.echo" in the cluster'));
+    remote.sent[1]!.sink.onFailed(new FingerError('E_NO_TARGET', 'no node serves "far.echo" in the cluster'));
     expect(await rejectionOf(b)).toMatchObject({ code: 'E_NO_TARGET' });
   });
 
-  it('answers what forward() throws at once with its code, anything else with E_INTERNAL', async () => {
-    const { hub, remote } = await remoteHub();
-    remote.throwNext = new FingerError('E_OVERLOADED', 'too many');
-    expect(await rejectionOf(hub.request({ target: 'far.echo', payload: {}, source: human }))).toMatchObject({
-      code: 'E_OVERLOADED',
-    });
-    remote.throwNext = new TypeError('Do not know how to serialize a BigInt');
-    expect(await rejectionOf(hub.request({ target: 'far.echo', payload: {}, source: human }))).toMatchObject({
-      code: 'E_INTERNAL',
-      message: 'Do not know how to serialize a BigInt',
-    });
-  });
-
-  it("passes progress and lease extensions to the caller, and the hub's cancel to the remote", async () => {
+  it("pass progress and lease extensions to the caller, and the hub's cancel to the remote", async () => {
     const { hub, remote } = await remoteHub();
     const progress: string[] = [];
     const p = hub.request({ target: 'far.slow', payload: {}, source: human, onProgress: (m) => progress.push(m) });
-    await until(() => remote.sent.length === 1, 'the request');
     const s = remote.sent[0]!;
-    s.hooks.onProgress?.('half', 0.5);
-    s.hooks.onLeaseExtend?.(60_000);
+    s.sink.onProgress?.('half', 0.5);
+    s.sink.onLeaseExtend?.(60_000);
     expect(progress).toEqual(['half']);
     expect(s.cancels).toEqual([]);
     s.reply('done');
@@ -140,43 +116,151 @@ describe('forward handler (modules hosted elsewhere)', () => {
     expect(await rejectionOf(q)).toMatchObject({ code: 'E_LEASE_EXPIRED' });
     expect(remote.sent[1]!.cancels).toEqual(['E_LEASE_EXPIRED']);
   });
+
+  it("are served on the hub's transport by the forward handler too (reply envelope as it came)", async () => {
+    const { hub, remote } = await remoteHub();
+    const env = { id: 'e1', target: 'far.echo' } as Envelope;
+    const progress: string[] = [];
+    const p = hub.transport.request(env, { onProgress: (m) => progress.push(m) });
+    await until(() => remote.sent.length === 1, 'the request');
+    expect(remote.sent[0]!.request).toBe(env);
+    remote.sent[0]!.sink.onProgress?.('started');
+    remote.sent[0]!.reply(7);
+    expect(await p).toMatchObject({ kind: 'reply', payload: 7 });
+    expect(progress).toEqual(['started']);
+    const q = hub.transport.request(env);
+    await until(() => remote.sent.length === 2, 'the second request');
+    remote.sent[1]!.sink.onFailed(new FingerError('E_TIMEOUT', 'late'));
+    expect(await rejectionOf(q)).toMatchObject({ code: 'E_TIMEOUT' });
+  });
+});
+
+/** A NATS connection that records publishes (nothing answers). */
+function fakeConnection(published: { subject: string; reply?: string }[]): NatsConnection {
+  return {
+    info: { max_payload: 1024 * 1024 },
+    isClosed: () => false,
+    subscribe: () => ({ unsubscribe() {}, drain: async () => {} }),
+    publish: (subject: string, _data: Uint8Array, opts?: { reply?: string }) =>
+      published.push({ subject, ...(opts?.reply ? { reply: opts.reply } : {}) }),
+    flush: async () => {},
+    status: () => ({ async *[Symbol.asyncIterator]() {} }),
+    drain: async () => {},
+    close: async () => {},
+  } as unknown as NatsConnection;
+}
+
+function transport(published: { subject: string; reply?: string }[]): NatsTransport {
+  const t = new NatsTransport({
+    connection: fakeConnection(published),
+    cluster: 'fw',
+    auth: new WireAuth({ role: 'daemon', node: 'n1', cluster_key: 'test-cluster-key-0123456789abcdef' }),
+  });
+  closers.push(() => t.close());
+  return t;
+}
+
+function envelope(payload: unknown): Envelope {
+  const now = Date.now();
+  return {
+    id: '01JDFORWARD00000000000000A',
+    kind: 'request',
+    request_id: '01JDFORWARD00000000000000A',
+    correlation_id: '01JDFORWARD00000000000000A',
+    session_id: '',
+    workflow_id: '',
+    source: human,
+    target: 'far.echo',
+    blocking: true,
+    timestamp: new Date(now).toISOString(),
+    deadline: now + 5000,
+    execution_chain: [],
+    nesting_depth: 0,
+    payload,
+  };
+}
+
+/** A sink that records how it was settled. */
+function recordingSink(): ReplySink & { outcome: unknown[] } {
+  const outcome: unknown[] = [];
+  return { outcome, onReply: (r) => outcome.push(r), onFailed: (e) => outcome.push(e) };
+}
+
+describe('NatsTransport.send', () => {
+  it('publishes the request and gives the sink a canceller, which sends a cancel', () => {
+    const published: { subject: string; reply?: string }[] = [];
+    const t = transport(published);
+    const sink = recordingSink();
+    t.send(envelope({ x: 1 }), sink);
+    expect(published).toEqual([{ subject: 'finger.fw.call.far', reply: expect.stringMatching(/^_INBOX\./) }]);
+    sink.canceller!.cancel('E_HALTED');
+    expect(published[1]).toEqual({ subject: 'finger.fw.cancel' });
+    expect(t.stats().pending).toBe(1);
+  });
+
+  it('never throws: what fails at once reaches onFailed from a microtask, with its code', async () => {
+    const t = transport([]);
+    const sink = recordingSink();
+    t.send(envelope({ n: 1n }), sink);
+    expect(sink.outcome).toEqual([]);
+    await Promise.resolve();
+    expect(sink.outcome).toMatchObject([{ code: 'E_INTERNAL' }]);
+    await t.close();
+    const closed = recordingSink();
+    t.send(envelope({}), closed);
+    await Promise.resolve();
+    expect(closed.outcome).toMatchObject([{ code: 'E_PROVIDER_CLOSED' }]);
+    expect(await rejectionOf(t.request(envelope({})))).toMatchObject({ code: 'E_PROVIDER_CLOSED' });
+  });
+
+  it('fails outstanding requests with E_PROVIDER_CLOSED on close, and cancelModule cancels those of one module', async () => {
+    const published: { subject: string; reply?: string }[] = [];
+    const t = transport(published);
+    const sink = recordingSink();
+    t.send(envelope({}), sink);
+    t.cancelModule('other', 'E_PROVIDER_CLOSED');
+    expect(published.filter((p) => p.subject === 'finger.fw.cancel')).toHaveLength(0);
+    t.cancelModule('far', 'E_PROVIDER_CLOSED');
+    expect(published.filter((p) => p.subject === 'finger.fw.cancel')).toHaveLength(1);
+    await t.close();
+    expect(sink.outcome).toMatchObject([{ code: 'E_PROVIDER_CLOSED' }]);
+  });
 });
 
 describe('NatsRuntime.forward', () => {
-  function fakeTransport() {
+  it('hands the envelope to the transport; once closed, fails with E_PROVIDER_CLOSED and cancels what is out', async () => {
     const requests: Envelope[] = [];
     const cancelled: [string, string][] = [];
-    const transport: Transport & { cancelModule(module_id: string, reason: string): void } = {
-      name: 'fake',
-      serve: () => Promise.reject(new Error('not used')),
-      request: (e) => {
-        requests.push(e);
-        return new Promise(() => undefined);
-      },
-      serves: () => false,
-      close: async () => undefined,
-      cancelModule: (module_id, reason) => cancelled.push([module_id, reason]),
-    };
-    return { transport, requests, cancelled };
-  }
-
-  it('hands the envelope to the transport; once closed, refuses with E_PROVIDER_CLOSED and cancels what is out', async () => {
-    const { transport, requests, cancelled } = fakeTransport();
     const rt = new NatsRuntime({
       manifest: manifest('far', [{ name: 'echo' }], { runtime: { type: 'nats' } }),
       baseDir: '.',
       logger: silentLogger,
-      onNotice: () => undefined,
-      settings: {},
-      transport,
+      transport: {
+        name: 'fake',
+        serve: () => Promise.reject(new Error('not used')),
+        request: () => new Promise(() => undefined),
+        send: (e) => requests.push(e),
+        serves: () => false,
+        close: async () => undefined,
+        cancelModule: (module_id, reason) => cancelled.push([module_id, reason]),
+      },
       remoteHealth: () => ({ ok: true }),
     });
-    const env = { id: 'x' } as Envelope;
-    void rt.forward(env, {});
-    expect(requests).toEqual([env]);
-    expect(requests[0]).toBe(env);
+    const env: Envelope = { ...envelope(undefined), blocking: false, lease: { id: 'L1', ttl_ms: 300, expires_at: 1 } };
+    rt.forward(env, recordingSink());
+    // as it is, but with the lease the remote side has always been sent (to the deadline), blocking, a null payload
+    const { lease: _lease, blocking: _blocking, payload: _payload, ...same } = env;
+    expect(requests[0]).toEqual({
+      ...same,
+      blocking: true,
+      payload: null,
+      lease: { id: 'L1', ttl_ms: expect.any(Number), expires_at: env.deadline },
+    });
     await rt.close();
     expect(cancelled).toEqual([['far', 'E_PROVIDER_CLOSED']]);
-    expect(await rejectionOf(rt.forward(env, {}))).toMatchObject({ code: 'E_PROVIDER_CLOSED' });
+    const sink = recordingSink();
+    rt.forward(env, sink);
+    await Promise.resolve();
+    expect(sink.outcome).toMatchObject([{ code: 'E_PROVIDER_CLOSED' }]);
   });
 });
