@@ -9,6 +9,7 @@ import type { MessageHub } from '../message-hub.js';
 import { NatsRuntime } from '../runtime/nats.js';
 import type { ModuleRuntime, RuntimeOptions } from '../runtime/runtime.js';
 import { ChannelLink } from '../transport/channel-link.js';
+import { moduleOf } from '../transport/in-process.js';
 import { type DroppedMessage, NatsTransport } from '../transport/nats.js';
 import type { WireAuth } from '../transport/nats-wire.js';
 import type { ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
@@ -149,7 +150,7 @@ export class ClusterNode {
   private async serveLocal(id: string): Promise<void> {
     if (this.closed || this.unserves.has(id)) return;
     try {
-      this.unserves.set(id, await this.transport.serve(id, this.localHandler()));
+      this.unserves.set(id, await this.transport.serve(id, this.localHandler(id)));
     } catch (e) {
       this.logger.warn({ module: id, error: toErrorInfo(e) }, 'module not served on NATS');
     }
@@ -162,12 +163,18 @@ export class ClusterNode {
   }
 
   /**
-   * Executes a call from the wire on the local module (in-process transport: no interceptors).
-   * A rejection (no such module here) is answered by the transport with its error code.
+   * Executes a call from the wire on local module `id` (no interceptors: the calling daemon ran
+   * them): a call that names this module goes to the module's own handler with the NATS channel
+   * itself; anything else (a target of another module sent on this module's subject, a module
+   * being unregistered) takes the hub's in-process transport, which routes by target and answers
+   * E_NO_TARGET for a module that is not here. A rejection is answered with its error code.
    */
-  private localHandler(): TransportHandler {
+  private localHandler(id: string): TransportHandler {
     const local = this.o.hub.transport;
+    const registry = this.o.hub.registry;
     return (req: Envelope, channel: ServerChannel) => {
+      const direct = moduleOf(req.target) === id ? registry.handlerOf(id) : undefined;
+      if (direct !== undefined) return direct(req, channel);
       const link = new ChannelLink(channel);
       const p = local.request(req, link);
       channel.onCancel(link);

@@ -1,7 +1,7 @@
 import type { ModuleManifest, ToolSpec } from '@finger/protocol';
 
 import type { ModuleRuntime } from '../runtime/runtime.js';
-import type { Unserve } from '../transport/transport.js';
+import type { TransportHandler, Unserve } from '../transport/transport.js';
 import type { ForwardingRuntime } from './forward-handler.js';
 
 /** Public view of a registered module. */
@@ -57,6 +57,8 @@ export interface ModuleEntry {
   inflight: number;
   queue: Waiter[];
   unserve?: Unserve;
+  /** What serves the module's calls on the hub's transport, while it is served there. */
+  handler?: TransportHandler;
   healthTimer?: unknown;
   lastHealth?: ModuleHealthInfo;
   consecutiveFailures: number;

@@ -16,7 +16,7 @@ import {
   type ToolChecks,
 } from '../tools/schema-validator.js';
 import type { ModuleChange } from '../tools/tool-registry.js';
-import type { Transport } from '../transport/transport.js';
+import type { Transport, TransportHandler } from '../transport/transport.js';
 import type { NestedCaller } from './call-context.js';
 import { createForwardHandler, isForwarding } from './forward-handler.js';
 import { type ModuleEntry, type ModuleHealthInfo, type ModuleInfo, toModuleInfo } from './module-entry.js';
@@ -181,6 +181,7 @@ export class ModuleRegistry {
         ? createForwardHandler(entry.forwarder)
         : createModuleHandler(m.id, runtime, this.o.nested);
       entry.unserve = await this.o.transport.serve(m.id, handler);
+      entry.handler = handler;
     } catch (e) {
       this.entries.delete(m.id);
       await runtime.close().catch(() => undefined);
@@ -227,6 +228,7 @@ export class ModuleRegistry {
         };
       });
     }
+    entry.handler = undefined;
     await entry.unserve?.();
     await entry.runtime
       .close()
@@ -272,6 +274,16 @@ export class ModuleRegistry {
   get(id: string): ModuleInfo | undefined {
     const e = this.entries.get(id);
     return e === undefined ? undefined : toModuleInfo(e);
+  }
+
+  /**
+   * What serves module `id`'s calls on the hub's transport (request envelope and server channel in,
+   * reply envelope out; no interceptors), while it is served there: for a node that takes the
+   * module's calls from another transport (ClusterNode over NATS) without a second hop through
+   * the in-process one. Undefined while the module starts, after it is unserved, or when unknown.
+   */
+  handlerOf(id: string): TransportHandler | undefined {
+    return this.entries.get(id)?.handler;
   }
 
   /** The live runtime of a registered module (e.g. to re-trust a quarantined MCP tool); undefined when unknown. */
