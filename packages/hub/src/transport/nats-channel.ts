@@ -16,11 +16,18 @@ export class NatsServerChannel implements ServerChannel {
 
   constructor(
     private readonly t: ControlSender,
-    private readonly reply: string,
+    /** The caller's inbox (with its trailing dot) and the request's token: the reply subject is both. */
+    private readonly inbox: string,
+    private readonly token: string,
     private readonly forServe: boolean,
     /** The request's envelope id (what a cancel names). */
     readonly id = '',
   ) {}
+
+  /** The request's reply subject (built only for progress and lease messages). */
+  get reply(): string {
+    return this.inbox + this.token;
+  }
 
   extendLease(ttl_ms: number): void {
     this.t.publishControl(this.reply, 'lease', { ttl_ms }, this.forServe);

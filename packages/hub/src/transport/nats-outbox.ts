@@ -5,7 +5,7 @@ import { rfc3339, ulid } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import { inboxOf, MAX_BATCH, WireBatch } from './nats-batch.js';
+import { MAX_BATCH, WireBatch } from './nats-batch.js';
 import { encodeReply } from './nats-envelope.js';
 import { utf8Length, type WireAuth } from './nats-wire.js';
 
@@ -33,14 +33,12 @@ export class ReplyOutbox {
   constructor(private readonly o: ReplyOutboxOptions) {}
 
   /**
-   * Publishes a reply; `forServe`: also signed for a serve process (only when refusing one).
-   * Replies to one caller finished in one turn of the event loop leave as one frame.
+   * Publishes a reply to the request of `token` from `inbox` (its reply subject is `inbox + token`);
+   * `forServe`: also signed for a serve process (only when refusing one). Replies to one caller
+   * finished in one turn of the event loop leave as one frame.
    */
-  send(reply: string, out: Envelope, forServe: boolean): void {
+  send(inbox: string, token: string, out: Envelope, forServe: boolean): void {
     if (this.o.connection.isClosed()) return;
-    const inbox = inboxOf(reply);
-    if (inbox === undefined) return;
-    const token = reply.slice(inbox.length);
     const head = `${token} `; // the line is head + json (a token is ASCII)
     let json = encodeReply(out);
     let bytes = head.length + utf8Length(json);
@@ -58,7 +56,7 @@ export class ReplyOutbox {
     if (forServe || (this.o.idle() && !this.outboxScheduled)) {
       // nothing else being served, nothing to batch with: no wait for the end of the turn (the
       // frame is written from head and json: no joined line string to build and flatten)
-      this.sendReply(reply, this.o.auth.sealJson('reply', json, forServe, bytes - head.length, head));
+      this.sendReply(inbox + token, this.o.auth.sealJson('reply', json, forServe, bytes - head.length, head));
       return;
     }
     const line = head + json;
@@ -102,7 +100,7 @@ export class ReplyOutbox {
   }
 
   /** Answers `req` (undefined when it could not be read) with `error`. */
-  error(reply: string, req: Envelope | undefined, error: ErrorInfo, forServe = false): void {
+  error(inbox: string, token: string, req: Envelope | undefined, error: ErrorInfo, forServe = false): void {
     const now = this.o.clock.now();
     const id = ulid(now);
     const out: Envelope = {
@@ -122,6 +120,6 @@ export class ReplyOutbox {
       payload: null,
       error,
     };
-    this.send(reply, out, forServe);
+    this.send(inbox, token, out, forServe);
   }
 }

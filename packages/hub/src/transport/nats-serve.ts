@@ -138,50 +138,63 @@ export class NatsServeSide {
       this.drop('invalid request batch', msg, check.node);
       return;
     }
-    for (const part of parts) this.onEnvelope(msg, check, part.json, inbox + part.token, handler);
+    for (const part of parts) this.onEnvelope(msg, check, part.json, inbox!, part.token, handler);
   }
 
   /** One request of a received batch: each is checked, bounded and answered on its own. */
-  private onEnvelope(msg: Msg, check: OpenedFrame, json: string, reply: string, handler: TransportHandler): void {
+  private onEnvelope(
+    msg: Msg,
+    check: OpenedFrame,
+    json: string,
+    inbox: string,
+    token: string,
+    handler: TransportHandler,
+  ): void {
     const env = readRequest(json);
     if (env === undefined) {
       this.drop('invalid request envelope', msg, check.node);
-      this.replies.error(reply, undefined, { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' }, true);
+      this.replies.error(
+        inbox,
+        token,
+        undefined,
+        { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' },
+        true,
+      );
       return;
     }
     if (check.role === 'serve' && this.auth.role === 'daemon') {
       // a serve process may only answer calls: it never originates one, whatever principal it names
       this.drop('request originated by a module serve process', msg, check.node, 'serve');
       const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
-      this.replies.error(reply, env, error, true);
+      this.replies.error(inbox, token, env, error, true);
       return;
     }
     if (env.deadline <= this.clock.now()) {
-      this.replies.error(reply, env, {
+      this.replies.error(inbox, token, env, {
         code: 'E_TIMEOUT',
         message: `call to "${env.target}" arrived past its deadline`,
       });
       return;
     }
     if (this.inflight.size >= this.maxInflight) {
-      this.replies.error(reply, env, {
+      this.replies.error(inbox, token, env, {
         code: 'E_OVERLOADED',
         message: `node ${this.auth.node} serves ${this.maxInflight} calls already`,
       });
       return;
     }
-    const channel = new NatsServerChannel(this, reply, false, env.id);
+    const channel = new NatsServerChannel(this, inbox, token, false, env.id);
     this.inflight.add(channel);
     handler(env, channel).then(
       (out: Envelope) => {
         this.inflight.remove(channel);
         channel.finish();
-        this.replies.send(reply, out, false);
+        this.replies.send(inbox, token, out, false);
       },
       (e: unknown) => {
         this.inflight.remove(channel);
         channel.finish();
-        this.replies.error(reply, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error
+        this.replies.error(inbox, token, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error
       },
     );
   }

@@ -7,7 +7,7 @@ const sender = { publishControl: () => undefined };
 describe('NatsServerChannel', () => {
   it('passes a cancel to its receiver until the call is finished', () => {
     const seen: string[] = [];
-    const ch = new NatsServerChannel(sender, '_INBOX.x.1', false);
+    const ch = new NatsServerChannel(sender, '_INBOX.x.', '1', false);
     ch.onCancel({ onCancelled: (r) => seen.push(r) });
     ch.cancel('E_TIMEOUT');
     ch.cancel('again');
@@ -17,7 +17,7 @@ describe('NatsServerChannel', () => {
 
   it('lets its receiver go once finished: a later cancel or receiver is ignored', () => {
     const seen: string[] = [];
-    const ch = new NatsServerChannel(sender, '_INBOX.x.2', false);
+    const ch = new NatsServerChannel(sender, '_INBOX.x.', '2', false);
     ch.onCancel({ onCancelled: (r) => seen.push(r) });
     ch.finish();
     ch.cancel('E_TIMEOUT');
@@ -30,8 +30,8 @@ describe('NatsServerChannel', () => {
 describe('InflightCalls', () => {
   it('finds calls by request id, lets go of removed ones and reuses their slots', () => {
     const calls = new InflightCalls();
-    const a = new NatsServerChannel(sender, '_INBOX.x.1', false, 'A');
-    const b = new NatsServerChannel(sender, '_INBOX.x.2', false, 'B');
+    const a = new NatsServerChannel(sender, '_INBOX.x.', '1', false, 'A');
+    const b = new NatsServerChannel(sender, '_INBOX.x.', '2', false, 'B');
     expect(calls.get('A')).toBeUndefined();
     calls.add(a);
     calls.add(b);
@@ -43,7 +43,7 @@ describe('InflightCalls', () => {
     calls.remove(a); // twice: no-op
     expect(calls.size).toBe(1);
     expect(calls.get('A')).toBeUndefined();
-    const c = new NatsServerChannel(sender, '_INBOX.x.3', false, 'C');
+    const c = new NatsServerChannel(sender, '_INBOX.x.', '3', false, 'C');
     calls.add(c);
     expect(c.slot).toBe(0); // a's slot, given back
     expect(calls.get('C')).toBe(c);
