@@ -314,13 +314,21 @@ export class NatsTransport implements Transport {
         failure = `NATS publish failed: ${(e as Error).message}`;
       }
     }
+    const failed: Pending[] = [];
     for (const t of tokens) {
       const p = this.pending.get(t);
       if (p === undefined) continue;
       this.pending.delete(t);
-      const target = p.target;
-      p.reject(new FingerError('E_NO_TARGET', `${failure}: cannot reach "${target}"`, { target }));
+      failed.push(p);
     }
+    // from a microtask: send() may be on the stack (a full batch goes out before the next request
+    // joins one), and a sink settled now could send a request into the batch map it is changing
+    queueMicrotask(() => {
+      for (const p of failed) {
+        const target = p.target;
+        p.reject(new FingerError('E_NO_TARGET', `${failure}: cannot reach "${target}"`, { target }));
+      }
+    });
   }
 
   private openInbox(): void {

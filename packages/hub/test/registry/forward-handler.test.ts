@@ -227,6 +227,47 @@ describe('NatsTransport.send', () => {
   });
 });
 
+describe('NatsTransport batches that cannot go out', () => {
+  it('fail their requests from a microtask, so a sink that sends again from onFailed loses no request', async () => {
+    let publishes = 0;
+    const forServe = [true, false, true, true];
+    const connection = {
+      ...fakeConnection([]),
+      publish: () => {
+        if (++publishes > 1) throw new Error('connection draining');
+      },
+    } as unknown as NatsConnection;
+    const t = new NatsTransport({
+      connection,
+      cluster: 'fw',
+      auth: new WireAuth({ role: 'daemon', node: 'n1', cluster_key: 'test-cluster-key-0123456789abcdef' }),
+      // the second request's batch is closed by the third; the request sent again would close the third's
+      servedByServe: () => forServe.shift() ?? true,
+    });
+    closers.push(() => t.close());
+    t.send(envelope({}), recordingSink()); // alone: published at once
+    const again = recordingSink();
+    const first = recordingSink();
+    const resend: ReplySink = {
+      onReply: () => undefined,
+      onFailed: (e) => {
+        first.outcome.push(e);
+        t.send(envelope({}), again);
+      },
+    };
+    t.send(envelope({}), resend); // batched
+    const third = recordingSink();
+    t.send(envelope({}), third); // the batch of `resend` goes out first, and fails
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    expect([first.outcome, third.outcome, again.outcome]).toMatchObject([
+      [{ code: 'E_NO_TARGET' }],
+      [{ code: 'E_NO_TARGET' }],
+      [{ code: 'E_NO_TARGET' }],
+    ]);
+    expect(t.stats().pending).toBe(1); // the first request, still waiting for its reply
+  });
+});
+
 describe('NatsRuntime.forward', () => {
   it('hands the envelope to the transport; once closed, fails with E_PROVIDER_CLOSED and cancels what is out', async () => {
     const requests: Envelope[] = [];
