@@ -24,7 +24,12 @@ export interface CancelReceiver {
   onCancelled(reason: string): void;
 }
 
-/** Serves requests for one target; resolves with a reply envelope (never rejects). */
+/**
+ * Serves requests for one target; resolves with a reply envelope (a tool's failure is a reply
+ * carrying `error`). A module host never rejects; a handler that passes the call on (a module
+ * hosted elsewhere, a node taking calls from NATS) rejects with the FingerError of a transport
+ * failure (E_NO_TARGET, E_TIMEOUT, …), which the transport answers with its code.
+ */
 export type TransportHandler = (request: Envelope, channel: ServerChannel) => Promise<Envelope>;
 
 /**
