@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Envelope } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
+import { requestEnvelope } from '@finger/testkit';
 
 import { MessageHub, type ModuleRuntime, type RuntimeOptions, silentLogger } from '../../src/index.js';
 import type { ForwardingRuntime } from '../../src/registry/forward-handler.js';
@@ -161,23 +162,7 @@ function transport(published: { subject: string; reply?: string }[]): NatsTransp
 }
 
 function envelope(payload: unknown): Envelope {
-  const now = Date.now();
-  return {
-    id: '01JDFORWARD00000000000000A',
-    kind: 'request',
-    request_id: '01JDFORWARD00000000000000A',
-    correlation_id: '01JDFORWARD00000000000000A',
-    session_id: '',
-    workflow_id: '',
-    source: human,
-    target: 'far.echo',
-    blocking: true,
-    timestamp: new Date(now).toISOString(),
-    deadline: now + 5000,
-    execution_chain: [],
-    nesting_depth: 0,
-    payload,
-  };
+  return requestEnvelope('far.echo', payload, { source: human });
 }
 
 /** A sink that records how it was settled. */
