@@ -13,15 +13,20 @@ const SCRATCH = 8192;
 export const SMALL = 384;
 /** What the BLAKE2s key of a frame key is derived with (HMAC-SHA256(frame key, label)). */
 const BLAKE2S_LABEL = 'finger-frame-blake2s-v1';
-/** Length of a signature: base64url of 32 bytes, unpadded. */
-export const SIG_LEN = 43;
+/**
+ * Length of a signature: the first 22 characters of the MAC's base64url, its first 132 bits. A
+ * 128-bit tag is the usual strength (Poly1305, AES-GCM; RFC 2104 allows truncating an HMAC to half
+ * its length), and a lone request carries two: 42 bytes less on the wire than the full 43-character
+ * form, which a sequential caller pays in every hop.
+ */
+export const SIG_LEN = 22;
 
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const B64 = new Uint8Array(64);
 for (let i = 0; i < 64; i++) B64[i] = B64URL.charCodeAt(i);
 
 /**
- * The MAC of a frame (`prefix ‖ body`) under one key, as 43 characters of base64url. Which MAC
+ * The MAC of a frame (`prefix ‖ body`) under one key, as {@link SIG_LEN} characters of base64url. Which MAC
  * depends only on the message's length, so signer and verifier always agree:
  *
  * - **Small messages** (≤ 384 bytes: a lone request or reply): keyed BLAKE2s-256 in JavaScript
@@ -33,7 +38,8 @@ for (let i = 0; i < 64; i++) B64[i] = B64URL.charCodeAt(i);
  * - **Larger messages** HMAC-SHA256 as RFC 2104 spells it out, SHA256((K ⊕ opad) ‖ SHA256((K ⊕
  *   ipad) ‖ m)), with Node's one-shot `crypto.hash` over buffers prepared once per key (no Hmac
  *   object and its stream machinery); bodies over 8 KB through `createHmac` (no copy into the
- *   scratch). Exactly `createHmac('sha256', key)`'s result (a unit test compares them).
+ *   scratch). Exactly `createHmac('sha256', key)`'s result, cut like the small path's (a unit test
+ *   compares them).
  */
 export class FrameMac {
   private readonly key: Buffer;
@@ -64,19 +70,20 @@ export class FrameMac {
       this.signInto(prefix, body, 0, body.length, out, 0);
       return out.toString('latin1', 0, SIG_LEN);
     }
-    return this.nativeSign(prefix, body);
+    return this.nativeSign(prefix, body).slice(0, SIG_LEN);
   }
 
-  /** Writes the signature of `prefix ‖ body[start, end)` (43 base64url bytes) at `out[at]`. */
+  /** Writes the signature of `prefix ‖ body[start, end)` ({@link SIG_LEN} base64url bytes) at `out[at]`. */
   signInto(prefix: string, body: Uint8Array, start: number, end: number, out: Uint8Array, at: number): void {
     if (prefix.length + end - start <= SMALL) {
       const d = this.smallDigest(prefix, body, start, end);
-      for (let i = 0, p = at; i < 33; i += 3, p += 4) {
+      const stop = at + SIG_LEN;
+      for (let i = 0, p = at; p < stop; i += 3, p += 4) {
         const v = (d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!;
         out[p] = B64[v >>> 18]!;
         out[p + 1] = B64[(v >>> 12) & 63]!;
-        out[p + 2] = B64[(v >>> 6) & 63]!;
-        if (p + 3 < at + SIG_LEN) out[p + 3] = B64[v & 63]!;
+        if (p + 2 < stop) out[p + 2] = B64[(v >>> 6) & 63]!;
+        if (p + 3 < stop) out[p + 3] = B64[v & 63]!;
       }
       return;
     }
@@ -101,12 +108,13 @@ export class FrameMac {
     let diff = 0;
     if (prefix.length + end - start <= SMALL) {
       const d = this.smallDigest(prefix, body, start, end);
-      for (let i = 0, p = at; i < 33; i += 3, p += 4) {
+      const stop = at + SIG_LEN;
+      for (let i = 0, p = at; p < stop; i += 3, p += 4) {
         const v = (d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!;
         diff |= sig[p]! ^ B64[v >>> 18]!;
         diff |= sig[p + 1]! ^ B64[(v >>> 12) & 63]!;
-        diff |= sig[p + 2]! ^ B64[(v >>> 6) & 63]!;
-        if (p + 3 < at + SIG_LEN) diff |= sig[p + 3]! ^ B64[v & 63]!;
+        if (p + 2 < stop) diff |= sig[p + 2]! ^ B64[(v >>> 6) & 63]!;
+        if (p + 3 < stop) diff |= sig[p + 3]! ^ B64[v & 63]!;
       }
       return diff === 0;
     }

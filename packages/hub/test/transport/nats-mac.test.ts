@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';
 
-import { FrameMac, SMALL } from '../../src/transport/nats-mac.js';
+import { FrameMac, SIG_LEN, SMALL } from '../../src/transport/nats-mac.js';
 
 const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7) % 256));
 
@@ -22,7 +22,10 @@ const SMALL_ANSWERS: [number, string][] = [
 describe('FrameMac', () => {
   it('signs messages of up to 384 bytes with keyed BLAKE2s under the derived key (known answers)', () => {
     const mac = new FrameMac(Buffer.from('cluster-key-for-unit-tests-0001'));
-    for (const [n, want] of SMALL_ANSWERS) expect(mac.sign('request\nd1\n', bytes(n)), `${n} bytes`).toBe(want);
+    // a signature is the first 22 characters (132 bits) of the MAC's base64url
+    expect(SIG_LEN).toBe(22);
+    for (const [n, full] of SMALL_ANSWERS)
+      expect(mac.sign('request\nd1\n', bytes(n)), `${n} bytes`).toBe(full.slice(0, SIG_LEN));
     expect('request\nd1\n'.length + 373).toBe(SMALL);
   });
 
@@ -32,8 +35,8 @@ describe('FrameMac', () => {
     for (const key of keys) {
       const mac = new FrameMac(Buffer.from(key));
       for (const body of bodies) {
-        const want = createHmac('sha256', key).update('request\nd1\n', 'latin1').update(body).digest('base64url');
-        expect(mac.sign('request\nd1\n', body)).toBe(want);
+        const full = createHmac('sha256', key).update('request\nd1\n', 'latin1').update(body).digest('base64url');
+        expect(mac.sign('request\nd1\n', body)).toBe(full.slice(0, SIG_LEN));
       }
     }
   });
@@ -54,20 +57,20 @@ describe('FrameMac', () => {
       const want =
         n <= 375
           ? mac.sign(prefix, Buffer.from(body))
-          : createHmac('sha256', key).update(prefix, 'latin1').update(body).digest('base64url');
+          : createHmac('sha256', key).update(prefix, 'latin1').update(body).digest('base64url').slice(0, SIG_LEN);
       const out = Buffer.alloc(50, 0x2e);
       mac.signInto(prefix, frame, 4, 4 + n, out, 3);
-      expect(out.toString('latin1')).toBe(`...${want}....`);
-      expect(mac.verify(prefix, frame, 4, 4 + n, out, 3, 43)).toBe(true);
+      expect(out.toString('latin1')).toBe(`...${want}${'.'.repeat(50 - 3 - SIG_LEN)}`);
+      expect(mac.verify(prefix, frame, 4, 4 + n, out, 3, SIG_LEN)).toBe(true);
       // one character off anywhere, or the wrong length, fails
-      for (const at of [3, 20, 45]) {
+      for (const at of [3, 14, 24]) {
         const bad = Buffer.from(out);
         bad[at] = bad[at] === 0x41 ? 0x42 : 0x41;
-        expect(mac.verify(prefix, frame, 4, 4 + n, bad, 3, 43)).toBe(false);
+        expect(mac.verify(prefix, frame, 4, 4 + n, bad, 3, SIG_LEN)).toBe(false);
       }
-      expect(mac.verify(prefix, frame, 4, 4 + n, out, 3, 42)).toBe(false);
-      if (n > 0) expect(mac.verify(prefix, frame, 5, 4 + n, out, 3, 43)).toBe(false); // a byte less of the body
-      expect(mac.verify('reply\nd2\n', frame, 4, 4 + n, out, 3, 43)).toBe(false); // another prefix
+      expect(mac.verify(prefix, frame, 4, 4 + n, out, 3, SIG_LEN - 1)).toBe(false);
+      if (n > 0) expect(mac.verify(prefix, frame, 5, 4 + n, out, 3, SIG_LEN)).toBe(false); // a byte less of the body
+      expect(mac.verify('reply\nd2\n', frame, 4, 4 + n, out, 3, SIG_LEN)).toBe(false); // another prefix
     }
   });
 

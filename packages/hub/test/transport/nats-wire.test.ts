@@ -29,8 +29,8 @@ describe('WireAuth', () => {
     const frame = daemon.seal('request', body);
     const [magic, kind, node, sig, ssig] = lineOf(frame);
     expect([magic, kind, node]).toEqual(['FW4', 'request', 'd1']);
-    expect(sig).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(ssig).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(sig).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(ssig).toMatch(/^[A-Za-z0-9_-]{22}$/);
     const opened = other.open(frame);
     expect(opened).toMatchObject({ ok: true, role: 'daemon', node: 'd1', kind: 'request' });
     expect(opened.ok && decodeJson(opened.body)).toEqual({ hello: 'world' });
@@ -62,7 +62,7 @@ describe('WireAuth', () => {
     expect(daemon.open(frame)).toMatchObject({ ok: true, role: 'serve', node: 's1', kind: 'request' });
     // a forged daemon signature next to a valid serve one still means serve
     const [, kind, node, , ssig] = lineOf(frame);
-    const forged = withLine(frame, `FW4 ${kind} ${node} ${'A'.repeat(43)} ${ssig}`);
+    const forged = withLine(frame, `FW4 ${kind} ${node} ${'A'.repeat(22)} ${ssig}`);
     expect(daemon.open(forged)).toMatchObject({ ok: true, role: 'serve', node: 's1' });
   });
 
