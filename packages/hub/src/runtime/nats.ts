@@ -1,4 +1,4 @@
-import type { Envelope } from '@finger/protocol';
+import type { Envelope, LeaseInfo } from '@finger/protocol';
 import { FingerError, rfc3339 } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
@@ -37,6 +37,7 @@ class CallHooks implements RequestHooks {
  * each MAC of the frame.
  */
 function wireRequest(e: Envelope, now: number): Envelope {
+  const lease = leaseToDeadline(e.lease?.id ?? e.id, e.deadline, now);
   return {
     id: e.id,
     kind: 'request',
@@ -51,9 +52,14 @@ function wireRequest(e: Envelope, now: number): Envelope {
     deadline: e.deadline,
     execution_chain: e.execution_chain,
     nesting_depth: e.nesting_depth,
-    lease: { id: e.lease?.id ?? e.id, ttl_ms: Math.max(1, e.deadline - now), expires_at: e.deadline },
+    lease,
     payload: e.payload === undefined ? null : e.payload,
   };
+}
+
+/** A lease `id` for the time left to `deadline`, expiring at it (what the remote side is sent). */
+function leaseToDeadline(id: string, deadline: number, now: number): LeaseInfo {
+  return { id, ttl_ms: Math.max(1, deadline - now), expires_at: deadline };
 }
 
 /** Options of {@link NatsRuntime}: the runtime options plus the wire and the cluster's view. */
@@ -119,20 +125,13 @@ export class NatsRuntime implements ForwardingRuntime {
       deadline: ctx.deadline,
       execution_chain: [...chain],
       nesting_depth: chain.length,
-      lease: { id: ctx.lease_id, ttl_ms: Math.max(1, ctx.deadline - now), expires_at: ctx.deadline },
+      lease: leaseToDeadline(ctx.lease_id, ctx.deadline, now),
       payload: args === undefined ? null : args,
     };
     const hooks = new CallHooks(ctx);
     const call_id = ctx.call_id;
     this.calls.set(call_id, hooks);
-    let sent: Promise<Envelope>;
-    try {
-      sent = this.o.transport.request(envelope, hooks);
-    } catch (e) {
-      this.settled(call_id, hooks);
-      return Promise.reject(e);
-    }
-    return sent.then(
+    return this.o.transport.request(envelope, hooks).then(
       (reply) => {
         this.settled(call_id, hooks);
         if (reply.error !== undefined) throw FingerError.fromInfo(reply.error);
