@@ -1,6 +1,6 @@
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
-import type { Envelope } from '@finger/protocol';
+import type { Envelope, Principal } from '@finger/protocol';
 import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
@@ -391,6 +391,10 @@ export class NatsTransport implements Transport {
         this.dropped('invalid reply envelope', msg, node);
         continue;
       }
+      if (!answersFor(env.source, p.target, node)) {
+        this.dropped(`reply from ${env.source.kind} "${env.source.id}" to a call of "${p.target}"`, msg, node);
+        continue;
+      }
       this.pending.delete(part.token);
       p.resolve(env);
     }
@@ -450,4 +454,18 @@ export class NatsTransport implements Transport {
       else if (s.type === Events.Reconnect) this.up = true;
     }
   }
+}
+
+/**
+ * Whether a reply from the wire names a principal that may answer a call to `target`: the
+ * target's module (its module host answers), or the system principal of the node that signed
+ * the reply (its transport's own errors: past the deadline, overloaded, no such module), in
+ * either case without roles. A member of the cluster cannot make a reply speak for a person, an
+ * agent or another module: nothing read from the wire carries a principal the firewall did
+ * not see.
+ */
+export function answersFor(source: Principal, target: string, node: string): boolean {
+  if (source.roles.length !== 0) return false;
+  if (source.kind === 'module') return source.id === moduleOf(target);
+  return source.kind === 'system' && source.id === node;
 }

@@ -67,7 +67,7 @@ function echo(req: Envelope): Envelope {
     ...req,
     id,
     kind: 'reply',
-    source: { kind: 'module', id: 'echo', roles: [] },
+    source: { kind: 'module', id: req.target.split('.')[0]!, roles: [] },
     timestamp: rfc3339(Date.now()),
   };
 }
@@ -221,5 +221,39 @@ describe.skipIf(!url)('request batches over NATS', () => {
     await nc.flush();
     for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(server.dropped).toEqual([{ reason: 'unsupported frame version', subject: `finger.${cluster}.call.echo` }]);
+  });
+
+  it('drops a reply naming a principal other than the called module or the answering node', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const caller = await transport(cluster, 'cli');
+    const sources: Envelope['source'][] = [
+      { kind: 'human', id: 'alice', roles: ['admin'] },
+      { kind: 'module', id: 'other', roles: [] },
+      { kind: 'module', id: 'echo', roles: ['admin'] },
+      { kind: 'system', id: 'cli', roles: [] }, // the caller's node, not the one that signed the reply
+      { kind: 'agent', id: 'echo', roles: [] },
+    ];
+    await server.t.serve('echo', async (req) => {
+      const i = (req.payload as { i: number }).i;
+      const src = sources[i];
+      return src === undefined ? echo(req) : { ...echo(req), source: src };
+    });
+    const soon = Date.now() + 400;
+    const forged = sources.map((_, i) => caller.t.request(request('echo.say', { i }, soon)));
+    // a result comes back in the module's name (errors of the serving node in its own: other tests)
+    await expect(caller.t.request(request('echo.say', { i: sources.length }))).resolves.toMatchObject({
+      source: { kind: 'module', id: 'echo' },
+      payload: { i: sources.length },
+    });
+    for (const f of forged) await expect(f).rejects.toMatchObject({ code: 'E_TIMEOUT' });
+    expect(caller.dropped.map((d) => d.reason)).toEqual([
+      'reply from human "alice" to a call of "echo.say"',
+      'reply from module "other" to a call of "echo.say"',
+      'reply from module "echo" to a call of "echo.say"',
+      'reply from system "cli" to a call of "echo.say"',
+      'reply from agent "echo" to a call of "echo.say"',
+    ]);
+    expect(caller.dropped.every((d) => d.node === 'srv')).toBe(true);
   });
 });
