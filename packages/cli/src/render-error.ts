@@ -1,5 +1,7 @@
 import path from 'node:path';
 
+import { isFingerError } from '@finger/protocol';
+
 import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './errors.js';
 import { EXIT, type ExitCode, exitCodeFor } from './exit-codes.js';
 import type { Output } from './output.js';
@@ -74,6 +76,13 @@ function describe(err: unknown): { body: ErrorBody; exit: ExitCode; notes: strin
     if (err.details !== undefined) body.details = err.details;
     const exit = err instanceof CliError ? err.exitCode : exitCodeFor(err.code);
     return { body, exit, notes: err instanceof CliError ? err.notes : [] };
+  }
+  if (isFingerError(err)) {
+    // thrown by what a command runs in this process (`module serve`: its arguments, the manifest,
+    // the NATS connection): its own code and exit class, as if the daemon had answered it
+    const body: ErrorBody = { code: err.code, message: err.message };
+    if (err.details !== undefined) body.details = err.details;
+    return { body, exit: exitCodeFor(err.code), notes: [] };
   }
   const message = err instanceof Error ? err.message : String(err);
   return { body: { code: 'E_INTERNAL', message }, exit: EXIT.GENERIC, notes: [] };

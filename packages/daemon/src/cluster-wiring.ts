@@ -129,7 +129,11 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
 
   const watch = async (nc: import('nats').NatsConnection) => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect' && state.connected) {
+      const refusal = nats.permissionRefusal(s);
+      if (refusal !== undefined) {
+        // a publish or subscription the server refused (this node's NATS user lacks a permission)
+        log.error(refusal, 'NATS refused an operation: check the permissions of the daemon NATS user');
+      } else if (s.type === 'disconnect' && state.connected) {
         state.connected = false;
         state.last_error = 'disconnected';
         log.warn('NATS disconnected; remote modules unavailable until it returns');
@@ -145,8 +149,9 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
 
   const join = async (backoff: number): Promise<void> => {
     if (state.closed) return;
+    let nc: import('nats').NatsConnection | undefined;
     try {
-      const nc = await nats.connectNats(connectOptions);
+      nc = await nats.connectNats(connectOptions);
       if (state.closed) {
         await nc.close();
         return;
@@ -175,6 +180,11 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       void watch(nc);
       log.info({ cluster: config.cluster }, 'joined the cluster');
     } catch (e) {
+      // joined halfway (e.g. NATS refused a subscription it needs): let go of it before retrying
+      if (member !== undefined) await member.close().catch(() => undefined);
+      member = undefined;
+      if (nc !== undefined) await nc.close().catch(() => undefined);
+      conn = undefined;
       const first = state.last_error === undefined;
       state.last_error = (e as Error).message;
       if (first) {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 
 import type { Command } from 'commander';
 
+import type { Logger } from '@finger/hub';
 import { FingerError } from '@finger/protocol';
 
 import { action, type RunState } from '../context.js';
@@ -33,6 +34,26 @@ const readKey = (file: string, what: string): string => {
   }
 };
 
+/**
+ * The serve process's logger: warnings and errors (a reply NATS refused to carry, a module that
+ * failed) as one line each on stderr, `warning: <message> {fields}`; nothing else.
+ */
+function problemsToStderr(errLine: (line: string) => void): Logger {
+  const line = (level: string) => (obj: object | string, msg?: string) => {
+    if (typeof obj === 'string') errLine(`${level}: ${obj}`);
+    else errLine(`${level}: ${msg ?? ''} ${JSON.stringify(obj)}`);
+  };
+  const quiet = () => undefined;
+  const logger: Logger = {
+    debug: quiet,
+    info: quiet,
+    warn: line('warning'),
+    error: line('error'),
+    child: () => logger,
+  };
+  return logger;
+}
+
 const positive = (raw: string | undefined, name: string): number | undefined => {
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) <= 0)
@@ -58,9 +79,9 @@ export function registerModuleServe(mod: Command, state: RunState): void {
     .option('--nats <url>', 'NATS server URL(s), comma-separated (default FINGER_NATS_URL)')
     .option('--cluster <name>', 'cluster name (default FINGER_CLUSTER or "default")')
     .option('--serve-key-file <file>', 'file holding the cluster serve key (default FINGER_SERVE_KEY)')
-    .option('--token <token>', 'NATS token')
-    .option('--user <user>', 'NATS user')
-    .option('--pass <pass>', 'NATS password')
+    .option('--token <token>', 'NATS token (default FINGER_NATS_TOKEN, which the process list does not show)')
+    .option('--user <user>', 'NATS user (default FINGER_NATS_USER)')
+    .option('--pass <pass>', 'NATS password (default FINGER_NATS_PASS, which the process list does not show)')
     .option('--creds <file>', 'NATS .creds file (JWT + nkey)')
     .option('--nkey-seed <file>', 'file holding an NATS nkey seed')
     .option('--heartbeat-ms <ms>', 'registry heartbeat period (default 2000)')
@@ -79,17 +100,22 @@ export function registerModuleServe(mod: Command, state: RunState): void {
           );
         const heartbeat = positive(o.heartbeatMs, '--heartbeat-ms');
         const drain = positive(o.drainMs, '--drain-ms') ?? 10_000;
+        // secrets from the environment keep them out of `ps`; a flag still wins
+        const token = o.token ?? env.FINGER_NATS_TOKEN;
+        const user = o.user ?? env.FINGER_NATS_USER;
+        const pass = o.pass ?? env.FINGER_NATS_PASS;
         const { startModuleServer } = await import('@finger/hub/nats');
         const server = await startModuleServer({
           manifestFile: resolve(file),
+          logger: problemsToStderr((line) => ctx.out.errLine(line)),
           cluster,
           serve_key: serveKey,
           baseEnv: env,
           ...(heartbeat !== undefined ? { heartbeat_ms: heartbeat } : {}),
           nats: {
             url,
-            ...(o.token ? { token: o.token } : {}),
-            ...(o.user ? { user: o.user, pass: o.pass ?? '' } : {}),
+            ...(token ? { token } : {}),
+            ...(user ? { user, pass: pass ?? '' } : {}),
             ...(o.creds ? { creds_file: resolve(o.creds) } : {}),
             ...(o.nkeySeed ? { nkey_seed_file: resolve(o.nkeySeed) } : {}),
           },

@@ -102,7 +102,10 @@ export class ClusterNode {
       if (change.type === 'registered') void this.serveLocal(change.module.id).then(() => this.registry.heartbeat());
       else void this.unserveLocal(change.module.id).then(() => this.registry.heartbeat());
     });
-    for (const m of this.o.hub.registry.list()) if (m.runtime !== 'nats') await this.serveLocal(m.id);
+    // a `module serve` process exists to serve its module: failing to (e.g. NATS refused the
+    // subscription) fails its start; a daemon logs it and keeps its other modules and the cluster
+    const strict = this.o.auth.role === 'serve';
+    for (const m of this.o.hub.registry.list()) if (m.runtime !== 'nats') await this.serveLocal(m.id, strict);
     await this.bridge?.start();
     await this.registry.start();
   }
@@ -147,11 +150,12 @@ export class ClusterNode {
     return out;
   }
 
-  private async serveLocal(id: string): Promise<void> {
+  private async serveLocal(id: string, strict = false): Promise<void> {
     if (this.closed || this.unserves.has(id)) return;
     try {
       this.unserves.set(id, await this.transport.serve(id, this.localHandler(id)));
     } catch (e) {
+      if (strict) throw e;
       this.logger.warn({ module: id, error: toErrorInfo(e) }, 'module not served on NATS');
     }
   }

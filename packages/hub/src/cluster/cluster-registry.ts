@@ -6,6 +6,7 @@ import { manifestIssues } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
+import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
 
 /** One node hosting a remote module. */
@@ -89,12 +90,13 @@ export class ClusterRegistry {
 
   /** Subscribes, says hello and starts heartbeating. */
   async start(): Promise<void> {
-    this.sub = this.o.connection.subscribe(this.subjects.registryAll, {
-      callback: (err, msg) => {
-        if (err === null) this.onMessage(msg);
-      },
+    const checked = subscribeChecked(this.o.connection, this.subjects.registryAll, (msg) => this.onMessage(msg), {
+      logger: this.logger,
     });
+    this.sub = checked.sub;
     await this.o.connection.flush();
+    const refused = checked.refused();
+    if (refused !== undefined) throw refused; // a node that cannot hear the registry cannot take part
     void this.watchStatus();
     this.publish('hello', { node: this.o.auth.node });
     this.heartbeat();

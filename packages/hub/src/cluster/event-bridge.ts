@@ -6,6 +6,7 @@ import { isEventType } from '@finger/protocol';
 import type { EventBus } from '../events/event-bus.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
+import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, FRAME_MAGIC, type WireAuth } from '../transport/nats-wire.js';
 
 /** A bus that can deliver events built elsewhere (LocalEventBus.publish). */
@@ -96,13 +97,16 @@ export class NatsEventBridge {
 
   /** Starts both directions. */
   async start(): Promise<void> {
-    if (this.o.receive !== false)
-      this.sub = this.o.connection.subscribe(this.subjects.events, {
-        callback: (err, msg) => {
-          if (err === null) this.onMessage(msg);
-        },
-      });
+    const checked =
+      this.o.receive === false
+        ? undefined
+        : subscribeChecked(this.o.connection, this.subjects.events, (msg) => this.onMessage(msg), {
+            logger: this.logger,
+          });
+    this.sub = checked?.sub;
     await this.o.connection.flush();
+    const refused = checked?.refused();
+    if (refused !== undefined) throw refused;
     void this.watchStatus();
     const filter = this.o.types ? { types: this.o.types } : {};
     this.unsubscribe = this.o.bus.subscribe(filter, (event, json) => this.onLocal(event, json));

@@ -4,6 +4,7 @@ import type { NatsConnection } from 'nats';
 
 import { type Logger, silentLogger } from '../logger.js';
 import { MessageHub } from '../message-hub.js';
+import { logRefusals } from '../transport/nats-subscribe.js';
 import { WireAuth } from '../transport/nats-wire.js';
 import { ClusterNode } from './cluster-node.js';
 import { connectNats, type NatsConnectOptions } from './connect.js';
@@ -67,6 +68,7 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
       bridgeEvents: true,
       ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
     });
+    void logRefusals(connection, logger);
     await member.start();
     let closing: Promise<void> | undefined;
     return {

@@ -10,6 +10,7 @@ import { InflightCalls, NatsServerChannel } from './nats-channel.js';
 import { readRequest } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
+import { type CheckedSubscription, subscribeChecked } from './nats-subscribe.js';
 import { type ClusterSubjects, decodeJson, type OpenedFrame, type WireAuth } from './nats-wire.js';
 import type { TransportHandler, Unserve } from './transport.js';
 
@@ -56,7 +57,7 @@ export class NatsServeSide {
   private readonly served = new Map<string, Subscription>();
   private readonly inflight = new InflightCalls();
   private readonly maxInflight: number;
-  private cancelSub: Subscription | undefined;
+  private cancels: CheckedSubscription | undefined;
   /** Replies leave through here, batched per caller per turn. */
   readonly replies: ReplyOutbox;
 
@@ -85,19 +86,24 @@ export class NatsServeSide {
 
   async serve(target: string, handler: TransportHandler): Promise<Unserve> {
     if (this.served.has(target)) throw new FingerError('E_CONFLICT', `target "${target}" is already served`);
-    const sub = this.nc.subscribe(this.subjects.call(target), {
+    const calls = subscribeChecked(this.nc, this.subjects.call(target), (msg) => this.onRequest(msg, handler), {
       queue: this.subjects.queue(target),
-      callback: (err, msg) => {
-        if (err === null) this.onRequest(msg, handler);
-      },
+      logger: this.logger,
     });
+    const sub = calls.sub;
     this.served.set(target, sub);
-    this.cancelSub ??= this.nc.subscribe(this.subjects.cancel, {
-      callback: (err, msg) => {
-        if (err === null) this.onCancel(msg);
-      },
+    this.cancels ??= subscribeChecked(this.nc, this.subjects.cancel, (msg) => this.onCancel(msg), {
+      logger: this.logger,
     });
     await this.nc.flush(); // the subscription is known to the server before anyone announces the module
+    // a NATS user without the permission: fail now rather than never receive a call or a cancel
+    const refused = calls.refused() ?? this.cancels.refused();
+    if (refused !== undefined) {
+      if (this.served.get(target) === sub) this.served.delete(target);
+      sub.unsubscribe();
+      if (this.cancels.refused() !== undefined) this.cancels = undefined;
+      throw refused;
+    }
     return async () => {
       if (this.served.get(target) === sub) this.served.delete(target);
       if (!this.nc.isClosed()) await sub.drain().catch(() => undefined);
@@ -110,7 +116,7 @@ export class NatsServeSide {
 
   /** Stops taking requests: the subscriptions it held (for the caller to unsubscribe when it keeps the connection). */
   stop(): (Subscription | undefined)[] {
-    const subs = [...this.served.values(), this.cancelSub];
+    const subs = [...this.served.values(), this.cancels?.sub];
     for (const s of this.served.values()) s.unsubscribe();
     this.served.clear();
     return subs;

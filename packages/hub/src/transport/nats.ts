@@ -10,6 +10,7 @@ import { MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { encodeRequest, readReply } from './nats-envelope.js';
 import type { NatsTransportOptions } from './nats-options.js';
 import { NatsServeSide, reportDropped } from './nats-serve.js';
+import { subscribeChecked } from './nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, utf8Length, type WireAuth } from './nats-wire.js';
 import type { ReplySink } from './reply-sink.js';
 import type { Canceller, RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
@@ -332,13 +333,29 @@ export class NatsTransport implements Transport {
   }
 
   private openInbox(): void {
-    this.inbox = createInbox();
-    const prefix = this.inbox.length + 1;
-    this.inboxSub = this.nc.subscribe(`${this.inbox}.*`, {
-      callback: (err, msg) => {
-        if (err === null) this.onReply(msg.subject.slice(prefix), msg);
-      },
-    });
+    const inbox = createInbox();
+    const prefix = inbox.length + 1;
+    this.inbox = inbox;
+    this.inboxSub = subscribeChecked(this.nc, `${inbox}.*`, (msg) => this.onReply(msg.subject.slice(prefix), msg), {
+      logger: this.logger,
+      onRefused: (e) => this.onInboxRefused(inbox, e),
+    }).sub;
+  }
+
+  /**
+   * The server refused this process's reply inbox (its NATS user may not subscribe to `_INBOX.>`):
+   * no reply can arrive, so the outstanding requests fail now with E_FORBIDDEN instead of at their
+   * deadlines, and the next request opens a new inbox (failing the same way until the permission
+   * is granted).
+   */
+  private onInboxRefused(inbox: string, e: FingerError): void {
+    if (this.inbox !== inbox) return;
+    this.inbox = undefined;
+    this.inboxSub = undefined;
+    for (const [token, p] of this.pending) {
+      this.pending.delete(token);
+      p.reject(e);
+    }
   }
 
   private onReply(token: string, msg: Msg): void {
