@@ -124,7 +124,16 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
     ...(creds.user ? { user: creds.user, pass: creds.pass ?? '' } : {}),
     ...(creds.creds_file ? { creds_file: resolve(o.home, creds.creds_file) } : {}),
     ...(creds.nkey_seed_file ? { nkey_seed_file: resolve(o.home, creds.nkey_seed_file) } : {}),
-    ...(tls ? { tls } : {}),
+    // files are under FINGER_HOME when relative, as the credentials files are
+    ...(tls
+      ? {
+          tls: {
+            ...(tls.ca_file ? { ca_file: resolve(o.home, tls.ca_file) } : {}),
+            ...(tls.cert_file ? { cert_file: resolve(o.home, tls.cert_file) } : {}),
+            ...(tls.key_file ? { key_file: resolve(o.home, tls.key_file) } : {}),
+          },
+        }
+      : {}),
   };
 
   const watch = async (nc: import('nats').NatsConnection) => {

@@ -20,6 +20,9 @@ export interface ModuleServeOptions {
   pass?: string;
   creds?: string;
   nkeySeed?: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
   heartbeatMs?: string;
   drainMs?: string;
 }
@@ -84,6 +87,9 @@ export function registerModuleServe(mod: Command, state: RunState): void {
     .option('--pass <pass>', 'NATS password (default FINGER_NATS_PASS, which the process list does not show)')
     .option('--creds <file>', 'NATS .creds file (JWT + nkey)')
     .option('--nkey-seed <file>', 'file holding an NATS nkey seed')
+    .option('--tls-ca <file>', 'CA certificate(s) to verify the NATS server with (PEM)')
+    .option('--tls-cert <file>', 'client certificate for NATS TLS (PEM; with --tls-key)')
+    .option('--tls-key <file>', 'key of the client certificate (PEM)')
     .option('--heartbeat-ms <ms>', 'registry heartbeat period (default 2000)')
     .option('--drain-ms <ms>', 'how long in-flight calls may finish on shutdown (default 10000)')
     .action(
@@ -104,6 +110,16 @@ export function registerModuleServe(mod: Command, state: RunState): void {
         const token = o.token ?? env.FINGER_NATS_TOKEN;
         const user = o.user ?? env.FINGER_NATS_USER;
         const pass = o.pass ?? env.FINGER_NATS_PASS;
+        if ((o.tlsCert === undefined) !== (o.tlsKey === undefined))
+          throw new FingerError('E_INVALID_ARGS', '--tls-cert and --tls-key go together');
+        const tls =
+          o.tlsCa || o.tlsCert
+            ? {
+                ...(o.tlsCa ? { ca_file: resolve(o.tlsCa) } : {}),
+                ...(o.tlsCert ? { cert_file: resolve(o.tlsCert) } : {}),
+                ...(o.tlsKey ? { key_file: resolve(o.tlsKey) } : {}),
+              }
+            : undefined;
         const { startModuleServer } = await import('@finger/hub/nats');
         const server = await startModuleServer({
           manifestFile: resolve(file),
@@ -118,6 +134,7 @@ export function registerModuleServe(mod: Command, state: RunState): void {
             ...(user ? { user, pass: pass ?? '' } : {}),
             ...(o.creds ? { creds_file: resolve(o.creds) } : {}),
             ...(o.nkeySeed ? { nkey_seed_file: resolve(o.nkeySeed) } : {}),
+            ...(tls !== undefined ? { tls } : {}),
           },
         });
         const info = { module: server.module_id, node: server.node, cluster, serving: true };
