@@ -162,10 +162,11 @@ tls {
   });
 
   it('leaves a daemon without a client certificate, or without the CA, degraded and out of the cluster', async () => {
-    for (const tls of [
+    const variants: Record<string, string>[] = [
       { ca_file: 'config/ca.pem' },
       { cert_file: 'config/client.pem', key_file: 'config/client.key' },
-    ]) {
+    ];
+    for (const tls of variants) {
       const d = await daemon(tls);
       const h = (await d.http('GET', '/v1/health')).body;
       expect(h).toMatchObject({ status: 'degraded', nats: { connected: false } });
