@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,9 @@ import {
   freePort,
   MYFINGER_BIN,
   natsServerBinary,
+  runCli,
   startTestDaemon,
+  tempDir,
   testClusterName,
   type TestDaemon,
 } from '@finger/testkit';
@@ -210,5 +212,30 @@ authorization {
     } finally {
       await d.close();
     }
+  });
+
+  it('myfinger doctor connects with the credentials and names what NATS refuses a daemon', async () => {
+    const doctor = async (user: string, pass: string) => {
+      await using home = await tempDir('finger-doctor-perm-');
+      mkdirSync(join(home.path, 'config'));
+      writeFileSync(join(home.path, 'config', 'config.json'), JSON.stringify(daemonConfig(user, pass)));
+      const r = await runCli(['doctor', '--json'], { FINGER_HOME: home.path, FINGER_URL: 'http://127.0.0.1:1' });
+      const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks;
+      return { code: r.code, nats: checks.find((c) => c.name === 'nats')! };
+    };
+    const good = await doctor('daemon', DAEMON_PASS);
+    expect(good.nats).toMatchObject({ status: 'ok' });
+    expect(good.nats.detail).toMatch(/; credentials and permissions ok$/);
+    const wrong = await doctor('daemon', 'not-the-password');
+    expect(wrong.nats.status).toBe('fail');
+    expect(wrong.nats.detail).toMatch(/cannot connect to NATS at .*Authorization Violation/);
+    const restricted = await doctor('no-registry', PASS);
+    expect(restricted.code).toBe(1);
+    expect(restricted.nats.status).toBe('fail');
+    expect(restricted.nats.detail).toMatch(
+      new RegExp(`the daemon's NATS user is refused subscription to "finger\\.${cluster}\\.registry\\.\\*"$`),
+    );
+    const noReply = await doctor('no-reply', PASS);
+    expect(noReply.nats.detail).toMatch(/refused subscription to "finger\.[^"]+\.events\.>", .*publish to "_INBOX\./);
   });
 });

@@ -11,6 +11,7 @@ import type { ClusterNode, DroppedMessage, ModulePlacement } from '@finger/hub/n
 import { FingerError } from '@finger/protocol';
 
 import type { DaemonConfig } from './config.js';
+import { natsConnectOptions } from './nats-connect-options.js';
 
 /** What routes and `/v1/health` see of the daemon's cluster membership. */
 export interface ClusterStatus {
@@ -116,25 +117,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
     if (now - dropWindow.at > 1000) dropWindow = { at: now, n: 0 };
     if (++dropWindow.n <= 10) degraded({ kind: 'envelope_dropped', degraded: false, ...d });
   };
-  const { tls, ...creds } = config.nats;
-  const connectOptions = {
-    url,
-    name: `finger-${node}`,
-    ...(creds.token ? { token: creds.token } : {}),
-    ...(creds.user ? { user: creds.user, pass: creds.pass ?? '' } : {}),
-    ...(creds.creds_file ? { creds_file: resolve(o.home, creds.creds_file) } : {}),
-    ...(creds.nkey_seed_file ? { nkey_seed_file: resolve(o.home, creds.nkey_seed_file) } : {}),
-    // files are under FINGER_HOME when relative, as the credentials files are
-    ...(tls
-      ? {
-          tls: {
-            ...(tls.ca_file ? { ca_file: resolve(o.home, tls.ca_file) } : {}),
-            ...(tls.cert_file ? { cert_file: resolve(o.home, tls.cert_file) } : {}),
-            ...(tls.key_file ? { key_file: resolve(o.home, tls.key_file) } : {}),
-          },
-        }
-      : {}),
-  };
+  const connectOptions = natsConnectOptions(config.nats, o.home, `finger-${node}`);
 
   const watch = async (nc: import('nats').NatsConnection) => {
     for await (const s of nc.status()) {

@@ -29,6 +29,7 @@ export type { RunDaemonOptions } from './main.js';
 export { banner, describeStartError, runDaemon } from './main.js';
 export type { MetricFamily, MetricSample } from './metrics.js';
 export { PROMETHEUS_CONTENT_TYPE, renderPrometheus, RouteCounters } from './metrics.js';
+export { natsConnectOptions } from './nats-connect-options.js';
 export { VERSION } from './version.js';
 export type { EventGatewayOptions, EventGatewayStats } from './ws/event-gateway.js';
 export { EventGateway, WS_CLOSE } from './ws/event-gateway.js';

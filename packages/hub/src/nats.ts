@@ -17,6 +17,7 @@ export type { EventBridgeStats, NatsEventBridgeOptions, PublishingEventBus } fro
 export { NatsEventBridge } from './cluster/event-bridge.js';
 export type { ModuleServer, ModuleServerOptions } from './cluster/module-server.js';
 export { startModuleServer } from './cluster/module-server.js';
+export { natsAccessProblems } from './cluster/nats-access.js';
 export type { NatsRuntimeOptions } from './runtime/nats.js';
 export { NatsRuntime } from './runtime/nats.js';
 export type { DroppedMessage, NatsTransportOptions } from './transport/nats.js';

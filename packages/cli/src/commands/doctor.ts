@@ -52,15 +52,42 @@ export function probeTcp(url: string, send?: string, timeout_ms = TIMEOUT_MS): P
   });
 }
 
-async function checkNats(url: string): Promise<DoctorCheck> {
+/**
+ * NATS: the server's `INFO` greeting, then a connection with the daemon's credentials and TLS
+ * files, and what the server refuses a daemon of the cluster (natsAccessProblems).
+ */
+async function checkNats(config: ConfigView, home: string): Promise<DoctorCheck> {
+  const url = config.nats.url!;
+  let server: string;
   try {
     const first = await probeTcp(url);
     if (!first.startsWith('INFO ')) return { name: 'nats', status: 'fail', detail: `${url} does not speak NATS` };
     const info = JSON.parse(first.slice(5).split('\r\n')[0]!) as { version?: string; jetstream?: boolean };
-    const js = info.jetstream ? ', JetStream on' : '';
-    return { name: 'nats', status: 'ok', detail: `${url}: nats-server ${info.version ?? '?'}${js}` };
+    server = `${url}: nats-server ${info.version ?? '?'}${info.jetstream ? ', JetStream on' : ''}`;
   } catch (e) {
     return { name: 'nats', status: 'fail', detail: `${url}: ${(e as Error).message}` };
+  }
+  const [d, nats] = await Promise.all([import('@finger/daemon'), import('@finger/hub/nats')]);
+  let nc: Awaited<ReturnType<typeof nats.connectNats>>;
+  try {
+    nc = await nats.connectNats({
+      ...d.natsConnectOptions(config.nats as Parameters<typeof d.natsConnectOptions>[0], home, 'finger-doctor'),
+      timeout_ms: TIMEOUT_MS,
+    });
+  } catch (e) {
+    return { name: 'nats', status: 'fail', detail: `${server}; ${toErrorInfo(e).message}` };
+  }
+  try {
+    const refused = await nats.natsAccessProblems(nc, config.cluster);
+    if (refused.length > 0)
+      return {
+        name: 'nats',
+        status: 'fail',
+        detail: `${server}; the daemon's NATS user is refused ${refused.join(', ')}`,
+      };
+    return { name: 'nats', status: 'ok', detail: `${server}; credentials and permissions ok` };
+  } finally {
+    await nc.close().catch(() => undefined);
   }
 }
 
@@ -120,7 +147,7 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   const [daemon, nats, redis, llm] = await Promise.all([
     checkDaemon(ctx),
     config?.nats.url
-      ? checkNats(config.nats.url)
+      ? checkNats(config, ctx.home)
       : ({ name: 'nats', status: 'skip', detail: 'nats.url not set' } as const),
     config?.redis.url
       ? checkRedis(config.redis.url)
@@ -133,7 +160,8 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
 
 /**
  * `myfinger doctor [--json]`: checks the config (file + FINGER_* env), the daemon (/v1/health),
- * NATS (`INFO` greeting) and Redis (`PING`) when configured, and that the LLM endpoint answers
+ * NATS (`INFO` greeting, the credentials, the permissions a daemon needs) and Redis (`PING`) when
+ * configured, and that the LLM endpoint answers
  * HTTP. Exits 0 when nothing failed (warnings allowed), 1 otherwise.
  */
 export function registerDoctor(program: Command, state: RunState): void {
