@@ -50,11 +50,19 @@ describe('module serve errors', () => {
       }),
     );
     const port = await freePort(); // nothing listens there
-    const r = await runCli(['module', 'serve', manifest, '--nats', `nats://127.0.0.1:${port}`, '--json'], {
+    // credentials in the URL stay out of the message
+    const url = `nats://someone:hunter2@127.0.0.1:${port}`;
+    const r = await runCli(['module', 'serve', manifest, '--nats', url, '--json'], {
       env: { FINGER_SERVE_KEY: SERVE_KEY },
     });
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
-    expect(JSON.parse(r.stdout).error.message).toMatch(/^cannot connect to NATS at nats:\/\/127\.0\.0\.1:\d+/);
+    expect(JSON.parse(r.stdout).error).toMatchObject({
+      code: 'E_STORE_UNAVAILABLE',
+      details: { url: `nats://127.0.0.1:${port}` },
+    });
+    expect(JSON.parse(r.stdout).error.message).toMatch(
+      new RegExp(`^cannot connect to NATS at nats://127\\.0\\.0\\.1:${port}: `),
+    );
+    expect(r.stdout + r.stderr).not.toContain('hunter2');
   });
 });

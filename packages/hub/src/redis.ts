@@ -7,5 +7,6 @@ export type { RedisConnectionOptions } from './store/redis-client.js';
 export { RedisConnection, storeUnavailable } from './store/redis-client.js';
 export { RedisKv } from './store/redis-kv.js';
 export { RedisLeaseStore } from './store/redis-lease-store.js';
+export { pingRedis } from './store/redis-ping.js';
 export type { RedisRequestStoreOptions } from './store/redis-request-store.js';
 export { RedisRequestStore } from './store/redis-request-store.js';

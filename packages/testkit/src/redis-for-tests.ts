@@ -27,15 +27,19 @@ export class RedisServerChild {
   private constructor(
     readonly port: number,
     private readonly bin: string,
+    private readonly extraArgs: readonly string[],
   ) {
     process.once('exit', () => this.child?.kill('SIGKILL'));
   }
 
-  /** Starts one on a free port; undefined when no redis-server binary is installed. */
-  static async start(): Promise<RedisServerChild | undefined> {
+  /**
+   * Starts one on a free port (`extraArgs` added to its command line, e.g. `--requirepass x`);
+   * undefined when no redis-server binary is installed.
+   */
+  static async start(extraArgs: readonly string[] = []): Promise<RedisServerChild | undefined> {
     const bin = redisServerBinary();
     if (bin === undefined) return undefined;
-    const s = new RedisServerChild(await freePort(), bin);
+    const s = new RedisServerChild(await freePort(), bin, extraArgs);
     await s.restart();
     return s;
   }
@@ -47,7 +51,17 @@ export class RedisServerChild {
   /** Starts the server again on the same port and waits until it answers (10 s at most). */
   async restart(): Promise<void> {
     if (this.child !== undefined) return;
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      ...this.extraArgs,
+    ];
     this.child = spawn(this.bin, args, { stdio: 'ignore' });
     this.child.once('exit', () => (this.child = undefined));
     for (let i = 0; i < 100; i++) {

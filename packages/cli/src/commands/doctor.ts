@@ -58,14 +58,15 @@ export function probeTcp(url: string, send?: string, timeout_ms = TIMEOUT_MS): P
  */
 async function checkNats(config: ConfigView, home: string): Promise<DoctorCheck> {
   const url = config.nats.url!;
+  const shown = withoutCredentials(url);
   let server: string;
   try {
     const first = await probeTcp(url);
-    if (!first.startsWith('INFO ')) return { name: 'nats', status: 'fail', detail: `${url} does not speak NATS` };
+    if (!first.startsWith('INFO ')) return { name: 'nats', status: 'fail', detail: `${shown} does not speak NATS` };
     const info = JSON.parse(first.slice(5).split('\r\n')[0]!) as { version?: string; jetstream?: boolean };
-    server = `${url}: nats-server ${info.version ?? '?'}${info.jetstream ? ', JetStream on' : ''}`;
+    server = `${shown}: nats-server ${info.version ?? '?'}${info.jetstream ? ', JetStream on' : ''}`;
   } catch (e) {
-    return { name: 'nats', status: 'fail', detail: `${url}: ${(e as Error).message}` };
+    return { name: 'nats', status: 'fail', detail: `${shown}: ${(e as Error).message}` };
   }
   const [d, nats] = await Promise.all([import('@finger/daemon'), import('@finger/hub/nats')]);
   let nc: Awaited<ReturnType<typeof nats.connectNats>>;
@@ -91,17 +92,23 @@ async function checkNats(config: ConfigView, home: string): Promise<DoctorCheck>
   }
 }
 
+/** `url` without the `user:password@` part, for output. */
+export function withoutCredentials(url: string): string {
+  return url.replace(/\/\/[^@/]*@/g, '//');
+}
+
+/** Redis: a connection with the URL's credentials (and TLS for `rediss://`), then PING. */
 async function checkRedis(url: string): Promise<DoctorCheck> {
-  if (url.startsWith('rediss://'))
-    return { name: 'redis', status: 'warn', detail: `${url}: TLS endpoint, only TCP reachability checked` };
+  const shown = withoutCredentials(url);
   try {
-    const reply = await probeTcp(url, 'PING\r\n');
-    if (reply.startsWith('+PONG')) return { name: 'redis', status: 'ok', detail: `${url}: PONG` };
-    if (/NOAUTH|WRONGPASS/.test(reply))
-      return { name: 'redis', status: 'ok', detail: `${url}: reachable (requires auth)` };
-    return { name: 'redis', status: 'fail', detail: `${url}: unexpected answer ${JSON.stringify(reply.slice(0, 40))}` };
+    const { pingRedis } = await import('@finger/hub/redis');
+    const pong = await pingRedis(url, TIMEOUT_MS);
+    const auth = shown !== url ? ' (authenticated)' : '';
+    return { name: 'redis', status: 'ok', detail: `${shown}: ${pong}${auth}` };
   } catch (e) {
-    return { name: 'redis', status: 'fail', detail: `${url}: ${(e as Error).message}` };
+    const message = (e as Error).message;
+    const hint = /^NOAUTH/.test(message) ? ' — the server wants a password: redis://:PASSWORD@host:port' : '';
+    return { name: 'redis', status: 'fail', detail: `${shown}: ${message}${hint}` };
   }
 }
 
@@ -160,7 +167,8 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
 
 /**
  * `myfinger doctor [--json]`: checks the config (file + FINGER_* env), the daemon (/v1/health),
- * NATS (`INFO` greeting, the credentials, the permissions a daemon needs) and Redis (`PING`) when
+ * NATS (`INFO` greeting, the credentials, the permissions a daemon needs) and Redis (a connection
+ * with the URL's credentials, then `PING`) when
  * configured, and that the LLM endpoint answers
  * HTTP. Exits 0 when nothing failed (warnings allowed), 1 otherwise.
  */

@@ -74,8 +74,10 @@ export async function connectNats(o: NatsConnectOptions): Promise<NatsConnection
       maxPingOut: 2,
     });
   } catch (e) {
-    throw new FingerError('E_STORE_UNAVAILABLE', `cannot connect to NATS at ${o.url}: ${(e as Error).message}`, {
-      url: o.url,
+    // a `user:password@` in the URL stays out of the message (it reaches logs, /v1/health, doctor)
+    const url = o.url.replace(/\/\/[^@/]*@/g, '//');
+    throw new FingerError('E_STORE_UNAVAILABLE', `cannot connect to NATS at ${url}: ${(e as Error).message}`, {
+      url,
     });
   }
 }
