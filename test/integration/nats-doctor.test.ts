@@ -61,4 +61,22 @@ describe.skipIf(!url)('myfinger doctor', () => {
     expect(report.checks[0]).toMatchObject({ name: 'config', status: 'fail' });
     expect(report.checks[0]!.detail).toContain('$.nats.url');
   });
+
+  it('fails the NATS check when nats.url has no cluster key (the daemon would refuse to start)', async () => {
+    await using home = await tempDir('finger-doctor-');
+    await mkdir(join(home.path, 'config'), { recursive: true });
+    await writeFile(join(home.path, 'config', 'config.json'), JSON.stringify({ nats: { url: url! } }));
+    const r = await runCli(['doctor', '--json'], { FINGER_HOME: home.path, FINGER_URL: 'http://127.0.0.1:1' });
+    expect(r.code).toBe(1);
+    const nats = (JSON.parse(r.stdout) as Report).checks.find((c) => c.name === 'nats')!;
+    expect(nats.status).toBe('fail');
+    expect(nats.detail).toMatch(/; nats\.url is set but no cluster key: set nats\.cluster_key, /);
+    // the key from the environment is enough
+    const withKey = await runCli(['doctor', '--json'], {
+      FINGER_HOME: home.path,
+      FINGER_URL: 'http://127.0.0.1:1',
+      FINGER_CLUSTER_KEY: KEY,
+    });
+    expect((JSON.parse(withKey.stdout) as Report).checks.find((c) => c.name === 'nats')!.status).toBe('ok');
+  });
 });

@@ -4,6 +4,7 @@ export type { AuthHookOptions, RouteRoles } from './auth/auth-hook.js';
 export { ACCESS, bearerToken, hasRole, installAuth } from './auth/auth-hook.js';
 export type { CreatedToken, Role, TokenInfo } from './auth/token-store.js';
 export { ADMIN_TOKEN_NAME, isRole, principalFor, ROLES, TokenStore } from './auth/token-store.js';
+export { clusterKey } from './cluster-wiring.js';
 export type { DaemonConfig, DaemonConfigInput, LogLevel } from './config.js';
 export {
   configPath,

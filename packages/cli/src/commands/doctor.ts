@@ -69,10 +69,16 @@ async function checkNats(config: ConfigView, home: string): Promise<DoctorCheck>
     return { name: 'nats', status: 'fail', detail: `${shown}: ${(e as Error).message}` };
   }
   const [d, nats] = await Promise.all([import('@finger/daemon'), import('@finger/hub/nats')]);
+  const daemonConfig = config as unknown as Parameters<typeof d.clusterKey>[0];
+  try {
+    d.clusterKey(daemonConfig, home); // the daemon refuses to start without it
+  } catch (e) {
+    return { name: 'nats', status: 'fail', detail: `${server}; ${toErrorInfo(e).message}` };
+  }
   let nc: Awaited<ReturnType<typeof nats.connectNats>>;
   try {
     nc = await nats.connectNats({
-      ...d.natsConnectOptions(config.nats as Parameters<typeof d.natsConnectOptions>[0], home, 'finger-doctor'),
+      ...d.natsConnectOptions(daemonConfig.nats, home, 'finger-doctor'),
       timeout_ms: TIMEOUT_MS,
     });
   } catch (e) {
