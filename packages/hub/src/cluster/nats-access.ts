@@ -44,6 +44,6 @@ export async function natsAccessProblems(nc: NatsConnection, cluster: string): P
     else checked.sub.unsubscribe();
   }
   (status as { stop?: () => void }).stop?.();
-  void watching;
+  await watching;
   return [...refusedSubs, ...refusedPublishes];
 }
