@@ -1,35 +1,29 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { nkeys } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { serveKeyOf } from '@finger/hub/nats';
 import {
-  firstBytes,
-  freePort,
-  MYFINGER_BIN,
+  binaryForTests,
+  type CliChild,
   natsServerBinary,
+  type NatsServerChild,
+  startConfiguredNats,
   startTestDaemon,
   testClusterName,
   type TestDaemon,
 } from '@finger/testkit';
 
+import { serveProbe, untilListed, untilServing } from './remote-probe-helpers.js';
+
 // nats-server in operator (decentralized JWT) mode: an operator, an account and its users made
 // here with nkeys, the JWTs signed as the NATS JWT v2 format says, the account preloaded into a
 // MEMORY resolver. The daemon's `nats.creds_file` and `module serve --creds` log in with them.
-const bin = natsServerBinary();
-if (bin === undefined && process.env.FINGER_REQUIRE_SERVICES === '1') {
-  throw new Error('FINGER_REQUIRE_SERVICES=1 but no nats-server binary was found (set NATS_SERVER_BIN)');
-}
-if (bin === undefined)
-  console.warn('\n!! SKIPPED: NATS creds-file tests — no nats-server binary (set NATS_SERVER_BIN)\n');
+const bin = binaryForTests(natsServerBinary(), 'NATS creds-file tests', 'no nats-server binary (set NATS_SERVER_BIN)');
 
-const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
 const KEY = 'nats-creds-test-key-0123456789abcdef';
 const cluster = testClusterName('creds');
 
@@ -74,21 +68,11 @@ function creds(account: KeyPair, name: string): string {
   );
 }
 
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe.skipIf(bin === undefined)('NATS decentralized auth: .creds files', () => {
   let dir: string;
   let url: string;
-  let server: ChildProcess | undefined;
-  const children: ChildProcess[] = [];
+  let server: NatsServerChild | undefined;
+  const children: CliChild[] = [];
   const daemons: TestDaemon[] = [];
 
   const daemon = (credsName: string) =>
@@ -122,63 +106,33 @@ describe.skipIf(bin === undefined)('NATS decentralized auth: .creds files', () =
     writeFileSync(join(dir, 'serve.creds'), creds(account, 'serve'), { mode: 0o600 });
     // a user of an account the server does not know
     writeFileSync(join(dir, 'stranger.creds'), creds(nkeys.createAccount(), 'stranger'), { mode: 0o600 });
-    const port = await freePort();
-    url = `nats://127.0.0.1:${port}`;
     const operatorJwt = jwt(operator, operator.getPublicKey(), 'op', { type: 'operator', version: 2 });
-    writeFileSync(
-      join(dir, 'nats.conf'),
-      `listen: "127.0.0.1:${port}"
-operator: "${operatorJwt}"
+    server = await startConfiguredNats(
+      bin!,
+      `operator: "${operatorJwt}"
 resolver: MEMORY
 resolver_preload: {
   ${account.getPublicKey()}: "${accountJwt}"
 }
 `,
     );
-    server = spawn(bin!, ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
-    await until(async () => (await firstBytes(url, 300))?.startsWith('INFO '), 5000);
+    url = server.url;
   });
 
   afterAll(async () => {
-    for (const ch of children) if (ch.exitCode === null) ch.kill('SIGKILL');
+    for (const ch of children) ch.kill('SIGKILL');
     for (const d of daemons) await d.close();
-    server?.kill('SIGKILL');
+    server?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('a daemon (creds file relative to FINGER_HOME) and a serve host (--creds) log in, and a call goes through', async () => {
     const d = await daemon('daemon.creds');
     expect((await d.http('GET', '/v1/health')).body.nats).toMatchObject({ connected: true });
-    const host = spawn(
-      process.execPath,
-      [
-        MYFINGER_BIN,
-        'module',
-        'serve',
-        PROBE,
-        '--nats',
-        url,
-        '--cluster',
-        cluster,
-        '--heartbeat-ms',
-        '200',
-        '--creds',
-        join(dir, 'serve.creds'),
-      ],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FINGER_SERVE_KEY: serveKeyOf(KEY) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const host = serveProbe(cluster, KEY, ['--nats', url, '--creds', join(dir, 'serve.creds')]);
     children.push(host);
-    let out = '';
-    host.stdout!.on('data', (c) => (out += String(c)));
-    await until(() => /serving remote-probe/.test(out));
-    await until(async () =>
-      (await d.http<{ modules: { id: string }[] }>('GET', '/v1/modules')).body.modules.some(
-        (m) => m.id === 'remote-probe',
-      ),
-    );
+    await untilServing(host);
+    await untilListed(d);
     const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=3000 {"n":3}' });
     expect(r.body).toMatchObject({ status: 'succeeded', result: { echo: { n: 3 }, pid: host.pid } });
   });

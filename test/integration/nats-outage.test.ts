@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { FingerEvent } from '@finger/protocol';
 import {
+  binaryForTests,
   firstBytes,
   freePort,
   natsServerBinary,
@@ -15,11 +16,7 @@ import {
 } from '@finger/testkit';
 
 // The system nats-server on 4222 is shared: this test stops and restarts a private one.
-const bin = natsServerBinary();
-if (bin === undefined && process.env.FINGER_REQUIRE_SERVICES === '1') {
-  throw new Error('FINGER_REQUIRE_SERVICES=1 but no nats-server binary was found (set NATS_SERVER_BIN)');
-}
-if (bin === undefined) console.warn('\n!! SKIPPED: NATS outage tests — no nats-server binary (set NATS_SERVER_BIN)\n');
+const bin = binaryForTests(natsServerBinary(), 'NATS outage tests', 'no nats-server binary (set NATS_SERVER_BIN)');
 // still honour the shared skip/require rule for NATS itself
 const shared = bin === undefined ? undefined : await natsUrlForTests();
 

@@ -1,50 +1,36 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { serveKeyOf } from '@finger/hub/nats';
 import {
-  firstBytes,
-  freePort,
-  MYFINGER_BIN,
+  binaryForTests,
+  type CliChild,
   natsServerBinary,
+  type NatsServerChild,
+  startConfiguredNats,
   startTestDaemon,
   testClusterName,
   type TestDaemon,
 } from '@finger/testkit';
 
+import { serveProbe, untilListed, untilServing } from './remote-probe-helpers.js';
+
 // A private nats-server that requires TLS with client certificates (mutual TLS), its CA and
 // certificates made here with openssl: the daemon's `nats.tls` config and `module serve --tls-*`.
-const bin = natsServerBinary();
-let openssl = true;
+let opensslPath: string | undefined = 'openssl';
 try {
   execFileSync('openssl', ['version'], { stdio: 'ignore' });
 } catch {
-  openssl = false;
+  opensslPath = undefined;
 }
-const missing = bin === undefined ? 'no nats-server binary (set NATS_SERVER_BIN)' : !openssl ? 'no openssl' : '';
-if (missing && process.env.FINGER_REQUIRE_SERVICES === '1') {
-  throw new Error(`FINGER_REQUIRE_SERVICES=1 but the NATS TLS tests cannot run: ${missing}`);
-}
-if (missing) console.warn(`\n!! SKIPPED: NATS TLS tests — ${missing}\n`);
+const bin = binaryForTests(natsServerBinary(), 'NATS TLS tests', 'no nats-server binary (set NATS_SERVER_BIN)');
+const openssl = bin === undefined ? undefined : binaryForTests(opensslPath, 'NATS TLS tests', 'no openssl on the PATH');
 
-const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
 const KEY = 'nats-tls-test-key-0123456789abcdef';
 const cluster = testClusterName('tls');
-
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A CA, a server certificate for 127.0.0.1 and a client certificate, in `dir`. */
 function makeCertificates(dir: string): void {
@@ -76,11 +62,11 @@ function makeCertificates(dir: string): void {
   }
 }
 
-describe.skipIf(missing !== '')('NATS over TLS with client certificates', () => {
+describe.skipIf(openssl === undefined)('NATS over TLS with client certificates', () => {
   let dir: string;
   let url: string;
-  let server: ChildProcess | undefined;
-  const children: ChildProcess[] = [];
+  let server: NatsServerChild | undefined;
+  const children: CliChild[] = [];
   const daemons: TestDaemon[] = [];
 
   /** A daemon whose home has the certificates in config/ and `tls` naming the given ones. */
@@ -103,12 +89,9 @@ describe.skipIf(missing !== '')('NATS over TLS with client certificates', () => 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'finger-nats-tls-'));
     makeCertificates(dir);
-    const port = await freePort();
-    url = `tls://127.0.0.1:${port}`;
-    writeFileSync(
-      join(dir, 'nats.conf'),
-      `listen: "127.0.0.1:${port}"
-tls {
+    server = await startConfiguredNats(
+      bin!,
+      `tls {
   cert_file: "${join(dir, 'server.pem')}"
   key_file: "${join(dir, 'server.key')}"
   ca_file: "${join(dir, 'ca.pem')}"
@@ -117,15 +100,13 @@ tls {
 }
 `,
     );
-    server = spawn(bin!, ['-c', join(dir, 'nats.conf')], { stdio: 'ignore' });
-    // the server greets with INFO (tls_required) before the handshake
-    await until(async () => (await firstBytes(`nats://127.0.0.1:${port}`, 300))?.startsWith('INFO '), 5000);
+    url = `tls://127.0.0.1:${server.port}`;
   });
 
   afterAll(async () => {
-    for (const ch of children) if (ch.exitCode === null) ch.kill('SIGKILL');
+    for (const ch of children) ch.kill('SIGKILL');
     for (const d of daemons) await d.close();
-    server?.kill('SIGKILL');
+    server?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -140,23 +121,10 @@ tls {
       '--tls-key',
       join(dir, 'client.key'),
     ];
-    const host = spawn(
-      process.execPath,
-      [MYFINGER_BIN, 'module', 'serve', PROBE, '--nats', url, '--cluster', cluster, '--heartbeat-ms', '200', ...args],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FINGER_SERVE_KEY: serveKeyOf(KEY) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const host = serveProbe(cluster, KEY, ['--nats', url, ...args]);
     children.push(host);
-    let out = '';
-    host.stdout!.on('data', (c) => (out += String(c)));
-    await until(() => /serving remote-probe/.test(out));
-    await until(async () =>
-      (await d.http<{ modules: { id: string }[] }>('GET', '/v1/modules')).body.modules.some(
-        (m) => m.id === 'remote-probe',
-      ),
-    );
+    await untilServing(host);
+    await untilListed(d);
     const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=3000 {"n":7}' });
     expect(r.body).toMatchObject({ status: 'succeeded', result: { echo: { n: 7 }, pid: host.pid } });
   });
@@ -175,15 +143,8 @@ tls {
   });
 
   it('module serve refuses --tls-cert without --tls-key (E_INVALID_ARGS, exit 2)', async () => {
-    const child = spawn(
-      process.execPath,
-      [MYFINGER_BIN, 'module', 'serve', PROBE, '--nats', url, '--tls-cert', join(dir, 'client.pem')],
-      { env: { PATH: process.env.PATH ?? '', FINGER_SERVE_KEY: serveKeyOf(KEY) }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let err = '';
-    child.stderr!.on('data', (c) => (err += String(c)));
-    const code = await new Promise((r) => child.on('exit', r));
-    expect(code).toBe(2);
-    expect(err).toMatch(/^error E_INVALID_ARGS: --tls-cert and --tls-key go together/);
+    const run = await serveProbe(cluster, KEY, ['--nats', url, '--tls-cert', join(dir, 'client.pem')]).done;
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error E_INVALID_ARGS: --tls-cert and --tls-key go together/);
   });
 });

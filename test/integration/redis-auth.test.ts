@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import {
+  binaryForTests,
   redisServerBinary,
   RedisServerChild,
   runCli,
@@ -14,12 +15,11 @@ import {
 
 // A private redis-server that wants a password (the shared one on 6379 has none): the daemon
 // authenticates with the password in redis.url, and `myfinger doctor` checks it without printing it.
-const bin = redisServerBinary();
-if (bin === undefined && process.env.FINGER_REQUIRE_SERVICES === '1') {
-  throw new Error('FINGER_REQUIRE_SERVICES=1 but no redis-server binary was found (set REDIS_SERVER_BIN)');
-}
-if (bin === undefined)
-  console.warn('\n!! SKIPPED: Redis password tests — no redis-server binary (set REDIS_SERVER_BIN)\n');
+const bin = binaryForTests(
+  redisServerBinary(),
+  'Redis password tests',
+  'no redis-server binary (set REDIS_SERVER_BIN)',
+);
 
 const PASSWORD = 'redis-secret-0123456789';
 

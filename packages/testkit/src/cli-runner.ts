@@ -11,11 +11,16 @@ export interface CliRun {
   stderr: string;
 }
 
-/** A `myfinger` child still running: its outcome, and its stdout so far. */
+/** A `myfinger` child still running: its outcome, its output so far, its pid. */
 export interface CliChild {
   done: Promise<CliRun>;
   out(): string;
-  kill(): void;
+  err(): string;
+  /** True until the process has exited. */
+  running(): boolean;
+  pid: number | undefined;
+  /** Sends `signal` (SIGKILL by default; SIGTERM for a clean shutdown). */
+  kill(signal?: NodeJS.Signals): void;
 }
 
 /**
@@ -44,7 +49,16 @@ export function startCli(
       resolve({ code, stdout, stderr });
     });
   });
-  return { done, out: () => stdout, kill: () => child.kill('SIGKILL') };
+  let running = true;
+  child.on('exit', () => (running = false));
+  return {
+    done,
+    out: () => stdout,
+    err: () => stderr,
+    running: () => running,
+    pid: child.pid,
+    kill: (signal = 'SIGKILL') => child.kill(signal),
+  };
 }
 
 /** Runs the built `myfinger` as a child process with `env` (bounded by `timeout_ms`). */

@@ -16,14 +16,16 @@ export type {
 export { startFakeLlmServer } from './fake-llm-server.js';
 export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
 export { requestEnvelope } from './request-envelope.js';
-export type { ServiceSpec } from './services.js';
+export type { NatsServerChild, ServiceSpec } from './services.js';
 export {
+  binaryForTests,
   firstBytes,
   freePort,
   hostPort,
   natsServerBinary,
   natsUrlForTests,
   serviceUrlForTests,
+  startConfiguredNats,
   testClusterName,
 } from './services.js';
 export type { TempDir } from './temp-home.js';

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +106,19 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `path` (a binary a suite runs itself, e.g. a private nats-server), or undefined after a loud
+ * SKIPPED banner naming `suite` and `hint` when it is missing; throws instead under
+ * `FINGER_REQUIRE_SERVICES=1` (CI), so a suite cannot skip there.
+ */
+export function binaryForTests(path: string | undefined, suite: string, hint: string): string | undefined {
+  if (path !== undefined) return path;
+  if (process.env.FINGER_REQUIRE_SERVICES === '1')
+    throw new Error(`FINGER_REQUIRE_SERVICES=1 but ${suite} cannot run: ${hint}`);
+  console.warn(`\n!! SKIPPED: ${suite} — ${hint}\n`);
+  return undefined;
+}
+
 /** Path of the nats-server binary (`NATS_SERVER_BIN`, PATH, /usr/sbin), or undefined. */
 export function natsServerBinary(): string | undefined {
   const candidates = [
@@ -138,6 +151,40 @@ async function startPrivateNats(): Promise<string | undefined> {
   }
   child.kill('SIGKILL');
   return undefined;
+}
+
+/** A nats-server child of the test process (see {@link startConfiguredNats}). */
+export interface NatsServerChild {
+  port: number;
+  /** `nats://127.0.0.1:<port>`. */
+  url: string;
+  stop(): void;
+}
+
+/**
+ * Starts a private nats-server on a free loopback port with `config` (nats-server.conf text —
+ * users, TLS, operator mode…; the `listen` line is added here) and waits until it greets. For
+ * suites that need a server set up differently from the shared one; killed by `stop()` or at exit.
+ * Throws when `bin` does not start a server within 5 s.
+ */
+export async function startConfiguredNats(bin: string, config: string): Promise<NatsServerChild> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'finger-nats-conf-'));
+  const file = join(dir, 'nats.conf');
+  writeFileSync(file, `listen: "127.0.0.1:${port}"\n${config}`);
+  const child = spawn(bin, ['-c', file], { stdio: 'ignore' });
+  const stop = () => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', stop);
+  const url = `nats://127.0.0.1:${port}`;
+  for (let i = 0; i < 50; i++) {
+    if (await isNats(url)) return { port, url, stop };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  stop();
+  throw new Error(`nats-server with the given config did not start on port ${port}`);
 }
 
 /**
