@@ -71,6 +71,9 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     { user: "no-registry", password: "${PASS}", permissions: {
         publish: { allow: ["${c}.>", "_INBOX.>"] }
         subscribe: { allow: ["${c}.call.>", "${c}.cancel", "${c}.events.>", "_INBOX.>"] } } }
+    { user: "no-call", password: "${PASS}", permissions: {
+        publish: { allow: ["${c}.registry.>", "${c}.events.>", "${c}.cancel", "_INBOX.>"] }
+        subscribe: { allow: ["${c}.>", "_INBOX.>"] } } }
     { user: "no-inbox", password: "${PASS}", permissions: {
         publish: { allow: ["${c}.>", "_INBOX.>"] }
         subscribe: { allow: ["${c}.>"] } } }
@@ -157,6 +160,26 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
       const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=20000 {"n":2}' });
       expect(r.body).toMatchObject({ error: { code: 'E_FORBIDDEN' } });
       expect(r.body.error.message).toMatch(/^NATS refused the subscription to "_INBOX\./);
+    } finally {
+      await d.close();
+      host.kill('SIGTERM');
+      await host.done;
+    }
+  });
+
+  it('fails a call at once with E_FORBIDDEN when the daemon may not publish calls to the module', async () => {
+    const host = serve(['--nats', url, '--nkey-seed', seedFile], {});
+    children.push(host);
+    const d = await startTestDaemon({ config: daemonConfig('no-call', PASS) });
+    try {
+      await untilListed(d);
+      const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=20000 {"n":4}' });
+      expect(r.body).toMatchObject({
+        error: {
+          code: 'E_FORBIDDEN',
+          message: `NATS refused to publish the call to "finger.${cluster}.call.remote-probe"`,
+        },
+      });
     } finally {
       await d.close();
       host.kill('SIGTERM');

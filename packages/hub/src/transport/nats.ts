@@ -10,7 +10,7 @@ import { MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { encodeRequest, readReply } from './nats-envelope.js';
 import type { NatsTransportOptions } from './nats-options.js';
 import { NatsServeSide, reportDropped } from './nats-serve.js';
-import { subscribeChecked } from './nats-subscribe.js';
+import { permissionRefusal, subscribeChecked } from './nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, utf8Length, type WireAuth } from './nats-wire.js';
 import type { ReplySink } from './reply-sink.js';
 import type { Canceller, RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
@@ -469,6 +469,30 @@ export class NatsTransport implements Transport {
     for await (const s of this.nc.status()) {
       if (s.type === Events.Disconnect) this.up = false;
       else if (s.type === Events.Reconnect) this.up = true;
+      else {
+        const refusal = permissionRefusal(s);
+        if (refusal?.operation === 'publish') this.onPublishRefused(refusal.subject);
+      }
+    }
+  }
+
+  /**
+   * The server refused a publish (this node's NATS user lacks the permission). A refused call
+   * subject means the requests to that module never left: they fail now with E_FORBIDDEN instead
+   * of at their deadlines (the next ones are refused the same way, one round trip after sending).
+   */
+  private onPublishRefused(subject: string): void {
+    const prefix = this.subjects.call('');
+    if (!subject.startsWith(prefix)) return;
+    const module_id = subject.slice(prefix.length);
+    const e = new FingerError('E_FORBIDDEN', `NATS refused to publish the call to "${subject}"`, {
+      subject,
+      module: module_id,
+    });
+    for (const [token, p] of this.pending) {
+      if (moduleOf(p.target) !== module_id) continue;
+      this.pending.delete(token);
+      p.reject(e);
     }
   }
 }
