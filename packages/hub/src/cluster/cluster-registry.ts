@@ -9,6 +9,11 @@ import type { DroppedMessage } from '../transport/nats.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
 
+/** Most modules one daemon's heartbeat may announce (a serve host: one). */
+export const MAX_MODULES_PER_NODE = 256;
+/** Most remote modules a node keeps track of. */
+export const MAX_REMOTE_MODULES = 4096;
+
 /** One node hosting a remote module. */
 export interface ModuleLocation {
   node: string;
@@ -203,7 +208,18 @@ export class ClusterRegistry {
     }
     const now = this.clock.now();
     const listed = new Set<string>();
-    for (const manifest of hb.modules) {
+    // bounded by what a peer may announce: a serve host hosts one module, a daemon at most
+    // MAX_MODULES_PER_NODE, and the cluster at most MAX_REMOTE_MODULES (each is a registration on
+    // every daemon)
+    const limit = check.role === 'serve' ? 1 : MAX_MODULES_PER_NODE;
+    if (hb.modules.length > limit)
+      this.o.onDropped?.({
+        reason:
+          check.role === 'serve' ? 'a serve host announces one module' : `more than ${limit} modules in a heartbeat`,
+        subject: msg.subject,
+        node: check.node,
+      });
+    for (const manifest of hb.modules.slice(0, limit)) {
       if (manifestIssues(manifest).length > 0 || manifest.runtime?.type !== 'nats') {
         this.o.onDropped?.({ reason: 'invalid manifest in heartbeat', subject: msg.subject, node: check.node });
         continue;
@@ -212,6 +228,10 @@ export class ClusterRegistry {
       let m = this.modules.get(manifest.id);
       const isNew = m === undefined;
       if (m === undefined) {
+        if (this.modules.size >= MAX_REMOTE_MODULES) {
+          this.o.onDropped?.({ reason: 'remote module limit reached', subject: msg.subject, node: check.node });
+          continue;
+        }
         m = { manifest, nodes: new Map() };
         this.modules.set(manifest.id, m);
       }

@@ -1,0 +1,98 @@
+import { connect, type NatsConnection } from 'nats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { ModuleManifest } from '@finger/protocol';
+import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+import { ClusterRegistry, MAX_MODULES_PER_NODE, MAX_REMOTE_MODULES } from '../../src/cluster/cluster-registry.js';
+import type { DroppedMessage } from '../../src/transport/nats.js';
+import { clusterSubjects, serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
+
+const url = await natsUrlForTests();
+const KEY = 'registry-bounds-test-key-0123456789';
+
+const manifest = (id: string): ModuleManifest => ({
+  id,
+  name: id,
+  version: '1.0.0',
+  kind: 'tool',
+  runtime: { type: 'nats' },
+  tools: [{ name: 'go', description: 'does it' }],
+});
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function registry(cluster: string) {
+  const nc: NatsConnection = await connect({ servers: url!, noAsyncTraces: true });
+  const dropped: DroppedMessage[] = [];
+  const r = new ClusterRegistry({
+    connection: nc,
+    cluster,
+    auth: new WireAuth({ role: 'daemon', node: 'watcher', cluster_key: KEY }),
+    local: () => [],
+    onDropped: (d) => dropped.push(d),
+    heartbeat_ms: 60_000,
+  });
+  await r.start();
+  cleanup.push(async () => {
+    await r.close();
+    await nc.drain();
+  });
+  return { r, nc, dropped };
+}
+
+/** Publishes a heartbeat of `node` listing `modules`, signed as a daemon or as a serve host. */
+async function heartbeat(nc: NatsConnection, cluster: string, role: 'daemon' | 'serve', node: string, ids: string[]) {
+  const auth =
+    role === 'serve'
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
+      : new WireAuth({ role, node, cluster_key: KEY });
+  const body = JSON.stringify({ node, modules: ids.map(manifest) });
+  nc.publish(clusterSubjects(cluster).registry('hb'), auth.sealJson('hb', body));
+  await nc.flush();
+}
+
+const until = async (fn: () => boolean) => {
+  for (let i = 0; i < 200 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe.skipIf(!url)('cluster registry bounds', () => {
+  it('takes one module from a serve host, reporting the rest', async () => {
+    const cluster = testClusterName('reg');
+    const { r, nc, dropped } = await registry(cluster);
+    await heartbeat(nc, cluster, 'serve', 'host-1', ['a', 'b', 'c']);
+    await until(() => r.list().length > 0 && dropped.length > 0);
+    expect(r.list().map((m) => m.manifest.id)).toEqual(['a']);
+    expect(dropped).toEqual([
+      { reason: 'a serve host announces one module', subject: `finger.${cluster}.registry.hb`, node: 'host-1' },
+    ]);
+  });
+
+  it(`takes at most ${MAX_MODULES_PER_NODE} modules from a daemon's heartbeat`, async () => {
+    const cluster = testClusterName('reg');
+    const { r, nc, dropped } = await registry(cluster);
+    const ids = Array.from({ length: MAX_MODULES_PER_NODE + 3 }, (_, i) => `m${i}`);
+    await heartbeat(nc, cluster, 'daemon', 'daemon-2', ids);
+    await until(() => r.list().length >= MAX_MODULES_PER_NODE);
+    expect(r.list()).toHaveLength(MAX_MODULES_PER_NODE);
+    expect(r.locations(`m${MAX_MODULES_PER_NODE}`)).toEqual([]);
+    expect(dropped.map((d) => d.reason)).toEqual([`more than ${MAX_MODULES_PER_NODE} modules in a heartbeat`]);
+  });
+
+  it(`keeps track of at most ${MAX_REMOTE_MODULES} remote modules`, async () => {
+    const cluster = testClusterName('reg');
+    const { r, nc, dropped } = await registry(cluster);
+    const nodes = Math.ceil(MAX_REMOTE_MODULES / MAX_MODULES_PER_NODE) + 1;
+    for (let n = 0; n < nodes; n++) {
+      const ids = Array.from({ length: MAX_MODULES_PER_NODE }, (_, i) => `n${n}-m${i}`);
+      await heartbeat(nc, cluster, 'daemon', `daemon-${n}`, ids);
+    }
+    await until(() => dropped.length >= MAX_MODULES_PER_NODE * nodes - MAX_REMOTE_MODULES);
+    expect(r.list()).toHaveLength(MAX_REMOTE_MODULES);
+    expect(new Set(dropped.map((d) => d.reason))).toEqual(new Set(['remote module limit reached']));
+    expect(dropped).toHaveLength(MAX_MODULES_PER_NODE * nodes - MAX_REMOTE_MODULES);
+  });
+});
