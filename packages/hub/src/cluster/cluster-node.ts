@@ -15,6 +15,7 @@ import type { WireAuth } from '../transport/nats-wire.js';
 import type { ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
 import { announced, type ClusterChange, ClusterRegistry, type ModuleLocation } from './cluster-registry.js';
 import { NatsEventBridge, type PublishingEventBus } from './event-bridge.js';
+import { distrustServeAnnounced } from './serve-manifest.js';
 
 /** Options of {@link ClusterNode}. */
 export interface ClusterNodeOptions {
@@ -190,7 +191,9 @@ export class ClusterNode {
     if (!this.o.importRemote || this.closed) return;
     const reg = this.o.hub.registry;
     if (c.type === 'up') {
-      const m = c.module.manifest;
+      // announced by serve hosts only: their claims about the tools may raise the risk, never lower it
+      const byServeOnly = [...c.module.nodes.values()].every((n) => n.role === 'serve');
+      const m = byServeOnly ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
       if (reg.get(m.id) !== undefined) return; // a local module of the same id wins
       const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
       try {
