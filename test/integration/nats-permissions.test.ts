@@ -74,6 +74,9 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     { user: "no-call", password: "${PASS}", permissions: {
         publish: { allow: ["${c}.registry.>", "${c}.events.>", "${c}.cancel", "_INBOX.>"] }
         subscribe: { allow: ["${c}.>", "_INBOX.>"] } } }
+    { user: "no-events", password: "${PASS}", permissions: {
+        publish: { allow: ["${c}.registry.>", "${c}.call.>", "${c}.cancel", "_INBOX.>"] }
+        subscribe: { allow: ["${c}.>", "_INBOX.>"] } } }
     { user: "no-inbox", password: "${PASS}", permissions: {
         publish: { allow: ["${c}.>", "_INBOX.>"] }
         subscribe: { allow: ["${c}.>"] } } }
@@ -184,6 +187,24 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
       await d.close();
       host.kill('SIGTERM');
       await host.done;
+    }
+  });
+
+  it('counts what NATS refuses a running daemon in /v1/health, degraded while it keeps happening', async () => {
+    const d = await startTestDaemon({ config: daemonConfig('no-events', PASS) });
+    try {
+      // every event of this daemon goes out to the cluster (its start emits some): the server refuses them
+      await d.http('POST', '/v1/input', { text: '/hub target=nobody.here {}' });
+      const h = await waitFor('a refusal in /v1/health', async () => {
+        const body = (await d.http('GET', '/v1/health')).body;
+        return body.nats.refused > 0 ? body : undefined;
+      });
+      expect(h.status).toBe('degraded');
+      expect(h.nats.connected).toBe(true);
+      expect(h.nats.last_refused).toMatch(new RegExp(`^publish to "finger\\.${cluster}\\.events\\.[A-Z_]+"$`));
+      expect(Date.parse(h.nats.last_refused_at)).toBeGreaterThan(Date.now() - 60_000);
+    } finally {
+      await d.close();
     }
   });
 

@@ -26,6 +26,12 @@ export interface ClusterStatus {
   remote_modules: number;
   /** Envelopes dropped for failing authentication or validation. */
   dropped: number;
+  /** Operations the NATS server refused this node for want of a permission (since start). */
+  refused: number;
+  /** The last one, e.g. `publish to "finger.prod.events.DEGRADED"`. */
+  last_refused?: string;
+  /** When it happened (RFC 3339); `/v1/health` says `degraded` for a minute after. */
+  last_refused_at?: string;
 }
 
 /** The daemon's side of distributed mode; absent unless `nats.url` is set. */
@@ -104,7 +110,14 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   const nats = await import('@finger/hub/nats');
   const node = `daemon-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const log = logger.child({ component: 'cluster', node });
-  const state = { connected: false, last_error: undefined as string | undefined, dropped: 0, closed: false };
+  const state = {
+    connected: false,
+    last_error: undefined as string | undefined,
+    dropped: 0,
+    closed: false,
+    refused: 0,
+    last_refused: undefined as { what: string; at: number } | undefined,
+  };
   let member: ClusterNode | undefined;
   let conn: import('nats').NatsConnection | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -124,6 +137,9 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       const refusal = nats.permissionRefusal(s);
       if (refusal !== undefined) {
         // a publish or subscription the server refused (this node's NATS user lacks a permission)
+        state.refused++;
+        const what = `${refusal.operation === 'publish' ? 'publish to' : 'subscription to'} "${refusal.subject}"`;
+        state.last_refused = { what, at: Date.now() };
         log.error(refusal, 'NATS refused an operation: check the permissions of the daemon NATS user');
       } else if (s.type === 'disconnect' && state.connected) {
         state.connected = false;
@@ -198,8 +214,13 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
         connected: state.connected,
         remote_modules: member?.registry.list().length ?? 0,
         dropped: state.dropped,
+        refused: state.refused,
       };
       if (state.last_error !== undefined) s.last_error = state.last_error;
+      if (state.last_refused !== undefined) {
+        s.last_refused = state.last_refused.what;
+        s.last_refused_at = new Date(state.last_refused.at).toISOString();
+      }
       return s;
     },
     placement(id) {

@@ -36,6 +36,12 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   remote_modules: { type: 'integer' },
                   dropped: { type: 'integer' },
                   last_error: { type: 'string' },
+                  refused: {
+                    type: 'integer',
+                    description: 'operations the NATS server refused for want of a permission, since start',
+                  },
+                  last_refused: { type: 'string' },
+                  last_refused_at: { type: 'string', format: 'date-time' },
                 },
               },
               redis: {
@@ -74,7 +80,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const redis = deps.redis?.health();
       const degraded =
         modules.some((m) => !m.healthy) ||
-        (nats !== undefined && !nats.connected) ||
+        (nats !== undefined && (!nats.connected || refusedRecently(nats.last_refused_at))) ||
         (redis !== undefined && !redis.connected);
       return {
         status: degraded ? 'degraded' : 'ok',
@@ -89,4 +95,9 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
       };
     },
   );
+}
+
+/** Whether NATS refused this node something within the last minute (a permission is missing). */
+function refusedRecently(at: string | undefined): boolean {
+  return at !== undefined && Date.now() - Date.parse(at) < 60_000;
 }
