@@ -203,6 +203,15 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
       expect(h.nats.connected).toBe(true);
       expect(h.nats.last_refused).toMatch(new RegExp(`^publish to "finger\\.${cluster}\\.events\\.[A-Z_]+"$`));
       expect(Date.parse(h.nats.last_refused_at)).toBeGreaterThan(Date.now() - 60_000);
+      // doctor's daemon check says so too
+      const r = await runCli(['doctor', '--json'], { FINGER_HOME: d.home });
+      const daemonCheck = (
+        JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }
+      ).checks.find((c) => c.name === 'daemon')!;
+      expect(daemonCheck.status).toBe('warn');
+      expect(daemonCheck.detail).toMatch(
+        /: degraded \(version .*, NATS connected; NATS refused it \d+× \(last: publish to "finger\./,
+      );
     } finally {
       await d.close();
     }

@@ -137,8 +137,13 @@ async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck> {
     const loc = await ctx.locate();
     url = loc.url;
     const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const h = (await res.json()) as { status?: string; version?: string; nats?: { connected?: boolean } };
-    const nats = h.nats === undefined ? '' : h.nats.connected ? ', NATS connected' : ', NATS disconnected';
+    const h = (await res.json()) as {
+      status?: string;
+      version?: string;
+      nats?: { connected?: boolean; refused?: number; last_refused?: string };
+    };
+    let nats = h.nats === undefined ? '' : h.nats.connected ? ', NATS connected' : ', NATS disconnected';
+    if (h.nats?.refused) nats += `; NATS refused it ${h.nats.refused}× (last: ${h.nats.last_refused ?? '?'})`;
     const detail = `${url}: ${h.status ?? 'unknown'} (version ${h.version ?? '?'}${nats})`;
     return { name: 'daemon', status: h.status === 'ok' ? 'ok' : 'warn', detail };
   } catch (e) {
