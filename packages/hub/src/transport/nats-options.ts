@@ -26,6 +26,11 @@ export interface NatsTransportOptions {
   max_inflight?: number;
   /** Most outstanding requests this process sends; more fail with E_OVERLOADED. Default 10,000. */
   max_pending?: number;
+  /**
+   * How many request ids the serving side remembers to refuse a replayed request (the same signed
+   * frame published again before its deadline). Default 32,768.
+   */
+  replay_window?: number;
   /** Period of the deadline sweep of outstanding requests (ms). Default 25. */
   sweep_ms?: number;
   /**

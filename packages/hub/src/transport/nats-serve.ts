@@ -5,6 +5,7 @@ import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { IdWindow } from './id-window.js';
 import { inboxOf, parseBatch } from './nats-batch.js';
 import { InflightCalls, NatsServerChannel } from './nats-channel.js';
 import { readRequest } from './nats-envelope.js';
@@ -57,6 +58,8 @@ export class NatsServeSide {
   private readonly served = new Map<string, Subscription>();
   private readonly inflight = new InflightCalls();
   private readonly maxInflight: number;
+  /** Ids of the requests taken lately: the same signed request published again is refused. */
+  private readonly taken: IdWindow;
   private cancels: CheckedSubscription | undefined;
   /** Replies leave through here, batched per caller per turn. */
   readonly replies: ReplyOutbox;
@@ -70,6 +73,7 @@ export class NatsServeSide {
     this.subjects = s.subjects;
     this.connected = s.connected;
     this.maxInflight = s.o.max_inflight ?? 4096;
+    this.taken = new IdWindow(s.o.replay_window ?? 32_768);
     this.replies = new ReplyOutbox({
       connection: this.nc,
       auth: this.auth,
@@ -173,6 +177,12 @@ export class NatsServeSide {
       this.drop('request originated by a module serve process', msg, check.node, 'serve');
       const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
       this.replies.error(inbox, token, env, error, true);
+      return;
+    }
+    if (!this.taken.add(env.id)) {
+      // a captured request published again: it ran (or runs) once already; the first caller gets
+      // the one answer, nothing answers the copy
+      this.drop('replayed request', msg, check.node, check.role);
       return;
     }
     if (env.deadline <= this.clock.now()) {

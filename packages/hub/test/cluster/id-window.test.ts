@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { IdWindow } from '../../src/cluster/event-bridge.js';
+import { IdWindow } from '../../src/transport/id-window.js';
 
 /** The semantics IdWindow must keep: a Set of ids plus a ring that forgets the oldest. */
 class ModelWindow {

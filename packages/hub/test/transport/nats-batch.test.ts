@@ -256,4 +256,32 @@ describe.skipIf(!url)('request batches over NATS', () => {
     ]);
     expect(caller.dropped.every((d) => d.node === 'srv')).toBe(true);
   });
+
+  it('refuses a request published again (a captured frame replayed): the module runs once', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const caller = await transport(cluster, 'cli');
+    let runs = 0;
+    await server.t.serve('echo', async (req) => {
+      runs++;
+      return echo(req);
+    });
+    // an eavesdropper on the call subject keeps the signed frame and its reply subject
+    const spy = await connect({ servers: url!, noAsyncTraces: true });
+    cleanup.push(() => spy.drain());
+    const captured: { data: Uint8Array; reply: string }[] = [];
+    spy.subscribe(`finger.${cluster}.call.echo`, {
+      callback: (_e, m) => captured.push({ data: m.data, reply: m.reply! }),
+    });
+    await spy.flush();
+    await expect(caller.t.request(request('echo.say', { n: 1 }))).resolves.toMatchObject({ payload: { n: 1 } });
+    expect(captured).toHaveLength(1);
+    spy.publish(`finger.${cluster}.call.echo`, captured[0]!.data, { reply: captured[0]!.reply });
+    await spy.flush();
+    for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.dropped).toEqual([
+      { reason: 'replayed request', subject: `finger.${cluster}.call.echo`, node: 'cli', role: 'daemon' },
+    ]);
+    expect(runs).toBe(1);
+  });
 });
