@@ -140,7 +140,9 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
         state.refused++;
         const what = `${refusal.operation === 'publish' ? 'publish to' : 'subscription to'} "${refusal.subject}"`;
         state.last_refused = { what, at: Date.now() };
-        log.error(refusal, 'NATS refused an operation: check the permissions of the daemon NATS user');
+        // a refused subscription is logged where it was made (subscribeChecked)
+        if (refusal.operation === 'publish')
+          log.error(refusal, 'NATS refused to publish: check the permissions of the daemon NATS user');
       } else if (s.type === 'disconnect' && state.connected) {
         state.connected = false;
         state.last_error = 'disconnected';

@@ -2,6 +2,7 @@ import { Socket } from 'node:net';
 
 import type { Command } from 'commander';
 
+import type { DaemonConfig } from '@finger/daemon';
 import { toErrorInfo } from '@finger/protocol';
 
 import { action, type CommandContext, type RunState } from '../context.js';
@@ -12,14 +13,6 @@ export interface DoctorCheck {
   name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm';
   status: 'ok' | 'warn' | 'fail' | 'skip';
   detail: string;
-}
-
-/** What the checks need from the resolved config (a subset of the daemon's DaemonConfig). */
-interface ConfigView {
-  nats: { url?: string };
-  redis: { url?: string };
-  cluster: string;
-  llm: { provider: string; base_url?: string };
 }
 
 const TIMEOUT_MS = 2000;
@@ -56,7 +49,7 @@ export function probeTcp(url: string, send?: string, timeout_ms = TIMEOUT_MS): P
  * NATS: the server's `INFO` greeting, then a connection with the daemon's credentials and TLS
  * files, and what the server refuses a daemon of the cluster (natsAccessProblems).
  */
-async function checkNats(config: ConfigView, home: string): Promise<DoctorCheck> {
+async function checkNats(config: DaemonConfig, home: string): Promise<DoctorCheck> {
   const url = config.nats.url!;
   const shown = withoutCredentials(url);
   let server: string;
@@ -69,16 +62,15 @@ async function checkNats(config: ConfigView, home: string): Promise<DoctorCheck>
     return { name: 'nats', status: 'fail', detail: `${shown}: ${(e as Error).message}` };
   }
   const [d, nats] = await Promise.all([import('@finger/daemon'), import('@finger/hub/nats')]);
-  const daemonConfig = config as unknown as Parameters<typeof d.clusterKey>[0];
   try {
-    d.clusterKey(daemonConfig, home); // the daemon refuses to start without it
+    d.clusterKey(config, home); // the daemon refuses to start without it
   } catch (e) {
     return { name: 'nats', status: 'fail', detail: `${server}; ${toErrorInfo(e).message}` };
   }
   let nc: Awaited<ReturnType<typeof nats.connectNats>>;
   try {
     nc = await nats.connectNats({
-      ...d.natsConnectOptions(daemonConfig.nats, home, 'finger-doctor'),
+      ...d.natsConnectOptions(config.nats, home, 'finger-doctor'),
       timeout_ms: TIMEOUT_MS,
     });
   } catch (e) {
@@ -118,7 +110,7 @@ async function checkRedis(url: string): Promise<DoctorCheck> {
   }
 }
 
-async function checkLlm(llm: ConfigView['llm']): Promise<DoctorCheck> {
+async function checkLlm(llm: DaemonConfig['llm']): Promise<DoctorCheck> {
   if (llm.provider === 'offline') return { name: 'llm', status: 'skip', detail: 'provider offline' };
   const base =
     llm.base_url ?? (llm.provider === 'anthropic' ? 'https://api.anthropic.com' : 'https://api.openai.com/v1');
@@ -154,10 +146,10 @@ async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck> {
 /** Runs every check; a missing section is `skip`. */
 export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
-  let config: ConfigView | undefined;
+  let config: DaemonConfig | undefined;
   try {
     const d = await import('@finger/daemon');
-    config = d.resolveConfig(d.readConfigFile(ctx.home), ctx.io.env) as ConfigView;
+    config = d.resolveConfig(d.readConfigFile(ctx.home), ctx.io.env);
     checks.push({ name: 'config', status: 'ok', detail: `${d.configPath(ctx.home)} (cluster ${config.cluster})` });
   } catch (e) {
     checks.push({ name: 'config', status: 'fail', detail: toErrorInfo(e).message });

@@ -58,8 +58,11 @@ export class NatsServeSide {
   private readonly served = new Map<string, Subscription>();
   private readonly inflight = new InflightCalls();
   private readonly maxInflight: number;
-  /** Ids of the requests taken lately: the same signed request published again is refused. */
-  private readonly taken: IdWindow;
+  /**
+   * Ids of the requests taken lately: the same signed request published again is refused. Made
+   * with the first served module (a node that serves nothing keeps no window).
+   */
+  private taken: IdWindow | undefined;
   private cancels: CheckedSubscription | undefined;
   /** Replies leave through here, batched per caller per turn. */
   readonly replies: ReplyOutbox;
@@ -73,7 +76,6 @@ export class NatsServeSide {
     this.subjects = s.subjects;
     this.connected = s.connected;
     this.maxInflight = s.o.max_inflight ?? 4096;
-    this.taken = new IdWindow(s.o.replay_window ?? 32_768);
     this.replies = new ReplyOutbox({
       connection: this.nc,
       auth: this.auth,
@@ -90,6 +92,7 @@ export class NatsServeSide {
 
   async serve(target: string, handler: TransportHandler): Promise<Unserve> {
     if (this.served.has(target)) throw new FingerError('E_CONFLICT', `target "${target}" is already served`);
+    this.taken ??= new IdWindow(this.o.replay_window ?? 32_768);
     const calls = subscribeChecked(this.nc, this.subjects.call(target), (msg) => this.onRequest(msg, handler), {
       queue: this.subjects.queue(target),
       logger: this.logger,
@@ -179,7 +182,7 @@ export class NatsServeSide {
       this.replies.error(inbox, token, env, error, true);
       return;
     }
-    if (!this.taken.add(env.id)) {
+    if (!this.taken!.add(env.id)) {
       // a captured request published again: it ran (or runs) once already; the first caller gets
       // the one answer, nothing answers the copy
       this.drop('replayed request', msg, check.node, check.role);

@@ -67,17 +67,13 @@ export function permissionRefusal(s: {
 }
 
 /**
- * Logs every permissions violation the server reports on `nc` (a publish it refused, or a
- * subscription it refused or revoked) as an error, until the connection closes: a reply or event
- * the server drops for want of a permission would otherwise vanish without a trace.
+ * Logs every publish the server refuses on `nc` (a reply or event dropped for want of a
+ * permission) as an error, until the connection closes; refused subscriptions are logged where
+ * they are made ({@link subscribeChecked}).
  */
 export async function logRefusals(nc: NatsConnection, logger: Logger): Promise<void> {
   for await (const s of nc.status()) {
     const r = permissionRefusal(s);
-    if (r !== undefined)
-      logger.error(
-        r,
-        `NATS refused ${r.operation === 'publish' ? 'to publish to' : 'the subscription to'} "${r.subject}"`,
-      );
+    if (r?.operation === 'publish') logger.error(r, `NATS refused to publish to "${r.subject}"`);
   }
 }
