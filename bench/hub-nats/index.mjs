@@ -171,7 +171,7 @@ async function eventBench(hubPkg, natsPkg, n, roundCount) {
   const cluster = `${CLUSTER}ev`;
   const { busA, busB, a, b } = await startEventBridges(hubPkg, natsPkg, ncA, ncB, cluster);
   let got = 0;
-  busB.subscribe({ types: ['DISPATCH_RESULT'] }, () => got++);
+  busB.subscribeJson({ types: ['DISPATCH_RESULT'] }, () => got++);
   const corr = { request_id: 'r', correlation_id: 'c', target: 'echo.echo' };
   let rawGot = 0;
   const subject = `bench.${cluster}.raw.events`;

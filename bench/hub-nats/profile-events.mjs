@@ -13,7 +13,7 @@ const ncB = await natsPkg.connectNats({ url: NATS_URL });
 const cluster = `profev${process.pid}`;
 const { busA, busB, a, b } = await startEventBridges(hubPkg, natsPkg, ncA, ncB, cluster);
 let got = 0;
-busB.subscribe({ types: ['DISPATCH_RESULT'] }, () => got++);
+busB.subscribeJson({ types: ['DISPATCH_RESULT'] }, () => got++);
 const corr = { request_id: 'r', correlation_id: 'c', target: 'echo.echo' };
 const turn = () => new Promise((r) => setImmediate(r));
 async function run(count) {

@@ -184,6 +184,43 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     expect(seen).toEqual([sent]);
   });
 
+  it('hands a JSON subscriber the remote line as sent, unparsed, and keeps it for queries', async () => {
+    const cluster = testClusterName('hub');
+    const a = await member(cluster, 'a');
+    const b = await member(cluster, 'b');
+    const lines: [string, string][] = [];
+    a.hub.events.subscribeJson({ types: ['DEGRADED'] }, (json, type) => lines.push([json, type]));
+    const sent = b.hub.events.emit('DEGRADED', { request_id: 'r-json' }, { component: 'test', n: 4 });
+    await until(() => lines.length > 0);
+    expect(lines).toEqual([[JSON.stringify(sent), 'DEGRADED']]);
+    expect(await a.hub.events.replay('r-json')).toEqual([sent]);
+  });
+
+  it('drops a daemon line that is not the event its head names, once an object is wanted', async () => {
+    const cluster = testClusterName('hub');
+    const a = await member(cluster, 'a');
+    const objects: FingerEvent[] = [];
+    const lines: string[] = [];
+    a.hub.events.subscribe({ types: ['HALTED'] }, (e) => objects.push(e));
+    a.hub.events.subscribeJson({ types: ['HALTED'] }, (json) => lines.push(json));
+    const good = JSON.stringify({ id: 'good-1', type: 'HALTED', ts: new Date().toISOString(), data: {} });
+    // not JSON; a second id after the head's (JSON.parse keeps the last): neither is the event its head
+    // names, and neither takes the id good-1 from the real event after it
+    const body = ['{"id":"bad-1","type":"HALTED",oops}', good.replace('"ts"', '"id":"bad-3","ts"'), good].join('\n');
+    const peer = await connectNats({ url: url! });
+    cleanup.push(() => peer.drain());
+    const auth = new WireAuth({ role: 'daemon', node: 'peer', cluster_key: KEY });
+    peer.publish(`finger.${cluster}.events.HALTED`, auth.sealJson('events', body, false));
+    await until(() => objects.length > 0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(objects.map((e) => e.id)).toEqual(['good-1']);
+    expect(lines).toEqual([good]);
+    expect(a.dropped).toEqual([
+      expect.objectContaining({ reason: 'invalid event', node: 'peer' }),
+      expect.objectContaining({ reason: 'invalid event', node: 'peer' }),
+    ]);
+  });
+
   it('lets a serve process send its module events to daemons without receiving the cluster events', async () => {
     const cluster = testClusterName('hub');
     const d = await member(cluster, 'd');

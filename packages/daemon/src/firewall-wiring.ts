@@ -149,11 +149,11 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       }
     }
   };
-  const unsubscribe = o.hub.events.subscribe({ types: ['APPROVAL_RESOLVED'] }, () => {
+  const unsubscribe = o.hub.events.subscribeJson({ types: ['APPROVAL_RESOLVED'] }, () => {
     chain = chain.then(runAdaptation).catch((e: unknown) => o.logger.warn({ err: e }, 'adaptation failed'));
   });
   // The kill switch: held calls' callers got E_HALTED; their approvals must not stay answerable.
-  const unsubscribeHalt = o.hub.events.subscribe({ types: ['HALTED'] }, () => {
+  const unsubscribeHalt = o.hub.events.subscribeJson({ types: ['HALTED'] }, () => {
     gate.refusePendingForHalt().then(
       (n) => {
         if (n > 0) o.logger.warn({ refused: n }, 'halt: pending approvals refused');

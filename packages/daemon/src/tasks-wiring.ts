@@ -111,7 +111,7 @@ export class TaskService {
     this.workspaces = o.workspaces;
     this.memory = new FileMemory({ dir: join(o.home, 'state', 'memory'), clock: o.clock });
     // the kill switch stops every task at once, also those waiting for a person
-    this.unsubscribe = o.events.subscribe({ types: ['HALTED'] }, () => {
+    this.unsubscribe = o.events.subscribeJson({ types: ['HALTED'] }, () => {
       for (const l of this.live.values()) l.ctrl.abort(new FingerError('E_HALTED', 'the kill switch stopped the task'));
     });
     const interrupted = this.store.markInterrupted(new Date(o.clock.now()).toISOString());

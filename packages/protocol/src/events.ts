@@ -38,7 +38,9 @@ export interface FingerEvent<D = Record<string, unknown>> {
   data: D;
 }
 
+const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);
+
 /** True when `t` is a known event type. */
 export function isEventType(t: unknown): t is EventType {
-  return typeof t === 'string' && (EVENT_TYPES as readonly string[]).includes(t);
+  return typeof t === 'string' && EVENT_TYPE_SET.has(t);
 }

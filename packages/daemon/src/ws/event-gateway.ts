@@ -99,7 +99,7 @@ class Client {
   ) {}
 
   /** Bus listener: called synchronously on every matching emit. */
-  readonly onEvent = (_event: unknown, json: string): void => {
+  readonly onEvent = (json: string): void => {
     if (this.socket.readyState !== OPEN) return;
     const s = this.gw.counters;
     if (this.dropped > 0) {
@@ -202,7 +202,7 @@ class Client {
     if (filter.session_id) f.session_id = filter.session_id;
     if (filter.request_id) f.request_id = filter.request_id;
     if (filter.correlation_id) f.correlation_id = filter.correlation_id;
-    this.unsubscribe = events.subscribe(f, this.onEvent);
+    this.unsubscribe = events.subscribeJson(f, this.onEvent);
   }
 
   dispose(): void {

@@ -1,18 +1,20 @@
 import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { EventType, FingerEvent } from '@finger/protocol';
-import { isEventType } from '@finger/protocol';
 
 import type { EventBus } from '../events/event-bus.js';
+import { type EventHead, parseEvent, readEventHead } from '../events/event-json.js';
 import { type Logger, silentLogger } from '../logger.js';
 import { IdWindow } from '../transport/id-window.js';
 import type { DroppedMessage } from '../transport/nats.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, FRAME_MAGIC, type WireAuth } from '../transport/nats-wire.js';
 
-/** A bus that can deliver events built elsewhere (LocalEventBus.publish). */
+/** A bus that can deliver events built elsewhere (LocalEventBus.publish and publishJson). */
 export interface PublishingEventBus extends EventBus {
   publish(event: FingerEvent, json?: string): void;
+  /** Delivers an event known by its head, parsing the JSON only if a subscriber wants the object; false when it is not an event. */
+  publishJson(head: EventHead, json: string): boolean;
 }
 
 /** Options of {@link NatsEventBridge}. */
@@ -76,8 +78,8 @@ export class NatsEventBridge {
   private readonly queue = new Map<string, string[]>();
   private queued = 0;
   private scheduled = false;
-  /** The remote event onMessage is handing to the bus (which calls onLocal synchronously). */
-  private delivering: FingerEvent | undefined = undefined;
+  /** The JSON of the remote event onMessage is handing to the bus (which calls onLocal synchronously). */
+  private delivering: string | undefined = undefined;
   /** False while the connection is down: nothing is queued for a reconnect (nats.js would buffer it). */
   private up = true;
   private sub: Subscription | undefined;
@@ -110,7 +112,7 @@ export class NatsEventBridge {
     if (refused !== undefined) throw refused;
     void this.watchStatus();
     const filter = this.o.types ? { types: this.o.types } : {};
-    this.unsubscribe = this.o.bus.subscribe(filter, (event, json) => this.onLocal(event, json));
+    this.unsubscribe = this.o.bus.subscribeJson(filter, (json, type) => this.onLocal(json, type));
   }
 
   stats(): EventBridgeStats {
@@ -127,20 +129,20 @@ export class NatsEventBridge {
     }
   }
 
-  private onLocal(event: FingerEvent, json: string): void {
-    if (event === this.delivering) return; // came from the cluster (being published by onMessage): not ours to send
+  private onLocal(json: string, type: EventType): void {
+    if (json === this.delivering) return; // came from the cluster (being published by onMessage): not ours to send
     if (!this.up || this.o.connection.isClosed() || this.queued >= this.maxQueue) {
       this.counters.dropped_outbound++;
       return;
     }
-    let list = this.queue.get(event.type);
+    let list = this.queue.get(type);
     if (list === undefined) {
       list = [];
-      this.queue.set(event.type, list);
+      this.queue.set(type, list);
     }
     list.push(json);
     this.queued++;
-    if (list.length >= this.batchMax) this.sendType(event.type, list);
+    if (list.length >= this.batchMax) this.sendType(type, list);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -178,26 +180,44 @@ export class NatsEventBridge {
       return;
     }
     if (check.node === this.o.auth.node) return;
-    const lines = check.text().split('\n');
-    for (const line of lines) {
-      const e = parseEvent(line);
-      if (e === undefined) continue; // e.g. a type this version does not know
-      if (check.role === 'serve' && !SERVE_EVENT_TYPES.has(e.type)) {
-        this.o.onDropped?.({ reason: `event ${e.type} from a serve process`, subject: msg.subject, node: check.node });
-        continue;
-      }
-      if (!this.seen.add(e.id)) {
-        this.counters.duplicates++;
-        continue;
-      }
-      this.counters.received++;
-      this.delivering = e;
-      try {
-        this.o.bus.publish(e, line);
-      } finally {
-        this.delivering = undefined;
-      }
+    const fromServe = check.role === 'serve';
+    for (const line of check.text().split('\n')) this.onLine(line, fromServe, msg.subject, check.node);
+  }
+
+  /**
+   * One event of a received batch. A daemon's line is known by its head (the bus parses it only
+   * for a subscriber that wants the object); a serve process's, or one not in the form daemons
+   * write, is parsed and checked here.
+   */
+  private onLine(line: string, fromServe: boolean, subject: string, node: string): void {
+    const head = fromServe ? undefined : readEventHead(line);
+    const e = head === undefined ? parseEvent(line) : undefined;
+    const h = head ?? e;
+    if (h === undefined) return; // e.g. a type this version does not know
+    if (fromServe && !SERVE_EVENT_TYPES.has(h.type)) {
+      this.o.onDropped?.({ reason: `event ${h.type} from a serve process`, subject, node });
+      return;
     }
+    // a line known by its head is remembered once it proved to be that event (a line that is not
+    // must not take the id of the real one)
+    if (e !== undefined ? !this.seen.add(h.id) : this.seen.has(h.id)) {
+      this.counters.duplicates++;
+      return;
+    }
+    let delivered = true;
+    this.delivering = line;
+    try {
+      if (e !== undefined) this.o.bus.publish(e, line);
+      else delivered = this.o.bus.publishJson(h, line);
+    } finally {
+      this.delivering = undefined;
+    }
+    if (!delivered) {
+      this.o.onDropped?.({ reason: 'invalid event', subject, node });
+      return;
+    }
+    if (e === undefined) this.seen.add(h.id);
+    this.counters.received++;
   }
 
   private async watchStatus(): Promise<void> {
@@ -213,17 +233,4 @@ function claimsNode(data: Uint8Array, prefix: Buffer): boolean {
   if (data.length < prefix.length) return false;
   for (let i = prefix.length - 1; i >= 0; i--) if (data[i] !== prefix[i]) return false;
   return true;
-}
-
-/** One event of a batch line, or undefined when the line is not a well-formed event. */
-function parseEvent(line: string): FingerEvent | undefined {
-  let e: FingerEvent;
-  try {
-    e = JSON.parse(line) as FingerEvent;
-  } catch {
-    return undefined;
-  }
-  if (typeof e?.id !== 'string' || !isEventType(e.type) || typeof e.data !== 'object' || e.data === null)
-    return undefined;
-  return e;
 }

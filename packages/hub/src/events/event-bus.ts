@@ -21,6 +21,12 @@ export interface EventFilter {
 export type EventListener = (event: FingerEvent, json: string) => void;
 
 /**
+ * A subscriber that takes only the JSON (e.g. to forward it to a WebSocket client) and the event's
+ * type: an event that arrives as JSON from another daemon is then never parsed for it.
+ */
+export type JsonEventListener = (json: string, type: EventType) => void;
+
+/**
  * Typed events (§3.9): emitted synchronously to subscribers, persisted in batches off the call
  * path to a bounded append-only store, queryable by request id for replay.
  */
@@ -29,6 +35,11 @@ export interface EventBus {
   emit(type: EventType, correlation: EventCorrelation, data?: Record<string, unknown>): FingerEvent;
   /** Subscribes; returns the unsubscribe function. */
   subscribe(filter: EventFilter, listener: EventListener): () => void;
+  /**
+   * Subscribes for the JSON alone ({@link JsonEventListener}); returns the unsubscribe function.
+   * Events reach it exactly as they reach `subscribe`'s listeners.
+   */
+  subscribeJson(filter: EventFilter, listener: JsonEventListener): () => void;
   /**
    * The whole path of a request: every persisted event whose request_id is `request_id`, plus
    * every event sharing a correlation_id with those, in emission order.

@@ -4,29 +4,8 @@ import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { EventStore } from '../store/event-store.js';
 import { MemoryEventStore } from '../store/memory-event-store.js';
-import type { EventBus, EventCorrelation, EventFilter, EventListener } from './event-bus.js';
-
-/** A string JSON.stringify writes other than as itself between quotes (lone surrogates are escaped). */
-// eslint-disable-next-line no-control-regex -- control characters are what JSON escapes
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** The last strings {@link jsonString} found needing no escape (event types, correlation ids repeat). */
-const safeSeen: string[] = ['', '', '', '', '', '', '', ''];
-let safeNext = 0;
-
-/** JSON.stringify(s) for a string. */
-function jsonString(s: string): string {
-  if (s.length === 0) return '""';
-  const m = safeSeen;
-  if (s === m[0] || s === m[1] || s === m[2] || s === m[3] || s === m[4] || s === m[5] || s === m[6] || s === m[7])
-    return '"' + s + '"';
-  if (NEEDS_ESCAPE.test(s)) return JSON.stringify(s);
-  if (s.length <= 64) {
-    m[safeNext] = s;
-    safeNext = (safeNext + 1) & 7;
-  }
-  return '"' + s + '"';
-}
+import type { EventBus, EventCorrelation, EventFilter, EventListener, JsonEventListener } from './event-bus.js';
+import { encodeEvent, type EventHead, parseEvent } from './event-json.js';
 
 /** Options of {@link LocalEventBus}. */
 export interface LocalEventBusOptions {
@@ -59,7 +38,9 @@ export interface EventBusStats {
 }
 
 interface Subscription {
-  readonly listener: EventListener;
+  /** Exactly one of the two is set. */
+  readonly listener: EventListener | undefined;
+  readonly jsonListener: JsonEventListener | undefined;
   readonly request_id: string;
   readonly session_id: string;
   readonly correlation_id: string;
@@ -67,8 +48,19 @@ interface Subscription {
 }
 
 interface Buffered {
-  event: FingerEvent;
+  /** Undefined for an event that came as JSON and was never parsed. */
+  event: FingerEvent | undefined;
   json: string;
+}
+
+/** Whether a subscriber on `subs` needs the event object (it takes one, or filters on a correlation field). */
+function wantsObject(subs: readonly Subscription[] | undefined): boolean {
+  if (subs === undefined) return false;
+  for (const s of subs) {
+    if (!s.active) continue;
+    if (s.listener !== undefined || s.request_id || s.session_id || s.correlation_id) return true;
+  }
+  return false;
 }
 
 /**
@@ -137,6 +129,31 @@ export class LocalEventBus implements EventBus {
     this.deliverNew(event, json, false);
   }
 
+  /**
+   * {@link publish} for an event received as JSON whose id and type the caller has read (its
+   * head, event-json.ts): the JSON is parsed only when a subscriber wants the object or filters
+   * on a correlation field — subscribers of {@link subscribeJson}, the ring and the store take
+   * the line as it came. Returns false when it had to be parsed and is not a well-formed event
+   * of that id and type (then nothing was delivered or stored). Never throws.
+   */
+  publishJson(head: EventHead, json: string): boolean {
+    if (this.closed) return true;
+    const typed = this.byType.get(head.type);
+    const wild = this.wildcard;
+    if (wantsObject(typed) || wantsObject(wild)) {
+      const event = parseEvent(json, head);
+      if (event === undefined) return false;
+      this.deliverNew(event, json, false);
+      return true;
+    }
+    this.counters.emitted++;
+    if (typed !== undefined) this.deliverJson(typed, json, head);
+    if (wild.length > 0) this.deliverJson(wild, json, head);
+    if (this.store) this.enqueue({ event: undefined, json });
+    else this.ring!.add(undefined, json);
+    return true;
+  }
+
   /** `built`: the event is emit's own object literal (its fields in order, ids and time safe). */
   private deliverNew(event: FingerEvent, json: string | undefined, built: boolean): void {
     if (this.closed) return;
@@ -148,7 +165,7 @@ export class LocalEventBus implements EventBus {
       this.ring!.add(event, json);
       return;
     }
-    const text = json ?? (built ? this.encodeBuilt(event) : this.serialise(event));
+    const text = json ?? (built ? (encodeEvent(event) ?? this.serialise(event)) : this.serialise(event));
     if (typed) this.deliver(typed, event, text);
     if (wild.length > 0) this.deliver(wild, event, text);
     // the ring keeps the string (one flat object) rather than the event's graph
@@ -157,9 +174,22 @@ export class LocalEventBus implements EventBus {
   }
 
   subscribe(filter: EventFilter, listener: EventListener): () => void {
+    return this.addSubscription(filter, listener, undefined);
+  }
+
+  subscribeJson(filter: EventFilter, listener: JsonEventListener): () => void {
+    return this.addSubscription(filter, undefined, listener);
+  }
+
+  private addSubscription(
+    filter: EventFilter,
+    listener: EventListener | undefined,
+    jsonListener: JsonEventListener | undefined,
+  ): () => void {
     if (this.closed) return () => undefined;
     const sub: Subscription = {
       listener,
+      jsonListener,
       request_id: filter.request_id ?? '',
       session_id: filter.session_id ?? '',
       correlation_id: filter.correlation_id ?? '',
@@ -231,53 +261,6 @@ export class LocalEventBus implements EventBus {
     }
   }
 
-  /**
-   * `JSON.stringify(event)` for an event emit built: the same string, written field by field
-   * (the id and timestamp need no escaping, other strings are checked), with only `data` left
-   * to JSON.stringify. About half the cost of stringifying the whole event.
-   */
-  private encodeBuilt(event: FingerEvent): string {
-    let data: string | undefined;
-    try {
-      data = JSON.stringify(event.data);
-    } catch {
-      data = undefined;
-    }
-    const e = event;
-    if (
-      data === undefined ||
-      data[0] !== '{' ||
-      typeof e.request_id !== 'string' ||
-      typeof e.correlation_id !== 'string' ||
-      typeof e.session_id !== 'string' ||
-      typeof e.workflow_id !== 'string' ||
-      typeof e.target !== 'string' ||
-      typeof e.type !== 'string'
-    )
-      return this.serialise(event); // not a plain object or not strings (untyped callers): the general path
-    return (
-      '{"id":"' +
-      event.id +
-      '","type":' +
-      jsonString(event.type) +
-      ',"ts":"' +
-      event.ts +
-      '","request_id":' +
-      jsonString(event.request_id) +
-      ',"correlation_id":' +
-      jsonString(event.correlation_id) +
-      ',"session_id":' +
-      jsonString(event.session_id) +
-      ',"workflow_id":' +
-      jsonString(event.workflow_id) +
-      ',"target":' +
-      jsonString(event.target) +
-      ',"data":' +
-      data +
-      '}'
-    );
-  }
-
   private deliver(subs: readonly Subscription[], event: FingerEvent, json: string): void {
     for (const s of subs) {
       if (!s.active) continue;
@@ -285,12 +268,29 @@ export class LocalEventBus implements EventBus {
       if (s.session_id && s.session_id !== event.session_id) continue;
       if (s.correlation_id && s.correlation_id !== event.correlation_id) continue;
       try {
-        s.listener(event, json);
+        if (s.listener !== undefined) s.listener(event, json);
+        else s.jsonListener!(json, event.type);
       } catch (err) {
-        this.counters.listener_errors++;
-        this.logger.warn({ type: event.type, event_id: event.id, err: String(err) }, 'event listener threw');
+        this.listenerThrew(err, event.type, event.id);
       }
     }
+  }
+
+  /** Delivers JSON to subscribers that all take JSON without a correlation filter ({@link wantsObject} false). */
+  private deliverJson(subs: readonly Subscription[], json: string, head: EventHead): void {
+    for (const s of subs) {
+      if (!s.active) continue;
+      try {
+        s.jsonListener!(json, head.type);
+      } catch (err) {
+        this.listenerThrew(err, head.type, head.id);
+      }
+    }
+  }
+
+  private listenerThrew(err: unknown, type: EventType, event_id: string): void {
+    this.counters.listener_errors++;
+    this.logger.warn({ type, event_id, err: String(err) }, 'event listener threw');
   }
 
   private buffered(): number {
@@ -333,7 +333,7 @@ export class LocalEventBus implements EventBus {
       const items = this.bufHead === 0 ? this.buf : this.buf.slice(this.bufHead);
       this.buf = [];
       this.bufHead = 0;
-      const events: FingerEvent[] = new Array<FingerEvent>(items.length);
+      const events = new Array<FingerEvent | undefined>(items.length);
       const lines: string[] = new Array<string>(items.length);
       for (let i = 0; i < items.length; i++) {
         events[i] = items[i]!.event;

@@ -10,10 +10,12 @@ import type { EventFilter } from '../events/event-bus.js';
 export interface EventStore {
   /**
    * Stores a batch, in order. `lines`, when given, holds `JSON.stringify(batch[i])` for each
-   * event (the bus serialises once and hands the strings on). Rejects with
-   * E_STORE_UNAVAILABLE when the batch could not be written; the store stays usable.
+   * event (the bus serialises once and hands the strings on); `batch[i]` is undefined for an
+   * event that came as JSON and was never parsed (another daemon's, LocalEventBus.publishJson):
+   * then only its line is there. Rejects with E_STORE_UNAVAILABLE when the batch could not be
+   * written; the store stays usable.
    */
-  append(batch: readonly FingerEvent[], lines?: readonly string[]): Promise<void>;
+  append(batch: readonly (FingerEvent | undefined)[], lines?: readonly string[]): Promise<void>;
   /**
    * The whole path of a request, in emission order: every stored event whose `request_id` is
    * `request_id`, plus every event sharing a non-empty `correlation_id` with one of those.

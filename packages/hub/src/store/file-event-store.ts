@@ -98,15 +98,16 @@ export class FileEventStore implements EventStore {
     };
   }
 
-  append(batch: readonly FingerEvent[], lines?: readonly string[]): Promise<void> {
-    for (const e of batch) this.tail.add(e);
+  append(batch: readonly (FingerEvent | undefined)[], lines?: readonly string[]): Promise<void> {
+    const ls = lines ?? batch.map((e) => JSON.stringify(e ?? null));
+    // the tail keeps each line's bytes (parsed when a query reads it), not the event's graph
+    for (let i = 0; i < batch.length; i++) this.tail.add(batch[i], ls[i]);
     this.appended += batch.length;
     if (this.closing) {
       this.writeFailures++;
       return Promise.reject(new FingerError('E_STORE_UNAVAILABLE', 'event store is closed', { dir: this.dir }));
     }
     if (batch.length === 0) return this.chain;
-    const ls = lines ?? batch.map((e) => JSON.stringify(e));
     const p = this.chain.then(() => this.writeBatch(ls));
     this.chain = p.catch(() => undefined);
     return p;

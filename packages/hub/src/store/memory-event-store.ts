@@ -3,6 +3,29 @@ import type { FingerEvent } from '@finger/protocol';
 import type { EventFilter } from '../events/event-bus.js';
 import { type EventStore, matchesFilter, requestPath } from './event-store.js';
 
+/** What a slot holds for JSON that did not parse as an event (queries skip it). */
+const NOT_AN_EVENT: FingerEvent = Object.freeze({
+  id: '',
+  type: 'DEGRADED',
+  ts: '',
+  request_id: '',
+  correlation_id: '',
+  session_id: '',
+  workflow_id: '',
+  target: '',
+  data: {},
+}) as FingerEvent;
+
+/** The event of held JSON, or NOT_AN_EVENT when it is not a JSON object with a string id. */
+function parseHeld(json: string): FingerEvent {
+  try {
+    const e = JSON.parse(json) as FingerEvent | null;
+    return typeof e === 'object' && e !== null && typeof e.id === 'string' ? e : NOT_AN_EVENT;
+  } catch {
+    return NOT_AN_EVENT;
+  }
+}
+
 /** Bytes of JSON an event's slot holds; longer JSON is kept as a string. */
 const SLOT_BYTES = 512;
 /** Slots per chunk of slot bytes (512 KB). */
@@ -69,9 +92,11 @@ export class MemoryEventStore implements EventStore {
 
   /**
    * Adds one event synchronously, overwriting the oldest when full. `json`, when given, is
-   * `JSON.stringify(event)` and is what the ring keeps.
+   * `JSON.stringify(event)` and is what the ring keeps; `event` may then be undefined (an event
+   * that came as JSON and was never parsed: a line that turns out not to be an event when a query
+   * reads it is skipped).
    */
-  add(event: FingerEvent, json?: string): void {
+  add(event: FingerEvent | undefined, json?: string): void {
     let i: number;
     if (this.count < this.capacity) {
       i = (this.start + this.count) % this.capacity;
@@ -93,12 +118,15 @@ export class MemoryEventStore implements EventStore {
       }
     }
     this.lens[i] = 0;
-    this.slots[i] = json ?? event;
+    this.slots[i] = json ?? event ?? NOT_AN_EVENT;
   }
 
   /** Iterates the held events, oldest first. */
   *[Symbol.iterator](): IterableIterator<FingerEvent> {
-    for (let i = 0; i < this.count; i++) yield this.at((this.start + i) % this.capacity);
+    for (let i = 0; i < this.count; i++) {
+      const e = this.at((this.start + i) % this.capacity);
+      if (e !== undefined) yield e;
+    }
   }
 
   /** Synchronous {@link EventStore.forRequest} over the held events. */
@@ -112,7 +140,7 @@ export class MemoryEventStore implements EventStore {
     if (limit <= 0) return out;
     for (let i = this.count - 1; i >= 0 && out.length < limit; i--) {
       const e = this.at((this.start + i) % this.capacity);
-      if (matchesFilter(e, filter)) out.push(e);
+      if (e !== undefined && matchesFilter(e, filter)) out.push(e);
     }
     return out.reverse();
   }
@@ -125,21 +153,20 @@ export class MemoryEventStore implements EventStore {
     this.count = 0;
   }
 
-  /** The event in slot `i`, parsed (once) when it is held as JSON. */
-  private at(i: number): FingerEvent {
+  /** The event in slot `i`, parsed (once) when it is held as JSON; undefined when that is not an event. */
+  private at(i: number): FingerEvent | undefined {
     const len = this.lens[i]!;
+    let item = this.slots[i]!;
     if (len > 0) {
       const off = (i % CHUNK_SLOTS) * SLOT_BYTES;
-      const e = JSON.parse(this.chunks[(i / CHUNK_SLOTS) | 0]!.toString('utf8', off, off + len)) as FingerEvent;
+      item = this.chunks[(i / CHUNK_SLOTS) | 0]!.toString('utf8', off, off + len);
       this.lens[i] = 0;
-      this.slots[i] = e;
-      return e;
     }
-    const item = this.slots[i]!;
-    if (typeof item !== 'string') return item;
-    const e = JSON.parse(item) as FingerEvent;
-    this.slots[i] = e;
-    return e;
+    if (typeof item === 'string') {
+      item = parseHeld(item);
+      this.slots[i] = item;
+    }
+    return item === NOT_AN_EVENT ? undefined : item;
   }
 
   /** Allocates the chunk of slot bytes that holds slot `i`. */
@@ -151,8 +178,8 @@ export class MemoryEventStore implements EventStore {
     return chunk;
   }
 
-  append(batch: readonly FingerEvent[], lines?: readonly string[]): Promise<void> {
-    for (let i = 0; i < batch.length; i++) this.add(batch[i]!, lines?.[i]);
+  append(batch: readonly (FingerEvent | undefined)[], lines?: readonly string[]): Promise<void> {
+    for (let i = 0; i < batch.length; i++) this.add(batch[i], lines?.[i]);
     return Promise.resolve();
   }
 

@@ -193,4 +193,16 @@ describe('FileEventStore', () => {
     expect(await bad.replay('h')).toEqual([e3]);
     await bad.close();
   });
+
+  it('stores an event given only as its line: on disk as it came, answered from the tail parsed', async () => {
+    const dir = join(root, 'lines');
+    const store = new FileEventStore({ dir });
+    const e = ev();
+    const line = JSON.stringify(e);
+    await store.append([undefined], [line]);
+    expect(await readLines(dir)).toEqual([line]);
+    expect(await store.recent({}, 5)).toEqual([e]);
+    expect(await store.forRequest(e.request_id)).toEqual([e]);
+    await store.close();
+  });
 });

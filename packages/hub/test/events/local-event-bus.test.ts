@@ -41,13 +41,13 @@ class ManualClock implements Clock {
 /** A store that records appends and can be told to fail. */
 class RecordingStore implements EventStore {
   readonly inner = new MemoryEventStore();
-  batches: { events: FingerEvent[]; lines: string[] | undefined }[] = [];
+  batches: { events: (FingerEvent | undefined)[]; lines: string[] | undefined }[] = [];
   fail = false;
   closed = 0;
-  append(batch: readonly FingerEvent[], lines?: readonly string[]): Promise<void> {
+  append(batch: readonly (FingerEvent | undefined)[], lines?: readonly string[]): Promise<void> {
     if (this.fail) return Promise.reject(new Error('disk on fire'));
     this.batches.push({ events: [...batch], lines: lines ? [...lines] : undefined });
-    return this.inner.append(batch);
+    return this.inner.append(batch, lines);
   }
   forRequest(id: string): Promise<FingerEvent[]> {
     return this.inner.forRequest(id);
@@ -315,5 +315,105 @@ describe('LocalEventBus', () => {
     const e = bus.emit('DEGRADED', {}, circular);
     expect(e.data).toMatchObject({ unserialisable: true });
     expect(JSON.parse(json)).toEqual(e);
+  });
+});
+
+describe('LocalEventBus.publishJson', () => {
+  const line = (id: string, type: string, request_id = 'r1'): string =>
+    JSON.stringify({
+      id,
+      type,
+      ts: '2026-11-26T08:00:00.000Z',
+      request_id,
+      correlation_id: 'c1',
+      session_id: '',
+      workflow_id: '',
+      target: 'echo.echo',
+      data: { n: 1 },
+    });
+  /** A line with a readable head whose body is not JSON: what only a parse can tell. */
+  const broken = '{"id":"bad","type":"HALTED",oops}';
+
+  it('hands JSON subscribers the line as it came, and keeps it for queries, without parsing it', async () => {
+    const bus = new LocalEventBus({ clock: new ManualClock() });
+    const got: [string, string][] = [];
+    bus.subscribeJson({ types: ['HALTED'] }, (json, type) => got.push([json, type]));
+    bus.subscribeJson({}, (json, type) => got.push([`*${json}`, type]));
+    const good = line('e1', 'HALTED');
+    expect(bus.publishJson({ id: 'e1', type: 'HALTED' }, good)).toBe(true);
+    expect(bus.publishJson({ id: 'bad', type: 'HALTED' }, broken)).toBe(true); // nobody needed the object
+    expect(got).toEqual([
+      [good, 'HALTED'],
+      [`*${good}`, 'HALTED'],
+      [broken, 'HALTED'],
+      [`*${broken}`, 'HALTED'],
+    ]);
+    // the ring parses when a query reads it: the broken line is not an event and is skipped
+    expect(await bus.recent({}, 10)).toEqual([JSON.parse(good)]);
+    expect(await bus.replay('r1')).toEqual([JSON.parse(good)]);
+    expect(bus.stats().emitted).toBe(2);
+  });
+
+  it('parses for a subscriber that takes the object, and delivers nothing of a line that is not that event', async () => {
+    const bus = new LocalEventBus({ clock: new ManualClock() });
+    const objects: FingerEvent[] = [];
+    const lines: string[] = [];
+    bus.subscribe({ types: ['HALTED'] }, (e) => objects.push(e));
+    bus.subscribeJson({}, (json) => lines.push(json));
+    const good = line('e1', 'HALTED');
+    expect(bus.publishJson({ id: 'e1', type: 'HALTED' }, good)).toBe(true);
+    expect(bus.publishJson({ id: 'bad', type: 'HALTED' }, broken)).toBe(false);
+    expect(bus.publishJson({ id: 'other-id', type: 'HALTED' }, line('e2', 'HALTED'))).toBe(false);
+    expect(bus.publishJson({ id: 'e3', type: 'HALTED' }, '{"id":"e3","type":"HALTED","data":5}')).toBe(false);
+    expect(objects).toEqual([JSON.parse(good)]);
+    expect(lines).toEqual([good]);
+    expect(await bus.recent({}, 10)).toEqual([JSON.parse(good)]);
+    expect(bus.stats().emitted).toBe(1);
+  });
+
+  it('parses for a JSON subscriber that filters on a correlation field, and filters by it', () => {
+    const bus = new LocalEventBus({ clock: new ManualClock() });
+    const got: string[] = [];
+    bus.subscribeJson({ request_id: 'r2' }, (json) => got.push(json));
+    const mine = line('e2', 'DISPATCH_RESULT', 'r2');
+    expect(bus.publishJson({ id: 'e1', type: 'DISPATCH_RESULT' }, line('e1', 'DISPATCH_RESULT', 'r1'))).toBe(true);
+    expect(bus.publishJson({ id: 'e2', type: 'DISPATCH_RESULT' }, mine)).toBe(true);
+    expect(bus.publishJson({ id: 'bad', type: 'HALTED' }, broken)).toBe(false);
+    expect(got).toEqual([mine]);
+  });
+
+  it('gives the store the line with no event object', async () => {
+    const clock = new ManualClock();
+    const store = new RecordingStore();
+    const bus = new LocalEventBus({ clock, store });
+    const good = line('e1', 'UNLOCKED');
+    bus.publishJson({ id: 'e1', type: 'UNLOCKED' }, good);
+    await bus.flush();
+    expect(store.batches).toEqual([{ events: [undefined], lines: [good] }]);
+    expect(await store.recent({}, 5)).toEqual([JSON.parse(good)]);
+    expect(bus.stats()).toMatchObject({ emitted: 1, persisted: 1 });
+  });
+
+  it('counts a throwing JSON subscriber and goes on to the next', () => {
+    const bus = new LocalEventBus({ clock: new ManualClock() });
+    const got: string[] = [];
+    bus.subscribeJson({}, () => {
+      throw new Error('boom');
+    });
+    bus.subscribeJson({}, (json) => got.push(json));
+    bus.publishJson({ id: 'e1', type: 'HALTED' }, line('e1', 'HALTED'));
+    bus.emit('UNLOCKED', {});
+    expect(got).toHaveLength(2);
+    expect(bus.stats().listener_errors).toBe(2);
+  });
+
+  it('does nothing once closed', async () => {
+    const bus = new LocalEventBus({ clock: new ManualClock() });
+    const got: string[] = [];
+    bus.subscribeJson({}, (json) => got.push(json));
+    await bus.close();
+    expect(bus.publishJson({ id: 'e1', type: 'HALTED' }, line('e1', 'HALTED'))).toBe(true);
+    expect(got).toEqual([]);
+    expect(bus.stats().emitted).toBe(0);
   });
 });
