@@ -231,6 +231,19 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     }
   });
 
+  it('closes a daemon promptly while it is retrying to join (a refused subscription never drains)', async () => {
+    // the first retry comes 250 ms after the refused join, about when the daemon is ready: closes
+    // spread over that time land while a retry is connecting or subscribing
+    for (let delay = 0; delay <= 350; delay += 50) {
+      const d = await startTestDaemon({ config: daemonConfig('no-registry', PASS) });
+      await new Promise((r) => setTimeout(r, delay));
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<string>((r) => (timer = setTimeout(() => r(`close hung (delay ${delay} ms)`), 15_000)));
+      await expect(Promise.race([d.close().then(() => 'closed'), hung])).resolves.toBe('closed');
+      clearTimeout(timer);
+    }
+  }, 150_000);
+
   it('myfinger doctor connects with the credentials and names what NATS refuses a daemon', async () => {
     const doctor = async (user: string, pass: string) => {
       await using home = await tempDir('finger-doctor-perm-');

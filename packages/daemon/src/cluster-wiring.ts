@@ -94,6 +94,26 @@ export function clusterKey(config: DaemonConfig, home: string): string {
 
 const stripCredentials = (url: string) => url.replace(/\/\/[^@/]*@/g, '//');
 
+/** Longest close() waits for a join under way, and for the connection to drain. */
+const CLOSE_WAIT_MS = 3000;
+
+/** Whether `p` settles within `ms` (its outcome is not looked at). */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)));
+  try {
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Joins the cluster of `config.cluster` over `config.nats.url`: the hub's local modules are
  * served and announced, the other nodes' modules imported as `{type: "nats"}` modules, events
@@ -121,6 +141,8 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   let member: ClusterNode | undefined;
   let conn: import('nats').NatsConnection | undefined;
   let retry: NodeJS.Timeout | undefined;
+  /** The attempt to join under way (the first one, or a retry's), for close() to wait for. */
+  let joining: Promise<void> | undefined;
   let dropWindow = { at: 0, n: 0 };
 
   const degraded = (data: Record<string, unknown>) => events.emit('DEGRADED', {}, { component: 'nats', ...data });
@@ -183,6 +205,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       });
       o.runtimes.bind(member);
       await member.start();
+      if (state.closed) throw new Error('closed while joining');
       const wasDown = state.last_error !== undefined;
       state.connected = true;
       state.last_error = undefined;
@@ -195,17 +218,26 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       member = undefined;
       if (nc !== undefined) await nc.close().catch(() => undefined);
       conn = undefined;
+      if (state.closed) return; // close() came while this attempt ran: no retry
       const first = state.last_error === undefined;
       state.last_error = (e as Error).message;
       if (first) {
         log.warn({ error: state.last_error }, 'NATS unreachable; running in-process, retrying');
         degraded({ degraded: true, reason: state.last_error, url: stripCredentials(url) });
       }
-      retry = setTimeout(() => void join(Math.min(backoff * 2, 5000)), backoff);
+      retry = setTimeout(() => void attempt(Math.min(backoff * 2, 5000)), backoff);
       retry.unref();
     }
   };
-  await join(250);
+  const attempt = (backoff: number): Promise<void> => {
+    const p = join(backoff);
+    joining = p;
+    void p.finally(() => {
+      if (joining === p) joining = undefined;
+    });
+    return p;
+  };
+  await attempt(250);
 
   return {
     status() {
@@ -231,8 +263,13 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
     async close() {
       state.closed = true;
       if (retry) clearTimeout(retry);
+      // an attempt under way (a retry) lets go of what it made once it sees the close: draining its
+      // connection meanwhile would wait for ever, as nats.js never settles a drain() that a close()
+      // overtakes (which the attempt's clean-up does)
+      if (joining !== undefined) await within(joining, CLOSE_WAIT_MS);
       await member?.close().catch(() => undefined);
-      await conn?.drain().catch(() => undefined);
+      const nc = conn;
+      if (nc !== undefined && !(await within(nc.drain(), CLOSE_WAIT_MS))) await nc.close().catch(() => undefined);
     },
   };
 }
