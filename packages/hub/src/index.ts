@@ -1,6 +1,7 @@
 export type { Clock } from './clock.js';
 export { systemClock } from './clock.js';
-export type { EventBus, EventCorrelation, EventFilter, EventListener } from './events/event-bus.js';
+export type { EventBus, EventCorrelation, EventFilter, EventListener, JsonEventListener } from './events/event-bus.js';
+export type { EventHead } from './events/event-json.js';
 export type { LocalEventBusOptions } from './events/local-event-bus.js';
 export type { EventBusStats } from './events/local-event-bus.js';
 export { LocalEventBus } from './events/local-event-bus.js';
