@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +22,9 @@ const url = await natsUrlForTests();
 const FIXTURES = fileURLToPath(new URL('../fixtures/modules/', import.meta.url));
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
 const PYWORKER = fileURLToPath(new URL('../../modules/pyworker/module.json', import.meta.url));
+const EVERYTHING = fileURLToPath(
+  new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
+);
 const KEY = 'nats-cluster-test-key-0123456789';
 const cluster = testClusterName('cl');
 const natsConfig = { url: url!, cluster_key: KEY, heartbeat_ms: 200, unhealthy_after_ms: 800 };
@@ -232,6 +238,39 @@ describe.skipIf(!url)('two daemons and module serve processes on one NATS', () =
     expect(again.body.result).toEqual({ n: 2 });
     py.child.kill('SIGTERM');
     expect(await py.stopped).toBe(0);
+  });
+
+  it('serves an MCP server too: the tools it lists reach the daemons, and calls to them answer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'finger-serve-mcp-'));
+    try {
+      const manifest = join(dir, 'module.json');
+      writeFileSync(
+        manifest,
+        JSON.stringify({
+          id: 'mcp.every',
+          name: 'server-everything',
+          version: '1.0.0',
+          kind: 'tool',
+          runtime: { type: 'mcp', transport: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'] },
+          tools: [],
+        }),
+      );
+      const mcp = await serveReplica(manifest, 'mcp.every');
+      replicas.push(mcp);
+      await until(async () => (await nodesOf(a, 'mcp.every')).includes(mcp.node));
+      // the daemon knows the tools the server listed at the host (the manifest names none)
+      const tools = await b.http<{ tools: { id: string }[] }>('GET', '/v1/tools');
+      expect(tools.body.tools.map((t) => t.id)).toEqual(
+        expect.arrayContaining(['mcp.every.echo', 'mcp.every.get-sum']),
+      );
+      const echo = await b.http('POST', '/v1/input', { text: '/hub target=mcp.every.echo {"message":"hi"}' });
+      expect(echo.status).toBe(200);
+      expect(echo.body.result).toEqual({ content: [{ type: 'text', text: 'Echo: hi' }] });
+      mcp.child.kill('SIGTERM');
+      expect(await mcp.stopped).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('module serve drains and exits 0 on SIGTERM; the module disappears from the cluster', async () => {

@@ -27,11 +27,15 @@ export function assertEnvelope(value: unknown): Envelope {
 export function manifestIssues(value: unknown): ValidationIssue[] {
   let issues = checkManifestSchema(value);
   const { id, runtime } = (value ?? {}) as { id?: unknown; runtime?: { type?: unknown } };
-  // `mcp.<name>` fails the plain id pattern on purpose; it is valid for (and only for) MCP servers.
+  // `mcp.<name>` fails the plain id pattern on purpose; it is valid for (and only for) MCP servers:
+  // runtime `mcp`, or `nats` for one another node hosts (as its heartbeats announce it)
   if (typeof id === 'string' && MCP_ID.test(id)) issues = issues.filter((i) => i.path !== '$.id');
   if (id === 'mcp') issues.push({ path: '$.id', message: '"mcp" is reserved (MCP servers are "mcp.<name>")' });
-  else if (typeof id === 'string' && id.startsWith('mcp.') && runtime?.type !== 'mcp')
-    issues.push({ path: '$.id', message: `"${id}": ids "mcp.<name>" are reserved for runtime type mcp` });
+  else if (typeof id === 'string' && id.startsWith('mcp.') && runtime?.type !== 'mcp' && runtime?.type !== 'nats')
+    issues.push({
+      path: '$.id',
+      message: `"${id}": ids "mcp.<name>" are reserved for runtime type mcp (or nats: an MCP server on another node)`,
+    });
   const tools = (value as { tools?: unknown })?.tools;
   if (Array.isArray(tools)) {
     const seen = new Map<string, number>();

@@ -237,7 +237,7 @@ export class ToolRegistry {
       const info = this.byId.get(id)!.info;
       return {
         pref: this.order.get(info.module) ?? Infinity,
-        mcp: info.runtime === 'mcp' ? 1 : 0,
+        mcp: info.runtime === 'mcp' || info.module.startsWith('mcp.') ? 1 : 0, // an MCP server here or on another node
         module: info.module,
       };
     };

@@ -63,10 +63,17 @@ describe('mcpManifest', () => {
     expect(assertManifest(h).runtime).toEqual({ type: 'mcp', transport: 'http', url: 'http://127.0.0.1:9/mcp' });
   });
 
-  it('ids mcp.<name> are reserved for runtime type mcp; "mcp" alone is refused', () => {
+  it('ids mcp.<name> are reserved for runtime type mcp (or nats: hosted elsewhere); "mcp" alone is refused', () => {
     const base = { name: 'x', version: '1.0.0', kind: 'tool', tools: [] };
     expect(manifestIssues({ ...base, id: 'mcp.x', runtime: { type: 'stdio', command: ['x'] } })).toEqual([
-      { path: '$.id', message: '"mcp.x": ids "mcp.<name>" are reserved for runtime type mcp' },
+      {
+        path: '$.id',
+        message: '"mcp.x": ids "mcp.<name>" are reserved for runtime type mcp (or nats: an MCP server on another node)',
+      },
+    ]);
+    expect(manifestIssues({ ...base, id: 'mcp.x', runtime: { type: 'nats' } })).toEqual([]);
+    expect(manifestIssues({ ...base, id: 'mcp', runtime: { type: 'nats' } })).toEqual([
+      { path: '$.id', message: '"mcp" is reserved (MCP servers are "mcp.<name>")' },
     ]);
     expect(
       manifestIssues({ ...base, id: 'mcp', runtime: { type: 'mcp', transport: 'http', url: 'http://x' } }),

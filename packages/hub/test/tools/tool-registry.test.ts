@@ -163,6 +163,18 @@ describe('ToolRegistry', () => {
     expect(hub.tools.get('remote.fetch')?.runtime).toBe('mcp');
   });
 
+  it('ranks an MCP server another node hosts (mcp.<name>, runtime nats) with the MCP runtimes', async () => {
+    const hub = makeHub();
+    await hub.registry.register(manifest('mcp.far', [{ name: 'fetch' }], { runtime: { type: 'nats' } }), {
+      baseDir: '.',
+    });
+    await hub.registry.register(manifest('web', [{ name: 'fetch' }]), { baseDir: '.' });
+    expect(hub.tools.providerChoice('fetch')).toMatchObject({
+      chosen: 'web.fetch',
+      candidates: ['web.fetch', 'mcp.far.fetch'],
+    });
+  });
+
   it('shows a tool its runtime quarantines, read live', async () => {
     const q: Record<string, { reason: string }> = {};
     const hub = makeHub({ quarantined: { m: q } });
