@@ -8,6 +8,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
+import { fitHeartbeat } from './heartbeat-fit.js';
 
 /** Most modules one daemon's heartbeat may announce (a serve host: one). */
 export const MAX_MODULES_PER_NODE = 256;
@@ -82,6 +83,8 @@ export class ClusterRegistry {
   private closed = false;
   /** False while disconnected: heartbeats are skipped rather than buffered by nats.js. */
   private up = true;
+  /** Ids of the modules the last heartbeat left out (heartbeat-fit.ts), comma-joined. */
+  private leftOut = '';
 
   constructor(o: ClusterRegistryOptions) {
     this.o = o;
@@ -108,10 +111,29 @@ export class ClusterRegistry {
     this.timer = this.clock.setInterval(() => this.tick(), this.hbMs);
   }
 
-  /** Publishes a heartbeat now (after a local module changed). */
+  /**
+   * Publishes a heartbeat now (after a local module changed). Manifests that would take it past
+   * the server's `max_payload` are left out, largest first, and named in an error log (once per
+   * change of what is left out).
+   */
   heartbeat(): void {
     const modules = this.o.local().map(announced);
-    this.publish('hb', { node: this.o.auth.node, modules } satisfies Heartbeat);
+    const max = this.o.connection.info?.max_payload;
+    if (max === undefined) {
+      this.publish('hb', { node: this.o.auth.node, modules } satisfies Heartbeat);
+      return;
+    }
+    const fit = fitHeartbeat(this.o.auth.node, modules, max - this.o.auth.lineLength('hb'));
+    const key = fit.leftOut.map((m) => m.id).join(',');
+    if (key !== this.leftOut) {
+      this.leftOut = key;
+      if (fit.leftOut.length > 0)
+        this.logger.error(
+          { left_out: fit.leftOut, max_payload: max },
+          "modules not announced: their manifests do not fit in a heartbeat under the NATS server's max_payload (raise max_payload or serve them from another node)",
+        );
+    }
+    this.publishJson('hb', fit.json);
   }
 
   /** Remote modules by id (a snapshot). */
@@ -173,10 +195,14 @@ export class ClusterRegistry {
   }
 
   private publish(kind: 'hb' | 'hello' | 'bye', data: unknown): void {
+    this.publishJson(kind, JSON.stringify(data));
+  }
+
+  private publishJson(kind: 'hb' | 'hello' | 'bye', json: string): void {
     if (this.closed && kind !== 'bye') return;
     if (!this.up || this.o.connection.isClosed()) return;
     try {
-      this.o.connection.publish(this.subjects.registry(kind), this.o.auth.sealJson(kind, JSON.stringify(data)));
+      this.o.connection.publish(this.subjects.registry(kind), this.o.auth.sealJson(kind, json));
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'registry message not sent');
     }
