@@ -267,5 +267,18 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     );
     const noReply = await doctor('no-reply', PASS);
     expect(noReply.nats.detail).toMatch(/refused subscription to "finger\.[^"]+\.events\.>", .*publish to "_INBOX\./);
+    // what a daemon publishes besides calls: probed with signed messages the nodes do nothing with
+    const running = await startTestDaemon({ config: daemonConfig('daemon', DAEMON_PASS) });
+    try {
+      const noEvents = await doctor('no-events', PASS);
+      expect(noEvents.nats.detail).toMatch(
+        new RegExp(`the daemon's NATS user is refused publish to "finger\\.${cluster}\\.events\\.DEGRADED"$`),
+      );
+      expect((await doctor('daemon', DAEMON_PASS)).nats.status).toBe('ok');
+      const h = (await running.http('GET', '/v1/health')).body;
+      expect(h.nats).toMatchObject({ connected: true, dropped: 0, refused: 0 });
+    } finally {
+      await running.close();
+    }
   });
 });

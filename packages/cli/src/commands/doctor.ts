@@ -62,8 +62,9 @@ async function checkNats(config: DaemonConfig, home: string): Promise<DoctorChec
     return { name: 'nats', status: 'fail', detail: `${shown}: ${(e as Error).message}` };
   }
   const [d, nats] = await Promise.all([import('@finger/daemon'), import('@finger/hub/nats')]);
+  let key: string;
   try {
-    d.clusterKey(config, home); // the daemon refuses to start without it
+    key = d.clusterKey(config, home); // the daemon refuses to start without it
   } catch (e) {
     return { name: 'nats', status: 'fail', detail: `${server}; ${toErrorInfo(e).message}` };
   }
@@ -77,7 +78,9 @@ async function checkNats(config: DaemonConfig, home: string): Promise<DoctorChec
     return { name: 'nats', status: 'fail', detail: `${server}; ${toErrorInfo(e).message}` };
   }
   try {
-    const refused = await nats.natsAccessProblems(nc, config.cluster);
+    // signs its probes of the registry, events and cancel subjects as a node of its own
+    const auth = new nats.WireAuth({ role: 'daemon', node: `finger-doctor-${process.pid}`, cluster_key: key });
+    const refused = await nats.natsAccessProblems(nc, config.cluster, auth);
     if (refused.length > 0)
       return {
         name: 'nats',

@@ -1,17 +1,20 @@
 import { createInbox, type NatsConnection } from 'nats';
 
 import { permissionRefusal, subscribeChecked } from '../transport/nats-subscribe.js';
-import { clusterSubjects } from '../transport/nats-wire.js';
+import { clusterSubjects, type WireAuth } from '../transport/nats-wire.js';
 
 /**
  * What the NATS server refuses a daemon of `cluster` on connection `nc`, as lines such as
  * `subscription to "finger.prod.registry.*"`; empty when it may do all it needs. Subscribes (and
  * unsubscribes) to the subjects a daemon listens on — the registry, the events, the cancels, a
  * module's call subject in its queue group, a reply inbox — and publishes one empty message to
- * a call subject nobody serves and one to its own inbox, so no node receives anything; used by
+ * a call subject nobody serves and one to its own inbox, so no node receives anything. Given the
+ * cluster's `auth` (a daemon's, signing as a node of its own), it also publishes what daemons
+ * publish besides calls, each a signed message the nodes take and do nothing with: a registry
+ * `bye` of a node that announced nothing, an empty events batch, a cancel of no call. Used by
  * `myfinger doctor`.
  */
-export async function natsAccessProblems(nc: NatsConnection, cluster: string): Promise<string[]> {
+export async function natsAccessProblems(nc: NatsConnection, cluster: string, auth?: WireAuth): Promise<string[]> {
   const s = clusterSubjects(cluster);
   const refusedPublishes: string[] = [];
   const status = nc.status();
@@ -36,6 +39,11 @@ export async function natsAccessProblems(nc: NatsConnection, cluster: string): P
   }));
   nc.publish(s.call(probe));
   nc.publish(`${inbox}.probe`);
+  if (auth !== undefined) {
+    nc.publish(s.registry('bye'), auth.sealJson('bye', JSON.stringify({ node: auth.node })));
+    nc.publish(s.event('DEGRADED'), auth.sealJson('events', '', false));
+    nc.publish(s.cancel, auth.sealJson('cancel', JSON.stringify({ id: probe, reason: 'doctor probe' })));
+  }
   await nc.flush();
   await new Promise((r) => setImmediate(r)); // the status events of the refusals reach the loop above
   const refusedSubs: string[] = [];
