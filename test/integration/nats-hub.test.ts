@@ -204,9 +204,12 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     a.hub.events.subscribe({ types: ['HALTED'] }, (e) => objects.push(e));
     a.hub.events.subscribeJson({ types: ['HALTED'] }, (json) => lines.push(json));
     const good = JSON.stringify({ id: 'good-1', type: 'HALTED', ts: new Date().toISOString(), data: {} });
-    // not JSON; a second id after the head's (JSON.parse keeps the last): neither is the event its head
-    // names, and neither takes the id good-1 from the real event after it
-    const body = ['{"id":"bad-1","type":"HALTED",oops}', good.replace('"ts"', '"id":"bad-3","ts"'), good].join('\n');
+    // not JSON; a second id after the head's (JSON.parse keeps the last): neither is the event its head names
+    const body = [
+      '{"id":"bad-1","type":"HALTED",oops}',
+      good.replace('good-1', 'bad-2').replace('"ts"', '"id":"bad-3","ts"'),
+      good,
+    ].join('\n');
     const peer = await connectNats({ url: url! });
     cleanup.push(() => peer.drain());
     const auth = new WireAuth({ role: 'daemon', node: 'peer', cluster_key: KEY });

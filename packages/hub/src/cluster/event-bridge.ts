@@ -198,9 +198,10 @@ export class NatsEventBridge {
       this.o.onDropped?.({ reason: `event ${h.type} from a serve process`, subject, node });
       return;
     }
-    // a line known by its head is remembered once it proved to be that event (a line that is not
-    // must not take the id of the real one)
-    if (e !== undefined ? !this.seen.add(h.id) : this.seen.has(h.id)) {
+    // the id is taken before the line is known to be that event (a line that turns out not to be
+    // takes it as well: only a daemon can sign one, and a daemon could as well send a real event
+    // of that id)
+    if (!this.seen.add(h.id)) {
       this.counters.duplicates++;
       return;
     }
@@ -216,7 +217,6 @@ export class NatsEventBridge {
       this.o.onDropped?.({ reason: 'invalid event', subject, node });
       return;
     }
-    if (e === undefined) this.seen.add(h.id);
     this.counters.received++;
   }
 

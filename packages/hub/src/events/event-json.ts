@@ -1,4 +1,4 @@
-import { type EventType, type FingerEvent, isEventType } from '@finger/protocol';
+import { EVENT_TYPES, type EventType, type FingerEvent, isEventType } from '@finger/protocol';
 
 /**
  * The JSON of events: written once when an event is emitted (field by field, {@link encodeEvent}),
@@ -110,9 +110,15 @@ export function readEventHead(line: string): EventHead | undefined {
   const typeStart = idEnd + TYPE_KEY.length;
   const typeEnd = line.indexOf('"', typeStart);
   if (typeEnd < 0 || line.charCodeAt(typeEnd + 1) !== 0x2c) return undefined;
-  const type = line.slice(typeStart, typeEnd);
-  if (!isEventType(type)) return undefined;
+  const type = knownType(line, typeStart, typeEnd - typeStart);
+  if (type === undefined) return undefined;
   return { id: line.slice(ID_START.length, idEnd), type };
+}
+
+/** The event type spelled at `line[start, start + length)` (the constant itself, no new string), if any. */
+function knownType(line: string, start: number, length: number): EventType | undefined {
+  for (const t of EVENT_TYPES) if (t.length === length && line.startsWith(t, start)) return t;
+  return undefined;
 }
 
 /**
