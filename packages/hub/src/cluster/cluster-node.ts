@@ -57,6 +57,8 @@ export class ClusterNode {
   private readonly unserves = new Map<string, Unserve>();
   private stopListening: (() => void) | undefined;
   private closed = false;
+  /** The cluster changes being applied, one after the other. */
+  private changes: Promise<void> = Promise.resolve();
 
   constructor(o: ClusterNodeOptions) {
     this.o = o;
@@ -74,7 +76,12 @@ export class ClusterNode {
       ...common,
       clock,
       local: () => this.localManifests(),
-      onChange: (c) => void this.onClusterChange(c),
+      // one change at a time: an import still registering when its module changes or goes
+      onChange: (c) => {
+        this.changes = this.changes
+          .then(() => this.onClusterChange(c))
+          .catch((e: unknown) => this.logger.warn({ error: toErrorInfo(e) }, 'cluster change not applied'));
+      },
       ...(o.onDropped ? { onDropped: o.onDropped } : {}),
       ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
       ...(o.unhealthy_after_ms !== undefined ? { unhealthy_after_ms: o.unhealthy_after_ms } : {}),
@@ -190,20 +197,24 @@ export class ClusterNode {
   private async onClusterChange(c: ClusterChange): Promise<void> {
     if (!this.o.importRemote || this.closed) return;
     const reg = this.o.hub.registry;
-    if (c.type === 'up') {
-      // announced by serve hosts only: their claims about the tools may raise the risk, never lower it
-      const byServeOnly = [...c.module.nodes.values()].every((n) => n.role === 'serve');
-      const m = byServeOnly ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
-      if (reg.get(m.id) !== undefined) return; // a local module of the same id wins
-      const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
-      try {
-        await reg.register({ ...m, health: { interval_ms: interval, timeout_ms: interval } }, { baseDir: '.' });
-      } catch (e) {
-        this.logger.warn({ module: m.id, error: toErrorInfo(e) }, 'remote module not imported');
-      }
-    } else {
-      const info = reg.get(c.module_id);
-      if (info?.runtime === 'nats') await reg.unregister(c.module_id).catch(() => undefined);
+    if (c.type === 'gone') {
+      if (reg.get(c.module_id)?.runtime === 'nats') await reg.unregister(c.module_id).catch(() => undefined);
+      return;
+    }
+    // announced by serve hosts only: their claims about the tools may raise the risk, never lower it
+    const byServeOnly = [...c.module.nodes.values()].every((n) => n.role === 'serve');
+    const m = byServeOnly ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
+    const known = reg.get(m.id);
+    if (known !== undefined) {
+      if (c.type === 'up' || known.runtime !== 'nats') return; // a local module of the same id wins
+      // another version: imported anew with its manifest (its tools, their metadata)
+      await reg.unregister(m.id).catch(() => undefined);
+    }
+    const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
+    try {
+      await reg.register({ ...m, health: { interval_ms: interval, timeout_ms: interval } }, { baseDir: '.' });
+    } catch (e) {
+      this.logger.warn({ module: m.id, error: toErrorInfo(e) }, 'remote module not imported');
     }
   }
 }

@@ -31,9 +31,22 @@ export interface RemoteModule {
   nodes: Map<string, ModuleLocation>;
 }
 
-/** What the registry tells its owner. */
+/**
+ * What the registry tells its owner. `changed`: the module's manifest is now another — the one
+ * the node that announced it last began announcing (a new version rolled out, or rolled back
+ * when that node left).
+ */
 export type ClusterChange =
-  { type: 'up'; module: RemoteModule } | { type: 'gone'; module_id: string; manifest: ModuleManifest };
+  | { type: 'up'; module: RemoteModule }
+  | { type: 'changed'; module: RemoteModule }
+  | { type: 'gone'; module_id: string; manifest: ModuleManifest };
+
+/** One node's announcement of a module: its manifest's JSON, and since when it announces that. */
+interface Announcement {
+  json: string;
+  manifest: ModuleManifest;
+  since: number;
+}
 
 /** Options of {@link ClusterRegistry}. */
 export interface ClusterRegistryOptions {
@@ -78,6 +91,8 @@ export class ClusterRegistry {
   private readonly unhealthyMs: number;
   private readonly forgetMs: number;
   private readonly modules = new Map<string, RemoteModule>();
+  /** Per remote module, what each of its nodes announces (a manifest checked once per change). */
+  private readonly announced = new Map<string, Map<string, Announcement>>();
   private sub: Subscription | undefined;
   private timer: unknown;
   private closed = false;
@@ -184,13 +199,13 @@ export class ClusterRegistry {
     this.heartbeat();
     const now = this.clock.now();
     for (const [id, m] of this.modules) {
-      for (const [node, loc] of m.nodes) if (now - loc.last_seen >= this.forgetMs) m.nodes.delete(node);
-      if (m.nodes.size === 0) this.gone(id, m);
+      for (const [node, loc] of m.nodes) if (now - loc.last_seen >= this.forgetMs) this.leave(id, m, node);
     }
   }
 
   private gone(id: string, m: RemoteModule): void {
     this.modules.delete(id);
+    this.announced.delete(id);
     this.o.onChange?.({ type: 'gone', module_id: id, manifest: m.manifest });
   }
 
@@ -220,10 +235,7 @@ export class ClusterRegistry {
       return;
     }
     if (check.kind === 'bye') {
-      for (const [id, m] of this.modules) {
-        m.nodes.delete(check.node);
-        if (m.nodes.size === 0) this.gone(id, m);
-      }
+      for (const [id, m] of this.modules) if (m.nodes.has(check.node)) this.leave(id, m, check.node);
       return;
     }
     if (check.kind !== 'hb') return;
@@ -246,11 +258,14 @@ export class ClusterRegistry {
         node: check.node,
       });
     for (const manifest of hb.modules.slice(0, limit)) {
-      if (manifestIssues(manifest).length > 0 || manifest.runtime?.type !== 'nats') {
+      const id = (manifest as { id?: unknown } | null)?.id;
+      const json = JSON.stringify(manifest);
+      const before = typeof id === 'string' ? this.announced.get(id)?.get(check.node) : undefined;
+      // checked when a node first announces it, or announces another: not at every heartbeat
+      if (before?.json !== json && (manifestIssues(manifest).length > 0 || manifest.runtime?.type !== 'nats')) {
         this.o.onDropped?.({ reason: 'invalid manifest in heartbeat', subject: msg.subject, node: check.node });
         continue;
       }
-      listed.add(manifest.id);
       let m = this.modules.get(manifest.id);
       const isNew = m === undefined;
       if (m === undefined) {
@@ -260,15 +275,34 @@ export class ClusterRegistry {
         }
         m = { manifest, nodes: new Map() };
         this.modules.set(manifest.id, m);
+        this.announced.set(manifest.id, new Map());
       }
+      listed.add(manifest.id);
       m.nodes.set(check.node, { node: check.node, role: check.role, last_seen: now, healthy: true });
+      if (before?.json !== json) this.announced.get(manifest.id)!.set(check.node, { json, manifest, since: now });
       if (isNew) this.o.onChange?.({ type: 'up', module: m });
+      else if (before?.json !== json) this.adopt(manifest.id, m);
     }
     // modules this node no longer serves
-    for (const [id, m] of this.modules) {
-      if (listed.has(id) || !m.nodes.delete(check.node)) continue;
-      if (m.nodes.size === 0) this.gone(id, m);
-    }
+    for (const [id, m] of this.modules) if (!listed.has(id) && m.nodes.has(check.node)) this.leave(id, m, check.node);
+  }
+
+  /** `node` no longer serves module `id`: the module is gone with its last node, or may go back to an older manifest. */
+  private leave(id: string, m: RemoteModule, node: string): void {
+    m.nodes.delete(node);
+    this.announced.get(id)?.delete(node);
+    if (m.nodes.size === 0) this.gone(id, m);
+    else this.adopt(id, m);
+  }
+
+  /** Makes the manifest of the node that began announcing its own last the module's, telling the owner when that is another. */
+  private adopt(id: string, m: RemoteModule): void {
+    let newest: Announcement | undefined;
+    for (const a of this.announced.get(id)?.values() ?? [])
+      if (newest === undefined || a.since >= newest.since) newest = a;
+    if (newest === undefined || newest.manifest === m.manifest || newest.json === JSON.stringify(m.manifest)) return;
+    m.manifest = newest.manifest;
+    this.o.onChange?.({ type: 'changed', module: m });
   }
 }
 

@@ -1,0 +1,125 @@
+// A module whose manifest changes while it is served (a new version rolled out node by node, or a
+// node that announces another manifest): daemons take the manifest of the node that began
+// announcing its own last, and go back when that node leaves.
+import { connect, type NatsConnection } from 'nats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
+import {
+  type ClusterChange,
+  ClusterNode,
+  ClusterRegistry,
+  type DroppedMessage,
+  runtimeSwitch,
+  WireAuth,
+} from '@finger/hub/nats';
+import type { ModuleManifest } from '@finger/protocol';
+import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+const url = await natsUrlForTests();
+const KEY = 'manifest-versions-test-key-0123456789';
+
+const versioned = (version: string, tools: string[]): ModuleManifest => ({
+  id: 'versioned',
+  name: 'versioned',
+  version,
+  kind: 'tool',
+  runtime: { type: 'nats' },
+  tools: tools.map((name) => ({ name, description: `${name} of ${version}` })),
+});
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function conn(): Promise<NatsConnection> {
+  const nc = await connect({ servers: url!, noAsyncTraces: true });
+  cleanup.push(() => nc.drain());
+  return nc;
+}
+
+/** Publishes what node `node` announces (a daemon's signed heartbeat), or its bye. */
+async function announce(nc: NatsConnection, cluster: string, node: string, modules: unknown[] | 'bye') {
+  const auth = new WireAuth({ role: 'daemon', node, cluster_key: KEY });
+  const kind = modules === 'bye' ? 'bye' : 'hb';
+  const body = modules === 'bye' ? { node } : { node, modules };
+  nc.publish(`finger.${cluster}.registry.${kind}`, auth.sealJson(kind, JSON.stringify(body)));
+  await nc.flush();
+}
+
+const until = async (fn: () => boolean, what: string) => {
+  for (let i = 0; i < 300 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
+  if (!fn()) throw new Error(`not in time: ${what}`);
+};
+
+describe.skipIf(!url)('remote manifests that change', () => {
+  it('the registry takes the newest node’s manifest, and goes back when that node leaves', async () => {
+    const cluster = testClusterName('ver');
+    const nc = await conn();
+    // what each change said when it came (the module object itself goes on changing)
+    const changes: string[] = [];
+    const said = (c: ClusterChange) => (c.type === 'gone' ? 'gone' : `${c.type} ${c.module.manifest.version}`);
+    const dropped: DroppedMessage[] = [];
+    const r = new ClusterRegistry({
+      connection: await conn(),
+      cluster,
+      auth: new WireAuth({ role: 'daemon', node: 'watcher', cluster_key: KEY }),
+      local: () => [],
+      onChange: (c) => changes.push(said(c)),
+      onDropped: (d) => dropped.push(d),
+      heartbeat_ms: 60_000,
+    });
+    await r.start();
+    cleanup.push(() => r.close());
+    const v1 = versioned('1.0.0', ['a']);
+    const v2 = versioned('2.0.0', ['a', 'b']);
+    await announce(nc, cluster, 'n1', [v1]);
+    await until(() => changes.length === 1, 'up');
+    await announce(nc, cluster, 'n1', [v1]); // the same again: nothing to tell
+    await announce(nc, cluster, 'n2', [v2]); // a node with the new version
+    await until(() => changes.length === 2, 'changed to 2');
+    await announce(nc, cluster, 'n1', [v1]); // the older node goes on with the old one: no flip back
+    await announce(nc, cluster, 'n2', [v2]);
+    await announce(nc, cluster, 'n2', 'bye'); // the new version's node leaves
+    await until(() => changes.length === 3, 'back to 1');
+    await announce(nc, cluster, 'n1', [versioned('1.1.0', ['a'])]); // a node announcing another manifest
+    await until(() => changes.length === 4, 'changed to 1.1');
+    await announce(nc, cluster, 'n1', [{ ...v1, kind: 'not-a-kind' }]); // an invalid one: dropped, kept
+    await until(() => dropped.length === 1, 'dropped');
+    await announce(nc, cluster, 'n1', []);
+    await until(() => changes.length === 5, 'gone');
+    expect(changes).toEqual(['up 1.0.0', 'changed 2.0.0', 'changed 1.0.0', 'changed 1.1.0', 'gone']);
+    expect(dropped).toEqual([expect.objectContaining({ reason: 'invalid manifest in heartbeat', node: 'n1' })]);
+  });
+
+  it('a daemon imports the new version: its tools are the new manifest’s', async () => {
+    const cluster = testClusterName('ver');
+    const rs = runtimeSwitch(createRuntime);
+    const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
+    cleanup.push(() => hub.close(0));
+    const node = new ClusterNode({
+      hub,
+      connection: await conn(),
+      cluster,
+      auth: new WireAuth({ role: 'daemon', node: 'importer', cluster_key: KEY }),
+      importRemote: true,
+      bridgeEvents: false,
+      heartbeat_ms: 60_000,
+    });
+    rs.bind(node);
+    await node.start();
+    cleanup.push(() => node.close());
+    const nc = await conn();
+    const tools = () => (hub.registry.get('versioned')?.tools ?? []).map((t) => t.name).join(',');
+    await announce(nc, cluster, 'n1', [versioned('1.0.0', ['a'])]);
+    await until(() => tools() === 'a', 'v1 imported');
+    await announce(nc, cluster, 'n2', [versioned('2.0.0', ['a', 'b'])]);
+    await until(() => tools() === 'a,b', 'v2 imported');
+    expect(hub.registry.get('versioned')).toMatchObject({ version: '2.0.0', runtime: 'nats' });
+    expect(hub.tools.get('versioned.b')?.description).toBe('b of 2.0.0');
+    await announce(nc, cluster, 'n2', 'bye');
+    await until(() => tools() === 'a', 'back to v1');
+    expect(hub.tools.get('versioned.b')).toBeUndefined();
+  });
+});
