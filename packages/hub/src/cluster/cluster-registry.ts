@@ -79,6 +79,8 @@ interface Heartbeat {
  * silent for `unhealthy_after_ms` makes its modules unhealthy there; after `forget_after_ms` it is
  * dropped, and a module with no node left is `gone`. Soft state rebuilt within one heartbeat, so
  * no JetStream is needed. Heartbeats failing authentication or manifest validation are dropped.
+ * Nodes of one module may announce different manifests (a version rolled out node by node): the
+ * module's is that of the node that began announcing its own last (`changed` when that moves).
  * Runtime details (commands, env, entry paths) are never announced: manifests go out with
  * runtime `{type: "nats"}`.
  */
