@@ -11,6 +11,7 @@ import {
   ClusterRegistry,
   type DroppedMessage,
   runtimeSwitch,
+  serveKeyOf,
   WireAuth,
 } from '@finger/hub/nats';
 import type { ModuleManifest } from '@finger/protocol';
@@ -39,9 +40,18 @@ async function conn(): Promise<NatsConnection> {
   return nc;
 }
 
-/** Publishes what node `node` announces (a daemon's signed heartbeat), or its bye. */
-async function announce(nc: NatsConnection, cluster: string, node: string, modules: unknown[] | 'bye') {
-  const auth = new WireAuth({ role: 'daemon', node, cluster_key: KEY });
+/** Publishes what node `node` announces (a daemon's signed heartbeat, or a serve host's), or its bye. */
+async function announce(
+  nc: NatsConnection,
+  cluster: string,
+  node: string,
+  modules: unknown[] | 'bye',
+  role: 'daemon' | 'serve' = 'daemon',
+) {
+  const auth =
+    role === 'serve'
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
+      : new WireAuth({ role, node, cluster_key: KEY });
   const kind = modules === 'bye' ? 'bye' : 'hb';
   const body = modules === 'bye' ? { node } : { node, modules };
   nc.publish(`finger.${cluster}.registry.${kind}`, auth.sealJson(kind, JSON.stringify(body)));
@@ -91,6 +101,36 @@ describe.skipIf(!url)('remote manifests that change', () => {
     await until(() => changes.length === 5, 'gone');
     expect(changes).toEqual(['up 1.0.0', 'changed 2.0.0', 'changed 1.0.0', 'changed 1.1.0', 'gone']);
     expect(dropped).toEqual([expect.objectContaining({ reason: 'invalid manifest in heartbeat', node: 'n1' })]);
+  });
+
+  it('a daemon’s manifest is used before a serve host’s, however late the serve host came', async () => {
+    const cluster = testClusterName('ver');
+    const nc = await conn();
+    const changes: string[] = [];
+    const r = new ClusterRegistry({
+      connection: await conn(),
+      cluster,
+      auth: new WireAuth({ role: 'daemon', node: 'watcher', cluster_key: KEY }),
+      local: () => [],
+      onChange: (c) =>
+        changes.push(c.type === 'gone' ? 'gone' : `${c.type} ${c.module.manifest.version} ${c.module.announced_by}`),
+      heartbeat_ms: 60_000,
+    });
+    await r.start();
+    cleanup.push(() => r.close());
+    // a serve host claiming its tool needs nobody's approval
+    const claim = {
+      ...versioned('9.0.0', ['a']),
+      tools: [{ name: 'a', description: 'harmless', permission: 'AUTO', risk_level: 'low' }],
+    };
+    await announce(nc, cluster, 'd1', [versioned('1.0.0', ['a'])]);
+    await until(() => changes.length === 1, 'up');
+    await announce(nc, cluster, 's1', [claim], 'serve');
+    await announce(nc, cluster, 'd1', 'bye');
+    await until(() => changes.length === 2, 'the serve host’s, now alone');
+    await announce(nc, cluster, 'd2', [versioned('3.0.0', ['a'])]);
+    await until(() => changes.length === 3, 'a daemon again');
+    expect(changes).toEqual(['up 1.0.0 daemon', 'changed 9.0.0 serve', 'changed 3.0.0 daemon']);
   });
 
   it('a daemon imports the new version: its tools are the new manifest’s', async () => {

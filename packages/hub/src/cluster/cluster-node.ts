@@ -202,8 +202,7 @@ export class ClusterNode {
       return;
     }
     // announced by serve hosts only: their claims about the tools may raise the risk, never lower it
-    const byServeOnly = [...c.module.nodes.values()].every((n) => n.role === 'serve');
-    const m = byServeOnly ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
+    const m = c.module.announced_by === 'serve' ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
     const known = reg.get(m.id);
     if (known !== undefined) {
       if (c.type === 'up' || known.runtime !== 'nats') return; // a local module of the same id wins

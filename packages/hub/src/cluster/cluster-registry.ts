@@ -28,6 +28,8 @@ export interface ModuleLocation {
 export interface RemoteModule {
   /** The announced manifest, runtime replaced by `{type: "nats"}`. */
   manifest: ModuleManifest;
+  /** Who announced that manifest: a daemon, or only `module serve` hosts (whose claims are not trusted). */
+  announced_by: 'daemon' | 'serve';
   nodes: Map<string, ModuleLocation>;
 }
 
@@ -45,6 +47,7 @@ export type ClusterChange =
 interface Announcement {
   json: string;
   manifest: ModuleManifest;
+  role: 'daemon' | 'serve';
   since: number;
 }
 
@@ -80,7 +83,8 @@ interface Heartbeat {
  * dropped, and a module with no node left is `gone`. Soft state rebuilt within one heartbeat, so
  * no JetStream is needed. Heartbeats failing authentication or manifest validation are dropped.
  * Nodes of one module may announce different manifests (a version rolled out node by node): the
- * module's is that of the node that began announcing its own last (`changed` when that moves).
+ * module's is that of the node that began announcing its own last, a daemon's before any serve
+ * host's (`changed` when that moves).
  * Runtime details (commands, env, entry paths) are never announced: manifests go out with
  * runtime `{type: "nats"}`.
  */
@@ -275,13 +279,14 @@ export class ClusterRegistry {
           this.o.onDropped?.({ reason: 'remote module limit reached', subject: msg.subject, node: check.node });
           continue;
         }
-        m = { manifest, nodes: new Map() };
+        m = { manifest, announced_by: check.role, nodes: new Map() };
         this.modules.set(manifest.id, m);
         this.announced.set(manifest.id, new Map());
       }
       listed.add(manifest.id);
       m.nodes.set(check.node, { node: check.node, role: check.role, last_seen: now, healthy: true });
-      if (before?.json !== json) this.announced.get(manifest.id)!.set(check.node, { json, manifest, since: now });
+      if (before?.json !== json)
+        this.announced.get(manifest.id)!.set(check.node, { json, manifest, role: check.role, since: now });
       if (isNew) this.o.onChange?.({ type: 'up', module: m });
       else if (before?.json !== json) this.adopt(manifest.id, m);
     }
@@ -299,13 +304,27 @@ export class ClusterRegistry {
 
   /** Makes the manifest of the node that began announcing its own last the module's, telling the owner when that is another. */
   private adopt(id: string, m: RemoteModule): void {
-    let newest: Announcement | undefined;
-    for (const a of this.announced.get(id)?.values() ?? [])
-      if (newest === undefined || a.since >= newest.since) newest = a;
-    if (newest === undefined || newest.manifest === m.manifest || newest.json === JSON.stringify(m.manifest)) return;
-    m.manifest = newest.manifest;
+    let best: Announcement | undefined;
+    for (const a of this.announced.get(id)?.values() ?? []) if (best === undefined || preferred(a, best)) best = a;
+    if (
+      best === undefined ||
+      (best.role === m.announced_by && (best.manifest === m.manifest || best.json === JSON.stringify(m.manifest)))
+    )
+      return;
+    m.manifest = best.manifest;
+    m.announced_by = best.role;
     this.o.onChange?.({ type: 'changed', module: m });
   }
+}
+
+/**
+ * Whether announcement `a` is to be used over `b`: a daemon's over a serve host's (daemons hold
+ * the cluster key; a serve host's claims about its tools are not trusted), then the one its node
+ * began announcing later.
+ */
+function preferred(a: Announcement, b: Announcement): boolean {
+  if (a.role !== b.role) return a.role === 'daemon';
+  return a.since >= b.since;
 }
 
 /** A manifest as announced: runtime details replaced by `{type: "nats"}`. */
