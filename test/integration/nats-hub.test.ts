@@ -258,6 +258,22 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     expect(a.node.bridge!.stats()).toMatchObject({ sent: 1, received: 1 });
   });
 
+  it('imports a remote module once the local module of its id that won over it is unregistered', async () => {
+    const cluster = testClusterName('hub');
+    const b = await member(cluster, 'b', { probe: true });
+    const a = await member(cluster, 'a', { probe: true });
+    await until(() => b.node.registry.get('remote-probe')?.nodes.has('a'));
+    await until(() => a.node.registry.get('remote-probe')?.nodes.has('b'));
+    expect(a.node.placement('remote-probe')).toEqual({ location: 'local', nodes: [] });
+    await a.hub.registry.unregister('remote-probe');
+    await until(() => a.hub.registry.get('remote-probe')?.runtime === 'nats' && a.hub.tools.get('remote-probe.where'));
+    expect(a.node.placement('remote-probe')).toMatchObject({ location: 'remote', nodes: [{ node: 'b' }] });
+    const r = (await a.hub.request({ target: 'remote-probe.where', payload: { n: 1 }, source: human })) as {
+      echo: unknown;
+    };
+    expect(r.echo).toEqual({ n: 1 });
+  });
+
   it('marks a remote module unhealthy when its heartbeats stop', async () => {
     const cluster = testClusterName('hub');
     const b = await member(cluster, 'b', { probe: true });

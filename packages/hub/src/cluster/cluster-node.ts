@@ -76,12 +76,7 @@ export class ClusterNode {
       ...common,
       clock,
       local: () => this.localManifests(),
-      // one change at a time: an import still registering when its module changes or goes
-      onChange: (c) => {
-        this.changes = this.changes
-          .then(() => this.onClusterChange(c))
-          .catch((e: unknown) => this.logger.warn({ error: toErrorInfo(e) }, 'cluster change not applied'));
-      },
+      onChange: (c) => this.apply(c),
       ...(o.onDropped ? { onDropped: o.onDropped } : {}),
       ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
       ...(o.unhealthy_after_ms !== undefined ? { unhealthy_after_ms: o.unhealthy_after_ms } : {}),
@@ -105,11 +100,22 @@ export class ClusterNode {
 
   /** Serves the local modules, starts the registry and the event bridge. */
   async start(): Promise<void> {
-    this.stopListening = this.o.hub.registry.onChange((change) => {
+    const stopServing = this.o.hub.registry.onChange((change) => {
       if (change.module.runtime === 'nats') return;
       if (change.type === 'registered') void this.serveLocal(change.module.id).then(() => this.registry.heartbeat());
       else void this.unserveLocal(change.module.id).then(() => this.registry.heartbeat());
     });
+    // a local module that won over a remote one of its id is gone (unregistered, drained): the
+    // remote one is imported now — no other node would announce it anew
+    const stopImporting = this.o.hub.events.subscribe({ types: ['MODULE_UNREGISTERED'] }, (e) => {
+      const remote = this.registry.get(e.target);
+      if (remote !== undefined && this.o.hub.registry.get(e.target) === undefined)
+        this.apply({ type: 'up', module: remote });
+    });
+    this.stopListening = () => {
+      stopServing();
+      stopImporting();
+    };
     // a `module serve` process exists to serve its module: failing to (e.g. NATS refused the
     // subscription) fails its start; a daemon logs it and keeps its other modules and the cluster
     const strict = this.o.auth.role === 'serve';
@@ -192,6 +198,13 @@ export class ClusterNode {
       channel.onCancel(link);
       return p;
     };
+  }
+
+  /** Applies a change of the cluster's modules after those before it (an import may still be registering when its module changes or goes). */
+  private apply(c: ClusterChange): void {
+    this.changes = this.changes
+      .then(() => this.onClusterChange(c))
+      .catch((e: unknown) => this.logger.warn({ error: toErrorInfo(e) }, 'cluster change not applied'));
   }
 
   private async onClusterChange(c: ClusterChange): Promise<void> {

@@ -162,6 +162,11 @@ export class ClusterRegistry {
     return [...this.modules.values()];
   }
 
+  /** The remote module `id`, if some node announces it. */
+  get(id: string): RemoteModule | undefined {
+    return this.modules.get(id);
+  }
+
   /** Where a remote module runs, with per-node health (empty when unknown). */
   locations(module_id: string): ModuleLocation[] {
     const m = this.modules.get(module_id);
