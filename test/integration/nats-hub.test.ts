@@ -258,7 +258,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     expect(a.node.bridge!.stats()).toMatchObject({ sent: 1, received: 1 });
   });
 
-  it('imports a remote module once the local module of its id that won over it is unregistered', async () => {
+  it('imports a remote module once the local module of its id that won over it is unregistered, and back', async () => {
     const cluster = testClusterName('hub');
     const b = await member(cluster, 'b', { probe: true });
     const a = await member(cluster, 'a', { probe: true });
@@ -272,6 +272,11 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
       echo: unknown;
     };
     expect(r.echo).toEqual({ n: 1 });
+    // and a local module of the id takes the place of the imported one again
+    await a.hub.registry.loadFile(PROBE);
+    expect(a.node.placement('remote-probe')).toEqual({ location: 'local', nodes: [] });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(a.hub.registry.get('remote-probe')?.runtime).toBe('inprocess');
   });
 
   it('marks a remote module unhealthy when its heartbeats stop', async () => {

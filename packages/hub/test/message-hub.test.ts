@@ -331,6 +331,17 @@ describe('MessageHub registry and lifecycle', () => {
     );
   });
 
+  it('lets a local module take the place of one imported from the cluster, never the other way', async () => {
+    const hub = makeHub({ x: { tools: { t: () => 'local' } } });
+    const imported = manifest('x', [{ name: 't' }], { runtime: { type: 'nats' } });
+    await hub.registry.register(imported, { baseDir: '.' });
+    await hub.registry.register(manifest('x', [{ name: 't' }]), { baseDir: '.' });
+    expect(hub.registry.get('x')?.runtime).toBe('inprocess');
+    expect(await hub.request({ target: 'x.t', payload: {}, source: human })).toBe('local');
+    expect((await rejectionOf(hub.registry.register(imported, { baseDir: '.' }))).code).toBe('E_CONFLICT');
+    expect(hub.registry.get('x')?.runtime).toBe('inprocess');
+  });
+
   it('runs interceptors in order and lets one stop the call', async () => {
     const hub = makeHub({ e: { tools: { t: (a) => a } } });
     await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });

@@ -100,14 +100,20 @@ export class ClusterNode {
 
   /** Serves the local modules, starts the registry and the event bridge. */
   async start(): Promise<void> {
+    /** Local modules being unregistered (a remote one of the id may be imported once they are gone). */
+    const leaving = new Set<string>();
     const stopServing = this.o.hub.registry.onChange((change) => {
       if (change.module.runtime === 'nats') return;
       if (change.type === 'registered') void this.serveLocal(change.module.id).then(() => this.registry.heartbeat());
-      else void this.unserveLocal(change.module.id).then(() => this.registry.heartbeat());
+      else {
+        leaving.add(change.module.id);
+        void this.unserveLocal(change.module.id).then(() => this.registry.heartbeat());
+      }
     });
     // a local module that won over a remote one of its id is gone (unregistered, drained): the
     // remote one is imported now — no other node would announce it anew
     const stopImporting = this.o.hub.events.subscribe({ types: ['MODULE_UNREGISTERED'] }, (e) => {
+      if (!leaving.delete(e.target)) return;
       const remote = this.registry.get(e.target);
       if (remote !== undefined && this.o.hub.registry.get(e.target) === undefined)
         this.apply({ type: 'up', module: remote });

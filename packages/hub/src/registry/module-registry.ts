@@ -140,6 +140,10 @@ export class ModuleRegistry {
     if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'registry is closed');
     const m: ModuleManifest = assertManifest(manifest, opts.file);
     const checks = compileToolSchemas(m, opts.file); // a schema that does not compile refuses the manifest
+    const held = this.entries.get(m.id);
+    // a module imported from the cluster gives way to a local one of its id (calls in flight finish)
+    if (held?.manifest.runtime.type === 'nats' && m.runtime.type !== 'nats' && held.status !== 'draining')
+      await this.unregister(m.id);
     if (this.entries.has(m.id))
       throw new FingerError('E_CONFLICT', `module "${m.id}" is already registered`, { id: m.id });
     const log = this.o.logger.child({ module: m.id });
