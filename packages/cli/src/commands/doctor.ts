@@ -17,6 +17,10 @@ export interface DoctorCheck {
 
 const TIMEOUT_MS = 2000;
 
+/** What a daemon of a NATS cluster without Redis keeps to itself (operations.md, "Redis: shared state"). */
+const CLUSTER_WITHOUT_REDIS =
+  'redis.url not set: with NATS alone each daemon keeps its own halt and lockouts, budgets, idempotency records, UserPolicy and session approvals (set redis.url to share them)';
+
 /**
  * Opens a TCP connection to the first host of `url`, optionally writes `send`, and resolves with
  * the first bytes received (or '' when the server sent nothing before `timeout_ms`). Rejects when
@@ -164,7 +168,9 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
       : ({ name: 'nats', status: 'skip', detail: 'nats.url not set' } as const),
     config?.redis.url
       ? checkRedis(config.redis.url)
-      : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
+      : config?.nats.url
+        ? ({ name: 'redis', status: 'warn', detail: CLUSTER_WITHOUT_REDIS } as const)
+        : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
     config ? checkLlm(config.llm) : ({ name: 'llm', status: 'skip', detail: 'no valid config' } as const),
   ]);
   checks.push(daemon, nats, redis, llm);
