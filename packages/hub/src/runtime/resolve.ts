@@ -7,7 +7,8 @@ import { StdioRuntime } from './stdio.js';
 
 /**
  * Picks the runtime for a module by `manifest.runtime.type` (not started yet; call start()).
- * Throws E_INVALID_MANIFEST for a type this build cannot run (`nats` for now).
+ * Throws E_INVALID_MANIFEST for a type it cannot run: `nats` names a module another node serves,
+ * which only a hub in a cluster can reach (`runtimeSwitch` of @finger/hub/nats).
  */
 export function createRuntime(opts: RuntimeOptions): ModuleRuntime {
   const type = opts.manifest.runtime.type;
@@ -19,7 +20,10 @@ export function createRuntime(opts: RuntimeOptions): ModuleRuntime {
     case 'mcp':
       return new McpRuntime(opts);
     default: {
-      const message = `runtime type "${type}" is not available in this build`;
+      const message =
+        type === 'nats'
+          ? 'runtime type "nats" names a module another node of a cluster serves: it can be imported by a daemon in that cluster, not run or served here (use inprocess, stdio or mcp)'
+          : `runtime type "${type}" is not available in this build`;
       throw new FingerError('E_INVALID_MANIFEST', message, { issues: [{ path: '$.runtime.type', message }] });
     }
   }
