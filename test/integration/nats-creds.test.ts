@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,12 +12,11 @@ import {
   natsServerBinary,
   type NatsServerChild,
   startConfiguredNats,
-  startTestDaemon,
   testClusterName,
   type TestDaemon,
 } from '@finger/testkit';
 
-import { serveProbe, untilListed, untilServing } from './remote-probe-helpers.js';
+import { callProbe, serveProbe, startClusterDaemon, untilListed, untilServing } from './remote-probe-helpers.js';
 
 // nats-server in operator (decentralized JWT) mode: an operator, an account and its users made
 // here with nkeys, the JWTs signed as the NATS JWT v2 format says, the account preloaded into a
@@ -75,17 +74,14 @@ describe.skipIf(bin === undefined)('NATS decentralized auth: .creds files', () =
   const children: CliChild[] = [];
   const daemons: TestDaemon[] = [];
 
+  /** A daemon logging in with `credsName` of the test's files (copied to its home's config/). */
   const daemon = (credsName: string) =>
-    startTestDaemon({
-      config: {
-        nats: { url, cluster_key: KEY, creds_file: `config/${credsName}`, heartbeat_ms: 200, unhealthy_after_ms: 800 },
-        cluster,
-        modules: { builtin: false, paths: [] },
-      },
-      prepareHome: async (home) => {
-        mkdirSync(join(home, 'config'), { recursive: true });
-        copyFileSync(join(dir, credsName), join(home, 'config', credsName));
-      },
+    startClusterDaemon({
+      url,
+      cluster,
+      clusterKey: KEY,
+      nats: { creds_file: `config/${credsName}` },
+      files: [join(dir, credsName)],
     }).then((d) => {
       daemons.push(d);
       return d;
@@ -133,8 +129,7 @@ resolver_preload: {
     children.push(host);
     await untilServing(host);
     await untilListed(d);
-    const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=3000 {"n":3}' });
-    expect(r.body).toMatchObject({ status: 'succeeded', result: { echo: { n: 3 }, pid: host.pid } });
+    expect(await callProbe(d, 3)).toMatchObject({ status: 'succeeded', result: { echo: { n: 3 }, pid: host.pid } });
   });
 
   it('leaves a daemon whose user belongs to an unknown account degraded, with the server saying why', async () => {

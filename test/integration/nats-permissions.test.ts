@@ -19,7 +19,7 @@ import {
   waitFor,
 } from '@finger/testkit';
 
-import { serveProbe, untilListed, untilServing } from './remote-probe-helpers.js';
+import { callProbe, serveProbe, untilListed, untilServing } from './remote-probe-helpers.js';
 
 // A private nats-server with users and permissions (the shared one on 4222 has no auth): the
 // least-privilege permissions docs/operations.md gives for a `module serve` host are enough.
@@ -103,10 +103,10 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     expect(host.err()).toBe('');
     await untilListed(daemon!);
     for (let i = 0; i < 3; i++) {
-      const r = await daemon!.http('POST', '/v1/input', {
-        text: `/hub target=remote-probe.where timeout=3000 {"n":${i}}`,
+      expect(await callProbe(daemon!, i)).toMatchObject({
+        status: 'succeeded',
+        result: { echo: { n: i }, pid: host.pid },
       });
-      expect(r.body).toMatchObject({ status: 'succeeded', result: { echo: { n: i }, pid: host.pid } });
     }
     // the server refused nothing the host did (a permissions violation reaches the host as an error)
     expect(host.err()).toBe('');
@@ -144,8 +144,7 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     children.push(host);
     await untilServing(host);
     await untilListed(daemon!);
-    const r = await daemon!.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=800 {"n":1}' });
-    expect(r.body).toMatchObject({ error: { code: 'E_TIMEOUT' } });
+    expect(await callProbe(daemon!, 1, 800)).toMatchObject({ error: { code: 'E_TIMEOUT' } });
     await waitFor('the refusal on stderr', async () =>
       /error: NATS refused to publish to "_INBOX\./.test(host.err()) ? true : undefined,
     );
@@ -153,41 +152,37 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
     await host.done;
   });
 
-  it('fails a call at once with E_FORBIDDEN when the daemon may not receive replies on its inbox', async () => {
+  /**
+   * A call of the probe (served by a least-privilege host) from a daemon logged in as `user`: the
+   * response body. Its 20 s deadline is what a refusal the daemon did not act on would wait out.
+   */
+  const callAs = async (user: string, n: number) => {
     const host = serve(['--nats', url, '--nkey-seed', seedFile], {});
     children.push(host);
-    const d = await startTestDaemon({ config: daemonConfig('no-inbox', PASS) });
+    const d = await startTestDaemon({ config: daemonConfig(user, PASS) });
     try {
       await untilListed(d);
-      // without the refusal this call would wait out its 20 s deadline
-      const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=20000 {"n":2}' });
-      expect(r.body).toMatchObject({ error: { code: 'E_FORBIDDEN' } });
-      expect(r.body.error.message).toMatch(/^NATS refused the subscription to "_INBOX\./);
+      return await callProbe(d, n, 20_000);
     } finally {
       await d.close();
       host.kill('SIGTERM');
       await host.done;
     }
+  };
+
+  it('fails a call at once with E_FORBIDDEN when the daemon may not receive replies on its inbox', async () => {
+    const body = await callAs('no-inbox', 2);
+    expect(body).toMatchObject({ error: { code: 'E_FORBIDDEN' } });
+    expect(body.error.message).toMatch(/^NATS refused the subscription to "_INBOX\./);
   });
 
   it('fails a call at once with E_FORBIDDEN when the daemon may not publish calls to the module', async () => {
-    const host = serve(['--nats', url, '--nkey-seed', seedFile], {});
-    children.push(host);
-    const d = await startTestDaemon({ config: daemonConfig('no-call', PASS) });
-    try {
-      await untilListed(d);
-      const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=20000 {"n":4}' });
-      expect(r.body).toMatchObject({
-        error: {
-          code: 'E_FORBIDDEN',
-          message: `NATS refused to publish the call to "finger.${cluster}.call.remote-probe"`,
-        },
-      });
-    } finally {
-      await d.close();
-      host.kill('SIGTERM');
-      await host.done;
-    }
+    expect(await callAs('no-call', 4)).toMatchObject({
+      error: {
+        code: 'E_FORBIDDEN',
+        message: `NATS refused to publish the call to "finger.${cluster}.call.remote-probe"`,
+      },
+    });
   });
 
   it('counts what NATS refuses a running daemon in /v1/health, degraded while it keeps happening', async () => {

@@ -16,7 +16,7 @@ import {
   type TestDaemon,
 } from '@finger/testkit';
 
-import { untilListed, untilServing } from './remote-probe-helpers.js';
+import { callProbe, untilListed, untilServing } from './remote-probe-helpers.js';
 
 // What a `module serve` host announces of its tools cannot make the daemon's firewall hold them
 // less: a host claiming its tool is harmless is imported at the firewall's defaults.
@@ -108,7 +108,9 @@ describe.skipIf(!url)('tools announced by a serve host', () => {
     });
     expect(pick('remote-probe.runs')).toMatchObject({ risk_level: 'critical', permission: 'APPROVE' });
     // the module still answers
-    const r = await daemon.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=3000 {"n":1}' });
-    expect(r.body).toMatchObject({ status: 'succeeded', result: { echo: { n: 1 }, pid: host.pid } });
+    expect(await callProbe(daemon, 1)).toMatchObject({
+      status: 'succeeded',
+      result: { echo: { n: 1 }, pid: host.pid },
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,12 +11,11 @@ import {
   natsServerBinary,
   type NatsServerChild,
   startConfiguredNats,
-  startTestDaemon,
   testClusterName,
   type TestDaemon,
 } from '@finger/testkit';
 
-import { serveProbe, untilListed, untilServing } from './remote-probe-helpers.js';
+import { callProbe, serveProbe, startClusterDaemon, untilListed, untilServing } from './remote-probe-helpers.js';
 
 // A private nats-server that requires TLS with client certificates (mutual TLS), its CA and
 // certificates made here with openssl: the daemon's `nats.tls` config and `module serve --tls-*`.
@@ -71,16 +70,12 @@ describe.skipIf(openssl === undefined)('NATS over TLS with client certificates',
 
   /** A daemon whose home has the certificates in config/ and `tls` naming the given ones. */
   const daemon = (tls: Record<string, string>) =>
-    startTestDaemon({
-      config: {
-        nats: { url, cluster_key: KEY, tls, heartbeat_ms: 200, unhealthy_after_ms: 800 },
-        cluster,
-        modules: { builtin: false, paths: [] },
-      },
-      prepareHome: async (home) => {
-        mkdirSync(join(home, 'config'), { recursive: true });
-        for (const f of ['ca.pem', 'client.pem', 'client.key']) copyFileSync(join(dir, f), join(home, 'config', f));
-      },
+    startClusterDaemon({
+      url,
+      cluster,
+      clusterKey: KEY,
+      nats: { tls },
+      files: ['ca.pem', 'client.pem', 'client.key'].map((f) => join(dir, f)),
     }).then((d) => {
       daemons.push(d);
       return d;
@@ -125,8 +120,7 @@ describe.skipIf(openssl === undefined)('NATS over TLS with client certificates',
     children.push(host);
     await untilServing(host);
     await untilListed(d);
-    const r = await d.http('POST', '/v1/input', { text: '/hub target=remote-probe.where timeout=3000 {"n":7}' });
-    expect(r.body).toMatchObject({ status: 'succeeded', result: { echo: { n: 7 }, pid: host.pid } });
+    expect(await callProbe(d, 7)).toMatchObject({ status: 'succeeded', result: { echo: { n: 7 }, pid: host.pid } });
   });
 
   it('leaves a daemon without a client certificate, or without the CA, degraded and out of the cluster', async () => {

@@ -1,9 +1,12 @@
-// The remote-probe fixture served by a `myfinger module serve` child, and waiting for a daemon to
-// list it: shared by the NATS suites that run a serve host against a private server.
+// The remote-probe fixture served by a `myfinger module serve` child, a daemon of the cluster, and
+// waiting for the daemon to list the module and calling it: shared by the NATS suites that run a
+// serve host against a private server.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { serveKeyOf } from '@finger/hub/nats';
-import { type CliChild, startCli, type TestDaemon, waitFor } from '@finger/testkit';
+import { type CliChild, startCli, startTestDaemon, type TestDaemon, waitFor } from '@finger/testkit';
 
 /** The remote-probe module.json (tools `where`, `whoami`, `slow`, …). */
 export const REMOTE_PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
@@ -35,4 +38,36 @@ export function untilListed(d: TestDaemon, id = 'remote-probe'): Promise<true> {
       ? true
       : undefined,
   );
+}
+
+/**
+ * A daemon of `cluster` on `url` (cluster key `clusterKey`, heartbeat 200 ms, no modules of its
+ * own) with `nats` added to its NATS config, and `files` copied into its home's `config/` (config
+ * paths such as `config/client.pem` name them there).
+ */
+export function startClusterDaemon(o: {
+  url: string;
+  cluster: string;
+  clusterKey: string;
+  nats?: Record<string, unknown>;
+  files?: string[];
+}): Promise<TestDaemon> {
+  return startTestDaemon({
+    config: {
+      nats: { url: o.url, cluster_key: o.clusterKey, heartbeat_ms: 200, unhealthy_after_ms: 800, ...o.nats },
+      cluster: o.cluster,
+      modules: { builtin: false, paths: [] },
+    },
+    prepareHome: async (home) => {
+      mkdirSync(join(home, 'config'), { recursive: true });
+      for (const f of o.files ?? []) copyFileSync(f, join(home, 'config', basename(f)));
+    },
+  });
+}
+
+/** A person's `/hub` call of `remote-probe.where` with payload `{"n": n}` on daemon `d`: the response body. */
+export async function callProbe(d: TestDaemon, n: number, timeout_ms = 3000) {
+  return (
+    await d.http('POST', '/v1/input', { text: `/hub target=remote-probe.where timeout=${timeout_ms} {"n":${n}}` })
+  ).body;
 }

@@ -6,7 +6,14 @@ import { resolve } from 'node:path';
 import type { Logger as PinoLogger } from 'pino';
 
 import type { RuntimeOptions } from '@finger/hub';
-import { type Clock, createRuntime, type LocalEventBus, type MessageHub, type ModuleRuntime } from '@finger/hub';
+import {
+  type Clock,
+  createRuntime,
+  type LocalEventBus,
+  type MessageHub,
+  type ModuleRuntime,
+  withoutCredentials,
+} from '@finger/hub';
 import type { ClusterNode, DroppedMessage, ModulePlacement } from '@finger/hub/nats';
 import { FingerError } from '@finger/protocol';
 
@@ -92,8 +99,6 @@ export function clusterKey(config: DaemonConfig, home: string): string {
   );
 }
 
-const stripCredentials = (url: string) => url.replace(/\/\/[^@/]*@/g, '//');
-
 /** Longest close() waits for a join under way, and for the connection to drain. */
 const CLOSE_WAIT_MS = 3000;
 
@@ -169,12 +174,12 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
         state.connected = false;
         state.last_error = 'disconnected';
         log.warn('NATS disconnected; remote modules unavailable until it returns');
-        degraded({ degraded: true, reason: 'NATS disconnected', url: stripCredentials(url) });
+        degraded({ degraded: true, reason: 'NATS disconnected', url: withoutCredentials(url) });
       } else if (s.type === 'reconnect' && !state.connected) {
         state.connected = true;
         state.last_error = undefined;
         log.info('NATS reconnected');
-        degraded({ degraded: false, reason: 'NATS reconnected', url: stripCredentials(url) });
+        degraded({ degraded: false, reason: 'NATS reconnected', url: withoutCredentials(url) });
       }
     }
   };
@@ -209,7 +214,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       const wasDown = state.last_error !== undefined;
       state.connected = true;
       state.last_error = undefined;
-      if (wasDown) degraded({ degraded: false, reason: 'NATS reachable', url: stripCredentials(url) });
+      if (wasDown) degraded({ degraded: false, reason: 'NATS reachable', url: withoutCredentials(url) });
       void watch(nc);
       log.info({ cluster: config.cluster }, 'joined the cluster');
     } catch (e) {
@@ -223,7 +228,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       state.last_error = (e as Error).message;
       if (first) {
         log.warn({ error: state.last_error }, 'NATS unreachable; running in-process, retrying');
-        degraded({ degraded: true, reason: state.last_error, url: stripCredentials(url) });
+        degraded({ degraded: true, reason: state.last_error, url: withoutCredentials(url) });
       }
       retry = setTimeout(() => void attempt(Math.min(backoff * 2, 5000)), backoff);
       retry.unref();
@@ -244,7 +249,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       const s: ClusterStatus = {
         cluster: config.cluster,
         node,
-        url: stripCredentials(url),
+        url: withoutCredentials(url),
         connected: state.connected,
         remote_modules: member?.registry.list().length ?? 0,
         dropped: state.dropped,

@@ -70,3 +70,4 @@ export { ToolRegistry } from './tools/tool-registry.js';
 export type { InProcessTransportOptions } from './transport/in-process.js';
 export { InProcessTransport, moduleOf } from './transport/in-process.js';
 export type { RequestHooks, ServerChannel, Transport, TransportHandler, Unserve } from './transport/transport.js';
+export { withoutCredentials } from './url-credentials.js';

@@ -55,6 +55,7 @@ export function probeTcp(url: string, send?: string, timeout_ms = TIMEOUT_MS): P
  */
 async function checkNats(config: DaemonConfig, home: string): Promise<DoctorCheck> {
   const url = config.nats.url!;
+  const { withoutCredentials } = await import('@finger/hub');
   const shown = withoutCredentials(url);
   let server: string;
   try {
@@ -97,13 +98,9 @@ async function checkNats(config: DaemonConfig, home: string): Promise<DoctorChec
   }
 }
 
-/** `url` without the `user:password@` part, for output. */
-export function withoutCredentials(url: string): string {
-  return url.replace(/\/\/[^@/]*@/g, '//');
-}
-
 /** Redis: a connection with the URL's credentials (and TLS for `rediss://`), then PING. */
 async function checkRedis(url: string): Promise<DoctorCheck> {
+  const { withoutCredentials } = await import('@finger/hub');
   const shown = withoutCredentials(url);
   try {
     const { pingRedis } = await import('@finger/hub/redis');

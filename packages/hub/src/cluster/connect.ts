@@ -4,6 +4,8 @@ import { connect, credsAuthenticator, type NatsConnection, nkeyAuthenticator } f
 
 import { FingerError } from '@finger/protocol';
 
+import { withoutCredentials } from '../url-credentials.js';
+
 /** How to reach and authenticate to NATS (daemon config `nats`, `module serve` flags). */
 export interface NatsConnectOptions {
   url: string;
@@ -75,7 +77,7 @@ export async function connectNats(o: NatsConnectOptions): Promise<NatsConnection
     });
   } catch (e) {
     // a `user:password@` in the URL stays out of the message (it reaches logs, /v1/health, doctor)
-    const url = o.url.replace(/\/\/[^@/]*@/g, '//');
+    const url = withoutCredentials(o.url);
     throw new FingerError('E_STORE_UNAVAILABLE', `cannot connect to NATS at ${url}: ${(e as Error).message}`, {
       url,
     });
