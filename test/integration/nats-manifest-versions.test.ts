@@ -164,5 +164,10 @@ describe.skipIf(!url)('remote manifests that change', () => {
     await announce(nc, cluster, 'n2', 'bye');
     await until(() => tools() === 'a', 'back to v1');
     expect(hub.tools.get('versioned.b')).toBeUndefined();
+    // a manifest that flips faster than it is imported ends as the last one announced
+    for (let i = 1; i <= 30; i++)
+      await announce(nc, cluster, 'n1', [versioned(`1.${i}.0`, i % 2 ? ['a', 'c'] : ['a'])]);
+    await until(() => hub.registry.get('versioned')?.version === '1.30.0', 'the last version');
+    expect(tools()).toBe('a');
   });
 });

@@ -59,6 +59,8 @@ export class ClusterNode {
   private closed = false;
   /** The cluster changes being applied, one after the other. */
   private changes: Promise<void> = Promise.resolve();
+  /** The newest change of each module not applied yet (at most one per module: the queue is bounded). */
+  private readonly waiting = new Map<string, ClusterChange>();
 
   constructor(o: ClusterNodeOptions) {
     this.o = o;
@@ -206,10 +208,23 @@ export class ClusterNode {
     };
   }
 
-  /** Applies a change of the cluster's modules after those before it (an import may still be registering when its module changes or goes). */
+  /**
+   * Applies a change of the cluster's modules after those before it (an import may still be
+   * registering, or draining, when its module changes or goes). A change of a module whose last
+   * one still waits replaces it: a module whose manifest flips faster than it can be imported
+   * queues one change, not one per heartbeat.
+   */
   private apply(c: ClusterChange): void {
+    const id = c.type === 'gone' ? c.module_id : c.module.manifest.id;
+    const queued = this.waiting.has(id);
+    this.waiting.set(id, c);
+    if (queued) return;
     this.changes = this.changes
-      .then(() => this.onClusterChange(c))
+      .then(() => {
+        const latest = this.waiting.get(id)!;
+        this.waiting.delete(id);
+        return this.onClusterChange(latest);
+      })
       .catch((e: unknown) => this.logger.warn({ error: toErrorInfo(e) }, 'cluster change not applied'));
   }
 
@@ -224,8 +239,9 @@ export class ClusterNode {
     const m = c.module.announced_by === 'serve' ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
     const known = reg.get(m.id);
     if (known !== undefined) {
-      if (c.type === 'up' || known.runtime !== 'nats') return; // a local module of the same id wins
-      // another version: imported anew with its manifest (its tools, their metadata)
+      if (known.runtime !== 'nats') return; // a local module of the same id wins
+      // imported already (another version, or a 'gone' a newer change replaced): imported anew
+      // with this manifest (its tools, their metadata)
       await reg.unregister(m.id).catch(() => undefined);
     }
     const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
