@@ -136,10 +136,17 @@ describe.skipIf(!url)('remote manifests that change', () => {
     expect(changes).toEqual(['up 1.0.0 daemon', 'changed 9.0.0 serve', 'changed 3.0.0 daemon']);
   });
 
-  it('a daemon imports the new version: its tools are the new manifest’s', async () => {
+  it('a daemon imports the new version in place: its tools are the new manifest’s, and the module never goes missing', async () => {
     const cluster = testClusterName('ver');
     const rs = runtimeSwitch(createRuntime);
-    const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
+    const events = new LocalEventBus();
+    const moduleEvents: string[] = [];
+    events.subscribe({ types: ['MODULE_REGISTERED', 'MODULE_UNREGISTERED'] }, (e) =>
+      moduleEvents.push(
+        e.type === 'MODULE_REGISTERED' ? `${String(e.data.previous_version ?? '-')}>${String(e.data.version)}` : 'gone',
+      ),
+    );
+    const hub = new MessageHub({ createRuntime: rs.create, events });
     cleanup.push(() => hub.close(0));
     const node = new ClusterNode({
       hub,
@@ -169,5 +176,9 @@ describe.skipIf(!url)('remote manifests that change', () => {
       await announce(nc, cluster, 'n1', [versioned(`1.${i}.0`, i % 2 ? ['a', 'c'] : ['a'])]);
     await until(() => hub.registry.get('versioned')?.version === '1.30.0', 'the last version');
     expect(tools()).toBe('a');
+    // each new manifest was taken in place: the module was never unregistered, so no call found it missing
+    expect(moduleEvents.slice(0, 3)).toEqual(['->1.0.0', '1.0.0>2.0.0', '2.0.0>1.0.0']);
+    expect(moduleEvents).not.toContain('gone');
+    expect(moduleEvents.at(-1)).toMatch(/^1\.\d+\.0>1\.30\.0$/);
   });
 });

@@ -237,16 +237,24 @@ export class ClusterNode {
     }
     // announced by serve hosts only: their claims about the tools may raise the risk, never lower it
     const m = c.module.announced_by === 'serve' ? distrustServeAnnounced(c.module.manifest) : c.module.manifest;
+    const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
+    const imported = { ...m, health: { interval_ms: interval, timeout_ms: interval } };
     const known = reg.get(m.id);
     if (known !== undefined) {
       if (known.runtime !== 'nats') return; // a local module of the same id wins
-      // imported already (another version, or a 'gone' a newer change replaced): imported anew
-      // with this manifest (its tools, their metadata)
+      // imported already (another version, or a 'gone' a newer change replaced): takes this
+      // manifest (its tools, their metadata) in place, with no moment in which the module is missing
+      try {
+        reg.update(imported);
+        return;
+      } catch (e) {
+        // an invalid manifest, or an import being unregistered: imported anew (or not at all)
+        this.logger.debug({ module: m.id, error: toErrorInfo(e) }, 'remote module not updated in place');
+      }
       await reg.unregister(m.id).catch(() => undefined);
     }
-    const interval = Math.max(100, Math.floor((this.o.unhealthy_after_ms ?? 6000) / 3));
     try {
-      await reg.register({ ...m, health: { interval_ms: interval, timeout_ms: interval } }, { baseDir: '.' });
+      await reg.register(imported, { baseDir: '.' });
     } catch (e) {
       this.logger.warn({ module: m.id, error: toErrorInfo(e) }, 'remote module not imported');
     }

@@ -42,7 +42,8 @@ export interface Waiter {
 
 /** The registry's live record of one module (shared with the hub's dispatch path). */
 export interface ModuleEntry {
-  readonly manifest: ModuleManifest;
+  /** Replaced by the runtime's discovered tools at start, and by `update()` for a module imported from the cluster. */
+  manifest: ModuleManifest;
   readonly id: string;
   readonly baseDir: string;
   readonly source: 'static' | 'dynamic';
@@ -50,8 +51,8 @@ export interface ModuleEntry {
   readonly runtime: ModuleRuntime;
   /** The runtime again when it forwards whole envelopes (a module hosted elsewhere): the hub's calls go to it directly. */
   readonly forwarder: ForwardingRuntime | undefined;
-  readonly concurrency: number;
-  readonly maxQueue: number;
+  concurrency: number;
+  maxQueue: number;
   status: ModuleInfo['status'];
   healthy: boolean;
   inflight: number;

@@ -180,7 +180,7 @@ export class ModuleRegistry {
       await runtime.start();
       // Runtime-discovered tools (MCP tools/list) replace the manifest's.
       const tools = runtime.describeTools?.();
-      if (tools !== undefined) (entry as { manifest: ModuleManifest }).manifest = { ...m, tools };
+      if (tools !== undefined) entry.manifest = { ...m, tools };
       const handler = entry.forwarder
         ? createForwardHandler(entry.forwarder)
         : createModuleHandler(m.id, runtime, this.o.nested);
@@ -207,6 +207,55 @@ export class ModuleRegistry {
       },
     );
     log.info({ tools: entry.manifest.tools.length, runtime: m.runtime.type }, 'module registered');
+    return toModuleInfo(entry);
+  }
+
+  /**
+   * Gives a module imported from the cluster (runtime `nats` on both sides) a new manifest in
+   * place — a new version rolled out on the nodes that serve it. Its runtime, its serving and
+   * its calls in flight (which finish with the tool they resolved) stay; its targets switch to
+   * the new tools in one step, so no call finds the module missing, as one would between an
+   * unregister and a register. The change is announced as `unregistered` then `registered` to
+   * the change listeners, and as MODULE_REGISTERED with `previous_version`. Rejects with
+   * E_INVALID_MANIFEST (every issue listed), E_NOT_FOUND (not registered, or draining) or
+   * E_CONFLICT (still starting, or not a module imported from the cluster).
+   */
+  update(manifest: unknown): ModuleInfo {
+    if (this.closed) throw new FingerError('E_PROVIDER_CLOSED', 'registry is closed');
+    const m: ModuleManifest = assertManifest(manifest);
+    const checks = compileToolSchemas(m);
+    const entry = this.entries.get(m.id);
+    if (entry === undefined || entry.status === 'draining')
+      throw new FingerError('E_NOT_FOUND', `module "${m.id}" is not registered`, { id: m.id });
+    if (entry.status === 'starting')
+      throw new FingerError('E_CONFLICT', `module "${m.id}" is still starting`, { id: m.id });
+    if (entry.manifest.runtime.type !== 'nats' || m.runtime.type !== 'nats')
+      throw new FingerError('E_CONFLICT', `only a module imported from the cluster is updated in place ("${m.id}")`, {
+        id: m.id,
+      });
+    const previous = entry.manifest.version;
+    this.unindex(entry);
+    this.notify({ type: 'unregistered', module: toModuleInfo(entry) });
+    this.stopHealth(entry);
+    entry.manifest = m;
+    entry.concurrency = m.concurrency ?? this.o.default_concurrency;
+    entry.maxQueue = Math.max(1024, entry.concurrency * 64);
+    this.index(entry, checks);
+    this.notify({ type: 'registered', module: toModuleInfo(entry) });
+    this.startHealth(entry);
+    this.o.events.emit(
+      'MODULE_REGISTERED',
+      { target: m.id },
+      {
+        id: m.id,
+        version: m.version,
+        runtime: m.runtime.type,
+        tools: m.tools.map((t) => t.name),
+        source: entry.source,
+        previous_version: previous,
+      },
+    );
+    this.o.logger.info({ module: m.id, version: m.version, previous_version: previous }, 'module updated');
     return toModuleInfo(entry);
   }
 

@@ -6,48 +6,12 @@ import { FingerError } from '@finger/protocol';
 import { requestEnvelope } from '@finger/testkit';
 
 import { MessageHub, type ModuleRuntime, type RuntimeOptions, silentLogger } from '../../src/index.js';
-import type { ForwardingRuntime } from '../../src/registry/forward-handler.js';
 import { NatsRuntime } from '../../src/runtime/nats.js';
 import { NatsTransport } from '../../src/transport/nats.js';
 import { WireAuth } from '../../src/transport/nats-wire.js';
 import type { ReplySink } from '../../src/transport/reply-sink.js';
+import { FakeRemote } from '../fixtures/fake-remote.js';
 import { human, manifest, rejectionOf, until } from '../helpers.js';
-
-/** One forwarded request as the fake remote saw it, and how to answer it. */
-interface Sent {
-  request: Envelope;
-  sink: ReplySink;
-  cancels: string[];
-  reply(payload: unknown, error?: { code: string; message: string }): void;
-}
-
-/** A module hosted "elsewhere": forward() records the request and lets the test answer it. */
-class FakeRemote implements ForwardingRuntime {
-  readonly type = 'nats';
-  readonly sent: Sent[] = [];
-  invoked = 0;
-  async start(): Promise<void> {}
-  forward(request: Envelope, sink: ReplySink): void {
-    const s: Sent = {
-      request,
-      sink,
-      cancels: [],
-      reply: (payload, error) =>
-        sink.onReply({ ...request, id: 'r1', kind: 'reply', payload, ...(error ? { error } : {}) }),
-    };
-    sink.canceller = { cancel: (reason) => s.cancels.push(reason) };
-    this.sent.push(s);
-  }
-  invoke(): Promise<unknown> {
-    this.invoked++;
-    return Promise.reject(new Error('a forwarding runtime is not invoked'));
-  }
-  cancel(): void {}
-  async health() {
-    return { ok: true };
-  }
-  async close(): Promise<void> {}
-}
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
