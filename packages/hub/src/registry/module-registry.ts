@@ -192,20 +192,7 @@ export class ModuleRegistry {
       throw e;
     }
     entry.status = 'ready';
-    this.index(entry, checks);
-    this.notify({ type: 'registered', module: toModuleInfo(entry) });
-    this.startHealth(entry);
-    this.o.events.emit(
-      'MODULE_REGISTERED',
-      { target: m.id },
-      {
-        id: m.id,
-        version: m.version,
-        runtime: m.runtime.type,
-        tools: entry.manifest.tools.map((t) => t.name),
-        source: entry.source,
-      },
-    );
+    this.publish(entry, checks);
     log.info({ tools: entry.manifest.tools.length, runtime: m.runtime.type }, 'module registered');
     return toModuleInfo(entry);
   }
@@ -240,21 +227,7 @@ export class ModuleRegistry {
     entry.manifest = m;
     entry.concurrency = m.concurrency ?? this.o.default_concurrency;
     entry.maxQueue = Math.max(1024, entry.concurrency * 64);
-    this.index(entry, checks);
-    this.notify({ type: 'registered', module: toModuleInfo(entry) });
-    this.startHealth(entry);
-    this.o.events.emit(
-      'MODULE_REGISTERED',
-      { target: m.id },
-      {
-        id: m.id,
-        version: m.version,
-        runtime: m.runtime.type,
-        tools: m.tools.map((t) => t.name),
-        source: entry.source,
-        previous_version: previous,
-      },
-    );
+    this.publish(entry, checks, { previous_version: previous });
     this.o.logger.info({ module: m.id, version: m.version, previous_version: previous }, 'module updated');
     return toModuleInfo(entry);
   }
@@ -376,6 +349,26 @@ export class ModuleRegistry {
     this.entries.clear();
     this.targets.clear();
     this.ambiguous.clear();
+  }
+
+  /** Makes a ready entry's targets resolve, tells the listeners, starts its health checks, emits MODULE_REGISTERED. */
+  private publish(entry: ModuleEntry, checks: Map<ToolSpec, ToolChecks>, extra: Record<string, unknown> = {}): void {
+    const m = entry.manifest;
+    this.index(entry, checks);
+    this.notify({ type: 'registered', module: toModuleInfo(entry) });
+    this.startHealth(entry);
+    this.o.events.emit(
+      'MODULE_REGISTERED',
+      { target: m.id },
+      {
+        id: m.id,
+        version: m.version,
+        runtime: m.runtime.type,
+        tools: m.tools.map((t) => t.name),
+        source: entry.source,
+        ...extra,
+      },
+    );
   }
 
   private index(entry: ModuleEntry, compiled: Map<ToolSpec, ToolChecks>): void {
