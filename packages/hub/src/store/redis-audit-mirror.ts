@@ -54,7 +54,8 @@ export class RedisAuditMirror {
         this.logger.warn({ max_queue: this.max_queue }, 'audit mirror dropping entries');
     }
     this.queue.push(JSON.stringify(entry));
-    this.flushing ??= Promise.resolve().then(() => this.flush());
+    // while a retry waits, it sends what was queued meanwhile (one attempt at a time)
+    if (this.retryTimer === undefined) this.kick();
   }
 
   /** Counters since start. */
@@ -70,8 +71,19 @@ export class RedisAuditMirror {
   /** Writes what it can (one attempt), then stops. The connection is shared; its owner closes it. */
   async close(): Promise<void> {
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.kick();
     await this.drain();
     this.closed = true;
+  }
+
+  /**
+   * Starts a flush unless one runs. `flushing` is set before the flush begins (on a microtask)
+   * and cleared when it ends, so it never holds a flush that already ended.
+   */
+  private kick(): void {
+    if (this.flushing !== undefined || this.closed) return;
+    this.flushing = Promise.resolve().then(() => this.flush());
   }
 
   private async flush(): Promise<void> {
@@ -88,10 +100,10 @@ export class RedisAuditMirror {
     } catch (e) {
       this.counters.failed_batches++;
       this.logger.debug({ err: (e as Error).message }, 'audit mirror batch failed; retrying');
-      if (!this.closed) {
+      if (!this.closed && this.retryTimer === undefined) {
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
-          this.flushing ??= this.flush();
+          this.kick();
         }, 500);
         this.retryTimer.unref();
       }
