@@ -106,6 +106,19 @@ describe.skipIf(!url)('RedisSafetyStore: budgets, lockouts, breakers shared by t
     }
   });
 
+  it('re-reads the lockouts every period: a set or a clear whose notice was lost is seen within one', async () => {
+    const lockout = { cause: 'halt' as const, reason: 'lost notice', by: 'human:root', at: '2026-11-26T00:00:00Z' };
+    const conn = t.connect();
+    await conn.ready(5000);
+    // written on the server with no notice (a daemon that set it during an outage, heard by nobody)
+    await conn.client.hset(`${t.prefix}safety:lockouts`, '', JSON.stringify(lockout));
+    await until(() => seenB.some((c) => c.type === 'lockout_set'), 'B to re-read the lockouts', 10_000);
+    expect(seenB.find((c) => c.type === 'lockout_set')).toEqual({ type: 'lockout_set', lockout });
+    await conn.client.hdel(`${t.prefix}safety:lockouts`, '');
+    await until(() => seenA.some((c) => c.type === 'lockout_cleared'), 'A to see the clear', 10_000);
+    expect(seenA.filter((c) => c.type !== 'lockout_set')).toEqual([{ type: 'lockout_cleared', by: 'redis' }]);
+  });
+
   it('tells a store that missed messages during an outage what changed (re-read on reconnect)', async () => {
     const lockout = { cause: 'manual' as const, reason: 'maintenance', by: 'human:root', at: '2026-11-22T00:00:00Z' };
     // a write on the server that B never heard of (as if published while B was disconnected)

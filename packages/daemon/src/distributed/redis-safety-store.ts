@@ -34,6 +34,11 @@ export class RedisSafetyStore implements SafetyStateStore {
   private readonly unsent = new Map<string, LockoutRecord>();
   private unsubscribe: (() => void) | undefined;
   private retry: NodeJS.Timeout | undefined;
+  private periodic: NodeJS.Timeout | undefined;
+  /** The re-read running now: one at a time. */
+  private syncing: Promise<void> | undefined;
+  /** Counts notices from other daemons: a re-read that one overtook is done again, not trusted. */
+  private heard = 0;
   private offReconnect: (() => void) | undefined;
   private closed = false;
 
@@ -42,14 +47,25 @@ export class RedisSafetyStore implements SafetyStateStore {
     private readonly logger?: Logger,
   ) {}
 
-  /** Subscribes to the change channel (bounded wait when Redis is down: it subscribes on reconnect). */
-  static async open(kv: RedisKv, logger?: Logger): Promise<RedisSafetyStore> {
+  /**
+   * Subscribes to the change channel (bounded wait when Redis is down: it subscribes on
+   * reconnect) and re-reads the lockouts every `resync_ms` (default 2000; 0 = only on reconnect):
+   * pub/sub is the fast path, the re-read the truth — a notice lost in a reconnect race (this
+   * daemon's subscriber back after another daemon wrote what it set during the outage) or a
+   * write that never got through is made good within one period.
+   */
+  static async open(kv: RedisKv, logger?: Logger, options: { resync_ms?: number } = {}): Promise<RedisSafetyStore> {
     const s = new RedisSafetyStore(kv, logger);
     s.unsubscribe = await kv.subscribe((c) => {
       if (isChange(c)) s.remote(c);
     });
     s.offReconnect = kv.onReconnect(() => void s.resync());
     await s.resync();
+    const every = options.resync_ms ?? 2000;
+    if (every > 0) {
+      s.periodic = setInterval(() => void s.resync(true), every);
+      s.periodic.unref();
+    }
     return s;
   }
 
@@ -134,24 +150,40 @@ export class RedisSafetyStore implements SafetyStateStore {
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry !== undefined) clearTimeout(this.retry);
+    if (this.periodic !== undefined) clearInterval(this.periodic);
     this.listeners.clear();
     this.unsubscribe?.();
     this.offReconnect?.();
   }
 
   private remote(c: SafetyChange): void {
+    this.heard++;
     if (c.type === 'lockout_set') this.known.set(c.lockout.agent_id ?? SYSTEM, JSON.stringify(c.lockout));
     if (c.type === 'lockout_cleared') this.known.delete(c.agent_id ?? SYSTEM);
     this.notify(c);
   }
 
   /**
-   * After an outage: writes the lockouts set meanwhile (a halt made while Redis was down reaches
-   * the cluster), then re-reads the lockouts and tells listeners the differences.
+   * After an outage and every `resync_ms`: writes the lockouts set meanwhile (a halt made while
+   * Redis was down reaches the cluster), then re-reads the lockouts and tells listeners the
+   * differences.
    */
-  private async resync(): Promise<void> {
-    if (this.closed) return;
+  private resync(quiet = false): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.syncing ??= (async () => {
+      // a notice that came while the lockouts were read may be newer than what was read
+      // (pub/sub and commands travel on two connections): read again rather than undo it
+      for (let i = 0; i < 3 && !this.closed; i++) if (await this.reread(quiet)) return;
+    })().finally(() => {
+      this.syncing = undefined;
+    });
+    return this.syncing;
+  }
+
+  /** One re-read; false when a notice from another daemon came meanwhile (nothing applied). */
+  private async reread(quiet: boolean): Promise<boolean> {
     let now: Record<string, LockoutRecord>;
+    const heard = this.heard;
     try {
       for (const [field, lockout] of [...this.unsent]) {
         await this.kv.hsetJson(LOCKOUTS, field, lockout, { type: 'lockout_set', lockout } satisfies SafetyChange);
@@ -160,7 +192,8 @@ export class RedisSafetyStore implements SafetyStateStore {
       }
       now = await this.kv.hgetAllJson<LockoutRecord>(LOCKOUTS);
     } catch (e) {
-      this.logger?.warn({ err: (e as Error).message }, 'safety store: cannot re-read lockouts');
+      // the periodic re-read fails on every tick of an outage: the outage itself is reported elsewhere
+      if (!quiet) this.logger?.warn({ err: (e as Error).message }, 'safety store: cannot re-read lockouts');
       // the subscriber may be back before the command connection: try again shortly
       if (!this.closed && this.listeners.size > 0 && this.retry === undefined) {
         this.retry = setTimeout(() => {
@@ -169,8 +202,9 @@ export class RedisSafetyStore implements SafetyStateStore {
         }, 1000);
         this.retry.unref();
       }
-      return;
+      return true;
     }
+    if (this.heard !== heard) return false;
     const before = this.known;
     this.known = new Map(Object.entries(now).map(([k, v]) => [k, JSON.stringify(v)]));
     for (const [k, json] of this.known)
@@ -178,6 +212,7 @@ export class RedisSafetyStore implements SafetyStateStore {
     for (const k of before.keys())
       if (!this.known.has(k))
         this.notify({ type: 'lockout_cleared', ...(k !== SYSTEM ? { agent_id: k } : {}), by: 'redis' });
+    return true;
   }
 
   private notify(change: SafetyChange): void {

@@ -344,10 +344,20 @@ export class SafetyMonitor {
     return cleared ? { unlocked: true, lockout: cleared } : { unlocked: true };
   }
 
-  /** Lockouts and breaker state, for health. */
+  /**
+   * Lockouts and breaker state, for health. Never fails for want of the store: while a shared
+   * store is unreachable it answers with what this daemon knows and says so in `store_error`.
+   */
   async state(): Promise<SafetyState> {
     const breakers: SafetyState['breakers'] = {};
-    const all = { ...(await this.store.listBreakers()), ...Object.fromEntries(this.breakers.entries()) };
+    let stored: Record<string, AgentBreakers> = {};
+    let store_error: string | undefined;
+    try {
+      stored = await this.store.listBreakers();
+    } catch (e) {
+      store_error = (e as Error).message;
+    }
+    const all = { ...stored, ...Object.fromEntries(this.breakers.entries()) };
     for (const [id, b] of Object.entries(all))
       breakers[id] = {
         status: b.status,
@@ -362,6 +372,7 @@ export class SafetyMonitor {
       agents_locked: [...this.lockouts.values()].filter((l) => l.agent_id !== undefined),
       breakers,
       config: { ...this.config },
+      ...(store_error !== undefined ? { store_error } : {}),
     };
   }
 

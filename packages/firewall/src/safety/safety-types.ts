@@ -137,4 +137,6 @@ export interface SafetyState {
   agents_locked: LockoutRecord[];
   breakers: Record<string, { status: AgentBreakers['status']; repeat: number; errors: number; denials: number }>;
   config: SafetyConfig;
+  /** Set while the (shared) store cannot be read: the state is this daemon's own view. */
+  store_error?: string;
 }

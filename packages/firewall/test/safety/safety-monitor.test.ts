@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import { FingerError } from '@finger/protocol';
+
 import type { AuditRecord, SafetyChange } from '../../src/index.js';
 import { MemorySafetyStore, SafetyMonitor, SYSTEM_ALERT_REPEAT } from '../../src/index.js';
 
@@ -175,6 +177,23 @@ describe('SafetyMonitor: halt and unlock', () => {
     expect(events).toEqual(['HALTED', 'HALTED']);
     expect(audit.map((a) => a.type)).toEqual(['halt', 'halt']);
     expect(await monitor.halt({ actor: OPERATOR })).toEqual({ phase: 'locked' });
+  });
+
+  it('halts while the store is unreachable, and state() answers from what this daemon knows', async () => {
+    const store = new MemorySafetyStore();
+    const { monitor, events } = await setup({}, store);
+    const down = () => Promise.reject(new FingerError('E_STORE_UNAVAILABLE', 'redis is unavailable (safety.hset)'));
+    store.setLockout = down;
+    store.listBreakers = down;
+    expect(await monitor.halt({ actor: ADMIN })).toEqual({ phase: 'graceful' });
+    expect(await codeOf(() => monitor.assertOpen())).toBe('E_SAFETY_LOCKOUT');
+    expect(events.map((e) => e.type)).toEqual(['HALTED']);
+    const state = await monitor.state();
+    expect(state).toMatchObject({
+      system: 'locked',
+      lockout: { cause: 'halt', by: 'human:root' },
+      store_error: 'redis is unavailable (safety.hset)',
+    });
   });
 
   it('only an admin unlocks; unlock renews the halt signal, emits UNLOCKED and audits who', async () => {

@@ -39,6 +39,7 @@ export function healthView(state: SafetyState, detailed: boolean): Record<string
     ...(state.lockout ? { lockout: state.lockout } : {}),
     agents: state.agents_locked,
     breakers: state.breakers,
+    ...(state.store_error !== undefined ? { store_error: state.store_error } : {}),
   };
 }
 
@@ -53,6 +54,10 @@ export const SAFETY_HEALTH_SCHEMA = {
     lockout: anyObject,
     agents: { type: 'array', items: anyObject },
     breakers: { type: 'object', additionalProperties: anyObject },
+    store_error: {
+      type: 'string',
+      description: 'Why the shared safety store could not be read (this view is then the daemon’s own).',
+    },
   },
 } as const;
 
