@@ -42,6 +42,7 @@ describe.skipIf(!url)('RedisFirewallSync: UserPolicy and session approvals acros
     expect(await conn.ready(5000)).toBe(true);
     const sync = await RedisFirewallSync.open(new RedisKv(conn, 'firewall'), policy, sessions, {
       logger: silentLogger,
+      available: () => conn.available,
     });
     syncs.push(sync);
     return { policy, sessions, conn };
@@ -86,6 +87,19 @@ describe.skipIf(!url)('RedisFirewallSync: UserPolicy and session approvals acros
     await expect(a.policy.addRule(RULE, { actor: ACTOR })).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });
     expect(a.policy.userDigest()).toBe(before);
     expect(a.policy.show().user.rules).toEqual([]);
+  });
+
+  it('refuses a session approval with E_STORE_UNAVAILABLE while Redis cannot be written', async () => {
+    const a = await daemon();
+    expect(() => a.sessions.assertShareable?.()).not.toThrow();
+    await a.conn.close();
+    let code: string | undefined;
+    try {
+      a.sessions.assertShareable?.();
+    } catch (e) {
+      code = (e as { code?: string }).code;
+    }
+    expect(code).toBe('E_STORE_UNAVAILABLE');
   });
 
   it('shares session approvals and aborts; a daemon started later loads them', async () => {

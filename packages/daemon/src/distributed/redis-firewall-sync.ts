@@ -21,6 +21,8 @@ export interface RedisFirewallSyncOptions {
   session_ttl_ms?: number;
   /** Most sessions loaded at start (and after an outage). Default 10,000. */
   max_sessions?: number;
+  /** Whether Redis can take writes now; while it cannot, a session approval ("always") is refused. */
+  available?: () => boolean;
 }
 
 /**
@@ -31,7 +33,8 @@ export interface RedisFirewallSyncOptions {
  *   loaded — and E_STORE_UNAVAILABLE while Redis is down: nothing changes); other daemons load it
  *   on the notice.
  * - Sessions: each local approve/abort/reset is written (best effort, in order per session) and
- *   announced; other daemons restore the session from Redis on the notice. A session reset during
+ *   announced; other daemons restore the session from Redis on the notice. While Redis is down a
+ *   session approval ("always") is refused with E_STORE_UNAVAILABLE (the hold stays pending). A session reset during
  *   an outage may leave stale approvals on a daemon that missed it until the session changes again.
  * After an outage both are re-read (pub/sub notices of the outage are lost).
  */
@@ -71,6 +74,7 @@ export class RedisFirewallSync {
     await s.loadSessions();
     policy.setUserPersistence({ save: (doc, prev, next) => s.savePolicy(doc, prev, next) });
     sessions.onChange = (id) => s.sessionChanged(id);
+    sessions.assertShareable = () => s.assertShareable();
     return s;
   }
 
@@ -81,6 +85,7 @@ export class RedisFirewallSync {
     this.offReconnect?.();
     this.policy.setUserPersistence(undefined);
     this.sessions.onChange = undefined;
+    this.sessions.assertShareable = undefined;
     await Promise.all([...this.writes.values()]);
   }
 
@@ -113,6 +118,15 @@ export class RedisFirewallSync {
     for (const [key, snap] of await this.kv.scanJson<SessionSnapshot>(SESSION, this.max)) {
       this.sessions.restore(key.slice(SESSION.length), snap);
     }
+  }
+
+  private assertShareable(): void {
+    if (this.o.available?.() === false)
+      throw new FingerError(
+        'E_STORE_UNAVAILABLE',
+        'redis is unavailable: an approval for the rest of the session could not reach the other daemons; approve once, or retry when redis is back',
+        { op: 'session.approve' },
+      );
   }
 
   private sessionChanged(session_id: string): void {

@@ -115,7 +115,8 @@ export class HumanGate {
   /**
    * Answers a pending approval. Throws E_FORBIDDEN (answerer lacks operator/admin),
    * E_INVALID_ARGS (bad answer, or edited args the firewall rejects as invalid — the approval
-   * then stays pending), E_NOT_FOUND (unknown id), E_CONFLICT (already answered or being answered).
+   * then stays pending), E_NOT_FOUND (unknown id), E_CONFLICT (already answered or being answered),
+   * E_STORE_UNAVAILABLE (`always` while the cluster's shared store is unreachable; still pending).
    */
   async answer(id: string, a: GateAnswer): Promise<AnswerResult> {
     checkAnswer(a, this.answerRoles);
@@ -141,6 +142,8 @@ export class HumanGate {
       return answerResult(base, d);
     }
     // approve | always
+    // a session approval the cluster cannot share is refused before anything changes (still pending)
+    if (a.decision === 'always' && !entry.approval.human_only) this.sessions.assertShareable?.();
     entry.state = 'answering';
     const edited = a.args !== undefined && argsDigest(a.args) !== entry.approval.binding.args_digest;
     let d: GateDecision;

@@ -33,6 +33,12 @@ export class SessionState {
    * back through {@link restore}, which does not call it.
    */
   onChange: ((session_id: string) => void) | undefined;
+  /**
+   * Storage seam of distributed mode: throws (E_STORE_UNAVAILABLE) while a change could not be
+   * shared with the cluster. The gate asks it before recording a session approval ("always"), so
+   * no daemon says "approved for the rest of this session" when the others would not know it.
+   */
+  assertShareable: (() => void) | undefined;
 
   constructor(private readonly max: number) {}
 

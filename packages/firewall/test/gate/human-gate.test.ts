@@ -269,6 +269,21 @@ describe('HumanGate: reject, always, errors', () => {
     expect(gate.list().map((a) => a.id)).toEqual([otherTool.approval.id, other.approval.id]);
   });
 
+  it('always while the session state cannot be shared: E_STORE_UNAVAILABLE, still pending; approve once works', async () => {
+    const { gate, ask } = setup();
+    gate.sessionState.assertShareable = () => {
+      throw new FingerError('E_STORE_UNAVAILABLE', 'redis is unavailable');
+    };
+    const held = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
+    const err = await errorOf(gate.answer(held.approval.id, { decision: 'always', by: OPERATOR }));
+    expect(err.code).toBe('E_STORE_UNAVAILABLE');
+    expect(gate.list().map((a) => a.id)).toEqual([held.approval.id]);
+    expect(gate.hasSessionApproval('s1', 'shell.exec')).toBe(false);
+    const r = await gate.answer(held.approval.id, { decision: 'approve', by: OPERATOR });
+    expect(r).toMatchObject({ approved: true, session_approval: false });
+    expect((await held.decision).approved).toBe(true);
+  });
+
   it('always given at CONFIRM does not cover an APPROVE hold', async () => {
     const { gate, ask } = setup();
     const first = await ask(evaluation('CONFIRM'));
