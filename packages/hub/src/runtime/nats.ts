@@ -65,7 +65,7 @@ function leaseToDeadline(id: string, deadline: number, now: number): LeaseInfo {
 /** Options of {@link NatsRuntime}: the runtime options plus the wire and the cluster's view. */
 export interface NatsRuntimeOptions extends RuntimeOptions {
   /** The NATS transport requests go out on. */
-  transport: Transport & Pick<NatsTransport, 'send' | 'cancelModule'>;
+  transport: Transport & Pick<NatsTransport, 'send' | 'cancelModule' | 'failModule'>;
   /** Health of the module as the cluster registry sees it (heartbeats). */
   remoteHealth: () => RuntimeHealth;
 }
@@ -159,8 +159,26 @@ export class NatsRuntime implements ForwardingRuntime {
     c?.cancel(reason);
   }
 
+  /**
+   * The cluster's view: healthy while a node serving the module was heard of within the
+   * unhealthy time. When none was, the calls in flight to it cannot be answered any more (its
+   * nodes died, or this node lost NATS): they fail at once with E_MODULE_UNHEALTHY rather than
+   * wait for their deadlines — whether the module ran them is unknown (`outcome: "unknown"`).
+   */
   async health(): Promise<RuntimeHealth> {
-    return this.o.remoteHealth();
+    const h = this.o.remoteHealth();
+    if (!h.ok) {
+      const id = this.o.manifest.id;
+      this.o.transport.failModule(
+        id,
+        new FingerError(
+          'E_MODULE_UNHEALTHY',
+          `no node serving "${id}" has been heard of (${h.detail ?? 'no heartbeat'}): the call's outcome is unknown`,
+          { module: id, outcome: 'unknown' },
+        ),
+      );
+    }
+    return h;
   }
 
   async close(): Promise<void> {

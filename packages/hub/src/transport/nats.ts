@@ -353,6 +353,23 @@ export class NatsTransport implements Transport {
     }
   }
 
+  /**
+   * Fails every outstanding request to module `module_id` with `error` (no node serving it has
+   * been heard of for the cluster's unhealthy time, or this node lost NATS that long: no reply
+   * will come) and sends their cancels, for a node that is still there. Returns how many.
+   */
+  failModule(module_id: string, error: FingerError): number {
+    let n = 0;
+    for (const [token, p] of this.pending) {
+      if (moduleOf(p.target) !== module_id) continue;
+      this.pending.delete(token);
+      this.sendCancel(p.id, error.code);
+      p.reject(error);
+      n++;
+    }
+    return n;
+  }
+
   /** Sends a cancel for every outstanding request to module `module_id` (its runtime closed). */
   cancelModule(module_id: string, reason: string): void {
     for (const p of this.pending.values()) if (moduleOf(p.target) === module_id) this.sendCancel(p.id, reason);

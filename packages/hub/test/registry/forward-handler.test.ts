@@ -233,6 +233,7 @@ describe('NatsRuntime.forward', () => {
         serves: () => false,
         close: async () => undefined,
         cancelModule: (module_id, reason) => cancelled.push([module_id, reason]),
+        failModule: () => 0,
       },
       remoteHealth: () => ({ ok: true }),
     });
