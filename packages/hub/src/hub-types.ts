@@ -9,6 +9,13 @@ export interface DispatchParams {
   source: Principal;
   /** Caller-supplied idempotency key; when given, duplicates join or get the stored result. */
   request_id?: string;
+  /**
+   * `request_id` was made by the entry point for this one call (the caller sent none), so it can
+   * never be a duplicate: a blocking call then runs even while a shared request store is
+   * unreachable (its record is kept by this hub and written when the store returns). Never set it
+   * for an id that came from a caller.
+   */
+  generated_id?: boolean;
   correlation_id?: string;
   session_id?: string;
   workflow_id?: string;

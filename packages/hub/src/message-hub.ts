@@ -21,7 +21,7 @@ import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js'
 import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
 import { MemoryRequestStore } from './store/memory-request-store.js';
-import type { RequestStore } from './store/request-store.js';
+import type { BeginOptions, RequestStore } from './store/request-store.js';
 import { invalidArgsError, type SchemaCheck } from './tools/schema-validator.js';
 import { ToolRegistry, type ToolRegistryOptions } from './tools/tool-registry.js';
 import { InProcessTransport } from './transport/in-process.js';
@@ -58,6 +58,7 @@ export interface HubStats {
 }
 
 const EMPTY_CHAIN: string[] = [];
+const FRESH: BeginOptions = { fresh: true };
 
 /** Errors raised before a call reached its module: the request id may be retried. */
 const PRE_DISPATCH = new Set([
@@ -156,7 +157,9 @@ export class MessageHub implements PendingCallHost {
    * A blocking call. Resolves with the tool's result; rejects with E_NO_TARGET, E_NESTING_DEPTH,
    * E_CALL_CYCLE, E_MODULE_UNHEALTHY, E_OVERLOADED, E_LEASE_EXPIRED, E_TIMEOUT, E_MODULE_CRASHED,
    * the module's own error, or whatever an interceptor throws. A caller-supplied `request_id`
-   * makes the call idempotent: duplicates join the running call or get its stored result.
+   * makes the call idempotent: duplicates join the running call or get its stored result; with a
+   * shared request store unreachable such a call rejects with E_STORE_UNAVAILABLE (never run on a
+   * guess), unless `generated_id` says the id was made for this call alone.
    */
   request(p: DispatchParams): Promise<unknown> {
     if (p.request_id !== undefined) return this.tracked(p, true, true);
@@ -167,15 +170,20 @@ export class MessageHub implements PendingCallHost {
    * A non-blocking dispatch: returns the ids at once (and `done`, settling with the outcome, for
    * entry points that report it); the outcome is kept for `getRequest`.
    * Refusals that happen before dispatch (unknown target, guards) are kept as failed records too.
+   * Resolves once the record exists; rejects (and runs nothing) when it cannot be made — a shared
+   * request store that is unreachable rejects with E_STORE_UNAVAILABLE, whoever made the id.
    */
   async dispatch(p: DispatchParams): Promise<{ request_id: string; correlation_id: string; done: Promise<unknown> }> {
     const request_id = p.request_id ?? ulid(this.clock.now());
     const correlation_id = p.correlation_id ?? request_id;
     const q: DispatchParams = { ...p, request_id, correlation_id };
-    const done = this.tracked(q, false, p.request_id !== undefined);
+    let begun!: (error?: unknown) => void;
+    const recorded = new Promise<void>((resolve, reject) => {
+      begun = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    const done = this.tracked(q, false, p.request_id !== undefined, begun);
     done.catch(() => undefined);
-    // the record exists once tracked() has run its synchronous part
-    await Promise.resolve();
+    await recorded;
     return { request_id, correlation_id, done };
   }
 
@@ -313,13 +321,21 @@ export class MessageHub implements PendingCallHost {
   /**
    * Runs a request under a record. `callerId`: the id came from the caller, so the outcome answers
    * duplicates for `idempotency_window_ms`; hub-made ids keep their result for `result_ttl_ms`.
+   * `begun` is told once the record exists (or was found), or with the error that kept it from
+   * being made (then nothing runs).
    */
-  private async tracked(p: DispatchParams, blocking: boolean, callerId: boolean): Promise<unknown> {
+  private async tracked(
+    p: DispatchParams,
+    blocking: boolean,
+    callerId: boolean,
+    begun?: (error?: unknown) => void,
+  ): Promise<unknown> {
     const request_id = p.request_id!;
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     const joined = this.running.get(request_id);
     if (joined !== undefined) {
       this.counters.idempotent_joins++;
+      begun?.();
       return joined;
     }
     let settle!: { resolve: (v: unknown) => void; reject: (e: unknown) => void };
@@ -341,7 +357,9 @@ export class MessageHub implements PendingCallHost {
         status: 'running',
         created_at: rfc3339(now),
       };
-      let existing = await this.requests.begin(record);
+      // an id made for this blocking call alone cannot be a duplicate: it need not wait for a shared store
+      let existing = await this.requests.begin(record, blocking && p.generated_id === true ? FRESH : undefined);
+      begun?.();
       if (existing?.status === 'running' && existing.target === record.target && this.requests.awaitOutcome) {
         // running on another daemon (shared store): wait for its outcome, bounded by our deadline
         const timeout = now + (p.timeout_ms ?? this.limits.default_timeout_ms);
@@ -374,6 +392,7 @@ export class MessageHub implements PendingCallHost {
       }
       return await promise;
     } catch (e) {
+      begun?.(e); // no-op once the record was made
       settle.reject(e);
       return await promise;
     } finally {

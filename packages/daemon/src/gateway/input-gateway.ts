@@ -79,6 +79,9 @@ const MAX_EVENT_TEXT = 1000;
  * and emits INPUT_RECEIVED, MODE_PARSED, DISPATCH_SENT and DISPATCH_RESULT, all with one
  * correlation id. Request and correlation ids are made up front so every event carries them
  * and `GET /v1/requests/:id` finds blocking calls too (the hub tracks calls given a request id).
+ * An id made here is marked `generated_id`: it cannot be a duplicate, so a blocking call with it
+ * runs while Redis is unreachable; a caller's id and every non-blocking dispatch then fail with
+ * E_STORE_UNAVAILABLE.
  */
 export class InputGateway {
   private readonly hub: MessageHub;
@@ -150,6 +153,7 @@ export class InputGateway {
       payload: command.payload,
       source: principal,
       request_id,
+      generated_id: true,
       correlation_id,
       direct: principal.kind === 'human',
     };
@@ -170,6 +174,7 @@ export class InputGateway {
       request_id,
       correlation_id,
     };
+    if (params.request_id === undefined) dispatch.generated_id = true;
     if (params.session_id !== undefined) dispatch.session_id = params.session_id;
     if (params.workflow_id !== undefined) dispatch.workflow_id = params.workflow_id;
     if (params.timeout_ms !== undefined) dispatch.timeout_ms = params.timeout_ms;
@@ -193,6 +198,7 @@ export class InputGateway {
       correlation_id,
       direct: principal.kind === 'human',
     };
+    if (params.request_id === undefined) dispatch.generated_id = true;
     if (params.timeout_ms !== undefined) dispatch.timeout_ms = params.timeout_ms;
     return this.run(dispatch, true);
   }
@@ -211,6 +217,7 @@ export class InputGateway {
       payload: { text },
       source: principal,
       request_id: corr.request_id!,
+      generated_id: true,
       correlation_id: corr.correlation_id!,
       direct: principal.kind === 'human',
     };

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 
-import { FingerError } from '@finger/protocol';
+import { FingerError, isFingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import type { RequestRecord } from '../hub-types.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { RedisConnection } from './redis-client.js';
-import type { RequestOutcome, RequestStore } from './request-store.js';
+import type { BeginOptions, RequestOutcome, RequestStore } from './request-store.js';
 
 /** Creates the record unless one exists; returns the existing one (atomic create-if-absent). */
 const BEGIN = `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
@@ -57,9 +57,10 @@ interface Waiter {
  * the outcome for the idempotency window.
  *
  * While Redis is unreachable `begin`, `get` and `awaitOutcome` reject with E_STORE_UNAVAILABLE
- * (the hub then refuses the call: never executed on a guess). An outcome that cannot be written
- * is held (bounded) and written when Redis returns; meanwhile the id stays "running" there, so no
- * other daemon runs it again.
+ * (the hub then refuses the call: never executed on a guess) — except a `fresh` begin (an id made
+ * for that one call, which no other daemon can hold): its record is kept here, running, and
+ * `get` answers it from here. An outcome that cannot be written is held (bounded) and written when
+ * Redis returns; meanwhile the id stays "running" there, so no other daemon runs it again.
  */
 export class RedisRequestStore implements RequestStore {
   private readonly clock: Clock;
@@ -71,6 +72,8 @@ export class RedisRequestStore implements RequestStore {
   /** JSON of the running records this daemon began (for compare-and-set). */
   private readonly mine = new Map<string, string>();
   private readonly pending = new Map<string, Pending>();
+  /** Running records of fresh ids begun while Redis was unreachable (JSON as in `mine`). */
+  private readonly local = new Map<string, string>();
   /** Records a begin may have written although its reply was lost (the call never ran). */
   private readonly orphans = new Map<string, string>();
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -96,13 +99,20 @@ export class RedisRequestStore implements RequestStore {
     this.channel = redis.key('req-done');
   }
 
-  async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
+  async begin(record: RequestRecord, options?: BeginOptions): Promise<RequestRecord | undefined> {
     // the owner token tells this daemon's record from an identical-looking one made after it vanished
     const json = JSON.stringify({ ...record, [OWNER]: randomUUID() });
     let r: unknown;
     try {
       r = await this.redis.script('request.begin', BEGIN, [this.k(record.request_id)], [json, this.running_ttl_ms]);
     } catch (e) {
+      if (options?.fresh === true && isFingerError(e) && e.code === 'E_STORE_UNAVAILABLE') {
+        // nobody else can hold this id: run the call, keep its record here. Should the begin have
+        // landed after all, the record there is this one (same owner token), so finish replaces it.
+        this.mine.set(record.request_id, json);
+        this.local.set(record.request_id, json);
+        return undefined;
+      }
       // the reply was lost, not necessarily the write: a record we may have made blocks the id
       // until running_ttl_ms, although the call never ran — delete it (if it is ours) once we can
       this.orphan(record.request_id, json);
@@ -119,6 +129,7 @@ export class RedisRequestStore implements RequestStore {
     const began = this.mine.get(request_id);
     if (began === undefined) return;
     this.mine.delete(request_id);
+    this.local.delete(request_id);
     const rec = JSON.parse(began) as RequestRecord; // keeps the owner token: stripped when read
     rec.status = outcome.ok ? 'succeeded' : 'failed';
     rec.finished_at = finished_at;
@@ -136,6 +147,8 @@ export class RedisRequestStore implements RequestStore {
   async get(request_id: string): Promise<RequestRecord | undefined> {
     const held = this.pending.get(request_id);
     if (held !== undefined) return parseRecord(held.done);
+    const running = this.local.get(request_id);
+    if (running !== undefined) return parseRecord(running);
     const r = await this.redis.run('request.get', (c) => c.get(this.k(request_id)));
     return r === null ? undefined : parseRecord(r);
   }
@@ -144,6 +157,7 @@ export class RedisRequestStore implements RequestStore {
     const began = this.mine.get(request_id);
     if (began === undefined) return;
     this.mine.delete(request_id);
+    this.local.delete(request_id);
     try {
       await this.redis.script('request.forget', FORGET, [this.k(request_id)], [began, this.channel, request_id]);
     } catch (e) {

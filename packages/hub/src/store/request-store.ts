@@ -5,14 +5,25 @@ import type { RequestRecord } from '../hub-types.js';
 /** How a request ended. */
 export type RequestOutcome = { ok: true; result: unknown } | { ok: false; error: ErrorInfo };
 
+/** Options of {@link RequestStore.begin}. */
+export interface BeginOptions {
+  /** The id was made for this one call (never a caller's): it cannot be a duplicate. */
+  fresh?: boolean;
+}
+
 /**
  * Where request records live: results of non-blocking dispatches (`GET /v1/requests/:id`) and the
  * idempotency entries of caller-supplied request ids. Memory here; Redis in distributed mode
  * (same interface, so one execution per request id holds across daemons).
  */
 export interface RequestStore {
-  /** Creates the record if absent; returns the existing one otherwise (atomic create-if-absent). */
-  begin(record: RequestRecord): Promise<RequestRecord | undefined>;
+  /**
+   * Creates the record if absent; returns the existing one otherwise (atomic create-if-absent).
+   * `fresh`: the id was made for this call and cannot exist elsewhere — a store whose backend is
+   * unreachable keeps the record itself (written with the outcome once the backend returns)
+   * instead of rejecting with E_STORE_UNAVAILABLE.
+   */
+  begin(record: RequestRecord, options?: BeginOptions): Promise<RequestRecord | undefined>;
   /** Records the outcome of a running request, kept for `keep_ms` from now. */
   finish(request_id: string, outcome: RequestOutcome, finished_at: string, keep_ms: number): Promise<void>;
   get(request_id: string): Promise<RequestRecord | undefined>;
