@@ -36,6 +36,8 @@ export interface RequestRecord {
   request_id: string;
   correlation_id: string;
   target: string;
+  /** `sha256:<hex>` of the payload of a call with a caller's request id (a reuse with other arguments is refused). */
+  args_digest?: string;
   status: 'running' | 'succeeded' | 'failed';
   created_at: string;
   finished_at?: string;

@@ -1,6 +1,7 @@
 import type { Envelope } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
 
+import { payloadDigest } from './canonical-json.js';
 import { type Clock, systemClock } from './clock.js';
 import { type DispatchRun, startRun } from './dispatch-run.js';
 import type { EventBus } from './events/event-bus.js';
@@ -58,6 +59,15 @@ export interface HubStats {
 }
 
 const EMPTY_CHAIN: string[] = [];
+
+/** A tracked call running here: what duplicates of its request id join, and what they must match. */
+interface RunningCall {
+  done: Promise<unknown>;
+  /** The resolved tool id, once known. */
+  target?: string;
+  /** Digest of the payload, for a caller's request id. */
+  args?: string;
+}
 const FRESH: BeginOptions = { fresh: true };
 
 /** Errors raised before a call reached its module: the request id may be retried. */
@@ -93,7 +103,7 @@ export class MessageHub implements PendingCallHost {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly interceptors: Interceptor[];
-  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly running = new Map<string, RunningCall>();
   private closed = false;
   /** Bumped by abortAll(): a call that entered the chain before it never reaches its module. */
   private abortEpoch = 0;
@@ -188,8 +198,12 @@ export class MessageHub implements PendingCallHost {
   }
 
   /** The record of a tracked request (non-blocking, or with a caller-supplied id). */
-  getRequest(request_id: string): Promise<RequestRecord | undefined> {
-    return this.requests.get(request_id);
+  async getRequest(request_id: string): Promise<RequestRecord | undefined> {
+    const r = await this.requests.get(request_id);
+    if (r?.args_digest === undefined) return r;
+    // the digest is the hub's own bookkeeping (which arguments the id stands for), not the caller's
+    const { args_digest: _digest, ...rest } = r;
+    return rest;
   }
 
   /** Counters for metrics. */
@@ -332,16 +346,31 @@ export class MessageHub implements PendingCallHost {
   ): Promise<unknown> {
     const request_id = p.request_id!;
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
+    // a caller's id stands for one call: the same id with other arguments is refused, not answered
+    const args = callerId ? payloadDigest(p.payload) : undefined;
     const joined = this.running.get(request_id);
     if (joined !== undefined) {
+      let target = p.target;
+      try {
+        target = this.registry.resolve(p.target).tool_id;
+      } catch {
+        // unknown now: compared as given
+      }
+      const clash = reuseClash(request_id, joined, target, args);
+      if (clash !== undefined) {
+        begun?.(clash);
+        throw clash;
+      }
       this.counters.idempotent_joins++;
       begun?.();
-      return joined;
+      return joined.done;
     }
     let settle!: { resolve: (v: unknown) => void; reject: (e: unknown) => void };
     const promise = new Promise<unknown>((resolve, reject) => (settle = { resolve, reject }));
     promise.catch(() => undefined);
-    this.running.set(request_id, promise);
+    const run: RunningCall = { done: promise };
+    if (args !== undefined) run.args = args;
+    this.running.set(request_id, run);
     try {
       let resolvedTarget: TargetEntry | undefined;
       try {
@@ -357,22 +386,24 @@ export class MessageHub implements PendingCallHost {
         status: 'running',
         created_at: rfc3339(now),
       };
+      run.target = record.target;
+      if (args !== undefined) record.args_digest = args;
       // an id made for this blocking call alone cannot be a duplicate: it need not wait for a shared store
       let existing = await this.requests.begin(record, blocking && p.generated_id === true ? FRESH : undefined);
       begun?.();
-      if (existing?.status === 'running' && existing.target === record.target && this.requests.awaitOutcome) {
+      if (
+        existing?.status === 'running' &&
+        reuseClash(request_id, existing, record.target, args) === undefined &&
+        this.requests.awaitOutcome
+      ) {
         // running on another daemon (shared store): wait for its outcome, bounded by our deadline
         const timeout = now + (p.timeout_ms ?? this.limits.default_timeout_ms);
         const until = p.deadline !== undefined ? Math.min(p.deadline, timeout) : timeout;
         existing = await this.requests.awaitOutcome(record, until);
       }
       if (existing !== undefined) {
-        if (existing.target !== record.target) {
-          throw new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${existing.target}"`, {
-            request_id,
-            target: existing.target,
-          });
-        }
+        const clash = reuseClash(request_id, existing, record.target, args);
+        if (clash !== undefined) throw clash;
         this.counters.idempotent_hits++;
         if (existing.status === 'succeeded') settle.resolve(existing.result);
         else if (existing.status === 'failed') settle.reject(FingerError.fromInfo(existing.error!));
@@ -557,4 +588,29 @@ export class MessageHub implements PendingCallHost {
     if (opts?.timeout_ms !== undefined) p.timeout_ms = opts.timeout_ms;
     return this.execute(p, undefined);
   }
+}
+
+/**
+ * E_CONFLICT when a request id already stands for another call: another target, or (both digests
+ * known) other arguments. Undefined when the duplicate may join or reuse the first call's outcome.
+ */
+function reuseClash(
+  request_id: string,
+  first: { target?: string; args?: string; args_digest?: string },
+  target: string,
+  args: string | undefined,
+): FingerError | undefined {
+  if (first.target !== undefined && first.target !== target)
+    return new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${first.target}"`, {
+      request_id,
+      target: first.target,
+    });
+  const firstArgs = first.args ?? first.args_digest;
+  if (firstArgs !== undefined && args !== undefined && firstArgs !== args)
+    return new FingerError(
+      'E_CONFLICT',
+      `request_id "${request_id}" was already used with other arguments for "${target}"; use a new request_id for a new call`,
+      { request_id, target, reason: 'other_args' },
+    );
+  return undefined;
 }

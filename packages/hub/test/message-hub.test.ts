@@ -218,6 +218,45 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     ).toBe('E_CONFLICT');
   });
 
+  it('refuses a request_id used again with other arguments or another target (running or finished) with E_CONFLICT', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const hub = makeHub(
+      {
+        rm: {
+          tools: {
+            file: async (a) => {
+              runs++;
+              await gate;
+              return { removed: (a as { path: string }).path };
+            },
+          },
+        },
+        d: { tools: { t: () => 'd' } },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('rm', [{ name: 'file' }]), { baseDir: '.' });
+    await hub.registry.register(manifest('d', [{ name: 't' }]), { baseDir: '.' });
+    const call = (target: string, path: string) =>
+      hub.request({ target, payload: { path }, source: human, request_id: 'rm-1' });
+    const first = call('rm.file', '/tmp/a');
+    // while it runs: the same call joins it (bare module id or tool id); others are refused
+    const same = hub.request({ target: 'rm', payload: { path: '/tmp/a' }, source: human, request_id: 'rm-1' });
+    const other = await rejectionOf(call('rm.file', '/tmp/b'));
+    expect(other).toMatchObject({ code: 'E_CONFLICT', details: { request_id: 'rm-1', reason: 'other_args' } });
+    expect((await rejectionOf(call('d.t', '/tmp/a'))).code).toBe('E_CONFLICT');
+    release();
+    expect(await first).toEqual({ removed: '/tmp/a' });
+    expect(await same).toEqual({ removed: '/tmp/a' });
+    // once finished: the stored outcome answers the same call, not another one
+    expect(await call('rm.file', '/tmp/a')).toEqual({ removed: '/tmp/a' });
+    expect((await rejectionOf(call('rm.file', '/tmp/b'))).details).toMatchObject({ reason: 'other_args' });
+    expect(runs).toBe(1);
+  });
+
   it('keeps the result of a non-blocking dispatch', async () => {
     const hub = makeHub({ echo: { tools: { echo: async (a) => a } } }, {}, copy);
     await hub.registry.register(manifest('echo', [{ name: 'echo' }]), { baseDir: '.' });

@@ -4,7 +4,10 @@ import path from 'node:path';
 
 import { FingerError } from '@finger/protocol';
 
+import { canonicalJson } from '../canonical-json.js';
 import type { McpToolDefinition } from './mcp-tools.js';
+
+export { canonicalJson };
 
 /** One pinned tool definition. */
 export interface McpPin {
@@ -21,20 +24,6 @@ export type McpPins = Record<string, McpPin>;
 interface PinFile {
   version: 1;
   servers: Record<string, McpPins>;
-}
-
-/**
- * JSON with object keys sorted at every level and `undefined` members dropped, so equal
- * definitions hash equally whatever order a server sends its keys in.
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
 /**
