@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { pidAlive } from '../src/commands/daemon.js';
+import { pidAlive, startErrorOf } from '../src/commands/daemon.js';
 import { runCli } from './helpers.js';
 
 const daemonEntry = fileURLToPath(new URL('./fixtures/fake-daemon-main.mjs', import.meta.url));
@@ -106,6 +106,20 @@ describe('daemon start | status | stop (background, against a stand-in entry scr
       stdout: '',
       stderr: 'error E_USAGE: --port must be an integer 0..65535, got eighty\n',
     });
+  });
+});
+
+describe('startErrorOf', () => {
+  it('finds the code the daemon refused to start with in its log (background start reported E_INTERNAL)', () => {
+    const log = [
+      '{"level":40,"msg":"something"}',
+      'finger daemon: redis is unavailable at redis://127.0.0.1:6391: NOAUTH Authentication required. [E_STORE_UNAVAILABLE]',
+    ];
+    expect(startErrorOf(log)).toEqual({
+      code: 'E_STORE_UNAVAILABLE',
+      message: 'redis is unavailable at redis://127.0.0.1:6391: NOAUTH Authentication required.',
+    });
+    expect(startErrorOf(['boom: config/config.json is invalid'])).toBeUndefined();
   });
 });
 

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
 import { GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
-import { DEFAULT_LIMITS } from '@finger/hub';
+import { DEFAULT_LIMITS, REDIS_URL_FORM, redisUrlProblem } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
 /** Log levels accepted by `log.level` / `FINGER_LOG_LEVEL`. */
@@ -226,6 +226,14 @@ function invalid(source: string, issues: ValidationIssue[]): FingerError {
   return new FingerError('E_INVALID_ARGS', `invalid configuration: ${summary}`, { source, issues });
 }
 
+/** The issue of a malformed Redis URL at `path` (the schema checks only its scheme). */
+function redisUrlIssue(url: unknown, path: string): ValidationIssue[] {
+  const problem = typeof url === 'string' ? redisUrlProblem(url) : undefined;
+  return problem === undefined
+    ? []
+    : [{ path, message: `is not a valid Redis URL: ${problem}; expected ${REDIS_URL_FORM}` }];
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -275,7 +283,10 @@ export function envOverrides(env: Record<string, string | undefined>): DaemonCon
     if (env.FINGER_NATS_URL) out.nats.url = env.FINGER_NATS_URL;
     if (env.FINGER_CLUSTER_KEY) out.nats.cluster_key = env.FINGER_CLUSTER_KEY;
   }
-  if (env.FINGER_REDIS_URL) out.redis = { url: env.FINGER_REDIS_URL };
+  if (env.FINGER_REDIS_URL) {
+    issues.push(...redisUrlIssue(env.FINGER_REDIS_URL, 'FINGER_REDIS_URL'));
+    out.redis = { url: env.FINGER_REDIS_URL };
+  }
   if (env.FINGER_CLUSTER) out.cluster = env.FINGER_CLUSTER;
   if (issues.length) throw invalid('env', issues);
   return out;
@@ -307,10 +318,14 @@ export function resolveConfig(
   overrides: DaemonConfigInput = {},
 ): DaemonConfig {
   const file = fileJson ?? {};
+  const redisUrlOf = (input: unknown) =>
+    isPlainObject(input) && isPlainObject(input.redis) ? input.redis.url : undefined;
   const fileIssues = checkConfig(file);
+  if (!fileIssues.length) fileIssues.push(...redisUrlIssue(redisUrlOf(file), '$.redis.url'));
   if (fileIssues.length) throw invalid('config.json', fileIssues);
   const fromEnv = envOverrides(env);
   const overrideIssues = checkConfig(overrides);
+  if (!overrideIssues.length) overrideIssues.push(...redisUrlIssue(redisUrlOf(overrides), '$.redis.url'));
   if (overrideIssues.length) throw invalid('overrides', overrideIssues);
   const { $schema: _ignored, ...fileConfig } = file as DaemonConfigInput & { $schema?: string };
   const merged = merge(merge(merge(DEFAULT_CONFIG, fileConfig), fromEnv), overrides);

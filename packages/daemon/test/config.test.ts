@@ -74,6 +74,43 @@ describe('resolveConfig', () => {
   });
 });
 
+describe('resolveConfig: redis.url', () => {
+  const FORM = 'expected redis://[user:pass@]host[:port][/db] (or rediss:// for TLS)';
+
+  it('rejects a malformed redis.url (port notaport: ioredis used db NaN on 6379) naming the key, E_INVALID_ARGS', () => {
+    const err = catchErr(() => resolveConfig({ redis: { url: 'redis://:pw@127.0.0.1:notaport' } }));
+    expect({ code: err.code, message: err.message, details: err.details }).toEqual({
+      code: 'E_INVALID_ARGS',
+      message: `invalid configuration: config.json: $.redis.url is not a valid Redis URL: the port "notaport" is not a number from 1 to 65535; ${FORM}`,
+      details: {
+        source: 'config.json',
+        issues: [
+          {
+            path: '$.redis.url',
+            message: `is not a valid Redis URL: the port "notaport" is not a number from 1 to 65535; ${FORM}`,
+          },
+        ],
+      },
+    });
+    expect(err.message).not.toContain('pw');
+    const env = catchErr(() => resolveConfig({}, { FINGER_REDIS_URL: 'redis://127.0.0.1:6379/db1' }));
+    expect({ code: env.code, message: env.message }).toEqual({
+      code: 'E_INVALID_ARGS',
+      message: `invalid configuration: env: FINGER_REDIS_URL is not a valid Redis URL: the path "/db1" is not a database index /N (a non-negative integer); ${FORM}`,
+    });
+    const over = catchErr(() => resolveConfig({}, {}, { redis: { url: 'redis://127.0.0.1:0' } }));
+    expect(over.code).toBe('E_INVALID_ARGS');
+    expect(over.message).toContain('overrides: $.redis.url is not a valid Redis URL: the port "0"');
+  });
+
+  it('accepts redis:// and rediss:// with credentials, a port and a database index', () => {
+    expect(resolveConfig({ redis: { url: 'rediss://u:p@redis.example:6380/2' } }).redis).toEqual({
+      url: 'rediss://u:p@redis.example:6380/2',
+    });
+    expect(resolveConfig({}, { FINGER_REDIS_URL: 'redis://127.0.0.1' }).redis).toEqual({ url: 'redis://127.0.0.1' });
+  });
+});
+
 describe('config.example.json', () => {
   it('ships with the package, equals exampleConfig() and is valid', async () => {
     const shipped = JSON.parse(await readFile(new URL('../config/config.example.json', import.meta.url), 'utf8'));

@@ -13,6 +13,8 @@ export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { HubStats, MessageHubOptions } from './message-hub.js';
 export { MessageHub } from './message-hub.js';
+export type { RedisUrlParts } from './redis-url.js';
+export { parseRedisUrl, REDIS_URL_FORM, redisUrlProblem } from './redis-url.js';
 export type { NestedCaller } from './registry/call-context.js';
 export { CallContext } from './registry/call-context.js';
 export type { ModuleHealthInfo, ModuleInfo } from './registry/module-entry.js';
@@ -47,7 +49,7 @@ export type { LeaseStore } from './store/lease-store.js';
 export { MemoryEventStore } from './store/memory-event-store.js';
 export { MemoryLeaseStore } from './store/memory-lease-store.js';
 export { MemoryRequestStore } from './store/memory-request-store.js';
-export type { RequestOutcome, RequestStore } from './store/request-store.js';
+export type { BeginOptions, RequestOutcome, RequestStore } from './store/request-store.js';
 export type { CapabilitySnapshot, SnapshotEntry, SnapshotParams, ToolSummary } from './tools/capability-snapshot.js';
 export {
   buildSnapshot,

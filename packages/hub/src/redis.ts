@@ -3,6 +3,7 @@
 
 export type { MirroredEntry, RedisAuditMirrorOptions } from './store/redis-audit-mirror.js';
 export { RedisAuditMirror } from './store/redis-audit-mirror.js';
+export { redisCause } from './store/redis-cause.js';
 export type { RedisConnectionOptions } from './store/redis-client.js';
 export { RedisConnection, storeUnavailable } from './store/redis-client.js';
 export { RedisKv } from './store/redis-kv.js';

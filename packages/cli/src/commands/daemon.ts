@@ -108,6 +108,18 @@ function logTail(file: string, from: number, max = 20): string[] {
   }
 }
 
+/** `finger daemon: <message> [E_CODE]`: how the daemon prints the error it refused to start with (describeStartError). */
+const START_ERROR_RE = /^finger daemon: (.+) \[(E_[A-Z0-9_]+)\]$/;
+
+/** The last start error the daemon printed in `lines`, with its code. */
+export function startErrorOf(lines: string[]): { code: string; message: string } | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = START_ERROR_RE.exec(lines[i]!.trim());
+    if (m) return { code: m[2]!, message: m[1]! };
+  }
+  return undefined;
+}
+
 async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const { out, home } = ctx;
   const port = parsePort(opts.port);
@@ -160,6 +172,9 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const deadline = Date.now() + DAEMON_WAIT_MS;
   for (;;) {
     if (exited !== undefined || pid === undefined || !pidAlive(pid)) {
+      // the daemon printed why it refused to start, with its code: report that, not E_INTERNAL
+      const refused = startErrorOf(logTail(logFile, logStart));
+      if (refused) throw new CliError(refused.code, refused.message, { notes: failNotes() });
       throw new CliError('E_INTERNAL', `the daemon stopped before answering (${exited ?? 'exited'})`, {
         notes: failNotes(),
       });

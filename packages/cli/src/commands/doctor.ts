@@ -98,19 +98,26 @@ async function checkNats(config: DaemonConfig, home: string): Promise<DoctorChec
   }
 }
 
-/** Redis: a connection with the URL's credentials (and TLS for `rediss://`), then PING. */
+/**
+ * Redis: a connection with the URL's credentials (and TLS for `rediss://`), then PING and the
+ * URL's database; a failure says what it means (redisCause, as the daemon's start does).
+ */
 async function checkRedis(url: string): Promise<DoctorCheck> {
-  const { withoutCredentials } = await import('@finger/hub');
+  const { parseRedisUrl, withoutCredentials } = await import('@finger/hub');
   const shown = withoutCredentials(url);
+  let parts: ReturnType<typeof parseRedisUrl>;
   try {
-    const { pingRedis } = await import('@finger/hub/redis');
+    parts = parseRedisUrl(url);
+  } catch (e) {
+    return { name: 'redis', status: 'fail', detail: toErrorInfo(e).message };
+  }
+  const { pingRedis, redisCause } = await import('@finger/hub/redis');
+  try {
     const pong = await pingRedis(url, TIMEOUT_MS);
     const auth = shown !== url ? ' (authenticated)' : '';
     return { name: 'redis', status: 'ok', detail: `${shown}: ${pong}${auth}` };
   } catch (e) {
-    const message = (e as Error).message;
-    const hint = /^NOAUTH/.test(message) ? ' — the server wants a password: redis://:PASSWORD@host:port' : '';
-    return { name: 'redis', status: 'fail', detail: `${shown}: ${message}${hint}` };
+    return { name: 'redis', status: 'fail', detail: `${shown}: ${redisCause(e, parts)}` };
   }
 }
 
@@ -163,11 +170,13 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
     config?.nats.url
       ? checkNats(config, ctx.home)
       : ({ name: 'nats', status: 'skip', detail: 'nats.url not set' } as const),
-    config?.redis.url
-      ? checkRedis(config.redis.url)
-      : config?.nats.url
-        ? ({ name: 'redis', status: 'warn', detail: CLUSTER_WITHOUT_REDIS } as const)
-        : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
+    !config
+      ? ({ name: 'redis', status: 'skip', detail: 'no valid config' } as const)
+      : config.redis.url
+        ? checkRedis(config.redis.url)
+        : config.nats.url
+          ? ({ name: 'redis', status: 'warn', detail: CLUSTER_WITHOUT_REDIS } as const)
+          : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
     config ? checkLlm(config.llm) : ({ name: 'llm', status: 'skip', detail: 'no valid config' } as const),
   ]);
   checks.push(daemon, nats, redis, llm);

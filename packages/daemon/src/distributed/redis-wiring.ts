@@ -22,7 +22,7 @@ export interface RedisWiringOptions {
   events?: EventBus;
   /** Names this daemon in the audit stream. Default `<hostname>/<pid>/<random>` (two daemons may share a process). */
   node?: string;
-  /** How long the start waits for Redis before going on without it (calls then fail E_STORE_UNAVAILABLE). Default 3000 ms. */
+  /** How long the start waits for Redis before refusing to start (E_STORE_UNAVAILABLE). Default 3000 ms. */
   ready_timeout_ms?: number;
   /** Tests: a key prefix instead of `finger:<cluster>:`. */
   prefix?: string;
@@ -58,9 +58,12 @@ export interface RedisWiring {
 }
 
 /**
- * Connects to Redis (waiting at most `ready_timeout_ms`: a daemon starts without Redis, logs it,
- * and its stores answer E_STORE_UNAVAILABLE until Redis is reachable) and builds the stores.
- * Throws E_INVALID_ARGS for a cluster name that is not a valid key segment.
+ * Connects to Redis and builds the stores. A daemon does not start without its shared state:
+ * rejects with E_STORE_UNAVAILABLE naming the URL (without credentials) and the last cause
+ * (password refused or missing, connection refused, TLS handshake failed, database index the
+ * server does not have) when Redis is not ready within `ready_timeout_ms`, at once for a refused
+ * password or database. Throws E_INVALID_ARGS for a malformed URL or a cluster name that is not a
+ * valid key segment. Once started, a lost Redis only degrades the daemon (DEGRADED events).
  */
 export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
   // loaded only here, only with redis.url set: a daemon without Redis never loads ioredis
@@ -90,11 +93,14 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
     logger.warn({ prefix: connection.prefix }, 'redis connection lost: shared-state calls fail until it returns');
     o.events?.emit('DEGRADED', {}, { component: 'redis', degraded: true, reason: state.last_error });
   });
-  if (!(await connection.ready(o.ready_timeout_ms ?? 3000))) {
-    state.last_error ??= 'not reachable';
-    logger.warn({ prefix: connection.prefix }, 'redis is not reachable yet: shared-state calls fail until it is');
-    o.events?.emit('DEGRADED', {}, { component: 'redis', degraded: true, reason: state.last_error });
-  } else logger.info({ prefix: connection.prefix }, 'redis connected');
+  try {
+    await connection.open(o.ready_timeout_ms ?? 3000);
+  } catch (e) {
+    state.closed = true;
+    await connection.close();
+    throw e;
+  }
+  logger.info({ url: connection.url, prefix: connection.prefix }, 'redis connected');
   const requests = new RedisRequestStore(connection, {
     logger,
     ...(o.clock !== undefined ? { clock: o.clock } : {}),
@@ -126,7 +132,10 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
     async shareFirewall(parts) {
       const kv = new RedisKv(connection, 'firewall');
       kvs.push(kv);
-      firewall = await RedisFirewallSync.open(kv, parts.policy, parts.sessions, { logger });
+      firewall = await RedisFirewallSync.open(kv, parts.policy, parts.sessions, {
+        logger,
+        available: () => connection.available,
+      });
       return firewall;
     },
     mirrorAudit(audit) {

@@ -5,11 +5,14 @@
 
 import { createHash } from 'node:crypto';
 
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 
 import { FingerError, isFingerError } from '@finger/protocol';
 
 import { type Logger, silentLogger } from '../logger.js';
+import { parseRedisUrl, type RedisUrlParts } from '../redis-url.js';
+import { withoutCredentials } from '../url-credentials.js';
+import { redisCause } from './redis-cause.js';
 
 /** How {@link RedisConnection} connects. */
 export interface RedisConnectionOptions {
@@ -34,25 +37,50 @@ const SHAS = new Map<string, string>();
 /** Cluster names become key segments: keep them to a safe alphabet. */
 const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/** The ioredis connection options of a parsed URL (no URL string: ioredis's own parser is lenient). */
+export function redisTarget(parts: RedisUrlParts): RedisOptions {
+  return {
+    host: parts.host,
+    port: parts.port,
+    db: parts.db,
+    ...(parts.username !== undefined ? { username: parts.username } : {}),
+    ...(parts.password !== undefined ? { password: parts.password } : {}),
+    ...(parts.tls ? { tls: {} } : {}),
+  };
+}
+
+/** A refusal of the server that waiting does not cure (credentials, database index). */
+const LASTING = /^(NOAUTH|WRONGPASS)|DB index is out of range|invalid password/i;
+
 /**
  * A shared Redis connection (plus a lazily made subscriber connection for pub/sub) with the
  * failure behaviour of distributed mode: commands fail fast with E_STORE_UNAVAILABLE while Redis
- * is unreachable, and work again once it is back. Throws E_INVALID_ARGS for a bad cluster name.
+ * is unreachable, and work again once it is back. Throws E_INVALID_ARGS for a bad cluster name
+ * or a malformed URL.
  */
 export class RedisConnection {
   readonly client: Redis;
   /** Key prefix, `finger:<cluster>:` by default. */
   readonly prefix: string;
+  /** The URL without credentials: what messages and logs show. */
+  readonly url: string;
+  private readonly parts: RedisUrlParts;
   private sub: Redis | undefined;
   private readonly logger: Logger;
   private closed = false;
   private wasReady = false;
+  /** The last connection error, explained ({@link redisCause}). */
+  private lastError: string | undefined;
+  /** Set when the server refused the URL's database index: no command runs (it would hit db 0). */
+  private refused: string | undefined;
 
   constructor(private readonly options: RedisConnectionOptions) {
     if (!CLUSTER_RE.test(options.cluster))
       throw new FingerError('E_INVALID_ARGS', `cluster name "${options.cluster}" must match ${CLUSTER_RE.source}`, {
         cluster: options.cluster,
       });
+    this.parts = parseRedisUrl(options.url);
+    this.url = withoutCredentials(options.url);
     this.prefix = options.prefix ?? `finger:${options.cluster}:`;
     this.logger = (options.logger ?? silentLogger).child({ component: 'redis' });
     this.client = this.make(false);
@@ -60,7 +88,8 @@ export class RedisConnection {
 
   private make(subscriber: boolean): Redis {
     const maxDelay = this.options.max_reconnect_delay_ms ?? 1000;
-    const c = new Redis(this.options.url, {
+    const c = new Redis({
+      ...redisTarget(this.parts),
       lazyConnect: true,
       // a subscriber may queue its (idempotent) SUBSCRIBE until connected; commands never queue
       enableOfflineQueue: subscriber,
@@ -74,7 +103,13 @@ export class RedisConnection {
       // commands issued in the same tick go out in one write (many concurrent calls)
       enableAutoPipelining: !subscriber,
     });
-    c.on('error', (e: Error) => this.logger.debug({ err: e.message, subscriber }, 'redis connection error'));
+    c.on('error', (e: Error) => {
+      this.logger.debug({ err: e.message, subscriber }, 'redis connection error');
+      if (subscriber) return;
+      this.lastError = redisCause(e, this.parts);
+      // ioredis goes on with database 0 when its SELECT is refused: refuse every command instead
+      if (/DB index is out of range/i.test(e.message)) this.refused = this.lastError;
+    });
     c.on('ready', () => {
       if (!subscriber && this.wasReady) this.logger.info({ prefix: this.prefix }, 'redis reconnected');
       if (!subscriber) this.wasReady = true;
@@ -86,9 +121,14 @@ export class RedisConnection {
     return c;
   }
 
-  /** True while the command connection is ready. */
+  /** True while the command connection is ready (and on the URL's database). */
   get available(): boolean {
-    return this.client.status === 'ready';
+    return !this.closed && this.client.status === 'ready' && this.refused === undefined;
+  }
+
+  /** The last connection error seen, explained (`connect ECONNREFUSED … — connection refused: …`). */
+  get lastErrorCause(): string | undefined {
+    return this.refused ?? this.lastError;
   }
 
   /** The key `<prefix><parts joined by ':'>`. */
@@ -102,12 +142,21 @@ export class RedisConnection {
    */
   async run<T>(op: string, fn: (c: Redis) => Promise<T>): Promise<T> {
     if (this.closed) throw new FingerError('E_STORE_UNAVAILABLE', `redis store closed (${op})`, { op });
+    if (this.refused !== undefined) throw storeUnavailable(op, this.refused, `${this.url}: ${this.refused}`);
     try {
       return await fn(this.client);
     } catch (e) {
       if (isFingerError(e)) throw e;
+      // ioredis says "Stream isn't writeable and enableOfflineQueue options is false": say what it means
+      if (this.client.status !== 'ready' || (e instanceof Error && e.message.includes('enableOfflineQueue')))
+        throw storeUnavailable(op, e, this.notConnected());
       throw storeUnavailable(op, e);
     }
+  }
+
+  private notConnected(): string {
+    const last = this.lastErrorCause;
+    return `not connected to ${this.url}${last !== undefined ? ` (last error: ${last})` : ''}`;
   }
 
   /**
@@ -135,6 +184,50 @@ export class RedisConnection {
   subscriber(): Redis {
     this.sub ??= this.make(true);
     return this.sub;
+  }
+
+  /**
+   * For a start: waits until the command connection is ready (at most `timeout_ms`), then makes
+   * sure the server has the URL's database. Rejects with E_STORE_UNAVAILABLE naming the URL
+   * (without credentials) and the last cause seen (`redis is unavailable at redis://h:6379: WRONGPASS
+   * … — authentication refused: …`); a refusal of the password or the database index ends the
+   * wait at once (waiting does not cure it). Leaves the connection open either way.
+   */
+  async open(timeout_ms: number): Promise<void> {
+    const fail = (cause: string | undefined): FingerError =>
+      new FingerError(
+        'E_STORE_UNAVAILABLE',
+        `redis is unavailable at ${this.url}: ${cause ?? `no connection within ${timeout_ms} ms`}`,
+        { url: this.url, ...(cause !== undefined ? { cause } : {}) },
+      );
+    if (this.closed) throw fail('the connection is closed');
+    if (this.refused === undefined && this.client.status !== 'ready') {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(t);
+          this.client.off('ready', done);
+          this.client.off('error', onError);
+          resolve();
+        };
+        const onError = (e: Error) => {
+          if (LASTING.test(e.message)) done();
+        };
+        const t = setTimeout(done, timeout_ms);
+        t.unref();
+        this.client.on('ready', done);
+        this.client.on('error', onError);
+      });
+    }
+    if (this.refused !== undefined || this.client.status !== 'ready') throw fail(this.lastErrorCause);
+    if (this.parts.db !== 0) {
+      try {
+        // ioredis selected it already, but reports a refusal only as an 'error' event: ask again
+        await this.client.select(this.parts.db);
+      } catch (e) {
+        if (e instanceof Error && /DB index is out of range/i.test(e.message)) this.refused = redisCause(e, this.parts);
+        throw fail(this.refused ?? redisCause(e, this.parts));
+      }
+    }
   }
 
   /** Waits until the command connection is ready, at most `timeout_ms`; false when it is not. */
@@ -169,8 +262,11 @@ export class RedisConnection {
   }
 }
 
-/** E_STORE_UNAVAILABLE for a failed Redis operation. */
-export function storeUnavailable(op: string, cause: unknown): FingerError {
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  return new FingerError('E_STORE_UNAVAILABLE', `redis is unavailable (${op}): ${reason}`, { op }, { cause });
+/**
+ * E_STORE_UNAVAILABLE for a failed Redis operation: `redis is unavailable (<op>): <reason>`,
+ * `reason` defaulting to the cause's message.
+ */
+export function storeUnavailable(op: string, cause: unknown, reason?: string): FingerError {
+  const text = reason ?? (cause instanceof Error ? cause.message : String(cause));
+  return new FingerError('E_STORE_UNAVAILABLE', `redis is unavailable (${op}): ${text}`, { op }, { cause });
 }

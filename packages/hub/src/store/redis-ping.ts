@@ -1,13 +1,22 @@
 import { Redis } from 'ioredis';
 
+import { parseRedisUrl } from '../redis-url.js';
+import { redisTarget } from './redis-client.js';
+
 /**
  * Connects to `url` once (credentials, database and `rediss://` TLS as the URL gives them), sends
  * PING and closes: resolves with the reply (`PONG`), rejects with the server's or the socket's
- * error (`WRONGPASS …`, `NOAUTH …`, `connect ECONNREFUSED …`). No retries and no offline queue:
- * for `myfinger doctor`, which must say what is wrong rather than wait.
+ * error (`WRONGPASS …`, `NOAUTH …`, `connect ECONNREFUSED …`, `ERR DB index is out of range` for a
+ * database the server does not have; {@link redisCause} says what it means), or E_INVALID_ARGS for
+ * a malformed URL. No retries and no offline queue: for `myfinger doctor`, which must say what is
+ * wrong rather than wait.
  */
 export async function pingRedis(url: string, timeout_ms = 2000): Promise<string> {
-  const c = new Redis(url, {
+  const parts = parseRedisUrl(url);
+  const c = new Redis({
+    ...redisTarget(parts),
+    // selected below, where its refusal is an answer rather than an 'error' event
+    db: 0,
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -25,7 +34,9 @@ export async function pingRedis(url: string, timeout_ms = 2000): Promise<string>
   });
   try {
     await c.connect();
-    return await c.ping();
+    const pong = await c.ping();
+    if (parts.db !== 0) await c.select(parts.db);
+    return pong;
   } catch (e) {
     throw first ?? e;
   } finally {
