@@ -1,14 +1,20 @@
 // A call in flight to a module whose every node fell silent (died, or this daemon lost NATS):
-// it fails with E_MODULE_UNHEALTHY once the module is unhealthy, not at its deadline.
+// it fails with E_MODULE_UNHEALTHY once the module is unhealthy, not at its deadline. A node that
+// stops answers what it took within its drain time (even while a dead peer makes the module look
+// unhealthy), and past it answers E_PROVIDER_CLOSED at once.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
 import { connect, type NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
-import { ClusterNode, runtimeSwitch, WireAuth } from '@finger/hub/nats';
+import { ClusterNode, runtimeSwitch, serveKeyOf, startModuleServer, WireAuth } from '@finger/hub/nats';
 import type { ModuleManifest, Principal } from '@finger/protocol';
 import { natsUrlForTests, testClusterName } from '@finger/testkit';
 
 const url = await natsUrlForTests();
+const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
 const KEY = 'lost-node-test-key-0123456789abcdef';
 const human: Principal = { kind: 'human', id: 'tester', roles: ['operator'] };
 
@@ -32,25 +38,35 @@ async function conn(): Promise<NatsConnection> {
   return nc;
 }
 
+/** A daemon-side hub that imports the cluster's modules (heartbeats every 100 ms, unhealthy after 300 ms). */
+async function importer(cluster: string) {
+  const rs = runtimeSwitch(createRuntime);
+  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
+  cleanup.push(() => hub.close(0));
+  const node = new ClusterNode({
+    hub,
+    connection: await conn(),
+    cluster,
+    auth: new WireAuth({ role: 'daemon', node: 'caller', cluster_key: KEY }),
+    importRemote: true,
+    bridgeEvents: false,
+    heartbeat_ms: 100,
+    unhealthy_after_ms: 300,
+  });
+  rs.bind(node);
+  await node.start();
+  cleanup.push(() => node.close());
+  return hub;
+}
+
+const waitFor = async (fn: () => boolean) => {
+  for (let i = 0; i < 500 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
 describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', () => {
   it('fails with E_MODULE_UNHEALTHY (outcome unknown) once no node is heard of, long before its deadline', async () => {
     const cluster = testClusterName('lost');
-    const rs = runtimeSwitch(createRuntime);
-    const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
-    cleanup.push(() => hub.close(0));
-    const node = new ClusterNode({
-      hub,
-      connection: await conn(),
-      cluster,
-      auth: new WireAuth({ role: 'daemon', node: 'caller', cluster_key: KEY }),
-      importRemote: true,
-      bridgeEvents: false,
-      heartbeat_ms: 100,
-      unhealthy_after_ms: 300,
-    });
-    rs.bind(node);
-    await node.start();
-    cleanup.push(() => node.close());
+    const hub = await importer(cluster);
 
     // a node that takes the module's calls and never answers, and announces it until it "dies"
     const remote = await conn();
@@ -80,5 +96,82 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
 
     expect(await outcome).toMatchObject({ code: 'E_MODULE_UNHEALTHY', details: { module: 'far', outcome: 'unknown' } });
     expect(hub.stats()).toMatchObject({ inflight: 0 });
+  });
+  it('a serve host that stops answers what it took within its drain, though a dead peer makes the module unhealthy', async () => {
+    const cluster = testClusterName('drain');
+    const hub = await importer(cluster);
+    const server = await startModuleServer({
+      manifestFile: PROBE,
+      nats: { url: url! },
+      cluster,
+      serve_key: serveKeyOf(KEY),
+      heartbeat_ms: 100,
+    });
+    cleanup.push(() => server.close(0));
+    // a dead peer of the module: announced once, silent since (not forgotten yet)
+    const peer = await conn();
+    const manifest = JSON.parse(readFileSync(PROBE, 'utf8')) as ModuleManifest;
+    peer.publish(
+      `finger.${cluster}.registry.hb`,
+      new WireAuth({ role: 'daemon', node: 'dead-peer', cluster_key: KEY }).sealJson(
+        'hb',
+        JSON.stringify({ node: 'dead-peer', modules: [{ ...manifest, runtime: { type: 'nats' } }] }),
+      ),
+    );
+    await waitFor(() => hub.registry.get('remote-probe')?.healthy === true);
+    expect(hub.registry.get('remote-probe')).toMatchObject({ runtime: 'nats', healthy: true });
+    const call = hub.request({ target: 'remote-probe.slow', payload: { ms: 1500 }, source: human, timeout_ms: 30_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    // it stops with a 5 s drain: the call (1.5 s) ends within it and its answer arrives
+    await server.close(5000);
+    expect(await call).toMatchObject({ done: true });
+  });
+
+  it('past its drain a stopping serve host answers E_PROVIDER_CLOSED at once and cancels the call', async () => {
+    const cluster = testClusterName('drained');
+    const hub = await importer(cluster);
+    const server = await startModuleServer({
+      manifestFile: PROBE,
+      nats: { url: url! },
+      cluster,
+      serve_key: serveKeyOf(KEY),
+      heartbeat_ms: 100,
+    });
+    cleanup.push(() => server.close(0));
+    await waitFor(() => hub.registry.get('remote-probe')?.healthy === true);
+    const call = hub.request({
+      target: 'remote-probe.slow',
+      payload: { ms: 20_000 },
+      source: human,
+      timeout_ms: 30_000,
+    });
+    const outcome = call.then(
+      () => 'answered',
+      (e: { code?: string }) => e.code,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    await server.close(300);
+    expect(await outcome).toBe('E_PROVIDER_CLOSED');
+  });
+  it('judges a node by the heartbeat period it announces when that is longer than the daemon’s', async () => {
+    const cluster = testClusterName('slowbeat');
+    const hub = await importer(cluster); // unhealthy after 300 ms of silence…
+    const remote = await conn();
+    const auth = new WireAuth({ role: 'daemon', node: 'slow-beater', cluster_key: KEY });
+    // …but this node beats every 1000 ms and says so: silent for less than three of its beats, it is healthy
+    remote.publish(
+      `finger.${cluster}.registry.hb`,
+      auth.sealJson('hb', JSON.stringify({ node: 'slow-beater', hb_ms: 1000, modules: [far] })),
+    );
+    await waitFor(() => hub.registry.get('far') !== undefined);
+    await new Promise((r) => setTimeout(r, 700));
+    expect((await hub.registry.checkHealth('far')).healthy).toBe(true);
+    // a period outside 100 ms–10 min is not believed: judged by the daemon's own
+    remote.publish(
+      `finger.${cluster}.registry.hb`,
+      auth.sealJson('hb', JSON.stringify({ node: 'slow-beater', hb_ms: 99_999_999, modules: [far] })),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await hub.registry.checkHealth('far')).healthy).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,6 +33,36 @@ describe('module serve errors', () => {
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toMatch(/^error E_INVALID_MANIFEST: /);
     expect(invalid.stderr).toMatch(/\n {2}\$\.runtime\.command: must be array/);
+  });
+
+  it('bounds --heartbeat-ms and --drain-ms, says a short serve key is short, and takes a folder', async () => {
+    const serve = (args: string[], key = SERVE_KEY) =>
+      runCli(['module', 'serve', join(dir, 'module.json'), '--nats', 'nats://127.0.0.1:1', '--json', ...args], {
+        env: { FINGER_SERVE_KEY: key },
+      });
+    const huge = await serve(['--heartbeat-ms', '99999999999']);
+    expect(huge.code).toBe(2);
+    expect(JSON.parse(huge.stdout).error).toEqual({
+      code: 'E_INVALID_ARGS',
+      message: '--heartbeat-ms must be a whole number of ms from 100 to 600000, got "99999999999"',
+    });
+    const drain = await serve(['--drain-ms', '-1']);
+    expect(JSON.parse(drain.stdout).error).toMatchObject({ code: 'E_INVALID_ARGS', message: /^--drain-ms must be/ });
+    // 0 is a valid drain: past the arguments, the missing module.json is what fails
+    expect(JSON.parse((await serve(['--drain-ms', '0'])).stdout).error.code).toBe('E_NOT_FOUND');
+    const short = await serve([], 'abc');
+    expect(JSON.parse(short.stdout).error).toMatchObject({
+      code: 'E_INVALID_ARGS',
+      message: /^the serve key is too short \(3 characters, at least 16\)/,
+    });
+    // a folder means its module.json (as modules.paths takes it): the manifest is read and checked
+    const folder = join(dir, 'folder');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'module.json'), JSON.stringify({ id: 'bad' }));
+    const r = await runCli(['module', 'serve', folder, '--nats', 'nats://127.0.0.1:1', '--json'], {
+      env: { FINGER_SERVE_KEY: SERVE_KEY },
+    });
+    expect(JSON.parse(r.stdout).error.code).toBe('E_INVALID_MANIFEST');
   });
 
   it('reports an unreachable NATS server as E_STORE_UNAVAILABLE with exit 1', async () => {

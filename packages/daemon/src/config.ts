@@ -120,6 +120,10 @@ export const DEFAULT_CONFIG: DaemonConfig = {
 };
 
 const POS_INT = { type: 'integer', minimum: 1 } as const;
+/** Node's timers take at most 2^31 − 1 ms (a larger delay fires at once, with a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2_147_483_647;
+/** A duration in ms from `minimum` up to what a timer can wait. */
+const ms = (minimum: number, maximum = MAX_TIMER_MS) => ({ type: 'integer', minimum, maximum }) as const;
 const section = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties });
 const STRINGS = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
 const GLOBS = { type: 'array', items: { type: 'string', pattern: GRANT_GLOB_PATTERN.source } } as const;
@@ -150,34 +154,34 @@ export const configSchema = {
     mcp: section({ servers: { type: 'array' } }),
     hub: section({
       max_nesting_depth: { type: 'integer', minimum: 1, maximum: 64 },
-      default_timeout_ms: POS_INT,
-      default_lease_ms: POS_INT,
-      idempotency_window_ms: { type: 'integer', minimum: 0 },
+      default_timeout_ms: ms(1),
+      default_lease_ms: ms(1),
+      idempotency_window_ms: ms(0),
       max_results: POS_INT,
-      result_ttl_ms: POS_INT,
-      lease_sweep_ms: POS_INT,
+      result_ttl_ms: ms(1),
+      lease_sweep_ms: ms(1),
       default_concurrency: POS_INT,
     }),
     events: section({ max_segment_bytes: { type: 'integer', minimum: 1024 }, max_segments: POS_INT }),
     ws: section({
       max_buffered_events: POS_INT,
       max_buffered_bytes: { type: 'integer', minimum: 1024 },
-      heartbeat_ms: { type: 'integer', minimum: 100 },
-      auth_timeout_ms: { type: 'integer', minimum: 10 },
+      heartbeat_ms: ms(100, 600_000),
+      auth_timeout_ms: ms(10),
     }),
-    shutdown: section({ drain_ms: { type: 'integer', minimum: 0 } }),
+    shutdown: section({ drain_ms: ms(0) }),
     firewall: section({ approval_timeout_ms: POS_INT }),
     safety: section({
       max_token_usage: POS_INT,
       max_steps: POS_INT,
-      max_task_ms: POS_INT,
+      max_task_ms: ms(1),
       repeat_failure_threshold: POS_INT,
       error_window: POS_INT,
       error_threshold: POS_INT,
       denial_consecutive: POS_INT,
       denial_window: POS_INT,
       denial_threshold: POS_INT,
-      halt_grace_ms: { type: 'integer', minimum: 0 },
+      halt_grace_ms: ms(0),
     }),
     llm: section({
       provider: { enum: ['offline', 'openai', 'anthropic'] },
@@ -186,8 +190,8 @@ export const configSchema = {
       model: { type: 'string', minLength: 1 },
       secondary_model: { type: 'string', minLength: 1 },
       max_retries: { type: 'integer', minimum: 0, maximum: 10 },
-      max_retry_wait_ms: { type: 'integer', minimum: 0 },
-      timeout_ms: POS_INT,
+      max_retry_wait_ms: ms(0),
+      timeout_ms: ms(1),
       prices: section({
         input_per_mtok: { type: 'number', minimum: 0 },
         output_per_mtok: { type: 'number', minimum: 0 },
@@ -211,8 +215,8 @@ export const configSchema = {
         cert_file: { type: 'string', minLength: 1 },
         key_file: { type: 'string', minLength: 1 },
       }),
-      heartbeat_ms: { type: 'integer', minimum: 100 },
-      unhealthy_after_ms: { type: 'integer', minimum: 200 },
+      heartbeat_ms: ms(100, 600_000),
+      unhealthy_after_ms: ms(200, 3_600_000),
     }),
     redis: section({ url: { type: 'string', pattern: '^rediss?://' } }),
     cluster: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },

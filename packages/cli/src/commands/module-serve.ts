@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 import type { Command } from 'commander';
 
@@ -57,10 +57,25 @@ function problemsToStderr(errLine: (line: string) => void): Logger {
   return logger;
 }
 
-const positive = (raw: string | undefined, name: string): number | undefined => {
+/** The module.json to serve: the file given, or the one in the folder given (as `modules.paths` takes either). */
+function manifestPath(file: string): string {
+  const p = resolve(file);
+  try {
+    if (statSync(p).isDirectory()) return join(p, 'module.json');
+  } catch {
+    // not there: the server says so (E_NOT_FOUND)
+  }
+  return p;
+}
+
+/** A whole number of ms from `min` to `max` (a timer cannot wait longer than 2^31 − 1 ms). */
+const millis = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) <= 0)
-    throw new FingerError('E_INVALID_ARGS', `${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new FingerError(
+      'E_INVALID_ARGS',
+      `${name} must be a whole number of ms from ${min} to ${max}, got ${JSON.stringify(raw)}`,
+    );
   return Number(raw);
 };
 
@@ -99,13 +114,18 @@ export function registerModuleServe(mod: Command, state: RunState): void {
         if (!url) throw new FingerError('E_INVALID_ARGS', 'module serve needs --nats <url> (or FINGER_NATS_URL)');
         const cluster = o.cluster ?? env.FINGER_CLUSTER ?? 'default';
         const serveKey = o.serveKeyFile ? readKey(o.serveKeyFile, '--serve-key-file') : env.FINGER_SERVE_KEY;
-        if (!serveKey || serveKey.length < 16)
+        if (!serveKey)
           throw new FingerError(
             'E_INVALID_ARGS',
             'module serve needs the cluster serve key: --serve-key-file <file> or FINGER_SERVE_KEY (see `myfinger module serve-key`)',
           );
-        const heartbeat = positive(o.heartbeatMs, '--heartbeat-ms');
-        const drain = positive(o.drainMs, '--drain-ms') ?? 10_000;
+        if (serveKey.length < 16)
+          throw new FingerError(
+            'E_INVALID_ARGS',
+            `the serve key is too short (${serveKey.length} characters, at least 16): print the cluster's with \`myfinger module serve-key\` on a machine that has its cluster key`,
+          );
+        const heartbeat = millis(o.heartbeatMs, '--heartbeat-ms', 100, 600_000);
+        const drain = millis(o.drainMs, '--drain-ms', 0, 600_000) ?? 10_000;
         // secrets from the environment keep them out of `ps`; a flag still wins
         const token = o.token ?? env.FINGER_NATS_TOKEN;
         const user = o.user ?? env.FINGER_NATS_USER;
@@ -122,7 +142,7 @@ export function registerModuleServe(mod: Command, state: RunState): void {
             : undefined;
         const { startModuleServer } = await import('@finger/hub/nats');
         const server = await startModuleServer({
-          manifestFile: resolve(file),
+          manifestFile: manifestPath(file),
           logger: problemsToStderr((line) => ctx.out.errLine(line)),
           cluster,
           serve_key: serveKey,

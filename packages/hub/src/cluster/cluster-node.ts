@@ -140,15 +140,20 @@ export class ClusterNode {
   }
 
   /** Says bye, stops serving (in-flight calls may finish) and stops the bridge. Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Leaves the cluster: says bye (naming `drain_ms`, so callers keep waiting for this node's
+   * calls that long), stops taking calls, lets those it serves finish for `drain_ms` (default
+   * the transport's, 5 s) and answers the rest with E_PROVIDER_CLOSED.
+   */
+  async close(drain_ms = 5000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.stopListening?.();
-    await this.registry.close();
+    await this.registry.close(drain_ms);
     await Promise.all([...this.unserves.values()].map((u) => u().catch(() => undefined)));
     this.unserves.clear();
     await this.bridge?.close();
-    await this.transport.close();
+    await this.transport.close(drain_ms);
   }
 
   private localManifests(): ModuleManifest[] {

@@ -22,6 +22,8 @@ export interface ModuleLocation {
   /** Epoch ms of its last heartbeat. */
   last_seen: number;
   healthy: boolean;
+  /** The node's own heartbeat period, when it announces one: its silence is judged by it too. */
+  hb_ms?: number;
 }
 
 /** A module some other node of the cluster serves. */
@@ -72,8 +74,17 @@ export interface ClusterRegistryOptions {
 
 interface Heartbeat {
   node: string;
+  /** The sender's heartbeat period (ms). */
+  hb_ms?: number;
   modules: ModuleManifest[];
 }
+
+/** Heartbeat periods a node may announce (ms); outside them its announcement is not believed. */
+const MIN_HB_MS = 100;
+const MAX_HB_MS = 600_000;
+
+/** The longest drain a bye may name (10 min): a node that says more is believed for this long. */
+const MAX_BYE_DRAIN_MS = 600_000;
 
 /**
  * The cluster's module directory on plain NATS subjects (`finger.<cluster>.registry.hb|hello|bye`):
@@ -95,6 +106,8 @@ export class ClusterRegistry {
   private readonly logger: Logger;
   private readonly hbMs: number;
   private readonly unhealthyMs: number;
+  /** Module id → until when a node of it that said bye may still answer the calls it took. */
+  private readonly leaving = new Map<string, number>();
   private readonly forgetMs: number;
   private readonly modules = new Map<string, RemoteModule>();
   /** Per remote module, what each of its nodes announces (a manifest checked once per change). */
@@ -141,10 +154,10 @@ export class ClusterRegistry {
     const modules = this.o.local().map(announced);
     const max = this.o.connection.info?.max_payload;
     if (max === undefined) {
-      this.publish('hb', { node: this.o.auth.node, modules } satisfies Heartbeat);
+      this.publish('hb', { node: this.o.auth.node, hb_ms: this.hbMs, modules } satisfies Heartbeat);
       return;
     }
-    const fit = fitHeartbeat(this.o.auth.node, modules, max - this.o.auth.lineLength('hb'));
+    const fit = fitHeartbeat(this.o.auth.node, modules, max - this.o.auth.lineLength('hb'), this.hbMs);
     const key = fit.leftOut.map((m) => m.id).join(',');
     if (key !== this.leftOut) {
       this.leftOut = key;
@@ -172,24 +185,39 @@ export class ClusterRegistry {
     const m = this.modules.get(module_id);
     if (m === undefined) return [];
     const now = this.clock.now();
-    return [...m.nodes.values()].map((n) => ({ ...n, healthy: now - n.last_seen < this.unhealthyMs }));
+    return [...m.nodes.values()].map((n) => ({ ...n, healthy: now - n.last_seen < this.silentAfter(n) }));
   }
 
-  /** Healthy when at least one node announced the module within `unhealthy_after_ms`. */
-  health(module_id: string): { ok: boolean; detail?: string } {
+  /**
+   * Healthy when at least one node announced the module within `unhealthy_after_ms`. `draining`
+   * when none did but a node of it said bye lately and may still answer the calls it took (for
+   * the drain time its bye named): its calls in flight are not given up yet.
+   */
+  health(module_id: string): { ok: boolean; detail?: string; draining?: boolean } {
     const locs = this.locations(module_id);
     if (locs.some((l) => l.healthy)) return { ok: true };
-    if (locs.length === 0) return { ok: false, detail: 'no node announces this module' };
-    return { ok: false, detail: `no heartbeat from ${locs.map((l) => l.node).join(', ')} for ${this.unhealthyMs} ms` };
+    const draining = (this.leaving.get(module_id) ?? 0) > this.clock.now();
+    const detail =
+      locs.length === 0
+        ? 'no node announces this module'
+        : `no heartbeat from ${locs.map((l) => `${l.node} for ${this.clock.now() - l.last_seen} ms`).join(', ')}`;
+    return draining
+      ? { ok: false, detail: `${detail}; a node that left still drains its calls`, draining }
+      : { ok: false, detail };
   }
 
-  /** Says bye and stops; idempotent. */
-  async close(): Promise<void> {
+  /** How long a node may be silent before its modules turn unhealthy: ours, or three of its own heartbeats if longer. */
+  private silentAfter(loc: ModuleLocation): number {
+    return loc.hb_ms === undefined ? this.unhealthyMs : Math.max(this.unhealthyMs, 3 * loc.hb_ms);
+  }
+
+  /** Says bye (naming how long this node still answers the calls it took) and stops; idempotent. */
+  async close(drain_ms = 5000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.timer !== undefined) this.clock.clearInterval(this.timer);
     if (!this.o.connection.isClosed()) {
-      this.publish('bye', { node: this.o.auth.node });
+      this.publish('bye', { node: this.o.auth.node, drain_ms });
       await this.o.connection.flush().catch(() => undefined);
       this.sub?.unsubscribe();
     }
@@ -209,8 +237,10 @@ export class ClusterRegistry {
   private tick(): void {
     this.heartbeat();
     const now = this.clock.now();
+    for (const [id, until] of this.leaving) if (until <= now) this.leaving.delete(id);
     for (const [id, m] of this.modules) {
-      for (const [node, loc] of m.nodes) if (now - loc.last_seen >= this.forgetMs) this.leave(id, m, node);
+      for (const [node, loc] of m.nodes)
+        if (now - loc.last_seen >= Math.max(this.forgetMs, 10 * (loc.hb_ms ?? 0))) this.leave(id, m, node);
     }
   }
 
@@ -246,7 +276,15 @@ export class ClusterRegistry {
       return;
     }
     if (check.kind === 'bye') {
-      for (const [id, m] of this.modules) if (m.nodes.has(check.node)) this.leave(id, m, check.node);
+      // the node still answers the calls it took for the drain time it names (bounded; 30 s when it names none)
+      const named = (decodeJson(check.text()) as { drain_ms?: unknown } | undefined)?.drain_ms;
+      const drain = typeof named === 'number' && named >= 0 ? Math.min(named, MAX_BYE_DRAIN_MS) : 30_000;
+      const until = this.clock.now() + drain + 1000;
+      for (const [id, m] of this.modules)
+        if (m.nodes.has(check.node)) {
+          this.leaving.set(id, Math.max(this.leaving.get(id) ?? 0, until));
+          this.leave(id, m, check.node);
+        }
       return;
     }
     if (check.kind !== 'hb') return;
@@ -256,6 +294,7 @@ export class ClusterRegistry {
       return;
     }
     const now = this.clock.now();
+    const hbMs = typeof hb.hb_ms === 'number' && hb.hb_ms >= MIN_HB_MS && hb.hb_ms <= MAX_HB_MS ? hb.hb_ms : undefined;
     const listed = new Set<string>();
     // bounded by what a peer may announce: a serve host hosts one module, a daemon at most
     // MAX_MODULES_PER_NODE, and the cluster at most MAX_REMOTE_MODULES (each is a registration on
@@ -289,7 +328,9 @@ export class ClusterRegistry {
         this.announced.set(manifest.id, new Map());
       }
       listed.add(manifest.id);
-      m.nodes.set(check.node, { node: check.node, role: check.role, last_seen: now, healthy: true });
+      const loc: ModuleLocation = { node: check.node, role: check.role, last_seen: now, healthy: true };
+      if (hbMs !== undefined) loc.hb_ms = hbMs;
+      m.nodes.set(check.node, loc);
       if (before?.json !== json)
         this.announced.get(manifest.id)!.set(check.node, { json, manifest, role: check.role, since: now });
       if (isNew) this.o.onChange?.({ type: 'up', module: m });

@@ -16,12 +16,14 @@ export function fitHeartbeat(
   node: string,
   modules: readonly ModuleManifest[],
   maxBytes: number,
+  /** The sender's heartbeat period, announced so that others judge its silence by it. */
+  hb_ms?: number,
 ): { json: string; leftOut: LeftOut[] } {
-  const json = JSON.stringify({ node, modules });
+  const json = JSON.stringify({ node, hb_ms, modules });
   if (Buffer.byteLength(json, 'utf8') <= maxBytes) return { json, leftOut: [] };
   const sized = modules.map((m) => ({ m, bytes: Buffer.byteLength(JSON.stringify(m), 'utf8') }));
   const bySize = [...sized].sort((a, b) => a.bytes - b.bytes);
-  let total = Buffer.byteLength(JSON.stringify({ node, modules: [] }), 'utf8');
+  let total = Buffer.byteLength(JSON.stringify({ node, hb_ms, modules: [] }), 'utf8');
   const kept = new Set<ModuleManifest>();
   const leftOut: LeftOut[] = [];
   for (const s of bySize) {
@@ -32,5 +34,5 @@ export function fitHeartbeat(
     } else leftOut.push({ id: s.m.id, bytes: s.bytes });
   }
   leftOut.sort((a, b) => b.bytes - a.bytes);
-  return { json: JSON.stringify({ node, modules: modules.filter((m) => kept.has(m)) }), leftOut };
+  return { json: JSON.stringify({ node, hb_ms, modules: modules.filter((m) => kept.has(m)) }), leftOut };
 }

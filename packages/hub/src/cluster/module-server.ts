@@ -77,7 +77,8 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
       connection,
       close(drain_ms = 10_000) {
         closing ??= (async () => {
-          await member.close();
+          // the calls it serves come over NATS: the member drains them (then answers the rest)
+          await member.close(drain_ms);
           await hub.close(drain_ms);
           await connection.drain().catch(() => undefined);
         })();

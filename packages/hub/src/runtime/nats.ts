@@ -167,7 +167,8 @@ export class NatsRuntime implements ForwardingRuntime {
    */
   async health(): Promise<RuntimeHealth> {
     const h = this.o.remoteHealth();
-    if (!h.ok) {
+    // a node that left may still answer what it took (its bye named how long): not given up yet
+    if (!h.ok && h.draining !== true) {
       const id = this.o.manifest.id;
       this.o.transport.failModule(
         id,

@@ -33,6 +33,8 @@ export interface ToolCallContext {
 export interface RuntimeHealth {
   ok: boolean;
   detail?: string;
+  /** A module hosted elsewhere whose last node left and still drains the calls it took. */
+  draining?: boolean;
 }
 
 /** Emitted by a runtime when something worth an event happens (crash, restart, garbage line). */

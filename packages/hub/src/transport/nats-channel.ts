@@ -1,3 +1,5 @@
+import type { Envelope } from '@finger/protocol';
+
 import type { CancelReceiver, ServerChannel } from './transport.js';
 
 /** What a channel needs of the transport: sending progress and lease messages to the caller. */
@@ -8,6 +10,8 @@ export interface ControlSender {
 /** The server side of one request received over NATS. */
 export class NatsServerChannel implements ServerChannel {
   cancelled: string | undefined;
+  /** Answered by the node itself (it stopped past its drain): the module's own answer is dropped. */
+  abandoned = false;
   private receiver: CancelReceiver | undefined;
   private done = false;
 
@@ -17,11 +21,13 @@ export class NatsServerChannel implements ServerChannel {
   constructor(
     private readonly t: ControlSender,
     /** The caller's inbox (with its trailing dot) and the request's token: the reply subject is both. */
-    private readonly inbox: string,
-    private readonly token: string,
+    readonly inbox: string,
+    readonly token: string,
     private readonly forServe: boolean,
     /** The request's envelope id (what a cancel names). */
     readonly id = '',
+    /** The request (for an answer the node gives itself); let go by {@link finish}. */
+    public request: Envelope | undefined = undefined,
   ) {}
 
   /** The request's reply subject (built only for progress and lease messages). */
@@ -53,6 +59,7 @@ export class NatsServerChannel implements ServerChannel {
   finish(): void {
     this.done = true;
     this.receiver = undefined;
+    this.request = undefined;
   }
 
   cancel(reason: string): void {
@@ -95,6 +102,11 @@ export class InflightCalls {
     channel.slot = -1;
     this.free.push(i);
     this.size--;
+  }
+
+  /** Every call being served (a copy). */
+  all(): NatsServerChannel[] {
+    return this.slots.filter((c): c is NatsServerChannel => c !== undefined);
   }
 
   /** The call being served for request `id`, if any. */

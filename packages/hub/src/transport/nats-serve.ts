@@ -129,6 +129,27 @@ export class NatsServeSide {
     return subs;
   }
 
+  /**
+   * Answers every call still being served with `error` at once and cancels it at the module (a
+   * node stopping past its drain time: its callers learn it now, not at their deadlines); the
+   * module's own answer, should it come, is dropped. Returns how many.
+   */
+  abandon(error: { code: string; message: string }): number {
+    const calls = this.inflight.all();
+    for (const ch of calls) {
+      const env = ch.request;
+      ch.abandoned = true;
+      this.inflight.remove(ch);
+      ch.cancel(error.code);
+      ch.finish();
+      this.replies.error(ch.inbox, ch.token, env, {
+        ...error,
+        message: env === undefined ? error.message : `${error.message} ("${env.target}")`,
+      });
+    }
+    return calls.length;
+  }
+
   /** Sends a progress or lease message to a caller's reply subject. */
   publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void {
     if (!this.connected()) return;
@@ -202,15 +223,17 @@ export class NatsServeSide {
       });
       return;
     }
-    const channel = new NatsServerChannel(this, inbox, token, false, env.id);
+    const channel = new NatsServerChannel(this, inbox, token, false, env.id, env);
     this.inflight.add(channel);
     handler(env, channel).then(
       (out: Envelope) => {
+        if (channel.abandoned) return;
         this.inflight.remove(channel);
         channel.finish();
         this.replies.send(inbox, token, out, false);
       },
       (e: unknown) => {
+        if (channel.abandoned) return;
         this.inflight.remove(channel);
         channel.finish();
         this.replies.error(inbox, token, env, toErrorInfo(e)); // E_INTERNAL unless it is a finger error

@@ -179,14 +179,20 @@ export class NatsTransport implements Transport {
    * Stops serving (requests being served may answer for up to `drain_ms`), fails outstanding
    * requests with E_PROVIDER_CLOSED and, when it owns the connection, drains it. Idempotent.
    */
-  async close(): Promise<void> {
+  async close(drain_ms = this.o.drain_ms ?? 5000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const subs = [...this.server.stop(), this.inboxSub];
-    // calls taken from the wire may still answer (bounded by drain_ms)
-    const end = Date.now() + (this.o.drain_ms ?? 5000);
+    // calls taken from the wire may still answer (bounded by drain_ms) …
+    const end = Date.now() + drain_ms;
     while (this.server.serving > 0 && Date.now() < end && !this.nc.isClosed())
       await new Promise((r) => setTimeout(r, 10));
+    // … and those that did not are answered now: their callers need not wait for their deadlines
+    if (this.server.serving > 0 && !this.nc.isClosed())
+      this.server.abandon({
+        code: 'E_PROVIDER_CLOSED',
+        message: `node ${this.o.auth.node} stopped ${drain_ms} ms after its shutdown began, before the call answered`,
+      });
     this.server.replies.flush(); // replies of the last turn go out before the connection drains
     this.batches.clear(); // requests not sent yet fail below with the others
     if (this.sweep !== undefined) this.clock.clearInterval(this.sweep);
