@@ -205,7 +205,7 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
       ).checks.find((c) => c.name === 'daemon')!;
       expect(daemonCheck.status).toBe('warn');
       expect(daemonCheck.detail).toMatch(
-        /: degraded \(version .*, NATS connected; NATS refused it \d+× \(last: publish to "finger\./,
+        /: degraded: NATS refused a permission: publish to "finger\.[^"]+" \(version .*, NATS connected; NATS refused it \d+× \(last: publish to "finger\./,
       );
     } finally {
       await d.close();

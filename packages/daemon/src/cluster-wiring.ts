@@ -39,6 +39,10 @@ export interface ClusterStatus {
   last_refused?: string;
   /** When it happened (RFC 3339); `/v1/health` says `degraded` for a minute after. */
   last_refused_at?: string;
+  /** The last message dropped for failing authentication (a peer with another key, or a forgery). */
+  last_unauthenticated?: string;
+  /** When it happened (RFC 3339); `/v1/health` says `degraded` for a minute after. */
+  last_unauthenticated_at?: string;
 }
 
 /** The daemon's side of distributed mode; absent unless `nats.url` is set. */
@@ -142,6 +146,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
     closed: false,
     refused: 0,
     last_refused: undefined as { what: string; at: number } | undefined,
+    last_unauthenticated: undefined as { what: string; at: number } | undefined,
   };
   let member: ClusterNode | undefined;
   let conn: import('nats').NatsConnection | undefined;
@@ -153,6 +158,16 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   const degraded = (data: Record<string, unknown>) => events.emit('DEGRADED', {}, { component: 'nats', ...data });
   const onDropped = (d: DroppedMessage) => {
     state.dropped++;
+    if (d.reason === 'bad signature' || d.reason === 'unsigned message') {
+      const from = d.claimed_node !== undefined ? ` from a node calling itself "${d.claimed_node}"` : '';
+      const first = state.last_unauthenticated === undefined;
+      state.last_unauthenticated = { what: `${d.reason}${from} on ${d.subject}`, at: Date.now() };
+      if (first)
+        log.warn(
+          { reason: d.reason, subject: d.subject, claimed_node: d.claimed_node },
+          'NATS messages fail authentication: a node of this cluster has another cluster key or serve key (or someone forges them)',
+        );
+    }
     const now = o.clock.now();
     if (now - dropWindow.at > 1000) dropWindow = { at: now, n: 0 };
     if (++dropWindow.n <= 10) degraded({ kind: 'envelope_dropped', degraded: false, ...d });
@@ -251,7 +266,9 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
         node,
         url: withoutCredentials(url),
         connected: state.connected,
-        remote_modules: member?.registry.list().length ?? 0,
+        // the remote modules imported here (one a local module of its id hides is not)
+        remote_modules:
+          member?.registry.list().filter((m) => hub.registry.get(m.manifest.id)?.runtime === 'nats').length ?? 0,
         dropped: state.dropped,
         refused: state.refused,
       };
@@ -259,6 +276,10 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       if (state.last_refused !== undefined) {
         s.last_refused = state.last_refused.what;
         s.last_refused_at = new Date(state.last_refused.at).toISOString();
+      }
+      if (state.last_unauthenticated !== undefined) {
+        s.last_unauthenticated = state.last_unauthenticated.what;
+        s.last_unauthenticated_at = new Date(state.last_unauthenticated.at).toISOString();
       }
       return s;
     },

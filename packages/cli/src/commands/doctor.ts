@@ -142,12 +142,14 @@ async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck> {
     const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
     const h = (await res.json()) as {
       status?: string;
+      reasons?: string[];
       version?: string;
       nats?: { connected?: boolean; refused?: number; last_refused?: string };
     };
     let nats = h.nats === undefined ? '' : h.nats.connected ? ', NATS connected' : ', NATS disconnected';
     if (h.nats?.refused) nats += `; NATS refused it ${h.nats.refused}× (last: ${h.nats.last_refused ?? '?'})`;
-    const detail = `${url}: ${h.status ?? 'unknown'} (version ${h.version ?? '?'}${nats})`;
+    const why = h.reasons !== undefined && h.reasons.length > 0 ? `: ${h.reasons.join('; ')}` : '';
+    const detail = `${url}: ${h.status ?? 'unknown'}${why} (version ${h.version ?? '?'}${nats})`;
     return { name: 'daemon', status: h.status === 'ok' ? 'ok' : 'warn', detail };
   } catch (e) {
     return { name: 'daemon', status: 'fail', detail: `${url}: not reachable (${(e as Error).message})` };

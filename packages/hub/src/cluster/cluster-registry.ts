@@ -267,7 +267,11 @@ export class ClusterRegistry {
   private onMessage(msg: Msg): void {
     const check = this.o.auth.open(msg.data);
     if (!check.ok) {
-      this.o.onDropped?.({ reason: check.reason, subject: msg.subject });
+      this.o.onDropped?.({
+        reason: check.reason,
+        subject: msg.subject,
+        ...(check.claimed_node ? { claimed_node: check.claimed_node } : {}),
+      });
       return;
     }
     if (check.node === this.o.auth.node) return;

@@ -176,7 +176,15 @@ export class NatsEventBridge {
     if (claimsNode(msg.data, this.ownLine)) return;
     const check = this.o.auth.open(msg.data);
     if (!check.ok || check.kind !== 'events') {
-      this.o.onDropped?.({ reason: check.ok ? 'not an events message' : check.reason, subject: msg.subject });
+      this.o.onDropped?.(
+        check.ok
+          ? { reason: 'not an events message', subject: msg.subject, node: check.node }
+          : {
+              reason: check.reason,
+              subject: msg.subject,
+              ...(check.claimed_node ? { claimed_node: check.claimed_node } : {}),
+            },
+      );
       return;
     }
     if (check.node === this.o.auth.node) return;

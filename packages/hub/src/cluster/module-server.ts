@@ -4,6 +4,7 @@ import type { NatsConnection } from 'nats';
 
 import { type Logger, silentLogger } from '../logger.js';
 import { MessageHub } from '../message-hub.js';
+import type { DroppedMessage } from '../transport/nats-options.js';
 import { logRefusals } from '../transport/nats-subscribe.js';
 import { WireAuth } from '../transport/nats-wire.js';
 import { ClusterNode } from './cluster-node.js';
@@ -66,6 +67,7 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
       logger,
       importRemote: false,
       bridgeEvents: true,
+      onDropped: warnUnauthenticated(logger),
       ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
     });
     void logRefusals(connection, logger);
@@ -90,4 +92,23 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
     await nc?.close().catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * What a serve host does with a message that fails authentication: says so, once per sender (at
+ * most 64), since a host whose serve key is not the cluster's would otherwise run on in silence
+ * while every daemon drops its heartbeats.
+ */
+function warnUnauthenticated(logger: Logger): (d: DroppedMessage) => void {
+  const told = new Set<string>();
+  return (d) => {
+    if (d.reason !== 'bad signature' && d.reason !== 'unsigned message') return;
+    const from = d.claimed_node ?? '?';
+    if (told.has(from) || told.size >= 64) return;
+    told.add(from);
+    logger.warn(
+      { reason: d.reason, subject: d.subject, claimed_node: d.claimed_node },
+      `messages from node "${from}" fail authentication: this host's serve key is not the cluster's (print it with \`myfinger module serve-key\` where the cluster key is), or someone forges them`,
+    );
+  };
 }

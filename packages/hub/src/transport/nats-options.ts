@@ -8,8 +8,11 @@ import type { WireAuth } from './nats-wire.js';
 export interface DroppedMessage {
   reason: string;
   subject: string;
+  /** The sender, authenticated. */
   node?: string;
   role?: string;
+  /** The sender the frame names when it failed authentication (not proven: a hint, e.g. a host with a wrong key). */
+  claimed_node?: string;
 }
 
 /** Options of {@link NatsTransport}. */

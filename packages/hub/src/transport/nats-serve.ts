@@ -23,10 +23,12 @@ export function reportDropped(
   msg: Msg,
   node?: string,
   role?: string,
+  claimed_node?: string,
 ): void {
   const info: DroppedMessage = { reason, subject: msg.subject };
   if (node !== undefined) info.node = node;
   if (role !== undefined) info.role = role;
+  if (claimed_node !== undefined) info.claimed_node = claimed_node;
   logger.warn(info, 'NATS message dropped');
   onDropped?.(info);
 }
@@ -163,7 +165,8 @@ export class NatsServeSide {
   private onRequest(msg: Msg, handler: TransportHandler): void {
     const check = this.auth.open(msg.data);
     if (!check.ok || check.kind !== 'request') {
-      this.drop(check.ok ? `unexpected ${check.kind} on a call subject` : check.reason, msg);
+      if (check.ok) this.drop(`unexpected ${check.kind} on a call subject`, msg, check.node);
+      else this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
       return;
     }
     const inbox = msg.reply ? inboxOf(msg.reply) : undefined;
@@ -244,7 +247,7 @@ export class NatsServeSide {
   private onCancel(msg: Msg): void {
     const check = this.auth.open(msg.data);
     if (!check.ok) {
-      this.drop(check.reason, msg);
+      this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
       return;
     }
     const d = decodeJson(check.text()) as { id?: unknown; reason?: unknown } | undefined;
@@ -252,7 +255,7 @@ export class NatsServeSide {
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
   }
 
-  private drop(reason: string, msg: Msg, node?: string, role?: string): void {
-    reportDropped(this.logger, this.o.onDropped, reason, msg, node, role);
+  private drop(reason: string, msg: Msg, node?: string, role?: string, claimed_node?: string): void {
+    reportDropped(this.logger, this.o.onDropped, reason, msg, node, role, claimed_node);
   }
 }

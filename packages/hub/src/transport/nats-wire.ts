@@ -104,7 +104,10 @@ export class OpenedFrame {
 }
 
 /** Result of opening one frame: the opened frame, or why it was refused. */
-export type WireCheck = OpenedFrame | { ok: false; reason: string };
+export type WireCheck =
+  | OpenedFrame
+  /** `claimed_node`: the node the frame line names — not authenticated, a hint for the operator. */
+  | { ok: false; reason: string; claimed_node?: string };
 
 /** The kind and node of a frame line seen recently, with the MAC prefix they make. */
 interface LineHead {
@@ -265,10 +268,11 @@ export class WireAuth {
       return {
         ok: false,
         reason: this.clusterKey !== undefined && daemonSigned ? 'bad signature' : 'unsigned message',
+        claimed_node: head.node,
       };
     }
     if (!this.serveKey.verify(head.prefix, buf, at, len, buf, ssigAt, ssigLen))
-      return { ok: false, reason: 'bad signature' };
+      return { ok: false, reason: 'bad signature', claimed_node: head.node };
     // a serve process cannot tell daemons from serve processes: both sign with the serve key
     return new OpenedFrame(this.clusterKey === undefined ? 'daemon' : 'serve', head.node, head.kind, buf, at);
   }

@@ -300,7 +300,7 @@ export class NatsTransport implements Transport {
     }
     const check = this.auth.open(msg.data);
     if (!check.ok) {
-      this.dropped(check.reason, msg);
+      reportDropped(this.logger, this.o.onDropped, check.reason, msg, undefined, undefined, check.claimed_node);
       return;
     }
     if (check.kind === 'reply') {

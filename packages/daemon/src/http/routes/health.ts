@@ -20,6 +20,11 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
             required: ['status', 'version', 'uptime_s', 'pid', 'modules', 'home'],
             properties: {
               status: { type: 'string', enum: ['ok', 'degraded'] },
+              reasons: {
+                type: 'array',
+                items: { type: 'string' },
+                description: 'Why the status is degraded (module ids only with a valid token).',
+              },
               version: { type: 'string' },
               uptime_s: { type: 'number' },
               pid: { type: 'integer' },
@@ -42,6 +47,12 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   },
                   last_refused: { type: 'string' },
                   last_refused_at: { type: 'string', format: 'date-time' },
+                  last_unauthenticated: {
+                    type: 'string',
+                    description:
+                      'the last message dropped for failing authentication (a peer with another cluster or serve key)',
+                  },
+                  last_unauthenticated_at: { type: 'string', format: 'date-time' },
                 },
               },
               redis: {
@@ -78,12 +89,25 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const safety = deps.safety ? healthView(await deps.safety.state(), detailed) : undefined;
       const nats = deps.cluster?.status();
       const redis = deps.redis?.health();
-      const degraded =
-        modules.some((m) => !m.healthy) ||
-        (nats !== undefined && (!nats.connected || refusedRecently(nats.last_refused_at))) ||
-        (redis !== undefined && !redis.connected);
+      const reasons: string[] = [];
+      const unhealthy = modules.filter((m) => !m.healthy);
+      if (unhealthy.length > 0)
+        reasons.push(
+          detailed
+            ? `modules unhealthy: ${unhealthy.map((m) => m.id).join(', ')}`
+            : `${unhealthy.length} module(s) unhealthy`,
+        );
+      if (nats !== undefined && !nats.connected) reasons.push('NATS disconnected');
+      if (nats !== undefined && lastMinute(nats.last_refused_at))
+        reasons.push(`NATS refused a permission: ${nats.last_refused}`);
+      if (nats !== undefined && lastMinute(nats.last_unauthenticated_at))
+        reasons.push(
+          `NATS messages fail authentication (${nats.last_unauthenticated}): check the cluster key and serve keys`,
+        );
+      if (redis !== undefined && !redis.connected) reasons.push('Redis unreachable');
       return {
-        status: degraded ? 'degraded' : 'ok',
+        status: reasons.length > 0 ? 'degraded' : 'ok',
+        ...(reasons.length > 0 ? { reasons } : {}),
         version: deps.version,
         uptime_s: Math.round((Date.now() - deps.startedAt) / 100) / 10,
         pid: process.pid,
@@ -97,7 +121,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
   );
 }
 
-/** Whether NATS refused this node something within the last minute (a permission is missing). */
-function refusedRecently(at: string | undefined): boolean {
+/** Whether `at` (RFC 3339) is within the last minute. */
+function lastMinute(at: string | undefined): boolean {
   return at !== undefined && Date.now() - Date.parse(at) < 60_000;
 }
