@@ -50,6 +50,17 @@ describe('module serve errors', () => {
     expect(JSON.parse(drain.stdout).error).toMatchObject({ code: 'E_INVALID_ARGS', message: /^--drain-ms must be/ });
     // 0 is a valid drain: past the arguments, the missing module.json is what fails
     expect(JSON.parse((await serve(['--drain-ms', '0'])).stdout).error.code).toBe('E_NOT_FOUND');
+    const http = await runCli(
+      ['module', 'serve', join(dir, 'module.json'), '--nats', 'http://127.0.0.1:4222', '--json'],
+      {
+        env: { FINGER_SERVE_KEY: SERVE_KEY },
+      },
+    );
+    expect(JSON.parse(http.stdout).error).toEqual({
+      code: 'E_INVALID_ARGS',
+      message:
+        '--nats takes nats://host:port (or tls://…), comma-separated for several servers; got "http://127.0.0.1:4222"',
+    });
     const short = await serve([], 'abc');
     expect(JSON.parse(short.stdout).error).toMatchObject({
       code: 'E_INVALID_ARGS',

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
 import { GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
-import { DEFAULT_LIMITS, REDIS_URL_FORM, redisUrlProblem } from '@finger/hub';
+import { DEFAULT_LIMITS, NATS_URLS, REDIS_URL_FORM, redisUrlProblem } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
 /** Log levels accepted by `log.level` / `FINGER_LOG_LEVEL`. */
@@ -202,7 +202,8 @@ export const configSchema = {
       min_confidence: { type: 'number', minimum: 0, maximum: 1 },
     }),
     nats: section({
-      url: { type: 'string', pattern: '^(nats|tls|wss?)://' },
+      // one URL or several, comma-separated, each with its scheme
+      url: { type: 'string', pattern: NATS_URLS },
       cluster_key: { type: 'string', minLength: 16 },
       cluster_key_file: { type: 'string', minLength: 1 },
       token: { type: 'string', minLength: 1 },

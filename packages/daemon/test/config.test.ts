@@ -103,6 +103,19 @@ describe('resolveConfig: redis.url', () => {
     expect(over.message).toContain('overrides: $.redis.url is not a valid Redis URL: the port "0"');
   });
 
+  it('takes nats.url as NATS URLs, comma-separated, each with its scheme; anything else is E_INVALID_ARGS', () => {
+    const key = 'k'.repeat(16);
+    expect(resolveConfig({ nats: { url: 'nats://a:4222, tls://b:4222', cluster_key: key } }).nats.url).toBe(
+      'nats://a:4222, tls://b:4222',
+    );
+    for (const url of ['http://127.0.0.1:4222', 'nats://a:4222,http://b:4222', 'nats://'])
+      expect(catchErr(() => resolveConfig({ nats: { url, cluster_key: key } })).code).toBe('E_INVALID_ARGS');
+    // a ms duration past what a timer can wait (it would fire at once, in a loop)
+    expect(catchErr(() => resolveConfig({ nats: { heartbeat_ms: 99_999_999_999 } })).message).toContain(
+      '$.nats.heartbeat_ms',
+    );
+  });
+
   it('accepts redis:// and rediss:// with credentials, a port and a database index', () => {
     expect(resolveConfig({ redis: { url: 'rediss://u:p@redis.example:6380/2' } }).redis).toEqual({
       url: 'rediss://u:p@redis.example:6380/2',

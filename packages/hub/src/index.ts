@@ -13,6 +13,7 @@ export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { HubStats, MessageHubOptions } from './message-hub.js';
 export { MessageHub } from './message-hub.js';
+export { isNatsUrlList, NATS_URLS } from './nats-url.js';
 export type { RedisUrlParts } from './redis-url.js';
 export { parseRedisUrl, REDIS_URL_FORM, redisUrlProblem } from './redis-url.js';
 export type { NestedCaller } from './registry/call-context.js';

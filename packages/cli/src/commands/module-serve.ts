@@ -112,6 +112,12 @@ export function registerModuleServe(mod: Command, state: RunState): void {
         const env = ctx.io.env;
         const url = o.nats ?? env.FINGER_NATS_URL;
         if (!url) throw new FingerError('E_INVALID_ARGS', 'module serve needs --nats <url> (or FINGER_NATS_URL)');
+        const { isNatsUrlList, withoutCredentials } = await import('@finger/hub');
+        if (!isNatsUrlList(url))
+          throw new FingerError(
+            'E_INVALID_ARGS',
+            `--nats takes nats://host:port (or tls://…), comma-separated for several servers; got ${JSON.stringify(withoutCredentials(url))}`,
+          );
         const cluster = o.cluster ?? env.FINGER_CLUSTER ?? 'default';
         const serveKey = o.serveKeyFile ? readKey(o.serveKeyFile, '--serve-key-file') : env.FINGER_SERVE_KEY;
         if (!serveKey)
