@@ -35,6 +35,17 @@ describe.skipIf(!url)('myfinger doctor', () => {
         /^redis\.url not set: with NATS alone each daemon keeps its own halt/,
       );
       expect(report.checks.find((c) => c.name === 'daemon')!.detail).toContain('NATS connected');
+      // run from a shell whose FINGER_* say otherwise: doctor checked another cluster than the daemon's, and says so
+      const other = JSON.parse(
+        (await runCli(['doctor', '--json'], { FINGER_HOME: d.home, FINGER_CLUSTER: 'elsewhere' })).stdout,
+      ) as Report;
+      expect(other.checks.filter((c) => c.name === 'config').map((c) => [c.status, c.detail])).toEqual([
+        ['ok', expect.stringContaining('(cluster elsewhere)')],
+        [
+          'warn',
+          `the running daemon uses cluster ${cluster} (this config: elsewhere): run doctor with the daemon's environment (FINGER_HOME, FINGER_NATS_URL, FINGER_CLUSTER) to check what it uses`,
+        ],
+      ]);
     } finally {
       await d.close();
     }

@@ -134,23 +134,26 @@ async function checkLlm(llm: DaemonConfig['llm']): Promise<DoctorCheck> {
   }
 }
 
-async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck> {
+/** What doctor reads of the running daemon's `/v1/health`. */
+interface DaemonHealth {
+  status?: string;
+  reasons?: string[];
+  version?: string;
+  nats?: { connected?: boolean; refused?: number; last_refused?: string; url?: string; cluster?: string };
+}
+
+async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck & { health?: DaemonHealth }> {
   let url = '?';
   try {
     const loc = await ctx.locate();
     url = loc.url;
     const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const h = (await res.json()) as {
-      status?: string;
-      reasons?: string[];
-      version?: string;
-      nats?: { connected?: boolean; refused?: number; last_refused?: string };
-    };
+    const h = (await res.json()) as DaemonHealth;
     let nats = h.nats === undefined ? '' : h.nats.connected ? ', NATS connected' : ', NATS disconnected';
     if (h.nats?.refused) nats += `; NATS refused it ${h.nats.refused}× (last: ${h.nats.last_refused ?? '?'})`;
     const why = h.reasons !== undefined && h.reasons.length > 0 ? `: ${h.reasons.join('; ')}` : '';
     const detail = `${url}: ${h.status ?? 'unknown'}${why} (version ${h.version ?? '?'}${nats})`;
-    return { name: 'daemon', status: h.status === 'ok' ? 'ok' : 'warn', detail };
+    return { name: 'daemon', status: h.status === 'ok' ? 'ok' : 'warn', detail, health: h };
   } catch (e) {
     return { name: 'daemon', status: 'fail', detail: `${url}: not reachable (${(e as Error).message})` };
   }
@@ -181,8 +184,37 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
           : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
     config ? checkLlm(config.llm) : ({ name: 'llm', status: 'skip', detail: 'no valid config' } as const),
   ]);
-  checks.push(daemon, nats, redis, llm);
+  const { health, ...daemonCheck } = daemon;
+  checks.push(daemonCheck, nats, redis, llm);
+  const differs = config ? runningDiffers(config, health, (await import('@finger/hub')).withoutCredentials) : undefined;
+  if (differs !== undefined) checks.push({ name: 'config', status: 'warn', detail: differs });
   return checks;
+}
+
+/**
+ * Where the running daemon's cluster differs from the config doctor read (FINGER_HOME's file and
+ * this shell's FINGER_* variables): doctor then checked another NATS or cluster than the daemon uses.
+ */
+function runningDiffers(
+  config: DaemonConfig,
+  health: DaemonHealth | undefined,
+  withoutCredentials: (url: string) => string,
+): string | undefined {
+  const running = health?.nats;
+  const mine = config.nats.url === undefined ? undefined : withoutCredentials(config.nats.url);
+  if (running === undefined) {
+    return mine === undefined
+      ? undefined
+      : health === undefined
+        ? undefined
+        : `this config sets nats.url (${mine}) but the running daemon is not in a cluster: restart it to apply the config`;
+  }
+  const parts: string[] = [];
+  if (mine !== running.url) parts.push(`NATS ${running.url ?? '?'} (this config: ${mine ?? 'none'})`);
+  if (running.cluster !== undefined && running.cluster !== config.cluster)
+    parts.push(`cluster ${running.cluster} (this config: ${config.cluster})`);
+  if (parts.length === 0) return undefined;
+  return `the running daemon uses ${parts.join(' and ')}: run doctor with the daemon's environment (FINGER_HOME, FINGER_NATS_URL, FINGER_CLUSTER) to check what it uses`;
 }
 
 /**
