@@ -172,6 +172,8 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
     });
     const status = await runCli(['daemon', 'status'], { FINGER_HOME: d.home, FINGER_TOKEN: d.adminToken });
     expect(status.stdout).toMatch(/safety\s+SAFETY_LOCKOUT \(halt by human:op-1/);
+    // the first line already says it takes no work
+    expect(status.stdout.split('\n')[0]).toBe('finger daemon ok — locked, refusing work');
 
     const ws = await connectEvents(url, d.adminToken);
     await ws.subscribe({ types: ['UNLOCKED', 'HALTED'] });

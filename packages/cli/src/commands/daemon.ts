@@ -254,7 +254,12 @@ async function status(ctx: CommandContext): Promise<number> {
     return EXIT.OK;
   }
   const c = out.c;
-  out.line(`finger daemon ${h.status === 'ok' ? c.green(h.status) : c.yellow(h.status)}`);
+  const safety = (h as { safety?: SafetyHealth }).safety;
+  // running is not the same as taking work: a halted or locked daemon says so in its first line
+  const locked = safety !== undefined && safety.state !== 'open' ? ` — ${c.red(safety.state)}, refusing work` : '';
+  out.line(`finger daemon ${h.status === 'ok' ? c.green(h.status) : c.yellow(h.status)}${locked}`);
+  const reasons = (h as { reasons?: string[] }).reasons ?? [];
+  for (const r of reasons) out.line(`  ${c.yellow(r)}`);
   const rows: Array<[string, string]> = [
     ['pid', String(h.pid)],
     ['url', client.url],
@@ -264,7 +269,6 @@ async function status(ctx: CommandContext): Promise<number> {
     ['home', h.home],
   ];
   for (const [k, v] of rows) out.line(`  ${k.padEnd(8)} ${v}`);
-  const safety = (h as { safety?: SafetyHealth }).safety;
   if (safety) {
     const [first = '', ...rest] = safetyLines(safety);
     out.line(`  ${'safety'.padEnd(8)} ${safety.state === 'open' ? c.green(first) : c.red(first)}`);
