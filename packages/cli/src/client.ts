@@ -77,12 +77,36 @@ export async function locateDaemon(opts: { home?: string; url?: string }, env: E
   if (opts.url) [url, urlSource] = [opts.url, 'flag'];
   else if (env.FINGER_URL) [url, urlSource] = [env.FINGER_URL, 'env'];
   else if (info) [url, urlSource] = [info.url, 'daemon.json'];
-  else [url, urlSource] = [DEFAULT_URL, 'default'];
+  else [url, urlSource] = [(await configuredUrl(home, env)) ?? DEFAULT_URL, 'default'];
   const loc: DaemonLocation = { home, url: url.replace(/\/+$/, ''), urlSource };
   const token = await readToken(home, env);
   if (token) loc.token = token;
   if (info) loc.info = info;
   return loc;
+}
+
+/**
+ * Where a daemon of `home` would listen by its config (`server.host`/`server.port` of
+ * `config/config.json`, `FINGER_HOST`/`FINGER_PORT`), when it names a port: what to try when no
+ * daemon.json says where one runs. Undefined when it names none or cannot be read (the daemon
+ * reports a bad config itself).
+ */
+async function configuredUrl(home: string, env: Env): Promise<string | undefined> {
+  let server: { host?: unknown; port?: unknown } = {};
+  try {
+    const cfg = JSON.parse(await readFile(path.join(home, 'config', 'config.json'), 'utf8')) as {
+      server?: typeof server;
+    };
+    if (cfg.server !== null && typeof cfg.server === 'object') server = cfg.server;
+  } catch {
+    // no config file (or not JSON): defaults
+  }
+  const port = env.FINGER_PORT ?? server.port;
+  const host = env.FINGER_HOST ?? server.host ?? '127.0.0.1';
+  if (port === undefined || !/^\d{1,5}$/.test(String(port)) || Number(port) === 0 || typeof host !== 'string')
+    return undefined;
+  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${Number(port)}`;
 }
 
 /** Options of one HTTP call. */
