@@ -138,7 +138,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   const url = config.nats.url!;
   const nats = await import('@finger/hub/nats');
   const node = `daemon-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const log = logger.child({ component: 'cluster', node });
+  const log = logger.child({ node }); // the caller's logger says component: 'cluster'
   const state = {
     connected: false,
     last_error: undefined as string | undefined,

@@ -73,7 +73,7 @@ export class StdioRuntime implements ModuleRuntime {
     this.#opts = opts;
     this.#id = opts.manifest.id;
     this.#clock = opts.clock ?? systemClock;
-    this.#log = opts.logger.child({ module: opts.manifest.id, runtime: 'stdio' });
+    this.#log = opts.logger.child({ runtime: 'stdio' }); // the registry's logger names the module
     this.#pings = new PingTracker(this.#clock);
     const l = opts.limits ?? {};
     this.#maxLine = l.max_line_bytes ?? DEFAULT_MAX_LINE;
