@@ -59,6 +59,19 @@ async function importer(cluster: string) {
   return hub;
 }
 
+/** A `module serve` host of the remote-probe fixture on `cluster` (heartbeat 100 ms). */
+async function serveProbe(cluster: string) {
+  const server = await startModuleServer({
+    manifestFile: PROBE,
+    nats: { url: url! },
+    cluster,
+    serve_key: serveKeyOf(KEY),
+    heartbeat_ms: 100,
+  });
+  cleanup.push(() => server.close(0));
+  return server;
+}
+
 const waitFor = async (fn: () => boolean) => {
   for (let i = 0; i < 500 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
 };
@@ -100,14 +113,7 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
   it('a serve host that stops answers what it took within its drain, though a dead peer makes the module unhealthy', async () => {
     const cluster = testClusterName('drain');
     const hub = await importer(cluster);
-    const server = await startModuleServer({
-      manifestFile: PROBE,
-      nats: { url: url! },
-      cluster,
-      serve_key: serveKeyOf(KEY),
-      heartbeat_ms: 100,
-    });
-    cleanup.push(() => server.close(0));
+    const server = await serveProbe(cluster);
     // a dead peer of the module: announced once, silent since (not forgotten yet)
     const peer = await conn();
     const manifest = JSON.parse(readFileSync(PROBE, 'utf8')) as ModuleManifest;
@@ -130,14 +136,7 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
   it('past its drain a stopping serve host answers E_PROVIDER_CLOSED at once and cancels the call', async () => {
     const cluster = testClusterName('drained');
     const hub = await importer(cluster);
-    const server = await startModuleServer({
-      manifestFile: PROBE,
-      nats: { url: url! },
-      cluster,
-      serve_key: serveKeyOf(KEY),
-      heartbeat_ms: 100,
-    });
-    cleanup.push(() => server.close(0));
+    const server = await serveProbe(cluster);
     await waitFor(() => hub.registry.get('remote-probe')?.healthy === true);
     const call = hub.request({
       target: 'remote-probe.slow',

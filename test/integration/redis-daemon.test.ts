@@ -1,71 +1,36 @@
 // Two daemons built with the same `redis.url` and `cluster`: a request_id runs once across both,
 // and both mirror their audit entries into the cluster's stream.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { build, type FingerApp } from '@finger/daemon';
-import { redisUrlForTests, type TempDir, tempDir, testClusterName } from '@finger/testkit';
+import type { FingerApp } from '@finger/daemon';
+import { redisUrlForTests } from '@finger/testkit';
+
+import { httpCall as req, type RedisTestDaemon, startRedisDaemons } from './redis-helpers.js';
 
 const url = await redisUrlForTests();
-const COUNTER = fileURLToPath(new URL('../fixtures/modules/counter/module.json', import.meta.url));
 
 describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their audit (real redis-server)', () => {
-  const cluster = testClusterName('redis');
-  const homes: TempDir[] = [];
-  const apps: FingerApp[] = [];
-  const daemons: { url: string; token: string }[] = [];
+  let started: Awaited<ReturnType<typeof startRedisDaemons>> | undefined;
+  let daemons: RedisTestDaemon[] = [];
+  let apps: FingerApp[] = [];
+  let cluster = '';
   let raw: Redis;
 
   beforeAll(async () => {
     raw = new Redis(url!);
-    for (let i = 0; i < 2; i++) {
-      const home = await tempDir(`finger-redis-${i}-`);
-      homes.push(home);
-      const app = await build({
-        home: home.path,
-        env: {},
-        config: {
-          server: { host: '127.0.0.1', port: 0 },
-          log: { level: 'silent' },
-          modules: { builtin: false, paths: [COUNTER] },
-          redis: { url: url! },
-          cluster,
-        },
-      });
-      apps.push(app);
-      const { url: base } = await app.listen();
-      daemons.push({ url: base, token: (await readFile(join(home.path, 'token'), 'utf8')).trim() });
-    }
+    started = await startRedisDaemons(2, url!, 'redis');
+    ({ daemons, cluster, apps } = started);
   });
   afterAll(async () => {
-    for (const a of apps) await a.close();
-    for (const h of homes) await h.remove();
+    await started?.close();
     const keys = await raw.keys(`finger:${cluster}:*`);
     if (keys.length > 0) await raw.del(...keys);
     raw.disconnect();
   });
 
-  async function req(d: { url: string; token: string }, method: string, path: string, body?: unknown) {
-    const res = await fetch(`${d.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: (await res.json()) as unknown };
-  }
-
-  async function post(d: { url: string; token: string }, body: unknown) {
-    const res = await fetch(`${d.url}/v1/messages`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { result?: { runs: number }; error?: { code: string } } };
-  }
+  const post = (d: RedisTestDaemon, body: unknown) =>
+    req<{ result?: { runs: number }; error?: { code: string } }>(d, 'POST', '/v1/messages', body);
 
   it('reports Redis in GET /v1/health', async () => {
     const res = await fetch(`${daemons[0]!.url}/v1/health`);

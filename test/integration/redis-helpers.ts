@@ -1,7 +1,12 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
 import { Redis } from 'ioredis';
 
+import { build, type FingerApp } from '@finger/daemon';
 import { RedisConnection } from '@finger/hub/redis';
-import { testRedisPrefix } from '@finger/testkit';
+import { type TempDir, tempDir, testClusterName, testRedisPrefix } from '@finger/testkit';
 
 /** A connection under a fresh random key prefix, and a cleanup that deletes every key under it. */
 export function redisForTest(url: string, prefix = testRedisPrefix()) {
@@ -41,4 +46,73 @@ export async function until(fn: () => boolean | Promise<boolean>, what: string, 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A daemon of {@link startRedisDaemons}: where it listens, its admin token and its home. */
+export interface RedisTestDaemon {
+  url: string;
+  token: string;
+  home: string;
+}
+
+/** An answer of {@link httpCall}: status, headers and the JSON body. */
+export interface HttpReply<B = Record<string, any>> {
+  status: number;
+  headers: Headers;
+  body: B;
+}
+
+const COUNTER = fileURLToPath(new URL('../fixtures/modules/counter/module.json', import.meta.url));
+
+/**
+ * `n` daemons built with `redis.url` and one fresh cluster name (silent logs, no built-in
+ * modules, the counter fixture), listening on loopback; `close()` stops them and removes their homes.
+ */
+export async function startRedisDaemons(n: number, redisUrl: string, name: string) {
+  const homes: TempDir[] = [];
+  const apps: FingerApp[] = [];
+  const daemons: RedisTestDaemon[] = [];
+  const cluster = testClusterName(name);
+  for (let i = 0; i < n; i++) {
+    const home = await tempDir(`finger-${name}-${i}-`);
+    homes.push(home);
+    const app = await build({
+      home: home.path,
+      env: {},
+      config: {
+        server: { host: '127.0.0.1', port: 0 },
+        log: { level: 'silent' },
+        modules: { builtin: false, paths: [COUNTER] },
+        redis: { url: redisUrl },
+        cluster,
+      },
+    });
+    apps.push(app);
+    const { url } = await app.listen();
+    daemons.push({ url, token: (await readFile(join(home.path, 'token'), 'utf8')).trim(), home: home.path });
+  }
+  return {
+    cluster,
+    daemons,
+    apps,
+    async close(): Promise<void> {
+      for (const a of apps) await a.close();
+      for (const h of homes) await h.remove();
+    },
+  };
+}
+
+/** A JSON request to daemon `d` with its admin token. */
+export async function httpCall<B = Record<string, any>>(
+  d: { url: string; token: string },
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpReply<B>> {
+  const res = await fetch(`${d.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as B };
 }

@@ -2,91 +2,45 @@
 // a non-blocking dispatch during the outage answered 202 "running" although it never ran and its
 // record was lost; and every HTTP dispatch (even a plain blocking call with no request_id) failed
 // with E_STORE_UNAVAILABLE, since the daemon tracks each call under an id it makes itself.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { build, type FingerApp } from '@finger/daemon';
-import { redisServerBinary, RedisServerChild, type TempDir, tempDir, testClusterName } from '@finger/testkit';
+import { binaryForTests, redisServerBinary, RedisServerChild } from '@finger/testkit';
 
 import { run as runCli } from '../../packages/cli/src/main.js';
-import { until } from './redis-helpers.js';
+import { httpCall, type HttpReply, type RedisTestDaemon as Daemon, startRedisDaemons, until } from './redis-helpers.js';
 
-const COUNTER = fileURLToPath(new URL('../fixtures/modules/counter/module.json', import.meta.url));
+const bin = binaryForTests(redisServerBinary(), 'the Redis outage dispatch test', 'no redis-server binary on the PATH');
 
-const bin = redisServerBinary();
-if (bin === undefined) {
-  const msg = 'redis-server binary not found: the Redis outage dispatch test cannot run';
-  if (process.env.FINGER_REQUIRE_SERVICES === '1') throw new Error(`FINGER_REQUIRE_SERVICES=1 but ${msg}`);
-  console.warn(`\n${'!'.repeat(78)}\n!! SKIPPED: ${msg}\n${'!'.repeat(78)}\n`);
-}
-
-interface Daemon {
-  url: string;
-  token: string;
-}
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: {
-    request_id?: string;
-    status?: string;
-    result?: { runs: number };
-    error?: { code: string; details?: unknown };
-  };
-}
+type Reply = HttpReply<{
+  request_id?: string;
+  status?: string;
+  result?: { runs: number };
+  error?: { code: string; details?: unknown };
+}>;
 
 describe.skipIf(!bin)('dispatches during a Redis outage (two daemons, own redis-server)', () => {
   let server: RedisServerChild;
-  const homes: TempDir[] = [];
-  const apps: FingerApp[] = [];
-  const daemons: Daemon[] = [];
+  let cluster: Awaited<ReturnType<typeof startRedisDaemons>> | undefined;
+  let daemons: Daemon[] = [];
 
   beforeAll(async () => {
     server = (await RedisServerChild.start())!;
-    const cluster = testClusterName('outage');
-    for (let i = 0; i < 2; i++) {
-      const home = await tempDir(`finger-redis-outage-${i}-`);
-      homes.push(home);
-      const app = await build({
-        home: home.path,
-        env: {},
-        config: {
-          server: { host: '127.0.0.1', port: 0 },
-          log: { level: 'silent' },
-          modules: { builtin: false, paths: [COUNTER] },
-          redis: { url: server.url },
-          cluster,
-        },
-      });
-      apps.push(app);
-      const { url } = await app.listen();
-      daemons.push({ url, token: (await readFile(join(home.path, 'token'), 'utf8')).trim() });
-    }
+    cluster = await startRedisDaemons(2, server.url, 'outage');
+    daemons = cluster.daemons;
   });
   afterAll(async () => {
     await server?.restart();
-    for (const a of apps) await a.close();
-    for (const h of homes) await h.remove();
+    await cluster?.close();
     await server?.stop();
   });
 
-  async function call(d: Daemon, method: string, path: string, body?: unknown): Promise<Reply> {
-    const res = await fetch(`${d.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Reply['body'] };
-  }
+  const call = (d: Daemon, method: string, path: string, body?: unknown): Promise<Reply> =>
+    httpCall(d, method, path, body);
 
   async function cli(d: Daemon, ...args: string[]): Promise<{ code: number; out: unknown }> {
     let out = '';
     const code = await runCli(['--json', ...args], {
-      env: { FINGER_URL: d.url, FINGER_TOKEN: d.token, FINGER_HOME: homes[0]!.path },
+      env: { FINGER_URL: d.url, FINGER_TOKEN: d.token, FINGER_HOME: daemons[0]!.home },
       stdout: { write: (s: string) => (out += s) },
       stderr: { write: () => undefined },
     });
