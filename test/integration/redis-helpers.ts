@@ -81,7 +81,8 @@ export async function startRedisDaemons(n: number, redisUrl: string, name: strin
       env: {},
       config: {
         server: { host: '127.0.0.1', port: 0 },
-        log: { level: 'silent' },
+        // FINGER_TEST_LOG=debug shows the daemons' logs when a test needs looking into
+        log: { level: (process.env.FINGER_TEST_LOG as 'debug' | undefined) ?? 'silent' },
         modules: { builtin: false, paths: [COUNTER] },
         redis: { url: redisUrl },
         cluster,
@@ -109,10 +110,17 @@ export async function httpCall<B = Record<string, any>>(
   path: string,
   body?: unknown,
 ): Promise<HttpReply<B>> {
-  const res = await fetch(`${d.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
+  let res: Response;
+  try {
+    res = await fetch(`${d.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${d.token}`, 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      // bounded: a request that hangs fails its test with its own name, not the suite's timeout
+      signal: AbortSignal.timeout(15_000),
+    });
+  } catch (e) {
+    throw new Error(`${method} ${d.url}${path}: ${(e as Error).message}`);
+  }
   return { status: res.status, headers: res.headers, body: (await res.json()) as B };
 }
