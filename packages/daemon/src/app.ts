@@ -272,7 +272,18 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     // Distributed mode: local modules served on NATS, remote ones imported behind the firewall.
     if (config.nats.url) {
       const log = logger.child({ component: 'cluster' });
-      cluster = await wireCluster({ hub, events, config, home, runtimes, logger: log, clock });
+      // without Redis each daemon keeps its own lockout: halts and unlocks travel with the cluster's events
+      const relayHaltsTo = config.redis.url ? undefined : safety?.monitor;
+      cluster = await wireCluster({
+        hub,
+        events,
+        config,
+        home,
+        runtimes,
+        logger: log,
+        clock,
+        ...(relayHaltsTo ? { relayHaltsTo } : {}),
+      });
     }
     // The ingress supervisor: ordinary text is routed by it (offline router when no model is configured).
     const agentsLog = logger.child({ component: 'agents' });

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 
 import type { Logger as PinoLogger } from 'pino';
 
+import type { SafetyMonitor } from '@finger/firewall';
 import type { RuntimeOptions } from '@finger/hub';
 import {
   type Clock,
@@ -17,6 +18,7 @@ import {
 import type { ClusterNode, DroppedMessage, ModulePlacement } from '@finger/hub/nats';
 import { FingerError } from '@finger/protocol';
 
+import { haltRelay } from './cluster-halt-relay.js';
 import type { DaemonConfig } from './config.js';
 import { natsConnectOptions } from './nats-connect-options.js';
 
@@ -79,6 +81,8 @@ export interface WireClusterOptions {
   runtimes: ClusterRuntimes;
   logger: PinoLogger;
   clock: Clock;
+  /** Without a shared store (no `redis.url`): the halts and unlocks of other daemons reach this monitor. */
+  relayHaltsTo?: SafetyMonitor;
 }
 
 /** Reads the cluster key from config (`nats.cluster_key`, else `nats.cluster_key_file`). Throws E_INVALID_ARGS. */
@@ -213,6 +217,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
       member = new nats.ClusterNode({
         hub,
         connection: nc,
+        ...(o.relayHaltsTo ? { onDaemonEvent: haltRelay(o.relayHaltsTo, log) } : {}),
         cluster: config.cluster,
         auth,
         clock: o.clock,

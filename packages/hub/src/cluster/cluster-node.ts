@@ -14,7 +14,7 @@ import { type DroppedMessage, NatsTransport } from '../transport/nats.js';
 import type { WireAuth } from '../transport/nats-wire.js';
 import type { ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
 import { announced, type ClusterChange, ClusterRegistry, type ModuleLocation } from './cluster-registry.js';
-import { NatsEventBridge, type PublishingEventBus } from './event-bridge.js';
+import { NatsEventBridge, type NatsEventBridgeOptions, type PublishingEventBus } from './event-bridge.js';
 import { distrustServeAnnounced } from './serve-manifest.js';
 
 /** Options of {@link ClusterNode}. */
@@ -32,6 +32,8 @@ export interface ClusterNodeOptions {
   heartbeat_ms?: number;
   unhealthy_after_ms?: number;
   onDropped?: (info: DroppedMessage) => void;
+  /** Events of these types from other daemons, after their delivery here (see NatsEventBridgeOptions). */
+  onDaemonEvent?: NatsEventBridgeOptions['onDaemonEvent'];
 }
 
 /** Where a module runs, as `module list` shows it. */
@@ -90,6 +92,7 @@ export class ClusterNode {
           // a `module serve` process only sends its module's events (see NatsEventBridgeOptions.receive)
           receive: o.auth.role !== 'serve',
           ...(o.onDropped ? { onDropped: o.onDropped } : {}),
+          ...(o.onDaemonEvent ? { onDaemonEvent: o.onDaemonEvent } : {}),
         })
       : undefined;
   }

@@ -40,6 +40,12 @@ export interface NatsEventBridgeOptions {
    * HMAC pass over a batch instead of two).
    */
   receive?: boolean;
+  /**
+   * Told of every event of these types another daemon sent (signed with the cluster key, never a
+   * serve host's), after it was delivered on the local bus: for a daemon that acts on them (a
+   * halt relayed when no shared store carries it).
+   */
+  onDaemonEvent?: { types: readonly EventType[]; handler: (event: FingerEvent, node: string) => void };
 }
 
 /** Counters of the bridge. */
@@ -218,6 +224,11 @@ export class NatsEventBridge {
     try {
       if (e !== undefined) this.o.bus.publish(e, line);
       else delivered = this.o.bus.publishJson(h, line);
+      const watch = this.o.onDaemonEvent;
+      if (delivered && !fromServe && watch !== undefined && watch.types.includes(h.type)) {
+        const ev = e ?? parseEvent(line);
+        if (ev !== undefined) watch.handler(ev, node);
+      }
     } finally {
       this.delivering = undefined;
     }
