@@ -20,6 +20,8 @@ import {
 import type { Clock, MessageHub } from '@finger/hub';
 import { FingerError, isFingerError, type Principal } from '@finger/protocol';
 
+import { type PolicyWarning, PolicyWarningLog } from './policy-warning-log.js';
+
 /** The logging surface the wiring needs (pino satisfies it). */
 interface WiringLogger {
   info(obj: object, msg?: string): void;
@@ -84,9 +86,10 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       { cause: e },
     );
   }
-  const warn = (ws: readonly { layer: string; rule?: string; message: string }[]): void => {
-    for (const w of ws) o.logger.warn({ layer: w.layer, rule: w.rule }, `policy warning: ${w.message}`);
-  };
+  const warnings = new PolicyWarningLog((w) =>
+    o.logger.warn({ layer: w.layer, rule: w.rule }, `policy warning: ${w.message}`),
+  );
+  const warn = (ws: readonly PolicyWarning[]): void => void warnings.report(ws);
   warn(policy.warnings());
   // modules registered later (HTTP, MCP) change which rules can match: keep the warnings current
   o.hub.registry.onChange(() => {
