@@ -6,17 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { build, DEFAULT_CONFIG, describeStartError, exampleConfig, resolveConfig, resolveHome } from '@finger/daemon';
 import type { FingerError } from '@finger/protocol';
+import { thrownBy } from '@finger/testkit';
 
 import { tempDir } from './helpers.js';
-
-function catchErr(fn: () => unknown): FingerError {
-  try {
-    fn();
-  } catch (e) {
-    return e as FingerError;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('resolveConfig', () => {
   it('gives the defaults for an absent file and no env', () => {
@@ -40,7 +32,7 @@ describe('resolveConfig', () => {
   });
 
   it('names the key path of a bad value', () => {
-    const err = catchErr(() => resolveConfig({ server: { port: 'eighty' } }));
+    const err = thrownBy(() => resolveConfig({ server: { port: 'eighty' } }));
     expect(err.code).toBe('E_INVALID_ARGS');
     expect(err.message).toContain('config.json: $.server.port must be integer');
     expect(err.details).toEqual({
@@ -50,7 +42,7 @@ describe('resolveConfig', () => {
   });
 
   it('rejects unknown keys at every level and lists every issue', () => {
-    const err = catchErr(() => resolveConfig({ sever: {}, ws: { max_buffered_event: 5 }, log: { level: 'loud' } }));
+    const err = thrownBy(() => resolveConfig({ sever: {}, ws: { max_buffered_event: 5 }, log: { level: 'loud' } }));
     expect(err.code).toBe('E_INVALID_ARGS');
     const issues = (err.details as { issues: { path: string; message: string }[] }).issues;
     expect(issues).toEqual(
@@ -64,12 +56,12 @@ describe('resolveConfig', () => {
   });
 
   it('rejects a bad env value naming the variable', () => {
-    const err = catchErr(() => resolveConfig({}, { FINGER_PORT: '80a' }));
+    const err = thrownBy(() => resolveConfig({}, { FINGER_PORT: '80a' }));
     expect(err.code).toBe('E_INVALID_ARGS');
     expect(err.message).toContain('env: FINGER_PORT must be an integer');
-    const err2 = catchErr(() => resolveConfig({}, { FINGER_PORT: '70000' }));
+    const err2 = thrownBy(() => resolveConfig({}, { FINGER_PORT: '70000' }));
     expect(err2.message).toContain('$.server.port must be <= 65535');
-    const err3 = catchErr(() => resolveConfig({}, { FINGER_LOG_LEVEL: 'loud' }));
+    const err3 = thrownBy(() => resolveConfig({}, { FINGER_LOG_LEVEL: 'loud' }));
     expect(err3.message).toContain('FINGER_LOG_LEVEL must be one of');
   });
 });
@@ -78,7 +70,7 @@ describe('resolveConfig: redis.url', () => {
   const FORM = 'expected redis://[user:pass@]host[:port][/db] (or rediss:// for TLS)';
 
   it('rejects a malformed redis.url (port notaport: ioredis used db NaN on 6379) naming the key, E_INVALID_ARGS', () => {
-    const err = catchErr(() => resolveConfig({ redis: { url: 'redis://:pw@127.0.0.1:notaport' } }));
+    const err = thrownBy(() => resolveConfig({ redis: { url: 'redis://:pw@127.0.0.1:notaport' } }));
     expect({ code: err.code, message: err.message, details: err.details }).toEqual({
       code: 'E_INVALID_ARGS',
       message: `invalid configuration: config.json: $.redis.url is not a valid Redis URL: the port "notaport" is not a number from 1 to 65535; ${FORM}`,
@@ -93,12 +85,12 @@ describe('resolveConfig: redis.url', () => {
       },
     });
     expect(err.message).not.toContain('pw');
-    const env = catchErr(() => resolveConfig({}, { FINGER_REDIS_URL: 'redis://127.0.0.1:6379/db1' }));
+    const env = thrownBy(() => resolveConfig({}, { FINGER_REDIS_URL: 'redis://127.0.0.1:6379/db1' }));
     expect({ code: env.code, message: env.message }).toEqual({
       code: 'E_INVALID_ARGS',
       message: `invalid configuration: env: FINGER_REDIS_URL is not a valid Redis URL: the path "/db1" is not a database index /N (a non-negative integer); ${FORM}`,
     });
-    const over = catchErr(() => resolveConfig({}, {}, { redis: { url: 'redis://127.0.0.1:0' } }));
+    const over = thrownBy(() => resolveConfig({}, {}, { redis: { url: 'redis://127.0.0.1:0' } }));
     expect(over.code).toBe('E_INVALID_ARGS');
     expect(over.message).toContain('overrides: $.redis.url is not a valid Redis URL: the port "0"');
   });
@@ -109,9 +101,9 @@ describe('resolveConfig: redis.url', () => {
       'nats://a:4222, tls://b:4222',
     );
     for (const url of ['http://127.0.0.1:4222', 'nats://a:4222,http://b:4222', 'nats://'])
-      expect(catchErr(() => resolveConfig({ nats: { url, cluster_key: key } })).code).toBe('E_INVALID_ARGS');
+      expect(thrownBy(() => resolveConfig({ nats: { url, cluster_key: key } })).code).toBe('E_INVALID_ARGS');
     // a ms duration past what a timer can wait (it would fire at once, in a loop)
-    expect(catchErr(() => resolveConfig({ nats: { heartbeat_ms: 99_999_999_999 } })).message).toContain(
+    expect(thrownBy(() => resolveConfig({ nats: { heartbeat_ms: 99_999_999_999 } })).message).toContain(
       '$.nats.heartbeat_ms',
     );
   });

@@ -5,20 +5,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { TokenStore } from '@finger/daemon';
-import type { FingerError } from '@finger/protocol';
+import { thrownBy } from '@finger/testkit';
 
 import { tempDir } from './helpers.js';
 
 const sha = (t: string) => createHash('sha256').update(t).digest('hex');
-
-function catchErr(fn: () => unknown): FingerError {
-  try {
-    fn();
-  } catch (e) {
-    return e as FingerError;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('TokenStore', () => {
   let home: string;
@@ -87,12 +78,12 @@ describe('TokenStore', () => {
   it('refuses bad names, bad roles, duplicates, unknown revokes and revoking admin', () => {
     const store = new TokenStore(home);
     store.create('dup', 'viewer');
-    expect(catchErr(() => store.create('dup', 'viewer')).code).toBe('E_CONFLICT');
-    expect(catchErr(() => store.create('admin', 'viewer')).code).toBe('E_CONFLICT');
-    expect(catchErr(() => store.create('Bad Name', 'viewer')).code).toBe('E_INVALID_ARGS');
-    expect(catchErr(() => store.create('ok', 'root')).code).toBe('E_INVALID_ARGS');
-    expect(catchErr(() => store.revoke('ghost')).code).toBe('E_NOT_FOUND');
-    expect(catchErr(() => store.revoke('admin')).code).toBe('E_FORBIDDEN');
+    expect(thrownBy(() => store.create('dup', 'viewer')).code).toBe('E_CONFLICT');
+    expect(thrownBy(() => store.create('admin', 'viewer')).code).toBe('E_CONFLICT');
+    expect(thrownBy(() => store.create('Bad Name', 'viewer')).code).toBe('E_INVALID_ARGS');
+    expect(thrownBy(() => store.create('ok', 'root')).code).toBe('E_INVALID_ARGS');
+    expect(thrownBy(() => store.revoke('ghost')).code).toBe('E_NOT_FOUND');
+    expect(thrownBy(() => store.revoke('admin')).code).toBe('E_FORBIDDEN');
   });
 
   it('re-hashes a replaced admin token file (rotation by deleting/replacing FINGER_HOME/token)', async () => {

@@ -1,18 +1,9 @@
 // parseRedisUrl: the one reading of `redis.url` (config validation, the daemon's connection, doctor).
 import { describe, expect, it } from 'vitest';
 
-import type { FingerError } from '@finger/protocol';
+import { thrownBy } from '@finger/testkit';
 
 import { parseRedisUrl, redisUrlProblem } from '../src/redis-url.js';
-
-function catchErr(fn: () => unknown): FingerError {
-  try {
-    fn();
-  } catch (e) {
-    return e as FingerError;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('parseRedisUrl', () => {
   it('takes apart host, port, database, credentials and TLS', () => {
@@ -35,7 +26,7 @@ describe('parseRedisUrl', () => {
   });
 
   it('rejects a non-numeric port (ioredis read redis://127.0.0.1:notaport as db NaN on 6379) with E_INVALID_ARGS', () => {
-    const err = catchErr(() => parseRedisUrl('redis://:pw@127.0.0.1:notaport'));
+    const err = thrownBy(() => parseRedisUrl('redis://:pw@127.0.0.1:notaport'));
     expect({ code: err.code, message: err.message }).toEqual({
       code: 'E_INVALID_ARGS',
       message:

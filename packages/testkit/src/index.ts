@@ -32,6 +32,7 @@ export type { TempDir } from './temp-home.js';
 export { tempDir } from './temp-home.js';
 export type { HttpAnswer, TestDaemon } from './test-daemon.js';
 export { startTestDaemon } from './test-daemon.js';
+export { thrownBy } from './thrown.js';
 export { toolContext } from './tool-context.js';
 export { waitFor } from './wait-for.js';
 export type { EventsClient, EventsMessage } from './ws-client.js';

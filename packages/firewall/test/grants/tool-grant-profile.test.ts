@@ -4,6 +4,8 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { thrownBy } from '@finger/testkit';
+
 import { DEFAULT_ROLE_GRANTS, ToolGrantProfile } from '../../src/index.js';
 
 let home: string;
@@ -15,15 +17,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
-
-function errorOf(fn: () => unknown): { code?: string; message: string; details?: unknown } {
-  try {
-    fn();
-  } catch (e) {
-    return e as { code?: string; message: string; details?: unknown };
-  }
-  throw new Error('expected a throw');
-}
 
 describe('ToolGrantProfile', () => {
   it('starts from the default role grants', () => {
@@ -69,7 +62,7 @@ describe('ToolGrantProfile', () => {
     const p = new ToolGrantProfile({ extra: { reviewer: ['web.search'], auditor: ['audit.*'] } });
     expect(p.list().reviewer).toEqual(['fs.read', 'fs.list', 'fs.stat', 'scratchpad.read', 'audit.*', 'web.search']);
     expect(p.isGranted('auditor', 'audit.verify')).toBe(true);
-    const e = errorOf(() => new ToolGrantProfile({ extra: { reviewer: ['!fs.*', 'ok.*', 'a/b'], 'Bad Role': [] } }));
+    const e = thrownBy(() => new ToolGrantProfile({ extra: { reviewer: ['!fs.*', 'ok.*', 'a/b'], 'Bad Role': [] } }));
     expect(e.code).toBe('E_INVALID_ARGS');
     expect((e.details as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual([
       '$.grants.reviewer[0]',
@@ -126,15 +119,15 @@ describe('ToolGrantProfile', () => {
 
   it('refuses to revoke what a role does not have (E_NOT_FOUND) and bad input (E_INVALID_ARGS)', () => {
     const p = new ToolGrantProfile({ file });
-    const e = errorOf(() => p.revoke('supervisor', 'fs.write'));
+    const e = thrownBy(() => p.revoke('supervisor', 'fs.write'));
     expect(e.code).toBe('E_NOT_FOUND');
     expect(e.details).toEqual({
       role: 'supervisor',
       tool: 'fs.write',
       grants: ['echo.*', 'fs.read', 'fs.list', 'fs.stat', 'scratchpad.read', 'web.search'],
     });
-    expect(errorOf(() => p.grant('supervisor', '!fs.write')).code).toBe('E_INVALID_ARGS');
-    expect(errorOf(() => p.grant('Super visor', 'fs.write')).code).toBe('E_INVALID_ARGS');
+    expect(thrownBy(() => p.grant('supervisor', '!fs.write')).code).toBe('E_INVALID_ARGS');
+    expect(thrownBy(() => p.grant('Super visor', 'fs.write')).code).toBe('E_INVALID_ARGS');
   });
 
   it('refuses to start from a corrupt grants file with E_STORE_UNAVAILABLE instead of running open', async () => {
@@ -148,7 +141,7 @@ describe('ToolGrantProfile', () => {
       '{"version":1,"granted":{},"revoked":{"executor":["!shell.*"]}}',
     ]) {
       await writeFile(file, body);
-      const e = errorOf(() => new ToolGrantProfile({ file }));
+      const e = thrownBy(() => new ToolGrantProfile({ file }));
       expect(e.code).toBe('E_STORE_UNAVAILABLE');
       expect(e.message).toContain(file);
     }

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import { thrownBy } from '@finger/testkit';
+
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { sharedAssessor, TOOLS } from '../engine/helpers.js';
@@ -25,18 +27,9 @@ function compileAdmin(doc: unknown, tools = KNOWN) {
   });
 }
 
-function thrown(fn: () => unknown): { code: string; message: string; details: unknown } {
-  try {
-    fn();
-  } catch (e) {
-    return e as { code: string; message: string; details: unknown };
-  }
-  throw new Error('expected a throw');
-}
-
 describe('compilePolicy: refusing a bad policy', () => {
   it('lists every schema error at once (E_INVALID_ARGS)', () => {
-    const err = thrown(() =>
+    const err = thrownBy(() =>
       compileAdmin({
         version: 2,
         rules: [
@@ -61,7 +54,7 @@ describe('compilePolicy: refusing a bad policy', () => {
   });
 
   it('refuses a policy whose rule example fails, naming the rule and the example', () => {
-    const err = thrown(() =>
+    const err = thrownBy(() =>
       compileAdmin({
         version: 1,
         rules: [
@@ -143,7 +136,7 @@ describe('compilePolicy: refusing a bad policy', () => {
   });
 
   it('lists bad globs, bad command patterns, relative roots and duplicate ids', () => {
-    const err = thrown(() =>
+    const err = thrownBy(() =>
       compileAdmin({
         version: 1,
         rules: [
@@ -166,7 +159,7 @@ describe('compilePolicy: refusing a bad policy', () => {
 
   it('refuses admin-only keys in a user policy', () => {
     const admin = compileAdmin({ version: 1, rules: [] }).policy;
-    const err = thrown(() =>
+    const err = thrownBy(() =>
       compilePolicy(
         { version: 1, rules: [], defaults: { user_may_allow: true }, shell: { tools: ['x.run'] } },
         { layer: 'user', homeDir: HOME, assessor, admin },
