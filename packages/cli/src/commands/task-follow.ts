@@ -120,7 +120,8 @@ export async function followTask(
   };
 
   const ask = (t: TaskView) => {
-    if (!t.question || t.state !== 'WAITING_HUMAN') return;
+    // --json prints JSON lines only: the question travels in the TASK_STATE events (and the task view)
+    if (out.json || !t.question || t.state !== 'WAITING_HUMAN') return;
     const key = `${t.updated_at}:${t.question.kind}`;
     if (asked === key) return;
     asked = key;
