@@ -45,7 +45,7 @@ describe.skipIf(!url)('the kill switch across a NATS-only cluster', () => {
     const lockout = (await b.http<{ safety: { lockout?: { by: string; reason: string } } }>('GET', '/v1/health')).body
       .safety.lockout;
     expect(lockout?.by).toMatch(/^daemon:daemon-/);
-    expect(lockout?.reason).toMatch(/^halted on daemon-\S+ by human:/);
+    expect(lockout?.reason).toMatch(/^halted on daemon-\S+ by human:\S+: relay test$/);
     // A's halt was not escalated by the echo of B's: one graceful halt in A's audit
     const audit = await a.http<{ entries: { type: string; details?: { phase?: string } }[] }>(
       'GET',

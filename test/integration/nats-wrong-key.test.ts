@@ -11,10 +11,12 @@ const url = await natsUrlForTests();
 const KEY = 'wrong-key-test-cluster-key-0123456789';
 const OTHER = 'wrong-key-test-other-key-9876543210';
 
-describe.skipIf(!url)('a serve host with another cluster’s serve key', () => {
+describe.skipIf(!url)('nodes with another cluster’s key', () => {
   let daemon: TestDaemon | undefined;
   let host: CliChild | undefined;
+  const extra: TestDaemon[] = [];
   afterAll(async () => {
+    for (const d of extra) await d.close();
     host?.kill('SIGTERM');
     await host?.done;
     await daemon?.close();
@@ -48,7 +50,28 @@ describe.skipIf(!url)('a serve host with another cluster’s serve key', () => {
       /fail authentication/.test(host!.out() + host!.err()) ? true : undefined,
     );
     expect(host.out() + host.err()).toMatch(
-      /messages from node "daemon-[^"]+" fail authentication: this host's serve key is not the cluster's/,
+      /messages from node "daemon-[^"]+" fail authentication: this host's serve key, or that node's key, is not the cluster's/,
     );
+  });
+  it('reports a daemon with another cluster key without a storm: dropped event batches make no events', async () => {
+    const cluster = testClusterName('wrongd');
+    const a = await startClusterDaemon({ url: url!, cluster, clusterKey: KEY });
+    extra.push(a);
+    const other = await startClusterDaemon({ url: url!, cluster, clusterKey: OTHER });
+    extra.push(other);
+    type Degraded = { data: { kind?: string; subject?: string; claimed_node?: string } };
+    const dropped = async () =>
+      (await a.http<{ events: Degraded[] }>('GET', '/v1/events?type=DEGRADED&limit=10000')).body.events.filter(
+        (e) => e.data.kind === 'envelope_dropped',
+      );
+    // the other daemon's heartbeats are dropped and reported…
+    await waitFor('a dropped heartbeat reported', async () =>
+      (await dropped()).some((e) => /\.registry\.hb$/.test(e.data.subject ?? '')) ? true : undefined,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const seen = await dropped();
+    expect(seen.find((e) => /\.registry\.hb$/.test(e.data.subject ?? ''))?.data.claimed_node).toMatch(/^daemon-/);
+    // …but not its event batches (each side's report of the other's would be the other's next drop)
+    expect(seen.filter((e) => /\.events\./.test(e.data.subject ?? ''))).toEqual([]);
   });
 });

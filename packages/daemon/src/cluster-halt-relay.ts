@@ -45,9 +45,11 @@ export function haltRelay(
       if (event.type === 'HALTED') {
         if (monitor.isLocked()) return;
         const by = typeof event.data.by === 'string' ? event.data.by : 'someone';
+        const why =
+          typeof event.data.reason === 'string' && event.data.reason !== 'halt' ? `: ${event.data.reason}` : '';
         log.warn({ node, by }, 'halting: another daemon of the cluster was halted');
         void monitor
-          .halt({ actor: { kind: 'daemon', id: node }, reason: `halted on ${node} by ${by}` })
+          .halt({ actor: { kind: 'daemon', id: node }, reason: `halted on ${node} by ${by}${why}` })
           .catch(warn('halt', node));
       } else if (event.type === 'UNLOCKED' && event.data.agent_id === undefined) unlock(node, UNLOCK_TRIES);
     },

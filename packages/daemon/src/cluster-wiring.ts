@@ -158,6 +158,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   /** The attempt to join under way (the first one, or a retry's), for close() to wait for. */
   let joining: Promise<void> | undefined;
   let dropWindow = { at: 0, n: 0 };
+  const eventsPrefix = `finger.${config.cluster}.events.`;
 
   const degraded = (data: Record<string, unknown>) => events.emit('DEGRADED', {}, { component: 'nats', ...data });
   const onDropped = (d: DroppedMessage) => {
@@ -172,6 +173,10 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
           'NATS messages fail authentication: a node of this cluster has another cluster key or serve key (or someone forges them)',
         );
     }
+    // a dropped batch of events is not reported as an event: that event would cross the bridge to
+    // the node whose batch it was, which — its key differing — drops it and reports that in turn,
+    // and so on for as long as both run (counted above and shown in /v1/health all the same)
+    if (d.subject.startsWith(eventsPrefix)) return;
     const now = o.clock.now();
     if (now - dropWindow.at > 1000) dropWindow = { at: now, n: 0 };
     if (++dropWindow.n <= 10) degraded({ kind: 'envelope_dropped', degraded: false, ...d });

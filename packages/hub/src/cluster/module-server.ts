@@ -108,7 +108,7 @@ function warnUnauthenticated(logger: Logger): (d: DroppedMessage) => void {
     told.add(from);
     logger.warn(
       { reason: d.reason, subject: d.subject, claimed_node: d.claimed_node },
-      `messages from node "${from}" fail authentication: this host's serve key is not the cluster's (print it with \`myfinger module serve-key\` where the cluster key is), or someone forges them`,
+      `messages from node "${from}" fail authentication: this host's serve key, or that node's key, is not the cluster's (print the serve key with \`myfinger module serve-key\` where the cluster key is), or someone forges them`,
     );
   };
 }
