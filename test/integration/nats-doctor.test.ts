@@ -35,6 +35,12 @@ describe.skipIf(!url)('myfinger doctor', () => {
         /^redis\.url not set: with NATS alone each daemon keeps its own lockouts, .* a halt or unlock reaches the others only as an event/,
       );
       expect(report.checks.find((c) => c.name === 'daemon')!.detail).toContain('NATS connected');
+      // daemon status says where the daemon's cluster is
+      expect((await runCli(['daemon', 'status'], { FINGER_HOME: d.home })).stdout).toMatch(
+        new RegExp(
+          `\\n  nats {5}connected — cluster ${cluster} on nats://\\S+, node daemon-\\S+, 0 remote module\\(s\\)\\n`,
+        ),
+      );
       // run from a shell whose FINGER_* say otherwise: doctor checked another cluster than the daemon's, and says so
       const other = JSON.parse(
         (await runCli(['doctor', '--json'], { FINGER_HOME: d.home, FINGER_CLUSTER: 'elsewhere' })).stdout,

@@ -268,6 +268,17 @@ async function status(ctx: CommandContext): Promise<number> {
     ['modules', String(h.modules)],
     ['home', h.home],
   ];
+  // distributed mode: where this daemon's cluster is, and whether it reaches it
+  const { nats, redis } = h as {
+    nats?: { cluster?: string; url?: string; node?: string; connected?: boolean; remote_modules?: number };
+    redis?: { prefix?: string; connected?: boolean };
+  };
+  if (nats)
+    rows.push([
+      'nats',
+      `${nats.connected ? 'connected' : 'disconnected'} — cluster ${nats.cluster ?? '?'} on ${nats.url ?? '?'}, node ${nats.node ?? '?'}, ${nats.remote_modules ?? 0} remote module(s)`,
+    ]);
+  if (redis) rows.push(['redis', `${redis.connected ? 'connected' : 'unreachable'} — keys ${redis.prefix ?? '?'}*`]);
   for (const [k, v] of rows) out.line(`  ${k.padEnd(8)} ${v}`);
   if (safety) {
     const [first = '', ...rest] = safetyLines(safety);
