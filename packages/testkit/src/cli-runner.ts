@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** Path of the built `myfinger` executable shim. */
@@ -23,9 +23,14 @@ export interface CliChild {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** Children still running: killed when the test process exits (its timers never fire then). */
+const live = new Set<ChildProcess>();
+let exitHook = false;
+
 /**
  * Starts the built `myfinger` as a child process with `env` (in `cwd` when given), killed after
- * `timeout_ms`. For commands a test follows while they run (`myfinger run`, `events tail`).
+ * `timeout_ms`, or when the test process exits first (a failed test's afterAll may not have
+ * stopped it). For commands a test follows while they run (`myfinger run`, `events tail`).
  */
 export function startCli(
   args: string[],
@@ -50,7 +55,17 @@ export function startCli(
     });
   });
   let running = true;
-  child.on('exit', () => (running = false));
+  live.add(child);
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+  child.on('exit', () => {
+    running = false;
+    live.delete(child);
+  });
   return {
     done,
     out: () => stdout,
