@@ -163,7 +163,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   const degraded = (data: Record<string, unknown>) => events.emit('DEGRADED', {}, { component: 'nats', ...data });
   const onDropped = (d: DroppedMessage) => {
     state.dropped++;
-    if (d.reason === 'bad signature' || d.reason === 'unsigned message') {
+    if (nats.failedAuthentication(d)) {
       const from = d.claimed_node !== undefined ? ` from a node calling itself "${d.claimed_node}"` : '';
       const first = state.last_unauthenticated === undefined;
       state.last_unauthenticated = { what: `${d.reason}${from} on ${d.subject}`, at: Date.now() };

@@ -65,8 +65,8 @@ interface RunningCall {
   done: Promise<unknown>;
   /** The resolved tool id, once known. */
   target?: string;
-  /** Digest of the payload, for a caller's request id. */
-  args?: string;
+  /** Digest of the payload, for a caller's request id (as in its record). */
+  args_digest?: string;
 }
 const FRESH: BeginOptions = { fresh: true };
 
@@ -369,7 +369,7 @@ export class MessageHub implements PendingCallHost {
     const promise = new Promise<unknown>((resolve, reject) => (settle = { resolve, reject }));
     promise.catch(() => undefined);
     const run: RunningCall = { done: promise };
-    if (args !== undefined) run.args = args;
+    if (args !== undefined) run.args_digest = args;
     this.running.set(request_id, run);
     try {
       let resolvedTarget: TargetEntry | undefined;
@@ -596,7 +596,7 @@ export class MessageHub implements PendingCallHost {
  */
 function reuseClash(
   request_id: string,
-  first: { target?: string; args?: string; args_digest?: string },
+  first: { target?: string; args_digest?: string },
   target: string,
   args: string | undefined,
 ): FingerError | undefined {
@@ -605,8 +605,7 @@ function reuseClash(
       request_id,
       target: first.target,
     });
-  const firstArgs = first.args ?? first.args_digest;
-  if (firstArgs !== undefined && args !== undefined && firstArgs !== args)
+  if (first.args_digest !== undefined && args !== undefined && first.args_digest !== args)
     return new FingerError(
       'E_CONFLICT',
       `request_id "${request_id}" was already used with other arguments for "${target}"; use a new request_id for a new call`,

@@ -22,6 +22,7 @@ export type { NatsRuntimeOptions } from './runtime/nats.js';
 export { NatsRuntime } from './runtime/nats.js';
 export type { DroppedMessage, NatsTransportOptions } from './transport/nats.js';
 export { NatsTransport } from './transport/nats.js';
+export { failedAuthentication } from './transport/nats-options.js';
 export type { CheckedSubscription } from './transport/nats-subscribe.js';
 export { logRefusals, permissionRefusal, subscribeChecked } from './transport/nats-subscribe.js';
 export type { ClusterSubjects, WireAuthOptions, WireCheck, WireKind, WireRole } from './transport/nats-wire.js';

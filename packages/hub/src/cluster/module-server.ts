@@ -4,7 +4,7 @@ import type { NatsConnection } from 'nats';
 
 import { type Logger, silentLogger } from '../logger.js';
 import { MessageHub } from '../message-hub.js';
-import type { DroppedMessage } from '../transport/nats-options.js';
+import { type DroppedMessage, failedAuthentication } from '../transport/nats-options.js';
 import { logRefusals } from '../transport/nats-subscribe.js';
 import { WireAuth } from '../transport/nats-wire.js';
 import { ClusterNode } from './cluster-node.js';
@@ -102,7 +102,7 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
 function warnUnauthenticated(logger: Logger): (d: DroppedMessage) => void {
   const told = new Set<string>();
   return (d) => {
-    if (d.reason !== 'bad signature' && d.reason !== 'unsigned message') return;
+    if (!failedAuthentication(d)) return;
     const from = d.claimed_node ?? '?';
     if (told.has(from) || told.size >= 64) return;
     told.add(from);

@@ -3,6 +3,9 @@
 
 import type { RedisUrlParts } from '../redis-url.js';
 
+/** The server's refusal of the URL's database index (`ERR DB index is out of range`). */
+export const DB_REFUSED = /DB index is out of range/i;
+
 const TLS_CODES =
   /^(ERR_SSL_|ERR_TLS_|EPROTO$|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_)/;
 
@@ -19,7 +22,7 @@ export function redisCause(e: unknown, url?: RedisUrlParts): string {
   const hint = ((): string => {
     if (/^NOAUTH/.test(message)) return 'the server wants a password (none given): redis://:PASSWORD@host:port';
     if (/^WRONGPASS|invalid password/i.test(message)) return 'authentication refused: wrong user name or password';
-    if (/DB index is out of range/i.test(message))
+    if (DB_REFUSED.test(message))
       return `database index ${url?.db ?? '?'} is not available on that server (it has fewer databases, see its "databases" setting)`;
     if (typeof code === 'string' && TLS_CODES.test(code)) return 'TLS handshake failed';
     if (code === 'ECONNREFUSED') return 'connection refused: nothing listens there';

@@ -12,7 +12,7 @@ import { FingerError, isFingerError } from '@finger/protocol';
 import { type Logger, silentLogger } from '../logger.js';
 import { parseRedisUrl, type RedisUrlParts } from '../redis-url.js';
 import { withoutCredentials } from '../url-credentials.js';
-import { redisCause } from './redis-cause.js';
+import { DB_REFUSED, redisCause } from './redis-cause.js';
 
 /** How {@link RedisConnection} connects. */
 export interface RedisConnectionOptions {
@@ -50,7 +50,7 @@ export function redisTarget(parts: RedisUrlParts): RedisOptions {
 }
 
 /** A refusal of the server that waiting does not cure (credentials, database index). */
-const LASTING = /^(NOAUTH|WRONGPASS)|DB index is out of range|invalid password/i;
+const LASTING = /^(NOAUTH|WRONGPASS)|invalid password/i;
 
 /**
  * A shared Redis connection (plus a lazily made subscriber connection for pub/sub) with the
@@ -108,7 +108,7 @@ export class RedisConnection {
       if (subscriber) return;
       this.lastError = redisCause(e, this.parts);
       // ioredis goes on with database 0 when its SELECT is refused: refuse every command instead
-      if (/DB index is out of range/i.test(e.message)) this.refused = this.lastError;
+      if (DB_REFUSED.test(e.message)) this.refused = this.lastError;
     });
     c.on('ready', () => {
       if (!subscriber && this.wasReady) this.logger.info({ prefix: this.prefix }, 'redis reconnected');
@@ -210,7 +210,7 @@ export class RedisConnection {
           resolve();
         };
         const onError = (e: Error) => {
-          if (LASTING.test(e.message)) done();
+          if (LASTING.test(e.message) || DB_REFUSED.test(e.message)) done();
         };
         const t = setTimeout(done, timeout_ms);
         t.unref();
@@ -224,7 +224,7 @@ export class RedisConnection {
         // ioredis selected it already, but reports a refusal only as an 'error' event: ask again
         await this.client.select(this.parts.db);
       } catch (e) {
-        if (e instanceof Error && /DB index is out of range/i.test(e.message)) this.refused = redisCause(e, this.parts);
+        if (e instanceof Error && DB_REFUSED.test(e.message)) this.refused = redisCause(e, this.parts);
         throw fail(this.refused ?? redisCause(e, this.parts));
       }
     }

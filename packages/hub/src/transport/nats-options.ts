@@ -15,6 +15,11 @@ export interface DroppedMessage {
   claimed_node?: string;
 }
 
+/** Whether a message was dropped for failing authentication (its sender has another key, or forges). */
+export function failedAuthentication(d: DroppedMessage): boolean {
+  return d.reason === 'bad signature' || d.reason === 'unsigned message';
+}
+
 /** Options of {@link NatsTransport}. */
 export interface NatsTransportOptions {
   /** An open connection (made with `noAsyncTraces: true`). */
