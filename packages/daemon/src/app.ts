@@ -385,6 +385,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
             });
           throw e;
         }
+        // joined only now: a daemon that cannot bind its port never shows up in the cluster
+        await cluster?.start();
         const addr = fastify.server.address() as AddressInfo;
         const url = `http://${urlHost(host)}:${addr.port}`;
         const info: DaemonInfo = { pid: process.pid, url, started_at: rfc3339(startedAt), home, version: VERSION };

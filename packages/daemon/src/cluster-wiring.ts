@@ -52,6 +52,11 @@ export interface ClusterWiring {
   status(): ClusterStatus;
   /** Where module `id` runs (`local`, or the remote nodes with their heartbeat health). */
   placement(id: string): ModulePlacement;
+  /**
+   * Joins (the first attempt; retries go on by themselves). Called once the daemon listens, so a
+   * daemon that cannot bind its port never announces its modules to the cluster.
+   */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -134,7 +139,8 @@ async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
  * a DEGRADED event (`data.component: "nats"`) is emitted, `/v1/health` says `degraded`, remote
  * calls fail fast, and the connection is retried with backoff until NATS returns (then a
  * DEGRADED event with `degraded: false`). Throws E_INVALID_ARGS without a cluster key. Only
- * this file loads `@finger/hub/nats`, and only when `nats.url` is set.
+ * this file loads `@finger/hub/nats`, and only when `nats.url` is set. Nothing goes on the wire
+ * before `start()`.
  */
 export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring> {
   const { config, events, logger, hub } = o;
@@ -267,9 +273,13 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
     });
     return p;
   };
-  await attempt(250);
+  let started: Promise<void> | undefined;
 
   return {
+    start() {
+      started ??= attempt(250);
+      return started;
+    },
     status() {
       const s: ClusterStatus = {
         cluster: config.cluster,
