@@ -59,7 +59,7 @@ describe.skipIf(!url)('nodes with another cluster’s key', () => {
     extra.push(a);
     const other = await startClusterDaemon({ url: url!, cluster, clusterKey: OTHER });
     extra.push(other);
-    type Degraded = { data: { kind?: string; subject?: string; claimed_node?: string } };
+    type Degraded = { data: { kind?: string; subject?: string; claimed_node?: string; degraded?: boolean } };
     const dropped = async () =>
       (await a.http<{ events: Degraded[] }>('GET', '/v1/events?type=DEGRADED&limit=10000')).body.events.filter(
         (e) => e.data.kind === 'envelope_dropped',
@@ -70,7 +70,10 @@ describe.skipIf(!url)('nodes with another cluster’s key', () => {
     );
     await new Promise((r) => setTimeout(r, 1500));
     const seen = await dropped();
-    expect(seen.find((e) => /\.registry\.hb$/.test(e.data.subject ?? ''))?.data.claimed_node).toMatch(/^daemon-/);
+    const hb = seen.find((e) => /\.registry\.hb$/.test(e.data.subject ?? ''));
+    expect(hb?.data.claimed_node).toMatch(/^daemon-/);
+    // the event says degraded, as /v1/health does for a minute after a message failing authentication
+    expect(hb?.data.degraded).toBe(true);
     // …but not its event batches (each side's report of the other's would be the other's next drop)
     expect(seen.filter((e) => /\.events\./.test(e.data.subject ?? ''))).toEqual([]);
   });

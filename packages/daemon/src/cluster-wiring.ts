@@ -185,7 +185,8 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
     if (d.subject.startsWith(eventsPrefix)) return;
     const now = o.clock.now();
     if (now - dropWindow.at > 1000) dropWindow = { at: now, n: 0 };
-    if (++dropWindow.n <= 10) degraded({ kind: 'envelope_dropped', degraded: false, ...d });
+    // degraded as /v1/health is: for a minute after a message that failed authentication
+    if (++dropWindow.n <= 10) degraded({ kind: 'envelope_dropped', degraded: nats.failedAuthentication(d), ...d });
   };
   const connectOptions = natsConnectOptions(config.nats, o.home, `finger-${node}`);
 
