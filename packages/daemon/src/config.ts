@@ -224,7 +224,38 @@ export const configSchema = {
   },
 } as const;
 
-const checkConfig = compileChecker(createAjv(), configSchema);
+const checkSchema = compileChecker(createAjv(), configSchema);
+
+/** What a value matching each pattern of the schema looks like, said instead of the pattern. */
+const PATTERN_WORDS: Record<string, string> = {
+  '$.cluster':
+    'must be 1–64 characters: lower-case letters, digits, "-" and "_", starting with a letter or digit (it names NATS subjects and Redis keys)',
+  '$.nats.url': 'must be a nats://, tls://, ws:// or wss:// URL (several: comma-separated)',
+  '$.redis.url': `must be a Redis URL: ${REDIS_URL_FORM}`,
+};
+
+/** The schema's issues of `input`, a pattern mismatch said in words where the schema's pattern says little. */
+function checkConfig(input: unknown): ValidationIssue[] {
+  return checkSchema(input).map((i) =>
+    i.message.startsWith('must match pattern') && PATTERN_WORDS[i.path] !== undefined
+      ? { path: i.path, message: PATTERN_WORDS[i.path]! }
+      : i,
+  );
+}
+
+/** The environment variable behind each config path `envOverrides` sets. */
+const ENV_OF_PATH: Record<string, string> = {
+  '$.server.host': 'FINGER_HOST',
+  '$.server.port': 'FINGER_PORT',
+  '$.nats.url': 'FINGER_NATS_URL',
+  '$.nats.cluster_key': 'FINGER_CLUSTER_KEY',
+  '$.redis.url': 'FINGER_REDIS_URL',
+  '$.cluster': 'FINGER_CLUSTER',
+  '$.llm.provider': 'FINGER_LLM_PROVIDER',
+  '$.llm.base_url': 'FINGER_LLM_BASE_URL',
+  '$.llm.api_key': 'FINGER_LLM_API_KEY',
+  '$.llm.model': 'FINGER_LLM_MODEL',
+};
 
 function invalid(source: string, issues: ValidationIssue[]): FingerError {
   const summary = issues.map((i) => `${source}: ${i.path} ${i.message}`).join('; ');
@@ -329,6 +360,9 @@ export function resolveConfig(
   if (!fileIssues.length) fileIssues.push(...redisUrlIssue(redisUrlOf(file), '$.redis.url'));
   if (fileIssues.length) throw invalid('config.json', fileIssues);
   const fromEnv = envOverrides(env);
+  // a bad value from the environment is named by its variable, not by a config path
+  const envIssues = checkConfig(fromEnv).map((i) => ({ path: ENV_OF_PATH[i.path] ?? i.path, message: i.message }));
+  if (envIssues.length) throw invalid('env', envIssues);
   const overrideIssues = checkConfig(overrides);
   if (!overrideIssues.length) overrideIssues.push(...redisUrlIssue(redisUrlOf(overrides), '$.redis.url'));
   if (overrideIssues.length) throw invalid('overrides', overrideIssues);

@@ -60,9 +60,26 @@ describe('resolveConfig', () => {
     expect(err.code).toBe('E_INVALID_ARGS');
     expect(err.message).toContain('env: FINGER_PORT must be an integer');
     const err2 = thrownBy(() => resolveConfig({}, { FINGER_PORT: '70000' }));
-    expect(err2.message).toContain('$.server.port must be <= 65535');
+    expect(err2.message).toContain('env: FINGER_PORT must be <= 65535');
     const err3 = thrownBy(() => resolveConfig({}, { FINGER_LOG_LEVEL: 'loud' }));
     expect(err3.message).toContain('FINGER_LOG_LEVEL must be one of');
+  });
+
+  it('names the variable of a bad NATS URL, cluster or model provider, and says what a good one looks like', () => {
+    const nats = thrownBy(() => resolveConfig({}, { FINGER_NATS_URL: 'http://x:4222' }));
+    expect(nats.code).toBe('E_INVALID_ARGS');
+    expect(nats.message).toBe(
+      'invalid configuration: env: FINGER_NATS_URL must be a nats://, tls://, ws:// or wss:// URL (several: comma-separated)',
+    );
+    const cluster = thrownBy(() => resolveConfig({}, { FINGER_CLUSTER: 'My.Team' }));
+    expect(cluster.code).toBe('E_INVALID_ARGS');
+    expect(cluster.message).toMatch(/^invalid configuration: env: FINGER_CLUSTER must be 1–64 characters: lower-case/);
+    const provider = thrownBy(() => resolveConfig({}, { FINGER_LLM_PROVIDER: 'foo' }));
+    expect(provider.code).toBe('E_INVALID_ARGS');
+    expect(provider.message).toContain('env: FINGER_LLM_PROVIDER must be one of');
+    // the file's value is named by its path, in the same words
+    const file = thrownBy(() => resolveConfig({ cluster: 'a.b' }));
+    expect(file.message).toMatch(/^invalid configuration: config\.json: \$\.cluster must be 1–64 characters/);
   });
 });
 
