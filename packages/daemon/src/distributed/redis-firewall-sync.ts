@@ -164,7 +164,9 @@ export class RedisFirewallSync {
 
   private async resync(): Promise<void> {
     if (this.closed) return;
-    await this.loadPolicy(false);
+    // no shared policy after an outage: Redis lost it (no persistence) — share ours again, or a
+    // daemon started later would seed its own, possibly stale, file and the cluster would split
+    await this.loadPolicy(true);
     await this.loadSessions();
   }
 }

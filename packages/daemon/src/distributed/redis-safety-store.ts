@@ -2,6 +2,8 @@
 // INCRBY (atomic across daemons), lockouts and breaker states are JSON hash fields, and every
 // change is published so a halt or lockout made on one daemon holds on all of them at once.
 
+import { randomUUID } from 'node:crypto';
+
 import type { AgentBreakers, LockoutRecord, SafetyChange, SafetyStateStore } from '@finger/firewall';
 import type { Logger } from '@finger/hub';
 import type { RedisKv } from '@finger/hub/redis';
@@ -11,6 +13,12 @@ import { FingerError } from '@finger/protocol';
 const SYSTEM = '';
 const LOCKOUTS = 'lockouts';
 const BREAKERS = 'breakers';
+/**
+ * A random id written once into a Redis that holds the cluster's safety state. Missing or
+ * changed on a re-read: Redis lost that state (restarted without persistence, flushed, failed
+ * over to an empty replica) — the lockouts missing then were not cleared by anyone.
+ */
+const EPOCH = 'epoch';
 
 function isChange(c: unknown): c is SafetyChange {
   const t = (c as { type?: unknown } | null)?.type;
@@ -41,6 +49,8 @@ export class RedisSafetyStore implements SafetyStateStore {
   private heard = 0;
   private offReconnect: (() => void) | undefined;
   private closed = false;
+  /** The {@link EPOCH} this store last saw; undefined before the first read. */
+  private epoch: string | undefined;
 
   private constructor(
     private readonly kv: RedisKv,
@@ -160,7 +170,8 @@ export class RedisSafetyStore implements SafetyStateStore {
     this.heard++;
     if (c.type === 'lockout_set') this.known.set(c.lockout.agent_id ?? SYSTEM, JSON.stringify(c.lockout));
     if (c.type === 'lockout_cleared') this.known.delete(c.agent_id ?? SYSTEM);
-    this.notify(c);
+    // listeners must tell another daemon's breaker write from their own (the monitor reloads it)
+    this.notify(c.type === 'breakers' ? { type: 'breakers', agent_id: c.agent_id, remote: true } : c);
   }
 
   /**
@@ -190,7 +201,12 @@ export class RedisSafetyStore implements SafetyStateStore {
         this.unsent.delete(field);
         this.known.set(field, JSON.stringify(lockout));
       }
-      now = await this.kv.hgetAllJson<LockoutRecord>(LOCKOUTS);
+      const [epoch, all] = await Promise.all([this.kv.getString(EPOCH), this.kv.hgetAllJson<LockoutRecord>(LOCKOUTS)]);
+      now = all;
+      if (epoch === undefined || epoch !== this.epoch) {
+        if (this.epoch !== undefined) await this.restoreLost(now);
+        this.epoch = await this.kv.claim(EPOCH, randomUUID());
+      }
     } catch (e) {
       // the periodic re-read fails on every tick of an outage: the outage itself is reported elsewhere
       if (!quiet) this.logger?.warn({ err: (e as Error).message }, 'safety store: cannot re-read lockouts');
@@ -213,6 +229,25 @@ export class RedisSafetyStore implements SafetyStateStore {
       if (!this.known.has(k))
         this.notify({ type: 'lockout_cleared', ...(k !== SYSTEM ? { agent_id: k } : {}), by: 'redis' });
     return true;
+  }
+
+  /**
+   * Redis lost the cluster's safety state: a lockout gone with it was never unlocked (only an
+   * admin's unlock clears one), so every lockout this daemon knew of is written again — the
+   * cluster stays halted or the agent locked, instead of every daemon unlocking itself.
+   */
+  private async restoreLost(now: Record<string, LockoutRecord>): Promise<void> {
+    const lost = [...this.known].filter(([field]) => now[field] === undefined);
+    for (const [field, json] of lost) {
+      const lockout = JSON.parse(json) as LockoutRecord;
+      await this.kv.hsetJson(LOCKOUTS, field, lockout, { type: 'lockout_set', lockout } satisfies SafetyChange);
+      now[field] = lockout;
+    }
+    if (lost.length > 0)
+      this.logger?.warn(
+        { lockouts: lost.map(([field]) => (field === SYSTEM ? 'system' : field)) },
+        'redis lost the safety state (restarted without persistence?): lockouts this daemon knew were written again',
+      );
   }
 
   private notify(change: SafetyChange): void {

@@ -57,6 +57,15 @@ export class AgentBreakerCache {
     return p;
   }
 
+  /**
+   * Drops the agent's cached state (another daemon changed it in a shared store): the next
+   * {@link peek} is undefined and the state is loaded from the store again.
+   */
+  forget(agent_id: string): void {
+    this.states.delete(agent_id);
+    this.clean.delete(agent_id);
+  }
+
   /** Replaces the agent's state (memory now, store in the background). */
   save(agent_id: string, b: AgentBreakers): void {
     this.put(agent_id, b);

@@ -409,7 +409,10 @@ export class SafetyMonitor {
 
   /** A change from the store (ours or another daemon's): keep the cache; follow remote halts/unlocks. */
   private onChange(c: SafetyChange): void {
-    if (c.type === 'lockout_set') {
+    // another daemon counted a call of this agent (or unlocked it): our copy is stale
+    if (c.type === 'breakers') {
+      if (c.remote === true) this.breakers.forget(c.agent_id);
+    } else if (c.type === 'lockout_set') {
       const key = c.lockout.agent_id ?? SYSTEM;
       this.lockouts.set(key, c.lockout);
       if (key === SYSTEM && this.sys === 'open') {

@@ -112,7 +112,12 @@ export function emptyAgentBreakers(): AgentBreakers {
 export type SafetyChange =
   | { type: 'lockout_set'; lockout: LockoutRecord }
   | { type: 'lockout_cleared'; agent_id?: string; by: string }
-  | { type: 'breakers'; agent_id: string };
+  /**
+   * An agent's breaker state was written. `remote`: by another daemon of a shared store — a
+   * monitor then drops its cached copy and reads the store's on the agent's next call, so the
+   * breakers count the agent's calls on every daemon (and an unlock made elsewhere starts them over).
+   */
+  | { type: 'breakers'; agent_id: string; remote?: true };
 
 /** Who acts on the monitor (from the token, never from a payload). */
 export interface SafetyActor {

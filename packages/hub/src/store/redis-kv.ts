@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
-import type { RedisConnection } from './redis-client.js';
+import { type RedisConnection, storeUnavailable } from './redis-client.js';
+
+/** A refusal by the server's ACL: lasting, waiting does not cure it. */
+const NOPERM = /^NOPERM|can't publish to the channel/i;
+/** What the start-up check publishes on a change channel: not JSON, so every subscriber ignores it. */
+const PROBE = 'probe';
 
 /** Deletes a hash field and tells the other daemons, atomically; returns the old value. */
 const HDEL_NOTIFY = `local v = redis.call('HGET', KEYS[1], ARGV[1])
@@ -20,6 +25,12 @@ redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3])
 if ARGV[5] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[5]) end
 return 1`;
+
+/** Sets a key unless it has a value; returns the value in force (atomic set-if-absent). */
+const CLAIM = `local v = redis.call('GET', KEYS[1])
+if v then return v end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]`;
 
 /** A change as published: the origin lets a store skip its own echo. */
 interface Wire {
@@ -154,6 +165,21 @@ export class RedisKv {
     });
   }
 
+  /** A plain string value; undefined when missing. */
+  async getString(key: string): Promise<string | undefined> {
+    const v = await this.redis.run(`${this.namespace}.get`, (c) => c.get(this.k(key)));
+    return v ?? undefined;
+  }
+
+  /**
+   * Sets `key` to `value` unless it already has a value, atomically; returns the value in force
+   * (`value` when this call set it).
+   */
+  async claim(key: string, value: string): Promise<string> {
+    const r = await this.redis.script(`${this.namespace}.claim`, CLAIM, [this.k(key)], [value]);
+    return String(r);
+  }
+
   /** Adds `delta` atomically (INCRBYFLOAT: integers and fractions alike); returns the new value. */
   async incrBy(key: string, delta: number): Promise<number> {
     return this.redis.run(`${this.namespace}.incr`, async (c) => Number(await c.incrbyfloat(this.k(key), delta)));
@@ -206,9 +232,10 @@ export class RedisKv {
   /**
    * Calls `listener` with every change another daemon publishes. Resolves once the subscription
    * is active on the server (or after `timeout_ms` when Redis is down: it activates on reconnect).
+   * Rejects with E_STORE_UNAVAILABLE when the server's ACL refuses the user the channel (SUBSCRIBE,
+   * or a probe PUBLISH of a non-JSON message that every subscriber ignores).
    */
   async subscribe(listener: (change: unknown) => void, timeout_ms = 2000): Promise<() => void> {
-    this.listeners.add(listener);
     if (this.subscribed === undefined) {
       const sub = this.redis.subscriber();
       sub.on('message', this.onMessage);
@@ -217,7 +244,34 @@ export class RedisKv {
       this.subscribed = sub.subscribe(this.channel).then(() => undefined);
       this.subscribed.catch(() => undefined);
     }
-    await Promise.race([this.subscribed, new Promise((r) => setTimeout(r, timeout_ms).unref())]).catch(() => undefined);
+    let refused: Error | undefined;
+    await Promise.race([
+      this.subscribed.catch((e: unknown) => {
+        refused = e instanceof Error ? e : new Error(String(e));
+      }),
+      new Promise((r) => setTimeout(r, timeout_ms).unref()),
+    ]);
+    // the ACL may let the user read and write keys but not use the channel: then no change made
+    // here would reach the other daemons (a halt included) — refuse now, not at the first halt
+    if (refused === undefined && this.redis.available)
+      await this.redis
+        .run(`${this.namespace}.publish`, (c) => c.publish(this.channel, PROBE))
+        .catch((e: unknown) => {
+          const cause = (e as { cause?: unknown }).cause;
+          refused = cause instanceof Error ? cause : (e as Error);
+        });
+    if (refused !== undefined && NOPERM.test(refused.message)) {
+      const sub = this.redis.subscriber();
+      sub.off('message', this.onMessage);
+      sub.off('ready', this.onReady);
+      this.subscribed = undefined;
+      throw storeUnavailable(
+        `${this.namespace}.subscribe`,
+        refused,
+        `${refused.message} — the Redis user may not use the channel "${this.channel}" (allow it in the ACL, e.g. &${this.redis.prefix}*)`,
+      );
+    }
+    this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
