@@ -124,6 +124,17 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
     ]);
     const verify = await runCli(['audit', 'verify'], env);
     expect(verify.code).toBe(0);
+    // the finished task's executor leaves the safety state (a counter per task would pile up for ever)
+    const safety = async () =>
+      JSON.parse(await readFile(join(d.home, 'state', 'safety.json'), 'utf8')) as {
+        counters: Record<string, number>;
+        breakers: Record<string, unknown>;
+      };
+    await until('the executor’s safety state gone', async () => {
+      const s = await safety();
+      return Object.keys(s.counters).some((k) => k.endsWith(`executor-${id}`)) ? undefined : true;
+    });
+    expect(Object.keys((await safety()).breakers)).not.toContain(`executor-${id}`);
   });
 
   it('SIGKILL mid-task: after a restart the task is listed INTERRUPTED and --resume finishes without repeating steps', async () => {

@@ -86,6 +86,18 @@ describe.skipIf(!url)('RedisSafetyStore: budgets, lockouts, breakers shared by t
     await until(() => seenB.some((c) => c.type === 'breakers' && c.agent_id === 'ag-2'), 'B to hear breakers', 1000);
   });
 
+  it('forgets an agent’s breakers on every daemon and says so', async () => {
+    await a.setBreakers('ag-3', emptyAgentBreakers());
+    await a.deleteBreakers('ag-3');
+    expect(await b.getBreakers('ag-3')).toBeUndefined();
+    expect(Object.keys(await b.listBreakers())).not.toContain('ag-3');
+    await until(
+      () => seenB.filter((c) => c.type === 'breakers' && c.agent_id === 'ag-3').length === 2,
+      'B to hear both changes',
+      1000,
+    );
+  });
+
   it('halts daemon B within 1 s of a halt on daemon A, and an unlock on B unlocks A', async () => {
     const ma = await SafetyMonitor.open({ store: a, config: { halt_grace_ms: 10 } });
     const mb = await SafetyMonitor.open({ store: b, config: { halt_grace_ms: 10 } });

@@ -36,6 +36,9 @@ import type { DaemonConfig } from './config.js';
 import type { TaskConfidence } from './task-confidence.js';
 import { type CheckedWorkspace, checkTaskWorkspace, type TaskWorkspaces } from './task-workspace.js';
 
+/** The agent id a task's executor acts under (its principal, budgets and breakers). */
+const executorAgent = (task_id: string): string => `executor-${task_id}`;
+
 /** The safety prompt injected into every executor step. */
 export const TASK_SAFETY_PROMPT =
   'Safety: every tool call is checked by a firewall and may be held for the person, rejected or denied. ' +
@@ -143,7 +146,7 @@ export class TaskService {
       safety_prompt: TASK_SAFETY_PROMPT,
       ...(o.prices ? { prices: o.prices } : {}),
       clock: o.clock,
-      agent_id: (id) => `executor-${id}`,
+      agent_id: executorAgent,
     });
   }
 
@@ -386,7 +389,7 @@ export class TaskService {
   private auditProgress(t: TaskRecord, p: ExecutorProgress): void {
     if (!this.o.audit || (p.kind !== 'decision' && p.kind !== 'state')) return;
     const base = {
-      actor: p.kind === 'state' ? null : { kind: 'agent', id: `executor-${t.id}` },
+      actor: p.kind === 'state' ? null : { kind: 'agent', id: executorAgent(t.id) },
       request_id: null,
       correlation_id: t.correlation_id,
       tool: null,
@@ -444,6 +447,11 @@ export class TaskService {
     const data: Record<string, unknown> = { task_id: t.id, ...p };
     if (p.kind === 'state') Object.assign(data, { step: t.step, usage: t.usage, summary: t.summary ?? null });
     this.o.events.emit('TASK_STATE', corr, data);
+    // the task's executor will not run again: its counter and breakers leave the safety store
+    if (p.kind === 'state' && isTerminal(p.state))
+      this.o.safety
+        ?.retireAgent?.(executorAgent(t.id))
+        .catch((e: unknown) => this.o.logger.warn({ err: e, task: t.id }, 'cannot forget the task’s safety state'));
   }
 }
 

@@ -81,6 +81,8 @@ export interface ExecutorSafety {
   beginTask?(t: { task_id: string; agent_id: string; max_steps?: number }): void;
   /** Forgets the task's counters (end of a run: finished, paused or stopped). */
   endTask?(task_id: string): Promise<void>;
+  /** Forgets an agent that will not run again (its task COMPLETED, STOPPED or FAILED): counters, breakers. */
+  retireAgent?(agent_id: string): Promise<void>;
 }
 
 /** Plans a task (secondary model). Simple tasks may return no subtasks. */

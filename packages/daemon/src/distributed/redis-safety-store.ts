@@ -146,6 +146,12 @@ export class RedisSafetyStore implements SafetyStateStore {
     this.notify(change);
   }
 
+  async deleteBreakers(agent_id: string): Promise<void> {
+    this.assertOpen();
+    const change: SafetyChange = { type: 'breakers', agent_id };
+    if ((await this.kv.hdelJson<AgentBreakers>(BREAKERS, agent_id, change)) !== undefined) this.notify(change);
+  }
+
   async listBreakers(): Promise<Record<string, AgentBreakers>> {
     this.assertOpen();
     return this.kv.hgetAllJson<AgentBreakers>(BREAKERS);

@@ -94,6 +94,11 @@ export class BudgetTracker {
     await this.store.deleteCounter(counterKey('task_steps', task_id));
   }
 
+  /** Deletes the token counter of an agent that will not run again (a finished task's executor). */
+  async retireAgent(agent_id: string): Promise<void> {
+    await this.store.deleteCounter(counterKey('agent_tokens', agent_id));
+  }
+
   /**
    * Before a model call: rejects with E_BUDGET_EXHAUSTED (details `{breaker, scope, id, used,
    * limit, estimate, state}`) when `estimate_tokens` would take the agent, the task or any

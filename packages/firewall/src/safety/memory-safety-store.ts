@@ -81,6 +81,11 @@ export class MemorySafetyStore implements SafetyStateStore {
     await this.changed({ type: 'breakers', agent_id });
   }
 
+  async deleteBreakers(agent_id: string): Promise<void> {
+    this.assertOpen();
+    if (this.breakers.delete(agent_id)) await this.changed({ type: 'breakers', agent_id });
+  }
+
   async listBreakers(): Promise<Record<string, AgentBreakers>> {
     this.assertOpen();
     const out: Record<string, AgentBreakers> = {};

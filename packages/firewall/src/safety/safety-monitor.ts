@@ -140,6 +140,16 @@ export class SafetyMonitor {
   }
 
   /**
+   * Forgets an agent that will not run again — a task's executor once the task is COMPLETED,
+   * STOPPED or FAILED: its token counter and breaker state leave the store (which would otherwise
+   * keep one of each per task for ever). A lockout of the agent stays until an admin unlocks it.
+   */
+  async retireAgent(agent_id: string): Promise<void> {
+    this.breakers.forget(agent_id);
+    await Promise.all([this.budgets.retireAgent(agent_id), this.store.deleteBreakers(agent_id)]);
+  }
+
+  /**
    * Before a model call: rejects with E_BUDGET_EXHAUSTED (details `{breaker, scope, id, used,
    * limit, estimate, state}`) when `estimate_tokens` would take the agent, the task or any
    * enclosing task past its token budget, or the task past its time budget — the call must then

@@ -38,6 +38,8 @@ export interface SafetyStateStore {
   getBreakers(agent_id: string): Promise<AgentBreakers | undefined>;
   /** Replaces the breaker state of one agent and broadcasts `breakers`. */
   setBreakers(agent_id: string, state: AgentBreakers): Promise<void>;
+  /** Forgets the breaker state of one agent (its task ended for good) and broadcasts `breakers`. */
+  deleteBreakers(agent_id: string): Promise<void>;
   /** Breaker state of every agent known to the store (for health). */
   listBreakers(): Promise<Record<string, AgentBreakers>>;
 

@@ -107,6 +107,23 @@ describe('SafetyMonitor: budgets', () => {
     await monitor.checkBudget({ agent_id: 'a', estimate_tokens: 1000 });
   });
 
+  it('retireAgent: a finished task’s agent leaves the store (counter, breakers); its lockout stays', async () => {
+    const { monitor, store } = await setup({ max_token_usage: 1000 });
+    await monitor.recordUsage({ agent_id: 'done', tokens: 400 });
+    await monitor.recordUsage({ agent_id: 'other', tokens: 10 });
+    for (let i = 0; i < 3; i++)
+      await monitor.recordDenial({ agent_id: 'done', tool: 'fs.write', code: 'E_DENIED_BY_POLICY' });
+    expect(monitor.isLocked('done')).toBe(true);
+    expect(Object.keys(await store.listBreakers())).toContain('done');
+    await monitor.retireAgent('done');
+    expect(await store.getCounter('agent_tokens:done')).toBe(0);
+    expect(await store.getCounter('agent_tokens:other')).toBe(10);
+    expect(Object.keys(await store.listBreakers())).not.toContain('done');
+    // a lockout is an admin's to clear, whatever became of the task
+    expect(monitor.isLocked('done')).toBe(true);
+    expect((await store.getLockout('done'))?.breaker).toBe('denial');
+  });
+
   it('nested tasks count against their parent: a child cannot spend past its parent', async () => {
     const { monitor } = await setup({ max_token_usage: 1_000_000 });
     monitor.beginTask({ task_id: 'parent', agent_id: 'a', max_tokens: 500 });

@@ -40,6 +40,20 @@ describe.each([
     await s.close();
   });
 
+  it('forgets an agent’s breakers and says so; forgetting an unknown agent changes nothing', async () => {
+    const s = await make();
+    const seen: string[] = [];
+    s.subscribe((c) => seen.push(`${c.type}:${'agent_id' in c ? c.agent_id : ''}`));
+    await s.setBreakers('a', emptyAgentBreakers());
+    await s.setBreakers('b', emptyAgentBreakers());
+    await s.deleteBreakers('a');
+    await s.deleteBreakers('nobody');
+    expect(Object.keys(await s.listBreakers())).toEqual(['b']);
+    expect(await s.getBreakers('a')).toBeUndefined();
+    expect(seen).toEqual(['breakers:a', 'breakers:b', 'breakers:a']);
+    await s.close();
+  });
+
   it('keeps system and agent lockouts apart and hands out copies', async () => {
     const s = await make();
     await s.setLockout(LOCK);
