@@ -21,7 +21,7 @@ import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/proto
 
 import { wireAgents } from './agents-wiring.js';
 import { TokenStore, writeFileAtomic } from './auth/token-store.js';
-import { clusterRuntimes, type ClusterWiring, wireCluster } from './cluster-wiring.js';
+import { clusterRuntimes, type ClusterWiring, daemonNodeId, wireCluster } from './cluster-wiring.js';
 import {
   type DaemonConfig,
   type DaemonConfigInput,
@@ -199,11 +199,14 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     // a function, not config: in-process modules only (dropped from a child's JSON settings)
     ...(id === 'fs' || id === 'shell' || id === 'scratchpad' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
   });
+  // one name for this daemon on NATS and in the Redis audit stream
+  const node = daemonNodeId();
   // Distributed shared state (§3.14): idempotency records, leases, safety state, audit mirror.
   const redis = config.redis.url
     ? await wireRedis({
         url: config.redis.url,
         cluster: config.cluster,
+        node,
         clock,
         events,
         logger: logger.child({ component: 'redis' }),
@@ -282,6 +285,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         runtimes,
         logger: log,
         clock,
+        node,
         ...(relayHaltsTo ? { relayHaltsTo } : {}),
       });
     }

@@ -88,6 +88,13 @@ export interface WireClusterOptions {
   clock: Clock;
   /** Without a shared store (no `redis.url`): the halts and unlocks of other daemons reach this monitor. */
   relayHaltsTo?: SafetyMonitor;
+  /** This daemon's node id in the cluster (default {@link daemonNodeId}). */
+  node?: string;
+}
+
+/** A daemon's node id: `daemon-<hostname>-<pid>-<6 hex>` (new at each start). */
+export function daemonNodeId(): string {
+  return `daemon-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
 /** Reads the cluster key from config (`nats.cluster_key`, else `nats.cluster_key_file`). Throws E_INVALID_ARGS. */
@@ -147,7 +154,7 @@ export async function wireCluster(o: WireClusterOptions): Promise<ClusterWiring>
   const key = clusterKey(config, o.home);
   const url = config.nats.url!;
   const nats = await import('@finger/hub/nats');
-  const node = `daemon-${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const node = o.node ?? daemonNodeId();
   const log = logger.child({ node }); // the caller's logger says component: 'cluster'
   const state = {
     connected: false,
