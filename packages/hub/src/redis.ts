@@ -1,6 +1,7 @@
 // `@finger/hub/redis`: the Redis stores of distributed mode. A separate entry so the root
 // `@finger/hub` never loads ioredis (a test asserts it).
 
+export { redisAccessRefusals } from './store/redis-access.js';
 export type { MirroredEntry, RedisAuditMirrorOptions } from './store/redis-audit-mirror.js';
 export { RedisAuditMirror } from './store/redis-audit-mirror.js';
 export { redisCause } from './store/redis-cause.js';

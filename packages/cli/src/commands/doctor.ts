@@ -100,9 +100,10 @@ async function checkNats(config: DaemonConfig, home: string): Promise<DoctorChec
 
 /**
  * Redis: a connection with the URL's credentials (and TLS for `rediss://`), then PING and the
- * URL's database; a failure says what it means (redisCause, as the daemon's start does).
+ * URL's database; a failure says what it means (redisCause, as the daemon's start does). Then
+ * what the user's ACL lets it do with the cluster's keys, scripts and channel: a refusal fails.
  */
-async function checkRedis(url: string): Promise<DoctorCheck> {
+async function checkRedis(url: string, cluster: string): Promise<DoctorCheck> {
   const { parseRedisUrl, withoutCredentials } = await import('@finger/hub');
   const shown = withoutCredentials(url);
   let parts: ReturnType<typeof parseRedisUrl>;
@@ -111,10 +112,18 @@ async function checkRedis(url: string): Promise<DoctorCheck> {
   } catch (e) {
     return { name: 'redis', status: 'fail', detail: toErrorInfo(e).message };
   }
-  const { pingRedis, redisCause } = await import('@finger/hub/redis');
+  const { pingRedis, redisAccessRefusals, redisCause } = await import('@finger/hub/redis');
   try {
     const pong = await pingRedis(url, TIMEOUT_MS);
     const auth = shown !== url ? ' (authenticated)' : '';
+    const prefix = `finger:${cluster}:`;
+    const refused = await redisAccessRefusals(url, prefix, TIMEOUT_MS);
+    if (refused.length > 0)
+      return {
+        name: 'redis',
+        status: 'fail',
+        detail: `${shown}: ${pong}${auth}, but the Redis user may not ${refused.join('; ')} — a daemon needs the keys ~${prefix}*, the channels &${prefix}* and the commands listed in docs/operations.md`,
+      };
     return { name: 'redis', status: 'ok', detail: `${shown}: ${pong}${auth}` };
   } catch (e) {
     return { name: 'redis', status: 'fail', detail: `${shown}: ${redisCause(e, parts)}` };
@@ -178,7 +187,7 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
     !config
       ? ({ name: 'redis', status: 'skip', detail: 'no valid config' } as const)
       : config.redis.url
-        ? checkRedis(config.redis.url)
+        ? checkRedis(config.redis.url, config.cluster)
         : config.nats.url
           ? ({ name: 'redis', status: 'warn', detail: CLUSTER_WITHOUT_REDIS } as const)
           : ({ name: 'redis', status: 'skip', detail: 'redis.url not set' } as const),
