@@ -33,6 +33,6 @@ describe('@finger/hub entries', () => {
   });
 
   it('the redis entry does load ioredis', () => {
-    expect(reachablePackages('redis.ts').get('ioredis')).toBe('store/redis-client.ts');
+    expect(reachablePackages('redis.ts').get('ioredis')).toMatch(/^store\/redis-[a-z-]+\.ts$/);
   });
 });
