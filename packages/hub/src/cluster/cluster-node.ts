@@ -115,13 +115,21 @@ export class ClusterNode {
         void this.unserveLocal(change.module.id).then(() => this.registry.heartbeat());
       }
     });
-    // a local module that won over a remote one of its id is gone (unregistered, drained): the
-    // remote one is imported now — no other node would announce it anew
+    // a module of an id some node still announces is gone from the hub: a local one that won over
+    // the remote one (unregistered, drained), or the import itself (`module unregister` of a
+    // remote module): the remote one is imported (again) — no node would announce it anew, so it
+    // would otherwise stay missing here while its nodes serve it, until a restart
     const stopImporting = this.o.hub.events.subscribe({ types: ['MODULE_UNREGISTERED'] }, (e) => {
-      if (!leaving.delete(e.target)) return;
-      const remote = this.registry.get(e.target);
-      if (remote !== undefined && this.o.hub.registry.get(e.target) === undefined)
-        this.apply({ type: 'up', module: remote });
+      const id = e.target;
+      const reimport = () => {
+        const remote = this.registry.get(id);
+        if (!this.closed && remote !== undefined && this.o.hub.registry.get(id) === undefined)
+          this.apply({ type: 'up', module: remote });
+      };
+      if (leaving.delete(id)) reimport();
+      // an import gone: after this turn, as a local module of the id taking its place (the
+      // registry unregisters the import first) has reserved the id by then
+      else if (!this.closed) setImmediate(reimport);
     });
     this.stopListening = () => {
       stopServing();
@@ -142,7 +150,6 @@ export class ClusterNode {
     return { location: 'remote', nodes: this.registry.locations(id) };
   }
 
-  /** Says bye, stops serving (in-flight calls may finish) and stops the bridge. Idempotent. */
   /**
    * Leaves the cluster: says bye (naming `drain_ms`, so callers keep waiting for this node's
    * calls that long), stops taking calls, lets those it serves finish for `drain_ms` (default

@@ -126,7 +126,8 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       config: { roles: ACCESS.admin },
       schema: {
         tags: ['modules'],
-        summary: 'Unregister a module (in-flight calls drain first)',
+        summary:
+          'Unregister a module (in-flight calls drain first); a module imported from the cluster is refused (E_CONFLICT)',
         params: idParams,
         response: {
           200: {
@@ -134,7 +135,7 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
             required: ['id', 'unregistered'],
             properties: { id: { type: 'string' }, unregistered: { type: 'boolean' } },
           },
-          ...errorResponses(404, 503),
+          ...errorResponses(404, 409, 503),
         },
       },
     },
@@ -142,6 +143,17 @@ export function moduleRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const { id } = request.params as { id: string };
       const unregister = () => registry.unregister(id, { drain_ms: deps.config.shutdown.drain_ms });
       if (registry.get(id) === undefined) await unregister(); // E_NOT_FOUND, nothing to audit
+      // an import from the cluster would be imported again while a node announces it: the module
+      // is stopped where it is served, or denied here by policy
+      const placement = deps.cluster?.placement(id);
+      if (placement?.location === 'remote' && placement.nodes.length > 0) {
+        const nodes = placement.nodes.map((n) => n.node);
+        throw new FingerError(
+          'E_CONFLICT',
+          `module ${id} is imported from the cluster (served by ${nodes.join(', ')}) and cannot be unregistered here: stop it where it is served (module serve), or deny it by policy`,
+          { id, location: 'remote', nodes },
+        );
+      }
       const record = {
         type: 'module.changed' as const,
         actor: auditActor(principalOf(request)),
