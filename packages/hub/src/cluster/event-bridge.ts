@@ -8,7 +8,13 @@ import { type Logger, silentLogger } from '../logger.js';
 import { IdWindow } from '../transport/id-window.js';
 import type { DroppedMessage } from '../transport/nats.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
-import { type ClusterSubjects, clusterSubjects, FRAME_MAGIC, type WireAuth } from '../transport/nats-wire.js';
+import {
+  type ClusterSubjects,
+  clusterSubjects,
+  FRAME_MAGIC,
+  utf8Length,
+  type WireAuth,
+} from '../transport/nats-wire.js';
 
 /** A bus that can deliver events built elsewhere (LocalEventBus.publish and publishJson). */
 export interface PublishingEventBus extends EventBus {
@@ -160,12 +166,53 @@ export class NatsEventBridge {
     for (const [type, list] of this.queue) if (list.length > 0) this.sendType(type, list);
   }
 
+  /**
+   * Sends the events of one type waiting for the end of the turn: one frame, or several when
+   * together they would pass the server's `max_payload` (nats.js refuses such a publish, and the
+   * whole batch would be lost). An event that alone does not fit is dropped and counted.
+   */
   private sendType(type: string, list: string[]): void {
     const n = list.length;
-    // one event JSON per line: the receiver hands each line to its subscribers as it came
-    const body = list.join('\n');
-    list.length = 0;
     this.queued -= n;
+    const room = (this.o.connection.info?.max_payload ?? 1024 * 1024) - this.o.auth.lineLength('events', false);
+    let chars = n - 1; // the newlines
+    for (const line of list) chars += line.length;
+    // at most 3 UTF-8 bytes per UTF-16 unit: most batches are known to fit without measuring
+    if (chars * 3 <= room) {
+      this.publishBatch(type, list);
+      list.length = 0;
+      return;
+    }
+    const lines = list.slice();
+    list.length = 0;
+    let chunk: string[] = [];
+    let bytes = 0;
+    for (const line of lines) {
+      const b = utf8Length(line);
+      if (b > room) {
+        this.counters.dropped_outbound++;
+        this.logger.warn(
+          { type, bytes: b, max_payload: room + this.o.auth.lineLength('events', false) },
+          "event not sent to NATS: larger than the server's max_payload",
+        );
+        continue;
+      }
+      if (chunk.length > 0 && bytes + 1 + b > room) {
+        this.publishBatch(type, chunk);
+        chunk = [];
+        bytes = 0;
+      }
+      bytes = chunk.length === 0 ? b : bytes + 1 + b;
+      chunk.push(line);
+    }
+    if (chunk.length > 0) this.publishBatch(type, chunk);
+  }
+
+  /** Publishes events of one type as one signed frame. */
+  private publishBatch(type: string, lines: string[]): void {
+    const n = lines.length;
+    // one event JSON per line: the receiver hands each line to its subscribers as it came
+    const body = n === 1 ? lines[0]! : lines.join('\n');
     try {
       // daemons' batches go to daemons only (serve processes do not receive events): no serve signature
       this.o.connection.publish(this.subjects.event(type), this.o.auth.sealJson('events', body, false));
