@@ -25,6 +25,7 @@ export interface ModuleServeOptions {
   tlsKey?: string;
   heartbeatMs?: string;
   drainMs?: string;
+  pinsFile?: string;
 }
 
 const readKey = (file: string, what: string): string => {
@@ -107,6 +108,10 @@ export function registerModuleServe(mod: Command, state: RunState): void {
     .option('--tls-key <file>', 'key of the client certificate (PEM)')
     .option('--heartbeat-ms <ms>', 'registry heartbeat period (default 2000)')
     .option('--drain-ms <ms>', 'how long in-flight calls may finish on shutdown (default 10000)')
+    .option(
+      '--pins-file <file>',
+      "an MCP module's pinned tool definitions (JSON, made if missing); without it they live in memory and a restart re-pins whatever the server then says",
+    )
     .action(
       action<ModuleServeOptions>(state, async (ctx, [file = ''], o) => {
         const env = ctx.io.env;
@@ -153,6 +158,7 @@ export function registerModuleServe(mod: Command, state: RunState): void {
           cluster,
           serve_key: serveKey,
           baseEnv: env,
+          ...(o.pinsFile ? { settings: { pins_file: resolve(o.pinsFile) } } : {}),
           ...(heartbeat !== undefined ? { heartbeat_ms: heartbeat } : {}),
           nats: {
             url,

@@ -78,7 +78,11 @@ export class McpRuntime implements ModuleRuntime {
     this.#clock = opts.clock ?? systemClock;
     this.#log = opts.logger.child({ runtime: 'mcp' });
     const pins = new McpPinStore(pinsFile(opts.settings, opts.baseDir));
-    if (pins.file === undefined) this.#log.warn({}, 'no pins_file or home setting: MCP pins are kept in memory only');
+    if (pins.file === undefined)
+      this.#log.warn(
+        {},
+        'no pins_file or home setting: MCP pins are kept in memory only (a restart pins changed tool definitions without quarantine; `module serve --pins-file <file>` keeps them)',
+      );
     this.#pinning = new McpPinning({
       id: this.#id,
       pins,
