@@ -218,10 +218,25 @@ describe.skipIf(!url)('two daemons and module serve processes on one NATS', () =
       await new Promise((r) => setTimeout(r, 300));
       const copies = ws.messages.filter((x) => x.type === 'event' && x.event.id === sent.id);
       expect(copies).toHaveLength(1);
-      expect(copies[0]!.event).toEqual(JSON.parse(JSON.stringify(sent)));
+      // as emitted on B, naming B as its origin
+      expect(copies[0]!.event).toEqual({ ...JSON.parse(JSON.stringify(sent)), origin: b.app.cluster!.status().node });
     } finally {
       await ws.close();
     }
+  });
+
+  it('answering an approval this daemon does not hold says where held calls are answered', async () => {
+    const res = await a.http<{ error: { code: string; message: string; details: { node: string } } }>(
+      'POST',
+      '/v1/approvals/01HELDELSEWHERE0000000000',
+      { decision: 'approve' },
+    );
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('E_NOT_FOUND');
+    expect(res.body.error.details.node).toBe(a.app.cluster!.status().node);
+    expect(res.body.error.message).toMatch(
+      /^no pending approval 01HELDELSEWHERE0000000000 on this daemon \(node daemon-[^)]+\): a held call is answered on the daemon that holds it/,
+    );
   });
 
   it('serves a stdio module (Python) too, with cancels reaching it past the deadline', async () => {

@@ -172,7 +172,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     await serve.close();
   });
 
-  it('bridges events between hubs once, keeping their ids', async () => {
+  it('bridges events between hubs once, keeping their ids, naming the node they came from', async () => {
     const cluster = testClusterName('hub');
     const a = await member(cluster, 'a');
     const b = await member(cluster, 'b');
@@ -181,10 +181,12 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     const sent = b.hub.events.emit('DEGRADED', {}, { component: 'test', n: 1 });
     await until(() => seen.length > 0);
     await new Promise((r) => setTimeout(r, 200));
-    expect(seen).toEqual([sent]);
+    expect(seen).toEqual([{ ...sent, origin: 'b' }]);
+    // the emitting hub's own copy names no origin
+    expect(sent).not.toHaveProperty('origin');
   });
 
-  it('hands a JSON subscriber the remote line as sent, unparsed, and keeps it for queries', async () => {
+  it('hands a JSON subscriber the remote line as sent (with its origin), unparsed, and keeps it for queries', async () => {
     const cluster = testClusterName('hub');
     const a = await member(cluster, 'a');
     const b = await member(cluster, 'b');
@@ -192,8 +194,9 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     a.hub.events.subscribeJson({ types: ['DEGRADED'] }, (json, type) => lines.push([json, type]));
     const sent = b.hub.events.emit('DEGRADED', { request_id: 'r-json' }, { component: 'test', n: 4 });
     await until(() => lines.length > 0);
-    expect(lines).toEqual([[JSON.stringify(sent), 'DEGRADED']]);
-    expect(await a.hub.events.replay('r-json')).toEqual([sent]);
+    const { id, type, ...rest } = sent;
+    expect(lines).toEqual([[JSON.stringify({ id, type, origin: 'b', ...rest }), 'DEGRADED']]);
+    expect(await a.hub.events.replay('r-json')).toEqual([{ ...sent, origin: 'b' }]);
   });
 
   it('drops a daemon line that is not the event its head names, once an object is wanted', async () => {
@@ -217,7 +220,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     await until(() => objects.length > 0);
     await new Promise((r) => setTimeout(r, 100));
     expect(objects.map((e) => e.id)).toEqual(['good-1']);
-    expect(lines).toEqual([good]);
+    expect(lines).toEqual([good.replace('"type":"HALTED",', '"type":"HALTED","origin":"peer",')]);
     expect(a.dropped).toEqual([
       expect.objectContaining({ reason: 'invalid event', node: 'peer' }),
       expect.objectContaining({ reason: 'invalid event', node: 'peer' }),
@@ -236,7 +239,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     d.hub.events.emit('DEGRADED', {}, { component: 'test', n: 3 });
     await until(() => atDaemon.length > 0);
     await new Promise((r) => setTimeout(r, 200));
-    expect(atDaemon).toEqual([sent]);
+    expect(atDaemon).toEqual([{ ...sent, origin: 's' }]);
     expect(atServe).toEqual([]);
     expect(s.node.bridge!.stats()).toMatchObject({ received: 0 });
     expect(d.dropped).toEqual([]);

@@ -36,6 +36,8 @@ export interface FingerEvent<D = Record<string, unknown>> {
   workflow_id: string;
   target: string;
   data: D;
+  /** The cluster node the event came from (distributed mode); absent on the daemon that emitted it. */
+  origin?: string;
 }
 
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES);

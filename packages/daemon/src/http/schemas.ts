@@ -25,6 +25,7 @@ export const eventSchema = {
     workflow_id: { type: 'string' },
     target: { type: 'string' },
     data: { type: 'object', additionalProperties: true },
+    origin: { type: 'string', description: 'The cluster node the event came from; absent for this daemon’s own' },
   },
 } as const;
 

@@ -250,11 +250,19 @@ export class NatsEventBridge {
    * for a subscriber that wants the object); a serve process's, or one not in the form daemons
    * write, is parsed and checked here.
    */
-  private onLine(line: string, fromServe: boolean, subject: string, node: string): void {
-    const head = fromServe ? undefined : readEventHead(line);
-    const e = head === undefined ? parseEvent(line) : undefined;
+  private onLine(received: string, fromServe: boolean, subject: string, node: string): void {
+    const head = fromServe ? undefined : readEventHead(received);
+    const e = head === undefined ? parseEvent(received) : undefined;
     const h = head ?? e;
     if (h === undefined) return; // e.g. a type this version does not know
+    // the event names the node it came from (the one that signed its frame): `origin`, right
+    // after the head a daemon writes, so the line keeps that head
+    let line: string;
+    if (head !== undefined) line = withOrigin(received, head, node);
+    else {
+      e!.origin = node;
+      line = JSON.stringify(e);
+    }
     if (fromServe && !SERVE_EVENT_TYPES.has(h.type)) {
       this.o.onDropped?.({ reason: `event ${h.type} from a serve process`, subject, node });
       return;
@@ -293,6 +301,14 @@ export class NatsEventBridge {
     }
   }
 }
+
+/** The event line `line` (known by `head`) with `"origin":"<node>"` after its id and type. */
+function withOrigin(line: string, head: EventHead, node: string): string {
+  const at = HEAD_LENGTH + head.id.length + head.type.length;
+  return `${line.slice(0, at)}"origin":${JSON.stringify(node)},${line.slice(at)}`;
+}
+/** `{"id":"` + `","type":"` + `",`: what a daemon's event line starts with besides its id and type. */
+const HEAD_LENGTH = '{"id":"'.length + '","type":"'.length + '",'.length;
 
 /** Whether `data` starts with `prefix` (a frame line naming this node). */
 function claimsNode(data: Uint8Array, prefix: Buffer): boolean {

@@ -121,7 +121,18 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const answer: GateAnswer = { decision: body.decision, by: principalOf(request) };
       if (body.args !== undefined) answer.args = body.args;
       if (body.reason !== undefined) answer.reason = body.reason;
-      return deps.gate.answer(id, answer);
+      try {
+        return await deps.gate.answer(id, answer);
+      } catch (e) {
+        // in a cluster the id may well be real: held on another daemon, whose events reach this one
+        if (deps.cluster && e instanceof FingerError && e.code === 'E_NOT_FOUND')
+          throw new FingerError(
+            'E_NOT_FOUND',
+            `no pending approval ${id} on this daemon (node ${deps.cluster.status().node}): a held call is answered on the daemon that holds it — the node its APPROVAL_REQUESTED event names in "origin"`,
+            { ...(e.details ?? {}), id, node: deps.cluster.status().node },
+          );
+        throw e;
+      }
     },
   );
 }
