@@ -8,7 +8,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
-import { fitHeartbeat } from './heartbeat-fit.js';
+import { fitHeartbeat, type LeftOut } from './heartbeat-fit.js';
 
 /** Most modules one daemon's heartbeat may announce (a serve host: one). */
 export const MAX_MODULES_PER_NODE = 256;
@@ -119,6 +119,8 @@ export class ClusterRegistry {
   private up = true;
   /** Ids of the modules the last heartbeat left out (heartbeat-fit.ts), comma-joined. */
   private leftOut = '';
+  /** Those modules, with the bytes of their manifests. */
+  private leftOutModules: LeftOut[] = [];
 
   constructor(o: ClusterRegistryOptions) {
     this.o = o;
@@ -159,6 +161,7 @@ export class ClusterRegistry {
     }
     const fit = fitHeartbeat(this.o.auth.node, modules, max - this.o.auth.lineLength('hb'), this.hbMs);
     const key = fit.leftOut.map((m) => m.id).join(',');
+    this.leftOutModules = fit.leftOut;
     if (key !== this.leftOut) {
       this.leftOut = key;
       if (fit.leftOut.length > 0)
@@ -168,6 +171,14 @@ export class ClusterRegistry {
         );
     }
     this.publishJson('hb', fit.json);
+  }
+
+  /**
+   * The local modules the last heartbeat could not announce (their manifests do not fit under
+   * the server's `max_payload`), largest first; empty when every one was announced.
+   */
+  notAnnounced(): readonly LeftOut[] {
+    return this.leftOutModules;
   }
 
   /** Remote modules by id (a snapshot). */

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import type { NatsConnection } from 'nats';
 
+import { FingerError } from '@finger/protocol';
+
 import { type Logger, silentLogger } from '../logger.js';
 import { MessageHub } from '../message-hub.js';
 import { type DroppedMessage, failedAuthentication } from '../transport/nats-options.js';
@@ -53,13 +55,14 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
     ...(o.settings ? { settingsFor: () => o.settings } : {}),
   });
   let nc: NatsConnection | undefined;
+  let member: ClusterNode | undefined;
   try {
     const info = await hub.registry.loadFile(o.manifestFile);
     const node = o.node ?? `serve-${info.id}-${randomBytes(4).toString('hex')}`;
     nc = await connectNats({ ...o.nats, name: `finger-${node}` });
     const connection = nc;
     const auth = new WireAuth({ role: 'serve', node, serve_key: o.serve_key });
-    const member = new ClusterNode({
+    member = new ClusterNode({
       hub,
       connection,
       cluster: o.cluster,
@@ -72,6 +75,15 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
     });
     void logRefusals(connection, logger);
     await member.start();
+    // a module no heartbeat can carry would never be called: refuse to serve it at all
+    const left = member.registry.notAnnounced()[0];
+    if (left !== undefined)
+      throw new FingerError(
+        'E_INVALID_ARGS',
+        `module ${left.id} cannot be announced: its manifest (${left.bytes} bytes) does not fit in a heartbeat under the NATS server's max_payload (${connection.info?.max_payload ?? '?'} bytes) — raise max_payload in the server's config, or serve a module with fewer or smaller tools`,
+        { module: left.id, bytes: left.bytes, max_payload: connection.info?.max_payload },
+      );
+    const served = member;
     let closing: Promise<void> | undefined;
     return {
       node,
@@ -80,7 +92,7 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
       close(drain_ms = 10_000) {
         closing ??= (async () => {
           // the calls it serves come over NATS: the member drains them (then answers the rest)
-          await member.close(drain_ms);
+          await served.close(drain_ms);
           await hub.close(drain_ms);
           await connection.drain().catch(() => undefined);
         })();
@@ -88,6 +100,7 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
       },
     };
   } catch (e) {
+    await member?.close(0).catch(() => undefined);
     await hub.close(0).catch(() => undefined);
     await nc?.close().catch(() => undefined);
     throw e;
