@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { formatEventLine } from '../src/commands/events.js';
 import { colorEnabled, formatDuration, formatResult, formatTable, summarizeData } from '../src/output.js';
 import { caretLines, detailLines } from '../src/render-error.js';
 import { type FakeDaemon, startFakeDaemon } from './fake-daemon.js';
@@ -121,5 +122,29 @@ describe('bin/myfinger.js', () => {
     )) as { code: number; stderr: string };
     expect(err.code).toBe(1);
     expect(err.stderr).toBe('myfinger is not built; run npm install (or npm run build) in the repo\n');
+  });
+});
+
+describe('formatEventLine', () => {
+  const c = { dim: (s: string) => s, cyan: (s: string) => s } as unknown as Parameters<typeof formatEventLine>[1];
+  const base = {
+    id: '01',
+    type: 'HALTED',
+    ts: '2026-11-26T00:00:00.000Z',
+    request_id: '',
+    correlation_id: '',
+    session_id: '',
+    workflow_id: '',
+    target: '',
+    data: { mode: 'graceful' },
+  } as const;
+
+  it('names the node an event came from, and nothing for this daemon’s own', () => {
+    expect(formatEventLine({ ...base, data: { ...base.data } }, c)).toBe(
+      '2026-11-26T00:00:00.000Z HALTED              - - mode=graceful',
+    );
+    expect(formatEventLine({ ...base, data: { ...base.data }, origin: 'daemon-b-1-ab' }, c)).toBe(
+      '2026-11-26T00:00:00.000Z HALTED              - - mode=graceful @daemon-b-1-ab',
+    );
   });
 });

@@ -19,9 +19,20 @@ interface TailOptions {
 /** Width of the TYPE column: the longest event type name. */
 const TYPE_WIDTH = 19;
 
-/** One event as a line for people: `ts TYPE target request_id data-summary`. */
+/**
+ * One event as a line for people: `ts TYPE target request_id data-summary`, then `@<node>` for an
+ * event another node of the cluster emitted.
+ */
 export function formatEventLine(e: FingerEvent, c: Colors): string {
-  return [c.dim(e.ts), c.cyan(e.type.padEnd(TYPE_WIDTH)), e.target || '-', e.request_id || '-', summarizeData(e.data)]
+  const from = e.origin !== undefined ? c.dim(`@${e.origin}`) : '';
+  return [
+    c.dim(e.ts),
+    c.cyan(e.type.padEnd(TYPE_WIDTH)),
+    e.target || '-',
+    e.request_id || '-',
+    summarizeData(e.data),
+    from,
+  ]
     .join(' ')
     .trimEnd();
 }
