@@ -22,7 +22,7 @@ export const MAX_BATCH = 32;
 /** Most lines a received batch may have (whatever the sender's batch size). */
 const MAX_LINES = 1024;
 
-/** Longest token (a reply subject's last part: base-36 sequence numbers). */
+/** Longest token (a reply subject's last part: random, see ReplyTokens in nats.ts). */
 const MAX_TOKEN = 16;
 
 /**

@@ -1,3 +1,5 @@
+import { randomFillSync } from 'node:crypto';
+
 import { createInbox, Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { Envelope, Principal } from '@finger/protocol';
@@ -48,7 +50,7 @@ export class NatsTransport implements Transport {
   private readonly maxPending: number;
   private inbox: string | undefined;
   private inboxSub: Subscription | undefined;
-  private seq = 0;
+  private readonly tokens = new ReplyTokens();
   /** Requests waiting for the end of this event-loop turn, by module. */
   private readonly batches = new Map<string, WireBatch>();
   private batchesScheduled = false;
@@ -123,7 +125,8 @@ export class NatsTransport implements Transport {
     const module_id = moduleOf(target);
     const forServe = this.o.servedByServe?.(module_id) ?? true;
     if (this.inbox === undefined) this.openInbox();
-    const token = (++this.seq).toString(36);
+    let token = this.tokens.next();
+    while (this.pending.has(token)) token = this.tokens.next();
     const line = `${token} ${encodeRequest(request)}`;
     const lineBytes = utf8Length(line);
     const frameLine = this.auth.lineLength('request', forServe);
@@ -437,6 +440,39 @@ export class NatsTransport implements Transport {
       this.pending.delete(token);
       p.reject(e);
     }
+  }
+}
+
+/** Characters of a reply token (32 of the `[0-9a-z]` a token may use: 5 bits each). */
+const TOKEN_CHARS = Uint8Array.from('0123456789abcdefghijklmnopqrstuv', (c) => c.charCodeAt(0));
+/** Characters of a reply token: 65 random bits (nats-batch.ts allows 16). */
+const TOKEN_LEN = 13;
+/** Tokens made per draw from the system's random source. */
+const TOKENS_PER_DRAW = 256;
+
+/**
+ * The reply tokens of a caller's requests: random, never a sequence. A request's reply subject
+ * (`<inbox>.<token>`) tells whoever receives it this process's inbox, and a serve host receives
+ * the requests of its own module; with tokens it could count on, it could answer the call of
+ * another module in flight (naming that module as the reply's source) before the node serving it
+ * did. A token is only known to the node that took its request. Made in bulk (one draw from the
+ * system's random source and one string per {@link TOKENS_PER_DRAW} tokens), so a call costs a
+ * slice of a string, as the sequence number's `toString(36)` did.
+ */
+class ReplyTokens {
+  private pool = '';
+  private at = 0;
+
+  next(): string {
+    if (this.at + TOKEN_LEN > this.pool.length) {
+      const bytes = randomFillSync(Buffer.allocUnsafe(TOKEN_LEN * TOKENS_PER_DRAW));
+      for (let i = 0; i < bytes.length; i++) bytes[i] = TOKEN_CHARS[bytes[i]! & 31]!;
+      this.pool = bytes.toString('latin1');
+      this.at = 0;
+    }
+    const t = this.pool.slice(this.at, this.at + TOKEN_LEN);
+    this.at += TOKEN_LEN;
+    return t;
   }
 }
 

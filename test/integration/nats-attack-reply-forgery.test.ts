@@ -1,0 +1,116 @@
+// An attacker holding a `module serve` host (the serve key and NATS credentials for its own
+// module's subject) answers a call of ANOTHER module: it learns the calling daemon's reply inbox
+// from a request to its own module, and the reply tokens were a sequence, so it could name the
+// next call's token and the called module as the reply's source. A reply must only come from
+// whoever received that request: the tokens are unguessable.
+import { fileURLToPath } from 'node:url';
+
+import type { Msg, NatsConnection } from 'nats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
+import { ClusterNode, connectNats, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
+import type { Principal } from '@finger/protocol';
+import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+const url = await natsUrlForTests();
+const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
+const WHOAMI = fileURLToPath(new URL('../fixtures/modules/whoami/module.json', import.meta.url));
+const KEY = 'attack-reply-forgery-key-0123456789';
+const human: Principal = { kind: 'human', id: 'alice', roles: ['admin'] };
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function member(cluster: string, name: string, manifest: string | undefined, role: 'daemon' | 'serve') {
+  const rs = runtimeSwitch(createRuntime);
+  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
+  if (manifest) await hub.registry.loadFile(manifest);
+  const nc = await connectNats({ url: url! });
+  const auth =
+    role === 'serve'
+      ? new WireAuth({ role: 'serve', node: name, serve_key: serveKeyOf(KEY) })
+      : new WireAuth({ role: 'daemon', node: name, cluster_key: KEY });
+  const node = new ClusterNode({
+    hub,
+    connection: nc,
+    cluster,
+    auth,
+    importRemote: role !== 'serve',
+    bridgeEvents: true,
+    heartbeat_ms: 200,
+    unhealthy_after_ms: 600,
+  });
+  rs.bind(node);
+  await node.start();
+  cleanup.push(async () => {
+    await node.close();
+    await hub.close(0);
+    await nc.drain();
+  });
+  return { hub, node, nc, auth };
+}
+
+async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Reply frames for every token from `from` on (base 36), claiming to come from module `module`. */
+function forgeReplies(nc: NatsConnection, auth: WireAuth, inbox: string, from: number, module: string): void {
+  const lines: string[] = [];
+  for (let i = from; i < from + 64; i++) {
+    const env = [2, `forged-${i}`, ['module', module, []], new Date().toISOString(), { forged: true }, 0];
+    lines.push(`${i.toString(36)} ${JSON.stringify(env)}`);
+  }
+  nc.publish(`${inbox}${from.toString(36)}`, auth.sealJson('reply', lines.join('\n')));
+}
+
+describe.skipIf(!url)('a serve host answering calls of another module', () => {
+  it("cannot answer a daemon's call of a module it does not serve", async () => {
+    const cluster = testClusterName('atk-reply');
+    // daemon B serves remote-probe; daemon A imports it
+    await member(cluster, 'b', PROBE, 'daemon');
+    const a = await member(cluster, 'a', undefined, 'daemon');
+    // the attacker's serve host serves whoami (legitimately) and watches its own call subject
+    const evil = await member(cluster, 'evil', WHOAMI, 'serve');
+    const seen: Msg[] = [];
+    const snoop = evil.nc.subscribe(`finger.${cluster}.call.whoami`, { callback: (_e, m) => seen.push(m) });
+    cleanup.push(async () => snoop.unsubscribe());
+    await evil.nc.flush();
+    await until(() => a.hub.registry.get('remote-probe') && a.hub.registry.get('whoami'));
+
+    // A calls whoami: the attacker learns A's reply inbox and the token of that call
+    await a.hub.request({ target: 'whoami.whoami', payload: {}, source: human });
+    const reply = (await until(() => seen[0]))!.reply!;
+    const dot = reply.lastIndexOf('.');
+    const inbox = reply.slice(0, dot + 1);
+    const token = parseInt(reply.slice(dot + 1), 36);
+
+    // A calls remote-probe (served by daemon B); once it runs, the attacker answers for it
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const call = a.hub.request({
+      target: 'remote-probe.slow',
+      payload: { ms: 1500 },
+      source: human,
+      timeout_ms: 10_000,
+      onProgress: () => started(),
+    });
+    await running;
+    forgeReplies(evil.nc, evil.auth, inbox, Number.isNaN(token) ? 1 : token + 1, 'remote-probe');
+    await evil.nc.flush();
+
+    // the call ends with daemon B's answer, not the attacker's
+    const result = (await call) as { forged?: boolean; done?: boolean };
+    expect(result.forged).toBeUndefined();
+    expect(result).toMatchObject({ done: true });
+  });
+});
