@@ -112,6 +112,12 @@ export class ClusterRegistry {
   private readonly modules = new Map<string, RemoteModule>();
   /** Per remote module, what each of its nodes announces (a manifest checked once per change). */
   private readonly announced = new Map<string, Map<string, Announcement>>();
+  /**
+   * Nodes heard signing with the cluster key, with when they were last heard. Node ids are not
+   * bound to a key: a serve host (whose key every serve host shares) naming one of them is not
+   * believed, or its `bye` or empty heartbeat would make every daemon forget that daemon's modules.
+   */
+  private readonly daemons = new Map<string, number>();
   private sub: Subscription | undefined;
   private timer: unknown;
   private closed = false;
@@ -249,6 +255,7 @@ export class ClusterRegistry {
     this.heartbeat();
     const now = this.clock.now();
     for (const [id, until] of this.leaving) if (until <= now) this.leaving.delete(id);
+    for (const [node, seen] of this.daemons) if (now - seen >= this.forgetMs) this.daemons.delete(node);
     for (const [id, m] of this.modules) {
       for (const [node, loc] of m.nodes)
         if (now - loc.last_seen >= Math.max(this.forgetMs, 10 * (loc.hb_ms ?? 0))) this.leave(id, m, node);
@@ -286,6 +293,18 @@ export class ClusterRegistry {
       return;
     }
     if (check.node === this.o.auth.node) return;
+    if (check.role === 'daemon') {
+      if (check.kind === 'bye') this.daemons.delete(check.node);
+      else this.daemons.set(check.node, this.clock.now());
+    } else if (this.daemons.has(check.node)) {
+      this.o.onDropped?.({
+        reason: 'a serve host names the node id of a daemon',
+        subject: msg.subject,
+        node: check.node,
+        role: 'serve',
+      });
+      return;
+    }
     if (check.kind === 'hello') {
       this.heartbeat();
       return;

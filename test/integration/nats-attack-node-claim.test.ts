@@ -1,0 +1,91 @@
+// An attacker holding a `module serve` host (serve key, NATS credentials) names a daemon's node
+// id in registry messages: node ids are not bound to a key, so its `bye` (or a heartbeat listing
+// nothing) made every daemon forget that daemon's modules — their imports unregistered, calls
+// failing — at each message. A node heard signing with the cluster key cannot be spoken for by a
+// serve host: such messages are dropped and reported.
+import { fileURLToPath } from 'node:url';
+
+import type { NatsConnection } from 'nats';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
+import type { DroppedMessage } from '@finger/hub/nats';
+import { ClusterNode, connectNats, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
+import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+const url = await natsUrlForTests();
+const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
+const KEY = 'attack-node-claim-key-0123456789';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function daemon(cluster: string, name: string, probe: boolean, heartbeat_ms: number) {
+  const rs = runtimeSwitch(createRuntime);
+  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
+  if (probe) await hub.registry.loadFile(PROBE);
+  const nc = await connectNats({ url: url! });
+  const dropped: DroppedMessage[] = [];
+  const node = new ClusterNode({
+    hub,
+    connection: nc,
+    cluster,
+    auth: new WireAuth({ role: 'daemon', node: name, cluster_key: KEY }),
+    importRemote: true,
+    bridgeEvents: true,
+    heartbeat_ms,
+    // B heartbeats slowly: nothing it says undoes the attack before it is checked
+    unhealthy_after_ms: 60_000,
+    onDropped: (d) => dropped.push(d),
+  });
+  rs.bind(node);
+  await node.start();
+  cleanup.push(async () => {
+    await node.close();
+    await hub.close(0);
+    await nc.drain();
+  });
+  return { hub, node, nc, dropped };
+}
+
+async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", () => {
+  it.each(['bye', 'hb'] as const)("cannot make the daemons forget that daemon's modules (%s)", async (kind) => {
+    const cluster = testClusterName('atk-node');
+    await daemon(cluster, 'daemon-b', true, 10_000);
+    const a = await daemon(cluster, 'daemon-a', false, 200);
+    await until(() => a.hub.registry.get('remote-probe'));
+    expect(a.node.placement('remote-probe').nodes.map((n) => n.node)).toEqual(['daemon-b']);
+
+    const nc: NatsConnection = await connectNats({ url: url! });
+    cleanup.push(() => nc.drain());
+    const evil = new WireAuth({ role: 'serve', node: 'daemon-b', serve_key: serveKeyOf(KEY) });
+    const body = kind === 'bye' ? { node: 'daemon-b', drain_ms: 0 } : { node: 'daemon-b', hb_ms: 10_000, modules: [] };
+    nc.publish(`finger.${cluster}.registry.${kind}`, evil.sealJson(kind, JSON.stringify(body)));
+    // then an unsigned message on the same subject: once A reports it, A has read the claim
+    nc.publish(`finger.${cluster}.registry.${kind}`, Buffer.from('not a frame'));
+    await nc.flush();
+    await until(() => a.dropped.find((d) => d.reason === 'unsigned message (no frame)'));
+
+    expect(a.node.placement('remote-probe').nodes.map((n) => n.node)).toEqual(['daemon-b']);
+    expect(a.node.registry.get('remote-probe')).toBeDefined();
+    expect(a.dropped).toContainEqual(
+      expect.objectContaining({
+        reason: 'a serve host names the node id of a daemon',
+        node: 'daemon-b',
+        role: 'serve',
+      }),
+    );
+  });
+});
