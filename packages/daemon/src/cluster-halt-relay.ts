@@ -51,7 +51,18 @@ export function haltRelay(
         void monitor
           .halt({ actor: { kind: 'daemon', id: node }, reason: `halted on ${node} by ${by}${why}` })
           .catch(warn('halt', node));
-      } else if (event.type === 'UNLOCKED' && event.data.agent_id === undefined) unlock(node, UNLOCK_TRIES);
+      } else if (event.type === 'UNLOCKED' && event.data.agent_id === undefined) {
+        // an unlock older than the halt it would clear (a message captured and published again)
+        const since = monitor.lockoutOf()?.at;
+        if (since !== undefined && Date.parse(event.ts) < Date.parse(since)) {
+          log.warn(
+            { node, unlocked_at: event.ts, locked_at: since },
+            'ignored an unlock older than this daemon’s halt',
+          );
+          return;
+        }
+        unlock(node, UNLOCK_TRIES);
+      }
     },
   };
 }

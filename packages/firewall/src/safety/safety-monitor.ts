@@ -125,6 +125,12 @@ export class SafetyMonitor {
   }
 
   /** True when `assertOpen(agent_id)` would throw. */
+  /** The lockout of the system (`agent_id` undefined) or of one agent as this daemon knows it, if any. */
+  lockoutOf(agent_id?: string): LockoutRecord | undefined {
+    const l = this.lockouts.get(agent_id ?? SYSTEM);
+    return l === undefined ? undefined : { ...l };
+  }
+
   isLocked(agent_id?: string): boolean {
     return this.sys !== 'open' || this.lockouts.has(SYSTEM) || (agent_id !== undefined && this.lockouts.has(agent_id));
   }

@@ -89,6 +89,7 @@ export class ClusterNode {
       ? new NatsEventBridge({
           ...common,
           bus: o.hub.events as PublishingEventBus,
+          clock,
           // a `module serve` process only sends its module's events (see NatsEventBridgeOptions.receive)
           receive: o.auth.role !== 'serve',
           ...(o.onDropped ? { onDropped: o.onDropped } : {}),

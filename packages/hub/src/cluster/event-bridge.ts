@@ -2,6 +2,7 @@ import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { EventType, FingerEvent } from '@finger/protocol';
 
+import { type Clock, systemClock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
 import { type EventHead, parseEvent, readEventHead } from '../events/event-json.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -30,6 +31,8 @@ export interface NatsEventBridgeOptions {
   auth: WireAuth;
   bus: PublishingEventBus;
   logger?: Logger;
+  /** Judges the age of relayed unlocks (see {@link MAX_UNLOCK_AGE_MS}). */
+  clock?: Clock;
   onDropped?: (info: DroppedMessage) => void;
   /** Most events waiting to go out; past it new events are not sent (counted). Default 10,000. */
   max_queue?: number;
@@ -72,6 +75,19 @@ const SERVE_EVENT_TYPES = new Set<string>([
 ]);
 
 /**
+ * An UNLOCKED from another daemon (the kill switch relayed without Redis) older than
+ * {@link MAX_UNLOCK_AGE_MS} is dropped. A signed batch captured on the network and published again
+ * later reaches a daemon that has not seen its event ids — one restarted since, or once other
+ * events have pushed them out of the deduplication window — and an old UNLOCKED would undo a later
+ * halt. Events are never queued for a later reconnect, so a genuine one arrives within moments of
+ * its `ts`; the margin is for clocks that disagree. A HALTED is never dropped for its age: a halt
+ * replayed stops work an admin then resumes, a halt lost would leave a daemon running.
+ */
+const UNLOCKED = 'UNLOCKED';
+/** How old an UNLOCKED from another daemon may be (its `ts` against this node's clock). */
+export const MAX_UNLOCK_AGE_MS = 60_000;
+
+/**
  * Carries events between the daemons of a cluster on `finger.<cluster>.events.<type>`: local
  * events go out in batches (one signed NATS message per type per tick, at most `batch_max`
  * events), remote ones are published on the local bus with their own id, so a WebSocket
@@ -84,6 +100,7 @@ export class NatsEventBridge {
   private readonly o: NatsEventBridgeOptions;
   private readonly subjects: ClusterSubjects;
   private readonly logger: Logger;
+  private readonly clock: Clock;
   private readonly maxQueue: number;
   private readonly batchMax: number;
   private readonly seen: IdWindow;
@@ -104,6 +121,7 @@ export class NatsEventBridge {
     this.o = o;
     this.subjects = clusterSubjects(o.cluster);
     this.logger = o.logger ?? silentLogger;
+    this.clock = o.clock ?? systemClock;
     this.maxQueue = o.max_queue ?? 10_000;
     this.batchMax = o.batch_max ?? 256;
     this.seen = new IdWindow(Math.max(1, Math.floor(o.dedup_window ?? 20_000)));
@@ -266,6 +284,14 @@ export class NatsEventBridge {
     if (fromServe && !SERVE_EVENT_TYPES.has(h.type)) {
       this.o.onDropped?.({ reason: `event ${h.type} from a serve process`, subject, node });
       return;
+    }
+    if (h.type === UNLOCKED) {
+      // a line that is not an event is dropped below as invalid
+      const ts = (e ?? parseEvent(line))?.ts;
+      if (ts !== undefined && !(this.clock.now() - Date.parse(ts) <= MAX_UNLOCK_AGE_MS)) {
+        this.o.onDropped?.({ reason: `stale ${h.type} event`, subject, node });
+        return;
+      }
     }
     // the id is taken before the line is known to be that event (a line that turns out not to be
     // takes it as well: only a daemon can sign one, and a daemon could as well send a real event
