@@ -25,7 +25,8 @@ export interface ToolSource {
 export interface ToolRegistryOptions {
   /**
    * Module ids in order of preference, for a short tool name offered by several modules.
-   * Modules not listed come after, in the default order (non-MCP runtimes first, then module id).
+   * Modules not listed come after, in the default order (this daemon's modules before those other
+   * nodes of the cluster announce, non-MCP runtimes before MCP servers, then module id).
    */
   preferred_provider_order?: readonly string[];
   /**
@@ -237,6 +238,9 @@ export class ToolRegistry {
       const info = this.byId.get(id)!.info;
       return {
         pref: this.order.get(info.module) ?? Infinity,
+        // a module another node announces after this daemon's own: a node of the cluster (any
+        // serve host) must not take over the short name of a local tool by announcing it
+        remote: info.runtime === 'nats' ? 1 : 0,
         mcp: info.runtime === 'mcp' || info.module.startsWith('mcp.') ? 1 : 0, // an MCP server here or on another node
         module: info.module,
       };
@@ -245,6 +249,7 @@ export class ToolRegistry {
       const x = rank(a);
       const y = rank(b);
       if (x.pref !== y.pref) return x.pref < y.pref ? -1 : 1;
+      if (x.remote !== y.remote) return x.remote - y.remote;
       if (x.mcp !== y.mcp) return x.mcp - y.mcp;
       return x.module < y.module ? -1 : x.module > y.module ? 1 : 0;
     });

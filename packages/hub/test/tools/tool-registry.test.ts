@@ -175,6 +175,31 @@ describe('ToolRegistry', () => {
     });
   });
 
+  it('ranks a module another node announces after this daemon’s own, MCP or not (no takeover of a short name)', async () => {
+    const hub = makeHub();
+    await hub.registry.register(manifest('aaa-remote', [{ name: 'whoami' }], { runtime: { type: 'nats' } }), {
+      baseDir: '.',
+    });
+    await hub.registry.register(
+      manifest('zzz-mcp', [{ name: 'whoami' }], { runtime: { type: 'mcp', transport: 'http', url: 'http://x' } }),
+      { baseDir: '.' },
+    );
+    await hub.registry.register(manifest('zzz-local', [{ name: 'whoami' }]), { baseDir: '.' });
+    expect(hub.tools.providerChoice('whoami')).toEqual({
+      name: 'whoami',
+      chosen: 'zzz-local.whoami',
+      candidates: ['zzz-local.whoami', 'zzz-mcp.whoami', 'aaa-remote.whoami'],
+      rule: 'default_order',
+    });
+    // a preference still decides first
+    const preferring = makeHub({ order: ['aaa-remote'] });
+    await preferring.registry.register(manifest('aaa-remote', [{ name: 'whoami' }], { runtime: { type: 'nats' } }), {
+      baseDir: '.',
+    });
+    await preferring.registry.register(manifest('zzz-local', [{ name: 'whoami' }]), { baseDir: '.' });
+    expect(preferring.tools.providerChoice('whoami').chosen).toBe('aaa-remote.whoami');
+  });
+
   it('shows a tool its runtime quarantines, read live', async () => {
     const q: Record<string, { reason: string }> = {};
     const hub = makeHub({ quarantined: { m: q } });
