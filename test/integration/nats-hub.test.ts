@@ -172,6 +172,27 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     await serve.close();
   });
 
+  it('ignores a cancel sent by a serve process (it originates no call, so only someone else’s)', async () => {
+    const cluster = testClusterName('hub');
+    const b = await member(cluster, 'b', { probe: true });
+    const nc = await connectNats({ url: url! });
+    cleanup.push(() => nc.drain());
+    const caller = new NatsTransport({
+      connection: nc,
+      cluster,
+      auth: new WireAuth({ role: 'daemon', node: 'caller', cluster_key: KEY }),
+    });
+    cleanup.push(() => caller.close());
+    const env = request('remote-probe.slow', { ms: 300 });
+    const reply = caller.request(env);
+    await until(() => b.node.transport.stats().serving === 1);
+    const evil = new WireAuth({ role: 'serve', node: 'evil', serve_key: serveKeyOf(KEY) });
+    nc.publish(`finger.${cluster}.cancel`, evil.sealJson('cancel', JSON.stringify({ id: env.id, reason: 'gotcha' })));
+    await nc.flush();
+    await until(() => b.dropped.find((d) => d.reason === 'cancel sent by a module serve process'));
+    expect((await reply).payload).toMatchObject({ done: true });
+  });
+
   it('bridges events between hubs once, keeping their ids, naming the node they came from', async () => {
     const cluster = testClusterName('hub');
     const a = await member(cluster, 'a');

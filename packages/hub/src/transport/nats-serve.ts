@@ -250,6 +250,11 @@ export class NatsServeSide {
       this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
       return;
     }
+    if (check.role === 'serve' && this.auth.role === 'daemon') {
+      // a serve process never originates a call, so it has none to cancel: only someone else's
+      this.drop('cancel sent by a module serve process', msg, check.node, 'serve');
+      return;
+    }
     const d = decodeJson(check.text()) as { id?: unknown; reason?: unknown } | undefined;
     if (typeof d?.id !== 'string') return;
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
