@@ -82,6 +82,8 @@ interface Fake {
   home: string;
   posts: { id: string; body: Record<string, unknown> }[];
   answered: Set<string>;
+  /** Events the stream sends after its two usual ones (other daemons' events in a cluster). */
+  extraEvents: Record<string, unknown>[];
   close(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ async function startFake(): Promise<Fake> {
   const home = await mkdtemp(path.join(os.tmpdir(), 'finger-cli-approvals-'));
   const posts: Fake['posts'] = [];
   const answered = new Set<string>();
+  const extraEvents: Record<string, unknown>[] = [];
   const send = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const err = (res: http.ServerResponse, status: number, code: string, message: string) =>
@@ -172,6 +175,7 @@ async function startFake(): Promise<Fake> {
               data: { id: 'A1', decision: 'approve', approved: true },
             },
           });
+          for (const event of extraEvents) out({ type: 'event', event: { ...base, ...event } });
         }, 50);
       });
     });
@@ -185,6 +189,7 @@ async function startFake(): Promise<Fake> {
     home,
     posts,
     answered,
+    extraEvents,
     async close() {
       for (const ws of wss.clients) ws.terminate();
       wss.close();
@@ -207,6 +212,7 @@ afterAll(async () => {
 beforeEach(() => {
   fake.posts.length = 0;
   fake.answered.clear();
+  fake.extraEvents.length = 0;
 });
 
 describe('myfinger approvals', () => {
@@ -267,6 +273,61 @@ describe('myfinger approvals', () => {
       { event: 'APPROVAL_REQUESTED', approval: A1 },
       { event: 'APPROVAL_REQUESTED', approval: A2 },
       { event: 'APPROVAL_RESOLVED', id: 'A1', decision: 'approve', approved: true },
+    ]);
+  });
+});
+
+describe('myfinger approvals --watch in a cluster', () => {
+  // a call held on another daemon arrives as that daemon's event (with `origin`): only it can answer
+  const A3 = approval('A3', { tool_id: 'shell.exec', level: 'CONFIRM' });
+  const elsewhere = [
+    {
+      id: 'e3',
+      type: 'APPROVAL_REQUESTED',
+      target: 'shell.exec',
+      origin: 'daemon-b-1-abc',
+      data: { id: 'A3', approval: A3 },
+    },
+    {
+      id: 'e4',
+      type: 'APPROVAL_RESOLVED',
+      target: 'shell.exec',
+      origin: 'daemon-b-1-abc',
+      data: { id: 'A3', decision: 'reject', approved: false },
+    },
+  ];
+
+  it('names the daemon that holds a call instead of showing it as pending here', async () => {
+    fake.extraEvents.push(...elsewhere);
+    const ac = new AbortController();
+    const stdout = new Capture();
+    const running = runCli(['approvals', '--watch'], { env, signal: ac.signal, stdoutCapture: stdout });
+    await vi.waitFor(() => expect(stdout.text).toContain('resolved A3'), { timeout: 10_000, interval: 20 });
+    ac.abort();
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('approval A3  CONFIRM');
+    expect(r.stdout.split('\n')).toContain(
+      'approval A3 (CONFIRM shell.exec) is held on daemon-b-1-abc: answer it on that daemon',
+    );
+    expect(r.stdout.split('\n')).toContain('resolved A3 on daemon-b-1-abc: reject');
+  });
+
+  it('--json gives such a call and its resolution the origin', async () => {
+    fake.extraEvents.push(...elsewhere);
+    const ac = new AbortController();
+    const stdout = new Capture();
+    const running = runCli(['approvals', '--watch', '--json'], { env, signal: ac.signal, stdoutCapture: stdout });
+    await vi.waitFor(() => expect(stdout.text.trim().split('\n')).toHaveLength(5), { timeout: 10_000, interval: 20 });
+    ac.abort();
+    expect((await running).code).toBe(0);
+    const lines = stdout.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+    expect(lines.slice(3)).toEqual([
+      { event: 'APPROVAL_REQUESTED', origin: 'daemon-b-1-abc', approval: A3 },
+      { event: 'APPROVAL_RESOLVED', origin: 'daemon-b-1-abc', id: 'A3', decision: 'reject', approved: false },
     ]);
   });
 });
@@ -370,6 +431,24 @@ describe('interactive review', () => {
     const gone = setup(['a']);
     expect(await reviewApproval(gone.deps, A1)).toBe('gone');
     expect(gone.stdout.text).toContain('A1 is no longer pending');
+  });
+
+  it("shows the firewall's command preview once, without a second `$` or cwd line", () => {
+    const c = new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false).c;
+    // as packages/firewall/src/engine/preview.ts words an exec's preview
+    const text = '$ touch /tmp/x\ncwd: /w\nruns:\n  1. touch /tmp/x\nrisk: moderate — touch is not read-only';
+    const lines = formatApproval(
+      { ...A2, evaluation: { ...A2.evaluation, preview: { kind: 'command', text, cwd: '/w' } } },
+      c,
+    );
+    expect(lines.slice(lines.indexOf('command:'))).toEqual([
+      'command:',
+      '  $ touch /tmp/x',
+      '  cwd: /w',
+      '  runs:',
+      '    1. touch /tmp/x',
+      '  risk: moderate — touch is not read-only',
+    ]);
   });
 
   it('describeAnswer words every outcome', () => {

@@ -347,6 +347,15 @@ describe('events replay', () => {
     ]);
   });
 
+  it('names the node that emitted each event another daemon of the cluster recorded, as tail does', async () => {
+    const r = await runCli(['events', 'replay', 'req-remote'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split('\n').slice(2, 4)).toEqual([
+      '1. 2026-01-02T03:04:00.000Z INPUT_RECEIVED      echo.echo text_len=38 @daemon-b-1-ab',
+      '2. 2026-01-02T03:04:01.000Z MODE_PARSED         echo.echo mode=hub @daemon-b-1-ab',
+    ]);
+  });
+
   it('--json prints the events; no events exits 5', async () => {
     expect(JSON.parse((await runCli(['events', 'replay', 'req-1', '--json'], { env })).stdout)).toEqual({
       events: REPLAY_EVENTS,

@@ -174,6 +174,12 @@ export async function startFakeDaemon(): Promise<FakeDaemon> {
       throw new HttpError(404, 'E_NOT_FOUND', `no request ${id}`);
     }
     if (method === 'GET' && (m = p.match(/^\/v1\/requests\/([^/]+)\/events$/))) {
+      // req-remote: a call another daemon of the cluster made and recorded (its events carry `origin`)
+      if (m[1] === 'req-remote')
+        return [
+          200,
+          { events: REPLAY_EVENTS.map((e) => ({ ...e, request_id: 'req-remote', origin: 'daemon-b-1-ab' })) },
+        ];
       return [200, { events: m[1] === 'req-1' ? REPLAY_EVENTS : [] }];
     }
     if (method === 'GET' && p === '/v1/modules') return [200, { modules: MODULES }];

@@ -95,6 +95,9 @@ export function formatApproval(a: ApprovalView, c: Colors): string[] {
       ),
     );
     for (const l of p.text.split('\n')) lines.push(l.startsWith('+') ? c.green(l) : l.startsWith('-') ? c.red(l) : l);
+  } else if (p?.kind === 'command' && p.text.startsWith('$ ')) {
+    // the firewall's preview already reads `$ <command>`, `cwd: …`, `runs:` and the risk
+    lines.push(c.bold('command:'), ...p.text.split('\n').map((l) => `  ${l}`));
   } else if (p?.kind === 'command') {
     lines.push(c.bold('command:'), `  $ ${p.text}`);
     if (p.cwd) lines.push(`  cwd: ${p.cwd}`);
@@ -248,8 +251,9 @@ function terminalPrompter(signal: AbortSignal): Prompter {
 /**
  * `approvals --watch`: lists what is pending, then follows APPROVAL_REQUESTED/RESOLVED on
  * `/v1/events`. Interactive (a TTY on both ends, no --json): asks about each approval in turn.
- * Otherwise prints each new approval (JSON lines with --json) and each resolution. Ends on
- * interrupt (0) or when the daemon goes away (3).
+ * Otherwise prints each new approval (JSON lines with --json) and each resolution. A call held on
+ * another daemon of the cluster (an event with `origin`) is only named, with that node: it is
+ * answered there. Ends on interrupt (0) or when the daemon goes away (3).
  */
 async function watch(ctx: CommandContext, interactive: boolean): Promise<number> {
   const client = await ctx.client();
@@ -296,12 +300,23 @@ async function watch(ctx: CommandContext, interactive: boolean): Promise<number>
       out.line();
     }
   };
+  /**
+   * A call held on another daemon of the cluster (its event names that node in `origin`): it can
+   * be answered only there, so it is shown as such and never asked about here.
+   */
+  const onHeldElsewhere = (a: ApprovalView, node: string): void => {
+    if (out.json) out.printJsonLine({ event: 'APPROVAL_REQUESTED', origin: node, approval: a });
+    else out.line(`approval ${a.id} (${a.level} ${a.tool_id}) is held on ${node}: answer it on that daemon`);
+  };
   const onResolved = (e: FingerEvent): void => {
     const d = e.data as { id?: string | null; decision?: string; approved?: boolean; reason?: string };
     if (typeof d.id === 'string') gone.add(d.id);
     if (interactive) return;
-    if (out.json) out.printJsonLine({ event: 'APPROVAL_RESOLVED', ...d });
-    else if (typeof d.id === 'string') out.line(`resolved ${d.id}: ${d.decision}${d.reason ? ` (${d.reason})` : ''}`);
+    const on = e.origin !== undefined ? ` on ${e.origin}` : '';
+    if (out.json)
+      out.printJsonLine({ event: 'APPROVAL_RESOLVED', ...(e.origin !== undefined ? { origin: e.origin } : {}), ...d });
+    else if (typeof d.id === 'string')
+      out.line(`resolved ${d.id}${on}: ${d.decision}${d.reason ? ` (${d.reason})` : ''}`);
   };
 
   return streamEvents(ctx, client, signal, {
@@ -318,7 +333,8 @@ async function watch(ctx: CommandContext, interactive: boolean): Promise<number>
         case 'event':
           if (msg.event.type === 'APPROVAL_REQUESTED') {
             const a = (msg.event.data as { approval?: ApprovalView }).approval;
-            if (a) onApproval(a);
+            if (a && msg.event.origin !== undefined) onHeldElsewhere(a, msg.event.origin);
+            else if (a) onApproval(a);
           } else if (msg.event.type === 'APPROVAL_RESOLVED') onResolved(msg.event);
           break;
         case 'dropped':

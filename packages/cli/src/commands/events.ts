@@ -82,7 +82,10 @@ async function tail(ctx: CommandContext, opts: TailOptions): Promise<number> {
   });
 }
 
-/** Prints a request's recorded path: correlation id on top, then each event numbered. */
+/**
+ * Prints a request's recorded path: correlation id on top, then each event numbered, with
+ * `@<node>` for an event another node of the cluster emitted (as `events tail` shows it).
+ */
 function printReplay(ctx: CommandContext, id: string, events: FingerEvent[]): void {
   const { out } = ctx;
   const c = out.c;
@@ -94,6 +97,7 @@ function printReplay(ctx: CommandContext, id: string, events: FingerEvent[]): vo
     const parts = [`${String(i + 1).padStart(w)}.`, c.dim(e.ts), c.cyan(e.type.padEnd(TYPE_WIDTH)), e.target || '-'];
     if (e.request_id && e.request_id !== id) parts.push(`request=${e.request_id}`);
     parts.push(summarizeData(e.data));
+    if (e.origin !== undefined) parts.push(c.dim(`@${e.origin}`));
     out.line(parts.join(' ').trimEnd());
   });
 }
