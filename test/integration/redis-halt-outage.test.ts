@@ -40,6 +40,10 @@ describe.skipIf(!bin)('a halt while Redis is down (own redis-server)', () => {
     const halted = await req(a, 'POST', '/v1/halt', { reason: 'outage halt' });
     expect(halted).toMatchObject({ status: 200, body: { phase: 'graceful', state: 'locked' } });
     expect((await call(a)).body.error.code).toBe('E_SAFETY_LOCKOUT');
+    // an unlock cannot reach the cluster now: refused, and the halt still goes out when Redis is back
+    const refused = await req(a, 'POST', '/v1/unlock', {});
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('E_STORE_UNAVAILABLE');
     const during = await req(a, 'GET', '/v1/health');
     expect(during.body.safety).toMatchObject({ state: 'locked', locked: true });
     expect(during.body.safety.store_error).toMatch(/E_STORE_UNAVAILABLE|redis/);

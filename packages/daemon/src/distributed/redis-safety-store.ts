@@ -127,8 +127,18 @@ export class RedisSafetyStore implements SafetyStateStore {
   async clearLockout(agent_id: string | undefined, by: string): Promise<LockoutRecord | undefined> {
     this.assertOpen();
     const change: SafetyChange = { type: 'lockout_cleared', ...(agent_id !== undefined ? { agent_id } : {}), by };
-    this.unsent.delete(agent_id ?? SYSTEM);
-    const prev = await this.kv.hdelJson<LockoutRecord>(LOCKOUTS, agent_id ?? SYSTEM, change);
+    const field = agent_id ?? SYSTEM;
+    // out of the queue while the delete runs (a re-read must not write it back meanwhile); back in
+    // it when the delete fails: the unlock did not happen, and the cluster must still get the lockout
+    const queued = this.unsent.get(field);
+    this.unsent.delete(field);
+    let prev: LockoutRecord | undefined;
+    try {
+      prev = await this.kv.hdelJson<LockoutRecord>(LOCKOUTS, field, change);
+    } catch (e) {
+      if (queued !== undefined && !this.unsent.has(field)) this.unsent.set(field, queued);
+      throw e;
+    }
     this.known.delete(agent_id ?? SYSTEM);
     if (prev !== undefined) this.notify(change);
     return prev;
@@ -218,9 +228,10 @@ export class RedisSafetyStore implements SafetyStateStore {
       if (!quiet) this.logger?.warn({ err: (e as Error).message }, 'safety store: cannot re-read lockouts');
       // the subscriber may be back before the command connection: try again shortly
       if (!this.closed && this.listeners.size > 0 && this.retry === undefined) {
+        // quiet: this failure was just logged (or was itself quiet); an outage is not logged every second
         this.retry = setTimeout(() => {
           this.retry = undefined;
-          void this.resync();
+          void this.resync(true);
         }, 1000);
         this.retry.unref();
       }
