@@ -14,6 +14,14 @@ import { fitHeartbeat, type LeftOut } from './heartbeat-fit.js';
 export const MAX_MODULES_PER_NODE = 256;
 /** Most remote modules a node keeps track of. */
 export const MAX_REMOTE_MODULES = 4096;
+/** Most nodes one remote module may have (node ids are not bound to keys: a serve host may claim any). */
+export const MAX_NODES_PER_MODULE = 256;
+/**
+ * Most characters of manifest JSON the registry holds over all announcements (each node's copy
+ * is kept): a serve host claiming node after node, each announcing a manifest near the server's
+ * `max_payload`, would otherwise grow every daemon's memory without end.
+ */
+export const MAX_ANNOUNCED_CHARS = 64 * 1024 * 1024;
 
 /** One node hosting a remote module. */
 export interface ModuleLocation {
@@ -70,6 +78,8 @@ export interface ClusterRegistryOptions {
   unhealthy_after_ms?: number;
   /** A node silent this long is forgotten; a module left with no node is gone (ms). Default 10 × heartbeat. */
   forget_after_ms?: number;
+  /** Most characters of manifest JSON held over all announcements. Default {@link MAX_ANNOUNCED_CHARS}. */
+  max_announced_chars?: number;
 }
 
 interface Heartbeat {
@@ -123,6 +133,8 @@ export class ClusterRegistry {
   private closed = false;
   /** False while disconnected: heartbeats are skipped rather than buffered by nats.js. */
   private up = true;
+  /** Characters of manifest JSON held in {@link announced} (bounded by MAX_ANNOUNCED_CHARS). */
+  private announcedChars = 0;
   /** Ids of the modules the last heartbeat left out (heartbeat-fit.ts), comma-joined. */
   private leftOut = '';
   /** Those modules, with the bytes of their manifests. */
@@ -264,6 +276,7 @@ export class ClusterRegistry {
 
   private gone(id: string, m: RemoteModule): void {
     this.modules.delete(id);
+    for (const a of this.announced.get(id)?.values() ?? []) this.announcedChars -= a.json.length;
     this.announced.delete(id);
     this.o.onChange?.({ type: 'gone', module_id: id, manifest: m.manifest });
   }
@@ -351,6 +364,19 @@ export class ClusterRegistry {
         continue;
       }
       let m = this.modules.get(manifest.id);
+      if (m !== undefined && !m.nodes.has(check.node) && m.nodes.size >= MAX_NODES_PER_MODULE) {
+        this.o.onDropped?.({ reason: 'node limit of a module reached', subject: msg.subject, node: check.node });
+        continue;
+      }
+      const grows = before?.json !== json ? json.length - (before?.json.length ?? 0) : 0;
+      if (grows > 0 && this.announcedChars + grows > (this.o.max_announced_chars ?? MAX_ANNOUNCED_CHARS)) {
+        this.o.onDropped?.({
+          reason: 'announced manifests over the size limit',
+          subject: msg.subject,
+          node: check.node,
+        });
+        continue;
+      }
       const isNew = m === undefined;
       if (m === undefined) {
         if (this.modules.size >= MAX_REMOTE_MODULES) {
@@ -365,8 +391,10 @@ export class ClusterRegistry {
       const loc: ModuleLocation = { node: check.node, role: check.role, last_seen: now, healthy: true };
       if (hbMs !== undefined) loc.hb_ms = hbMs;
       m.nodes.set(check.node, loc);
-      if (before?.json !== json)
+      if (before?.json !== json) {
         this.announced.get(manifest.id)!.set(check.node, { json, manifest, role: check.role, since: now });
+        this.announcedChars += grows;
+      }
       if (isNew) this.o.onChange?.({ type: 'up', module: m });
       else if (before?.json !== json) this.adopt(manifest.id, m);
     }
@@ -377,7 +405,9 @@ export class ClusterRegistry {
   /** `node` no longer serves module `id`: the module is gone with its last node, or may go back to an older manifest. */
   private leave(id: string, m: RemoteModule, node: string): void {
     m.nodes.delete(node);
-    this.announced.get(id)?.delete(node);
+    const a = this.announced.get(id);
+    this.announcedChars -= a?.get(node)?.json.length ?? 0;
+    a?.delete(node);
     if (m.nodes.size === 0) this.gone(id, m);
     else this.adopt(id, m);
   }

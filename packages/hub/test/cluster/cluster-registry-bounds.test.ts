@@ -4,20 +4,25 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ModuleManifest } from '@finger/protocol';
 import { natsUrlForTests, testClusterName } from '@finger/testkit';
 
-import { ClusterRegistry, MAX_MODULES_PER_NODE, MAX_REMOTE_MODULES } from '../../src/cluster/cluster-registry.js';
+import {
+  ClusterRegistry,
+  MAX_MODULES_PER_NODE,
+  MAX_NODES_PER_MODULE,
+  MAX_REMOTE_MODULES,
+} from '../../src/cluster/cluster-registry.js';
 import type { DroppedMessage } from '../../src/transport/nats.js';
 import { clusterSubjects, serveKeyOf, WireAuth } from '../../src/transport/nats-wire.js';
 
 const url = await natsUrlForTests();
 const KEY = 'registry-bounds-test-key-0123456789';
 
-const manifest = (id: string): ModuleManifest => ({
+const manifest = (id: string, description = 'does it'): ModuleManifest => ({
   id,
   name: id,
   version: '1.0.0',
   kind: 'tool',
   runtime: { type: 'nats' },
-  tools: [{ name: 'go', description: 'does it' }],
+  tools: [{ name: 'go', description }],
 });
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -25,7 +30,7 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function registry(cluster: string) {
+async function registry(cluster: string, max_announced_chars?: number) {
   const nc: NatsConnection = await connect({ servers: url!, noAsyncTraces: true });
   const dropped: DroppedMessage[] = [];
   const r = new ClusterRegistry({
@@ -35,6 +40,7 @@ async function registry(cluster: string) {
     local: () => [],
     onDropped: (d) => dropped.push(d),
     heartbeat_ms: 60_000,
+    ...(max_announced_chars !== undefined ? { max_announced_chars } : {}),
   });
   await r.start();
   cleanup.push(async () => {
@@ -45,12 +51,19 @@ async function registry(cluster: string) {
 }
 
 /** Publishes a heartbeat of `node` listing `modules`, signed as a daemon or as a serve host. */
-async function heartbeat(nc: NatsConnection, cluster: string, role: 'daemon' | 'serve', node: string, ids: string[]) {
+async function heartbeat(
+  nc: NatsConnection,
+  cluster: string,
+  role: 'daemon' | 'serve',
+  node: string,
+  ids: string[],
+  description?: string,
+) {
   const auth =
     role === 'serve'
       ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
       : new WireAuth({ role, node, cluster_key: KEY });
-  const body = JSON.stringify({ node, modules: ids.map(manifest) });
+  const body = JSON.stringify({ node, modules: ids.map((id) => manifest(id, description)) });
   nc.publish(clusterSubjects(cluster).registry('hb'), auth.sealJson('hb', body));
   await nc.flush();
 }
@@ -94,5 +107,34 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     expect(r.list()).toHaveLength(MAX_REMOTE_MODULES);
     expect(new Set(dropped.map((d) => d.reason))).toEqual(new Set(['remote module limit reached']));
     expect(dropped).toHaveLength(MAX_MODULES_PER_NODE * nodes - MAX_REMOTE_MODULES);
+  });
+
+  it(`keeps at most ${MAX_NODES_PER_MODULE} nodes of one module (a serve host may claim any node id)`, async () => {
+    const cluster = testClusterName('reg');
+    const { r, nc, dropped } = await registry(cluster);
+    for (let n = 0; n < MAX_NODES_PER_MODULE + 2; n++) await heartbeat(nc, cluster, 'serve', `host-${n}`, ['x']);
+    await until(() => dropped.length >= 2);
+    expect(r.locations('x')).toHaveLength(MAX_NODES_PER_MODULE);
+    expect(dropped.map((d) => d.reason)).toEqual(['node limit of a module reached', 'node limit of a module reached']);
+  });
+
+  it('holds announced manifests up to a size limit, and takes more once a node leaves', async () => {
+    const cluster = testClusterName('reg');
+    const one = JSON.stringify(manifest('x', 'd'.repeat(500))).length;
+    const { r, nc, dropped } = await registry(cluster, 3 * one);
+    for (const n of ['h1', 'h2', 'h3', 'h4']) await heartbeat(nc, cluster, 'serve', n, ['x'], 'd'.repeat(500));
+    await until(() => dropped.length > 0);
+    expect(r.locations('x').map((l) => l.node)).toEqual(['h1', 'h2', 'h3']);
+    expect(dropped.map((d) => [d.reason, d.node])).toEqual([['announced manifests over the size limit', 'h4']]);
+    // h1 leaves: its room is free again
+    const bye = new WireAuth({ role: 'serve', node: 'h1', serve_key: serveKeyOf(KEY) });
+    nc.publish(
+      clusterSubjects(cluster).registry('bye'),
+      bye.sealJson('bye', JSON.stringify({ node: 'h1', drain_ms: 0 })),
+    );
+    await until(() => r.locations('x').length === 2);
+    await heartbeat(nc, cluster, 'serve', 'h4', ['x'], 'd'.repeat(500));
+    await until(() => r.locations('x').length === 3);
+    expect(r.locations('x').map((l) => l.node)).toEqual(['h2', 'h3', 'h4']);
   });
 });
