@@ -86,8 +86,26 @@ interface Heartbeat {
   node: string;
   /** The sender's heartbeat period (ms). */
   hb_ms?: number;
+  /** See {@link RegistryMessage.seq}. */
+  seq?: number;
   modules: ModuleManifest[];
 }
+
+/** What every registry message (hello, hb, bye) may carry besides its own fields. */
+interface RegistryMessage {
+  /**
+   * The sender's clock in ms, made strictly increasing per node: a message whose `seq` is not
+   * above the last one heard from its node (a capture published again) is dropped, and so is one
+   * more than {@link MAX_REGISTRY_SKEW_MS} away from this node's clock (a dead node's capture).
+   * Absent from older peers: then neither is checked.
+   */
+  seq?: unknown;
+}
+
+/** How far a registry message's `seq` may be from this node's clock (keep the clocks in step, e.g. NTP). */
+export const MAX_REGISTRY_SKEW_MS = 120_000;
+/** Most nodes whose last `seq` is remembered (the oldest go first). */
+const MAX_SEQ_NODES = 65_536;
 
 /** Heartbeat periods a node may announce (ms); outside them its announcement is not believed. */
 const MIN_HB_MS = 100;
@@ -133,6 +151,10 @@ export class ClusterRegistry {
   private closed = false;
   /** False while disconnected: heartbeats are skipped rather than buffered by nats.js. */
   private up = true;
+  /** The `seq` this node last sent (strictly increasing, see RegistryMessage). */
+  private seq = 0;
+  /** The last `seq` heard from each node, oldest first. */
+  private readonly heardSeq = new Map<string, number>();
   /** Characters of manifest JSON held in {@link announced} (bounded by MAX_ANNOUNCED_CHARS). */
   private announcedChars = 0;
   /** Ids of the modules the last heartbeat left out (heartbeat-fit.ts), comma-joined. */
@@ -173,11 +195,12 @@ export class ClusterRegistry {
   heartbeat(): void {
     const modules = this.o.local().map(announced);
     const max = this.o.connection.info?.max_payload;
+    const seq = this.nextSeq();
     if (max === undefined) {
-      this.publish('hb', { node: this.o.auth.node, hb_ms: this.hbMs, modules } satisfies Heartbeat);
+      this.publish('hb', { node: this.o.auth.node, hb_ms: this.hbMs, seq, modules } satisfies Heartbeat);
       return;
     }
-    const fit = fitHeartbeat(this.o.auth.node, modules, max - this.o.auth.lineLength('hb'), this.hbMs);
+    const fit = fitHeartbeat(this.o.auth.node, modules, max - this.o.auth.lineLength('hb'), this.hbMs, seq);
     const key = fit.leftOut.map((m) => m.id).join(',');
     this.leftOutModules = fit.leftOut;
     if (key !== this.leftOut) {
@@ -281,8 +304,38 @@ export class ClusterRegistry {
     this.o.onChange?.({ type: 'gone', module_id: id, manifest: m.manifest });
   }
 
-  private publish(kind: 'hb' | 'hello' | 'bye', data: unknown): void {
-    this.publishJson(kind, JSON.stringify(data));
+  /** A hello or bye: the message with the next {@link RegistryMessage.seq}. */
+  private publish(kind: 'hb' | 'hello' | 'bye', data: Record<string, unknown>): void {
+    this.publishJson(kind, JSON.stringify('seq' in data ? data : { ...data, seq: this.nextSeq() }));
+  }
+
+  /** This node's clock, made strictly increasing. */
+  private nextSeq(): number {
+    this.seq = Math.max(this.seq + 1, this.clock.now());
+    return this.seq;
+  }
+
+  /**
+   * Whether a message of `node` with `body` is new: its `seq` above the last heard from the node
+   * and near this node's clock (see {@link RegistryMessage.seq}); reports it when it is not.
+   */
+  private fresh(kind: string, body: RegistryMessage | undefined, node: string, subject: string): boolean {
+    const seq = body?.seq;
+    if (typeof seq !== 'number') return true; // an older peer
+    const last = this.heardSeq.get(node);
+    const stale = Math.abs(this.clock.now() - seq) > MAX_REGISTRY_SKEW_MS;
+    if (stale || (last !== undefined && seq <= last)) {
+      this.o.onDropped?.({
+        reason: stale ? `stale registry ${kind} (clocks more than 2 min apart?)` : `replayed registry ${kind}`,
+        subject,
+        node,
+      });
+      return false;
+    }
+    this.heardSeq.delete(node);
+    this.heardSeq.set(node, seq);
+    if (this.heardSeq.size > MAX_SEQ_NODES) this.heardSeq.delete(this.heardSeq.keys().next().value!);
+    return true;
   }
 
   private publishJson(kind: 'hb' | 'hello' | 'bye', json: string): void {
@@ -306,6 +359,8 @@ export class ClusterRegistry {
       return;
     }
     if (check.node === this.o.auth.node) return;
+    const body = decodeJson(check.text()) as (RegistryMessage & Record<string, unknown>) | undefined;
+    if (!this.fresh(check.kind, body, check.node, msg.subject)) return;
     if (check.role === 'daemon') {
       if (check.kind === 'bye') this.daemons.delete(check.node);
       else this.daemons.set(check.node, this.clock.now());
@@ -324,7 +379,7 @@ export class ClusterRegistry {
     }
     if (check.kind === 'bye') {
       // the node still answers the calls it took for the drain time it names (bounded; 30 s when it names none)
-      const named = (decodeJson(check.text()) as { drain_ms?: unknown } | undefined)?.drain_ms;
+      const named = body?.drain_ms;
       const drain = typeof named === 'number' && named >= 0 ? Math.min(named, MAX_BYE_DRAIN_MS) : 30_000;
       const until = this.clock.now() + drain + 1000;
       for (const [id, m] of this.modules)
@@ -335,7 +390,7 @@ export class ClusterRegistry {
       return;
     }
     if (check.kind !== 'hb') return;
-    const hb = decodeJson(check.text()) as Heartbeat | undefined;
+    const hb = body as Heartbeat | undefined;
     if (hb === undefined || !Array.isArray(hb.modules) || hb.node !== check.node) {
       this.o.onDropped?.({ reason: 'invalid heartbeat', subject: msg.subject, node: check.node });
       return;

@@ -18,12 +18,14 @@ export function fitHeartbeat(
   maxBytes: number,
   /** The sender's heartbeat period, announced so that others judge its silence by it. */
   hb_ms?: number,
+  /** The message's sequence number (cluster-registry.ts, RegistryMessage). */
+  seq?: number,
 ): { json: string; leftOut: LeftOut[] } {
-  const json = JSON.stringify({ node, hb_ms, modules });
+  const json = JSON.stringify({ node, hb_ms, seq, modules });
   if (Buffer.byteLength(json, 'utf8') <= maxBytes) return { json, leftOut: [] };
   const sized = modules.map((m) => ({ m, bytes: Buffer.byteLength(JSON.stringify(m), 'utf8') }));
   const bySize = [...sized].sort((a, b) => a.bytes - b.bytes);
-  let total = Buffer.byteLength(JSON.stringify({ node, hb_ms, modules: [] }), 'utf8');
+  let total = Buffer.byteLength(JSON.stringify({ node, hb_ms, seq, modules: [] }), 'utf8');
   const kept = new Set<ModuleManifest>();
   const leftOut: LeftOut[] = [];
   for (const s of bySize) {
@@ -34,5 +36,5 @@ export function fitHeartbeat(
     } else leftOut.push({ id: s.m.id, bytes: s.bytes });
   }
   leftOut.sort((a, b) => b.bytes - a.bytes);
-  return { json: JSON.stringify({ node, hb_ms, modules: modules.filter((m) => kept.has(m)) }), leftOut };
+  return { json: JSON.stringify({ node, hb_ms, seq, modules: modules.filter((m) => kept.has(m)) }), leftOut };
 }

@@ -137,4 +137,34 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     await until(() => r.locations('x').length === 3);
     expect(r.locations('x').map((l) => l.node)).toEqual(['h2', 'h3', 'h4']);
   });
+
+  it('drops a registry message published again, and one whose seq is far from this clock', async () => {
+    const cluster = testClusterName('reg');
+    const { r, nc, dropped } = await registry(cluster);
+    const subject = clusterSubjects(cluster).registry('hb');
+    const sealed = (node: string, seq: number, ids: string[]) =>
+      new WireAuth({ role: 'daemon', node, cluster_key: KEY }).sealJson(
+        'hb',
+        JSON.stringify({ node, seq, modules: ids.map((id) => manifest(id)) }),
+      );
+    const first = sealed('d1', Date.now(), ['a']);
+    nc.publish(subject, first);
+    await nc.flush();
+    await until(() => r.list().length === 1);
+    // the same message again (a capture published later), then one of a node dead ten minutes
+    nc.publish(subject, first);
+    nc.publish(subject, sealed('d2', Date.now() - 600_000, ['b']));
+    await nc.flush();
+    await until(() => dropped.length >= 2);
+    expect(dropped.map((d) => [d.reason, d.node])).toEqual([
+      ['replayed registry hb', 'd1'],
+      ['stale registry hb (clocks more than 2 min apart?)', 'd2'],
+    ]);
+    expect(r.list().map((m) => m.manifest.id)).toEqual(['a']);
+    // d1's next heartbeat (a higher seq) is taken: it now announces nothing
+    nc.publish(subject, sealed('d1', Date.now() + 1, []));
+    await nc.flush();
+    await until(() => r.list().length === 0);
+    expect(r.list()).toEqual([]);
+  });
 });
