@@ -88,4 +88,31 @@ describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", 
       }),
     );
   });
+
+  it("cannot pass its events off as that daemon's", async () => {
+    const cluster = testClusterName('atk-node');
+    await daemon(cluster, 'daemon-b', true, 200);
+    const a = await daemon(cluster, 'daemon-a', false, 200);
+    await until(() => a.node.registry.isDaemonNode('daemon-b'));
+    const seen: string[] = [];
+    a.hub.events.subscribe({ types: ['DEGRADED'] }, (e) => seen.push(e.origin ?? ''));
+    const nc: NatsConnection = await connectNats({ url: url! });
+    cleanup.push(() => nc.drain());
+    const line = (node: string) =>
+      JSON.stringify({ id: `ev-${node}`, type: 'DEGRADED', ts: new Date().toISOString(), data: { component: 'x' } });
+    const as = (node: string) => new WireAuth({ role: 'serve', node, serve_key: serveKeyOf(KEY) });
+    nc.publish(`finger.${cluster}.events.DEGRADED`, as('daemon-b').sealJson('events', line('daemon-b'), false));
+    // the same from a node id no daemon has: delivered (so the drop above is the node claim)
+    nc.publish(`finger.${cluster}.events.DEGRADED`, as('serve-x').sealJson('events', line('serve-x'), false));
+    await nc.flush();
+    await until(() => seen.length > 0 && a.dropped.length > 0);
+    expect(seen).toEqual(['serve-x']);
+    expect(a.dropped).toContainEqual(
+      expect.objectContaining({
+        reason: 'a serve host names the node id of a daemon',
+        node: 'daemon-b',
+        role: 'serve',
+      }),
+    );
+  });
 });

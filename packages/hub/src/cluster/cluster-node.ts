@@ -94,6 +94,7 @@ export class ClusterNode {
           receive: o.auth.role !== 'serve',
           ...(o.onDropped ? { onDropped: o.onDropped } : {}),
           ...(o.onDaemonEvent ? { onDaemonEvent: o.onDaemonEvent } : {}),
+          isDaemonNode: (node) => this.registry.isDaemonNode(node),
         })
       : undefined;
   }

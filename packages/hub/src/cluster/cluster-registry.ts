@@ -222,6 +222,11 @@ export class ClusterRegistry {
     return this.leftOutModules;
   }
 
+  /** Whether `node` was heard signing with the cluster key lately (a daemon; see {@link daemons}). */
+  isDaemonNode(node: string): boolean {
+    return this.daemons.has(node);
+  }
+
   /** Remote modules by id (a snapshot). */
   list(): RemoteModule[] {
     return [...this.modules.values()];

@@ -55,6 +55,11 @@ export interface NatsEventBridgeOptions {
    * halt relayed when no shared store carries it).
    */
   onDaemonEvent?: { types: readonly EventType[]; handler: (event: FingerEvent, node: string) => void };
+  /**
+   * Whether `node` was heard signing with the cluster key (a daemon; the registry knows): a batch
+   * a serve host signs naming such a node is dropped, so its events cannot pass for that daemon's.
+   */
+  isDaemonNode?: (node: string) => boolean;
 }
 
 /** Counters of the bridge. */
@@ -260,6 +265,15 @@ export class NatsEventBridge {
     }
     if (check.node === this.o.auth.node) return;
     const fromServe = check.role === 'serve';
+    if (fromServe && this.o.isDaemonNode?.(check.node) === true) {
+      this.o.onDropped?.({
+        reason: 'a serve host names the node id of a daemon',
+        subject: msg.subject,
+        node: check.node,
+        role: 'serve',
+      });
+      return;
+    }
     for (const line of check.text().split('\n')) this.onLine(line, fromServe, msg.subject, check.node);
   }
 
