@@ -72,7 +72,12 @@ export class MemoryRequestStore implements RequestStore {
   prune(): void {
     const now = this.clock.now();
     for (const [id, e] of this.entries) if (e.until <= now) this.entries.delete(id);
-    this.compact();
+    // records that left by age (or were forgotten) still have their ids in the FIFO, and under
+    // max_records evict() never runs to pass them: drop them, or the FIFO grows by one per call
+    if (this.finished.length - this.head > this.entries.size) {
+      this.finished = this.finished.slice(this.head).filter((id) => this.entries.has(id));
+      this.head = 0;
+    } else this.compact();
   }
 
   get size(): number {
