@@ -2,8 +2,19 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
+import { Agent, fetch } from 'undici';
+
 import type { DaemonInfo, HealthResult } from './api-types.js';
 import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './errors.js';
+
+/**
+ * The daemon's answers wait as long as its calls do: a blocking call held for a person lasts up to
+ * the approval timeout (5 min by default), a tool up to its own timeout. fetch's own limits (undici:
+ * 300 s for the headers, 300 s between body chunks) would cut such a call off and report the daemon
+ * as not running; the daemon bounds every call itself, and a command's own `timeoutMs` or Ctrl-C
+ * still ends the wait.
+ */
+export const DAEMON_DISPATCHER = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 
 /** Environment variables as the CLI sees them (injected, so tests need not touch process.env). */
 export type Env = Record<string, string | undefined>;
@@ -170,6 +181,7 @@ export class DaemonClient {
         headers,
         body: body === undefined ? null : JSON.stringify(body),
         signal: signals.length ? AbortSignal.any(signals) : null,
+        dispatcher: DAEMON_DISPATCHER,
       });
       text = await res.text();
     } catch (e) {
