@@ -173,7 +173,7 @@ export class DaemonClient {
       opts.signal,
       opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined,
     ].filter((s): s is AbortSignal => s !== undefined);
-    let res: Response;
+    let res: Awaited<ReturnType<typeof fetch>>;
     let text: string;
     try {
       res = await fetch(this.url + p, {
