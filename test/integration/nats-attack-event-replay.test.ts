@@ -7,11 +7,12 @@
 import type { Msg } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { type Clock, createRuntime, LocalEventBus, MessageHub, systemClock } from '@finger/hub';
-import type { DroppedMessage } from '@finger/hub/nats';
-import { ClusterNode, connectNats, runtimeSwitch, WireAuth } from '@finger/hub/nats';
+import { type Clock, systemClock } from '@finger/hub';
+import { connectNats } from '@finger/hub/nats';
 import type { FingerEvent } from '@finger/protocol';
 import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+import { clusterMember, until } from './cluster-member-helpers.js';
 
 const url = await natsUrlForTests();
 const KEY = 'attack-event-replay-key-0123456789';
@@ -22,41 +23,17 @@ afterEach(async () => {
 });
 
 async function daemon(cluster: string, name: string, clock: Clock = systemClock) {
-  const rs = runtimeSwitch(createRuntime);
-  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus({ clock }) });
-  const nc = await connectNats({ url: url! });
-  const dropped: DroppedMessage[] = [];
   const acted: FingerEvent[] = [];
-  const node = new ClusterNode({
-    hub,
-    connection: nc,
+  const m = await clusterMember({
+    url: url!,
     cluster,
-    auth: new WireAuth({ role: 'daemon', node: name, cluster_key: KEY }),
-    importRemote: true,
-    bridgeEvents: true,
-    heartbeat_ms: 200,
-    unhealthy_after_ms: 600,
-    onDropped: (d) => dropped.push(d),
-    onDaemonEvent: { types: ['HALTED', 'UNLOCKED'], handler: (e) => acted.push(e) },
+    name,
+    key: KEY,
+    cleanup,
+    clock,
+    extra: { onDaemonEvent: { types: ['HALTED', 'UNLOCKED'], handler: (e) => acted.push(e) } },
   });
-  rs.bind(node);
-  await node.start();
-  cleanup.push(async () => {
-    await node.close();
-    await hub.close(0);
-    await nc.drain();
-  });
-  return { hub, node, nc, dropped, acted };
-}
-
-async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return { ...m, acted };
 }
 
 describe.skipIf(!url)('kill switch events captured on the wire and published again', () => {

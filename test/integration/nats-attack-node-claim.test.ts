@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
-import type { DroppedMessage } from '@finger/hub/nats';
-import { ClusterNode, connectNats, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
+import { connectNats, serveKeyOf, WireAuth } from '@finger/hub/nats';
 import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+import { clusterMember, until } from './cluster-member-helpers.js';
 
 const url = await natsUrlForTests();
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
@@ -22,43 +22,17 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function daemon(cluster: string, name: string, probe: boolean, heartbeat_ms: number) {
-  const rs = runtimeSwitch(createRuntime);
-  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
-  if (probe) await hub.registry.loadFile(PROBE);
-  const nc = await connectNats({ url: url! });
-  const dropped: DroppedMessage[] = [];
-  const node = new ClusterNode({
-    hub,
-    connection: nc,
+const daemon = (cluster: string, name: string, probe: boolean, heartbeat_ms: number) =>
+  clusterMember({
+    url: url!,
     cluster,
-    auth: new WireAuth({ role: 'daemon', node: name, cluster_key: KEY }),
-    importRemote: true,
-    bridgeEvents: true,
-    heartbeat_ms,
+    name,
+    key: KEY,
+    cleanup,
+    ...(probe ? { manifest: PROBE } : {}),
     // B heartbeats slowly: nothing it says undoes the attack before it is checked
-    unhealthy_after_ms: 60_000,
-    onDropped: (d) => dropped.push(d),
+    extra: { heartbeat_ms, unhealthy_after_ms: 60_000 },
   });
-  rs.bind(node);
-  await node.start();
-  cleanup.push(async () => {
-    await node.close();
-    await hub.close(0);
-    await nc.drain();
-  });
-  return { hub, node, nc, dropped };
-}
-
-async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", () => {
   it.each(['bye', 'hb'] as const)("cannot make the daemons forget that daemon's modules (%s)", async (kind) => {

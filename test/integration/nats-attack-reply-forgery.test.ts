@@ -8,10 +8,11 @@ import { fileURLToPath } from 'node:url';
 import type { Msg, NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
-import { ClusterNode, connectNats, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
+import type { WireAuth } from '@finger/hub/nats';
 import type { Principal } from '@finger/protocol';
 import { natsUrlForTests, testClusterName } from '@finger/testkit';
+
+import { clusterMember, until } from './cluster-member-helpers.js';
 
 const url = await natsUrlForTests();
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
@@ -24,44 +25,8 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function member(cluster: string, name: string, manifest: string | undefined, role: 'daemon' | 'serve') {
-  const rs = runtimeSwitch(createRuntime);
-  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
-  if (manifest) await hub.registry.loadFile(manifest);
-  const nc = await connectNats({ url: url! });
-  const auth =
-    role === 'serve'
-      ? new WireAuth({ role: 'serve', node: name, serve_key: serveKeyOf(KEY) })
-      : new WireAuth({ role: 'daemon', node: name, cluster_key: KEY });
-  const node = new ClusterNode({
-    hub,
-    connection: nc,
-    cluster,
-    auth,
-    importRemote: role !== 'serve',
-    bridgeEvents: true,
-    heartbeat_ms: 200,
-    unhealthy_after_ms: 600,
-  });
-  rs.bind(node);
-  await node.start();
-  cleanup.push(async () => {
-    await node.close();
-    await hub.close(0);
-    await nc.drain();
-  });
-  return { hub, node, nc, auth };
-}
-
-async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const member = (cluster: string, name: string, manifest: string | undefined, role: 'daemon' | 'serve') =>
+  clusterMember({ url: url!, cluster, name, key: KEY, cleanup, role, ...(manifest ? { manifest } : {}) });
 
 /** Reply frames for every token from `from` on (base 36), claiming to come from module `module`. */
 function forgeReplies(nc: NatsConnection, auth: WireAuth, inbox: string, from: number, module: string): void {
