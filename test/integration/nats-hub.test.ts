@@ -1,72 +1,33 @@
 import { fileURLToPath } from 'node:url';
 
-import type { NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
-import type { DroppedMessage } from '@finger/hub/nats';
-import { ClusterNode, connectNats, NatsTransport, runtimeSwitch, serveKeyOf, WireAuth } from '@finger/hub/nats';
+import { connectNats, NatsTransport, serveKeyOf, WireAuth } from '@finger/hub/nats';
 import type { Envelope, FingerEvent, Principal } from '@finger/protocol';
 import { natsUrlForTests, requestEnvelope, testClusterName } from '@finger/testkit';
+
+import { clusterMember, until } from './cluster-member-helpers.js';
 
 const url = await natsUrlForTests();
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
 const KEY = 'test-cluster-key-0123456789abcdef';
 const human: Principal = { kind: 'human', id: 'alice', roles: ['admin'] };
 
-interface Member {
-  hub: MessageHub;
-  node: ClusterNode;
-  nc: NatsConnection;
-  dropped: DroppedMessage[];
-}
-
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function member(cluster: string, name: string, opts: { role?: 'daemon' | 'serve'; probe?: boolean } = {}) {
-  const rs = runtimeSwitch(createRuntime);
-  const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
-  if (opts.probe) await hub.registry.loadFile(PROBE);
-  const nc = await connectNats({ url: url! });
-  const auth =
-    opts.role === 'serve'
-      ? new WireAuth({ role: 'serve', node: name, serve_key: serveKeyOf(KEY) })
-      : new WireAuth({ role: 'daemon', node: name, cluster_key: KEY });
-  const dropped: DroppedMessage[] = [];
-  const node = new ClusterNode({
-    hub,
-    connection: nc,
+const member = (cluster: string, name: string, opts: { role?: 'daemon' | 'serve'; probe?: boolean } = {}) =>
+  clusterMember({
+    url: url!,
     cluster,
-    auth,
-    importRemote: opts.role !== 'serve',
-    bridgeEvents: true,
-    heartbeat_ms: 200,
-    unhealthy_after_ms: 600,
-    onDropped: (d) => dropped.push(d),
+    name,
+    key: KEY,
+    cleanup,
+    ...(opts.role ? { role: opts.role } : {}),
+    ...(opts.probe ? { manifest: PROBE } : {}),
   });
-  rs.bind(node);
-  await node.start();
-  const m: Member = { hub, node, nc, dropped };
-  cleanup.push(async () => {
-    await node.close();
-    await hub.close(0);
-    await nc.drain();
-  });
-  return m;
-}
-
-async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function request(target: string, payload: unknown, deadline = Date.now() + 2000): Envelope {
   return requestEnvelope(target, payload, { deadline, source: human });

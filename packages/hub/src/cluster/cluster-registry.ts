@@ -6,6 +6,7 @@ import { manifestIssues } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
+import { daemonNodeClaimed } from '../transport/nats-options.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
 import { fitHeartbeat, type LeftOut } from './heartbeat-fit.js';
@@ -370,12 +371,7 @@ export class ClusterRegistry {
       if (check.kind === 'bye') this.daemons.delete(check.node);
       else this.daemons.set(check.node, this.clock.now());
     } else if (this.daemons.has(check.node)) {
-      this.o.onDropped?.({
-        reason: 'a serve host names the node id of a daemon',
-        subject: msg.subject,
-        node: check.node,
-        role: 'serve',
-      });
+      this.o.onDropped?.(daemonNodeClaimed(msg.subject, check.node));
       return;
     }
     if (check.kind === 'hello') {

@@ -8,6 +8,7 @@ import { type EventHead, parseEvent, readEventHead } from '../events/event-json.
 import { type Logger, silentLogger } from '../logger.js';
 import { IdWindow } from '../transport/id-window.js';
 import type { DroppedMessage } from '../transport/nats.js';
+import { daemonNodeClaimed } from '../transport/nats-options.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import {
   type ClusterSubjects,
@@ -266,12 +267,7 @@ export class NatsEventBridge {
     if (check.node === this.o.auth.node) return;
     const fromServe = check.role === 'serve';
     if (fromServe && this.o.isDaemonNode?.(check.node) === true) {
-      this.o.onDropped?.({
-        reason: 'a serve host names the node id of a daemon',
-        subject: msg.subject,
-        node: check.node,
-        role: 'serve',
-      });
+      this.o.onDropped?.(daemonNodeClaimed(msg.subject, check.node));
       return;
     }
     for (const line of check.text().split('\n')) this.onLine(line, fromServe, msg.subject, check.node);

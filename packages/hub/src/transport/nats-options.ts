@@ -20,6 +20,14 @@ export function failedAuthentication(d: DroppedMessage): boolean {
   return d.reason === 'bad signature' || d.reason === 'unsigned message';
 }
 
+/**
+ * The drop of a message a serve host signed naming `node`, a node heard signing with the cluster
+ * key (a daemon): node ids are not bound to keys, so a serve host could otherwise speak for it.
+ */
+export function daemonNodeClaimed(subject: string, node: string): DroppedMessage {
+  return { reason: 'a serve host names the node id of a daemon', subject, node, role: 'serve' };
+}
+
 /** Options of {@link NatsTransport}. */
 export interface NatsTransportOptions {
   /** An open connection (made with `noAsyncTraces: true`). */

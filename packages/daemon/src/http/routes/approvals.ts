@@ -125,13 +125,13 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
         return await deps.gate.answer(id, answer);
       } catch (e) {
         // in a cluster the id may well be real: held on another daemon, whose events reach this one
-        if (deps.cluster && e instanceof FingerError && e.code === 'E_NOT_FOUND')
-          throw new FingerError(
-            'E_NOT_FOUND',
-            `no pending approval ${id} on this daemon (node ${deps.cluster.status().node}): a held call is answered on the daemon that holds it — the node its APPROVAL_REQUESTED event names in "origin"`,
-            { ...(e.details ?? {}), id, node: deps.cluster.status().node },
-          );
-        throw e;
+        if (!deps.cluster || !(e instanceof FingerError) || e.code !== 'E_NOT_FOUND') throw e;
+        const node = deps.cluster.status().node;
+        throw new FingerError(
+          'E_NOT_FOUND',
+          `no pending approval ${id} on this daemon (node ${node}): a held call is answered on the daemon that holds it — the node its APPROVAL_REQUESTED event names in "origin"`,
+          { ...(e.details ?? {}), id, node },
+        );
       }
     },
   );
