@@ -45,7 +45,11 @@ export async function clusterMember(o: {
   const nc = await connectNats({ url: o.url });
   const auth =
     o.role === 'serve'
-      ? new WireAuth({ role: 'serve', node: o.name, serve_key: serveKeyOf(o.key) })
+      ? new WireAuth({
+          role: 'serve',
+          node: o.name,
+          serve_key: serveKeyOf(o.key, hub.registry.list()[0]?.id ?? 'none'),
+        })
       : new WireAuth({ role: 'daemon', node: o.name, cluster_key: o.key });
   const dropped: DroppedMessage[] = [];
   const node = new ClusterNode({

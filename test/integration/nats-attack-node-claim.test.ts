@@ -44,7 +44,7 @@ describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", 
 
     const nc: NatsConnection = await connectNats({ url: url! });
     cleanup.push(() => nc.drain());
-    const evil = new WireAuth({ role: 'serve', node: 'daemon-b', serve_key: serveKeyOf(KEY) });
+    const evil = new WireAuth({ role: 'serve', node: 'daemon-b', serve_key: serveKeyOf(KEY, 'evil-mod') });
     const body = kind === 'bye' ? { node: 'daemon-b', drain_ms: 0 } : { node: 'daemon-b', hb_ms: 10_000, modules: [] };
     nc.publish(`finger.${cluster}.registry.${kind}`, evil.sealJson(kind, JSON.stringify(body)));
     // then an unsigned message on the same subject: once A reports it, A has read the claim
@@ -74,7 +74,7 @@ describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", 
     cleanup.push(() => nc.drain());
     const line = (node: string) =>
       JSON.stringify({ id: `ev-${node}`, type: 'DEGRADED', ts: new Date().toISOString(), data: { component: 'x' } });
-    const as = (node: string) => new WireAuth({ role: 'serve', node, serve_key: serveKeyOf(KEY) });
+    const as = (node: string) => new WireAuth({ role: 'serve', node, serve_key: serveKeyOf(KEY, 'evil-mod') });
     nc.publish(`finger.${cluster}.events.DEGRADED`, as('daemon-b').sealJson('events', line('daemon-b'), false));
     // the same from a node id no daemon has: delivered (so the drop above is the node claim)
     nc.publish(`finger.${cluster}.events.DEGRADED`, as('serve-x').sealJson('events', line('serve-x'), false));

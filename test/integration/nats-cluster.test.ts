@@ -41,7 +41,7 @@ async function serveReplica(manifest = PROBE, id = 'remote-probe'): Promise<Repl
     process.execPath,
     [MYFINGER_BIN, 'module', 'serve', manifest, '--nats', url!, '--cluster', cluster, '--heartbeat-ms', '200'],
     {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FINGER_SERVE_KEY: serveKeyOf(KEY) },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FINGER_SERVE_KEY: serveKeyOf(KEY, id) },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -186,7 +186,7 @@ describe.skipIf(!url)('two daemons and module serve processes on one NATS', () =
       const serve = new NatsTransport({
         connection: nc,
         cluster,
-        auth: new WireAuth({ role: 'serve', node: 'impostor', serve_key: serveKeyOf(KEY) }),
+        auth: new WireAuth({ role: 'serve', node: 'impostor', serve_key: serveKeyOf(KEY, 'remote-probe') }),
       });
       const reply = await serve.request(envelope());
       expect(reply.error).toMatchObject({ code: 'E_FORBIDDEN' });

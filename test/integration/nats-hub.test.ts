@@ -111,7 +111,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     const serve = new NatsTransport({
       connection: serveNc,
       cluster,
-      auth: new WireAuth({ role: 'serve', node: 'sneaky', serve_key: serveKeyOf(KEY) }),
+      auth: new WireAuth({ role: 'serve', node: 'sneaky', serve_key: serveKeyOf(KEY, 'remote-probe') }),
     });
     const before = (await b.hub.request({ target: 'remote-probe.runs', payload: {}, source: human })) as {
       runs: number;
@@ -147,7 +147,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
     const env = request('remote-probe.slow', { ms: 300 });
     const reply = caller.request(env);
     await until(() => b.node.transport.stats().serving === 1);
-    const evil = new WireAuth({ role: 'serve', node: 'evil', serve_key: serveKeyOf(KEY) });
+    const evil = new WireAuth({ role: 'serve', node: 'evil', serve_key: serveKeyOf(KEY, 'remote-probe') });
     nc.publish(`finger.${cluster}.cancel`, evil.sealJson('cancel', JSON.stringify({ id: env.id, reason: 'gotcha' })));
     await nc.flush();
     await until(() => b.dropped.find((d) => d.reason === 'cancel sent by a module serve process'));
@@ -212,12 +212,12 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
   it('lets a serve process send its module events to daemons without receiving the cluster events', async () => {
     const cluster = testClusterName('hub');
     const d = await member(cluster, 'd');
-    const s = await member(cluster, 's', { role: 'serve' });
+    const s = await member(cluster, 's', { role: 'serve', probe: true });
     const atDaemon: FingerEvent[] = [];
     const atServe: FingerEvent[] = [];
     d.hub.events.subscribe({ types: ['MODULE_HEALTH'] }, (e) => atDaemon.push(e));
     s.hub.events.subscribe({ types: ['DEGRADED'] }, (e) => atServe.push(e));
-    const sent = s.hub.events.emit('MODULE_HEALTH', {}, { module: 'probe', ok: true });
+    const sent = s.hub.events.emit('MODULE_HEALTH', { target: 'remote-probe' }, { id: 'remote-probe', ok: true });
     d.hub.events.emit('DEGRADED', {}, { component: 'test', n: 3 });
     await until(() => atDaemon.length > 0);
     await new Promise((r) => setTimeout(r, 200));

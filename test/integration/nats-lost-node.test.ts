@@ -65,7 +65,7 @@ async function serveProbe(cluster: string) {
     manifestFile: PROBE,
     nats: { url: url! },
     cluster,
-    serve_key: serveKeyOf(KEY),
+    serve_key: serveKeyOf(KEY, 'remote-probe'),
     heartbeat_ms: 100,
   });
   cleanup.push(() => server.close(0));

@@ -50,7 +50,7 @@ async function announce(
 ) {
   const auth =
     role === 'serve'
-      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY, 'versioned') })
       : new WireAuth({ role, node, cluster_key: KEY });
   const kind = modules === 'bye' ? 'bye' : 'hb';
   const body = modules === 'bye' ? { node } : { node, modules };

@@ -59,7 +59,7 @@ describe.skipIf(bin === undefined)('module serve of an MCP server with --pins-fi
     const pins = join(dir, 'state', 'pins.json');
     const host = startCli(
       ['module', 'serve', dir, '--nats', server!.url, '--cluster', cluster, '--pins-file', pins],
-      { FINGER_SERVE_KEY: serveKeyOf(KEY) },
+      { FINGER_SERVE_KEY: serveKeyOf(KEY, 'mcp.every') },
       { timeout_ms: 60_000 },
     );
     try {

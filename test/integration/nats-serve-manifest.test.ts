@@ -74,7 +74,7 @@ describe.skipIf(!url)('tools announced by a serve host', () => {
     });
     host = startCli(
       ['module', 'serve', manifest, '--nats', url!, '--cluster', cluster, '--heartbeat-ms', '200'],
-      { FINGER_SERVE_KEY: serveKeyOf(KEY) },
+      { FINGER_SERVE_KEY: serveKeyOf(KEY, 'remote-probe') },
       { timeout_ms: 60_000 },
     );
     await untilServing(host);

@@ -42,7 +42,7 @@ describe.skipIf(bin === undefined)('module serve under a max_payload its manifes
     for (const t of manifest.tools) t.description = `${t.description} ${'x'.repeat(1200)}`;
     writeFileSync(join(dir.path, 'module.json'), JSON.stringify(manifest));
     copyFileSync(join(PROBE, 'index.mjs'), join(dir.path, 'index.mjs'));
-    const env = { FINGER_SERVE_KEY: serveKeyOf(KEY) };
+    const env = { FINGER_SERVE_KEY: serveKeyOf(KEY, 'remote-probe') };
     const args = ['--json', 'module', 'serve', dir.path, '--nats', server!.url, '--cluster', testClusterName('big')];
     const r = await runCli(args, env, 30_000);
     expect(r.code).toBe(2);

@@ -13,13 +13,13 @@ export const REMOTE_PROBE = fileURLToPath(new URL('../fixtures/modules/remote-pr
 
 /**
  * Starts `myfinger module serve` of the remote-probe module on `cluster` (heartbeat 200 ms), signing
- * with the serve key of `clusterKey`, with `args` (`--nats`, credentials) and `env` added; bounded
+ * with its serve key under `clusterKey`, with `args` (`--nats`, credentials) and `env` added; bounded
  * to 60 s. Does not wait: see {@link untilServing}.
  */
 export function serveProbe(cluster: string, clusterKey: string, args: string[], env: Record<string, string> = {}) {
   return startCli(
     ['module', 'serve', REMOTE_PROBE, '--cluster', cluster, '--heartbeat-ms', '200', ...args],
-    { FINGER_SERVE_KEY: serveKeyOf(clusterKey), ...env },
+    { FINGER_SERVE_KEY: serveKeyOf(clusterKey, 'remote-probe'), ...env },
     { timeout_ms: 60_000 },
   );
 }

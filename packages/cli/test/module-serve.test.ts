@@ -4,13 +4,15 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { serveKeyOf } from '@finger/hub/nats';
 import { freePort } from '@finger/testkit';
 
 import { runCli } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'finger-cli-serve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const SERVE_KEY = 'a'.repeat(64);
+const CLUSTER_KEY = 'cli-serve-test-cluster-key-0123456789';
+const SERVE_KEY = serveKeyOf(CLUSTER_KEY, 'probe');
 
 describe('module serve errors', () => {
   it('reports its own argument errors with their code and exit 2 (E_INVALID_ARGS), not E_INTERNAL', async () => {
@@ -35,7 +37,7 @@ describe('module serve errors', () => {
     expect(invalid.stderr).toMatch(/\n {2}\$\.runtime\.command: must be array/);
   });
 
-  it('bounds --heartbeat-ms and --drain-ms, says a short serve key is short, and takes a folder', async () => {
+  it('bounds --heartbeat-ms and --drain-ms, says what is wrong with a serve key, and takes a folder', async () => {
     const serve = (args: string[], key = SERVE_KEY) =>
       runCli(['module', 'serve', join(dir, 'module.json'), '--nats', 'nats://127.0.0.1:1', '--json', ...args], {
         env: { FINGER_SERVE_KEY: key },
@@ -62,9 +64,15 @@ describe('module serve errors', () => {
         '--nats takes nats://host:port (or tls://…), comma-separated for several servers; got "http://127.0.0.1:4222"',
     });
     const short = await serve([], 'abc');
+    expect(short.code).toBe(2);
     expect(JSON.parse(short.stdout).error).toMatchObject({
       code: 'E_INVALID_ARGS',
-      message: /^the serve key is too short \(3 characters, at least 16\)/,
+      message: /^the serve key: not a serve key \(expected fsk2\.<module>/,
+    });
+    const old = await serve([], 'a'.repeat(64));
+    expect(JSON.parse(old.stdout).error).toMatchObject({
+      code: 'E_INVALID_ARGS',
+      message: /cluster-wide serve key of an earlier finger: serve keys are per module now/,
     });
     // a folder means its module.json (as modules.paths takes it): the manifest is read and checked
     const folder = join(dir, 'folder');
@@ -77,19 +85,7 @@ describe('module serve errors', () => {
   });
 
   it('reports an unreachable NATS server as E_STORE_UNAVAILABLE with exit 1', async () => {
-    const manifest = join(dir, 'probe.json');
-    writeFileSync(join(dir, 'probe.mjs'), 'export default { tools: { ping: () => "pong" } };\n');
-    writeFileSync(
-      manifest,
-      JSON.stringify({
-        id: 'probe',
-        name: 'Probe',
-        version: '1.0.0',
-        kind: 'tool',
-        runtime: { type: 'inprocess', entry: './probe.mjs' },
-        tools: [{ name: 'ping', description: 'answers pong' }],
-      }),
-    );
+    const manifest = writeProbe();
     const port = await freePort(); // nothing listens there
     // credentials in the URL stay out of the message
     const url = `nats://someone:hunter2@127.0.0.1:${port}`;
@@ -106,4 +102,81 @@ describe('module serve errors', () => {
     );
     expect(r.stdout + r.stderr).not.toContain('hunter2');
   });
+
+  it("refuses another module's serve key before reaching NATS (E_INVALID_ARGS, exit 2)", async () => {
+    const manifest = writeProbe();
+    const port = await freePort();
+    const r = await runCli(['module', 'serve', manifest, '--nats', `nats://127.0.0.1:${port}`, '--json'], {
+      env: { FINGER_SERVE_KEY: serveKeyOf(CLUSTER_KEY, 'other') },
+    });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error).toEqual({
+      code: 'E_INVALID_ARGS',
+      message:
+        "the serve key is for module other, the manifest is module probe: print probe's with `myfinger module serve-key probe` where the cluster key is",
+      details: { key_module: 'other', module: 'probe' },
+    });
+  });
 });
+
+describe('module serve-key', () => {
+  const keyFile = join(dir, 'cluster.key');
+  writeFileSync(keyFile, `${CLUSTER_KEY}\n`);
+
+  it("prints a module's serve key, given its id, module.json or folder", async () => {
+    const manifest = writeProbe();
+    const byId = await runCli(['module', 'serve-key', 'probe', '--cluster-key-file', keyFile]);
+    expect(byId.code).toBe(0);
+    expect(byId.stdout.trim()).toBe(SERVE_KEY);
+    const byFile = await runCli(['module', 'serve-key', manifest, '--json'], {
+      env: { FINGER_CLUSTER_KEY: CLUSTER_KEY },
+    });
+    expect(JSON.parse(byFile.stdout)).toEqual({ module: 'probe', serve_key: SERVE_KEY });
+    const folder = join(dir, 'mcp-folder');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'module.json'), JSON.stringify({ id: 'mcp.every' }));
+    const byFolder = await runCli(['module', 'serve-key', folder, '--cluster-key-file', keyFile]);
+    expect(byFolder.stdout.trim()).toBe(serveKeyOf(CLUSTER_KEY, 'mcp.every'));
+  });
+
+  it('refuses a missing module, a bad id, an unreadable manifest and a missing cluster key (E_INVALID_ARGS)', async () => {
+    const none = await runCli(['module', 'serve-key', '--cluster-key-file', keyFile]);
+    expect(none.code).toBe(2);
+    const bad = await runCli(['module', 'serve-key', 'Bad Id', '--cluster-key-file', keyFile, '--json']);
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).error).toEqual({
+      code: 'E_INVALID_ARGS',
+      message: '"Bad Id" is not a module id (a-z, 0-9, _ and -, or mcp.<name>) nor a module.json or folder',
+    });
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{nope');
+    const unreadable = await runCli(['module', 'serve-key', broken, '--cluster-key-file', keyFile, '--json']);
+    expect(JSON.parse(unreadable.stdout).error).toMatchObject({
+      code: 'E_INVALID_ARGS',
+      message: expect.stringMatching(/^cannot read the module id from .*broken\.json: /),
+    });
+    const nokey = await runCli(['module', 'serve-key', 'probe', '--json'], { env: {} });
+    expect(JSON.parse(nokey.stdout).error).toEqual({
+      code: 'E_INVALID_ARGS',
+      message: 'serve-key needs --cluster-key-file or FINGER_CLUSTER_KEY',
+    });
+  });
+});
+
+/** The probe module (an in-process `ping`) in `dir`: its module.json. */
+function writeProbe(): string {
+  const manifest = join(dir, 'probe.json');
+  writeFileSync(join(dir, 'probe.mjs'), 'export default { tools: { ping: () => "pong" } };\n');
+  writeFileSync(
+    manifest,
+    JSON.stringify({
+      id: 'probe',
+      name: 'Probe',
+      version: '1.0.0',
+      kind: 'tool',
+      runtime: { type: 'inprocess', entry: './probe.mjs' },
+      tools: [{ name: 'ping', description: 'answers pong' }],
+    }),
+  );
+  return manifest;
+}

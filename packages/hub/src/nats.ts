@@ -26,4 +26,13 @@ export { failedAuthentication } from './transport/nats-options.js';
 export type { CheckedSubscription } from './transport/nats-subscribe.js';
 export { logRefusals, permissionRefusal, subscribeChecked } from './transport/nats-subscribe.js';
 export type { ClusterSubjects, WireAuthOptions, WireCheck, WireKind, WireRole } from './transport/nats-wire.js';
-export { clusterSubjects, decodeJson, encodeJson, serveKeyOf, WireAuth } from './transport/nats-wire.js';
+export {
+  clusterSubjects,
+  decodeJson,
+  encodeJson,
+  parseServeKey,
+  type ServeKey,
+  serveKeyOf,
+  type ServeScope,
+  WireAuth,
+} from './transport/nats-wire.js';

@@ -69,6 +69,35 @@ function manifestPath(file: string): string {
   return p;
 }
 
+/** A module id: the one given, or the `id` of the module.json (or folder) given. */
+function moduleIdOf(which: string): string {
+  const looksLikePath = which.includes('/') || which.endsWith('.json') || which === '.' || which === '..';
+  let isPath = looksLikePath;
+  try {
+    statSync(resolve(which));
+    isPath = true;
+  } catch {
+    // not a file here: a module id
+  }
+  if (isPath) {
+    const file = manifestPath(which);
+    let id: unknown;
+    try {
+      id = (JSON.parse(readFileSync(file, 'utf8')) as { id?: unknown } | null)?.id;
+    } catch (e) {
+      throw new FingerError('E_INVALID_ARGS', `cannot read the module id from ${file}: ${(e as Error).message}`);
+    }
+    if (typeof id !== 'string') throw new FingerError('E_INVALID_ARGS', `${file} has no module id`);
+    which = id;
+  }
+  if (!/^(?:[a-z0-9][a-z0-9_-]{0,63}|mcp\.[a-z0-9_]{1,60})$/.test(which))
+    throw new FingerError(
+      'E_INVALID_ARGS',
+      `${JSON.stringify(which)} is not a module id (a-z, 0-9, _ and -, or mcp.<name>) nor a module.json or folder`,
+    );
+  return which;
+}
+
 /** A whole number of ms from `min` to `max` (a timer cannot wait longer than 2^31 − 1 ms). */
 const millis = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
   if (raw === undefined) return undefined;
@@ -85,9 +114,9 @@ const millis = (raw: string | undefined, name: string, min: number, max: number)
  * stdio or MCP runtime) and serves it to the cluster's daemons over NATS until SIGINT/SIGTERM,
  * then stops announcing, lets in-flight calls finish (`--drain-ms`) and drains NATS.
  *
- * The process signs with the cluster's *serve key* (`--serve-key-file` or FINGER_SERVE_KEY; print
- * it on a daemon host with `myfinger module serve-key`), never with the cluster key, so nothing
- * it sends can act as a daemon. Exit codes: 0 after a clean shutdown, 2 for bad arguments or
+ * The process signs with the module's *serve key* (`--serve-key-file` or FINGER_SERVE_KEY; print
+ * it on a daemon host with `myfinger module serve-key <module>`), never with the cluster key, so
+ * nothing it sends can act as a daemon or speak for another module. Exit codes: 0 after a clean shutdown, 2 for bad arguments or
  * manifest, 1 when NATS cannot be reached (E_STORE_UNAVAILABLE).
  */
 export function registerModuleServe(mod: Command, state: RunState): void {
@@ -97,7 +126,7 @@ export function registerModuleServe(mod: Command, state: RunState): void {
     .argument('<module.json>', 'manifest of the module to host')
     .option('--nats <url>', 'NATS server URL(s), comma-separated (default FINGER_NATS_URL)')
     .option('--cluster <name>', 'cluster name (default FINGER_CLUSTER or "default")')
-    .option('--serve-key-file <file>', 'file holding the cluster serve key (default FINGER_SERVE_KEY)')
+    .option('--serve-key-file <file>', "file holding the module's serve key (default FINGER_SERVE_KEY)")
     .option('--token <token>', 'NATS token (default FINGER_NATS_TOKEN, which the process list does not show)')
     .option('--user <user>', 'NATS user (default FINGER_NATS_USER)')
     .option('--pass <pass>', 'NATS password (default FINGER_NATS_PASS, which the process list does not show)')
@@ -128,13 +157,11 @@ export function registerModuleServe(mod: Command, state: RunState): void {
         if (!serveKey)
           throw new FingerError(
             'E_INVALID_ARGS',
-            'module serve needs the cluster serve key: --serve-key-file <file> or FINGER_SERVE_KEY (see `myfinger module serve-key`)',
+            "module serve needs the module's serve key: --serve-key-file <file> or FINGER_SERVE_KEY (see `myfinger module serve-key <module>`)",
           );
-        if (serveKey.length < 16)
-          throw new FingerError(
-            'E_INVALID_ARGS',
-            `the serve key is too short (${serveKey.length} characters, at least 16): print the cluster's with \`myfinger module serve-key\` on a machine that has its cluster key`,
-          );
+        const { parseServeKey, startModuleServer } = await import('@finger/hub/nats');
+        const parsed = parseServeKey(serveKey);
+        if (typeof parsed === 'string') throw new FingerError('E_INVALID_ARGS', `the serve key: ${parsed}`);
         const heartbeat = millis(o.heartbeatMs, '--heartbeat-ms', 100, 600_000);
         const drain = millis(o.drainMs, '--drain-ms', 0, 600_000) ?? 10_000;
         // secrets from the environment keep them out of `ps`; a flag still wins
@@ -151,7 +178,6 @@ export function registerModuleServe(mod: Command, state: RunState): void {
                 ...(o.tlsKey ? { key_file: resolve(o.tlsKey) } : {}),
               }
             : undefined;
-        const { startModuleServer } = await import('@finger/hub/nats');
         const server = await startModuleServer({
           manifestFile: manifestPath(file),
           logger: problemsToStderr((line) => ctx.out.errLine(line)),
@@ -185,15 +211,17 @@ export function registerModuleServe(mod: Command, state: RunState): void {
 
   mod
     .command('serve-key')
-    .description('print the serve key for `module serve` hosts, derived from the cluster key')
+    .description("print a module's serve key for its `module serve` hosts, derived from the cluster key")
+    .argument('<module>', 'module id, or its module.json or folder')
     .option('--cluster-key-file <file>', 'file holding the cluster key (default FINGER_CLUSTER_KEY)')
     .action(
-      action<ModuleServeOptions>(state, async (ctx, _args, o) => {
+      action<ModuleServeOptions>(state, async (ctx, [which = ''], o) => {
         const key = o.clusterKeyFile ? readKey(o.clusterKeyFile, '--cluster-key-file') : ctx.io.env.FINGER_CLUSTER_KEY;
         if (!key) throw new FingerError('E_INVALID_ARGS', 'serve-key needs --cluster-key-file or FINGER_CLUSTER_KEY');
+        const module_id = moduleIdOf(which);
         const { serveKeyOf } = await import('@finger/hub/nats');
-        const serve_key = serveKeyOf(key);
-        if (ctx.out.json) ctx.out.printJson({ serve_key });
+        const serve_key = serveKeyOf(key, module_id);
+        if (ctx.out.json) ctx.out.printJson({ module: module_id, serve_key });
         else ctx.out.line(serve_key);
         return EXIT.OK;
       }),

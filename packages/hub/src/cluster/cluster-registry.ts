@@ -8,7 +8,13 @@ import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
 import { daemonNodeClaimed } from '../transport/nats-options.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
-import { type ClusterSubjects, clusterSubjects, decodeJson, type WireAuth } from '../transport/nats-wire.js';
+import {
+  type ClusterSubjects,
+  clusterSubjects,
+  decodeJson,
+  type OpenedFrame,
+  type WireAuth,
+} from '../transport/nats-wire.js';
 import { fitHeartbeat, type LeftOut } from './heartbeat-fit.js';
 
 /** Most modules one daemon's heartbeat may announce (a serve host: one). */
@@ -325,10 +331,14 @@ export class ClusterRegistry {
    * Whether a message of `node` with `body` is new: its `seq` above the last heard from the node
    * and near this node's clock (see {@link RegistryMessage.seq}); reports it when it is not.
    */
-  private fresh(kind: string, body: RegistryMessage | undefined, node: string, subject: string): boolean {
+  private fresh(kind: string, body: RegistryMessage | undefined, check: OpenedFrame, subject: string): boolean {
     const seq = body?.seq;
     if (typeof seq !== 'number') return true; // an older peer
-    const last = this.heardSeq.get(node);
+    const node = check.node;
+    // a serve host's sequence is its module's and its node's: a host of another module naming the
+    // same node cannot push it past what the real host sends next
+    const key = check.scope === undefined ? node : `${check.scope} ${node}`;
+    const last = this.heardSeq.get(key);
     const stale = Math.abs(this.clock.now() - seq) > MAX_REGISTRY_SKEW_MS;
     if (stale || (last !== undefined && seq <= last)) {
       this.o.onDropped?.({
@@ -338,8 +348,8 @@ export class ClusterRegistry {
       });
       return false;
     }
-    this.heardSeq.delete(node);
-    this.heardSeq.set(node, seq);
+    this.heardSeq.delete(key);
+    this.heardSeq.set(key, seq);
     if (this.heardSeq.size > MAX_SEQ_NODES) this.heardSeq.delete(this.heardSeq.keys().next().value!);
     return true;
   }
@@ -357,6 +367,7 @@ export class ClusterRegistry {
   private onMessage(msg: Msg): void {
     const check = this.o.auth.open(msg.data);
     if (!check.ok) {
+      if (check.quiet) return; // a serve host hears other modules' hosts: not for it
       this.o.onDropped?.({
         reason: check.reason,
         subject: msg.subject,
@@ -366,7 +377,7 @@ export class ClusterRegistry {
     }
     if (check.node === this.o.auth.node) return;
     const body = decodeJson(check.text()) as (RegistryMessage & Record<string, unknown>) | undefined;
-    if (!this.fresh(check.kind, body, check.node, msg.subject)) return;
+    if (!this.fresh(check.kind, body, check, msg.subject)) return;
     if (check.role === 'daemon') {
       if (check.kind === 'bye') this.daemons.delete(check.node);
       else this.daemons.set(check.node, this.clock.now());
@@ -383,8 +394,9 @@ export class ClusterRegistry {
       const named = body?.drain_ms;
       const drain = typeof named === 'number' && named >= 0 ? Math.min(named, MAX_BYE_DRAIN_MS) : 30_000;
       const until = this.clock.now() + drain + 1000;
+      // a serve host leaves only the module its key signs for
       for (const [id, m] of this.modules)
-        if (m.nodes.has(check.node)) {
+        if (m.nodes.has(check.node) && (check.scope === undefined || id === check.scope)) {
           this.leaving.set(id, Math.max(this.leaving.get(id) ?? 0, until));
           this.leave(id, m, check.node);
         }
@@ -412,6 +424,15 @@ export class ClusterRegistry {
       });
     for (const manifest of hb.modules.slice(0, limit)) {
       const id = (manifest as { id?: unknown } | null)?.id;
+      if (check.scope !== undefined && id !== check.scope) {
+        // a serve host's key signs for one module: it cannot announce another
+        this.o.onDropped?.({
+          reason: `a serve host of ${check.scope} announces another module`,
+          subject: msg.subject,
+          node: check.node,
+        });
+        continue;
+      }
       const json = JSON.stringify(manifest);
       const before = typeof id === 'string' ? this.announced.get(id)?.get(check.node) : undefined;
       // checked when a node first announces it, or announces another: not at every heartbeat
@@ -455,7 +476,9 @@ export class ClusterRegistry {
       else if (before?.json !== json) this.adopt(manifest.id, m);
     }
     // modules this node no longer serves
-    for (const [id, m] of this.modules) if (!listed.has(id) && m.nodes.has(check.node)) this.leave(id, m, check.node);
+    for (const [id, m] of this.modules)
+      if (!listed.has(id) && m.nodes.has(check.node) && (check.scope === undefined || id === check.scope))
+        this.leave(id, m, check.node);
   }
 
   /** `node` no longer serves module `id`: the module is gone with its last node, or may go back to an older manifest. */

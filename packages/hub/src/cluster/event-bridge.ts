@@ -270,7 +270,7 @@ export class NatsEventBridge {
       this.o.onDropped?.(daemonNodeClaimed(msg.subject, check.node));
       return;
     }
-    for (const line of check.text().split('\n')) this.onLine(line, fromServe, msg.subject, check.node);
+    for (const line of check.text().split('\n')) this.onLine(line, check.scope, msg.subject, check.node);
   }
 
   /**
@@ -278,7 +278,8 @@ export class NatsEventBridge {
    * for a subscriber that wants the object); a serve process's, or one not in the form daemons
    * write, is parsed and checked here.
    */
-  private onLine(received: string, fromServe: boolean, subject: string, node: string): void {
+  private onLine(received: string, scope: string | undefined, subject: string, node: string): void {
+    const fromServe = scope !== undefined;
     const head = fromServe ? undefined : readEventHead(received);
     const e = head === undefined ? parseEvent(received) : undefined;
     const h = head ?? e;
@@ -293,6 +294,15 @@ export class NatsEventBridge {
     }
     if (fromServe && !SERVE_EVENT_TYPES.has(h.type)) {
       this.o.onDropped?.({ reason: `event ${h.type} from a serve process`, subject, node });
+      return;
+    }
+    if (fromServe && h.type !== 'DEGRADED' && !aboutModule(e!, scope)) {
+      // a serve host's key signs for its module: it speaks of no other
+      this.o.onDropped?.({
+        reason: `event ${h.type} about "${e!.target}" from a serve host of ${scope}`,
+        subject,
+        node,
+      });
       return;
     }
     if (h.type === UNLOCKED) {
@@ -345,6 +355,18 @@ function withOrigin(line: string, head: EventHead, node: string): string {
 }
 /** `{"id":"` + `","type":"` + `",`: what a daemon's event line starts with besides its id and type. */
 const HEAD_LENGTH = '{"id":"'.length + '","type":"'.length + '",'.length;
+
+/** Whether `target` (a module id or `module.tool`) is of module `module_id`. */
+function withinModule(target: string, module_id: string): boolean {
+  return target === module_id || (target.startsWith(module_id) && target.charCodeAt(module_id.length) === 0x2e);
+}
+
+/** Whether event `e` speaks of module `module_id` only: its target, and the `data.id` a module event names. */
+function aboutModule(e: FingerEvent, module_id: string): boolean {
+  if (!withinModule(e.target, module_id)) return false;
+  const id = (e.data as { id?: unknown } | undefined)?.id;
+  return !e.type.startsWith('MODULE_') || typeof id !== 'string' || id === module_id;
+}
 
 /** Whether `data` starts with `prefix` (a frame line naming this node). */
 function claimsNode(data: Uint8Array, prefix: Buffer): boolean {

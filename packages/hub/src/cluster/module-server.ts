@@ -8,7 +8,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { MessageHub } from '../message-hub.js';
 import { type DroppedMessage, failedAuthentication } from '../transport/nats-options.js';
 import { logRefusals } from '../transport/nats-subscribe.js';
-import { WireAuth } from '../transport/nats-wire.js';
+import { parseServeKey, WireAuth } from '../transport/nats-wire.js';
 import { ClusterNode } from './cluster-node.js';
 import { connectNats, type NatsConnectOptions } from './connect.js';
 
@@ -18,7 +18,7 @@ export interface ModuleServerOptions {
   manifestFile: string;
   nats: NatsConnectOptions;
   cluster: string;
-  /** The cluster's serve key (`serveKeyOf(cluster key)`), never the cluster key itself. */
+  /** The module's serve key (`serveKeyOf(cluster key, module id)`), never the cluster key itself. */
   serve_key: string;
   /** Node id; default `serve-<module>-<random>`. */
   node?: string;
@@ -42,8 +42,8 @@ export interface ModuleServer {
 /**
  * Hosts one module on a machine that only reaches NATS: a local MessageHub runs the module, a
  * ClusterNode (role `serve`) serves it on `finger.<cluster>.call.<module>` and announces it. It
- * signs with the serve key only, so daemons accept its replies, heartbeats and module events but
- * refuse any request it would originate. The module's nested calls reach only this local hub.
+ * signs with its module's serve key only, so daemons accept its replies, heartbeats and module
+ * events for that module and no other, but refuse any request it would originate. The module's nested calls reach only this local hub.
  * Rejects with E_INVALID_MANIFEST / E_NOT_FOUND for a bad module.json and E_STORE_UNAVAILABLE
  * when NATS cannot be reached.
  */
@@ -58,6 +58,14 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
   let member: ClusterNode | undefined;
   try {
     const info = await hub.registry.loadFile(o.manifestFile);
+    const key = parseServeKey(o.serve_key);
+    if (typeof key === 'string') throw new FingerError('E_INVALID_ARGS', `the serve key: ${key}`);
+    if (key.module !== info.id)
+      throw new FingerError(
+        'E_INVALID_ARGS',
+        `the serve key is for module ${key.module}, the manifest is module ${info.id}: print ${info.id}'s with \`myfinger module serve-key ${info.id}\` where the cluster key is`,
+        { key_module: key.module, module: info.id },
+      );
     const node = o.node ?? `serve-${info.id}-${randomBytes(4).toString('hex')}`;
     nc = await connectNats({ ...o.nats, name: `finger-${node}` });
     const connection = nc;
@@ -121,7 +129,7 @@ function warnUnauthenticated(logger: Logger): (d: DroppedMessage) => void {
     told.add(from);
     logger.warn(
       { reason: d.reason, subject: d.subject, claimed_node: d.claimed_node },
-      `messages from node "${from}" fail authentication: this host's serve key, or that node's key, is not the cluster's (print the serve key with \`myfinger module serve-key\` where the cluster key is), or someone forges them`,
+      `messages from node "${from}" fail authentication: this host's serve key, or that node's key, is not the cluster's (print the module's serve key with \`myfinger module serve-key <module>\` where the cluster key is), or someone forges them`,
     );
   };
 }

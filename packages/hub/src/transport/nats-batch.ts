@@ -1,3 +1,4 @@
+import type { ServeScope } from './nats-wire.js';
 /**
  * Batches over NATS: every request a process makes to one module in one turn of the event loop
  * leaves as one NATS message — one frame, one MAC over the whole body, one nats.js publish — to
@@ -50,8 +51,8 @@ export class WireBatch {
   constructor(
     /** The module's call subject, or the caller's inbox (with its trailing dot). */
     readonly subject: string,
-    /** Whether the frame also carries the serve signature. */
-    readonly forServe: boolean,
+    /** Whom the frame's serve signature is for (nats-wire.ts). */
+    readonly forServe: ServeScope,
   ) {}
 
   /** Bytes of the body once a line of `lineBytes` is added. */

@@ -1,10 +1,11 @@
 import type { Envelope } from '@finger/protocol';
 
+import type { ServeScope } from './nats-wire.js';
 import type { CancelReceiver, ServerChannel } from './transport.js';
 
 /** What a channel needs of the transport: sending progress and lease messages to the caller. */
 export interface ControlSender {
-  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void;
+  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: ServeScope): void;
 }
 
 /** The server side of one request received over NATS. */
@@ -23,7 +24,7 @@ export class NatsServerChannel implements ServerChannel {
     /** The caller's inbox (with its trailing dot) and the request's token: the reply subject is both. */
     readonly inbox: string,
     readonly token: string,
-    private readonly forServe: boolean,
+    private readonly forServe: ServeScope,
     /** The request's envelope id (what a cancel names). */
     readonly id = '',
     /** The request (for an answer the node gives itself); let go by {@link finish}. */

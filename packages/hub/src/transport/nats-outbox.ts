@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { MAX_BATCH, WireBatch } from './nats-batch.js';
 import { encodeReply } from './nats-envelope.js';
-import { utf8Length, type WireAuth } from './nats-wire.js';
+import { type ServeScope, utf8Length, type WireAuth } from './nats-wire.js';
 
 /** What the {@link ReplyOutbox} of a transport needs. */
 export interface ReplyOutboxOptions {
@@ -34,10 +34,10 @@ export class ReplyOutbox {
 
   /**
    * Publishes a reply to the request of `token` from `inbox` (its reply subject is `inbox + token`);
-   * `forServe`: also signed for a serve process (only when refusing one). Replies to one caller
+   * `forServe`: also signed for a serve host of that module (only when refusing one). Replies to one caller
    * finished in one turn of the event loop leave as one frame.
    */
-  send(inbox: string, token: string, out: Envelope, forServe: boolean): void {
+  send(inbox: string, token: string, out: Envelope, forServe: ServeScope): void {
     if (this.o.connection.isClosed()) return;
     const head = `${token} `; // the line is head + json (a token is ASCII)
     let json = encodeReply(out);
@@ -53,7 +53,7 @@ export class ReplyOutbox {
       json = encodeReply({ ...out, payload: null, error });
       bytes = head.length + utf8Length(json);
     }
-    if (forServe || (this.o.idle() && !this.outboxScheduled)) {
+    if (forServe !== false || (this.o.idle() && !this.outboxScheduled)) {
       // nothing else being served, nothing to batch with: no wait for the end of the turn (the
       // frame is written from head and json: no joined line string to build and flatten)
       this.sendReply(inbox + token, this.o.auth.sealJson('reply', json, forServe, bytes - head.length, head));
@@ -100,7 +100,7 @@ export class ReplyOutbox {
   }
 
   /** Answers `req` (undefined when it could not be read) with `error`. */
-  error(inbox: string, token: string, req: Envelope | undefined, error: ErrorInfo, forServe = false): void {
+  error(inbox: string, token: string, req: Envelope | undefined, error: ErrorInfo, forServe: ServeScope = false): void {
     const now = this.o.clock.now();
     const id = ulid(now);
     const out: Envelope = {

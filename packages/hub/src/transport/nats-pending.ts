@@ -80,11 +80,13 @@ export class PromiseSink implements ReplySink {
 /** Cancels one outstanding request (what `hooks.canceller` holds). */
 export class RequestCanceller {
   constructor(
-    private readonly t: { cancelRequest(id: string, reason: string): void },
+    private readonly t: { cancelRequest(id: string, module_id: string, reason: string): void },
     private readonly id: string,
+    /** The called module (its serve hosts verify the cancel with its key). */
+    private readonly module_id: string,
   ) {}
 
   cancel(reason: string): void {
-    this.t.cancelRequest(this.id, reason);
+    this.t.cancelRequest(this.id, this.module_id, reason);
   }
 }

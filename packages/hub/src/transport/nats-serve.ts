@@ -12,7 +12,7 @@ import { readRequest } from './nats-envelope.js';
 import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
 import { type CheckedSubscription, subscribeChecked } from './nats-subscribe.js';
-import { type ClusterSubjects, decodeJson, type OpenedFrame, type WireAuth } from './nats-wire.js';
+import { type ClusterSubjects, decodeJson, type OpenedFrame, type ServeScope, type WireAuth } from './nats-wire.js';
 import type { TransportHandler, Unserve } from './transport.js';
 
 /** Reports a dropped message to the log and to `onDropped` (both sides of the transport). */
@@ -153,7 +153,7 @@ export class NatsServeSide {
   }
 
   /** Sends a progress or lease message to a caller's reply subject. */
-  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: boolean): void {
+  publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: ServeScope): void {
     if (!this.connected()) return;
     try {
       this.nc.publish(reply, this.auth.sealJson(kind, JSON.stringify(data), forServe));
@@ -188,6 +188,8 @@ export class NatsServeSide {
     handler: TransportHandler,
   ): void {
     const env = readRequest(json);
+    // a refusal to a serve host is signed for its module's hosts (a daemon verifies the cluster key)
+    const toSender: ServeScope = check.role === 'serve' ? (check.scope ?? false) : false;
     if (env === undefined) {
       this.drop('invalid request envelope', msg, check.node);
       this.replies.error(
@@ -195,7 +197,7 @@ export class NatsServeSide {
         token,
         undefined,
         { code: 'E_INVALID_ENVELOPE', message: 'invalid request envelope' },
-        true,
+        toSender,
       );
       return;
     }
@@ -203,7 +205,7 @@ export class NatsServeSide {
       // a serve process may only answer calls: it never originates one, whatever principal it names
       this.drop('request originated by a module serve process', msg, check.node, 'serve');
       const error = { code: 'E_FORBIDDEN', message: 'requests from module serve processes are refused' };
-      this.replies.error(inbox, token, env, error, true);
+      this.replies.error(inbox, token, env, error, toSender);
       return;
     }
     if (!this.taken!.add(env.id)) {
@@ -247,7 +249,8 @@ export class NatsServeSide {
   private onCancel(msg: Msg): void {
     const check = this.auth.open(msg.data);
     if (!check.ok) {
-      this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
+      // a cancel for another module's calls, signed for its hosts: none of this host's
+      if (!check.quiet) this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
       return;
     }
     if (check.role === 'serve' && this.auth.role === 'daemon') {

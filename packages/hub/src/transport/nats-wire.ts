@@ -15,15 +15,18 @@ import { FrameMac, SIG_LEN } from './nats-mac.js';
  * nats.js header objects cost about as much as the rest of a call, and a frame line is read with
  * one `indexOf`.
  *
- * Authentication: `ssig` = MAC(serve key, kind \n node \n body) and, from daemons, `sig` = the
- * same MAC under the cluster key, where MAC is keyed BLAKE2s-256 for a message (the MAC's input)
- * of at most 384 bytes and HMAC-SHA256 above (nats-mac.ts; the length decides, so no field names
- * the algorithm); a signature left out is `-` (daemons leave the serve
- * signature out where no serve process has to verify: replies, progress and lease messages, which
- * only daemons receive). The serve key is derived from the cluster key ({@link serveKeyOf});
- * `module serve` processes hold only the serve key, so they can never produce a daemon signature:
- * a daemon treats a message that only carries a valid serve signature as coming from a serve
- * process (which may answer calls and announce its module, never originate a request). Anything
+ * Authentication: `sig` = MAC(cluster key, kind \n node \n body), from daemons only; `ssig` =
+ * `<mac>.<module>`, the same MAC under the serve key of one module, for the serve hosts of that
+ * module, or a bare `<mac>` under the registry key, for every serve host (a daemon's registry
+ * messages). MAC is keyed BLAKE2s-256 for a message (the MAC's input) of at most 384 bytes and
+ * HMAC-SHA256 above (nats-mac.ts; the length decides, so no field names the algorithm); a
+ * signature left out is `-` (daemons leave the serve signature out where no serve host has to
+ * verify: replies, progress and lease messages, events). A serve host holds only its module's
+ * serve key and the registry key ({@link serveKeyOf}, derived from the cluster key), so it can
+ * never produce a daemon signature, nor speak for a host of another module: a daemon treats a
+ * message carrying only a valid serve signature as coming from a serve host of the module the
+ * signature names (which may answer that module's calls and announce it, never originate a
+ * request), and a message of a serve host with a bare registry signature as unsigned. Anything
  * else is dropped.
  */
 
@@ -59,12 +62,54 @@ export function clusterSubjects(cluster: string): ClusterSubjects {
   };
 }
 
-const SERVE_KEY_LABEL = 'finger-serve-key-v1';
+const SERVE_KEY_LABEL = 'finger-serve-key-v2';
+/** How a serve key starts: `fsk2.<module>.<module key>.<registry key>` (64 hex digits each). */
+const SERVE_KEY_RE = /^fsk2\.([a-z0-9][a-z0-9_.-]{0,63})\.([0-9a-f]{64})\.([0-9a-f]{64})$/;
+/** A module id (manifest.ts: MODULE_ID_PATTERN, or `mcp.<name>`). */
+const MODULE_ID_RE = /^(?:[a-z0-9][a-z0-9_-]{0,63}|mcp\.[a-z0-9_]{1,60})$/;
 
-/** The serve key of a cluster key (hex): what `module serve` processes are given. */
-export function serveKeyOf(clusterKey: string | Uint8Array): string {
-  return createHmac('sha256', clusterKey).update(SERVE_KEY_LABEL).digest('hex');
+/** The secret of module `module_id`'s serve hosts. */
+function moduleServeSecret(clusterKey: string, module_id: string): string {
+  return createHmac('sha256', clusterKey).update(`${SERVE_KEY_LABEL}\nmodule\n${module_id}`).digest('hex');
 }
+
+/** The secret daemons sign their registry messages with for serve hosts (every serve host holds it). */
+function registrySecret(clusterKey: string): string {
+  return createHmac('sha256', clusterKey).update(`${SERVE_KEY_LABEL}\nregistry`).digest('hex');
+}
+
+/**
+ * The serve key of module `module_id` (what `module serve` hosts of that module are given, never
+ * the cluster key): `fsk2.<module>.<module secret>.<registry secret>`. Its module secret signs
+ * what the host sends and verifies the calls daemons send it; the registry secret verifies the
+ * daemons' registry messages. A host of one module cannot sign for another.
+ */
+export function serveKeyOf(clusterKey: string, module_id: string): string {
+  if (!MODULE_ID_RE.test(module_id)) throw new Error(`invalid module id "${module_id}"`);
+  return `fsk2.${module_id}.${moduleServeSecret(clusterKey, module_id)}.${registrySecret(clusterKey)}`;
+}
+
+/** A serve key read by {@link parseServeKey}. */
+export interface ServeKey {
+  module: string;
+  module_secret: string;
+  registry_secret: string;
+}
+
+/** Reads a serve key; a string says what is wrong with it (never echoing the secret). */
+export function parseServeKey(text: string): ServeKey | string {
+  const m = SERVE_KEY_RE.exec(text.trim());
+  if (m !== null && MODULE_ID_RE.test(m[1]!)) return { module: m[1]!, module_secret: m[2]!, registry_secret: m[3]! };
+  if (/^[0-9a-f]{64}$/.test(text.trim()))
+    return "this is a cluster-wide serve key of an earlier finger: serve keys are per module now — print this module's with `myfinger module serve-key <module>` where the cluster key is";
+  return `not a serve key (expected fsk2.<module>.<64 hex>.<64 hex>, ${text.trim().length} characters given): print one with \`myfinger module serve-key <module>\` where the cluster key is`;
+}
+
+/**
+ * Who a serve signature is for: `false` nobody (no serve signature), `true` every serve host (the
+ * registry secret: a daemon's registry messages), or a module id (that module's serve hosts).
+ */
+export type ServeScope = boolean | string;
 
 /** Options of {@link WireAuth}. */
 export interface WireAuthOptions {
@@ -73,6 +118,7 @@ export interface WireAuthOptions {
   /** This process's node id (unique in the cluster). */
   node: string;
   cluster_key?: string;
+  /** A serve host's {@link serveKeyOf} (the module it may speak for is named in it). */
   serve_key?: string;
 }
 
@@ -90,6 +136,11 @@ export class OpenedFrame {
     private readonly frame: Buffer,
     /** Where the body starts in `frame`. */
     private readonly at: number,
+    /**
+     * On a daemon, for `role: 'serve'`: the module whose serve key signed the frame — the only
+     * module the sender may speak for.
+     */
+    readonly scope?: string,
   ) {}
 
   /** The body's bytes (a view of the frame). */
@@ -106,8 +157,12 @@ export class OpenedFrame {
 /** Result of opening one frame: the opened frame, or why it was refused. */
 export type WireCheck =
   | OpenedFrame
-  /** `claimed_node`: the node the frame line names — not authenticated, a hint for the operator. */
-  | { ok: false; reason: string; claimed_node?: string };
+  /**
+   * `claimed_node`: the node the frame line names — not authenticated, a hint for the operator.
+   * `quiet`: a message a serve host is not meant to read (signed for another module's hosts, or
+   * for daemons only), ignored without a report.
+   */
+  | { ok: false; reason: string; claimed_node?: string; quiet?: true };
 
 /** The kind and node of a frame line seen recently, with the MAC prefix they make. */
 interface LineHead {
@@ -121,24 +176,39 @@ interface LineHead {
 const HEADS = 4;
 
 /**
- * Frame version 4: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
+ * Frame version 5: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
  * envelopes in their version-2 compact form (nats-envelope.ts, since FW3), small messages signed
- * with keyed BLAKE2s (nats-mac.ts, since FW4).
+ * with keyed BLAKE2s (nats-mac.ts, since FW4), serve signatures per module (since FW5).
  */
-export const FRAME_MAGIC = 'FW4 ';
+export const FRAME_MAGIC = 'FW5 ';
 const MAGIC = FRAME_MAGIC;
-/** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures. */
-const MAX_LINE = 256;
+/** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures, a module id. */
+const MAX_LINE = 320;
+/** Kinds a daemon signs with the registry secret for serve hosts. */
+const REGISTRY_KINDS = new Set<WireKind>(['hb', 'hello', 'bye']);
 const NL = 10;
 const SP = 0x20;
 const DASH = 0x2d;
+
+/** Serve-key MACs a daemon keeps (one per module it signs for or hears from; least recent out). */
+const MAX_SCOPES = 1024;
+const DOT = 0x2e;
 
 /** Signs outgoing and verifies incoming frames of one process (see the file comment). */
 export class WireAuth {
   readonly role: WireRole;
   readonly node: string;
+  /** A serve host's module (the one its key signs for); undefined on a daemon. */
+  readonly module: string | undefined;
   private readonly clusterKey: FrameMac | undefined;
-  private readonly serveKey: FrameMac;
+  /** Daemon: the cluster key, to derive serve keys from. */
+  private readonly clusterSecret: string | undefined;
+  /** Registry-secret MAC: a daemon signs its registry messages with it, a serve host verifies them. */
+  private readonly registryKey: FrameMac;
+  /** Serve host: its module's serve key. */
+  private readonly ownKey: FrameMac | undefined;
+  /** Daemon: serve-key MACs by module (bounded, {@link MAX_SCOPES}). */
+  private readonly scoped = new Map<string, FrameMac>();
   private readonly heads: LineHead[] = [];
   private nextHead = 0;
 
@@ -150,19 +220,25 @@ export class WireAuth {
     if (o.role === 'daemon') {
       if (!o.cluster_key) throw new Error('a daemon needs the cluster key (nats.cluster_key)');
       this.clusterKey = new FrameMac(Buffer.from(o.cluster_key, 'utf8'));
-      this.serveKey = new FrameMac(Buffer.from(serveKeyOf(o.cluster_key), 'utf8'));
+      this.clusterSecret = o.cluster_key;
+      this.registryKey = new FrameMac(Buffer.from(registrySecret(o.cluster_key), 'utf8'));
+      this.module = undefined;
     } else {
       if (!o.serve_key) throw new Error('a serve process needs the serve key');
-      this.serveKey = new FrameMac(Buffer.from(o.serve_key, 'utf8'));
+      const k = parseServeKey(o.serve_key);
+      if (typeof k === 'string') throw new Error(k);
+      this.module = k.module;
+      this.ownKey = new FrameMac(Buffer.from(k.module_secret, 'utf8'));
+      this.registryKey = new FrameMac(Buffer.from(k.registry_secret, 'utf8'));
     }
   }
 
   /**
-   * The frame of a message of `kind` with `body`. A daemon may leave out the serve signature
-   * (`forServe: false`) when no serve process needs to verify the message (replies, progress and
-   * lease messages go to daemons only): one HMAC less.
+   * The frame of a message of `kind` with `body`, signed for the serve hosts `forServe` names
+   * ({@link ServeScope}; a daemon leaves the serve signature out for `false`: one MAC less). A
+   * serve host always signs with its own module's key.
    */
-  seal(kind: WireKind, body: Uint8Array, forServe = true): Buffer {
+  seal(kind: WireKind, body: Uint8Array, forServe: ServeScope = true): Buffer {
     const lineLen = this.lineLength(kind, forServe);
     const out = Buffer.allocUnsafe(lineLen + body.length);
     out.set(body, lineLen);
@@ -176,7 +252,7 @@ export class WireAuth {
    * (ASCII, e.g. a batch line's token and space), the body is `head + json`, written without
    * joining the two strings first.
    */
-  sealJson(kind: WireKind, json: string, forServe = true, jsonBytes?: number, head = ''): Buffer {
+  sealJson(kind: WireKind, json: string, forServe: ServeScope = true, jsonBytes?: number, head = ''): Buffer {
     const lineLen = this.lineLength(kind, forServe);
     const bytes = jsonBytes ?? utf8Length(json);
     const out = Buffer.allocUnsafe(lineLen + head.length + bytes);
@@ -188,19 +264,25 @@ export class WireAuth {
   }
 
   /** Bytes of the frame line {@link sealJson} writes for `kind` (the frame is this plus the body). */
-  lineLength(kind: WireKind, forServe = true): number {
-    const withSsig = forServe || this.clusterKey === undefined;
+  lineLength(kind: WireKind, forServe: ServeScope = true): number {
+    const scope = this.scopeOf(forServe);
     const withSig = this.clusterKey !== undefined;
+    const ssig = scope === false ? 1 : scope === true ? SIG_LEN : SIG_LEN + 1 + scope.length;
     // magic, kind, node, two signatures (or "-"): three spaces and the newline
-    return MAGIC.length + kind.length + this.node.length + 4 + (withSig ? SIG_LEN : 1) + (withSsig ? SIG_LEN : 1);
+    return MAGIC.length + kind.length + this.node.length + 4 + (withSig ? SIG_LEN : 1) + ssig;
+  }
+
+  /** Whom this process signs a message for: a serve host, always its own module. */
+  private scopeOf(forServe: ServeScope): ServeScope {
+    return this.module ?? forServe;
   }
 
   /**
-   * Writes the frame line `FW4 <kind> <node> <sig> <ssig>\n` into `out[0, lineLen)`, signing the
+   * Writes the frame line `FW5 <kind> <node> <sig> <ssig>\n` into `out[0, lineLen)`, signing the
    * body after it: byte by byte, the signatures straight into place (no strings to build and copy
    * for a small frame).
    */
-  private writeLine(out: Buffer, kind: WireKind, forServe: boolean, lineLen: number): void {
+  private writeLine(out: Buffer, kind: WireKind, forServe: ServeScope, lineLen: number): void {
     const end = out.length;
     let p = putLatin1(out, 0, MAGIC);
     p = putLatin1(out, p, kind);
@@ -213,17 +295,41 @@ export class WireAuth {
       p += SIG_LEN;
     } else out[p++] = DASH;
     out[p++] = SP;
-    if (forServe || this.clusterKey === undefined) {
-      this.serveKey.signInto(prefix, out, lineLen, end, out, p);
+    const scope = this.scopeOf(forServe);
+    if (scope === false) out[p++] = DASH;
+    else if (scope === true) {
+      this.registryKey.signInto(prefix, out, lineLen, end, out, p);
       p += SIG_LEN;
-    } else out[p++] = DASH;
+    } else {
+      const mac = this.serveKeyFor(scope);
+      if (mac === undefined) throw new Error(`cannot sign for the serve hosts of "${scope}" (not a module id)`);
+      mac.signInto(prefix, out, lineLen, end, out, p);
+      p += SIG_LEN;
+      out[p++] = DOT;
+      p = putLatin1(out, p, scope);
+    }
     out[p] = NL;
+  }
+
+  /** The MAC of module `module_id`'s serve key: a serve host has its own only, a daemon derives any. */
+  private serveKeyFor(module_id: string): FrameMac | undefined {
+    if (this.ownKey !== undefined) return module_id === this.module ? this.ownKey : undefined;
+    let mac = this.scoped.get(module_id);
+    if (mac !== undefined) return mac;
+    if (!MODULE_ID_RE.test(module_id)) return undefined;
+    mac = new FrameMac(Buffer.from(moduleServeSecret(this.clusterSecret!, module_id), 'utf8'));
+    if (this.scoped.size >= MAX_SCOPES) this.scoped.delete(this.scoped.keys().next().value!);
+    this.scoped.set(module_id, mac);
+    return mac;
   }
 
   /**
    * Verifies a received frame and returns its body. A daemon reports `role: 'daemon'` only for a
-   * valid cluster-key signature; a valid serve signature alone means `serve`. The frame line is
-   * read in place (its fields located by their spaces, the signatures compared as bytes).
+   * valid cluster-key signature; a valid module serve signature alone means `serve` (with its
+   * module as `scope`). A serve host reports `daemon` for a frame signed with its module's key or,
+   * for a registry message, the registry key; one signed for another module's hosts, or for
+   * daemons only, is `quiet`. The frame line is read in place (its fields located by their
+   * spaces, the signatures compared as bytes).
    */
   open(data: Uint8Array): WireCheck {
     // nats.js hands over a Buffer (a view of what the socket read): no second view made of it
@@ -231,8 +337,8 @@ export class WireAuth {
     const len = buf.length;
     if (len < 4 || buf[0] !== 0x46 || buf[1] !== 0x57 || buf[3] !== SP)
       return { ok: false, reason: 'unsigned message (no frame)' };
-    if (buf[2] !== 0x34) return { ok: false, reason: 'unsupported frame version' }; // "FW? "
-    // the frame line: "FW4 " kind SP node SP sig SP ssig NL, at most MAX_LINE bytes
+    if (buf[2] !== 0x35) return { ok: false, reason: 'unsupported frame version' }; // "FW? "
+    // the frame line: "FW5 " kind SP node SP sig SP ssig NL, at most MAX_LINE bytes
     const limit = len < MAX_LINE + 1 ? len : MAX_LINE + 1;
     let s1 = -1;
     let s2 = -1;
@@ -265,16 +371,33 @@ export class WireAuth {
     const ssigAt = s3 + 1;
     const ssigLen = nl - ssigAt;
     if (ssigLen === 1 && buf[ssigAt] === DASH) {
+      if (this.clusterKey === undefined && daemonSigned) return { ok: false, reason: 'for daemons', quiet: true };
       return {
         ok: false,
         reason: this.clusterKey !== undefined && daemonSigned ? 'bad signature' : 'unsigned message',
         claimed_node: head.node,
       };
     }
-    if (!this.serveKey.verify(head.prefix, buf, at, len, buf, ssigAt, ssigLen))
+    if (ssigLen === SIG_LEN) {
+      // the registry secret: every serve host holds it, so only a serve host trusts it (for a daemon's registry message)
+      if (this.clusterKey !== undefined || !REGISTRY_KINDS.has(head.kind))
+        return { ok: false, reason: 'bad signature', claimed_node: head.node };
+      if (!this.registryKey.verify(head.prefix, buf, at, len, buf, ssigAt, SIG_LEN))
+        return { ok: false, reason: 'bad signature', claimed_node: head.node };
+      return new OpenedFrame('daemon', head.node, head.kind, buf, at);
+    }
+    if (ssigLen < SIG_LEN + 2 || buf[ssigAt + SIG_LEN] !== DOT)
       return { ok: false, reason: 'bad signature', claimed_node: head.node };
-    // a serve process cannot tell daemons from serve processes: both sign with the serve key
-    return new OpenedFrame(this.clusterKey === undefined ? 'daemon' : 'serve', head.node, head.kind, buf, at);
+    const scope = buf.toString('latin1', ssigAt + SIG_LEN + 1, nl);
+    if (this.module !== undefined && scope !== this.module)
+      return { ok: false, reason: `for module ${scope}`, quiet: true };
+    const mac = this.serveKeyFor(scope);
+    if (mac === undefined || !mac.verify(head.prefix, buf, at, len, buf, ssigAt, SIG_LEN))
+      return { ok: false, reason: 'bad signature', claimed_node: head.node };
+    // a serve host cannot tell daemons from other hosts of its module: both sign with its key
+    return this.clusterKey === undefined
+      ? new OpenedFrame('daemon', head.node, head.kind, buf, at)
+      : new OpenedFrame('serve', head.node, head.kind, buf, at, scope);
   }
 
   /**

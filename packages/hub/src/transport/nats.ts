@@ -14,7 +14,15 @@ import type { NatsTransportOptions } from './nats-options.js';
 import { Pending, PromiseSink, RequestCanceller } from './nats-pending.js';
 import { NatsServeSide, reportDropped } from './nats-serve.js';
 import { permissionRefusal, subscribeChecked } from './nats-subscribe.js';
-import { type ClusterSubjects, clusterSubjects, decodeJson, utf8Length, type WireAuth } from './nats-wire.js';
+import {
+  type ClusterSubjects,
+  clusterSubjects,
+  decodeJson,
+  type OpenedFrame,
+  type ServeScope,
+  utf8Length,
+  type WireAuth,
+} from './nats-wire.js';
 import type { ReplySink } from './reply-sink.js';
 import type { RequestHooks, Transport, TransportHandler, Unserve } from './transport.js';
 
@@ -123,7 +131,7 @@ export class NatsTransport implements Transport {
     if (this.pending.size >= this.maxPending)
       return new FingerError('E_OVERLOADED', `too many outstanding NATS requests (${this.maxPending})`, { target });
     const module_id = moduleOf(target);
-    const forServe = this.o.servedByServe?.(module_id) ?? true;
+    const forServe: ServeScope = (this.o.servedByServe?.(module_id) ?? true) ? module_id : false;
     if (this.inbox === undefined) this.openInbox();
     let token = this.tokens.next();
     while (this.pending.has(token)) token = this.tokens.next();
@@ -216,7 +224,7 @@ export class NatsTransport implements Transport {
 
   /** Registers an outstanding request and gives its sink a canceller. */
   private track(token: string, request: Envelope, sink: ReplySink): void {
-    sink.canceller = new RequestCanceller(this, request.id);
+    sink.canceller = new RequestCanceller(this, request.id, moduleOf(request.target));
     this.pending.set(token, new Pending(sink, request));
   }
 
@@ -303,15 +311,17 @@ export class NatsTransport implements Transport {
     }
     const check = this.auth.open(msg.data);
     if (!check.ok) {
-      reportDropped(this.logger, this.o.onDropped, check.reason, msg, undefined, undefined, check.claimed_node);
+      if (!check.quiet)
+        reportDropped(this.logger, this.o.onDropped, check.reason, msg, undefined, undefined, check.claimed_node);
       return;
     }
     if (check.kind === 'reply') {
-      this.onReplies(check.text(), msg, check.node);
+      this.onReplies(check.text(), msg, check);
       return;
     }
     const p = this.pending.get(token);
     if (p === undefined) return;
+    if (!this.signedFor(check, p, msg)) return;
     if (check.kind === 'progress') {
       const d = decodeJson(check.text()) as { message?: unknown; fraction?: unknown } | undefined;
       if (typeof d?.message === 'string')
@@ -322,8 +332,19 @@ export class NatsTransport implements Transport {
     }
   }
 
+  /**
+   * Whether a serve host's message about call `p` is signed for the called module: a host of
+   * another module cannot answer, extend or report progress on it. A daemon's always is.
+   */
+  private signedFor(check: OpenedFrame, p: Pending, msg: Msg): boolean {
+    if (check.scope === undefined || check.scope === moduleOf(p.target)) return true;
+    this.dropped(`${check.kind} signed for module ${check.scope} to a call of "${p.target}"`, msg, check.node);
+    return false;
+  }
+
   /** A reply frame: the replies of one turn to this process, one `<token> <json>` line each. */
-  private onReplies(body: string, msg: Msg, node: string): void {
+  private onReplies(body: string, msg: Msg, check: OpenedFrame): void {
+    const node = check.node;
     const parts = parseBatch(body);
     if (parts === undefined) {
       this.dropped('invalid reply batch', msg, node);
@@ -331,7 +352,7 @@ export class NatsTransport implements Transport {
     }
     for (const part of parts) {
       const p = this.pending.get(part.token);
-      if (p === undefined) continue;
+      if (p === undefined || !this.signedFor(check, p, msg)) continue;
       const env = readReply(part.json, p.request!);
       if (env === undefined) {
         this.dropped('invalid reply envelope', msg, node);
@@ -357,7 +378,7 @@ export class NatsTransport implements Transport {
       if (p.deadline > now) continue;
       this.pending.delete(token);
       const target = p.target;
-      this.sendCancel(p.id, 'E_TIMEOUT');
+      this.sendCancel(p.id, moduleOf(target), 'E_TIMEOUT');
       p.reject(new FingerError('E_TIMEOUT', `call to "${target}" over NATS passed its deadline`, { target }));
     }
   }
@@ -372,7 +393,7 @@ export class NatsTransport implements Transport {
     for (const [token, p] of this.pending) {
       if (moduleOf(p.target) !== module_id) continue;
       this.pending.delete(token);
-      this.sendCancel(p.id, error.code);
+      this.sendCancel(p.id, module_id, error.code);
       p.reject(error);
       n++;
     }
@@ -381,27 +402,30 @@ export class NatsTransport implements Transport {
 
   /** Sends a cancel for every outstanding request to module `module_id` (its runtime closed). */
   cancelModule(module_id: string, reason: string): void {
-    for (const p of this.pending.values()) if (moduleOf(p.target) === module_id) this.sendCancel(p.id, reason);
+    for (const p of this.pending.values())
+      if (moduleOf(p.target) === module_id) this.sendCancel(p.id, module_id, reason);
   }
 
-  /** Sends a cancel for request `id` (its canceller). */
-  cancelRequest(id: string, reason: string): void {
-    this.sendCancel(id, reason);
+  /** Sends a cancel for request `id` to module `module_id` (its canceller). */
+  cancelRequest(id: string, module_id: string, reason: string): void {
+    this.sendCancel(id, module_id, reason);
   }
 
-  private sendCancel(id: string, reason: string): void {
+  private sendCancel(id: string, module_id: string, reason: string): void {
     if (this.batchesScheduled) {
       // the request may still wait in a batch: the cancel follows it out (setImmediate runs in order)
-      setImmediate(() => this.publishCancel(id, reason));
+      setImmediate(() => this.publishCancel(id, module_id, reason));
       return;
     }
-    this.publishCancel(id, reason);
+    this.publishCancel(id, module_id, reason);
   }
 
-  private publishCancel(id: string, reason: string): void {
+  /** One cancel subject for the cluster; signed for the module's serve hosts (others ignore it). */
+  private publishCancel(id: string, module_id: string, reason: string): void {
     if (!this.connected) return;
     try {
-      this.nc.publish(this.subjects.cancel, this.auth.sealJson('cancel', JSON.stringify({ id, reason })));
+      const body = JSON.stringify({ id, reason });
+      this.nc.publish(this.subjects.cancel, this.auth.sealJson('cancel', body, module_id));
     } catch {
       // best effort: the server's own lease bounds the call
     }

@@ -61,7 +61,7 @@ async function heartbeat(
 ) {
   const auth =
     role === 'serve'
-      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY, ids[0] ?? 'x') })
       : new WireAuth({ role, node, cluster_key: KEY });
   const body = JSON.stringify({ node, modules: ids.map((id) => manifest(id, description)) });
   nc.publish(clusterSubjects(cluster).registry('hb'), auth.sealJson('hb', body));
@@ -127,7 +127,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     expect(r.locations('x').map((l) => l.node)).toEqual(['h1', 'h2', 'h3']);
     expect(dropped.map((d) => [d.reason, d.node])).toEqual([['announced manifests over the size limit', 'h4']]);
     // h1 leaves: its room is free again
-    const bye = new WireAuth({ role: 'serve', node: 'h1', serve_key: serveKeyOf(KEY) });
+    const bye = new WireAuth({ role: 'serve', node: 'h1', serve_key: serveKeyOf(KEY, 'x') });
     nc.publish(
       clusterSubjects(cluster).registry('bye'),
       bye.sealJson('bye', JSON.stringify({ node: 'h1', drain_ms: 0 })),

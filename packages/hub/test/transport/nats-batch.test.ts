@@ -82,7 +82,7 @@ async function transport(cluster: string, node: string, role: 'daemon' | 'serve'
   const dropped: DroppedMessage[] = [];
   const auth =
     role === 'serve'
-      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY) })
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY, 'echo') })
       : new WireAuth({ role, node, cluster_key: KEY });
   const t = new NatsTransport({ connection: nc, cluster, auth, onDropped: (d) => dropped.push(d) });
   cleanup.push(async () => {
@@ -109,7 +109,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     const replyFrames: string[] = [];
     server.nc.subscribe('_INBOX.>', {
       callback: (_e, m) => {
-        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW4 reply') replyFrames.push(m.subject);
+        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW5 reply') replyFrames.push(m.subject);
       },
     });
     let handled = 0;
