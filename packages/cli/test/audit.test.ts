@@ -55,11 +55,14 @@ describe('myfinger audit', () => {
     for (const h of homes.splice(0)) await rm(h, { recursive: true, force: true });
   });
 
-  /** A home with an audit log of `n` entries written by the real AuditLog. */
-  async function homeWithLog(n: number): Promise<string> {
+  /** A home with an audit log of `n` entries written by the real AuditLog (segments of `segment_bytes`). */
+  async function homeWithLog(n: number, segment_bytes?: number): Promise<string> {
     const home = await mkdtemp(join(tmpdir(), 'finger-cli-audit-'));
     homes.push(home);
-    const log = await AuditLog.open({ dir: join(home, 'audit') });
+    const log = await AuditLog.open({
+      dir: join(home, 'audit'),
+      ...(segment_bytes !== undefined ? { max_segment_bytes: segment_bytes } : {}),
+    });
     for (let i = 0; i < n; i++) await log.append({ type: 'grant.changed', details: { i } });
     await log.close();
     return home;
@@ -91,6 +94,45 @@ describe('myfinger audit', () => {
     expect(human.code).toBe(1);
     expect(human.stdout).toBe('');
     expect(human.stderr).toContain(`audit log is BROKEN at entry 3: ${SEGMENT}:3: hash mismatch`);
+  });
+
+  it('archive moves the closed segments; verify then says where the chain starts and checks the archive with --dir', async () => {
+    const home = await homeWithLog(12, 512);
+    const to = join(home, '..', `${home.split('/').at(-1)}-archive`);
+    homes.push(to);
+    const r = await runCli(['audit', 'archive', '--to', to, '--json', '--home', home], {});
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { archived: string[]; to: string; anchor: { seq: number; hash: string } };
+    expect(out.archived[0]).toBe(SEGMENT);
+    expect(out.anchor.seq).toBeGreaterThan(0);
+    const here = await runCli(['audit', 'verify', '--json', '--home', home], {});
+    expect(JSON.parse(here.stdout)).toEqual({
+      ok: true,
+      entries: 12 - out.anchor.seq,
+      first_bad: null,
+      reason: null,
+      archived_through: out.anchor.seq,
+    });
+    const human = await runCli(['audit', 'verify', '--home', home], {});
+    expect(human.stdout).toContain(`intact from entry ${out.anchor.seq + 1} on`);
+    const archive = await runCli(['audit', 'verify', '--dir', to, '--json'], {});
+    expect(JSON.parse(archive.stdout)).toEqual({ ok: true, entries: out.anchor.seq, first_bad: null, reason: null });
+    const again = await runCli(['audit', 'archive', '--to', to, '--home', home], {});
+    expect(again.stdout).toMatch(/^nothing to archive: only the newest segment is in /);
+  });
+
+  it('archive refuses a broken log (E_CONFLICT, exit 1) and an archive inside the log (E_INVALID_ARGS, exit 2)', async () => {
+    const home = await homeWithLog(12, 512);
+    const inside = await runCli(['audit', 'archive', '--to', join(home, 'audit', 'old'), '--json', '--home', home], {});
+    expect(inside.code).toBe(2);
+    expect(JSON.parse(inside.stdout).error.code).toBe('E_INVALID_ARGS');
+    const file = join(home, 'audit', SEGMENT);
+    await writeFile(file, (await readFile(file, 'utf8')).replace('"i":0', '"i":9'));
+    const broken = await runCli(['audit', 'archive', '--to', join(home, 'x'), '--json', '--home', home], {});
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.stdout).error).toMatchObject({ code: 'E_CONFLICT', details: { first_bad: 1 } });
+    const missing = await runCli(['audit', 'archive', '--home', home], {});
+    expect(missing.code).toBe(2);
   });
 
   it('verify asks the daemon when it answers, unless --offline', async () => {

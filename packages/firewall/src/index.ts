@@ -1,3 +1,6 @@
+export type { AuditAnchor } from './audit/audit-anchor.js';
+export type { AuditArchiveResult } from './audit/audit-archive.js';
+export { archiveAuditLog } from './audit/audit-archive.js';
 export type { AuditActor, AuditEntry, AuditEntryType, AuditRecord } from './audit/audit-entry.js';
 export { AUDIT_ENTRY_TYPES, GENESIS_HASH } from './audit/audit-entry.js';
 export type { AuditFile, AuditFileSystem } from './audit/audit-files.js';

@@ -17,6 +17,11 @@ interface ShowOptions {
 
 interface VerifyOptions {
   offline?: boolean;
+  dir?: string;
+}
+
+interface ArchiveOptions {
+  to?: string;
 }
 
 /** `GET /v1/audit`: entries oldest first and the chain's head. */
@@ -51,8 +56,12 @@ export function auditRows(entries: AuditEntry[]): string[][] {
  * only when its location is known (a `daemon.json` in the home, `--url` or FINGER_URL), so a
  * daemon of another home on the default port is never consulted.
  */
-async function verify(ctx: CommandContext, offline: boolean): Promise<{ result: AuditVerifyResult; source: string }> {
-  if (!offline) {
+async function verify(
+  ctx: CommandContext,
+  offline: boolean,
+  dirOption?: string,
+): Promise<{ result: AuditVerifyResult; source: string }> {
+  if (!offline && dirOption === undefined) {
     const loc = await ctx.locate();
     if (loc.info !== undefined || loc.urlSource !== 'default') {
       try {
@@ -63,8 +72,8 @@ async function verify(ctx: CommandContext, offline: boolean): Promise<{ result: 
       }
     }
   }
-  const dir = path.join(ctx.home, 'audit');
-  // Loaded only here: no other command needs the firewall package.
+  const dir = dirOption === undefined ? path.join(ctx.home, 'audit') : path.resolve(dirOption);
+  // Loaded only here and in `audit archive`: no other command needs the firewall package.
   const { verifyAuditLog } = await import('@finger/firewall');
   try {
     return { result: await verifyAuditLog(dir), source: dir };
@@ -111,12 +120,24 @@ export function registerAudit(program: Command, state: RunState): void {
     .command('verify')
     .description('recompute the hash chain and name the first bad entry (works with the daemon stopped)')
     .option('--offline', 'read FINGER_HOME/audit directly even when the daemon runs')
+    .option('--dir <dir>', 'verify the segments in this directory instead (an archive made by `audit archive`)')
     .action(
       action<VerifyOptions>(state, async (ctx, _args, opts) => {
-        const { result, source } = await verify(ctx, opts.offline === true);
-        const { ok, entries, first_bad, reason } = result;
+        const { result, source } = await verify(ctx, opts.offline === true, opts.dir);
+        const { ok, entries, first_bad, reason, archived_through } = result;
         const out = ctx.out;
-        if (out.json) out.printJson({ ok, entries, first_bad, reason });
+        if (out.json)
+          out.printJson({
+            ok,
+            entries,
+            first_bad,
+            reason,
+            ...(archived_through !== undefined ? { archived_through } : {}),
+          });
+        else if (ok && archived_through !== undefined)
+          out.line(
+            `${out.c.green('ok')}: the audit log's hash chain is intact from entry ${archived_through + 1} on (${entries} entries, ${source}); entries 1..${archived_through} are in the archive: check it with \`myfinger audit verify --dir <archive>\``,
+          );
         else if (ok)
           out.line(`${out.c.green('ok')}: the audit log's hash chain is intact (${entries} entries, ${source})`);
         else {
@@ -124,6 +145,29 @@ export function registerAudit(program: Command, state: RunState): void {
           out.errLine(`(${entries} entry lines, ${source}; entries from ${first_bad} on cannot be trusted)`);
         }
         return ok ? EXIT.OK : EXIT.GENERIC;
+      }),
+    );
+
+  audit
+    .command('archive')
+    .description('move the closed segments of FINGER_HOME/audit to an archive directory (the chain goes on here)')
+    .requiredOption('--to <dir>', 'archive directory (created if missing; segments already there must match)')
+    .action(
+      action<ArchiveOptions>(state, async (ctx, _args, opts) => {
+        const { archiveAuditLog } = await import('@finger/firewall');
+        const r = await archiveAuditLog(path.join(ctx.home, 'audit'), opts.to!);
+        const out = ctx.out;
+        if (out.json) out.printJson(r);
+        else if (r.archived.length === 0)
+          out.line(`nothing to archive: only the newest segment is in ${ctx.home}/audit`);
+        else {
+          out.line(`archived ${r.archived.length} segment(s) to ${r.to}: ${r.archived[0]} … ${r.archived.at(-1)}`);
+          if (r.anchor !== undefined && r.anchor.seq > 0)
+            out.line(
+              `the archive ends at entry ${r.anchor.seq}, hash ${r.anchor.hash} — record it with the backup; the log here goes on from it`,
+            );
+        }
+        return EXIT.OK;
       }),
     );
 }

@@ -13,6 +13,7 @@ import { mkdir, stat } from 'node:fs/promises';
 
 import { FingerError, isFingerError, rfc3339 } from '@finger/protocol';
 
+import { readAnchor } from './audit-anchor.js';
 import type { AuditEntry, AuditEntryType, AuditRecord, EntryDraft } from './audit-entry.js';
 import { computeEntryHash, draftEntry, entryShapeProblem, GENESIS_HASH, sealEntry } from './audit-entry.js';
 import type { AuditFile, AuditFileSystem } from './audit-files.js';
@@ -136,9 +137,11 @@ export class AuditLog {
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const segments = await listSegments(dir);
-      const segment = segments.at(-1) ?? 1;
+      // every segment archived but the anchor (audit-anchor.ts): the chain and the numbering go on from it
+      const anchor = await readAnchor(dir);
+      const segment = segments.at(-1) ?? (anchor ? anchor.through_segment + 1 : 1);
       let size = 0;
-      let head = { seq: 0, hash: GENESIS_HASH };
+      let head = anchor ? { seq: anchor.seq, hash: anchor.hash } : { seq: 0, hash: GENESIS_HASH };
       for (let i = segments.length - 1; i >= 0; i--) {
         const n = segments[i] as number;
         const bytes = (await stat(segmentPath(dir, n))).size;

@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 
 import { FingerError } from '@finger/protocol';
 
+import { ANCHOR_FILE, readAnchor } from './audit-anchor.js';
 import { computeEntryHash, entryShapeProblem, GENESIS_HASH } from './audit-entry.js';
 import { listSegments, readSegmentLines, segmentName, segmentPath } from './audit-files.js';
 
@@ -17,6 +18,11 @@ export interface AuditVerifyResult {
   first_bad: number | null;
   /** What is wrong with it, naming the file and line; null when ok. */
   reason: string | null;
+  /**
+   * Set when the chain was checked from an archive anchor (`audit archive`): entries up to this
+   * seq are in the archive, not here (check them there).
+   */
+  archived_through?: number;
 }
 
 /** Options of {@link verifyAuditLog}. */
@@ -38,7 +44,10 @@ interface Misplaced {
  * Verifies the audit log in `dir` (`FINGER_HOME/audit`): every line must parse, carry the hash
  * recomputed from its content (sha256(prev_hash + canonical JSON without hash)), link to the
  * previous entry's hash (GENESIS_HASH for the first) and have seq = previous seq + 1; the last
- * line must end with "\n". Reads the files directly; a missing or empty directory is an empty,
+ * line must end with "\n". When the first segments were archived (`archived.json`, see
+ * audit-anchor.ts, and segment 1 is gone), the chain is checked from the anchor: the first entry
+ * here must follow the anchor's seq and hash (`archived_through` says so); when segment 1 is
+ * still here, from the start, the anchor's entry checked against it. Reads the files directly; a missing or empty directory is an empty,
  * valid log (a chain cannot prove that nothing was deleted at its end: keep the head hash of a
  * backup to compare).
  *
@@ -73,9 +82,18 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
   let prevHash = GENESIS_HASH;
   let bad: { seq: number; reason: string } | null = null;
   let misplaced: Misplaced | null = null;
+  const anchor = await readAnchor(dir);
+  const segments = await listSegments(dir);
+  /** The chain starts at the anchor: segments up to its own were archived. */
+  const fromAnchor = anchor !== undefined && segments[0] !== 1;
+  if (fromAnchor) {
+    expected = anchor.seq + 1;
+    prevHash = anchor.hash;
+  }
 
-  for (const n of await listSegments(dir)) {
+  for (const n of segments) {
     if (options.through_segment !== undefined && n > options.through_segment) break;
+    if (fromAnchor && n <= anchor.through_segment) continue; // left over from an archiving: in the archive
     const path = segmentPath(dir, n);
     const limit = options.limits?.get(n) ?? (await stat(path)).size;
     for await (const line of readSegmentLines(path, limit)) {
@@ -98,7 +116,16 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
         continue;
       }
       if (entry.prev_hash !== prevHash) {
-        bad = { seq: expected, reason: `${where}: prev_hash does not match the hash of the entry before it` };
+        bad = {
+          seq: expected,
+          reason: `${where}: prev_hash does not match the hash of the ${
+            fromAnchor && expected === anchor.seq + 1 ? `last archived entry (${ANCHOR_FILE})` : 'entry before it'
+          }`,
+        };
+        continue;
+      }
+      if (anchor !== undefined && !fromAnchor && entry.seq === anchor.seq && entry.hash !== anchor.hash) {
+        bad = { seq: expected, reason: `${where}: ${ANCHOR_FILE} names another hash for entry ${entry.seq}` };
         continue;
       }
       prevHash = entry.hash;
@@ -113,12 +140,16 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
           seq: found,
           reason:
             `${where}: ${found - e === 1 ? `entry ${e} is` : `entries ${e}..${found - 1} are`} missing ` +
-            `before entry ${found}`,
+            `before entry ${found}` +
+            (e === 1 && anchor === undefined && segments[0] !== 1
+              ? ' (segments moved away by hand? `myfinger audit archive --to <dir>` moves closed segments and records where the chain goes on)'
+              : ''),
         };
   }
+  const archived = fromAnchor ? { archived_through: anchor.seq } : {};
   return bad === null
-    ? { ok: true, entries, first_bad: null, reason: null }
-    : { ok: false, entries, first_bad: bad.seq, reason: bad.reason };
+    ? { ok: true, entries, first_bad: null, reason: null, ...archived }
+    : { ok: false, entries, first_bad: bad.seq, reason: bad.reason, ...archived };
 }
 
 interface ChainFields {

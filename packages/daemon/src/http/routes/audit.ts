@@ -96,6 +96,11 @@ export function auditRoutes(app: FastifyInstance, deps: RouteDeps): void {
               entries: { type: 'integer', description: 'Entry lines in the log' },
               first_bad: { type: ['integer', 'null'], description: 'seq of the first bad entry; null when ok' },
               reason: { type: ['string', 'null'], description: 'What is wrong with it (file:line); null when ok' },
+              archived_through: {
+                type: 'integer',
+                description:
+                  'Present when the chain was checked from an archive anchor (`myfinger audit archive`): entries up to this seq are in the archive',
+              },
             },
           },
           ...errorResponses(503),
