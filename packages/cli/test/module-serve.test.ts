@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { serveKeyOf } from '@finger/hub/nats';
-import { freePort } from '@finger/testkit';
+import { freePort, startCli } from '@finger/testkit';
 
 import { runCli } from './helpers.js';
 
@@ -72,7 +72,8 @@ describe('module serve errors', () => {
     const old = await serve([], 'a'.repeat(64));
     expect(JSON.parse(old.stdout).error).toMatchObject({
       code: 'E_INVALID_ARGS',
-      message: /cluster-wide serve key of an earlier finger: serve keys are per module now/,
+      message:
+        /the cluster key itself \(never give it to a serve host\), or a cluster-wide serve key of an earlier finger — serve keys are per module now/,
     });
     // a folder means its module.json (as modules.paths takes it): the manifest is read and checked
     const folder = join(dir, 'folder');
@@ -137,6 +138,14 @@ describe('module serve-key', () => {
     writeFileSync(join(folder, 'module.json'), JSON.stringify({ id: 'mcp.every' }));
     const byFolder = await runCli(['module', 'serve-key', folder, '--cluster-key-file', keyFile]);
     expect(byFolder.stdout.trim()).toBe(serveKeyOf(CLUSTER_KEY, 'mcp.every'));
+    // an id that is also the name of something here that is no manifest: the id
+    const cwd = join(dir, 'cwd');
+    mkdirSync(join(cwd, 'web'), { recursive: true });
+    writeFileSync(join(cwd, 'probe'), ''); // `serve-key probe > probe` makes the file first
+    for (const id of ['probe', 'web']) {
+      const r = await startCli(['module', 'serve-key', id, '--cluster-key-file', keyFile], {}, { cwd }).done;
+      expect([r.code, r.stdout.trim()]).toEqual([0, serveKeyOf(CLUSTER_KEY, id)]);
+    }
   });
 
   it('refuses a missing module, a bad id, an unreadable manifest and a missing cluster key (E_INVALID_ARGS)', async () => {
@@ -155,6 +164,13 @@ describe('module serve-key', () => {
       code: 'E_INVALID_ARGS',
       message: expect.stringMatching(/^cannot read the module id from .*broken\.json: /),
     });
+    const short = await runCli(['module', 'serve-key', 'probe', '--json'], { env: { FINGER_CLUSTER_KEY: 'short\n' } });
+    expect(JSON.parse(short.stdout).error).toEqual({
+      code: 'E_INVALID_ARGS',
+      message: 'FINGER_CLUSTER_KEY is too short (5 characters; a cluster key has at least 16, as nats.cluster_key)',
+    });
+    const trimmed = await runCli(['module', 'serve-key', 'probe'], { env: { FINGER_CLUSTER_KEY: `${CLUSTER_KEY}\n` } });
+    expect(trimmed.stdout.trim()).toBe(SERVE_KEY);
     const nokey = await runCli(['module', 'serve-key', 'probe', '--json'], { env: {} });
     expect(JSON.parse(nokey.stdout).error).toEqual({
       code: 'E_INVALID_ARGS',

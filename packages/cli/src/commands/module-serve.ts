@@ -69,28 +69,36 @@ function manifestPath(file: string): string {
   return p;
 }
 
-/** A module id: the one given, or the `id` of the module.json (or folder) given. */
+const MODULE_ID = /^(?:[a-z0-9][a-z0-9_-]{0,63}|mcp\.[a-z0-9_]{1,60})$/;
+
+/**
+ * A module id: the `id` of the module.json (or folder holding one) given, or the id given. A
+ * module id that is also the name of something here that is not a manifest (the file a shell
+ * redirection just made, a folder of another kind) is taken as the id.
+ */
 function moduleIdOf(which: string): string {
   const looksLikePath = which.includes('/') || which.endsWith('.json') || which === '.' || which === '..';
-  let isPath = looksLikePath;
+  let exists = false;
   try {
     statSync(resolve(which));
-    isPath = true;
+    exists = true;
   } catch {
     // not a file here: a module id
   }
-  if (isPath) {
+  if (looksLikePath || exists) {
     const file = manifestPath(which);
     let id: unknown;
+    let problem: string | undefined;
     try {
       id = (JSON.parse(readFileSync(file, 'utf8')) as { id?: unknown } | null)?.id;
+      if (typeof id !== 'string') problem = `${file} has no module id`;
     } catch (e) {
-      throw new FingerError('E_INVALID_ARGS', `cannot read the module id from ${file}: ${(e as Error).message}`);
+      problem = `cannot read the module id from ${file}: ${(e as Error).message}`;
     }
-    if (typeof id !== 'string') throw new FingerError('E_INVALID_ARGS', `${file} has no module id`);
-    which = id;
+    if (problem === undefined) which = id as string;
+    else if (looksLikePath || !MODULE_ID.test(which)) throw new FingerError('E_INVALID_ARGS', problem);
   }
-  if (!/^(?:[a-z0-9][a-z0-9_-]{0,63}|mcp\.[a-z0-9_]{1,60})$/.test(which))
+  if (!MODULE_ID.test(which))
     throw new FingerError(
       'E_INVALID_ARGS',
       `${JSON.stringify(which)} is not a module id (a-z, 0-9, _ and -, or mcp.<name>) nor a module.json or folder`,
@@ -216,8 +224,15 @@ export function registerModuleServe(mod: Command, state: RunState): void {
     .option('--cluster-key-file <file>', 'file holding the cluster key (default FINGER_CLUSTER_KEY)')
     .action(
       action<ModuleServeOptions>(state, async (ctx, [which = ''], o) => {
-        const key = o.clusterKeyFile ? readKey(o.clusterKeyFile, '--cluster-key-file') : ctx.io.env.FINGER_CLUSTER_KEY;
+        const key = o.clusterKeyFile
+          ? readKey(o.clusterKeyFile, '--cluster-key-file')
+          : ctx.io.env.FINGER_CLUSTER_KEY?.trim();
         if (!key) throw new FingerError('E_INVALID_ARGS', 'serve-key needs --cluster-key-file or FINGER_CLUSTER_KEY');
+        if (key.length < 16)
+          throw new FingerError(
+            'E_INVALID_ARGS',
+            `FINGER_CLUSTER_KEY is too short (${key.length} characters; a cluster key has at least 16, as nats.cluster_key)`,
+          );
         const module_id = moduleIdOf(which);
         const { serveKeyOf } = await import('@finger/hub/nats');
         const serve_key = serveKeyOf(key, module_id);

@@ -15,6 +15,7 @@ import type { WireAuth } from '../transport/nats-wire.js';
 import type { ServerChannel, TransportHandler, Unserve } from '../transport/transport.js';
 import { announced, type ClusterChange, ClusterRegistry, type ModuleLocation } from './cluster-registry.js';
 import { NatsEventBridge, type NatsEventBridgeOptions, type PublishingEventBus } from './event-bridge.js';
+import type { LeftOut } from './heartbeat-fit.js';
 import { distrustServeAnnounced } from './serve-manifest.js';
 
 /** Options of {@link ClusterNode}. */
@@ -34,6 +35,11 @@ export interface ClusterNodeOptions {
   onDropped?: (info: DroppedMessage) => void;
   /** Events of these types from other daemons, after their delivery here (see NatsEventBridgeOptions). */
   onDaemonEvent?: NatsEventBridgeOptions['onDaemonEvent'];
+  /**
+   * A serve host that has verified no other node's message this long warns that it is not serving
+   * yet (default 10 s; see {@link ClusterNode.start}).
+   */
+  key_check_warn_ms?: number;
 }
 
 /** Where a module runs, as `module list` shows it. */
@@ -56,7 +62,19 @@ export class ClusterNode {
   readonly bridge: NatsEventBridge | undefined;
   private readonly o: ClusterNodeOptions;
   private readonly logger: Logger;
+  private readonly clock: Clock;
   private readonly unserves = new Map<string, Unserve>();
+  /** Local modules whose serving waits (for {@link keyChecked}) or is being set up. */
+  private readonly starting = new Set<string>();
+  /**
+   * Resolved once a message of another node verified under this node's key. A serve host joins
+   * its module's queue group only then: a host whose serve key is not the cluster's (a key from
+   * another cluster key, one not renewed after the cluster key changed) would take its share of
+   * the calls and answer none. A daemon serves at once.
+   */
+  private readonly keyChecked: Promise<void>;
+  private keyCheckedNow: () => void = () => undefined;
+  private keyCheckWarning: unknown;
   private stopListening: (() => void) | undefined;
   private closed = false;
   /** The cluster changes being applied, one after the other. */
@@ -68,6 +86,9 @@ export class ClusterNode {
     this.o = o;
     this.logger = o.logger ?? silentLogger;
     const clock = o.clock ?? systemClock;
+    this.clock = clock;
+    this.keyChecked =
+      o.auth.role === 'serve' ? new Promise<void>((r) => (this.keyCheckedNow = r)) : Promise.resolve();
     const common = { connection: o.connection, cluster: o.cluster, auth: o.auth, logger: this.logger };
     this.transport = new NatsTransport({
       ...common,
@@ -81,6 +102,7 @@ export class ClusterNode {
       clock,
       local: () => this.localManifests(),
       onChange: (c) => this.apply(c),
+      onPeer: () => this.keyCheckedNow(),
       ...(o.onDropped ? { onDropped: o.onDropped } : {}),
       ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
       ...(o.unhealthy_after_ms !== undefined ? { unhealthy_after_ms: o.unhealthy_after_ms } : {}),
@@ -137,12 +159,50 @@ export class ClusterNode {
       stopServing();
       stopImporting();
     };
-    // a `module serve` process exists to serve its module: failing to (e.g. NATS refused the
-    // subscription) fails its start; a daemon logs it and keeps its other modules and the cluster
-    const strict = this.o.auth.role === 'serve';
-    for (const m of this.o.hub.registry.list()) if (m.runtime !== 'nats') await this.serveLocal(m.id, strict);
+    const local = this.o.hub.registry.list().filter((m) => m.runtime !== 'nats');
+    if (this.o.auth.role === 'serve') {
+      // a `module serve` process exists to serve its module: NATS refusing it fails its start
+      // (checked now); it joins the module's queue group once its key has proven the cluster's
+      for (const m of local) await this.transport.checkServe(m.id);
+      await this.bridge?.start();
+      await this.registry.start();
+      for (const m of local) void this.serveLocal(m.id).then(() => this.registry.heartbeat());
+      this.warnUntilKeyChecked(local.map((m) => m.id));
+      return;
+    }
+    // a daemon logs a module it cannot serve and keeps its other modules and the cluster
+    for (const m of local) await this.serveLocal(m.id);
     await this.bridge?.start();
     await this.registry.start();
+  }
+
+  /**
+   * Local modules a heartbeat of this node could not carry under the NATS server's
+   * `max_payload` (largest first): checked before a serve host starts serving.
+   */
+  unannounceable(): readonly LeftOut[] {
+    const ids = this.o.hub.registry
+      .list()
+      .filter((m) => m.runtime !== 'nats')
+      .map((m) => m.id);
+    return this.registry.wouldLeaveOut(this.manifestsOf(ids));
+  }
+
+  /** A serve host still waiting for its key check after `key_check_warn_ms` says so, once. */
+  private warnUntilKeyChecked(modules: string[]): void {
+    let checked = false;
+    void this.keyChecked.then(() => {
+      checked = true;
+      if (this.keyCheckWarning !== undefined) this.clock.clearTimeout(this.keyCheckWarning);
+    });
+    this.keyCheckWarning = this.clock.setTimeout(() => {
+      this.keyCheckWarning = undefined;
+      if (checked || this.closed) return;
+      this.logger.warn(
+        { modules, cluster: this.o.cluster, waited_ms: this.o.key_check_warn_ms ?? 10_000 },
+        `not serving ${modules.join(', ')} yet: no message of another node of cluster ${this.o.cluster} verified under this host's serve key — no daemon of the cluster is running, or the key is not the cluster's (print the module's with \`myfinger module serve-key <module>\` where the cluster key is)`,
+      );
+    }, this.o.key_check_warn_ms ?? 10_000);
   }
 
   /** Where module `id` runs: here, or on which nodes. */
@@ -160,6 +220,8 @@ export class ClusterNode {
   async close(drain_ms = 5000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.keyCheckWarning !== undefined) this.clock.clearTimeout(this.keyCheckWarning);
+    this.keyCheckedNow(); // a serving that waits for it gives up (closed)
     this.stopListening?.();
     await this.registry.close(drain_ms);
     await Promise.all([...this.unserves.values()].map((u) => u().catch(() => undefined)));
@@ -169,8 +231,13 @@ export class ClusterNode {
   }
 
   private localManifests(): ModuleManifest[] {
+    return this.manifestsOf(this.unserves.keys());
+  }
+
+  /** The manifests of local modules `ids` as this node announces them. */
+  private manifestsOf(ids: Iterable<string>): ModuleManifest[] {
     const out: ModuleManifest[] = [];
-    for (const id of this.unserves.keys()) {
+    for (const id of ids) {
       const info = this.o.hub.registry.get(id);
       if (info === undefined || info.runtime === 'nats') continue;
       out.push(
@@ -189,13 +256,21 @@ export class ClusterNode {
     return out;
   }
 
-  private async serveLocal(id: string, strict = false): Promise<void> {
-    if (this.closed || this.unserves.has(id)) return;
+  private async serveLocal(id: string): Promise<void> {
+    if (this.closed || this.unserves.has(id) || this.starting.has(id)) return;
+    this.starting.add(id);
     try {
+      await this.keyChecked;
+      const info = this.o.hub.registry.get(id);
+      if (this.closed || info === undefined || info.runtime === 'nats') return; // closed, or gone meanwhile
       this.unserves.set(id, await this.transport.serve(id, this.localHandler(id)));
     } catch (e) {
-      if (strict) throw e;
-      this.logger.warn({ module: id, error: toErrorInfo(e) }, 'module not served on NATS');
+      this.logger[this.o.auth.role === 'serve' ? 'error' : 'warn'](
+        { module: id, error: toErrorInfo(e) },
+        'module not served on NATS',
+      );
+    } finally {
+      this.starting.delete(id);
     }
   }
 

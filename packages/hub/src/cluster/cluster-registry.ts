@@ -77,6 +77,8 @@ export interface ClusterRegistryOptions {
   local: () => ModuleManifest[];
   onChange?: (change: ClusterChange) => void;
   onDropped?: (info: DroppedMessage) => void;
+  /** A registry message of another node verified: this node's key is the cluster's. */
+  onPeer?: () => void;
   clock?: Clock;
   logger?: Logger;
   /** Heartbeat period (ms). Default 2000. */
@@ -229,6 +231,15 @@ export class ClusterRegistry {
     return this.leftOutModules;
   }
 
+  /** Which of `modules` a heartbeat of this node could not carry under the server's `max_payload` (largest first). */
+  wouldLeaveOut(modules: readonly ModuleManifest[]): LeftOut[] {
+    const max = this.o.connection.info?.max_payload;
+    if (max === undefined) return [];
+    const seq = this.clock.now(); // as long as the sequence numbers heartbeats carry
+    return fitHeartbeat(this.o.auth.node, modules.map(announced), max - this.o.auth.lineLength('hb'), this.hbMs, seq)
+      .leftOut;
+  }
+
   /** Whether `node` was heard signing with the cluster key lately (a daemon; see {@link daemons}). */
   isDaemonNode(node: string): boolean {
     return this.daemons.has(node);
@@ -376,6 +387,7 @@ export class ClusterRegistry {
       return;
     }
     if (check.node === this.o.auth.node) return;
+    this.o.onPeer?.();
     const body = decodeJson(check.text()) as (RegistryMessage & Record<string, unknown>) | undefined;
     if (!this.fresh(check.kind, body, check, msg.subject)) return;
     if (check.role === 'daemon') {

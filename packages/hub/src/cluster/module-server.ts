@@ -41,7 +41,9 @@ export interface ModuleServer {
 
 /**
  * Hosts one module on a machine that only reaches NATS: a local MessageHub runs the module, a
- * ClusterNode (role `serve`) serves it on `finger.<cluster>.call.<module>` and announces it. It
+ * ClusterNode (role `serve`) serves it on `finger.<cluster>.call.<module>` and announces it —
+ * once a message of a daemon of the cluster (or another host of the module) verified under its
+ * serve key, so a host holding a wrong key never takes calls it would drop. It
  * signs with its module's serve key only, so daemons accept its replies, heartbeats and module
  * events for that module and no other, but refuse any request it would originate. The module's nested calls reach only this local hub.
  * Rejects with E_INVALID_MANIFEST / E_NOT_FOUND for a bad module.json and E_STORE_UNAVAILABLE
@@ -82,15 +84,15 @@ export async function startModuleServer(o: ModuleServerOptions): Promise<ModuleS
       ...(o.heartbeat_ms !== undefined ? { heartbeat_ms: o.heartbeat_ms } : {}),
     });
     void logRefusals(connection, logger);
-    await member.start();
     // a module no heartbeat can carry would never be called: refuse to serve it at all
-    const left = member.registry.notAnnounced()[0];
+    const left = member.unannounceable()[0];
     if (left !== undefined)
       throw new FingerError(
         'E_INVALID_ARGS',
         `module ${left.id} cannot be announced: its manifest (${left.bytes} bytes) does not fit in a heartbeat under the NATS server's max_payload (${connection.info?.max_payload ?? '?'} bytes) — raise max_payload in the server's config, or serve a module with fewer or smaller tools`,
         { module: left.id, bytes: left.bytes, max_payload: connection.info?.max_payload },
       );
+    await member.start();
     const served = member;
     let closing: Promise<void> | undefined;
     return {

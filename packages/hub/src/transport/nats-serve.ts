@@ -123,6 +123,25 @@ export class NatsServeSide {
     return this.served.has(module_id);
   }
 
+  /**
+   * Whether the NATS server lets this node serve `target` — subscribe to its call subject and to
+   * the cancels — without joining the module's queue group yet: the call subject is tried with a
+   * plain subscription, dropped at once (it only gets copies of the calls meanwhile). Throws the
+   * refusal (E_FORBIDDEN naming the subject).
+   */
+  async check(target: string): Promise<void> {
+    const probe = subscribeChecked(this.nc, this.subjects.call(target), () => undefined, { logger: this.logger });
+    this.cancels ??= subscribeChecked(this.nc, this.subjects.cancel, (msg) => this.onCancel(msg), {
+      logger: this.logger,
+    });
+    await this.nc.flush();
+    probe.sub.unsubscribe();
+    const refused = probe.refused() ?? this.cancels.refused();
+    if (refused === undefined) return;
+    if (this.cancels.refused() !== undefined) this.cancels = undefined;
+    throw refused;
+  }
+
   /** Stops taking requests: the subscriptions it held (for the caller to unsubscribe when it keeps the connection). */
   stop(): (Subscription | undefined)[] {
     const subs = [...this.served.values(), this.cancels?.sub];

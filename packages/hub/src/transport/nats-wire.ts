@@ -101,7 +101,7 @@ export function parseServeKey(text: string): ServeKey | string {
   const m = SERVE_KEY_RE.exec(text.trim());
   if (m !== null && MODULE_ID_RE.test(m[1]!)) return { module: m[1]!, module_secret: m[2]!, registry_secret: m[3]! };
   if (/^[0-9a-f]{64}$/.test(text.trim()))
-    return "this is a cluster-wide serve key of an earlier finger: serve keys are per module now — print this module's with `myfinger module serve-key <module>` where the cluster key is";
+    return "64 hex digits are no serve key: the cluster key itself (never give it to a serve host), or a cluster-wide serve key of an earlier finger — serve keys are per module now: print this module's with `myfinger module serve-key <module>` where the cluster key is";
   return `not a serve key (expected fsk2.<module>.<64 hex>.<64 hex>, ${text.trim().length} characters given): print one with \`myfinger module serve-key <module>\` where the cluster key is`;
 }
 

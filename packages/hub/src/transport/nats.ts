@@ -186,6 +186,11 @@ export class NatsTransport implements Transport {
     return this.server.serves(moduleOf(target));
   }
 
+  /** Throws E_FORBIDDEN when the NATS server would not let this node serve `target` (see NatsServe.check). */
+  checkServe(target: string): Promise<void> {
+    return this.server.check(moduleOf(target));
+  }
+
   /**
    * Stops serving (requests being served may answer for up to `drain_ms`), fails outstanding
    * requests with E_PROVIDER_CLOSED and, when it owns the connection, drains it. Idempotent.
