@@ -87,8 +87,7 @@ export class ClusterNode {
     this.logger = o.logger ?? silentLogger;
     const clock = o.clock ?? systemClock;
     this.clock = clock;
-    this.keyChecked =
-      o.auth.role === 'serve' ? new Promise<void>((r) => (this.keyCheckedNow = r)) : Promise.resolve();
+    this.keyChecked = o.auth.role === 'serve' ? new Promise<void>((r) => (this.keyCheckedNow = r)) : Promise.resolve();
     const common = { connection: o.connection, cluster: o.cluster, auth: o.auth, logger: this.logger };
     this.transport = new NatsTransport({
       ...common,

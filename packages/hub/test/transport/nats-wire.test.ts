@@ -225,7 +225,9 @@ describe('serveKeyOf / parseServeKey', () => {
   });
 
   it('says what is wrong with a key that is not one, without echoing it', () => {
-    expect(parseServeKey('a'.repeat(64))).toMatch(/the cluster key itself \(never give it to a serve host\), or a cluster-wide serve key of an earlier finger — serve keys are per module now/);
+    expect(parseServeKey('a'.repeat(64))).toMatch(
+      /the cluster key itself \(never give it to a serve host\), or a cluster-wide serve key of an earlier finger — serve keys are per module now/,
+    );
     const bad = parseServeKey('fsk2.fs.secret-secret');
     expect(bad).toMatch(/^not a serve key/);
     expect(bad).not.toMatch(/secret/);
