@@ -6,6 +6,8 @@
 import { posix } from 'node:path';
 
 const HOME_PREFIX = /^(?:\$HOME|\$\{HOME\})(?=\/|$)/;
+/** finger's own home (tokens, keys, policy): `$FINGER_HOME` is `~/.finger` unless set elsewhere. */
+const FINGER_HOME_PREFIX = /^(?:\$FINGER_HOME|\$\{FINGER_HOME\})(?=\/|$)/;
 const USER_HOME = /^(?:\/home\/[^/]+|\/Users\/[^/]+|\/root)(?=\/|$)/;
 
 /**
@@ -16,6 +18,7 @@ const USER_HOME = /^(?:\/home\/[^/]+|\/Users\/[^/]+|\/root)(?=\/|$)/;
 export function normalizePath(word: string): string | null {
   let p = word;
   if (HOME_PREFIX.test(p)) p = p.replace(HOME_PREFIX, '~');
+  else if (FINGER_HOME_PREFIX.test(p)) p = p.replace(FINGER_HOME_PREFIX, '~/.finger');
   if (p.startsWith('$') || p.startsWith('`')) return null;
   if (p.startsWith('~')) {
     const slash = p.indexOf('/');
@@ -50,6 +53,7 @@ export function isBroadTarget(word: string): boolean {
 }
 
 const HOME_SENSITIVE_DIRS = [
+  '.finger',
   '.ssh',
   '.aws',
   '.gnupg',
@@ -150,6 +154,7 @@ export function sensitiveWriteTarget(word: string): string | null {
 }
 
 const HOME_SECRET_DIRS = [
+  '.finger', // finger's own tokens, cluster and serve keys, policy
   '.ssh',
   '.aws',
   '.gnupg',
@@ -158,17 +163,43 @@ const HOME_SECRET_DIRS = [
   '.password-store',
   '.config/gh',
   '.config/gcloud',
+  '.config/rclone',
+  '.terraform.d',
 ];
-const HOME_SECRET_FILES = new Set(['.netrc', '.git-credentials', '.docker/config.json', '.npmrc', '.pypirc']);
+const HOME_SECRET_FILES = new Set([
+  '.netrc',
+  '.git-credentials',
+  '.docker/config.json',
+  '.npmrc',
+  '.pypirc',
+  '.pgpass',
+  '.vault-token',
+  '.my.cnf',
+  '.s3cfg',
+  '.boto',
+  '.config/hub',
+  '.cargo/credentials',
+  '.cargo/credentials.toml',
+  '.gem/credentials',
+]);
+/**
+ * Files that hold credentials wherever they are: private keys, key stores, credential and secret
+ * files, shell histories (commands typed with passwords and tokens in them).
+ */
+const SECRET_FILE_ANYWHERE =
+  /(?:^|\/)(?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[^/]+\.(?:pem|key|p12|pfx|jks|keystore)|credentials\.json|secrets?\.(?:ya?ml|json|toml|env)|\.htpasswd|\.pgpass|\.vault-token|\.[a-z]*_history)$/;
 const SYSTEM_SECRETS = /^\/etc\/(?:shadow|gshadow|sudoers|master\.passwd|ssh\/ssh_host_[^/]*key)$/;
 /** Cheap pre-check: a word that can name a credential store contains one of these. */
 const SECRET_HINT =
-  /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env)|shadow|sudoers|master\.passwd|ssh_host_/;
+  /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env|finger|terraform|pgpass|vault|my\.cnf|s3cfg|boto|cargo|gem|pem|key|p12|pfx|jks|keystore|htpasswd|[a-z]*_history)|FINGER_HOME|id_(?:rsa|dsa|ecdsa|ed25519)|credentials|secret|shadow|sudoers|master\.passwd|ssh_host_/;
 const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
+
+/** Glob characters: a glob may match a credential store whatever its letters. */
+const GLOB = /[*?[]/;
 
 /** Whether a word may name a credential store at all (a cheap test; so may no part of it when it fails). */
 export function mayNameSecret(word: string): boolean {
-  return SECRET_HINT.test(word);
+  return SECRET_HINT.test(word) || GLOB.test(word);
 }
 
 /**
@@ -176,7 +207,7 @@ export function mayNameSecret(word: string): boolean {
  * or null. Accepts the `@file` / `name=@file` forms curl uses to send a file.
  */
 export function secretPath(word: string): string | null {
-  if (!SECRET_HINT.test(word)) return null;
+  if (!mayNameSecret(word)) return null;
   let w = word;
   const at = w.indexOf('=@');
   if (at >= 0) w = w.slice(at + 2);
@@ -188,10 +219,57 @@ export function secretPath(word: string): string | null {
     const dir = underAny(rel, HOME_SECRET_DIRS);
     if (dir !== undefined) return `~/${dir}`;
     if (HOME_SECRET_FILES.has(rel)) return n;
+    if (GLOB.test(rel)) {
+      const hit = globSecret(rel);
+      if (hit !== null) return `~/${hit}`;
+    }
   }
   if (SYSTEM_SECRETS.test(n)) return n;
   if (DOTENV.test(n)) return n;
+  if (SECRET_FILE_ANYWHERE.test(n)) return n;
   return null;
+}
+
+/**
+ * The credential store (relative to home) a glob relative to home can match (`.s*\/id_rsa` →
+ * `.ssh`), or null: each of its first components is matched, as the shell would, against the
+ * components of every known store.
+ */
+function globSecret(rel: string): string | null {
+  const parts = rel.split('/');
+  // a leading dot is matched only by a dot, as the shell globs
+  const match = (pattern: string, name: string) =>
+    (!name.startsWith('.') || pattern.startsWith('.')) && componentRegExp(pattern).test(name);
+  for (const store of [...HOME_SECRET_DIRS, ...HOME_SECRET_FILES]) {
+    const names = store.split('/');
+    const isDir = HOME_SECRET_DIRS.includes(store);
+    if (parts.length < names.length || (!isDir && parts.length !== names.length)) continue;
+    if (names.every((name, i) => match(parts[i]!, name))) return store;
+  }
+  return null;
+}
+
+/** A shell glob component (`*`, `?`, `[…]`) as an anchored regular expression. */
+function componentRegExp(pattern: string): RegExp {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        const body = pattern
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
+        re += `[${body}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
 }
 
 /** Directories a program may be run from by absolute path and still count as "the" command. */

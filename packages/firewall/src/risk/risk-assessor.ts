@@ -15,6 +15,7 @@ import {
 import { ModelBuilder } from './model-builder.js';
 import { redFlagPaths } from './paths.js';
 import { isSafeCommand } from './safe-commands.js';
+import { shReadings } from './sh-readings.js';
 import { BashGrammar } from './syntax-tree.js';
 import { findInvisible, mayHaveInvisible } from './unicode.js';
 
@@ -44,6 +45,9 @@ export const LONG_COMMAND = 10_000;
 export const MAX_PARSE_LENGTH = 32_768;
 /** Longer keys are not cached (bounds the cache's memory). */
 const MAX_CACHED_KEY = 8_192;
+
+/** Order of the levels, to keep the most severe of several readings. */
+const SEVERITY: Readonly<Record<RiskAssessment['level'], number>> = { safe: 0, moderate: 1, dangerous: 2 };
 
 /** Plain words only: no quotes, `$`, backticks, globs, redirections, separators or escapes. */
 const PLAIN = /^[A-Za-z0-9_./=:@%+,-]+(?: +[A-Za-z0-9_./=:@%+,-]+)*$/;
@@ -179,9 +183,31 @@ export class RiskAssessor {
       this.#text.set(command, fast);
       return fast;
     }
-    const a = finish(this.#build(command));
+    const a = this.#mostSevere(command, finish(this.#build(command)));
     this.#text.set(command, a);
     return a;
+  }
+
+  /**
+   * `a`, or the assessment of another reading of `command` (sh-readings.ts: how /bin/sh reads a
+   * construct bash's grammar reads otherwise) when that one is more severe — with a first reason
+   * saying so, and its model (deny patterns then see what sh would run).
+   */
+  #mostSevere(command: string, a: RiskAssessment): RiskAssessment {
+    let worst = a;
+    for (const reading of shReadings(command)) {
+      if (reading.length > MAX_PARSE_LENGTH) continue;
+      const b = finish(this.#build(reading));
+      if (SEVERITY[b.level] > SEVERITY[worst.level]) worst = b;
+    }
+    if (worst === a) return a;
+    const reasons = frozen([
+      "the command reads differently to /bin/sh than to bash (ANSI-C $'…' quoting, &>, or a here-document delimiter quoted in part): judged as the shell that runs it may read it",
+      ...worst.reasons,
+    ]);
+    const out: RiskAssessment = { level: worst.level, reasons, model: worst.model };
+    if (worst.unparseable === true) out.unparseable = true;
+    return frozen(out);
   }
 
   /** The canonical command model (not cached; no classification). */
