@@ -1,5 +1,5 @@
 // git's options: its global options before the subcommand, then the subcommand's own table
-// (only `git push` matters to deny rules and risk).
+// (only `git push` and `git config` matter to deny rules and risk).
 
 import { addOption, type ParsedArgs, parseWithSpec } from './option-parser.js';
 import { type CommandSpec, lookup, same } from './option-spec.js';
@@ -42,7 +42,52 @@ const GIT_PUSH: CommandSpec = {
   gnuPrefix: true,
 };
 
-const GIT_SUBCOMMANDS: Record<string, CommandSpec> = { push: GIT_PUSH };
+/** git config, both syntaxes (`git config --get k`, `git config get k`, git ≥ 2.46). */
+export const GIT_CONFIG: CommandSpec = {
+  short: { l: 'list', e: 'edit', z: 'null' },
+  shortArg: { f: 'file' },
+  long: same(
+    'global',
+    'system',
+    'local',
+    'worktree',
+    'get',
+    'get-all',
+    'get-regexp',
+    'get-urlmatch',
+    'get-color',
+    'get-colorbool',
+    'list',
+    'replace-all',
+    'add',
+    'unset',
+    'unset-all',
+    'rename-section',
+    'remove-section',
+    'edit',
+    'fixed-value',
+    'bool',
+    'int',
+    'bool-or-int',
+    'path',
+    'expiry-date',
+    'no-type',
+    'null',
+    'name-only',
+    'show-origin',
+    'show-scope',
+    'show-names',
+    'includes',
+    'no-includes',
+    'all',
+    'regexp',
+    'append',
+  ),
+  longArg: same('file', 'blob', 'type', 'default', 'comment', 'value', 'url'),
+  gnuPrefix: true,
+};
+
+const GIT_SUBCOMMANDS: Record<string, CommandSpec> = { push: GIT_PUSH, config: GIT_CONFIG };
 
 /** Parses git's argv from `start`: global options, the subcommand (first operand), its options. */
 export function parseGit(argv: readonly string[], start: number, out: ParsedArgs): void {

@@ -1,8 +1,13 @@
 // The read-only safe list: commands that only read and print, with the per-tool options that make
 // them write or run something else (find -exec/-delete/-fprint, rg --pre, git -c / --output,
 // sort -o, sed without -n…p). A command is `safe` only when every segment passes this check.
+// A long option counts in every GNU abbreviation (`sort --co=sh` is --compress-program), a short
+// one anywhere in a cluster (`tree -ao f`).
 
-import { lookup } from './option-spec.js';
+import { GIT_CONFIG } from './git-options.js';
+import { abbreviatesAny, type ParsedArgs, parseWithSpec } from './option-parser.js';
+import { type CommandSpec, lookup } from './option-spec.js';
+import { ENV_OPTIONS } from './wrapper-options.js';
 
 /** Commands that only read and print, whatever their arguments. */
 const ALWAYS_SAFE = new Set([
@@ -67,7 +72,6 @@ const ALWAYS_SAFE = new Set([
   'test',
   '[',
   'sleep',
-  'ps',
   'uptime',
   'nproc',
   'locale',
@@ -94,6 +98,14 @@ type Check = (args: string[]) => boolean;
 const shortHas = (a: string, letters: string): boolean =>
   a.startsWith('-') && !a.startsWith('--') && [...a.slice(1)].some((c) => letters.includes(c));
 const positionals = (args: string[]): string[] => args.filter((a) => !a.startsWith('-') || a === '-');
+/** `-X` in a cluster or an abbreviation of one of `long`. */
+const hasOption = (a: string, short: string, long: readonly string[]): boolean =>
+  shortHas(a, short) || abbreviatesAny(a, long);
+const parse = (spec: CommandSpec, args: string[]): ParsedArgs => {
+  const out: ParsedArgs = { options: new Map(), positionals: [], positionalIndex: [] };
+  parseWithSpec(spec, args, 0, out, false);
+  return out;
+};
 
 const FIND_UNSAFE = new Set([
   '-exec',
@@ -135,7 +147,66 @@ const GIT_SAFE_SUBCOMMANDS = new Set([
   'reflog',
   'version',
 ]);
-const GIT_UNSAFE_ARGS = /^(?:--output(?:=|$)|--ext-diff$|--open-files-in-pager|-O|--exec(?:=|$)|--upload-pack)/;
+/** Options of the read-only git subcommands that write a file or run a program (-O: grep's pager). */
+const gitUnsafeArg = (a: string): boolean =>
+  hasOption(a, 'O', ['output', 'ext-diff', 'open-files-in-pager', 'exec', 'upload-pack']);
+const GIT_CONFIG_READS = new Set([
+  'get',
+  'get-all',
+  'get-regexp',
+  'get-urlmatch',
+  'get-color',
+  'get-colorbool',
+  'list',
+]);
+const GIT_CONFIG_WRITES = new Set([
+  'replace-all',
+  'add',
+  'unset',
+  'unset-all',
+  'rename-section',
+  'remove-section',
+  'edit',
+]);
+
+/**
+ * `git config` only reads: the first operand (after the options and their values) is `get` or
+ * `list` (git ≥ 2.46), or a read action (`--get`, `-l`…) is given; never with a write action or
+ * an option git would not take as one of its own.
+ */
+function gitConfigReads(args: string[]): boolean {
+  const p = parse(GIT_CONFIG, args);
+  const names = [...p.options.keys()];
+  if (names.some((o) => GIT_CONFIG_WRITES.has(o) || o.startsWith('-'))) return false;
+  const first = p.positionals[0];
+  return first === 'get' || first === 'list' || names.some((o) => GIT_CONFIG_READS.has(o));
+}
+
+const GIT_BRANCH_WRITES = [
+  'delete',
+  'move',
+  'copy',
+  'set-upstream-to',
+  'set-upstream',
+  'unset-upstream',
+  'edit-description',
+  'force',
+  'track',
+  'no-track',
+  'create-reflog',
+  'recurse-submodules',
+];
+const GIT_TAG_WRITES = [
+  'delete',
+  'annotate',
+  'sign',
+  'force',
+  'message',
+  'file',
+  'local-user',
+  'edit',
+  'create-reflog',
+];
 
 function gitSafe(args: string[]): boolean {
   // global options other than --no-pager / -P are not safe (-c, -C, --git-dir, --exec-path, …)
@@ -144,33 +215,18 @@ function gitSafe(args: string[]): boolean {
   const sub = args[i];
   if (sub === undefined || sub.startsWith('-') || !GIT_SAFE_SUBCOMMANDS.has(sub)) return false;
   const rest = args.slice(i + 1);
-  if (rest.some((a) => GIT_UNSAFE_ARGS.test(a))) return false;
+  if (rest.some(gitUnsafeArg)) return false;
   switch (sub) {
     case 'branch':
-      if (
-        rest.some((a) =>
-          /^(?:-[dDmMcCuf]|--(?:delete|move|copy|set-upstream|unset-upstream|edit-description|force|track|no-track|create-reflog))/.test(
-            a,
-          ),
-        )
-      )
-        return false;
+      if (rest.some((a) => hasOption(a, 'dDmMcCuft', GIT_BRANCH_WRITES))) return false;
       return positionals(rest).length === 0 || rest.some((a) => a === '-l' || a === '--list');
     case 'tag':
-      if (rest.some((a) => /^(?:-[dasfmFue]|--(?:delete|annotate|sign|force|message|file|local-user|edit))/.test(a)))
-        return false;
+      if (rest.some((a) => hasOption(a, 'dasfmFue', GIT_TAG_WRITES))) return false;
       return positionals(rest).length === 0 || rest.some((a) => a === '-l' || a === '--list');
     case 'remote':
       return rest.every((a) => a === '-v' || a === '--verbose') || (rest[0] === 'get-url' && rest.length <= 3);
     case 'config':
-      return (
-        rest.some(
-          (a) => /^(?:--get|--get-all|--get-regexp|--list|-l|--get-urlmatch)$/.test(a) || a === 'get' || a === 'list',
-        ) &&
-        !rest.some((a) =>
-          /^(?:--add|--unset|--unset-all|--replace-all|--edit|-e|--rename-section|--remove-section)$/.test(a),
-        )
-      );
+      return gitConfigReads(rest);
     case 'stash':
       return rest[0] === 'list' || rest[0] === 'show';
     case 'worktree':
@@ -182,12 +238,36 @@ function gitSafe(args: string[]): boolean {
   }
 }
 
+const ENV_PRINTS = new Set(['ignore-environment', 'null', 'debug', 'help', 'version']);
+
+/** ps options whose value is the next word (UNIX `-o fmt`, `-u user`…; BSD `o fmt`, `p pid`…). */
+const PS_UNIX_ARG =
+  /^-[A-Za-z]*[oOpqUuGgCstk]$|^--(?:format|sort|pid|ppid|quick-pid|user|User|group|Group|sid|tty|cols|columns|rows|lines|width|context|forest-depth)$/;
+const PS_BSD_ARG = /[oOpUk]$/;
+
+/**
+ * ps: a BSD-style option word (no dash) with `e` prints every listed process's environment, the
+ * secrets of other programs included (`ps eww`, `ps auxe`); `-e` only selects every process.
+ */
+function psSafe(args: string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a.startsWith('-')) {
+      if (PS_UNIX_ARG.test(a)) i++;
+      continue;
+    }
+    if (a.includes('e')) return false;
+    if (PS_BSD_ARG.test(a)) i++;
+  }
+  return true;
+}
+
 const CHECKS: Record<string, Check> = {
   find: (args) => !args.some((a) => FIND_UNSAFE.has(a)),
   rg: (args) =>
     !args.some((a) => /^(?:--pre(?:=|$)|--pre-glob|--search-zip$|--hostname-bin)/.test(a) || shortHas(a, 'z')),
   git: gitSafe,
-  sort: (args) => !args.some((a) => /^--(?:o|ou|out|outp|outpu|output|comp)/.test(a) || shortHas(a, 'o')),
+  sort: (args) => !args.some((a) => hasOption(a, 'o', ['output', 'compress-program'])),
   sed: (args) => {
     // only `sed -n 'Np'` / `sed -n 'N,Mp'` (print lines) is read-only for sure
     const opts = args.filter((a) => a.startsWith('-') && a !== '-');
@@ -202,16 +282,20 @@ const CHECKS: Record<string, Check> = {
   },
   xxd: (args) => positionals(args).length <= 1,
   uniq: (args) => positionals(args).length <= 1,
-  base64: (args) => !args.some((a) => a === '-o' || a.startsWith('--output')),
-  tree: (args) => !args.some((a) => a === '-o' || a.startsWith('-o')),
-  file: (args) => !args.some((a) => a === '-C' || a === '--compile'),
-  date: (args) =>
-    !args.some((a) => a === '-s' || a.startsWith('--set') || shortHas(a, 's')) &&
-    positionals(args).every((a) => a.startsWith('+')),
-  hostname: (args) => positionals(args).length === 0,
-  env: (args) =>
-    positionals(args).length === 0 &&
-    !args.some((a) => a.startsWith('-u') || a.startsWith('--unset') || a === '-C' || a.startsWith('--chdir')),
+  base64: (args) => !args.some((a) => hasOption(a, 'o', ['output'])),
+  // -o FILE writes the listing; -R with -H writes an index into every directory
+  tree: (args) =>
+    !args.some((a) => shortHas(a, 'o')) && !(args.some((a) => shortHas(a, 'R')) && args.some((a) => shortHas(a, 'H'))),
+  file: (args) => !args.some((a) => hasOption(a, 'C', ['compile'])),
+  date: (args) => !args.some((a) => hasOption(a, 's', ['set'])) && positionals(args).every((a) => a.startsWith('+')),
+  // an operand, -F / --file or -b sets the host name
+  hostname: (args) => positionals(args).length === 0 && !args.some((a) => hasOption(a, 'Fb', ['file', 'boot'])),
+  // env alone prints the environment; -u / -C / -S / -P and unknown options are not looked into
+  env: (args) => {
+    const p = parse(ENV_OPTIONS, args);
+    return p.positionals.length === 0 && [...p.options.keys()].every((o) => ENV_PRINTS.has(o));
+  },
+  ps: psSafe,
   command: (args) => args.some((a) => /^-[a-zA-Z]*[vV]/.test(a)),
   tail: () => true,
 };

@@ -1,12 +1,22 @@
 // Commands that run other commands: wrappers whose argv continues with the real command (sudo,
 // timeout, nice, env, xargs…), shells and eval that run a string, and find's -exec. Pure functions
-// over de-quoted words; the model builder turns each expansion into nested segments.
+// over de-quoted words; the model builder turns each expansion into nested segments. Which options
+// take a value (GNU abbreviations included) is in wrapper-options.ts.
 
 import type { Assignment } from './command-model.js';
-import { lookup } from './option-spec.js';
+import { type ParsedArgs, parseOption } from './option-parser.js';
+import { type CommandSpec, lookup } from './option-spec.js';
 import { isBroadTarget } from './paths.js';
 import { SHELLS } from './programs.js';
 import { splitPatternWords } from './words.js';
+import {
+  ARGV_WRAPPERS,
+  ENV_OPTIONS,
+  TIME_OPTIONS,
+  TIMEOUT_OPTIONS,
+  type WrapperSpec,
+  XARGS_OPTIONS,
+} from './wrapper-options.js';
 
 /** One de-quoted word and whether it holds a run-time value. */
 export interface Word {
@@ -35,23 +45,33 @@ export interface WrapperExpansion {
   inner: Expansion[];
 }
 
-interface OptionSpec {
-  /** short options taking a value (`-u root`, `-uroot`) */
-  shortArg?: string;
-  /** long options taking a value (`--user root`, `--user=root`), without the dashes */
-  longArg?: readonly string[];
-  /** a `NAME=value` word after the options is an assignment (sudo, env) */
-  assignments?: boolean;
-  /** numeric `-N` is an option (nice -10) */
-  numeric?: boolean;
+/** Reads the option word words[i] (not `--`) under `spec` into `out`; returns the index after it and its value. */
+function readOption(spec: CommandSpec, words: Word[], i: number, out: ParsedArgs): number {
+  return (
+    i +
+    parseOption(
+      spec,
+      words.slice(i, i + 2).map((w) => w.text),
+      0,
+      out,
+    )
+  );
 }
+
+const emptyArgs = (): ParsedArgs => ({ options: new Map(), positionals: [], positionalIndex: [] });
 
 /**
  * Skips the options of a wrapper starting at words[from]; returns the index of the first
- * non-option word (the wrapped command) and the `NAME=value` assignments found after the options.
+ * non-option word (the wrapped command), the `NAME=value` assignments found after the options,
+ * and the options read.
  */
-function skipOptions(words: Word[], from: number, spec: OptionSpec): { index: number; assignments: Assignment[] } {
+function skipOptions(
+  words: Word[],
+  from: number,
+  spec: WrapperSpec,
+): { index: number; assignments: Assignment[]; options: ParsedArgs } {
   const assignments: Assignment[] = [];
+  const options = emptyArgs();
   let i = from;
   while (i < words.length) {
     const w = (words[i] as Word).text;
@@ -59,25 +79,9 @@ function skipOptions(words: Word[], from: number, spec: OptionSpec): { index: nu
       i++;
       break;
     }
-    if (w.startsWith('--') && w.length > 2) {
-      const name = w.slice(2).split('=', 1)[0] as string;
-      i += spec.longArg?.includes(name) && !w.includes('=') ? 2 : 1;
-      continue;
-    }
     if (w.startsWith('-') && w.length > 1) {
-      if (spec.numeric === true && /^-\d+$/.test(w)) {
-        i++;
-        continue;
-      }
-      // a cluster: the first letter taking a value consumes the rest or the next word
-      let consumed = 1;
-      for (let k = 1; k < w.length; k++) {
-        if (spec.shortArg?.includes(w[k] as string) === true) {
-          if (k === w.length - 1) consumed = 2;
-          break;
-        }
-      }
-      i += consumed;
+      if (spec.numeric === true && /^-\d+$/.test(w)) i++;
+      else i = readOption(spec, words, i, options);
       continue;
     }
     if (spec.assignments === true && /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) {
@@ -88,10 +92,10 @@ function skipOptions(words: Word[], from: number, spec: OptionSpec): { index: nu
     }
     break;
   }
-  return { index: Math.min(i, words.length), assignments };
+  return { index: Math.min(i, words.length), assignments, options };
 }
 
-function argvAfter(via: string, words: Word[], spec: OptionSpec): WrapperExpansion {
+function argvAfter(via: string, words: Word[], spec: WrapperSpec): WrapperExpansion {
   const { index, assignments } = skipOptions(words, 1, spec);
   if (index >= words.length) return { wrapper: false, inner: [] };
   const inner: Expansion = { kind: 'argv', via, words: words.slice(index) };
@@ -239,44 +243,22 @@ function find(words: Word[]): WrapperExpansion {
   return { wrapper: false, inner };
 }
 
-const XARGS_LONG_ARG = new Set([
-  'arg-file',
-  'delimiter',
-  'max-lines',
-  'max-args',
-  'max-procs',
-  'max-chars',
-  'process-slot-var',
-]);
-
 function xargs(words: Word[]): WrapperExpansion {
+  const opts = emptyArgs();
   let i = 1;
-  let replace: string | undefined;
-  for (; i < words.length; i++) {
+  while (i < words.length) {
     const w = (words[i] as Word).text;
     if (w === '--') {
       i++;
       break;
     }
     if (!w.startsWith('-') || w === '-') break;
-    if (w.startsWith('--')) {
-      const [name, value] = w.slice(2).split('=', 2) as [string, string | undefined];
-      if (name === 'replace') replace = value ?? '{}';
-      else if (XARGS_LONG_ARG.has(name) && value === undefined) i++;
-      continue;
-    }
-    const letter = w[1] as string;
-    if ('adEILnPs'.includes(letter)) {
-      if (w.length === 2) {
-        if (letter === 'I') replace = (words[i + 1] as Word | undefined)?.text;
-        i++;
-      } else if (letter === 'I') {
-        replace = w.slice(2);
-      }
-    } else if (letter === 'i') {
-      replace = w.length > 2 ? w.slice(2) : '{}';
-    }
+    i = readOption(XARGS_OPTIONS, words, i, opts);
   }
+  // -I R, or -i[R] / --replace[=R] (default `{}`): the last one wins
+  const replaceI = opts.options.get('I')?.at(-1);
+  const replacei = opts.options.get('i')?.at(-1);
+  const replace = replacei !== undefined ? replacei || '{}' : replaceI;
   const cmd = i < words.length ? words.slice(i) : [{ text: 'echo', dynamic: false }];
   const inner =
     replace === undefined ? cmd : cmd.map((w) => (w.text.includes(replace) ? { text: w.text, dynamic: true } : w));
@@ -285,41 +267,39 @@ function xargs(words: Word[]): WrapperExpansion {
 
 function env(words: Word[]): WrapperExpansion {
   const assignments: Assignment[] = [];
+  const opts = emptyArgs();
   let i = 1;
-  for (; i < words.length; i++) {
+  while (i < words.length) {
     const word = words[i] as Word;
     const w = word.text;
     if (w === '--') {
       i++;
       break;
     }
-    if (w === '-') continue;
-    if (w === '-S' || w.startsWith('--split-string') || (w.startsWith('-') && !w.startsWith('--') && w.includes('S'))) {
-      // env -S 'cmd args' rest…: the string is split into words and the command continues with them
-      let str: Word | undefined;
-      if (w.startsWith('--split-string=')) str = { text: w.slice('--split-string='.length), dynamic: word.dynamic };
-      else if (w.endsWith('S') || w === '--split-string') str = words[++i];
-      else str = { text: w.slice(w.indexOf('S') + 1), dynamic: word.dynamic };
-      const split = str === undefined ? [] : (splitPatternWords(str.text) ?? [str.text]);
-      const rest = words.slice(i + 1);
-      const combined = [...split.map((t) => ({ text: t, dynamic: str?.dynamic ?? false })), ...rest];
-      return {
-        wrapper: true,
-        inner: [{ kind: 'argv', via: 'env -S', words: [{ text: 'env', dynamic: false }, ...combined] }],
-      };
-    }
-    if (w.startsWith('--')) {
-      const name = w.slice(2).split('=', 1)[0] as string;
-      if ((name === 'unset' || name === 'chdir') && !w.includes('=')) i++;
+    if (w === '-') {
+      i++;
       continue;
     }
     if (w.startsWith('-')) {
-      if (/[uCP]$/.test(w)) i++;
+      const next = readOption(ENV_OPTIONS, words, i, opts);
+      const str = opts.options.get('split-string')?.[0];
+      if (str !== undefined) {
+        // env -S 'cmd args' rest…: the string is split into words and the command continues with them
+        const dynamic = words.slice(i, next).some((x) => x.dynamic);
+        const split = splitPatternWords(str) ?? [str];
+        const combined = [...split.map((t) => ({ text: t, dynamic })), ...words.slice(next)];
+        return {
+          wrapper: true,
+          inner: [{ kind: 'argv', via: 'env -S', words: [{ text: 'env', dynamic: false }, ...combined] }],
+        };
+      }
+      i = next;
       continue;
     }
     if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) {
       const eq = w.indexOf('=');
       assignments.push({ name: w.slice(0, eq), value: w.slice(eq + 1), dynamic: word.dynamic });
+      i++;
       continue;
     }
     break;
@@ -367,10 +347,29 @@ function watch(words: Word[]): WrapperExpansion {
 }
 
 function timeout(words: Word[]): WrapperExpansion {
-  const { index } = skipOptions(words, 1, { shortArg: 'sk', longArg: ['signal', 'kill-after'] });
+  const { index } = skipOptions(words, 1, TIMEOUT_OPTIONS);
   // the first word after the options is the duration
   if (index + 1 >= words.length) return { wrapper: false, inner: [] };
   return { wrapper: true, inner: [{ kind: 'argv', via: 'timeout', words: words.slice(index + 1) }] };
+}
+
+/** A word as shell text that reads back as the same single word. */
+function shellQuote(text: string): string {
+  return /^[\w./~+,:@%=-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * GNU time: the command after its options; `-o FILE` (`-a`: appending) writes its report to FILE,
+ * which is handed on as the redirect it amounts to (`: > FILE`), so the same rules judge the target.
+ */
+function time(words: Word[]): WrapperExpansion {
+  const { index, options } = skipOptions(words, 1, TIME_OPTIONS);
+  if (index >= words.length) return { wrapper: false, inner: [] };
+  const inner: Expansion[] = [{ kind: 'argv', via: 'time', words: words.slice(index) }];
+  const op = options.options.has('append') ? '>>' : '>';
+  for (const file of options.options.get('output') ?? [])
+    inner.push({ kind: 'script', via: 'time -o', text: `: ${op} ${shellQuote(file)}`, dynamic: false });
+  return { wrapper: true, inner };
 }
 
 function commandBuiltin(words: Word[]): WrapperExpansion {
@@ -387,39 +386,6 @@ function commandBuiltin(words: Word[]): WrapperExpansion {
   if (i >= words.length) return { wrapper: false, inner: [] };
   return { wrapper: true, inner: [{ kind: 'argv', via: 'command', words: words.slice(i) }] };
 }
-
-const ARGV_WRAPPERS: Record<string, OptionSpec> = {
-  sudo: {
-    shortArg: 'ugCDprtTUR',
-    longArg: [
-      'user',
-      'group',
-      'close-from',
-      'chdir',
-      'host',
-      'prompt',
-      'role',
-      'type',
-      'command-timeout',
-      'other-user',
-      'chroot',
-    ],
-    assignments: true,
-  },
-  doas: { shortArg: 'uC' },
-  nice: { shortArg: 'n', longArg: ['adjustment'], numeric: true },
-  ionice: { shortArg: 'cnp', longArg: ['class', 'classdata', 'pid'] },
-  nohup: {},
-  setsid: {},
-  builtin: {},
-  exec: { shortArg: 'a' },
-  time: { shortArg: 'fo', longArg: ['format', 'output'] },
-  stdbuf: { shortArg: 'ioe', longArg: ['input', 'output', 'error'] },
-  noglob: {},
-  nocorrect: {},
-  chronic: {},
-  unbuffer: {},
-};
 
 /**
  * Looks at a command (words[0] is its program, de-quoted; `program` its basename) and says what it
@@ -440,6 +406,8 @@ export function expandWrapper(program: string, words: Word[]): WrapperExpansion 
       return env(words);
     case 'timeout':
       return timeout(words);
+    case 'time':
+      return time(words);
     case 'command':
       return commandBuiltin(words);
     case 'su':
