@@ -105,9 +105,21 @@ describe.skipIf(!url)('RedisFirewallSync: UserPolicy and session approvals acros
   it('shares session approvals and aborts; a daemon started later loads them', async () => {
     const a = await daemon();
     const b = await daemon();
-    a.sessions.approve('s1', { tool_id: 'fs.write', level: 'APPROVE', by: 'human:alice', at: 1 });
-    await until(() => b.sessions.approvalFor('s1', 'fs.write', 'CONFIRM') !== undefined, 'B to see the approval', 2000);
-    expect(b.sessions.approvals('s1')).toEqual([{ tool_id: 'fs.write', level: 'APPROVE', by: 'human:alice', at: 1 }]);
+    a.sessions.approve('s1', {
+      tool_id: 'fs.write',
+      level: 'APPROVE',
+      principal: 'agent:a1',
+      by: 'human:alice',
+      at: 1,
+    });
+    await until(
+      () => b.sessions.approvalFor('s1', 'fs.write', 'CONFIRM', 'agent:a1') !== undefined,
+      'B to see the approval',
+      2000,
+    );
+    expect(b.sessions.approvals('s1')).toEqual([
+      { tool_id: 'fs.write', level: 'APPROVE', principal: 'agent:a1', by: 'human:alice', at: 1 },
+    ]);
     const c = await daemon();
     expect(c.sessions.approvals('s1')).toHaveLength(1);
 

@@ -166,6 +166,7 @@ describe('HTTP routes', () => {
       created_at: expect.any(String),
       finished_at: expect.any(String),
       result: { slept: 30 },
+      caller: expect.stringMatching(/^human:/),
     });
     const evs = await until(async () => {
       const r = await d.call('GET', `/v1/requests/${id}/events`);
@@ -245,6 +246,40 @@ describe('HTTP routes', () => {
     const conflict = await d.call('POST', '/v1/messages', { body: { ...body, target: 'echo' } });
     expect(conflict.status).toBe(409);
     expect(conflict.json.error.code).toBe('E_CONFLICT');
+  });
+
+  it('caller ids that are not header-safe (CR/LF, non-Latin-1) are echoed percent-encoded, the call answers 200', async () => {
+    const base = (await d.app.listen()).url;
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const correlation_id = 'corr\r\nset-cookie: x=1 ☃';
+    const request_id = 'req-é-%-\u0000-hdr-1';
+    const res = await post('/v1/messages', { target: 'echo', payload: { hi: 1 }, request_id, correlation_id });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      request_id,
+      correlation_id,
+      status: 'succeeded',
+      target: 'echo.echo',
+      result: { hi: 1 },
+    });
+    expect(res.headers.get('x-finger-correlation-id')).toBe('corr%0D%0Aset-cookie:%20x=1%20%E2%98%83');
+    expect(res.headers.get('x-finger-request-id')).toBe('req-%C3%A9-%25-%00-hdr-1');
+    expect(decodeURIComponent(res.headers.get('x-finger-correlation-id')!)).toBe(correlation_id);
+    expect(res.headers.get('set-cookie')).toBeNull();
+    // the same on the other routes that echo a caller's request_id
+    const tool = await post('/v1/tools/echo/run', { args: { a: 1 }, request_id: 'tool-☃-hdr-2' });
+    expect(tool.status).toBe(200);
+    expect(((await tool.json()) as { request_id: string }).request_id).toBe('tool-☃-hdr-2');
+    expect(tool.headers.get('x-finger-request-id')).toBe('tool-%E2%98%83-hdr-2');
+    // an id that is already header-safe is echoed as is
+    const plain = await post('/v1/messages', { target: 'echo', request_id: 'plain-hdr-3', correlation_id: 'c-3' });
+    expect(plain.headers.get('x-finger-request-id')).toBe('plain-hdr-3');
+    expect(plain.headers.get('x-finger-correlation-id')).toBe('c-3');
   });
 
   it('validation errors → 400 E_INVALID_ARGS listing every issue', async () => {

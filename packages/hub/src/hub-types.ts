@@ -38,6 +38,11 @@ export interface RequestRecord {
   target: string;
   /** `sha256:<hex>` of the payload of a call with a caller's request id (a reuse with other arguments is refused). */
   args_digest?: string;
+  /**
+   * `<kind>:<id>` of the principal that made the call: only the same caller may reuse its request
+   * id (join it, or get its outcome) — another is refused, so no caller reads another's result.
+   */
+  caller?: string;
   status: 'running' | 'succeeded' | 'failed';
   created_at: string;
   finished_at?: string;

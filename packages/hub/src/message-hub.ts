@@ -67,6 +67,8 @@ interface RunningCall {
   target?: string;
   /** Digest of the payload, for a caller's request id (as in its record). */
   args_digest?: string;
+  /** Who made the call (as in its record). */
+  caller: string;
 }
 const FRESH: BeginOptions = { fresh: true };
 
@@ -348,6 +350,7 @@ export class MessageHub implements PendingCallHost {
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     // a caller's id stands for one call: the same id with other arguments is refused, not answered
     const args = callerId ? payloadDigest(p.payload) : undefined;
+    const caller = `${p.source.kind}:${p.source.id}`;
     const joined = this.running.get(request_id);
     if (joined !== undefined) {
       let target = p.target;
@@ -356,7 +359,7 @@ export class MessageHub implements PendingCallHost {
       } catch {
         // unknown now: compared as given
       }
-      const clash = reuseClash(request_id, joined, target, args);
+      const clash = reuseClash(request_id, joined, target, args, caller);
       if (clash !== undefined) {
         begun?.(clash);
         throw clash;
@@ -368,7 +371,7 @@ export class MessageHub implements PendingCallHost {
     let settle!: { resolve: (v: unknown) => void; reject: (e: unknown) => void };
     const promise = new Promise<unknown>((resolve, reject) => (settle = { resolve, reject }));
     promise.catch(() => undefined);
-    const run: RunningCall = { done: promise };
+    const run: RunningCall = { done: promise, caller };
     if (args !== undefined) run.args_digest = args;
     this.running.set(request_id, run);
     try {
@@ -385,6 +388,7 @@ export class MessageHub implements PendingCallHost {
         target: resolvedTarget?.tool_id ?? p.target,
         status: 'running',
         created_at: rfc3339(now),
+        caller,
       };
       run.target = record.target;
       if (args !== undefined) record.args_digest = args;
@@ -393,7 +397,7 @@ export class MessageHub implements PendingCallHost {
       begun?.();
       if (
         existing?.status === 'running' &&
-        reuseClash(request_id, existing, record.target, args) === undefined &&
+        reuseClash(request_id, existing, record.target, args, caller) === undefined &&
         this.requests.awaitOutcome
       ) {
         // running on another daemon (shared store): wait for its outcome, bounded by our deadline
@@ -402,7 +406,7 @@ export class MessageHub implements PendingCallHost {
         existing = await this.requests.awaitOutcome(record, until);
       }
       if (existing !== undefined) {
-        const clash = reuseClash(request_id, existing, record.target, args);
+        const clash = reuseClash(request_id, existing, record.target, args, caller);
         if (clash !== undefined) throw clash;
         this.counters.idempotent_hits++;
         if (existing.status === 'succeeded') settle.resolve(existing.result);
@@ -591,15 +595,23 @@ export class MessageHub implements PendingCallHost {
 }
 
 /**
- * E_CONFLICT when a request id already stands for another call: another target, or (both digests
- * known) other arguments. Undefined when the duplicate may join or reuse the first call's outcome.
+ * E_CONFLICT when a request id already stands for another call: another caller's (saying nothing
+ * of that call: not its target, arguments or outcome), another target, or (both digests known)
+ * other arguments. Undefined when the duplicate may join or reuse the first call's outcome.
  */
 function reuseClash(
   request_id: string,
-  first: { target?: string; args_digest?: string },
+  first: { target?: string; args_digest?: string; caller?: string },
   target: string,
   args: string | undefined,
+  caller: string,
 ): FingerError | undefined {
+  if (first.caller !== caller)
+    return new FingerError(
+      'E_CONFLICT',
+      `request_id "${request_id}" is taken by another caller; use a new request_id`,
+      { request_id, reason: 'other_caller' },
+    );
   if (first.target !== undefined && first.target !== target)
     return new FingerError('E_CONFLICT', `request_id "${request_id}" was already used for "${first.target}"`, {
       request_id,

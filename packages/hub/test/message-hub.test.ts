@@ -257,6 +257,48 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     expect(runs).toBe(1);
   });
 
+  it("refuses another caller's request_id (E_CONFLICT, other_caller), running or finished, telling nothing of the call", async () => {
+    let runs = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const hub = makeHub(
+      {
+        sh: {
+          tools: {
+            exec: async () => {
+              runs++;
+              await gate;
+              return { stdout: 'uid=0(root)' };
+            },
+          },
+        },
+      },
+      {},
+      copy,
+    );
+    await hub.registry.register(manifest('sh', [{ name: 'exec' }]), { baseDir: '.' });
+    const agent = { kind: 'agent' as const, id: 'sup', roles: [] };
+    const call = (source: typeof human | typeof agent) =>
+      hub.request({ target: 'sh.exec', payload: { command: 'id' }, source, request_id: 'op-run-7' });
+    const first = call(human);
+    for (const when of ['running', 'finished']) {
+      if (when === 'finished') {
+        release();
+        expect(await first).toEqual({ stdout: 'uid=0(root)' });
+      }
+      const err = await rejectionOf(call(agent));
+      expect({ when, code: err.code, details: err.details }).toEqual({
+        when,
+        code: 'E_CONFLICT',
+        details: { request_id: 'op-run-7', reason: 'other_caller' },
+      });
+      expect(err.message).not.toContain('sh.exec');
+    }
+    // the caller itself still gets its outcome
+    expect(await call(human)).toEqual({ stdout: 'uid=0(root)' });
+    expect(runs).toBe(1);
+  });
+
   it('keeps the result of a non-blocking dispatch', async () => {
     const hub = makeHub({ echo: { tools: { echo: async (a) => a } } }, {}, copy);
     await hub.registry.register(manifest('echo', [{ name: 'echo' }]), { baseDir: '.' });

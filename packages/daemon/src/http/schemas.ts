@@ -41,6 +41,10 @@ export const requestRecordSchema = {
     status: { type: 'string', enum: ['running', 'succeeded', 'failed'] },
     created_at: { type: 'string' },
     finished_at: { type: 'string' },
+    caller: {
+      type: 'string',
+      description: '`<kind>:<id>` of the principal that made the call (only it may reuse the request_id)',
+    },
     result: {},
     error: {
       type: 'object',

@@ -36,7 +36,7 @@ import {
   systemGateClock,
 } from './gate-types.js';
 import { type ReviewerVerdict, runReviewer } from './reviewer.js';
-import { SessionState } from './session-state.js';
+import { principalKey, SessionState } from './session-state.js';
 
 export { isHumanOnly, riskExplanation } from './approval-record.js';
 
@@ -98,7 +98,7 @@ export class HumanGate {
     const args = argsOf(ev, facts);
     const humanOnly = isHumanOnly(ev, facts);
     if (!humanOnly) {
-      const sa = this.sessions.approvalFor(facts.session_id, facts.tool_id, ev.level);
+      const sa = this.sessions.approvalFor(facts.session_id, facts.tool_id, ev.level, principalKey(facts.principal));
       if (sa) return this.sessionApproved(ev, facts, args, sa.by);
     }
     if (this.pending.size >= this.maxPending) {
@@ -184,10 +184,14 @@ export class HumanGate {
     if (a.decision === 'always' && d.approved) {
       if (entry.approval.human_only)
         d.reason = 'approved once: a human_only rule matched, so no session approval was recorded';
+      else if (entry.facts.session_id === '')
+        // no session to scope it to: "always" would cover every session-less call of this caller
+        d.reason = 'approved once: the call names no session, so no session approval was recorded';
       else {
         this.sessions.approve(entry.facts.session_id, {
           tool_id: entry.facts.tool_id,
           level: entry.approval.level,
+          principal: principalKey(entry.facts.principal),
           by: a.by.id,
           at: this.clock.now(),
         });
@@ -238,9 +242,14 @@ export class HumanGate {
     this.sessions.reset(session_id);
   }
 
-  /** True when `always` was answered for (session, tool) at `level` or stricter. */
-  hasSessionApproval(session_id: string, tool_id: string, level: Evaluation['level'] = 'APPROVE'): boolean {
-    return this.sessions.approvalFor(session_id, tool_id, level) !== undefined;
+  /** True when `always` was answered for (session, caller, tool) at `level` or stricter. */
+  hasSessionApproval(
+    session_id: string,
+    tool_id: string,
+    principal: { kind: string; id: string },
+    level: Evaluation['level'] = 'APPROVE',
+  ): boolean {
+    return this.sessions.approvalFor(session_id, tool_id, level, principalKey(principal)) !== undefined;
   }
 
   /** Pending approvals, newest first (copies). */

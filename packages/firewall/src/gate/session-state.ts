@@ -5,12 +5,28 @@
 import { type Level, LEVEL_ORDER } from '../engine/evaluation.js';
 import type { AbortPhase } from './gate-types.js';
 
-/** One session approval: `tool_id` may run in this session at holds up to `level`. */
+/**
+ * One session approval: `tool_id` may run in this session at holds up to `level` — for the
+ * caller it was given to (`principal`, `<kind>:<id>`) and no other: a session id is whatever a
+ * caller sends, so another agent naming the same session must not ride on it.
+ */
 export interface SessionApproval {
   tool_id: string;
   level: Level;
+  /** The caller it covers, `<kind>:<id>`. An approval without one (kept by an older version) covers nobody. */
+  principal?: string;
   by: string;
   at: number;
+}
+
+/** How a principal is named in a session approval. */
+export function principalKey(p: { kind: string; id: string }): string {
+  return `${p.kind}:${p.id}`;
+}
+
+/** The key of an approval in a session's map: one per (caller, tool). */
+function approvalKey(principal: string | undefined, tool_id: string): string {
+  return `${principal ?? ''}\n${tool_id}`;
 }
 
 interface SessionEntry {
@@ -55,26 +71,28 @@ export class SessionState {
       return;
     }
     const s = this.touch(session_id);
-    s.approvals = new Map(snap.approvals.map((a) => [a.tool_id, { ...a }]));
+    s.approvals = new Map(snap.approvals.map((a) => [approvalKey(a.principal, a.tool_id), { ...a }]));
     s.abort = snap.abort;
   }
 
   /**
-   * The session approval covering a hold of `tool_id` at `level` in `session_id`: one given
-   * at the same or a stricter level (an approval at CONFIRM does not cover an APPROVE hold).
+   * The session approval covering a hold of `tool_id` at `level` in `session_id` for caller
+   * `principal` ({@link principalKey}): one given to that caller at the same or a stricter level
+   * (an approval at CONFIRM does not cover an APPROVE hold).
    */
-  approvalFor(session_id: string, tool_id: string, level: Level): SessionApproval | undefined {
-    const a = this.sessions.get(session_id)?.approvals.get(tool_id);
-    if (!a) return undefined;
+  approvalFor(session_id: string, tool_id: string, level: Level, principal: string): SessionApproval | undefined {
+    const a = this.sessions.get(session_id)?.approvals.get(approvalKey(principal, tool_id));
+    if (!a || a.principal !== principal) return undefined;
     return LEVEL_ORDER.indexOf(a.level) >= LEVEL_ORDER.indexOf(level) ? a : undefined;
   }
 
-  /** Records `always` for (session, tool); keeps the stricter level when one exists. */
+  /** Records `always` for (session, caller, tool); keeps the stricter level when one exists. */
   approve(session_id: string, approval: SessionApproval): void {
     const s = this.touch(session_id);
-    const prev = s.approvals.get(approval.tool_id);
+    const key = approvalKey(approval.principal, approval.tool_id);
+    const prev = s.approvals.get(key);
     if (prev && LEVEL_ORDER.indexOf(prev.level) > LEVEL_ORDER.indexOf(approval.level)) return;
-    s.approvals.set(approval.tool_id, approval);
+    s.approvals.set(key, approval);
     this.onChange?.(session_id);
   }
 

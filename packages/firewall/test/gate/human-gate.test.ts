@@ -51,6 +51,9 @@ async function errorOf(p: Promise<unknown>): Promise<FingerError> {
   throw new Error('expected a rejection');
 }
 
+/** The caller of the fixtures' calls (gate-fixtures.ts facts()). */
+const EXECUTOR = { kind: 'agent', id: 'executor-1' } as const;
+
 describe('HumanGate: approve', () => {
   it('holds the call, lists it with its preview, and approves exactly the args shown', async () => {
     const { gate, events, ask, clock } = setup();
@@ -251,7 +254,7 @@ describe('HumanGate: reject, always, errors', () => {
     const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
     expect(r).toMatchObject({ approved: true, session_approval: true });
     expect((await first.decision).approved).toBe(true);
-    expect(gate.hasSessionApproval('s1', 'shell.exec')).toBe(true);
+    expect(gate.hasSessionApproval('s1', 'shell.exec', EXECUTOR)).toBe(true);
 
     const again = await gate.hold(evaluation('APPROVE'), facts({ session_id: 's1', args: { command: 'git push' } }));
     expect(again).toEqual({
@@ -278,10 +281,36 @@ describe('HumanGate: reject, always, errors', () => {
     const err = await errorOf(gate.answer(held.approval.id, { decision: 'always', by: OPERATOR }));
     expect(err.code).toBe('E_STORE_UNAVAILABLE');
     expect(gate.list().map((a) => a.id)).toEqual([held.approval.id]);
-    expect(gate.hasSessionApproval('s1', 'shell.exec')).toBe(false);
+    expect(gate.hasSessionApproval('s1', 'shell.exec', EXECUTOR)).toBe(false);
     const r = await gate.answer(held.approval.id, { decision: 'approve', by: OPERATOR });
     expect(r).toMatchObject({ approved: true, session_approval: false });
     expect((await held.decision).approved).toBe(true);
+  });
+
+  it('always covers the caller it was given to only: another agent naming the same session asks again', async () => {
+    const { gate, ask } = setup();
+    const first = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
+    await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    const intruder = { kind: 'agent', id: 'other-agent', roles: ['agent:executor'] } as const;
+    expect(gate.hasSessionApproval('s1', 'shell.exec', intruder)).toBe(false);
+    const held = await ask(
+      evaluation('APPROVE'),
+      facts({ session_id: 's1', principal: { ...intruder, roles: [...intruder.roles] } }),
+    );
+    expect(gate.list().map((a) => a.id)).toEqual([held.approval.id]);
+    // the caller it was given to still runs at once
+    expect((await gate.hold(evaluation('APPROVE'), facts({ session_id: 's1' }))).decided_by).toBe('session');
+  });
+
+  it('always on a call that names no session approves once and records nothing', async () => {
+    const { gate, ask } = setup();
+    const first = await ask(evaluation('CONFIRM'), facts({ session_id: '' }));
+    const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    expect(r).toMatchObject({ approved: true, session_approval: false });
+    expect(r.reason).toBe('approved once: the call names no session, so no session approval was recorded');
+    expect(gate.hasSessionApproval('', 'shell.exec', EXECUTOR, 'CONFIRM')).toBe(false);
+    await ask(evaluation('CONFIRM'), facts({ session_id: '' })); // asks again
+    expect(gate.list()).toHaveLength(1);
   });
 
   it('always given at CONFIRM does not cover an APPROVE hold', async () => {
@@ -301,7 +330,7 @@ describe('HumanGate: reject, always, errors', () => {
     const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
     expect(r).toMatchObject({ approved: true, session_approval: false });
     expect(r.reason).toContain('human_only');
-    expect(gate.hasSessionApproval('sess-1', 'shell.exec')).toBe(false);
+    expect(gate.hasSessionApproval('sess-1', 'shell.exec', EXECUTOR)).toBe(false);
     await ask(ev); // asks again
     expect(gate.list()).toHaveLength(1);
   });
