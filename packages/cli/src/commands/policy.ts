@@ -132,7 +132,7 @@ async function toolMeta(
 /** Opens the policy files of `home` like the daemon does (loaded lazily: only `policy` needs the firewall). */
 async function loadLocal(home: string, cfg: LocalConfig) {
   const fw = await import('@finger/firewall');
-  const assessor = await fw.RiskAssessor.create();
+  const assessor = await fw.RiskAssessor.create({ finger_home: home });
   let store;
   try {
     store = fw.PolicyStore.load({ home, assessor, homeDir: homedir() });

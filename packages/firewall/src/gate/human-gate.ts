@@ -387,12 +387,13 @@ export class HumanGate {
     }
     if (entry.state !== 'pending') return;
     this.counters.timeouts++;
-    const secs = Math.round(this.timeoutMs / 1000);
+    const bound = this.timeoutMs % 1000 === 0 ? `${this.timeoutMs / 1000} s` : `${this.timeoutMs} ms`;
     void this.finish(
       entry,
       refuse(
         'E_APPROVAL_TIMEOUT',
-        `nobody answered approval ${entry.approval.id} within ${secs} s`,
+        // the approval timeout: a call's own timeout_ms counts from the answer, not while it waits
+        `nobody answered approval ${entry.approval.id} within ${bound} (the approval timeout; a call's own timeout counts from the answer)`,
         'timeout',
         entry.approval.id,
       ),

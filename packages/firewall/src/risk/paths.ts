@@ -53,7 +53,11 @@ export function isBroadTarget(word: string): boolean {
 }
 
 const HOME_SENSITIVE_DIRS = [
-  '.finger',
+  '.finger/config',
+  '.finger/state',
+  '.finger/audit',
+  '.finger/backups',
+  '.finger/events',
   '.ssh',
   '.aws',
   '.gnupg',
@@ -72,6 +76,9 @@ const HOME_SENSITIVE_DIRS = [
   '.oh-my-zsh',
 ];
 const HOME_SENSITIVE_FILES = new Set([
+  '.finger/token',
+  '.finger/tokens.json',
+  '.finger/daemon.json',
   '.bashrc',
   '.bash_profile',
   '.bash_login',
@@ -138,6 +145,8 @@ export function sensitiveWriteTarget(word: string): string | null {
   if (isNullSink(word)) return null;
   const n = normalizePath(word);
   if (n === null) return null;
+  const home = fingerHomeEntry(n, FINGER_GUARDED);
+  if (home !== undefined) return home;
   if (n.startsWith('~/')) {
     const rel = n.slice(2);
     const dir = underAny(rel, HOME_SENSITIVE_DIRS);
@@ -154,7 +163,8 @@ export function sensitiveWriteTarget(word: string): string | null {
 }
 
 const HOME_SECRET_DIRS = [
-  '.finger', // finger's own tokens, cluster and serve keys, policy
+  '.finger/config', // finger's own cluster and serve keys, policy
+  '.finger/state',
   '.ssh',
   '.aws',
   '.gnupg',
@@ -167,6 +177,9 @@ const HOME_SECRET_DIRS = [
   '.terraform.d',
 ];
 const HOME_SECRET_FILES = new Set([
+  '.finger', // finger's home as a whole (an archive of it, a cd into it), not what lies under workspace/
+  '.finger/token', // finger's own admin token and token hashes
+  '.finger/tokens.json',
   '.netrc',
   '.git-credentials',
   '.docker/config.json',
@@ -194,12 +207,39 @@ const SECRET_HINT =
   /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env|finger|terraform|pgpass|vault|my\.cnf|s3cfg|boto|cargo|gem|pem|key|p12|pfx|jks|keystore|htpasswd|[a-z]*_history)|FINGER_HOME|id_(?:rsa|dsa|ecdsa|ed25519)|credentials|secret|shadow|sudoers|master\.passwd|ssh_host_/;
 const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
+/**
+ * finger's own home where it is not `~/.finger` (set once at start, {@link addFingerHome}),
+ * normalised: its token files, `config/` and `state/` hold credentials; those, `audit/`,
+ * `backups/`, `events/` and `daemon.json` are sensitive to write. Its `workspace/` is neither.
+ */
+const EXTRA_FINGER_HOMES: string[] = [];
+const FINGER_SECRETS = ['token', 'tokens.json', 'config', 'state'];
+const FINGER_GUARDED = [...FINGER_SECRETS, 'audit', 'backups', 'events', 'daemon.json'];
+
+/** Makes `dir` (absolute) finger's home for every later check of this process (see above). */
+export function addFingerHome(dir: string): void {
+  const n = normalizePath(dir);
+  if (n === null || n === '/' || n === '~' || !(n.startsWith('/') || n.startsWith('~/'))) return;
+  if (!EXTRA_FINGER_HOMES.includes(n)) EXTRA_FINGER_HOMES.push(n);
+}
+
+/** The entry of a registered finger home among `names` that `n` (normalised) lies in, if any. */
+function fingerHomeEntry(n: string, names: readonly string[]): string | undefined {
+  for (const h of EXTRA_FINGER_HOMES) {
+    if (n === h) return h;
+    if (!n.startsWith(`${h}/`)) continue;
+    const first = n.slice(h.length + 1).split('/')[0]!;
+    if (names.includes(first)) return `${h}/${first}`;
+  }
+  return undefined;
+}
+
 /** Glob characters: a glob may match a credential store whatever its letters. */
 const GLOB = /[*?[]/;
 
 /** Whether a word may name a credential store at all (a cheap test; so may no part of it when it fails). */
 export function mayNameSecret(word: string): boolean {
-  return SECRET_HINT.test(word) || GLOB.test(word);
+  return SECRET_HINT.test(word) || GLOB.test(word) || (EXTRA_FINGER_HOMES.length > 0 && word.includes('/'));
 }
 
 /**
@@ -214,6 +254,8 @@ export function secretPath(word: string): string | null {
   else if (w.startsWith('@') || w.startsWith('<')) w = w.slice(1);
   const n = normalizePath(w);
   if (n === null) return null;
+  const home = fingerHomeEntry(n, FINGER_SECRETS);
+  if (home !== undefined) return home;
   if (n.startsWith('~/')) {
     const rel = n.slice(2);
     const dir = underAny(rel, HOME_SECRET_DIRS);

@@ -13,7 +13,7 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { ModelBuilder } from './model-builder.js';
-import { redFlagPaths } from './paths.js';
+import { addFingerHome, redFlagPaths } from './paths.js';
 import { isSafeCommand } from './safe-commands.js';
 import { shReadings } from './sh-readings.js';
 import { BashGrammar } from './syntax-tree.js';
@@ -25,6 +25,12 @@ export interface RiskAssessorOptions {
   wasmPath?: string;
   /** assessments kept per input kind (text, argv); default 4096 */
   cacheSize?: number;
+  /**
+   * finger's own home when it is not `~/.finger`: its tokens, `config/` and `state/` are
+   * credentials, and those, `audit/`, `backups/` and `events/` sensitive to write, for every
+   * assessor of the process (paths.ts addFingerHome).
+   */
+  finger_home?: string;
 }
 
 /** Counters since creation (for the bench and diagnostics). */
@@ -153,6 +159,7 @@ export class RiskAssessor {
   /** Loads the bash grammar (the only asynchronous, file-reading step). */
   static async create(options: RiskAssessorOptions = {}): Promise<RiskAssessor> {
     const grammar = await BashGrammar.load(options.wasmPath);
+    if (options.finger_home !== undefined) addFingerHome(options.finger_home);
     return new RiskAssessor(grammar, options.cacheSize ?? 4096);
   }
 

@@ -11,6 +11,7 @@ import { stricter } from '../engine/evaluation.js';
 import type { EffectivePolicy } from '../policy/evaluate-policy.js';
 import { expandHome } from '../policy/policy-globs.js';
 import type { CommandModel } from '../risk/command-model.js';
+import { sensitiveWriteTarget } from '../risk/paths.js';
 import { isPathArg, isWriteTool, pathValues } from './path-args.js';
 import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real-path.js';
 
@@ -217,13 +218,24 @@ export class PathSandbox {
       }
       const via = p.path !== this.#lexical(p.input, own) ? ` (it resolves to ${p.path})` : '';
       if (p.write) {
-        if (!inside(p.path, aWrite) || (uWrite !== null && !inside(p.path, uWrite)))
+        if (!inside(p.path, aWrite) || (uWrite !== null && !inside(p.path, uWrite))) {
           add('sandbox.outside_write', outsideWrite, `${what} is outside writable_paths${via}`);
-        else if (p.nlink !== undefined && p.nlink > 1)
+          continue;
+        }
+        if (p.nlink !== undefined && p.nlink > 1)
           add(
             'sandbox.hard_link',
             hardLink,
             `${what}: the file has ${p.nlink} hard links; the others may lie outside writable_paths`,
+          );
+        // inside the roots too: a git hook or config, a shell start-up file, finger's own home —
+        // what a shell redirection there is judged dangerous for (the next `git commit` runs a hook)
+        const sensitive = p.arg === 'redirect' ? null : sensitiveWriteTarget(p.path);
+        if (sensitive !== null)
+          add(
+            'sandbox.sensitive_write',
+            'APPROVE',
+            `${what} touches ${sensitive}${via}: it runs code or holds settings`,
           );
       } else if (!inside(p.path, aRead) || (uRead !== null && !inside(p.path, uRead))) {
         add('sandbox.outside_read', outsideRead, `${what} is outside readable_paths${via}`);

@@ -403,7 +403,7 @@ describe('HumanGate: abort and timeout', () => {
     expect(await decision).toEqual({
       approved: false,
       code: 'E_APPROVAL_TIMEOUT',
-      reason: `nobody answered approval ${approval.id} within 60 s`,
+      reason: `nobody answered approval ${approval.id} within 60 s (the approval timeout; a call's own timeout counts from the answer)`,
       decided_by: 'timeout',
       approval_id: approval.id,
     });
