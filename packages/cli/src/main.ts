@@ -19,7 +19,7 @@ import { registerTool } from './commands/tool.js';
 import { registerUndo } from './commands/undo.js';
 import type { CliIo, RunOptions, RunState } from './context.js';
 import { EXIT } from './exit-codes.js';
-import { Output } from './output.js';
+import { colorEnabled, makeColors, Output } from './output.js';
 import { reportError } from './render-error.js';
 
 function cliVersion(): string {
@@ -50,7 +50,7 @@ export function buildProgram(state: RunState): Command {
     .configureOutput({
       writeOut: (s) => void io.stdout.write(s),
       writeErr: (s) => void io.stderr.write(s),
-      outputError: (s, write) => write(new Output(io, false).ce.red(s)),
+      outputError: (s, write) => write(makeColors(colorEnabled(io.stderr, io.env)).red(s)),
     })
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(add --help for usage)')

@@ -84,6 +84,8 @@ interface Fake {
   answered: Set<string>;
   /** Events the stream sends after its two usual ones (other daemons' events in a cluster). */
   extraEvents: Record<string, unknown>[];
+  /** What `GET /v1/approvals` lists (its unanswered ones); `[A1]` unless a test says otherwise. */
+  listed: ApprovalView[];
   close(): Promise<void>;
 }
 
@@ -92,6 +94,7 @@ async function startFake(): Promise<Fake> {
   const posts: Fake['posts'] = [];
   const answered = new Set<string>();
   const extraEvents: Record<string, unknown>[] = [];
+  const listed: ApprovalView[] = [A1];
   const send = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const err = (res: http.ServerResponse, status: number, code: string, message: string) =>
@@ -103,7 +106,7 @@ async function startFake(): Promise<Fake> {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return err(res, 401, 'E_UNAUTHENTICATED', 'bad token');
       const p = (req.url ?? '').split('?')[0]!;
       if (req.method === 'GET' && p === '/v1/approvals') {
-        return send(res, 200, { approvals: [A1].filter((a) => !answered.has(a.id)) });
+        return send(res, 200, { approvals: listed.filter((a) => !answered.has(a.id)) });
       }
       const m = /^\/v1\/approvals\/([^/]+)$/.exec(p);
       if (req.method === 'POST' && m) {
@@ -190,6 +193,7 @@ async function startFake(): Promise<Fake> {
     posts,
     answered,
     extraEvents,
+    listed,
     async close() {
       for (const ws of wss.clients) ws.terminate();
       wss.close();
@@ -213,6 +217,7 @@ beforeEach(() => {
   fake.posts.length = 0;
   fake.answered.clear();
   fake.extraEvents.length = 0;
+  fake.listed.splice(0, fake.listed.length, A1);
 });
 
 describe('myfinger approvals', () => {
@@ -274,6 +279,97 @@ describe('myfinger approvals', () => {
       { event: 'APPROVAL_REQUESTED', approval: A2 },
       { event: 'APPROVAL_RESOLVED', id: 'A1', decision: 'approve', approved: true },
     ]);
+  });
+});
+
+// What an agent controls (session id, principal, reasons, the command) must never reach the
+// terminal as a control: no screen clear, cursor move, carriage return, hyperlink or bidi override.
+const HOSTILE_SESSION = 'ansi\u001b[2J\u001b[H\u001b]8;;http://evil/\u0007click\u001b]8;;\u0007';
+const HOSTILE_COMMAND = 'rm -rf ~/project \u001b[1A\u001b[2K\r  $ ls -la';
+const HOSTILE = approval('H1', {
+  tool_id: 'shell.exec',
+  args: { command: HOSTILE_COMMAND },
+  level: 'CONFIRM',
+  evaluation: {
+    level: 'CONFIRM',
+    layer: 'permission',
+    reasons: ['looks\u202e fine\nreason:    approved by policy\u009b2J'],
+    matched_rules: [],
+    preview: { kind: 'command', text: HOSTILE_COMMAND, cwd: '/work\u0000\u007f' },
+  },
+  facts: {
+    principal: { kind: 'agent', id: 'exec\u202etxt.exe\u2066', roles: ['agent:executor'] },
+    session_id: HOSTILE_SESSION,
+    request_id: 'req\u200b-9\ufeff',
+    correlation_id: 'corr-9',
+  },
+});
+/** ESC, BEL, CR, NUL, DEL, C1 CSI and every bidi/invisible character the approval above carries. */
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN = /[\u0000\u0007\u001b\r\u007f\u009b\u200b\u202e\u2066\ufeff]/;
+
+describe('terminal safety of what the daemon sends', () => {
+  it('the approvals table escapes controls in every cell and keeps one line per approval', async () => {
+    fake.listed.splice(0, fake.listed.length, HOSTILE);
+    const r = await runCli(['approvals'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(FORBIDDEN);
+    const lines = r.stdout.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toContain(
+      'agent:exec\\u202etxt.exe\\u2066  ansi\\x1b[2J\\x1b[H\\x1b]8;;http://evil/\\x07click\\x1b]8;;\\x07  2026-01-02T03:09:05.000Z',
+    );
+    // the header is padded to the escaped width, so the columns stay aligned
+    expect(lines[0]!.indexOf('SESSION')).toBe(lines[1]!.indexOf('ansi'));
+  });
+
+  it('--full shows the command, reasons and ids escaped: nothing can be forged on a line of its own', async () => {
+    fake.listed.splice(0, fake.listed.length, HOSTILE);
+    const r = await runCli(['approvals', '--full'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(FORBIDDEN);
+    const lines = r.stdout.split('\n');
+    expect(lines).toContain('  $ rm -rf ~/project \\x1b[1A\\x1b[2K\\r  $ ls -la');
+    expect(lines).toContain('  cwd: /work\\x00\\x7f');
+    expect(lines).toContain('reason:    looks\\u202e fine\\nreason:    approved by policy\\u009b2J');
+    expect(lines.filter((l) => l.startsWith('reason:'))).toHaveLength(1);
+    expect(lines).toContain(
+      'principal: agent:exec\\u202etxt.exe\\u2066 (agent:executor)  session: ansi\\x1b[2J\\x1b[H\\x1b]8;;http://evil/\\x07click\\x1b]8;;\\x07  request: req\\u200b-9\\ufeff',
+    );
+  });
+
+  it('on a colour terminal only the CLI’s own colours are escape sequences', async () => {
+    fake.listed.splice(0, fake.listed.length, HOSTILE);
+    const r = await runCli(['approvals', '--full'], { env, stdoutCapture: new Capture(true) });
+    expect(r.stdout).toContain('\u001b[1mapproval H1\u001b[22m');
+    // eslint-disable-next-line no-control-regex
+    expect(r.stdout.replace(/\u001b\[\d+m/g, '')).not.toMatch(FORBIDDEN);
+    expect(r.stdout).toContain('  $ rm -rf ~/project \\x1b[1A\\x1b[2K\\r  $ ls -la');
+  });
+
+  it('--watch prints a new approval escaped', async () => {
+    fake.listed.splice(0, fake.listed.length, HOSTILE);
+    const ac = new AbortController();
+    const stdout = new Capture();
+    const running = runCli(['approvals', '--watch'], { env, signal: ac.signal, stdoutCapture: stdout });
+    await vi.waitFor(() => expect(stdout.text).toContain('resolved A1: approve'), { timeout: 10_000, interval: 20 });
+    ac.abort();
+    const r = await running;
+    expect(r.stdout).toContain('session: ansi\\x1b[2J\\x1b[H');
+    expect(r.stdout).not.toMatch(FORBIDDEN);
+  });
+
+  it('--json carries the raw values (JSON escapes them), so scripts see exactly what the daemon sent', async () => {
+    fake.listed.splice(0, fake.listed.length, HOSTILE);
+    const r = await runCli(['approvals', '--json'], { env });
+    expect(r.stdout).not.toMatch(FORBIDDEN);
+    expect(JSON.parse(r.stdout)).toEqual({ approvals: [HOSTILE] });
+  });
+
+  it('an error message from the daemon is escaped on stderr', async () => {
+    const r = await runCli(['approve', 'X\u001b[2J\u001b]8;;http://evil/\u0007'], { env });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toBe('error E_NOT_FOUND: no pending approval X\\x1b[2J\\x1b]8;;http://evil/\\x07\n');
   });
 });
 

@@ -8,7 +8,15 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { formatEventLine } from '../src/commands/events.js';
-import { colorEnabled, formatDuration, formatResult, formatTable, summarizeData } from '../src/output.js';
+import {
+  colorEnabled,
+  escapeControls,
+  formatDuration,
+  formatResult,
+  formatTable,
+  Output,
+  summarizeData,
+} from '../src/output.js';
 import { caretLines, detailLines } from '../src/render-error.js';
 import { type FakeDaemon, startFakeDaemon } from './fake-daemon.js';
 import { Capture, runCli } from './helpers.js';
@@ -146,5 +154,76 @@ describe('formatEventLine', () => {
     expect(formatEventLine({ ...base, data: { ...base.data }, origin: 'daemon-b-1-ab' }, c)).toBe(
       '2026-11-26T00:00:00.000Z HALTED              - - mode=graceful @daemon-b-1-ab',
     );
+  });
+});
+
+describe('terminal safety', () => {
+  /** An Output on two captures; `tty` turns colour on. */
+  function output(tty = false, json = false): { out: Output; stdout: Capture; stderr: Capture } {
+    const stdout = new Capture(tty);
+    const stderr = new Capture(tty);
+    return { out: new Output({ stdout, stderr, env: {} }, json), stdout, stderr };
+  }
+
+  it('escapeControls shows C0, DEL, C1 and bidi/invisible characters as escapes', () => {
+    expect(escapeControls('a\u001b[2Jb\u0007c\r\n\t\u0000\u007f')).toBe('a\\x1b[2Jb\\x07c\\r\\n\\t\\x00\\x7f');
+    expect(escapeControls('\u0085\u009b\u200b\u200f\u202a\u202e\u2066\u2069\ufeff')).toBe(
+      '\\u0085\\u009b\\u200b\\u200f\\u202a\\u202e\\u2066\\u2069\\ufeff',
+    );
+    expect(escapeControls('plain text, ünïcödé, 日本語, emoji 🙂, a\\x1b already')).toBe(
+      'plain text, ünïcödé, 日本語, emoji 🙂, a\\x1b already',
+    );
+  });
+
+  it('line and errLine escape everything, a newline in a value included', () => {
+    const { out, stdout, stderr } = output();
+    out.line('session: a\nforged line\u001b[1A');
+    out.errLine('error: \u001b]8;;http://evil/\u0007x');
+    out.warn('w\u202e');
+    expect(stdout.text).toBe('session: a\\nforged line\\x1b[1A\n');
+    expect(stderr.text).toBe('error: \\x1b]8;;http://evil/\\x07x\nwarning: w\\u202e\n');
+  });
+
+  it('block keeps the lines of a text; text keeps only the newlines of a stream', () => {
+    const { out, stdout } = output();
+    out.block('one\r\ntwo\u001b[2K\nthree');
+    out.text('model says \u001b[31mhi\r\nbye');
+    expect(stdout.text).toBe('one\ntwo\\x1b[2K\nthree\nmodel says \\x1b[31mhi\\r\nbye');
+  });
+
+  it('keeps the CLI’s own colours and escapes any colour a value carries', () => {
+    const { out, stdout } = output(true);
+    out.line(`${out.c.red('held')} \u001b[32mfake green\u001b[39m ${out.c.bold('x\u001b[2J')}`);
+    expect(stdout.text).toBe('\u001b[31mheld\u001b[39m \\x1b[32mfake green\\x1b[39m \u001b[1mx\\x1b[2J\u001b[22m\n');
+  });
+
+  it('a table escapes each cell and aligns on what is shown, colours left out', () => {
+    const { out, stdout } = output(true);
+    out.table(
+      ['A', 'B'],
+      [
+        [out.c.green('ok'), 'x'],
+        ['a\u001b[Hb', 'y\nz'],
+      ],
+    );
+    // eslint-disable-next-line no-control-regex
+    expect(stdout.text.replace(/\u001b\[\d+m/g, '').split('\n')).toEqual([
+      'A         B',
+      'ok        x',
+      'a\\x1b[Hb  y\\nz',
+      '',
+    ]);
+  });
+
+  it('JSON output carries the raw value, with what JSON.stringify leaves raw escaped', () => {
+    const { out, stdout } = output(false, true);
+    const v = { s: 'a\u001b[2J\u202e\u009b\u007f\u2028b', n: 1 };
+    out.printJsonLine(v);
+    out.printJson(v);
+    // eslint-disable-next-line no-control-regex
+    expect(stdout.text).not.toMatch(/[\u001b\u202e\u009b\u007f\u2028]/);
+    const [first, ...rest] = stdout.text.trim().split('\n');
+    expect(JSON.parse(first!)).toEqual(v);
+    expect(JSON.parse(rest.join('\n'))).toEqual(v);
   });
 });

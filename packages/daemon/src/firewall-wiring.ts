@@ -10,6 +10,7 @@ import {
   type AuditLog,
   createFirewallInterceptor,
   FirewallEngine,
+  type FirewallGate,
   type FirewallInterceptor,
   HumanGate,
   PathSandbox,
@@ -21,6 +22,40 @@ import type { Clock, MessageHub } from '@finger/hub';
 import { FingerError, isFingerError, type Principal } from '@finger/protocol';
 
 import { type PolicyWarning, PolicyWarningLog } from './policy-warning-log.js';
+
+/**
+ * Who runs the read-only `fs.backups` for a viewer (`GET /v1/backups`): viewers may read the list
+ * over HTTP but may run no tool, so the daemon runs it for them.
+ */
+export const BACKUPS_READER: Principal = { kind: 'system', id: 'daemon:backups', roles: [] };
+
+/**
+ * The principals that act for a read-only caller: their calls are never held for a person (a
+ * viewer cannot be "asked for", and their holds would only fill the approval queue). A call the
+ * firewall would hold is refused at once with E_FORBIDDEN; nothing enters the queue.
+ */
+const READ_ONLY_CALLERS = new Set([`${BACKUPS_READER.kind}:${BACKUPS_READER.id}`]);
+
+/** True for a principal acting for a read-only caller ({@link READ_ONLY_CALLERS}). */
+export function isReadOnlyCaller(p: Principal): boolean {
+  return READ_ONLY_CALLERS.has(`${p.kind}:${p.id}`);
+}
+
+/** `gate`, except that a read-only caller's call is refused (E_FORBIDDEN) instead of held. */
+function refuseHoldsOfReadOnlyCallers(gate: FirewallGate): FirewallGate {
+  return {
+    hold(ev, facts) {
+      if (!isReadOnlyCaller(facts.principal)) return gate.hold(ev, facts);
+      return Promise.resolve({
+        approved: false,
+        code: 'E_FORBIDDEN',
+        reason:
+          `${facts.tool_id} would need a person's approval (${ev.level}: ${ev.reasons.join('; ') || ev.layer}), ` +
+          'and a request of a read-only caller (a viewer) is never held for one: ask an operator to make it',
+      });
+    },
+  };
+}
 
 /** The logging surface the wiring needs (pino satisfies it). */
 interface WiringLogger {
@@ -66,7 +101,8 @@ export interface FirewallWiring {
  * consecutive approvals revert that (each change audited by the PolicyStore).
  */
 export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWiring> {
-  const assessor = await RiskAssessor.create();
+  // finger's own home holds its tokens, keys and policy: a command reading it is a credential read
+  const assessor = await RiskAssessor.create({ finger_home: o.home });
   const knownTools = () =>
     o.hub.tools
       .list()
@@ -128,7 +164,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     tools: { get: (id) => o.hub.tools.metadata(id) },
     events: o.hub.events,
     audit: o.audit,
-    gate,
+    gate: refuseHoldsOfReadOnlyCallers(gate),
     ...(o.confidenceOf ? { confidenceOf: (call) => o.confidenceOf?.(call.envelope.source) } : {}),
   });
 

@@ -86,6 +86,20 @@ describe('TokenStore', () => {
     expect(thrownBy(() => store.revoke('admin')).code).toBe('E_FORBIDDEN');
   });
 
+  it('tells onRevoked listeners the name of each revoked token, after it stopped authenticating', () => {
+    const store = new TokenStore(home);
+    const { token } = store.create('watched', 'viewer');
+    const seen: { name: string; authenticates: boolean }[] = [];
+    const stop = store.onRevoked((name) => seen.push({ name, authenticates: store.authenticate(token) !== undefined }));
+    store.revoke('watched');
+    expect(seen).toEqual([{ name: 'watched', authenticates: false }]);
+    expect(thrownBy(() => store.revoke('watched')).code).toBe('E_NOT_FOUND');
+    stop();
+    store.create('other', 'viewer');
+    store.revoke('other');
+    expect(seen).toHaveLength(1);
+  });
+
   it('re-hashes a replaced admin token file (rotation by deleting/replacing FINGER_HOME/token)', async () => {
     const first = new TokenStore(home);
     const old = first.readAdminToken();

@@ -357,6 +357,43 @@ describe('tool routes: config and the fs backup routes', () => {
     expect(err?.details).toMatchObject({ issues: [{ path: '$.workspace.roots[0]' }] });
   });
 
+  it("a viewer's GET /v1/backups that would need an approval is refused at once (403 E_FORBIDDEN), never held", async () => {
+    const d = await startDaemon({ modules: { builtin: true } });
+    try {
+      const base = (await d.app.listen()).url;
+      const viewer = await d.token('viewer');
+      const operator = await d.token('operator');
+      const get = (path: string, token: string) =>
+        fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
+
+      const started = Date.now();
+      const answers = await Promise.all(Array.from({ length: 5 }, () => get('/v1/backups?path=/etc/passwd', viewer)));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      for (const res of answers) {
+        expect(res.status).toBe(403);
+        const body = (await res.json()) as { error: { code: string; message: string } };
+        expect(body.error.code).toBe('E_FORBIDDEN');
+        expect(body.error.message).toContain('ask an operator');
+      }
+      // nothing entered the approval queue
+      const approvals = await get('/v1/approvals', d.admin);
+      expect(await approvals.json()).toEqual({ approvals: [] });
+      expect(d.app.gate.stats().pending).toBe(0);
+
+      // a viewer's plain listing still works; an operator's request runs as before: a person's
+      // direct call, not held, answered by the fs module itself (its own workspace check)
+      expect((await get('/v1/backups', viewer)).status).toBe(200);
+      const byOperator = await get('/v1/backups?path=/etc/passwd', operator);
+      expect(byOperator.status).toBe(403);
+      expect(((await byOperator.json()) as { error: { message: string } }).error.message).toBe(
+        'path "/etc/passwd" is outside the workspace: it resolves outside every workspace root',
+      );
+      expect(d.app.gate.stats()).toMatchObject({ pending: 0, held: 0 });
+    } finally {
+      await d.close();
+    }
+  }, 20_000);
+
   it('GET /v1/backups and POST /v1/undo run fs.backups and fs.undo as the caller', async () => {
     const modules = await tempDir('finger-tool-modules-');
     cleanup.push(modules);

@@ -171,6 +171,48 @@ describe('WebSocket /v1/events', () => {
     expect(c.find('error')!.error.code).toBe('E_FORBIDDEN');
   });
 
+  it('revoking a token closes every socket opened with it at once (E_UNAUTHENTICATED, 4401); no event after', async () => {
+    const viewer = await d.token('viewer', 'ws-revoked-viewer');
+    const byHeader = await Client.open(url, viewer);
+    const byMessage = await Client.open(url);
+    byMessage.send({ op: 'auth', token: viewer });
+    const other = await Client.open(url, await d.token('viewer', 'ws-kept-viewer'));
+    for (const c of [byHeader, byMessage, other]) {
+      await c.until(() => c.find('ready'), 'ready');
+      c.send({ op: 'subscribe', types: ['TASK_STATE'], request_id: 'revoke-me' });
+      await c.until(() => c.find('subscribed'), 'subscribed');
+    }
+    const bus = d.app.events;
+    bus.emit('TASK_STATE', { request_id: 'revoke-me' }, { n: 1 });
+    for (const c of [byHeader, byMessage, other]) await c.until(() => c.eventCount === 1 || undefined, 'first event');
+
+    const res = await fetch(url.replace(/^ws/, 'http').replace('/v1/events', '/v1/tokens/ws-revoked-viewer'), {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${d.admin}` },
+    });
+    expect(res.status).toBe(200);
+    // emitted right after the revoke answered: the revoked sockets must not get it
+    bus.emit('TASK_STATE', { request_id: 'revoke-me' }, { n: 2 });
+    for (const c of [byHeader, byMessage]) {
+      await c.until(() => c.closed, 'close');
+      expect(c.closed).toEqual({ code: 4401, reason: 'E_UNAUTHENTICATED' });
+      expect(c.messages.at(-1)).toEqual({
+        type: 'error',
+        error: { code: 'E_UNAUTHENTICATED', message: 'the token "ws-revoked-viewer" was revoked' },
+      });
+      expect(c.eventCount).toBe(1);
+    }
+    // a socket of another token is untouched
+    await other.until(() => other.eventCount === 2 || undefined, 'second event');
+    expect(other.closed).toBeUndefined();
+
+    // and the revoked token cannot come back
+    const again = await Client.open(url, viewer);
+    await again.until(() => again.closed, 'close');
+    expect(again.closed!.code).toBe(4401);
+    other.close();
+  });
+
   it('a client that never reads does not slow the emitter or other clients, and is told what it dropped', async () => {
     const fast = await Client.open(url, d.admin, false);
     const slow = await Client.open(url, d.admin, false);

@@ -32,7 +32,7 @@ function printRecord(out: Output, rec: RequestRecord): number {
     const e = rec.error ?? { code: 'E_INTERNAL', message: 'the request failed without an error' };
     return reportError(out, new CliError(e.code, e.message, e.details !== undefined ? { details: e.details } : {}));
   }
-  out.line(formatResult(rec.result));
+  out.block(formatResult(rec.result));
   return EXIT.OK;
 }
 
@@ -61,7 +61,7 @@ export function registerSend(program: Command, state: RunState): void {
             `request_id: ${c.bold(res.request_id)} (running) — fetch with: myfinger request ${res.request_id}`,
           );
         } else {
-          ctx.out.line(formatResult(res.result));
+          ctx.out.block(formatResult(res.result));
         }
         return EXIT.OK;
       }),

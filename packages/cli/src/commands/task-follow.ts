@@ -196,7 +196,7 @@ export async function followTask(
         line(out.c.bold(`── step ${d.step}${d.final ? ' (final)' : ''} ──`));
         break;
       case 'text':
-        ctx.io.stdout.write(String(d.delta));
+        out.text(String(d.delta));
         midLine = !String(d.delta).endsWith('\n');
         break;
       case 'tool_call':

@@ -72,11 +72,8 @@ export function parseArgsOption(text: string | undefined): Record<string, unknow
   return value as Record<string, unknown>;
 }
 
-function indent(text: string, by = '  '): string {
-  return text
-    .split('\n')
-    .map((l) => by + l)
-    .join('\n');
+function indent(text: string, by = '  '): string[] {
+  return text.split('\n').map((l) => by + l);
 }
 
 /** The text of `tool show`: metadata, the provider choice line, then both schemas. */
@@ -104,10 +101,10 @@ export function showLines(d: ToolDetails, c: Colors): string[] {
   );
   lines.push('input schema:');
   lines.push(
-    t.input_schema === undefined ? '  (none: any arguments)' : indent(JSON.stringify(t.input_schema, null, 2)),
+    ...(t.input_schema === undefined ? ['  (none: any arguments)'] : indent(JSON.stringify(t.input_schema, null, 2))),
   );
   lines.push('output schema:');
-  lines.push(t.output_schema === undefined ? '  (none)' : indent(JSON.stringify(t.output_schema, null, 2)));
+  lines.push(...(t.output_schema === undefined ? ['  (none)'] : indent(JSON.stringify(t.output_schema, null, 2))));
   return lines;
 }
 
@@ -167,7 +164,7 @@ export function registerToolCatalog(tool: Command, state: RunState): void {
         const client = await ctx.client();
         const { body: res } = await client.post<DispatchResult>(`/v1/tools/${seg(id)}/run`, body);
         if (ctx.out.json) ctx.out.printJson(res);
-        else ctx.out.line(formatResult(res.result));
+        else ctx.out.block(formatResult(res.result));
         return EXIT.OK;
       }),
     );

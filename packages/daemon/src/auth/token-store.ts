@@ -78,6 +78,7 @@ export class TokenStore {
   private usageDirty = false;
   private usageTimer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
+  private readonly revokedListeners = new Set<(name: string) => void>();
 
   /** Opens (and on first start creates) the token files of `home`. */
   constructor(home: string, options: { now?: () => number } = {}) {
@@ -143,6 +144,17 @@ export class TokenStore {
     this.tokens.splice(i, 1);
     this.reindex();
     this.save();
+    for (const listener of [...this.revokedListeners]) listener(name);
+  }
+
+  /**
+   * Calls `listener` with the name of every token revoked from now on, right after it stopped
+   * authenticating: whatever holds a session opened with that token (the event gateway's
+   * WebSockets) ends it. Returns the unsubscribe function.
+   */
+  onRevoked(listener: (name: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => void this.revokedListeners.delete(listener);
   }
 
   /** Every token's name, role and times (never hashes), in creation order. */

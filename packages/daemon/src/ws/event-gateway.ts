@@ -176,6 +176,13 @@ class Client {
     this.socket.close(code === 'E_UNAUTHENTICATED' ? WS_CLOSE.unauthenticated : WS_CLOSE.forbidden, code);
   }
 
+  /** Ends the session of a revoked token: no event after this, an error frame, then close 4401. */
+  revoke(message: string): void {
+    this.dispose();
+    this.principal = undefined;
+    this.fail('E_UNAUTHENTICATED', message);
+  }
+
   startAuthTimer(ms: number): void {
     this.authTimer = setTimeout(() => {
       if (!this.principal) this.fail('E_UNAUTHENTICATED', `no {"op":"auth","token":…} within ${ms} ms`);
@@ -225,6 +232,7 @@ export class EventGateway {
   readonly maxBytes: number;
   private readonly clients = new Set<Client>();
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly stopRevoked: () => void;
   private closed = false;
 
   constructor(private readonly o: EventGatewayOptions) {
@@ -232,6 +240,7 @@ export class EventGateway {
     this.maxBytes = o.max_buffered_bytes;
     this.heartbeat = setInterval(() => this.beat(), o.heartbeat_ms);
     this.heartbeat.unref();
+    this.stopRevoked = o.tokens.onRevoked((name) => this.revoked(name));
   }
 
   /** The `wsHandler` of `GET /v1/events`. `request.principal` is set when a valid header came with the upgrade. */
@@ -265,6 +274,7 @@ export class EventGateway {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
+    this.stopRevoked();
     for (const c of this.clients) {
       c.dispose();
       c.socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
@@ -326,6 +336,19 @@ export class EventGateway {
         client.sendError({ code: err.code ?? 'E_INTERNAL', message: err.message });
       },
     );
+  }
+
+  /**
+   * A token was revoked: every client authenticated with it (the principal's id is the token's
+   * name, unique) stops receiving at once — its subscription and anything still queued for it are
+   * dropped — is told E_UNAUTHENTICATED and closed with 4401.
+   */
+  private revoked(name: string): void {
+    for (const c of this.clients) {
+      if (c.principal?.id !== name) continue;
+      this.o.logger.info({ principal: name }, 'token revoked; closing its websocket');
+      c.revoke(`the token "${name}" was revoked`);
+    }
   }
 
   private beat(): void {

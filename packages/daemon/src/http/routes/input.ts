@@ -14,11 +14,32 @@ export function principalOf(request: { principal: Principal | undefined }): Prin
   return request.principal;
 }
 
-/** Puts a request's ids in the response headers (set before the outcome is known, kept on errors). */
+/**
+ * A request-controlled value in a form that is always a valid HTTP header value: printable ASCII
+ * (`!`..`~`) as is, every other UTF-8 byte — space, controls, CR/LF, anything beyond ASCII — and
+ * `%` itself percent-encoded (`%0D`, `%C3%A9`), so `decodeURIComponent` gives the value back.
+ */
+export function headerSafe(value: string): string {
+  if (/^[\x21-\x24\x26-\x7e]*$/.test(value)) return value;
+  let out = '';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    out +=
+      byte >= 0x21 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * Puts a request's ids in the response headers (set before the outcome is known, kept on errors),
+ * header-safe: a caller's id with CR/LF or non-Latin-1 characters is percent-encoded, never a
+ * response that cannot be sent.
+ */
 export function idHeaders(reply: FastifyReply) {
   return (ids: { request_id: string; correlation_id: string }): void => {
-    reply.header('x-finger-request-id', ids.request_id);
-    reply.header('x-finger-correlation-id', ids.correlation_id);
+    reply.header('x-finger-request-id', headerSafe(ids.request_id));
+    reply.header('x-finger-correlation-id', headerSafe(ids.correlation_id));
   };
 }
 

@@ -1,19 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 
-import { FingerError, isFingerError, type Principal, ulid } from '@finger/protocol';
+import { FingerError, isFingerError, ulid } from '@finger/protocol';
 
 import { ACCESS, hasRole } from '../../auth/auth-hook.js';
+import { BACKUPS_READER } from '../../firewall-wiring.js';
 import { appendOrRefuse, auditActor } from '../audited-change.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { idHeaders, principalOf } from './input.js';
 import { emptyBodyIsObject } from './tools.js';
 
-/**
- * Who lists backups for a viewer: viewers may read the list over HTTP but may run no tool, so
- * the daemon itself runs the read-only `fs.backups` for them.
- */
-export const BACKUPS_READER: Principal = { kind: 'system', id: 'daemon:backups', roles: [] };
+export { BACKUPS_READER };
 
 const backupSchema = {
   type: 'object',
@@ -66,13 +63,16 @@ export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
             required: ['backups'],
             properties: { backups: { type: 'array', items: backupSchema }, total: { type: 'integer' } },
           },
-          ...errorResponses(404, 500, 502, 503, 504),
+          ...errorResponses(403, 404, 500, 502, 503, 504),
         },
       },
     },
     async (request, reply) => {
       const tool = requireFsTool(deps, 'fs.backups');
       const principal = principalOf(request);
+      // an operator's request runs as the operator (a person's direct call); a viewer's as the
+      // daemon's read-only BACKUPS_READER, which the firewall never holds for a person: what
+      // would need an approval (a path outside the readable ones) is refused at once, E_FORBIDDEN
       const source = hasRole(principal, ACCESS.operator) ? principal : BACKUPS_READER;
       const { path, limit } = request.query as { path?: string; limit?: number };
       const args: Record<string, unknown> = {};
