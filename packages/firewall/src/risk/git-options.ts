@@ -42,6 +42,27 @@ const GIT_PUSH: CommandSpec = {
   gnuPrefix: true,
 };
 
+/** The read actions of `git config` (old syntax: `--get`…; `list`/`get` are also subcommands since 2.46). */
+export const GIT_CONFIG_READS: ReadonlySet<string> = new Set([
+  'get',
+  'get-all',
+  'get-regexp',
+  'get-urlmatch',
+  'get-color',
+  'get-colorbool',
+  'list',
+]);
+/** The write actions of `git config` (old syntax). */
+export const GIT_CONFIG_WRITES: ReadonlySet<string> = new Set([
+  'replace-all',
+  'add',
+  'unset',
+  'unset-all',
+  'rename-section',
+  'remove-section',
+  'edit',
+]);
+
 /** git config, both syntaxes (`git config --get k`, `git config get k`, git ≥ 2.46). */
 export const GIT_CONFIG: CommandSpec = {
   short: { l: 'list', e: 'edit', z: 'null' },
@@ -51,20 +72,8 @@ export const GIT_CONFIG: CommandSpec = {
     'system',
     'local',
     'worktree',
-    'get',
-    'get-all',
-    'get-regexp',
-    'get-urlmatch',
-    'get-color',
-    'get-colorbool',
-    'list',
-    'replace-all',
-    'add',
-    'unset',
-    'unset-all',
-    'rename-section',
-    'remove-section',
-    'edit',
+    ...GIT_CONFIG_READS,
+    ...GIT_CONFIG_WRITES,
     'fixed-value',
     'bool',
     'int',

@@ -52,6 +52,24 @@ export const MAX_PARSE_LENGTH = 32_768;
 /** Longer keys are not cached (bounds the cache's memory). */
 const MAX_CACHED_KEY = 8_192;
 
+/** One model of two readings of a command: the segments, notes and flags of both. */
+function bothReadings(a: CommandModel, b: CommandModel): CommandModel {
+  const flags = { ...a.flags };
+  for (const k of Object.keys(flags) as (keyof CommandModel['flags'])[]) flags[k] = flags[k] || b.flags[k];
+  const m: CommandModel = {
+    segments: frozen([...a.segments, ...b.segments]),
+    flags: frozen(flags),
+    notes: frozen([...a.notes, ...b.notes]),
+  };
+  const unparseable = a.unparseable ?? b.unparseable;
+  if (unparseable !== undefined) m.unparseable = unparseable;
+  const loops = [...(a.loop_variables ?? []), ...(b.loop_variables ?? [])];
+  if (loops.length > 0) m.loop_variables = frozen(loops);
+  const fns = [...(a.functions ?? []), ...(b.functions ?? [])];
+  if (fns.length > 0) m.functions = frozen(fns);
+  return frozen(m);
+}
+
 /** Order of the levels, to keep the most severe of several readings. */
 const SEVERITY: Readonly<Record<RiskAssessment['level'], number>> = { safe: 0, moderate: 1, dangerous: 2 };
 
@@ -198,7 +216,7 @@ export class RiskAssessor {
   /**
    * `a`, or the assessment of another reading of `command` (sh-readings.ts: how /bin/sh reads a
    * construct bash's grammar reads otherwise) when that one is more severe — with a first reason
-   * saying so, and its model (deny patterns then see what sh would run).
+   * saying so, and both readings' segments in its model (deny patterns see what either runs).
    */
   #mostSevere(command: string, a: RiskAssessment): RiskAssessment {
     let worst = a;
@@ -212,7 +230,7 @@ export class RiskAssessor {
       "the command reads differently to /bin/sh than to bash (ANSI-C $'…' quoting, &>, or a here-document delimiter quoted in part): judged as the shell that runs it may read it",
       ...worst.reasons,
     ]);
-    const out: RiskAssessment = { level: worst.level, reasons, model: worst.model };
+    const out: RiskAssessment = { level: worst.level, reasons, model: bothReadings(a.model, worst.model) };
     if (worst.unparseable === true) out.unparseable = true;
     return frozen(out);
   }

@@ -4,7 +4,7 @@
 // A long option counts in every GNU abbreviation (`sort --co=sh` is --compress-program), a short
 // one anywhere in a cluster (`tree -ao f`).
 
-import { GIT_CONFIG } from './git-options.js';
+import { GIT_CONFIG, GIT_CONFIG_READS, GIT_CONFIG_WRITES } from './git-options.js';
 import { abbreviatesAny, type ParsedArgs, parseWithSpec } from './option-parser.js';
 import { type CommandSpec, lookup } from './option-spec.js';
 import { ENV_OPTIONS } from './wrapper-options.js';
@@ -150,24 +150,6 @@ const GIT_SAFE_SUBCOMMANDS = new Set([
 /** Options of the read-only git subcommands that write a file or run a program (-O: grep's pager). */
 const gitUnsafeArg = (a: string): boolean =>
   hasOption(a, 'O', ['output', 'ext-diff', 'open-files-in-pager', 'exec', 'upload-pack']);
-const GIT_CONFIG_READS = new Set([
-  'get',
-  'get-all',
-  'get-regexp',
-  'get-urlmatch',
-  'get-color',
-  'get-colorbool',
-  'list',
-]);
-const GIT_CONFIG_WRITES = new Set([
-  'replace-all',
-  'add',
-  'unset',
-  'unset-all',
-  'rename-section',
-  'remove-section',
-  'edit',
-]);
 
 /**
  * `git config` only reads: the first operand (after the options and their values) is `get` or
