@@ -220,6 +220,19 @@ beforeEach(() => {
   fake.listed.splice(0, fake.listed.length, A1);
 });
 
+/**
+ * `myfinger approvals --watch [extra]` until `check` (an expectation on the output so far) passes,
+ * then stopped as Ctrl-C stops it: the run's promise and the captured output.
+ */
+async function watchUntil(env: Record<string, string>, extra: string[], check: (out: string) => void) {
+  const ac = new AbortController();
+  const stdout = new Capture();
+  const running = runCli(['approvals', '--watch', ...extra], { env, signal: ac.signal, stdoutCapture: stdout });
+  await vi.waitFor(() => check(stdout.text), { timeout: 10_000, interval: 20 });
+  ac.abort();
+  return { running, stdout };
+}
+
 describe('myfinger approvals', () => {
   it('lists pending approvals as a table', async () => {
     const r = await runCli(['approvals'], { env });
@@ -247,11 +260,7 @@ describe('myfinger approvals', () => {
   });
 
   it('--watch (not a terminal) prints what is pending, then each new approval and each resolution', async () => {
-    const ac = new AbortController();
-    const stdout = new Capture();
-    const running = runCli(['approvals', '--watch'], { env, signal: ac.signal, stdoutCapture: stdout });
-    await vi.waitFor(() => expect(stdout.text).toContain('resolved A1: approve'), { timeout: 10_000, interval: 20 });
-    ac.abort();
+    const { running } = await watchUntil(env, [], (out) => expect(out).toContain('resolved A1: approve'));
     const r = await running;
     expect(r.code).toBe(0);
     const blocks = r.stdout.split('\n\n');
@@ -263,11 +272,9 @@ describe('myfinger approvals', () => {
   });
 
   it('--watch --json prints one JSON line per approval and resolution', async () => {
-    const ac = new AbortController();
-    const stdout = new Capture();
-    const running = runCli(['approvals', '--watch', '--json'], { env, signal: ac.signal, stdoutCapture: stdout });
-    await vi.waitFor(() => expect(stdout.text.trim().split('\n')).toHaveLength(3), { timeout: 10_000, interval: 20 });
-    ac.abort();
+    const { running, stdout } = await watchUntil(env, ['--json'], (out) =>
+      expect(out.trim().split('\n')).toHaveLength(3),
+    );
     expect((await running).code).toBe(0);
     expect(
       stdout.text
@@ -349,11 +356,7 @@ describe('terminal safety of what the daemon sends', () => {
 
   it('--watch prints a new approval escaped', async () => {
     fake.listed.splice(0, fake.listed.length, HOSTILE);
-    const ac = new AbortController();
-    const stdout = new Capture();
-    const running = runCli(['approvals', '--watch'], { env, signal: ac.signal, stdoutCapture: stdout });
-    await vi.waitFor(() => expect(stdout.text).toContain('resolved A1: approve'), { timeout: 10_000, interval: 20 });
-    ac.abort();
+    const { running } = await watchUntil(env, [], (out) => expect(out).toContain('resolved A1: approve'));
     const r = await running;
     expect(r.stdout).toContain('session: ansi\\x1b[2J\\x1b[H');
     expect(r.stdout).not.toMatch(FORBIDDEN);
@@ -395,11 +398,7 @@ describe('myfinger approvals --watch in a cluster', () => {
 
   it('names the daemon that holds a call instead of showing it as pending here', async () => {
     fake.extraEvents.push(...elsewhere);
-    const ac = new AbortController();
-    const stdout = new Capture();
-    const running = runCli(['approvals', '--watch'], { env, signal: ac.signal, stdoutCapture: stdout });
-    await vi.waitFor(() => expect(stdout.text).toContain('resolved A3'), { timeout: 10_000, interval: 20 });
-    ac.abort();
+    const { running } = await watchUntil(env, [], (out) => expect(out).toContain('resolved A3'));
     const r = await running;
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain('approval A3  CONFIRM');
@@ -411,11 +410,9 @@ describe('myfinger approvals --watch in a cluster', () => {
 
   it('--json gives such a call and its resolution the origin', async () => {
     fake.extraEvents.push(...elsewhere);
-    const ac = new AbortController();
-    const stdout = new Capture();
-    const running = runCli(['approvals', '--watch', '--json'], { env, signal: ac.signal, stdoutCapture: stdout });
-    await vi.waitFor(() => expect(stdout.text.trim().split('\n')).toHaveLength(5), { timeout: 10_000, interval: 20 });
-    ac.abort();
+    const { running, stdout } = await watchUntil(env, ['--json'], (out) =>
+      expect(out.trim().split('\n')).toHaveLength(5),
+    );
     expect((await running).code).toBe(0);
     const lines = stdout.text
       .trim()

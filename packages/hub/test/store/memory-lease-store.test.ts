@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Clock } from '../../src/clock.js';
 import { MemoryLeaseStore } from '../../src/store/memory-lease-store.js';
-
-function clockAt(t: { now: number }): Clock {
-  return {
-    now: () => t.now,
-    setTimeout: () => 0,
-    clearTimeout: () => undefined,
-    setInterval: () => 0,
-    clearInterval: () => undefined,
-  };
-}
+import { clockAt } from './clock-at.js';
 
 describe('MemoryLeaseStore', () => {
   it('grants a key to one holder, extends and releases only for that holder, expires by the clock', async () => {

@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Clock } from '../../src/clock.js';
 import type { RequestRecord } from '../../src/hub-types.js';
 import { MemoryRequestStore } from '../../src/store/memory-request-store.js';
-
-function clockAt(t: { now: number }): Clock {
-  return {
-    now: () => t.now,
-    setTimeout: () => 0,
-    clearTimeout: () => undefined,
-    setInterval: () => 0,
-    clearInterval: () => undefined,
-  };
-}
+import { clockAt } from './clock-at.js';
 
 function record(request_id: string): RequestRecord {
   return {
