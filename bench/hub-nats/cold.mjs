@@ -67,6 +67,13 @@ async function serveStack(root) {
     bridgeEvents: false,
   });
   await node.start();
+  // a node serves its modules once another node's message proved its key: a peer says hello
+  const peer = new natsPkg.WireAuth({ role: 'daemon', node: 'cold-peer', cluster_key: KEY });
+  const registry = subs.find((s) => s.subject.startsWith('finger.cold.registry'));
+  const hello = JSON.stringify({ node: 'cold-peer', seq: Date.now() });
+  registry.cb(null, { subject: 'finger.cold.registry.hello', data: peer.sealJson('hello', hello), headers: undefined });
+  for (let i = 0; i < 100 && !subs.some((s) => s.subject === 'finger.cold.call.echo'); i++)
+    await new Promise((r) => setTimeout(r, 10));
   const sub = subs.find((s) => s.subject === 'finger.cold.call.echo');
   st.once = (f) =>
     new Promise((done) => {

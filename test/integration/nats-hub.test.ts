@@ -29,6 +29,16 @@ const member = (cluster: string, name: string, opts: { role?: 'daemon' | 'serve'
     ...(opts.probe ? { manifest: PROBE } : {}),
   });
 
+/**
+ * A daemon member joins `cluster` and waits until it has imported `module`: a node serves its
+ * modules once another node's message proved its key, as a caller that joins does (the bare
+ * transports below do not join).
+ */
+async function servedTo(cluster: string, module: string): Promise<void> {
+  const peer = await member(cluster, 'peer');
+  await until(() => peer.hub.registry.get(module));
+}
+
 function request(target: string, payload: unknown, deadline = Date.now() + 2000): Envelope {
   return requestEnvelope(target, payload, { deadline, source: human });
 }
@@ -93,6 +103,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
   it('drops unauthenticated envelopes and refuses requests originated by a serve process', async () => {
     const cluster = testClusterName('hub');
     const b = await member(cluster, 'b', { probe: true });
+    await servedTo(cluster, 'remote-probe');
     // a peer with the wrong key: its request is dropped (no reply, so it times out)
     const rogueNc = await connectNats({ url: url! });
     cleanup.push(() => rogueNc.drain());
@@ -136,6 +147,7 @@ describe.skipIf(!url)('hub over NATS (two hubs, one process)', () => {
   it('ignores a cancel sent by a serve process (it originates no call, so only someone else’s)', async () => {
     const cluster = testClusterName('hub');
     const b = await member(cluster, 'b', { probe: true });
+    await servedTo(cluster, 'remote-probe');
     const nc = await connectNats({ url: url! });
     cleanup.push(() => nc.drain());
     const caller = new NatsTransport({

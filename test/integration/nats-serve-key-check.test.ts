@@ -2,7 +2,8 @@
 // not renewed after the cluster key changed) must not join its module's queue group: it would
 // take its share of the calls, fail to verify them and answer none, each caller waiting out its
 // deadline. It serves only once a message of another node verified under its key, and says so
-// when none has.
+// when none has. A daemon missed when the cluster key changed is held to the same rule for the
+// modules it has locally that other nodes serve too.
 import { fileURLToPath } from 'node:url';
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -89,5 +90,46 @@ describe.skipIf(!url)('a serve host whose serve key is not the cluster’s', () 
       echo: unknown;
     };
     expect(r.echo).toEqual({ n: 1 });
+  });
+});
+
+describe.skipIf(!url)('a daemon whose cluster key is not the cluster’s', () => {
+  it('takes none of the calls of a module it has that other nodes serve, until a peer proves its key', async () => {
+    const cluster = testClusterName('keycheckd');
+    const wrong = await clusterMember({
+      url: url!,
+      cluster,
+      name: 'wrong-key-daemon',
+      key: OTHER_KEY,
+      cleanup,
+      role: 'daemon',
+      manifest: PROBE,
+    });
+    await clusterMember({ url: url!, cluster, name: 'good-host', key: KEY, cleanup, role: 'serve', manifest: PROBE });
+    const a = await clusterMember({ url: url!, cluster, name: 'a', key: KEY, cleanup, role: 'daemon' });
+    await until(() => a.hub.registry.get('remote-probe'));
+
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        a.hub.request({ target: 'remote-probe.where', payload: { n: i }, source: human, timeout_ms: 3000 }),
+      ),
+    );
+    expect(results).toHaveLength(20);
+    expect(wrong.node.transport.serves('remote-probe')).toBe(false);
+    expect(wrong.dropped.some((d) => d.reason === 'bad signature')).toBe(true);
+    // its own hub still runs the module
+    expect(await wrong.hub.request({ target: 'remote-probe.where', payload: { n: 0 }, source: human })).toMatchObject({
+      echo: { n: 0 },
+    });
+
+    // a daemon with the right key, alone at first, serves once a node joins
+    const b = await clusterMember({ url: url!, cluster: `${cluster}b`, name: 'b', key: KEY, cleanup, manifest: PROBE });
+    expect(b.node.transport.serves('remote-probe')).toBe(false);
+    const c = await clusterMember({ url: url!, cluster: `${cluster}b`, name: 'c', key: KEY, cleanup });
+    await until(() => c.hub.registry.get('remote-probe'));
+    expect(b.node.transport.serves('remote-probe')).toBe(true);
+    expect(await c.hub.request({ target: 'remote-probe.where', payload: { n: 2 }, source: human })).toMatchObject({
+      echo: { n: 2 },
+    });
   });
 });

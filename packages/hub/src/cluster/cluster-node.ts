@@ -67,10 +67,11 @@ export class ClusterNode {
   /** Local modules whose serving waits (for {@link keyChecked}) or is being set up. */
   private readonly starting = new Set<string>();
   /**
-   * Resolved once a message of another node verified under this node's key. A serve host joins
-   * its module's queue group only then: a host whose serve key is not the cluster's (a key from
-   * another cluster key, one not renewed after the cluster key changed) would take its share of
-   * the calls and answer none. A daemon serves at once.
+   * Resolved once a message of another node verified under this node's key. A node joins its
+   * modules' queue groups only then: a node whose key is not the cluster's (a serve key from
+   * another cluster key, a daemon or serve host missed when the cluster key changed) would take
+   * its share of the calls and answer none. A node that calls this one says hello first, and the
+   * answer to a hello is a heartbeat, so the check costs a joining node one round trip.
    */
   private readonly keyChecked: Promise<void>;
   private keyCheckedNow: () => void = () => undefined;
@@ -87,7 +88,7 @@ export class ClusterNode {
     this.logger = o.logger ?? silentLogger;
     const clock = o.clock ?? systemClock;
     this.clock = clock;
-    this.keyChecked = o.auth.role === 'serve' ? new Promise<void>((r) => (this.keyCheckedNow = r)) : Promise.resolve();
+    this.keyChecked = new Promise<void>((r) => (this.keyCheckedNow = r));
     const common = { connection: o.connection, cluster: o.cluster, auth: o.auth, logger: this.logger };
     this.transport = new NatsTransport({
       ...common,
@@ -165,14 +166,21 @@ export class ClusterNode {
       for (const m of local) await this.transport.checkServe(m.id);
       await this.bridge?.start();
       await this.registry.start();
-      for (const m of local) void this.serveLocal(m.id).then(() => this.registry.heartbeat());
+      this.serveAll(local.map((m) => m.id));
       this.warnUntilKeyChecked(local.map((m) => m.id));
       return;
     }
-    // a daemon logs a module it cannot serve and keeps its other modules and the cluster
-    for (const m of local) await this.serveLocal(m.id);
+    // a daemon logs a module it cannot serve and keeps its other modules and the cluster; it
+    // serves them once its key has proven the cluster's (a daemon alone in its cluster is called
+    // by nobody over NATS: the first node to join says hello, and its answer checks the key)
     await this.bridge?.start();
     await this.registry.start();
+    this.serveAll(local.map((m) => m.id));
+  }
+
+  /** Serves local modules `ids` (each once the key check passed), then announces them in one heartbeat. */
+  private serveAll(ids: string[]): void {
+    void Promise.all(ids.map((id) => this.serveLocal(id))).then(() => this.registry.heartbeat());
   }
 
   /**

@@ -52,13 +52,31 @@ describe.skipIf(!url)('a serving node over NATS', () => {
     });
     await node.start();
     const caller: NatsConnection = await connect({ servers: url!, noAsyncTraces: true });
+    const auth = new WireAuth({ role: 'daemon', node: 'cli', cluster_key: KEY });
+    // the caller joins the cluster as a real one does (its hello proves the serving node's key,
+    // which serves its modules only then) and waits until they are announced
+    const peerHub = new MessageHub({});
+    const peer = new ClusterNode({
+      hub: peerHub,
+      connection: caller,
+      cluster,
+      auth,
+      importRemote: false,
+      bridgeEvents: false,
+    });
+    await peer.start();
     cleanup.push(async () => {
+      await peer.close();
       await node.close();
       await hub.close(0);
+      await peerHub.close(0);
       await nc.drain();
       await caller.drain();
     });
-    const auth = new WireAuth({ role: 'daemon', node: 'cli', cluster_key: KEY });
+    for (let i = 0; peer.registry.get('ping') === undefined || peer.registry.get('whoami') === undefined; i++) {
+      if (i > 250) throw new Error('the serving node never announced its modules');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     /** Sends `req` on module `subjectModule`'s call subject and returns the reply envelope. */
     const call = async (subjectModule: string, req: Envelope): Promise<Envelope> => {
       const inbox = createInbox();
