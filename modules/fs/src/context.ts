@@ -37,6 +37,21 @@ export function workspaceForOf(settings: Record<string, unknown>): WorkspaceFor 
   return typeof f === 'function' ? (f as WorkspaceFor) : undefined;
 }
 
+/** Roles of a person who may restore anyone's backup (the daemon's `ACCESS.operator`, as on POST /v1/undo). */
+const OPERATOR_ROLES: ReadonlySet<string> = new Set(['admin', 'operator']);
+
+/** The caller as `kind:id` (recorded on its backups), or undefined without a hub context. */
+export function principalKey(call?: FsCallContext): string | undefined {
+  const s = call?.source;
+  return s === undefined ? undefined : `${s.kind}:${s.id}`;
+}
+
+/** True for a human admin or operator: their undo may restore any backup, not only their own. */
+export function isOperator(call?: FsCallContext): boolean {
+  const s = call?.source;
+  return s?.kind === 'human' && s.roles.some((r) => OPERATOR_ROLES.has(r));
+}
+
 /** lstat, or null when the path does not exist. */
 export async function lstatOrNull(p: string): Promise<Stats | null> {
   try {

@@ -72,7 +72,7 @@ export interface FsModule {
     patch(args: PatchParams, call?: FsCallContext): Promise<PatchResult>;
     delete(args: DeleteParams, call?: FsCallContext): Promise<DeleteResult>;
     backups(args: BackupsParams, call?: FsCallContext): Promise<BackupsResult>;
-    undo(args: { id?: string }): Promise<UndoResult>;
+    undo(args: { id?: string }, call?: FsCallContext): Promise<UndoResult>;
   };
   health(): Promise<{ ok: boolean; detail?: string }>;
 }
@@ -125,7 +125,7 @@ export default async function createFsModule(opts: FsModuleOptions): Promise<FsM
       patch: (args, call) => patchTool(ctx, obj(args), call),
       delete: (args, call) => deleteTool(ctx, obj(args), call),
       backups: (args, call) => backupsTool(ctx, obj(args), call),
-      undo: (args) => undoTool(ctx, obj(args)),
+      undo: (args, call) => undoTool(ctx, obj(args), call),
     },
     async health() {
       try {

@@ -1,10 +1,18 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 
-import { atomicWriteFile, type BackupEntry, type WorkspacePath } from '@finger/firewall';
+import { atomicWriteFile, type BackupEntry, type RestoreScope, type WorkspacePath } from '@finger/firewall';
 import { FingerError } from '@finger/protocol';
 
-import { type FsCallContext, type FsContext, lstatOrNull, mapFsErrors, notFound } from './context.js';
+import {
+  type FsCallContext,
+  type FsContext,
+  isOperator,
+  lstatOrNull,
+  mapFsErrors,
+  notFound,
+  principalKey,
+} from './context.js';
 import { type ContentEncoding, decodeContent, decodeUtf8 } from './encoding.js';
 import { applyEdits, applyUnifiedDiff, type SearchReplaceEdit } from './patch-apply.js';
 
@@ -16,12 +24,20 @@ function tooBig(p: WorkspacePath, bytes: number, max: number): FingerError {
   });
 }
 
-/** The backup options of a call: its request id, and the calling task's own root (the backup records it). */
-function backupOptions(ctx: FsContext, call?: FsCallContext): { request_id?: string; extra_roots?: readonly string[] } {
+/**
+ * The backup options of a call: its request id, the calling task's own root and the caller
+ * (`kind:id` of the hub's `source`, never the payload) — the backup records the last two.
+ */
+function backupOptions(
+  ctx: FsContext,
+  call?: FsCallContext,
+): { request_id?: string; extra_roots?: readonly string[]; principal?: string } {
   const own = ctx.ownRoots(call);
+  const principal = principalKey(call);
   return {
     ...(typeof call?.request_id === 'string' ? { request_id: call.request_id } : {}),
     ...(own.length ? { extra_roots: own } : {}),
+    ...(principal !== undefined ? { principal } : {}),
   };
 }
 
@@ -207,17 +223,29 @@ export interface UndoResult {
 
 /**
  * `fs.undo`: restores backup `id` (default: the newest change not undone yet) byte for byte,
- * under the same per-path lock as writes. E_NOT_FOUND for an unknown id or nothing to undo;
- * E_FORBIDDEN when the path now resolves outside the workspace.
+ * under the same per-path lock as writes. Who may restore what comes from the hub's `source`: a
+ * human admin or operator any backup (default: the newest of anyone's); every other caller (an
+ * agent, a module) only the backups of its own changes and undos (default: its own newest).
+ * E_NOT_FOUND for an unknown id or nothing (of the caller's) to undo; E_FORBIDDEN for another
+ * caller's backup, one that records no caller (stored before callers were recorded) unless the
+ * caller is an operator, a call without a caller, or a path now outside the workspace.
  */
-export async function undoTool(ctx: FsContext, args: { id?: string }): Promise<UndoResult> {
-  const target = args.id === undefined ? await ctx.undo.latest() : await ctx.undo.get(args.id);
-  if (target === undefined) {
-    throw args.id === undefined
-      ? new FingerError('E_NOT_FOUND', 'nothing to undo')
-      : new FingerError('E_NOT_FOUND', `no backup with id "${args.id}" (it may have been evicted)`, { id: args.id });
+export async function undoTool(ctx: FsContext, args: { id?: string }, call?: FsCallContext): Promise<UndoResult> {
+  const principal = principalKey(call);
+  if (principal === undefined) {
+    throw new FingerError('E_FORBIDDEN', 'fs.undo needs the calling principal (the hub sets it): nothing restored');
   }
-  const { entry, undo } = await ctx.lock.run(target.path, () => ctx.undo.restore(target.id));
+  const scope: RestoreScope = isOperator(call) ? { principal, any: true } : { principal };
+  const target = args.id === undefined ? await ctx.undo.latest(scope) : await ctx.undo.get(args.id);
+  if (target === undefined && args.id !== undefined) {
+    throw new FingerError('E_NOT_FOUND', `no backup with id "${args.id}" (it may have been evicted)`, { id: args.id });
+  }
+  if (target === undefined) {
+    throw scope.any
+      ? new FingerError('E_NOT_FOUND', 'nothing to undo')
+      : new FingerError('E_NOT_FOUND', `nothing to undo: ${principal} has no change left to undo`, { principal });
+  }
+  const { entry, undo } = await ctx.lock.run(target.path, () => ctx.undo.restore(target.id, scope));
   return {
     restored: { id: entry.id, path: entry.path, bytes: entry.size, existed: entry.existed, type: entry.type },
     backup_id: undo.id,

@@ -57,13 +57,19 @@ describe('fs with a task root', () => {
     const backups = await fs.tools.backups({}, as(task));
     expect(backups.backups.map((b) => [b.id, b.path])).toEqual([[w.backup_id, path.join(proj, 'a.txt')]]);
     // the undo is a person's act later, without the task's principal: the backup remembers the root
-    const undo = await fs.tools.undo({ id: w.backup_id });
+    // (another agent may not restore it into the task's root: it is not its backup)
+    const other: Principal = { kind: 'agent', id: 'executor-t2', roles: ['agent:executor'] };
+    expect(await codeOf(fs.tools.undo({ id: w.backup_id }, as(other)))).toBe('E_FORBIDDEN');
+    expect(await codeOf(fs.tools.undo({}, as(other)))).toBe('E_NOT_FOUND');
+    expect(await fsp.readFile(path.join(proj, 'a.txt'), 'utf8')).toBe('new\n');
+    const operator: Principal = { kind: 'human', id: 'alice', roles: ['operator'] };
+    const undo = await fs.tools.undo({ id: w.backup_id }, as(operator));
     expect(undo.restored).toMatchObject({ id: w.backup_id, path: path.join(proj, 'a.txt'), existed: true });
     expect(await fsp.readFile(path.join(proj, 'a.txt'), 'utf8')).toBe('old\n');
     // a created file: undo removes it again
     const c = await fs.tools.write({ path: 'b/new.txt', content: 'x', create_dirs: true }, as(task));
     expect(c.created).toBe(true);
-    await fs.tools.undo({ id: c.backup_id });
+    await fs.tools.undo({ id: c.backup_id }, as(operator));
     await expect(fsp.stat(path.join(proj, 'b', 'new.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 

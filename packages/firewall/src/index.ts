@@ -216,7 +216,7 @@ export type { SandboxFs } from './sandbox/real-path.js';
 export { nodeSandboxFs } from './sandbox/real-path.js';
 export { atomicWriteFile } from './undo/atomic-write.js';
 export type { SnapshotType } from './undo/snapshot.js';
-export type { BackupEntry, BackupKind, RestoreResult, UndoManagerOptions } from './undo/undo-manager.js';
+export type { BackupEntry, BackupKind, RestoreResult, RestoreScope, UndoManagerOptions } from './undo/undo-manager.js';
 export { UNDO_DEFAULTS, UndoManager } from './undo/undo-manager.js';
 export type { WorkspacePath } from './undo/workspace-path.js';
 export { isInside, realRoots, resolveWorkspacePath } from './undo/workspace-path.js';

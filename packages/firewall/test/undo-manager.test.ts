@@ -5,7 +5,13 @@ import path from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { type BackupEntry, resolveWorkspacePath, UNDO_DEFAULTS, UndoManager } from '@finger/firewall';
+import {
+  type BackupEntry,
+  resolveWorkspacePath,
+  type RestoreScope,
+  UNDO_DEFAULTS,
+  UndoManager,
+} from '@finger/firewall';
 
 let tmp: string;
 let ws: string;
@@ -21,6 +27,9 @@ beforeEach(async () => {
 afterEach(async () => {
   await fsp.rm(tmp, { recursive: true, force: true });
 });
+
+/** A human operator's scope: every backup. */
+const OP: RestoreScope = { principal: 'human:op', any: true };
 
 function manager(extra: Partial<ConstructorParameters<typeof UndoManager>[0]> = {}): UndoManager {
   return new UndoManager({ backups_dir: store, workspace_roots: [ws], ...extra });
@@ -69,7 +78,7 @@ describe('UndoManager', () => {
     expect(entry.sha256).toMatch(/^[0-9a-f]{64}$/);
     await fsp.writeFile(f, 'changed');
     await fsp.chmod(f, 0o600);
-    const { entry: restored, undo } = await um.restore();
+    const { entry: restored, undo } = await um.restore(undefined, OP);
     expect(restored.id).toBe(entry.id);
     expect(Buffer.compare(await fsp.readFile(f), before)).toBe(0);
     expect((await fsp.stat(f)).mode & 0o777).toBe(0o640);
@@ -83,7 +92,7 @@ describe('UndoManager', () => {
     const entry = await um.backup(f, { kind: 'write' });
     expect(entry).toMatchObject({ existed: false, type: 'absent', size: 0, sha256: null });
     await fsp.writeFile(f, 'fresh');
-    await um.restore(entry.id);
+    await um.restore(entry.id, OP);
     expect(await exists(f)).toBe(false);
   });
 
@@ -96,21 +105,21 @@ describe('UndoManager', () => {
     const b2 = await um.backup(f, { kind: 'patch' });
     await fsp.writeFile(f, 'v3');
 
-    expect((await um.latest())?.id).toBe(b2.id);
-    const r1 = await um.restore();
+    expect((await um.latest(OP))?.id).toBe(b2.id);
+    const r1 = await um.restore(undefined, OP);
     expect(r1.entry.id).toBe(b2.id);
     expect(await fsp.readFile(f, 'utf8')).toBe('v2');
-    const r2 = await um.restore();
+    const r2 = await um.restore(undefined, OP);
     expect(r2.entry.id).toBe(b1.id);
     expect(await fsp.readFile(f, 'utf8')).toBe('v1');
-    expect(await codeOf(um.restore())).toBe('E_NOT_FOUND');
+    expect(await codeOf(um.restore(undefined, OP))).toBe('E_NOT_FOUND');
     // Undo the last undo: back to v2.
-    await um.restore(r2.undo.id);
+    await um.restore(r2.undo.id, OP);
     expect(await fsp.readFile(f, 'utf8')).toBe('v2');
   });
 
   it('rejects unknown ids with E_NOT_FOUND', async () => {
-    expect(await codeOf(manager().restore('01J0000000000000000000000Z'))).toBe('E_NOT_FOUND');
+    expect(await codeOf(manager().restore('01J0000000000000000000000Z', OP))).toBe('E_NOT_FOUND');
   });
 
   it('refuses a backup over max_backup_bytes with E_INVALID_ARGS and records nothing', async () => {
@@ -168,7 +177,7 @@ describe('UndoManager', () => {
     const um2 = manager();
     expect((await um2.list()).map((x: BackupEntry) => x.id)).toEqual([e.id]);
     expect(await fsp.readdir(path.join(store, 'blobs'))).toEqual([e.id]);
-    await um2.restore();
+    await um2.restore(undefined, OP);
     expect(await fsp.readFile(f, 'utf8')).toBe('keep me');
     // The restore marker survives a reload too.
     expect((await manager().get(e.id))?.restored_by).toBeDefined();
@@ -186,7 +195,7 @@ describe('UndoManager', () => {
     const entry = await um.backup(d, { kind: 'delete' });
     expect(entry).toMatchObject({ type: 'dir', existed: true, size: 1005 });
     await fsp.rm(d, { recursive: true });
-    await um.restore(entry.id);
+    await um.restore(entry.id, OP);
     expect(await fsp.readFile(path.join(d, 'a.txt'), 'utf8')).toBe('alpha');
     expect(Buffer.compare(await fsp.readFile(path.join(d, 'sub', 'deep', 'b.bin')), bin)).toBe(0);
     expect((await fsp.stat(path.join(d, 'sub', 'deep', 'b.bin'))).mode & 0o777).toBe(0o600);
@@ -208,7 +217,7 @@ describe('UndoManager', () => {
     await fsp.mkdir(elsewhere);
     await fsp.rm(dir, { recursive: true });
     await fsp.symlink(elsewhere, dir);
-    expect(await codeOf(um.restore(e.id))).toBe('E_FORBIDDEN');
+    expect(await codeOf(um.restore(e.id, OP))).toBe('E_FORBIDDEN');
     expect(await fsp.readdir(elsewhere)).toEqual([]);
   });
 
@@ -219,7 +228,7 @@ describe('UndoManager', () => {
     const e = await um.backup(f, { kind: 'write' });
     await fsp.writeFile(path.join(store, 'blobs', e.id), 'tampered');
     await fsp.writeFile(f, 'current');
-    expect(await codeOf(um.restore(e.id))).toBe('E_STORE_UNAVAILABLE');
+    expect(await codeOf(um.restore(e.id, OP))).toBe('E_STORE_UNAVAILABLE');
     expect(await fsp.readFile(f, 'utf8')).toBe('current');
   });
 

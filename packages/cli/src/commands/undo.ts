@@ -14,8 +14,9 @@ export function backupRows(backups: BackupInfo[]): string[][] {
 }
 
 /**
- * `undo [id]` — POST /v1/undo: restores the content a backup holds (default: the newest) and
- * prints what was restored; `undo --list` — GET /v1/backups.
+ * `undo [id]` — POST /v1/undo: restores the content a backup holds (default: the newest, whoever
+ * made the change: the route needs an operator token) and prints what was restored;
+ * `undo --list` — GET /v1/backups.
  */
 export function registerUndo(program: Command, state: RunState): void {
   program

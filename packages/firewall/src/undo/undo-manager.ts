@@ -39,6 +39,22 @@ export interface BackupEntry {
   workspace?: string;
   /** Set once this entry was restored: the id of the `undo` backup taken then. */
   restored_by?: string;
+  /**
+   * Who made the change (for kind `undo`: who ran the undo): the calling principal as `kind:id`,
+   * from the hub's envelope `source`, never from a payload. Absent in backups stored before it
+   * was recorded: only an unrestricted {@link RestoreScope} (a human operator's) restores those.
+   */
+  principal?: string;
+}
+
+/**
+ * Which backups a caller may restore. `principal` (`kind:id`) is recorded on the `undo` backup a
+ * restore takes; without `any` only the backups that principal took are reachable (an agent's
+ * undo), with `any: true` every backup, those without a recorded principal too (a human operator's).
+ */
+export interface RestoreScope {
+  principal: string;
+  any?: boolean;
 }
 
 /** Options of {@link UndoManager}; only `backups_dir` and `workspace_roots` are required. */
@@ -75,6 +91,19 @@ export const UNDO_DEFAULTS = {
 interface RestoredMarker {
   restored: string;
   by: string;
+}
+
+/** `v` when it is a non-empty string (a principal `kind:id`), else E_INVALID_ARGS. */
+function checkPrincipal(v: unknown): string {
+  if (typeof v !== 'string' || v === '') {
+    throw new FingerError('E_INVALID_ARGS', 'principal must be a non-empty "kind:id" string', { principal: v });
+  }
+  return v;
+}
+
+/** True when `scope` reaches `e`: any backup, or one its own principal took. */
+function inScope(scope: RestoreScope, e: BackupEntry): boolean {
+  return scope.any === true || (e.principal !== undefined && e.principal === scope.principal);
 }
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
@@ -175,16 +204,28 @@ export class UndoManager {
    * when the content exceeds `max_backup_bytes`, E_FORBIDDEN outside the workspace.
    * `extra_roots`: the calling task's own root, allowed besides the configured ones (never from a
    * payload); a backup taken in one records it as `workspace`, so its restore works later.
+   * `principal`: the caller (`kind:id`, from the hub's `source`), recorded so that a scoped
+   * {@link restore} reaches only that caller's backups.
    */
   backup(
     target: string,
-    opts: { kind: Exclude<BackupKind, 'undo'>; request_id?: string; extra_roots?: readonly string[] },
+    opts: {
+      kind: Exclude<BackupKind, 'undo'>;
+      request_id?: string;
+      extra_roots?: readonly string[];
+      principal?: string;
+    },
   ): Promise<BackupEntry> {
     return this.#serial(async () => {
+      if (opts.principal !== undefined) checkPrincipal(opts.principal);
       const extra = opts.extra_roots ?? [];
       const resolved = await resolveWorkspacePath(target, extra.length ? [...this.#roots, ...extra] : this.#roots);
       const own = extra.length && !(await realRoots(this.#roots)).includes(resolved.root) ? resolved.root : undefined;
-      const entry = await this.#capture(resolved.path, opts.kind, opts.request_id, undefined, own);
+      const entry = await this.#capture(resolved.path, opts.kind, {
+        request_id: opts.request_id,
+        workspace: own,
+        principal: opts.principal,
+      });
       await this.#evict();
       return { ...entry };
     });
@@ -193,10 +234,9 @@ export class UndoManager {
   async #capture(
     target: string,
     kind: BackupKind,
-    request_id?: string,
-    undo_of?: string,
-    workspace?: string,
+    meta: { request_id?: string; undo_of?: string; workspace?: string; principal?: string },
   ): Promise<BackupEntry> {
+    const { request_id, undo_of, workspace, principal } = meta;
     const now = this.#now();
     const id = ulid(now);
     const snap = await captureSnapshot(target, path.join(this.#blobs, id), this.#maxOne);
@@ -214,6 +254,7 @@ export class UndoManager {
     if (request_id !== undefined) entry.request_id = request_id;
     if (undo_of !== undefined) entry.undo_of = undo_of;
     if (workspace !== undefined) entry.workspace = workspace;
+    if (principal !== undefined) entry.principal = principal;
     try {
       await appendSynced(this.#index, JSON.stringify(entry) + '\n');
     } catch (e) {
@@ -261,43 +302,66 @@ export class UndoManager {
   }
 
   /**
-   * The entry `restore()` without an id would restore: the newest backup that is not itself an
-   * undo record and was not restored yet. Undefined when there is nothing to undo.
+   * The entry `restore(undefined, scope)` would restore: the newest backup within `scope` that is
+   * not itself an undo record and was not restored yet. Undefined when there is nothing to undo.
    */
-  latest(): Promise<BackupEntry | undefined> {
+  latest(scope: RestoreScope): Promise<BackupEntry | undefined> {
     return this.#serial(async () => {
-      const e = this.#latest();
+      checkPrincipal(scope.principal);
+      const e = this.#latest(scope);
       return e === undefined ? undefined : { ...e };
     });
   }
 
-  #latest(): BackupEntry | undefined {
+  #latest(scope: RestoreScope): BackupEntry | undefined {
     for (let i = this.#entries.length - 1; i >= 0; i--) {
       const e = this.#entries[i]!;
-      if (e.kind !== 'undo' && e.restored_by === undefined) return e;
+      if (e.kind !== 'undo' && e.restored_by === undefined && inScope(scope, e)) return e;
     }
     return undefined;
   }
 
   /**
-   * Restores backup `id` (default: {@link latest}) byte for byte — file content and mode, a
-   * directory tree, or the absence of the path. The current state is backed up first (kind
-   * `undo`, `undo_of: id`), so restoring that entry undoes the undo. Throws E_NOT_FOUND for an
-   * unknown id or when there is nothing to undo, E_FORBIDDEN when the path now resolves outside
-   * the workspace (e.g. a parent was replaced by a symlink), E_STORE_UNAVAILABLE when the stored
-   * content is missing or damaged (the path is then left as it was).
+   * Restores backup `id` (default: {@link latest} of `scope`) byte for byte — file content and
+   * mode, a directory tree, or the absence of the path. The current state is backed up first
+   * (kind `undo`, `undo_of: id`, `principal` of the scope), so restoring that entry undoes the
+   * undo. Throws E_NOT_FOUND for an unknown id or when there is nothing (of the scope's) to undo,
+   * E_FORBIDDEN when backup `id` lies outside `scope` (another caller's, or one recording no
+   * caller, for a scope without `any`) or its path now resolves outside the workspace (e.g. a
+   * parent was replaced by a symlink), E_STORE_UNAVAILABLE when the stored content is missing or
+   * damaged (the path is then left as it was).
    */
-  restore(id?: string): Promise<RestoreResult> {
+  restore(id: string | undefined, scope: RestoreScope): Promise<RestoreResult> {
     return this.#serial(async () => {
-      const entry = id === undefined ? this.#latest() : this.#entries.find((e) => e.id === id);
+      checkPrincipal(scope.principal);
+      const entry = id === undefined ? this.#latest(scope) : this.#entries.find((e) => e.id === id);
       if (entry === undefined) {
         throw id === undefined
-          ? new FingerError('E_NOT_FOUND', 'nothing to undo: every kept backup was already restored')
+          ? new FingerError(
+              'E_NOT_FOUND',
+              scope.any === true
+                ? 'nothing to undo: every kept backup was already restored'
+                : `nothing to undo: no kept backup of ${scope.principal} is left to restore`,
+              scope.any === true ? undefined : { principal: scope.principal },
+            )
           : new FingerError('E_NOT_FOUND', `no backup with id "${id}" (it may have been evicted)`, { id });
+      }
+      if (!inScope(scope, entry)) {
+        throw new FingerError(
+          'E_FORBIDDEN',
+          entry.principal === undefined
+            ? `backup "${entry.id}" records no caller (stored before callers were recorded): only an operator may restore it`
+            : `backup "${entry.id}" was taken for another caller: ${scope.principal} may restore only its own backups`,
+          { id: entry.id, principal: scope.principal },
+        );
       }
       const roots = entry.workspace !== undefined ? [...this.#roots, entry.workspace] : this.#roots;
       const resolved = await resolveWorkspacePath(entry.path, roots);
-      const undo = await this.#capture(resolved.path, 'undo', undefined, entry.id, entry.workspace);
+      const undo = await this.#capture(resolved.path, 'undo', {
+        undo_of: entry.id,
+        workspace: entry.workspace,
+        principal: scope.principal,
+      });
       await applySnapshot(entry, path.join(this.#blobs, entry.id), resolved.path);
       const marker: RestoredMarker = { restored: entry.id, by: undo.id };
       await appendSynced(this.#index, JSON.stringify(marker) + '\n');

@@ -40,6 +40,8 @@ function requireFsTool(deps: RouteDeps, tool: string): string {
  * `GET /v1/backups`, `POST /v1/undo`: the fs module's backup store, run through the hub. An undo
  * is audited: an `undo` entry (decision `requested`) is durable before fs.undo runs, and one with
  * the outcome (`restored`, details {backup_id, path}, or `failed`) before the answer is sent.
+ * fs.undo runs as the operator (the hub's `source`), so it may restore any backup — by id, or
+ * without one the newest of anyone's; an agent's own fs.undo reaches only its own backups.
  */
 export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get(
@@ -90,7 +92,7 @@ export function undoRoutes(app: FastifyInstance, deps: RouteDeps): void {
       preValidation: emptyBodyIsObject,
       schema: {
         tags: ['undo'],
-        summary: 'Restore the content a backup holds (default: the newest backup) (runs fs.undo)',
+        summary: "Restore the content a backup holds (default: the newest backup, anyone's) (runs fs.undo)",
         body: {
           type: 'object',
           additionalProperties: false,
