@@ -32,11 +32,12 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
   const post = (d: RedisTestDaemon, body: unknown) =>
     req<{ result?: { runs: number }; error?: { code: string } }>(d, 'POST', '/v1/messages', body);
 
-  it('reports Redis in GET /v1/health', async () => {
-    const res = await fetch(`${daemons[0]!.url}/v1/health`);
-    const body = (await res.json()) as { status: string; redis?: unknown };
+  it('reports Redis in GET /v1/health: whole with a token, only `connected` without', async () => {
+    const body = (await req<{ status: string; redis?: unknown }>(daemons[0]!, 'GET', '/v1/health')).body;
     expect(body.status).toBe('ok');
     expect(body.redis).toMatchObject({ connected: true, prefix: `finger:${cluster}:`, held_outcomes: 0 });
+    const probe = (await (await fetch(`${daemons[0]!.url}/v1/health`)).json()) as { redis?: unknown };
+    expect(probe.redis).toEqual({ connected: true });
   });
 
   it('runs 100 concurrent POST /v1/messages with one request_id over both daemons exactly once', async () => {

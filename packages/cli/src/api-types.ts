@@ -6,14 +6,14 @@ import type { FingerEvent } from '@finger/protocol';
 
 import type { ErrorBody } from './errors.js';
 
-/** `GET /v1/health`. */
+/** `GET /v1/health`: without a valid token only `status`, `reasons` and `modules` (no names, no pid). */
 export interface HealthResult {
   status: 'ok' | 'degraded' | string;
-  version: string;
-  uptime_s: number;
-  pid: number;
   modules: number;
-  home: string;
+  version?: string;
+  uptime_s?: number;
+  pid?: number;
+  home?: string;
 }
 
 /** `POST /v1/input` and `POST /v1/messages`: 200 (blocking, done) or 202 (running). */

@@ -33,6 +33,7 @@ import {
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
+import { hostPolicy } from './http/host-check.js';
 import { createServer } from './http/server.js';
 import {
   COUNTER_KEYS,
@@ -342,7 +343,14 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       ...(redis ? { redis } : {}),
     };
     const fastify = await createServer(
-      { logger, tokens, counters, version: VERSION, isClosing: () => closing !== undefined },
+      {
+        logger,
+        tokens,
+        counters,
+        version: VERSION,
+        isClosing: () => closing !== undefined,
+        hosts: hostPolicy(config.server),
+      },
       deps,
     );
 

@@ -12,7 +12,15 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The daemon configuration after defaults, `config.json`, env and overrides are merged (§3.13). */
 export interface DaemonConfig {
-  server: { host: string; port: number };
+  server: {
+    host: string;
+    port: number;
+    /**
+     * Host names a request may carry besides the loopback ones and `host` (DNS-rebinding guard).
+     * On loopback every other name is refused; elsewhere names are checked only when this is set.
+     */
+    allowed_hosts: string[];
+  };
   log: { level: LogLevel };
   modules: {
     paths: string[];
@@ -99,7 +107,7 @@ export type DaemonConfigInput = {
 
 /** Defaults used for every key that neither the file, the env nor an override sets. */
 export const DEFAULT_CONFIG: DaemonConfig = {
-  server: { host: '127.0.0.1', port: 7770 },
+  server: { host: '127.0.0.1', port: 7770, allowed_hosts: [] },
   log: { level: 'info' },
   modules: { paths: [], builtin: true, settings: {} },
   workspace: { roots: ['workspace'] },
@@ -119,6 +127,12 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   cluster: 'default',
 };
 
+/**
+ * An entry of `server.allowed_hosts`: a DNS name (`finger.example.lan`), an IPv4 address, or an
+ * IPv6 address with or without brackets; no port, no wildcard.
+ */
+const ALLOWED_HOST_PATTERN =
+  /^(\[?[0-9A-Fa-f]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]?|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)$/;
 const POS_INT = { type: 'integer', minimum: 1 } as const;
 /** Node's timers take at most 2^31 − 1 ms (a larger delay fires at once, with a TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -137,6 +151,11 @@ export const configSchema = {
     server: section({
       host: { type: 'string', minLength: 1 },
       port: { type: 'integer', minimum: 0, maximum: 65535 },
+      allowed_hosts: {
+        type: 'array',
+        items: { type: 'string', maxLength: 253, pattern: ALLOWED_HOST_PATTERN.source },
+        uniqueItems: true,
+      },
     }),
     log: section({ level: { enum: [...LOG_LEVELS] } }),
     modules: section({
@@ -232,15 +251,16 @@ const PATTERN_WORDS: Record<string, string> = {
     'must be 1–64 characters: lower-case letters, digits, "-" and "_", starting with a letter or digit (it names NATS subjects and Redis keys)',
   '$.nats.url': 'must be a nats://, tls://, ws:// or wss:// URL (several: comma-separated)',
   '$.redis.url': `must be a Redis URL: ${REDIS_URL_FORM}`,
+  '$.server.allowed_hosts[]':
+    'must be a host name or IP address without port or wildcard (`finger.example.lan`, `10.0.0.5`, `::1`)',
 };
 
 /** The schema's issues of `input`, a pattern mismatch said in words where the schema's pattern says little. */
 function checkConfig(input: unknown): ValidationIssue[] {
-  return checkSchema(input).map((i) =>
-    i.message.startsWith('must match pattern') && PATTERN_WORDS[i.path] !== undefined
-      ? { path: i.path, message: PATTERN_WORDS[i.path]! }
-      : i,
-  );
+  return checkSchema(input).map((i) => {
+    const words = PATTERN_WORDS[i.path.replace(/\[\d+\]/g, '[]')];
+    return i.message.startsWith('must match pattern') && words !== undefined ? { path: i.path, message: words } : i;
+  });
 }
 
 /** The environment variable behind each config path `envOverrides` sets. */

@@ -13,7 +13,7 @@ import { tempDir } from './helpers.js';
 describe('resolveConfig', () => {
   it('gives the defaults for an absent file and no env', () => {
     expect(resolveConfig(undefined, {}, {})).toEqual(DEFAULT_CONFIG);
-    expect(DEFAULT_CONFIG.server).toEqual({ host: '127.0.0.1', port: 7770 });
+    expect(DEFAULT_CONFIG.server).toEqual({ host: '127.0.0.1', port: 7770, allowed_hosts: [] });
     expect(DEFAULT_CONFIG.ws.max_buffered_events).toBe(1000);
     expect(DEFAULT_CONFIG.shutdown.drain_ms).toBe(10_000);
   });
@@ -24,7 +24,7 @@ describe('resolveConfig', () => {
       { FINGER_PORT: '2000', FINGER_LOG_LEVEL: 'warn', FINGER_MODULE_PATHS: ['/a', '/b'].join(delimiter) },
       { server: { port: 3000 } },
     );
-    expect(cfg.server).toEqual({ host: '0.0.0.0', port: 3000 });
+    expect(cfg.server).toEqual({ host: '0.0.0.0', port: 3000, allowed_hosts: [] });
     expect(cfg.log.level).toBe('warn');
     expect(cfg.modules).toEqual({ paths: ['/a', '/b'], builtin: true, settings: {} });
     expect(cfg.hub).toEqual({ max_nesting_depth: 6 });
@@ -38,6 +38,30 @@ describe('resolveConfig', () => {
     expect(err.details).toEqual({
       source: 'config.json',
       issues: [{ path: '$.server.port', message: 'must be integer' }],
+    });
+  });
+
+  it('takes server.allowed_hosts as host names or IP addresses, and names a bad entry in words', () => {
+    const names = ['finger.internal', '10.0.0.5', '::1', '[fe80::1]', 'My-Host'];
+    expect(resolveConfig({ server: { allowed_hosts: names } }).server.allowed_hosts).toEqual(names);
+    const err = thrownBy(() =>
+      resolveConfig({ server: { allowed_hosts: ['ok.example', 'evil.example:80', '*.example', 'a b', 'cafe:80'] } }),
+    );
+    expect(err.code).toBe('E_INVALID_ARGS');
+    const words =
+      'must be a host name or IP address without port or wildcard (`finger.example.lan`, `10.0.0.5`, `::1`)';
+    expect(err.details).toEqual({
+      source: 'config.json',
+      issues: [
+        { path: '$.server.allowed_hosts[1]', message: words },
+        { path: '$.server.allowed_hosts[2]', message: words },
+        { path: '$.server.allowed_hosts[3]', message: words },
+        { path: '$.server.allowed_hosts[4]', message: words },
+      ],
+    });
+    expect(thrownBy(() => resolveConfig({ server: { allowed_hosts: 'localhost' } })).details).toEqual({
+      source: 'config.json',
+      issues: [{ path: '$.server.allowed_hosts', message: 'must be array' }],
     });
   });
 

@@ -57,17 +57,27 @@ describe('HTTP routes', () => {
     await d.close();
   });
 
-  it('GET /v1/health needs no token', async () => {
+  it('GET /v1/health needs no token, and then names nothing', async () => {
     const res = await d.call('GET', '/v1/health', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      status: 'ok',
+      modules: 3, // echo, fx and the ingress supervisor agent
+      safety: { state: 'open', locked: false },
+    });
+  });
+
+  it('GET /v1/health with a valid token answers everything', async () => {
+    const res = await d.call('GET', '/v1/health');
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       status: 'ok',
       version: '0.1.0',
       uptime_s: expect.any(Number),
       pid: process.pid,
-      modules: 3, // echo, fx and the ingress supervisor agent
+      modules: 3,
       home: d.home,
-      safety: { state: 'open', locked: false, agents_locked: [], breakers_tripped: {} },
+      safety: { state: 'open', locked: false, agents_locked: [], breakers_tripped: {}, agents: [], breakers: {} },
     });
   });
 

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 
 import type { HealthResult } from '../api-types.js';
-import { DaemonClient, readDaemonInfo } from '../client.js';
+import { DaemonClient, readDaemonInfo, readToken } from '../client.js';
 import { action, type CommandContext, type RunState } from '../context.js';
 import { CliError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
@@ -47,10 +47,10 @@ interface StartOptions {
   host?: string;
 }
 
-/** The daemon's health at `url`, or undefined when nothing answers there. */
-async function probe(url: string, timeoutMs = 2_000): Promise<HealthResult | undefined> {
+/** The daemon's health at `url` (whole with a valid `token`), or undefined when nothing answers there. */
+async function probe(url: string, token?: string, timeoutMs = 2_000): Promise<HealthResult | undefined> {
   try {
-    return await new DaemonClient({ url }).health(timeoutMs);
+    return await new DaemonClient({ url, token }).health(timeoutMs);
   } catch {
     return undefined;
   }
@@ -124,10 +124,12 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const { out, home } = ctx;
   const port = parsePort(opts.port);
   const running = await readDaemonInfo(home);
-  const health = running ? await probe(running.url) : undefined;
+  const health = running ? await probe(running.url, await readToken(home, ctx.io.env)) : undefined;
   if (running && health) {
-    if (out.json) out.printJson({ running: true, started: false, pid: health.pid, url: running.url, home });
-    else out.line(`finger daemon is already running (pid ${health.pid}) at ${running.url}`);
+    // without a valid token health names no pid: daemon.json's is the one that answered there
+    const pid = health.pid ?? running.pid;
+    if (out.json) out.printJson({ running: true, started: false, pid, url: running.url, home });
+    else out.line(`finger daemon is already running (pid ${pid}) at ${running.url}`);
     return EXIT.OK;
   }
   if (opts.foreground) {
@@ -180,7 +182,7 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
       });
     }
     const info = await readDaemonInfo(home);
-    if (info && info.pid === pid && (await probe(info.url, 1_000))) {
+    if (info && info.pid === pid && (await probe(info.url, undefined, 1_000))) {
       if (out.json) out.printJson({ running: true, started: true, pid, url: info.url, home, log: logFile });
       else out.line(`finger daemon started (pid ${pid}) at ${info.url}; token in ${path.join(home, 'token')}`);
       return EXIT.OK;
@@ -260,11 +262,12 @@ async function status(ctx: CommandContext): Promise<number> {
   out.line(`finger daemon ${h.status === 'ok' ? c.green(h.status) : c.yellow(h.status)}${locked}`);
   const reasons = (h as { reasons?: string[] }).reasons ?? [];
   for (const r of reasons) out.line(`  ${c.yellow(r)}`);
-  const rows: Array<[string, string]> = [
-    ['pid', String(h.pid)],
+  // without a valid token the daemon answers no pid, version, uptime or home: those rows are left out
+  const rows: Array<[string, string | undefined]> = [
+    ['pid', h.pid?.toString()],
     ['url', client.url],
     ['version', h.version],
-    ['uptime', formatDuration(h.uptime_s)],
+    ['uptime', h.uptime_s === undefined ? undefined : formatDuration(h.uptime_s)],
     ['modules', String(h.modules)],
     ['home', h.home],
   ];
@@ -279,7 +282,7 @@ async function status(ctx: CommandContext): Promise<number> {
       `${nats.connected ? 'connected' : 'disconnected'} — cluster ${nats.cluster ?? '?'} on ${nats.url ?? '?'}, node ${nats.node ?? '?'}, ${nats.remote_modules ?? 0} remote module(s)`,
     ]);
   if (redis) rows.push(['redis', `${redis.connected ? 'connected' : 'unreachable'} — keys ${redis.prefix ?? '?'}*`]);
-  for (const [k, v] of rows) out.line(`  ${k.padEnd(8)} ${v}`);
+  for (const [k, v] of rows) if (v !== undefined) out.line(`  ${k.padEnd(8)} ${v}`);
   if (safety) {
     const [first = '', ...rest] = safetyLines(safety);
     out.line(`  ${'safety'.padEnd(8)} ${safety.state === 'open' ? c.green(first) : c.red(first)}`);

@@ -156,7 +156,9 @@ async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck & { health?
   try {
     const loc = await ctx.locate();
     url = loc.url;
-    const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    // with the token: without one the daemon names no NATS URL or cluster, which the config check below compares
+    const headers: Record<string, string> = loc.token ? { authorization: `Bearer ${loc.token}` } : {};
+    const res = await fetch(`${url}/v1/health`, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
     const h = (await res.json()) as DaemonHealth;
     let nats = h.nats === undefined ? '' : h.nats.connected ? ', NATS connected' : ', NATS disconnected';
     if (h.nats?.refused) nats += `; NATS refused it ${h.nats.refused}× (last: ${h.nats.last_refused ?? '?'})`;
@@ -218,6 +220,8 @@ function runningDiffers(
         ? undefined
         : `this config sets nats.url (${mine}) but the running daemon is not in a cluster: restart it to apply the config`;
   }
+  // no URL: the daemon answered without details (no valid token), so there is nothing to compare
+  if (running.url === undefined) return undefined;
   const parts: string[] = [];
   if (mine !== running.url) parts.push(`NATS ${running.url ?? '?'} (this config: ${mine ?? 'none'})`);
   if (running.cluster !== undefined && running.cluster !== config.cluster)

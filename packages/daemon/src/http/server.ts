@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastifyWebsocket from '@fastify/websocket';
@@ -7,6 +9,7 @@ import { ACCESS, installAuth } from '../auth/auth-hook.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
+import { type HostPolicy, installHostCheck } from './host-check.js';
 import type { RouteDeps } from './route-deps.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
@@ -34,6 +37,8 @@ export interface ServerOptions {
   counters: RouteCounters;
   version: string;
   isClosing: () => boolean;
+  /** Which Host names (and WebSocket Origins) are accepted (`hostPolicy(config.server)`). */
+  hosts: HostPolicy;
   /** Largest accepted request body (bytes). */
   bodyLimit?: number;
   /** Largest accepted WebSocket message (bytes). */
@@ -41,8 +46,8 @@ export interface ServerOptions {
 }
 
 /**
- * Builds the fastify instance: error handling, auth hooks, OpenAPI (`/docs`, behind auth), the
- * WebSocket plugin and every route group. Does not listen.
+ * Builds the fastify instance: error handling, the Host/Origin check (before auth), auth hooks,
+ * OpenAPI (`/docs`, behind auth), the WebSocket plugin and every route group. Does not listen.
  */
 export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -53,6 +58,7 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   }) as unknown as FastifyInstance;
 
   installErrorHandling(app);
+  installHostCheck(app, o.hosts);
   installAuth(app, { tokens: o.tokens, defaults: { '/docs': ACCESS.viewer }, isClosing: o.isClosing });
   app.addHook('onResponse', async (request, reply) => {
     o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
@@ -60,6 +66,15 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
       { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
       'request',
     );
+  });
+  // A WebSocket upgrade answered over HTTP (refused by a hook: Host, Origin, auth) has left Node's
+  // HTTP server with its socket, so nothing would close it: a client keeping it open would hold close().
+  // (Listening before @fastify/websocket registers its own 'upgrade' listener, which routes the request.)
+  const upgrades = new WeakSet<IncomingMessage>();
+  app.server.on('upgrade', (req: IncomingMessage) => upgrades.add(req));
+  app.addHook('onResponse', async (request) => {
+    const socket = request.raw.socket;
+    if (upgrades.has(request.raw) && !socket.destroyed) socket.end(() => socket.destroy());
   });
   // Responses finished while closing must not keep their connection alive, or close() would wait on it.
   app.addHook('onSend', async (_request, reply, payload) => {

@@ -4,7 +4,13 @@ import { ACCESS, bearerToken } from '../../auth/auth-hook.js';
 import type { RouteDeps } from '../route-deps.js';
 import { healthView, SAFETY_HEALTH_SCHEMA } from './safety.js';
 
-/** `GET /v1/health`: the only route reachable without a token. */
+/**
+ * `GET /v1/health`: the only route reachable without a token. Without a valid token (any role)
+ * it answers what a liveness or readiness probe needs and names nothing: `status`, coarse
+ * `reasons`, the module count, `nats`/`redis` `{connected}` and `safety` `{state, locked}` — no
+ * module, agent, node or principal names, no paths, versions or pids. A valid token gets the whole
+ * body.
+ */
 export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get(
     '/v1/health',
@@ -12,27 +18,32 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
       config: { roles: ACCESS.public },
       schema: {
         tags: ['daemon'],
-        summary: 'Liveness and basic facts (no auth)',
+        summary: 'Liveness and readiness (no auth); the details only with a valid token',
+        description:
+          'Without a valid token: `status`, coarse `reasons`, `modules` (a count), `nats`/`redis` `{connected}` and ' +
+          '`safety` `{state, locked}`. Every other field (and every name in `reasons`) needs a valid token of any role.',
         security: [],
         response: {
           200: {
             type: 'object',
-            required: ['status', 'version', 'uptime_s', 'pid', 'modules', 'home'],
+            required: ['status', 'modules'],
             properties: {
               status: { type: 'string', enum: ['ok', 'degraded'] },
               reasons: {
                 type: 'array',
                 items: { type: 'string' },
-                description: 'Why the status is degraded (module ids only with a valid token).',
+                description:
+                  'Why the status is degraded (module ids, NATS subjects and claimed nodes only with a valid token).',
               },
-              version: { type: 'string' },
-              uptime_s: { type: 'number' },
-              pid: { type: 'integer' },
+              version: { type: 'string', description: 'With a valid token only.' },
+              uptime_s: { type: 'number', description: 'With a valid token only.' },
+              pid: { type: 'integer', description: 'With a valid token only.' },
               modules: { type: 'integer' },
-              home: { type: 'string' },
+              home: { type: 'string', description: 'With a valid token only.' },
               nats: {
                 type: 'object',
-                description: 'Distributed mode only (nats.url set): the NATS connection of this daemon.',
+                description:
+                  'Distributed mode only (nats.url set): the NATS connection of this daemon; without a valid token `{connected}` only.',
                 properties: {
                   connected: { type: 'boolean' },
                   cluster: { type: 'string' },
@@ -57,7 +68,8 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
               },
               redis: {
                 type: 'object',
-                description: 'Distributed mode only (redis.url set): the shared-state store of this daemon.',
+                description:
+                  'Distributed mode only (redis.url set): the shared-state store of this daemon; without a valid token `{connected}` only.',
                 properties: {
                   connected: { type: 'boolean' },
                   prefix: { type: 'string' },
@@ -76,7 +88,8 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
               },
               safety: {
                 ...SAFETY_HEALTH_SCHEMA,
-                description: 'Lockout and breaker state; lockout details and every breaker only with a valid token.',
+                description:
+                  'Lockout and breaker state; without a valid token `{state, locked}` only (no agent names).',
               },
             },
           },
@@ -85,6 +98,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
     async (request) => {
       const modules = deps.hub.registry.list();
+      // any role: a token that authenticates sees everything; an absent or invalid one, no names
       const detailed = deps.tokens.authenticate(bearerToken(request.headers.authorization)) !== undefined;
       const safety = deps.safety ? healthView(await deps.safety.state(), detailed) : undefined;
       const nats = deps.cluster?.status();
@@ -99,14 +113,26 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
         );
       if (nats !== undefined && !nats.connected) reasons.push('NATS disconnected');
       if (nats !== undefined && lastMinute(nats.last_refused_at))
-        reasons.push(`NATS refused a permission: ${nats.last_refused}`);
+        reasons.push(detailed ? `NATS refused a permission: ${nats.last_refused}` : 'NATS refused a permission');
       if (nats !== undefined && lastMinute(nats.last_unauthenticated_at))
         reasons.push(
-          `NATS messages fail authentication (${nats.last_unauthenticated}): check the cluster key and serve keys`,
+          detailed
+            ? `NATS messages fail authentication (${nats.last_unauthenticated}): check the cluster key and serve keys`
+            : 'NATS messages fail authentication',
         );
       if (redis !== undefined && !redis.connected) reasons.push('Redis unreachable');
+      const status = reasons.length > 0 ? 'degraded' : 'ok';
+      if (!detailed)
+        return {
+          status,
+          ...(reasons.length > 0 ? { reasons } : {}),
+          modules: modules.length,
+          ...(nats ? { nats: { connected: nats.connected } } : {}),
+          ...(redis ? { redis: { connected: redis.connected } } : {}),
+          ...(safety ? { safety } : {}),
+        };
       return {
-        status: reasons.length > 0 ? 'degraded' : 'ok',
+        status,
         ...(reasons.length > 0 ? { reasons } : {}),
         version: deps.version,
         uptime_s: Math.round((Date.now() - deps.startedAt) / 100) / 10,

@@ -24,18 +24,18 @@ export function startsWork(request: FastifyRequest): boolean {
   return GUARDED.some((g) => g.method === request.method && g.url.test(url.replace(/:[^/]+/g, 'x')));
 }
 
-/** The safety view of GET /v1/health: the state, and for an authenticated caller the details. */
+/**
+ * The safety view of GET /v1/health: without a valid token only `{state, locked}` (no agent
+ * names: a probe needs no identities); with one the locked agents, tripped breakers and details.
+ */
 export function healthView(state: SafetyState, detailed: boolean): Record<string, unknown> {
-  const breakers = Object.entries(state.breakers).filter(([, b]) => b.status !== 'ok');
-  const base = {
-    state: state.system,
-    locked: state.system !== 'open',
-    agents_locked: state.agents_locked.map((l) => l.agent_id),
-    breakers_tripped: Object.fromEntries(breakers.map(([id, b]) => [id, b.status])),
-  };
+  const base = { state: state.system, locked: state.system !== 'open' };
   if (!detailed) return base;
+  const breakers = Object.entries(state.breakers).filter(([, b]) => b.status !== 'ok');
   return {
     ...base,
+    agents_locked: state.agents_locked.map((l) => l.agent_id),
+    breakers_tripped: Object.fromEntries(breakers.map(([id, b]) => [id, b.status])),
     ...(state.lockout ? { lockout: state.lockout } : {}),
     agents: state.agents_locked,
     breakers: state.breakers,
