@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { MAX_BATCH, WireBatch } from './nats-batch.js';
 import { encodeReply } from './nats-envelope.js';
+import { flushNow } from './nats-flush.js';
 import { type ServeScope, utf8Length, type WireAuth } from './nats-wire.js';
 
 /** What the {@link ReplyOutbox} of a transport needs. */
@@ -57,6 +58,7 @@ export class ReplyOutbox {
       // nothing else being served, nothing to batch with: no wait for the end of the turn (the
       // frame is written from head and json: no joined line string to build and flatten)
       this.sendReply(inbox + token, this.o.auth.sealJson('reply', json, forServe, bytes - head.length, head));
+      flushNow(this.o.connection);
       return;
     }
     const line = head + json;

@@ -10,6 +10,7 @@ import { type Logger, silentLogger } from '../logger.js';
 import { moduleOf } from './in-process.js';
 import { MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { encodeRequest, readReply } from './nats-envelope.js';
+import { flushNow } from './nats-flush.js';
 import type { NatsTransportOptions } from './nats-options.js';
 import { Pending, PromiseSink, RequestCanceller } from './nats-pending.js';
 import { NatsServeSide, reportDropped } from './nats-serve.js';
@@ -156,6 +157,7 @@ export class NatsTransport implements Transport {
       const frame = this.auth.sealJson('request', line, forServe, lineBytes);
       try {
         this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
+        flushNow(this.nc);
       } catch (e) {
         this.pending.delete(token);
         return new FingerError('E_NO_TARGET', `NATS publish failed: ${(e as Error).message}`, { target }, { cause: e });
