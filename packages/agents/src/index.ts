@@ -82,9 +82,12 @@ export type {
   ModelMessage,
   ModelRequestParams,
   ModelResult,
+  ModelToolCall,
   ModelUsage,
 } from './model/model-adapter.js';
 export type { FetchFn } from './model/model-http.js';
+export type { ModelStop } from './model/model-reply.js';
+export { renderToolCall, stopMessage, stopOf } from './model/model-reply.js';
 export type {
   OfflineAdapterOptions,
   OfflineAgent,
@@ -104,6 +107,7 @@ export {
   isHaltReason,
   isRetryableStatus,
   parseRetryAfter,
+  ProviderReplyError,
   realSleep,
   TransportError,
   withRetry,

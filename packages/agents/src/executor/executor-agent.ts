@@ -6,6 +6,7 @@
 
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
+import { stopMessage, stopOf } from '../model/model-reply.js';
 import { addTally, callCost, type CostTally, emptyTally } from '../tasks/cost.js';
 import { createPlan, renderPlan, revisePlan } from '../tasks/plan.js';
 import { type TaskEvent, transition } from '../tasks/task-state.js';
@@ -170,7 +171,16 @@ export class ExecutorAgent {
     await this.o.safety?.recordUsage({ agent_id, task_id: t.id, tokens: usage.input_tokens + usage.output_tokens });
     const total = addTally(t.usage, usage);
     this.o.progress(t, { kind: 'usage', step, step_usage: usage, total });
-    const { decision, errors } = this.o.parseDecision(reply.text);
+    // A reply the model did not finish (token limit), refused, or the provider filtered is never
+    // read as a decision: no tool runs, the person is asked, with the reason.
+    const stop = stopOf(reply);
+    const { decision, errors } =
+      stop === 'complete'
+        ? this.o.parseDecision(reply.text)
+        : {
+            decision: { thought: '', tool_calls: [], confidence: 0, human_required: true, done: false },
+            errors: [stopMessage(reply)],
+          };
     const human_required = decision.human_required || (errors !== undefined && errors.length > 0);
     if (!errors?.length) this.o.recordConfidence?.(t.session_id, decision.confidence);
     const calls: TaskToolCall[] = final || human_required ? [] : decision.tool_calls;

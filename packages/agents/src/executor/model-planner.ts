@@ -1,8 +1,10 @@
 // The default Planner: asks the (secondary) model to split a task into a few subtasks. No
 // security judgement: the plan is guidance in the prompt, every call is still judged. A reply
-// that is not a JSON array of strings means "no plan" (the task runs unplanned).
+// that is not a JSON array of strings, or that the model did not finish (token limit, refusal,
+// content filter), means "no plan" (the task runs unplanned; a revision keeps the plan).
 
 import type { ModelAdapter } from '../model/model-adapter.js';
+import { stopOf } from '../model/model-reply.js';
 import { callCost, type CostTally } from '../tasks/cost.js';
 import type { Planner } from './executor-types.js';
 import { shortenText } from './result-summary.js';
@@ -56,7 +58,7 @@ export class ModelPlanner implements Planner {
       },
       { signal },
     );
-    const subtasks = r.text.includes('[') ? parsePlanReply(r.text) : [];
+    const subtasks = stopOf(r) === 'complete' && r.text.includes('[') ? parsePlanReply(r.text) : [];
     return { subtasks: subtasks.length ? subtasks : undefined, usage: callCost(r.usage, this.o.prices) };
   }
 
@@ -75,6 +77,8 @@ export class ModelPlanner implements Planner {
       },
       { signal },
     );
-    return { subtasks: parsePlanReply(r.text), usage: callCost(r.usage, this.o.prices) };
+    // a cut, refused or filtered reply is no plan (a cut list may have lost its last steps)
+    const subtasks = stopOf(r) === 'complete' ? parsePlanReply(r.text) : [];
+    return { subtasks, usage: callCost(r.usage, this.o.prices) };
   }
 }

@@ -57,7 +57,11 @@ export type GuardrailReasonCode =
   | 'model_asked_human'
   | 'model_rejected'
   /** The answer is longer than the guardrail reads (`max_chars`, default 256 KiB). */
-  | 'too_large';
+  | 'too_large'
+  /** Set by the RouterEngine, not the guardrail: the model refused to answer (its stop reason or refusal message). */
+  | 'model_refused'
+  /** Set by the RouterEngine, not the guardrail: the provider's content filter withheld the answer. */
+  | 'content_filtered';
 
 /** The result of running the guardrail over one model answer. */
 export type GuardrailOutcome =

@@ -36,12 +36,20 @@ const ROUTER_RULE: ChainRule = {
   isCandidate: (o) => Object.hasOwn(o, 'decision'),
   isTemplateEcho: (o) =>
     (typeof o.decision === 'string' && o.decision.includes('|')) || isPlaceholder(o.target) || isPlaceholder(o.reason),
+  // A cut answer keeps what decides the action. A module dispatch's payload is the tool's
+  // arguments: one cut before it would run the tool with `{}` (another meaning), so it must be
+  // there and closed. An agent dispatch without a payload gets the user's text instead.
   truncation: (o) => {
     const d = coerceEnum(o.decision, DECISIONS);
     const dispatch = d === undefined || d === 'dispatch_agent' || d === 'dispatch_module';
     return {
       anchor: 'decision',
-      required: dispatch ? ['decision', 'confidence', 'target'] : ['decision', 'confidence'],
+      required: [
+        'decision',
+        'confidence',
+        ...(dispatch ? ['target'] : []),
+        ...(d === 'dispatch_module' ? ['payload'] : []),
+      ],
       completeIfPresent: ['payload', 'requires_human', 'target'],
     };
   },

@@ -1,7 +1,8 @@
 import { type AttemptContext, type AttemptResult, BaseHttpModelAdapter } from './http-model-adapter.js';
-import type { ModelRequestParams, ModelUsage } from './model-adapter.js';
+import type { ModelRequestParams, ModelToolCall, ModelUsage } from './model-adapter.js';
 import { joinUrl, postJson, readJson } from './model-http.js';
-import { TransportError } from './retry.js';
+import { providerMessage, replyText, safeText } from './model-reply.js';
+import { ProviderReplyError, TransportError } from './retry.js';
 import { readSse } from './sse.js';
 
 /** The `anthropic-version` header sent with every request. */
@@ -12,16 +13,41 @@ interface AnthropicUsage {
   output_tokens?: number;
 }
 
+/** A content block: `text`, `tool_use` (name, input), or others (thinking, …) that are ignored. */
+interface AnthropicBlock {
+  type?: unknown;
+  text?: unknown;
+  name?: unknown;
+  input?: unknown;
+}
+
 /** The fields read from a message or a stream event (anything else is ignored). */
 interface AnthropicReply {
   type?: string;
   model?: unknown;
-  content?: { type?: string; text?: unknown }[];
+  content?: unknown;
   stop_reason?: unknown;
   usage?: AnthropicUsage;
   message?: { model?: unknown; usage?: AnthropicUsage };
-  delta?: { type?: string; text?: unknown; stop_reason?: unknown };
+  index?: unknown;
+  content_block?: AnthropicBlock;
+  delta?: { type?: string; text?: unknown; partial_json?: unknown; stop_reason?: unknown };
   error?: { type?: unknown; message?: unknown };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A `tool_use` block's input as JSON text (`{}` when absent). */
+function inputText(input: unknown): string {
+  return input === undefined || input === null ? '{}' : JSON.stringify(input);
+}
+
+/** What a stream's `error` event says, made safe to show (the `error` object's type and message). */
+function streamErrorText(data: AnthropicReply | null, raw: string): string {
+  const type = isObject(data?.error) && typeof data.error.type === 'string' ? `${safeText(data.error.type, 60)}: ` : '';
+  return `stream error ${type}${providerMessage(data ?? raw) ?? 'no message'}`;
 }
 
 /**
@@ -44,7 +70,10 @@ export function toAnthropicMessages(messages: ModelRequestParams['messages']): {
  * `anthropic-version: 2023-06-01`; system messages hoisted to `system`; `max_tokens` defaults to
  * `default_max_tokens` (1024). Streaming reads `message_start` (input tokens),
  * `content_block_delta` (text), `message_delta` (cumulative output tokens, stop reason) and
- * `message_stop`; an `error` event before any text is retried like a transport failure.
+ * `message_stop`; an `error` event before any text is retried like a transport failure, and
+ * reported with its message. `tool_use` blocks (plain, or streamed as `input_json_delta`) are
+ * rendered into the text as `{"name": …, "arguments": …}` (see `renderToolCall`); thinking blocks
+ * are not text.
  * Errors: E_LLM_UNAVAILABLE, E_TIMEOUT, E_HALTED (see {@link BaseHttpModelAdapter}).
  */
 export class AnthropicAdapter extends BaseHttpModelAdapter {
@@ -70,23 +99,37 @@ export class AnthropicAdapter extends BaseHttpModelAdapter {
   }
 
   async #readPlain(res: Response, ctx: AttemptContext, model: string): Promise<AttemptResult> {
-    const json = (await readJson(res, ctx.signal)) as AnthropicReply | null;
-    if (!json || !Array.isArray(json.content)) throw new TransportError('message reply without content');
-    const text = json.content
-      .filter((b) => b.type === 'text' && typeof b.text === 'string')
-      .map((b) => b.text as string)
-      .join('');
+    const body = await readJson(res, ctx.signal);
+    if (!isObject(body)) throw new ProviderReplyError('the message reply is not a JSON object');
+    const json = body as AnthropicReply;
+    if (!Array.isArray(json.content)) {
+      if (json.type === 'error' || (json.error !== undefined && json.error !== null))
+        throw new ProviderReplyError(providerMessage(json) ?? 'an error without a message');
+      throw new ProviderReplyError('the message reply has no content');
+    }
+    let parts = '';
+    const calls: ModelToolCall[] = [];
+    for (const b of json.content as unknown[]) {
+      if (!isObject(b)) continue;
+      if (b.type === 'text' && typeof b.text === 'string') parts += b.text;
+      else if (b.type === 'tool_use')
+        calls.push({ name: typeof b.name === 'string' ? b.name : '', arguments: inputText(b.input) });
+    }
+    const text = replyText(parts, calls);
     ctx.onText?.(text);
     return {
       text,
       usage: { input_tokens: json.usage?.input_tokens ?? 0, output_tokens: json.usage?.output_tokens ?? 0 },
       model: typeof json.model === 'string' ? json.model : model,
       ...(typeof json.stop_reason === 'string' ? { finish_reason: json.stop_reason } : {}),
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
     };
   }
 
   async #readStream(res: Response, ctx: AttemptContext, model: string): Promise<AttemptResult> {
     let text = '';
+    // tool_use blocks by index: the name from content_block_start, input_json_delta pieces appended
+    const tools = new Map<number, ModelToolCall & { started: string }>();
     const usage: ModelUsage = { input_tokens: 0, output_tokens: 0 };
     let finish: string | undefined;
     let answeredBy = model;
@@ -97,18 +140,32 @@ export class AnthropicAdapter extends BaseHttpModelAdapter {
       try {
         data = JSON.parse(e.data) as AnthropicReply | null;
       } catch {
-        throw new TransportError(`unreadable stream event: ${e.data.slice(0, 120)}`);
+        if (e.event === 'error') throw new ProviderReplyError(streamErrorText(null, e.data));
+        throw new TransportError(`unreadable stream event: ${safeText(e.data, 120)}`);
       }
+      const index = typeof data?.index === 'number' ? data.index : 0;
       switch (e.event ?? data?.type) {
         case 'message_start':
           if (typeof data?.message?.model === 'string') answeredBy = data.message.model;
           usage.input_tokens = data?.message?.usage?.input_tokens ?? 0;
           usage.output_tokens = data?.message?.usage?.output_tokens ?? usage.output_tokens;
           break;
+        case 'content_block_start':
+          if (data?.content_block?.type === 'tool_use') {
+            const b = data.content_block;
+            // the start carries `input: {}`; a non-empty one stands unless deltas follow
+            const started = isObject(b.input) && Object.keys(b.input).length > 0 ? inputText(b.input) : '';
+            tools.set(index, { name: typeof b.name === 'string' ? b.name : '', arguments: '', started });
+          }
+          break;
         case 'content_block_delta':
           if (data?.delta?.type === 'text_delta' && typeof data.delta.text === 'string' && data.delta.text !== '') {
             text += data.delta.text;
             ctx.onText?.(data.delta.text);
+          } else if (data?.delta?.type === 'input_json_delta' && typeof data.delta.partial_json === 'string') {
+            const t = tools.get(index) ?? { name: '', arguments: '', started: '' };
+            t.arguments += data.delta.partial_json;
+            tools.set(index, t);
           }
           break;
         case 'message_delta':
@@ -121,15 +178,29 @@ export class AnthropicAdapter extends BaseHttpModelAdapter {
           stopped = true;
           return 'stop';
         case 'error':
-          throw new TransportError(
-            `stream error ${String(data?.error?.type ?? '')}: ${String(data?.error?.message ?? 'unknown')}`,
-          );
+          throw new ProviderReplyError(streamErrorText(data, e.data));
         default:
           break;
       }
       return undefined;
     });
     if (!stopped) throw new TransportError('stream ended before message_stop');
-    return { text, usage, model: answeredBy, ...(finish !== undefined ? { finish_reason: finish } : {}) };
+    const calls = [...tools.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, t]) => ({ name: t.name, arguments: t.arguments !== '' ? t.arguments : t.started || '{}' }));
+    if (calls.length > 0) {
+      // the tool calls, rendered, are the end of the text (and of what onText was given)
+      const sep = text !== '' ? '\n' : '';
+      const tail = sep + replyText('', calls);
+      text += tail;
+      ctx.onText?.(tail);
+    }
+    return {
+      text,
+      usage,
+      model: answeredBy,
+      ...(finish !== undefined ? { finish_reason: finish } : {}),
+      ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    };
   }
 }

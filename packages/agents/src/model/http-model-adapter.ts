@@ -2,7 +2,7 @@ import { FingerError } from '@finger/protocol';
 
 import type { ModelAdapter, ModelCallOptions, ModelRequestParams, ModelResult } from './model-adapter.js';
 import { callSignal, type FetchFn } from './model-http.js';
-import { type RetryOptions, type SleepFn, TransportError, withRetry } from './retry.js';
+import { ProviderReplyError, type RetryOptions, type SleepFn, TransportError, withRetry } from './retry.js';
 import type { UsageMeter } from './usage-meter.js';
 
 /** Options shared by the HTTP adapters (OpenAI-compatible, Anthropic). */
@@ -77,7 +77,8 @@ export abstract class BaseHttpModelAdapter implements ModelAdapter {
             return await this.attempt(params, { signal, ...(onText ? { onText } : {}) });
           } catch (err) {
             if (err instanceof TransportError && emitted) {
-              throw new FingerError('E_LLM_UNAVAILABLE', `model stream broke after text was sent: ${err.message}`, {
+              const what = err instanceof ProviderReplyError ? 'model endpoint sent an error' : 'model stream broke';
+              throw new FingerError('E_LLM_UNAVAILABLE', `${what} after text was sent: ${err.message}`, {
                 partial: true,
               });
             }

@@ -30,14 +30,33 @@ export interface ModelUsage {
   output_tokens: number;
 }
 
-/** The outcome of one model call. */
+/** A native tool call of a reply (OpenAI `tool_calls` / `function_call`, Anthropic `tool_use`). */
+export interface ModelToolCall {
+  name: string;
+  /** The arguments as the model sent them (JSON text, possibly invalid or cut). */
+  arguments: string;
+}
+
+/**
+ * The outcome of one model call. A call that reached the model resolves even when the model did
+ * not finish (`finish_reason` `length`, `max_tokens`, `content_filter`, `refusal`, …): callers
+ * classify the end with `stopOf` (model-reply.ts) before reading `text` as an answer.
+ */
 export interface ModelResult {
+  /**
+   * The answer's text parts joined, then each native tool call rendered as
+   * `{"name": …, "arguments": …}` on its own line (see `renderToolCall`). A refusal is not text.
+   */
   text: string;
   usage: ModelUsage;
   /** The model that answered (as the endpoint named it). */
   model: string;
-  /** `stop`, `length`, `tool_calls`, … as the endpoint reported it. */
+  /** `stop`, `length`, `tool_calls`, `content_filter`, `end_turn`, `max_tokens`, `refusal`, … as the endpoint reported it. */
   finish_reason?: string;
+  /** The model's refusal message (OpenAI `message.refusal` / streamed `delta.refusal`), when it declined. */
+  refusal?: string;
+  /** Native tool calls of the reply, when there were any (also rendered into `text`). */
+  tool_calls?: ModelToolCall[];
   /** How many transport attempts were made (1 = no retry). */
   attempts: number;
 }
@@ -51,8 +70,10 @@ export interface ModelCallOptions {
 }
 
 /**
- * A model backend. `complete` rejects with a FingerError: E_LLM_UNAVAILABLE (endpoint down, retries
- * spent, retry-after above the configured maximum), E_TIMEOUT, E_HALTED (aborted by the kill switch).
+ * A model backend. `complete` rejects with a FingerError: E_LLM_UNAVAILABLE (endpoint down, an
+ * error answered instead of a reply, retries spent, retry-after above the configured maximum),
+ * E_TIMEOUT, E_HALTED (aborted by the kill switch). A reply the model did not finish, refused, or
+ * the provider filtered resolves: the caller reads `finish_reason` / `refusal` (`stopOf`).
  */
 export interface ModelAdapter {
   /** `openai`, `anthropic` or `offline`. */

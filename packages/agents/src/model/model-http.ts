@@ -1,5 +1,6 @@
 import { FingerError } from '@finger/protocol';
 
+import { safeText } from './model-reply.js';
 import { HttpStatusError, TransportError } from './retry.js';
 
 /** Largest response body (plain) or SSE buffer read from a model endpoint: 4 MiB. */
@@ -81,13 +82,13 @@ export async function* bodyChunks(res: Response, signal: AbortSignal): AsyncGene
   }
 }
 
-/** Parses a plain JSON reply; unparseable JSON is a TransportError (the endpoint misbehaved). */
+/** Parses a plain JSON reply (a leading BOM dropped); unparseable JSON is a TransportError (the endpoint misbehaved). */
 export async function readJson(res: Response, signal: AbortSignal, max = MAX_RESPONSE_BYTES): Promise<unknown> {
-  const text = await readText(res, max, signal);
+  const text = (await readText(res, max, signal)).replace(/^\uFEFF/, '');
   try {
     return JSON.parse(text);
   } catch {
-    throw new TransportError(`model reply is not JSON: ${text.slice(0, 120)}`);
+    throw new TransportError(`model reply is not JSON: ${safeText(text, 120)}`);
   }
 }
 

@@ -1,5 +1,7 @@
 import { FingerError, isErrorCode } from '@finger/protocol';
 
+import { providerMessage } from './model-reply.js';
+
 /**
  * Transport retries shared by every HTTP model adapter: exponential backoff with full jitter on
  * connection errors, 408, 409, 429 and ≥ 500, honouring `retry-after-ms` (precedence) and
@@ -7,14 +9,19 @@ import { FingerError, isErrorCode } from '@finger/protocol';
  * them apart so a user never pays twice).
  */
 
-/** A failed HTTP attempt: the status, the response headers and a short text of the body. */
+/**
+ * A failed HTTP attempt: the status, the response headers and a short text of the body. The
+ * message carries the provider's own error message (at most 300 characters, control characters
+ * stripped).
+ */
 export class HttpStatusError extends Error {
   constructor(
     readonly status: number,
     readonly headers: Headers,
     readonly body: string,
   ) {
-    super(`model endpoint answered HTTP ${status}${body ? `: ${body.slice(0, 300)}` : ''}`);
+    const said = providerMessage(body);
+    super(`model endpoint answered HTTP ${status}${said !== undefined ? `: ${said}` : ''}`);
     this.name = 'HttpStatusError';
   }
 }
@@ -24,6 +31,19 @@ export class TransportError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'TransportError';
+  }
+}
+
+/**
+ * The endpoint answered, but with an error instead of a reply (an `error` object in a 200 body or
+ * in a stream, an `event: error`) or with a reply missing its parts. Retried like a transport
+ * failure; when retries are spent it is reported with the provider's message — never as
+ * "unreachable". The message is already safe to show (see `providerMessage`).
+ */
+export class ProviderReplyError extends TransportError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderReplyError';
   }
 }
 
@@ -126,8 +146,9 @@ function unavailable(message: string, details: Record<string, unknown>, cause?: 
 export function failureError(err: unknown, attempts: number): FingerError {
   if (err instanceof FingerError) return err;
   if (err instanceof HttpStatusError) {
+    const said = providerMessage(err.body);
     return unavailable(
-      `model endpoint answered HTTP ${err.status} after ${attempts} attempt(s)`,
+      `model endpoint answered HTTP ${err.status} after ${attempts} attempt(s)${said !== undefined ? `: ${said}` : ''}`,
       {
         status: err.status,
         attempts,
@@ -137,7 +158,15 @@ export function failureError(err: unknown, attempts: number): FingerError {
     );
   }
   const msg = err instanceof Error ? err.message : String(err);
-  return unavailable(`model endpoint unreachable after ${attempts} attempt(s): ${msg}`, { attempts, error: msg }, err);
+  if (err instanceof ProviderReplyError) {
+    return unavailable(
+      `model endpoint answered with an error after ${attempts} attempt(s): ${msg}`,
+      { attempts, error: msg },
+      err,
+    );
+  }
+  // the message says what failed (`cannot reach …`, `stream ended …`, `reply is not JSON …`)
+  return unavailable(`model call failed after ${attempts} attempt(s): ${msg}`, { attempts, error: msg }, err);
 }
 
 /**

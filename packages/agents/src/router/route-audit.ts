@@ -1,7 +1,7 @@
 /**
  * The audit record of one routing decision (`route.decision`): who asked, the decision, the tool
  * it targets, the payload's digest, and every model attempt — its raw answer (cut to 2000
- * characters), the guardrail's outcome, reason code, errors and repairs.
+ * characters), the endpoint's stop reason, the guardrail's outcome, reason code, errors and repairs.
  */
 import type { AuditRecord } from '@finger/firewall';
 
@@ -22,6 +22,7 @@ export function routeAuditRecord(ctx: AgentContext, route: RouteResult, tool_id:
       outcome: a.outcome.outcome,
       repairs: a.outcome.repairs.map((r) => r.kind),
       usage: a.usage,
+      ...(a.finish_reason !== undefined ? { finish_reason: a.finish_reason } : {}),
     };
     if (a.outcome.outcome !== 'ok') {
       entry.reason_code = a.outcome.reason_code;

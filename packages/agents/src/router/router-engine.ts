@@ -5,9 +5,15 @@
  * Every attempt is kept (raw text, outcome, usage) for the audit log. No security judgement is
  * made here beyond the guardrail's: the final outcome is the last attempt's, so a model that never
  * answers validly ends in `ask_human` (an unregistered target: `reject`).
+ *
+ * The model's stop reason is read before its text (model-reply.ts `stopOf`): an answer cut off by
+ * the token limit (`length`, `max_tokens`, …) is never parsed as a decision — it is `truncated`,
+ * re-asked once for a shorter answer, and a second cut ends in `ask_human`; a refusal is
+ * `model_refused` and a content-filter stop `content_filtered`, both `ask_human` without a re-ask.
  */
 import type { GuardrailOutcome, GuardrailRegistry } from '../guardrail/guardrail-types.js';
-import type { ModelAdapter, ModelMessage, ModelUsage } from '../model/model-adapter.js';
+import type { ModelAdapter, ModelMessage, ModelResult, ModelUsage } from '../model/model-adapter.js';
+import { type ModelStop, stopMessage, stopOf } from '../model/model-reply.js';
 import {
   ROUTER_SYSTEM_PROMPT,
   type RouterPromptInput,
@@ -30,6 +36,8 @@ export interface RouteAttempt {
   raw: string;
   outcome: GuardrailOutcome;
   usage: ModelUsage;
+  /** The stop reason the endpoint reported (`stop`, `length`, `end_turn`, …), when it reported one. */
+  finish_reason?: string;
 }
 
 /** The outcome of routing one input. */
@@ -61,6 +69,30 @@ export interface RouteRequest extends RouterPromptInput {
 /** Longest earlier answer repeated to the model in a re-ask. */
 const ECHO_MAX = 4000;
 
+/** Added to the re-ask after a cut answer (not to the outcome's errors, which a person reads). */
+const SHORTER =
+  'answer with a shorter object: only the JSON, a one-sentence "reason", only the needed "payload" fields';
+
+/** What the engine makes of an answer that did not end `complete`: never a decision. */
+function stoppedOutcome(stop: Exclude<ModelStop, 'complete'>, res: ModelResult, reask: boolean): GuardrailOutcome {
+  const why = stopMessage(res);
+  if (stop === 'truncated')
+    return {
+      outcome: 'ask_human',
+      reason_code: 'truncated',
+      retryable: reask,
+      errors: [`${why}; it was not read as a decision`],
+      repairs: [],
+    };
+  return {
+    outcome: 'ask_human',
+    reason_code: stop === 'refused' ? 'model_refused' : 'content_filtered',
+    retryable: false,
+    errors: [why],
+    repairs: [],
+  };
+}
+
 /** See the file comment. */
 export class RouterEngine {
   readonly #o: RouterEngineOptions;
@@ -87,20 +119,36 @@ export class RouterEngine {
     ];
     const attempts: RouteAttempt[] = [];
     const options = this.#o.min_confidence !== undefined ? { min_confidence: this.#o.min_confidence } : {};
+    let cuts = 0;
     for (let n = 1; ; n++) {
       const res = await this.#o.model.complete(
         { messages: [...messages], temperature: 0, max_tokens: this.#o.max_tokens ?? 1024 },
         signal ? { signal } : {},
       );
-      const outcome = this.#o.guardrail(res.text, req.registry, options);
-      attempts.push({ n, raw: res.text, outcome, usage: res.usage });
+      const stop = stopOf(res);
+      // a cut answer is re-asked once (a second cut would most likely be cut again)
+      if (stop === 'truncated') cuts++;
+      const outcome =
+        stop === 'complete'
+          ? this.#o.guardrail(res.text, req.registry, options)
+          : stoppedOutcome(stop, res, cuts === 1);
+      attempts.push({
+        n,
+        raw: res.text,
+        outcome,
+        usage: res.usage,
+        ...(res.finish_reason !== undefined ? { finish_reason: res.finish_reason } : {}),
+      });
       if (outcome.outcome === 'ok' || !outcome.retryable || n > this.#maxRetries) {
         return { outcome, attempts, ...this.model };
       }
       const echoed = res.text.length > ECHO_MAX ? `${res.text.slice(0, ECHO_MAX)}…` : res.text;
       messages.push(
         { role: 'assistant', content: echoed },
-        { role: 'user', content: routerReaskMessage(outcome.errors) },
+        {
+          role: 'user',
+          content: routerReaskMessage(stop === 'truncated' ? [...outcome.errors, SHORTER] : outcome.errors),
+        },
       );
     }
   }
