@@ -4,6 +4,7 @@
  * target casing — and fill the contract's defaults. Nothing here guesses: a value that does not
  * coerce cleanly is left as it was for validation to reject.
  */
+import { scanJson } from './duplicate-keys.js';
 import type { GuardrailRegistry, GuardrailRepair } from './guardrail-types.js';
 import { clip } from './snippet.js';
 
@@ -48,15 +49,69 @@ export function coerceBoolean(v: unknown): boolean | undefined {
   return s === 'true' ? true : s === 'false' ? false : undefined;
 }
 
-/** A JSON string holding an object, parsed; undefined otherwise. */
-export function parseObjectString(v: string): Record<string, unknown> | undefined {
+/** Keys a tool call's arguments may come under (`args` is the contract's; the others are renamed). */
+export const ARG_KEYS: readonly string[] = ['args', 'arguments', 'parameters', 'input'];
+
+/** A JSON object held in a string, parsed; or why it is refused. */
+export type HeldJson =
+  | { ok: true; value: Record<string, unknown> }
+  | {
+      ok: false;
+      /** Path of a key repeated with different values (refused as `duplicate_keys`). */
+      duplicate?: string;
+      /** What is wrong, as a `$.path message` line. */
+      problem: string;
+    };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A string holding a JSON object (strict JSON, no repair), parsed — undefined when `v` holds none.
+ * Refused like JSON outside a string: a key repeated with different values (`JSON.parse` would keep
+ * the last), a number that does not read back as written, nesting too deep. `path` is where the
+ * string sits (`$.payload`), for the messages.
+ */
+export function parseObjectString(v: string, path = '$'): HeldJson | undefined {
   if (!/^\s*\{/.test(v)) return undefined;
+  let o: unknown;
   try {
-    const o: unknown = JSON.parse(v);
-    return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>) : undefined;
+    o = JSON.parse(v);
   } catch {
     return undefined;
   }
+  if (!isObject(o)) return undefined;
+  const scan = scanJson(v);
+  if (scan.duplicate !== undefined) {
+    const at = path + scan.duplicate.slice(1);
+    return { ok: false, duplicate: at, problem: `${at} appears twice with different values` };
+  }
+  if (scan.number !== undefined) return { ok: false, problem: path + scan.number.slice(1) };
+  if (scan.tooDeep) return { ok: false, problem: `${path} nests too deeply` };
+  return { ok: true, value: o };
+}
+
+/**
+ * The first refusal among the JSON strings coerce will parse in a decision object: a router
+ * `payload`, and a tool call's `args`/`arguments`/`parameters`/`input` (also under `function`).
+ * Run on every candidate before selection, so such a string is refused like JSON outside a string.
+ */
+export function heldJsonProblem(o: Record<string, unknown>): Extract<HeldJson, { ok: false }> | undefined {
+  const held: [string, unknown][] = [['$.payload', o.payload]];
+  const calls = Array.isArray(o.tool_calls) ? o.tool_calls : isObject(o.tool_calls) ? [o.tool_calls] : [];
+  calls.slice(0, 1024).forEach((c: unknown, i) => {
+    if (!isObject(c)) return;
+    for (const k of ARG_KEYS) held.push([`$.tool_calls[${i}].${k}`, c[k]]);
+    const fn = c.function;
+    if (isObject(fn)) for (const k of ARG_KEYS) held.push([`$.tool_calls[${i}].function.${k}`, fn[k]]);
+  });
+  for (const [path, v] of held) {
+    if (typeof v !== 'string') continue;
+    const r = parseObjectString(v, path);
+    if (r !== undefined && !r.ok) return r;
+  }
+  return undefined;
 }
 
 /** Where a registered id lives. */
@@ -156,10 +211,12 @@ export function coerceRouterFields(
     repairs.push({ kind: 'default_payload' });
     out.payload = {};
   } else if (typeof o.payload === 'string') {
-    const p = parseObjectString(o.payload);
-    if (p !== undefined) {
+    // A refused one (repeated key, unreadable number) stays a string: validation rejects it.
+    // Selection already refused it as duplicate_keys / unparseable (heldJsonProblem).
+    const p = parseObjectString(o.payload, '$.payload');
+    if (p?.ok === true) {
       repairs.push({ kind: 'nested_json_string', detail: 'payload', before: clip(o.payload) });
-      out.payload = p;
+      out.payload = p.value;
     }
   }
   if (o.target === undefined) out.target = null;

@@ -7,8 +7,8 @@
 import { compileChecker, createAjv, type ValidationIssue } from '@finger/protocol';
 
 import { type ChainFailure, type ChainRule, selectDecisionObject } from './chain.js';
-import { coerceBoolean, coerceConfidence, parseObjectString } from './coerce.js';
-import type { GuardrailRepair, LlmDecision, LlmDecisionOutcome } from './guardrail-types.js';
+import { ARG_KEYS, coerceBoolean, coerceConfidence, parseObjectString } from './coerce.js';
+import type { GuardrailReasonCode, GuardrailRepair, LlmDecision, LlmDecisionOutcome } from './guardrail-types.js';
 import { type CopyReport, maskKeys, safeCopy } from './mask.js';
 import { isPlaceholder } from './select.js';
 import { clip } from './snippet.js';
@@ -92,41 +92,135 @@ function checkerFor(maxToolCalls: number): (v: unknown) => ValidationIssue[] {
   return c;
 }
 
-const ARG_KEYS = ['args', 'arguments', 'parameters', 'input'];
+/** A tool call the guardrail refuses to read: two spellings of one field disagree, or its args string is refused. */
+interface CallIssue {
+  reason_code: GuardrailReasonCode;
+  error: string;
+}
+
+/** Stable text of a value with sorted keys, for messages. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'undefined';
+}
+
+/** Deep equality of two parsed JSON values (key order ignored). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  return keys.every((k) => Object.hasOwn(y, k) && sameJson(x[k], y[k]));
+}
+
+/** One spelling of a field: where it was found and its value (for args, a JSON string already parsed). */
+interface Spelling {
+  path: string;
+  key: string;
+  value: unknown;
+  /** The JSON string `value` was parsed from. */
+  json?: string;
+}
+
+/**
+ * The value of one field of a tool call, which may be spelt several ways (`tool`/`name`,
+ * `args`/`arguments`/…, at the call or under `function`). Two spellings with different values are
+ * refused (`ambiguous_candidates`): the model named two things, and the guardrail never picks one.
+ */
+function oneSpelling(found: Spelling[], issues: CallIssue[]): Spelling | undefined {
+  const first = found[0];
+  if (first === undefined || found.length === 1) return first;
+  const other = found.find((f) => !sameJson(f.value, first.value));
+  if (other !== undefined)
+    issues.push({
+      reason_code: 'ambiguous_candidates',
+      error: `${first.path} and ${other.path} differ (${clip(canonical(first.value))} vs ${clip(canonical(other.value))}); give one`,
+    });
+  return first;
+}
 
 /** One tool call: `{tool, args, intent}` from that shape, `{name, arguments}` or `{function: {…}}`. */
-function coerceToolCall(raw: unknown, i: number, repairs: GuardrailRepair[], report: CopyReport): unknown {
+function coerceToolCall(
+  raw: unknown,
+  i: number,
+  repairs: GuardrailRepair[],
+  report: CopyReport,
+  issues: CallIssue[],
+): unknown {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
-  let item = raw as Record<string, unknown>;
-  if (typeof item.function === 'object' && item.function !== null && !Object.hasOwn(item, 'tool')) {
-    item = item.function as Record<string, unknown>;
-    repairs.push({ kind: 'unwrap_key', detail: `$.tool_calls[${i}].function` });
+  const call = raw as Record<string, unknown>;
+  const at = `$.tool_calls[${i}]`;
+  const places: [string, Record<string, unknown>][] = [[at, call]];
+  const fn = call.function;
+  if (typeof fn === 'object' && fn !== null && !Array.isArray(fn)) {
+    places.push([`${at}.function`, fn as Record<string, unknown>]);
+    repairs.push({ kind: 'unwrap_key', detail: `${at}.function` });
   }
+  const spellings = (keys: readonly string[]): Spelling[] => {
+    const found: Spelling[] = [];
+    for (const [path, o] of places)
+      for (const key of keys)
+        if (Object.hasOwn(o, key) && o[key] !== undefined) found.push({ path: `${path}.${key}`, key, value: o[key] });
+    return found;
+  };
   const out: Record<string, unknown> = {};
-  const tool = item.tool ?? item.name;
-  if (item.tool === undefined && item.name !== undefined)
-    repairs.push({ kind: 'rename_key', detail: `$.tool_calls[${i}].name → tool` });
-  out.tool = typeof tool === 'string' ? tool.trim() : tool;
-  const argKey = ARG_KEYS.find((k) => Object.hasOwn(item, k));
-  let args: unknown = argKey === undefined ? {} : item[argKey];
-  if (argKey !== undefined && argKey !== 'args')
-    repairs.push({ kind: 'rename_key', detail: `$.tool_calls[${i}].${argKey} → args` });
-  if (args === null || args === undefined) args = {};
-  if (typeof args === 'string') {
-    const parsed = parseObjectString(args);
-    if (parsed !== undefined) {
-      repairs.push({ kind: 'nested_json_string', detail: `$.tool_calls[${i}].args`, before: clip(args) });
-      args = parsed;
-    }
-  }
-  out.args = safeCopy(args, report, `$.tool_calls[${i}].args`);
-  out.intent = item.intent === undefined || item.intent === null ? '' : item.intent;
-  const extra = Object.keys(item).filter((k) => !['tool', 'name', 'intent', ...ARG_KEYS].includes(k));
-  if (extra.length > 0) repairs.push({ kind: 'mask', detail: `$.tool_calls[${i}] dropped keys: ${extra.join(', ')}` });
+  const tool = oneSpelling(
+    spellings(['tool', 'name']).map((f) => (typeof f.value === 'string' ? { ...f, value: f.value.trim() } : f)),
+    issues,
+  );
+  if (tool !== undefined && tool.key !== 'tool')
+    repairs.push({ kind: 'rename_key', detail: `${at}.${tool.key} → tool` });
+  out.tool = tool?.value;
+  // An args string holding a JSON object counts as that object (so `args` and an equal `arguments` agree).
+  const argSpellings = spellings(ARG_KEYS).map((f): Spelling => {
+    if (typeof f.value !== 'string') return f;
+    const parsed = parseObjectString(f.value, f.path);
+    if (parsed === undefined) return f;
+    if (parsed.ok) return { ...f, value: parsed.value, json: f.value };
+    const reason_code = parsed.duplicate !== undefined ? 'duplicate_keys' : 'invalid_schema';
+    issues.push({ reason_code, error: parsed.problem });
+    return f;
+  });
+  const args = oneSpelling(argSpellings, issues);
+  if (args !== undefined && args.key !== 'args')
+    repairs.push({ kind: 'rename_key', detail: `${at}.${args.key} → args` });
+  if (args?.json !== undefined)
+    repairs.push({ kind: 'nested_json_string', detail: `${at}.args`, before: clip(args.json) });
+  out.args = args === undefined || args.value === null ? {} : safeCopy(args.value, report, `${at}.args`);
+  const intent = oneSpelling(spellings(['intent']), issues);
+  out.intent = intent === undefined || intent.value === null ? '' : intent.value;
+  // Keys dropped: of an OpenAI-style call `{id, type, function: {…}}` only unknown keys of `function`.
+  const known = ['tool', 'name', 'intent', ...ARG_KEYS];
+  const extra = [
+    ...Object.keys(call).filter(
+      (k) => !known.includes(k) && (places.length === 1 || !['id', 'type', 'function'].includes(k)),
+    ),
+    ...(places.length === 2
+      ? Object.keys(places[1]![1])
+          .filter((k) => !known.includes(k))
+          .map((k) => `function.${k}`)
+      : []),
+  ];
+  if (extra.length > 0) repairs.push({ kind: 'mask', detail: `${at} dropped keys: ${extra.join(', ')}` });
   return out;
 }
 
-function coerce(o: Record<string, unknown>, repairs: GuardrailRepair[], report: CopyReport): Record<string, unknown> {
+function coerce(
+  o: Record<string, unknown>,
+  repairs: GuardrailRepair[],
+  report: CopyReport,
+  issues: CallIssue[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of ['thought', 'summary'] as const) out[k] = o[k] === undefined || o[k] === null ? '' : o[k];
   let calls = o.tool_calls;
@@ -136,7 +230,7 @@ function coerce(o: Record<string, unknown>, repairs: GuardrailRepair[], report: 
     calls = [calls];
   }
   out.tool_calls = Array.isArray(calls)
-    ? calls.slice(0, 1024).map((c, i) => coerceToolCall(c, i, repairs, report))
+    ? calls.slice(0, 1024).map((c, i) => coerceToolCall(c, i, repairs, report, issues))
     : calls;
   const c = coerceConfidence(o.confidence);
   if (c !== undefined && c !== o.confidence)
@@ -177,7 +271,18 @@ export function parseLlmDecision(text: string, options: LlmDecisionOptions = {})
     if (!sel.ok) return failure(sel, repairs);
     const masked = maskKeys(sel.value, LLM_DECISION_KEYS, repairs);
     const report: CopyReport = { dropped: [], tooDeep: false };
-    const coerced = coerce(masked, repairs, report);
+    const issues: CallIssue[] = [];
+    const coerced = coerce(masked, repairs, report, issues);
+    const issue = issues[0];
+    if (issue !== undefined)
+      return failure(
+        {
+          reason_code: issue.reason_code,
+          errors: issues.filter((x) => x.reason_code === issue.reason_code).map((x) => x.error),
+          retryable: issue.reason_code === 'invalid_schema',
+        },
+        repairs,
+      );
     if (report.dropped.length > 0) repairs.push({ kind: 'mask', detail: `dropped keys: ${report.dropped.join(', ')}` });
     if (report.tooDeep)
       return failure(

@@ -1,15 +1,18 @@
 /**
  * Step 2 of the guardrail: turn one extracted fragment into parsed objects. Valid JSON parses as
- * is; anything else goes through jsonrepair (quotes, commas, comments, Python constants, unclosed
- * strings and brackets). A JSON string holding JSON is parsed once more; a one-object array or one
- * known wrapper key is unwrapped. Duplicate keys are detected on the text actually parsed.
+ * is; anything else goes through the guardrail's structural repair (syntax-repair.ts: quotes,
+ * commas, comments, Python constants, unclosed strings and brackets — never a value's characters).
+ * A JSON string holding JSON is parsed once more (a cut one is marked cut, like a cut fragment); a
+ * one-object array or one known wrapper key is unwrapped. Duplicate keys and numbers that do not
+ * read back as written are detected on the text actually parsed, and in the JSON strings coerce
+ * will parse later.
  */
-import { jsonrepair } from 'jsonrepair';
-
-import { findDuplicateConflict, TOO_DEEP } from './duplicate-keys.js';
+import { heldJsonProblem } from './coerce.js';
+import { scanJson } from './duplicate-keys.js';
 import type { Candidate } from './extract.js';
 import type { GuardrailRepair } from './guardrail-types.js';
 import { clip } from './snippet.js';
+import { repairJson } from './syntax-repair.js';
 
 /** Keys a decision may arrive wrapped in (tool-call arguments, API envelopes, …). */
 export const WRAPPER_KEYS: readonly string[] = [
@@ -24,9 +27,9 @@ export const WRAPPER_KEYS: readonly string[] = [
 ];
 
 /**
- * Longest broken fragment handed to jsonrepair, and the most characters one answer may have
- * repaired in all: jsonrepair is quadratic on some inputs (unbalanced single quotes: ~0.5 s for
- * 60 KB), and a decision is small. Valid JSON of any length (up to `max_chars`) still parses.
+ * Longest broken fragment repaired, and the most characters one answer may have repaired in all
+ * (a decision is small; the repair is linear, these keep its work per answer small). Valid JSON
+ * of any length (up to `max_chars`) still parses.
  */
 export const MAX_REPAIR_CHARS = 16 * 1024;
 export const MAX_REPAIR_TOTAL = 64 * 1024;
@@ -47,20 +50,22 @@ export interface ParsedCandidate {
   repairs: GuardrailRepair[];
 }
 
-type Parsed = { ok: true; value: unknown; duplicate?: string } | { ok: false };
+type Parsed = { ok: true; value: unknown; duplicate?: string; cut: boolean } | { ok: false };
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
- * Parses JSON text, repairing it when needed; records a `syntax` repair for a change. Broken
- * answers make JSON.parse and jsonrepair throw, and capturing a stack for each of those errors
- * was the largest cost of the broken path: the stack trace limit is 0 while they run.
+ * Parses JSON text, repairing its structure when needed (a `syntax` repair records the change);
+ * `cut` when the repair closed what the text left open. Broken answers make JSON.parse and the
+ * repair throw, and capturing a stack for each of those errors was the largest cost of the broken
+ * path: the stack trace limit is 0 while they run.
  */
 function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudget): Parsed {
   let json = text;
   let value: unknown;
+  let cut = false;
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
@@ -68,19 +73,23 @@ function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudge
   } catch {
     if (text.length > MAX_REPAIR_CHARS || text.length > budget.chars) return { ok: false };
     budget.chars -= text.length;
+    const r = repairJson(text);
+    if (!r.ok) return { ok: false };
     try {
-      json = jsonrepair(text);
-      value = JSON.parse(json);
+      value = JSON.parse(r.json);
     } catch {
       return { ok: false };
     }
+    json = r.json;
+    cut = r.cut;
     repairs.push({ kind: 'syntax', before: clip(text), after: clip(json) });
   } finally {
     Error.stackTraceLimit = limit;
   }
-  const duplicate = typeof value === 'object' && value !== null ? findDuplicateConflict(json) : undefined;
-  if (duplicate === TOO_DEEP) return { ok: false };
-  return duplicate === undefined ? { ok: true, value } : { ok: true, value, duplicate };
+  if (typeof value !== 'object' || value === null) return { ok: true, value, cut };
+  const scan = scanJson(json);
+  if (scan.tooDeep || scan.number !== undefined) return { ok: false };
+  return scan.duplicate === undefined ? { ok: true, value, cut } : { ok: true, value, duplicate: scan.duplicate, cut };
 }
 
 /** A string that holds JSON, parsed once (no further levels). */
@@ -102,18 +111,33 @@ export function parseCandidate(
 ): ParsedCandidate[] | null {
   const repairs: GuardrailRepair[] = [];
   let p = parseText(candidate.text, repairs, budget);
-  if (!p.ok) return null;
+  // The repair found the text open where extraction found it closed: the two read the text
+  // differently (a brace inside a smart-quoted string, …), and no truncation check would run.
+  if (!p.ok || (p.cut && !candidate.truncated)) return null;
   let duplicate = p.duplicate;
   let value = p.value;
+  let source = candidate;
+  // A decision read out of a JSON string is checked for truncation like a fragment: cut when the
+  // string's JSON was left open (or the fragment around it was cut).
+  const nestedSource = (text: string, cut: boolean): Candidate => ({ text, truncated: cut || candidate.truncated });
   if (typeof value === 'string') {
-    p = parseNested(value, repairs, budget);
+    const text = value;
+    p = parseNested(text, repairs, budget);
     if (!p.ok) return null;
     value = p.value;
     duplicate ??= p.duplicate;
+    source = nestedSource(text, p.cut);
   }
   const out: ParsedCandidate[] = [];
-  const push = (v: Record<string, unknown>, dup: string | undefined): void => {
-    const p: ParsedCandidate = { value: v, source: candidate, repairs };
+  let unreadable = false;
+  const push = (v: Record<string, unknown>, dup: string | undefined, from: Candidate): void => {
+    if (dup === undefined && isCandidate(v)) {
+      // JSON that coerce will read out of a string passes the same checks as the rest
+      const held = heldJsonProblem(v);
+      if (held?.duplicate !== undefined) dup = held.duplicate;
+      else if (held !== undefined) unreadable = true;
+    }
+    const p: ParsedCandidate = { value: v, source: from, repairs };
     if (dup !== undefined) p.duplicate = dup;
     out.push(p);
   };
@@ -126,35 +150,38 @@ export function parseCandidate(
   };
   for (const obj of objects(value)) {
     if (isCandidate(obj)) {
-      push(obj, duplicate);
+      push(obj, duplicate, source);
       continue;
     }
     const wrappers = WRAPPER_KEYS.filter(
       (k) => Object.hasOwn(obj, k) && (isObject(obj[k]) || typeof obj[k] === 'string' || Array.isArray(obj[k])),
     );
     if (wrappers.length !== 1) {
-      push(obj, duplicate);
+      push(obj, duplicate, source);
       continue;
     }
     const key = wrappers[0]!;
     let inner: unknown = obj[key];
     let dup = duplicate;
+    let from = source;
     if (typeof inner === 'string') {
-      const q = parseNested(inner, repairs, budget);
+      const text = inner;
+      const q = parseNested(text, repairs, budget);
       if (!q.ok) {
-        push(obj, duplicate);
+        push(obj, duplicate, source);
         continue;
       }
       inner = q.value;
       dup ??= q.duplicate;
+      from = nestedSource(text, q.cut);
     }
     const innerObjects = objects(inner);
     if (innerObjects.length === 0) {
-      push(obj, duplicate);
+      push(obj, duplicate, source);
       continue;
     }
     repairs.push({ kind: 'unwrap_key', detail: key });
-    for (const o of innerObjects) push(o, dup);
+    for (const o of innerObjects) push(o, dup, from);
   }
-  return out;
+  return unreadable ? null : out;
 }

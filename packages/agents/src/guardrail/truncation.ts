@@ -1,7 +1,7 @@
 /**
  * Step 4 of the guardrail: when the chosen fragment was cut off, decide whether the control
- * fields survived. jsonrepair closes a cut string or bracket silently and turns `tr` into `"tr"`,
- * so this reads the raw text again with a tolerant scanner and asks, per key, whether its value
+ * fields survived. The repair closes a cut string or bracket and reads a cut `tr` as null, so
+ * this reads the raw text again with a tolerant scanner and asks, per key, whether its value
  * ended before the cut. A number or literal at the very end is not complete (`0.8` may have been
  * `0.85`); a string is complete only with its closing quote; an object or array only when closed.
  */

@@ -133,4 +133,76 @@ describe('parseLlmDecision (§3.7)', () => {
     expect(parseLlmDecision(template)).toMatchObject({ outcome: 'ask_human', reason_code: 'no_decision' });
     expect(parseLlmDecision(`${template}\n${JSON.stringify(step)}`)).toMatchObject({ outcome: 'ok', decision: step });
   });
+
+  describe('tool calls that say two things are refused, never resolved first-wins', () => {
+    const withCalls = (tool_calls: unknown[]) => JSON.stringify({ ...step, tool_calls });
+    const refused = (reason_code: string, errors: string[]) => ({
+      outcome: 'ask_human',
+      decision: safeLlmDecision(),
+      reason_code,
+      retryable: false,
+      errors,
+    });
+
+    it('refuses an OpenAI arguments string whose key repeats with different values', () => {
+      const text = withCalls([
+        { type: 'function', function: { name: 'shell.exec', arguments: '{"command":"ls","command":"rm -rf ~"}' } },
+      ]);
+      expect(parseLlmDecision(text)).toEqual({
+        ...refused('duplicate_keys', [
+          '$.tool_calls[0].function.arguments.command appears twice with different values',
+        ]),
+        repairs: [],
+      });
+      const args = withCalls([{ tool: 'shell.exec', args: '{"command":"ls","command":"rm -rf ~"}' }]);
+      expect(parseLlmDecision(args)).toMatchObject(
+        refused('duplicate_keys', ['$.tool_calls[0].args.command appears twice with different values']),
+      );
+    });
+
+    it('refuses args and arguments with different values', () => {
+      const text = withCalls([{ tool: 'shell.exec', args: { command: 'ls' }, arguments: { command: 'rm -rf ~' } }]);
+      expect(parseLlmDecision(text)).toMatchObject(
+        refused('ambiguous_candidates', [
+          '$.tool_calls[0].args and $.tool_calls[0].arguments differ ({"command":"ls"} vs {"command":"rm -rf ~"}); give one',
+        ]),
+      );
+    });
+
+    it('refuses tool and name with different values, at the call or under function', () => {
+      expect(parseLlmDecision(withCalls([{ tool: 'fs.read', name: 'shell.exec', args: { path: 'a' } }]))).toMatchObject(
+        refused('ambiguous_candidates', [
+          '$.tool_calls[0].tool and $.tool_calls[0].name differ ("fs.read" vs "shell.exec"); give one',
+        ]),
+      );
+      const fn = withCalls([{ tool: 'fs.read', function: { name: 'shell.exec', arguments: '{"path":"a"}' } }]);
+      expect(parseLlmDecision(fn)).toMatchObject(
+        refused('ambiguous_candidates', [
+          '$.tool_calls[0].tool and $.tool_calls[0].function.name differ ("fs.read" vs "shell.exec"); give one',
+        ]),
+      );
+    });
+
+    it('accepts two spellings of one field with equal values', () => {
+      const text = withCalls([
+        {
+          tool: 'fs.write',
+          name: ' fs.write ',
+          args: { path: 'a.txt', content: 'hi' },
+          arguments: '{"content":"hi","path":"a.txt"}',
+          intent: 'create a.txt',
+        },
+      ]);
+      expect(parseLlmDecision(text)).toMatchObject({ outcome: 'ok', decision: step });
+    });
+
+    it('keeps the backslashes of a broken answer exactly as written', () => {
+      const text =
+        '{"thought":"t","confidence":0.9,"done":false,"human_required":false,"summary":"","tool_calls":[{"tool":"shell.exec","args":{"command":"rm -rf build\\ output"},"intent":"clean"}]}';
+      expect(parseLlmDecision(text)).toMatchObject({
+        outcome: 'ok',
+        decision: { tool_calls: [{ tool: 'shell.exec', args: { command: 'rm -rf build\\ output' }, intent: 'clean' }] },
+      });
+    });
+  });
 });

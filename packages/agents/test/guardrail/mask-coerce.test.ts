@@ -126,6 +126,27 @@ describe('guardrail step 6: coerce', () => {
     });
   });
 
+  it('refuses a payload JSON string whose key repeats with different values, as outside a string', () => {
+    expect(run(decision({ payload: '{"text":"ls","text":"rm -rf ~"}' }))).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'duplicate_keys',
+      retryable: false,
+      errors: ['$.payload.text appears twice with different values'],
+      repairs: [],
+    });
+    expect(run(decision({ payload: '{"text":"hi","text":"hi"}' }))).toMatchObject({ outcome: 'ok', decision: clean });
+  });
+
+  it('refuses a payload JSON string holding a number that does not read back as written', () => {
+    expect(run(decision({ payload: '{"n":1e999}' }))).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'unparseable',
+      retryable: true,
+      errors: ['the JSON in the answer cannot be parsed'],
+      repairs: [],
+    });
+  });
+
   it('trims the target and matches it case-insensitively to the registered spelling', () => {
     expect(run(decision({ target: '  ECHO ' }))).toEqual({
       outcome: 'ok',

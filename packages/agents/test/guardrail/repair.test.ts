@@ -136,3 +136,67 @@ describe('guardrail step 2: repair and parse', () => {
       expect(runGuardrail(text, registry)).toMatchObject({ outcome: 'ask_human' });
   });
 });
+
+describe('guardrail step 2: a repair never changes what a value says', () => {
+  const unparseable = {
+    outcome: 'ask_human',
+    reason_code: 'unparseable',
+    retryable: true,
+    errors: ['the JSON in the answer cannot be parsed'],
+    repairs: [],
+  };
+  /** `clean` with its payload spelt as `payload` (raw JSON-ish text). */
+  const withPayload = (payload: string) => cleanText.replace('{"text":"hi"}', payload);
+
+  it.each([
+    ['an escaped space (rm -rf my\\ dir removes one directory)', '{"command":"rm -rf my\\ dir"}', 'rm -rf my\\ dir'],
+    ['a regex (\\d stays \\d)', '{"command":"^\\d+\\.\\d+$"}', '^\\d+\\.\\d+$'],
+    ['an escaped dollar (echo \\$HOME)', '{"command":"echo \\$HOME"}', 'echo \\$HOME'],
+  ])('keeps the backslashes of %s exactly as written', (_, payload, command) => {
+    const text = withPayload(payload);
+    expect(runGuardrail(text, registry)).toEqual({
+      outcome: 'ok',
+      decision: { ...clean, payload: { command } },
+      repairs: [syntax(text, withPayload(JSON.stringify({ command })))],
+    });
+  });
+
+  it.each([
+    ['a Windows path whose \\n and \\t would become a newline and a tab', '{"path":"C:\\Users\\new\\table.txt"}'],
+    ['an apostrophe inside a single-quoted string', "{'text':'Don't worry'}"],
+    ['NaN', '{"n":NaN}'],
+    ['Infinity', '{"n":Infinity}'],
+    ['a hex number', '{"mode":0x10}'],
+    ['an octal number', '{"mode":0o755}'],
+    ['a leading zero', "{'mode':0755}"],
+    ['an unquoted value', '{"command":rm -rf build}'],
+  ])('refuses %s as unparseable', (_, payload) => {
+    expect(runGuardrail(withPayload(payload), registry)).toEqual(unparseable);
+  });
+
+  it('refuses a number in valid JSON that does not read back as written (1e999, 2^64-ish integers)', () => {
+    expect(runGuardrail(withPayload('{"n":1e999}'), registry)).toEqual(unparseable);
+    expect(runGuardrail(withPayload('{"id":12345678901234567890}'), registry)).toEqual(unparseable);
+    expect(runGuardrail(withPayload('{"id":9007199254740991,"x":0.30000000000000004}'), registry)).toMatchObject({
+      outcome: 'ok',
+      decision: { payload: { id: 9007199254740991, x: 0.30000000000000004 } },
+    });
+  });
+
+  it('reads smart quotes as delimiters and raw newlines inside strings as newlines', () => {
+    const text =
+      '{“decision”:“dispatch_module”,“target”:“echo”,“confidence”:0.9,“reason”:“the user greets echo”,“payload”:{“text”:“hi\nthere”},“requires_human”:false}';
+    expect(runGuardrail(text, registry)).toMatchObject({
+      outcome: 'ok',
+      decision: { ...clean, payload: { text: 'hi\nthere' } },
+    });
+  });
+
+  it('refuses, at once, the unbalanced quotes jsonrepair spent seconds on (8 KB: 11.7 s before)', () => {
+    expect(runGuardrail(`{'a':${"'x".repeat(4000)}}`, registry)).toEqual(unparseable);
+    const reason = `{'decision':'reject','target':None,'confidence':0.9,'reason':${"'x".repeat(4000)},'payload':{},'requires_human':False}`;
+    expect(runGuardrail(reason, registry)).toEqual(unparseable);
+    const sed = `{'decision':'dispatch_module','target':'echo','confidence':0.9,'reason':'r','payload':{'command':'${"sed -e 's/a/b/' ".repeat(200)}'},'requires_human':False}`;
+    expect(runGuardrail(sed, registry)).toEqual(unparseable);
+  });
+});

@@ -25,9 +25,12 @@ describe('guardrail step 7: validate', () => {
     expect(out.outcome !== 'ok' && out.errors[0]).toMatch(/^\$\.confidence must be [<>]= [01]$/);
   });
 
-  it('re-asks for a non-finite confidence (1e999 parses as Infinity)', () => {
+  it('re-asks for a non-finite confidence (1e999 does not read back as written: refused while parsing)', () => {
     const text = JSON.stringify(clean).replace('0.9', '1e999');
-    expect(runGuardrail(text, registry)).toEqual(invalid(['$.confidence must be <= 1']));
+    expect(runGuardrail(text, registry)).toEqual({
+      ...invalid(['the JSON in the answer cannot be parsed']),
+      reason_code: 'unparseable',
+    });
     expect(run(decision({ confidence: 'NaN' }))).toEqual(invalid(['$.confidence must be number']));
   });
 

@@ -1,0 +1,364 @@
+/**
+ * The guardrail's own JSON repair: one linear pass that fixes the *structure* of a model's near-JSON
+ * and never what a value says. It replaced jsonrepair, which rewrites string contents (`my\ dir` →
+ * `my dir`, `\d` → `d`, `'Don't'` → `Don"t`), turns `NaN` and `0755` into strings, and is
+ * quadratic (46 s at 16 KB) on unbalanced quotes.
+ *
+ * Repaired: `'…'` and smart-quoted strings (`“…”`, `‘…’`), bare keys (`{decision: …}`), Python
+ * `True`/`False`/`None`, `//` and `/* *\/` comments, trailing and leading commas, a comma missing
+ * between members on different lines, raw control characters inside strings, and a cut-off end
+ * (open strings and brackets closed, a key or value missing at the cut read as `null`).
+ *
+ * Refused (with the reason in `problem`): an unquoted value (`rm -rf x`, `NaN`, `Infinity`), a
+ * number not in JSON's grammar (`0x10`, `0o755`, `0755`, `+1`, `.5`), a quote inside a string
+ * that ends it early (`'Don't'`), a string mixing an invalid escape with a JSON escape
+ * (`"C:\Users\new"`: `\n` is a newline or not), `\'` outside a single-quoted string, a mismatched
+ * bracket followed by more than brackets, a missing colon, two commas, text after the value.
+ * A string whose only escapes are invalid ones (`\d`, `\ `, `\$`) besides `\"` keeps them exactly
+ * as written: `"^\d+$"` reads `^\d+$`.
+ */
+
+/** Deepest nesting the repair follows (the duplicate-key scan stops at the same depth). */
+export const MAX_REPAIR_DEPTH = 128;
+
+/** The outcome of {@link repairJson}. */
+export type SyntaxRepair =
+  | {
+      ok: true;
+      /** Valid JSON text: the input with its structure repaired. */
+      json: string;
+      /** True when the text ended inside the value (strings or brackets closed at the cut). */
+      cut: boolean;
+    }
+  | { ok: false; problem: string };
+
+const LITERALS: Record<string, string> = {
+  true: 'true',
+  false: 'false',
+  null: 'null',
+  True: 'true',
+  False: 'false',
+  None: 'null',
+};
+
+const ESCAPES: Record<string, string> = { '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const NUMBER_TAIL = /^[-+.\deE]*$/;
+const WORD = /[\p{L}\p{N}_$@.-]+/uy;
+
+function isSpecialSpace(c: number): boolean {
+  return c === 0xa0 || (c >= 0x2000 && c <= 0x200b) || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** The characters that end a string opened by `open`; undefined when `open` opens none. */
+function closersOf(open: string): string | undefined {
+  if (open === '"') return '"';
+  if (open === "'") return "'";
+  if (open === '\u201c' || open === '\u201d') return '"\u201c\u201d';
+  if (open === '\u2018' || open === '\u2019') return "'\u2018\u2019";
+  return undefined;
+}
+
+class Fail extends Error {}
+
+interface Frame {
+  close: '}' | ']';
+  /** `key`/`item`: a member may start; `colon`: after a key; `value`: after a colon; `next`: after a member. */
+  state: 'key' | 'colon' | 'value' | 'item' | 'next';
+  /** Index in `out` of a comma not yet followed by a member (dropped at a close), else -1. */
+  comma: number;
+  /** Index in `out` of the chunk that ended the last member. */
+  last: number;
+  /** True until the first member. */
+  first: boolean;
+}
+
+class Repairer {
+  private i = 0;
+  private readonly out: string[] = [];
+  private readonly stack: Frame[] = [];
+  private cut = false;
+
+  constructor(private readonly s: string) {}
+
+  private fail(what: string): never {
+    throw new Fail(`${what} at character ${this.i}`);
+  }
+
+  /** Skips whitespace (kept; special spaces as ' ') and comments (dropped); true when it crossed a newline. */
+  private trivia(): boolean {
+    const s = this.s;
+    let newline = false;
+    for (;;) {
+      let start = this.i;
+      while (this.i < s.length) {
+        const c = s.charCodeAt(this.i);
+        if (c === 32 || c === 10 || c === 13 || c === 9) {
+          if (c === 10) newline = true;
+          this.i++;
+        } else if (isSpecialSpace(c)) {
+          this.out.push(s.slice(start, this.i), ' ');
+          start = ++this.i;
+        } else break;
+      }
+      if (this.i > start) this.out.push(s.slice(start, this.i));
+      if (s.startsWith('//', this.i)) {
+        const nl = s.indexOf('\n', this.i);
+        this.i = nl < 0 ? s.length : nl;
+      } else if (s.startsWith('/*', this.i)) {
+        const end = s.indexOf('*/', this.i + 2);
+        if (end < 0) this.cut = true;
+        this.i = end < 0 ? s.length : end + 2;
+      } else return newline;
+    }
+  }
+
+  /** A string at `i` (its opener checked by the caller), decoded; `done` false when the text ended in it. */
+  private string(): { value: string; raw: boolean; done: boolean } {
+    const s = this.s;
+    const open = s[this.i]!;
+    const closers = closersOf(open)!;
+    const start = this.i++;
+    let value = '';
+    let from = this.i;
+    let invalid = '';
+    let jsonEscape = '';
+    let raw = open === '"';
+    for (;;) {
+      if (this.i >= s.length) {
+        this.cut = true;
+        return { value: value + s.slice(from), raw: false, done: false };
+      }
+      const c = s[this.i]!;
+      if (closers.includes(c)) {
+        value += s.slice(from, this.i);
+        this.i++;
+        break;
+      }
+      if (c < ' ') raw = false;
+      if (c !== '\\') {
+        this.i++;
+        continue;
+      }
+      value += s.slice(from, this.i);
+      const e = s[this.i + 1];
+      if (e === undefined) {
+        // a cut inside an escape: the escape is dropped, the string is incomplete anyway
+        this.i = s.length;
+        from = this.i;
+        continue;
+      }
+      if (e === '"') value += '"';
+      else if (e === "'") {
+        if (!closers.includes("'")) this.fail("\\' inside a string not quoted with '");
+        value += "'";
+        raw = false;
+      } else if (e === 'u') {
+        const hex = /^[0-9a-fA-F]{0,4}/.exec(s.slice(this.i + 2, this.i + 6))![0];
+        if (hex.length < 4) {
+          if (this.i + 2 + hex.length < s.length) this.fail('\\u without four hex digits');
+          this.i = s.length;
+          from = this.i;
+          continue;
+        }
+        value += String.fromCharCode(parseInt(hex, 16));
+        jsonEscape ||= `\\u${hex}`;
+        this.i += 4;
+      } else if (ESCAPES[e] !== undefined) {
+        value += ESCAPES[e];
+        jsonEscape ||= `\\${e}`;
+      } else {
+        value += `\\${e}`;
+        invalid ||= `\\${e}`;
+        raw = false;
+      }
+      this.i += 2;
+      from = this.i;
+    }
+    if (invalid && jsonEscape) {
+      this.i = start;
+      this.fail(`a string mixes the invalid escape ${invalid} with the JSON escape ${jsonEscape} (ambiguous)`);
+    }
+    return { value, raw, done: true };
+  }
+
+  private emitString(): void {
+    const start = this.i;
+    const str = this.string();
+    this.out.push(str.raw && str.done ? this.s.slice(start, this.i) : JSON.stringify(str.value));
+  }
+
+  /** A scalar or an opening bracket at `i`, where a value must start. */
+  private value(): void {
+    const s = this.s;
+    const c = s[this.i]!;
+    if (c === '{' || c === '[') {
+      if (this.stack.length >= MAX_REPAIR_DEPTH) this.fail('nesting too deep');
+      this.stack.push({
+        close: c === '{' ? '}' : ']',
+        state: c === '{' ? 'key' : 'item',
+        comma: -1,
+        last: -1,
+        first: true,
+      });
+      this.out.push(c);
+      this.i++;
+      return;
+    }
+    if (closersOf(c) !== undefined) this.emitString();
+    else if (c === '-' || (c >= '0' && c <= '9')) {
+      NUMBER.lastIndex = this.i;
+      const m = NUMBER.exec(s);
+      const end = m ? this.i + m[0].length : this.i;
+      const next = s[end];
+      if (m && (next === undefined || ' \n\r\t,]}/'.includes(next))) {
+        this.out.push(m[0]);
+        this.i = end;
+      } else if (NUMBER_TAIL.test(s.slice(end))) {
+        // a number cut mid-way (`0.`, `-`, `1e`): not a value yet
+        this.cut = true;
+        this.out.push('null');
+        this.i = s.length;
+      } else this.fail('a number not in JSON form (0x…, 0o…, leading zero, …)');
+    } else {
+      WORD.lastIndex = this.i;
+      const m = WORD.exec(s);
+      if (!m) this.fail(`unexpected ${JSON.stringify(c)} where a value starts`);
+      const word = m[0];
+      const lit = LITERALS[word];
+      const end = this.i + word.length;
+      if (lit !== undefined) this.out.push(lit);
+      else if (end >= s.length && Object.keys(LITERALS).some((l) => l.startsWith(word))) {
+        this.cut = true;
+        this.out.push('null');
+      } else this.fail(`an unquoted value ${JSON.stringify(word.slice(0, 40))}`);
+      this.i = end;
+    }
+    this.member();
+  }
+
+  /** A member (scalar or closed container) ended: the enclosing frame waits for a comma or its close. */
+  private member(): void {
+    const top = this.stack[this.stack.length - 1];
+    if (!top) return;
+    top.state = 'next';
+    top.last = this.out.length - 1;
+  }
+
+  private key(): void {
+    const c = this.s[this.i]!;
+    if (closersOf(c) !== undefined) {
+      this.emitString();
+      return;
+    }
+    WORD.lastIndex = this.i;
+    const m = WORD.exec(this.s);
+    if (!m) this.fail(`unexpected ${JSON.stringify(c)} where a key starts`);
+    this.out.push(JSON.stringify(m[0]));
+    this.i += m[0].length;
+  }
+
+  /** Closes the innermost frame (dropping a trailing comma); `atCut` fills a key or value missing at the end. */
+  private closeTop(atCut: boolean): void {
+    const top = this.stack.pop()!;
+    if (top.state === 'colon' || top.state === 'value') {
+      if (!atCut) this.fail('a value is missing');
+      this.out.push(top.state === 'colon' ? ':null' : 'null');
+    } else if (top.comma >= 0) this.out[top.comma] = '';
+    this.out.push(top.close);
+    this.member();
+  }
+
+  private closer(c: '}' | ']'): void {
+    const top = this.stack[this.stack.length - 1]!;
+    if (top.close === c) {
+      if (top.state === 'colon' || top.state === 'value') this.fail('a value is missing');
+      this.i++;
+      this.closeTop(false);
+      return;
+    }
+    // A mismatched bracket is read as a cut only when nothing but brackets follows it: which
+    // object the members after it belong to would otherwise be a guess.
+    if (!/^[\s\]}]*$/.test(this.s.slice(this.i))) this.fail(`a mismatched ${c}`);
+    this.cut = true;
+    this.i = this.s.length;
+  }
+
+  run(): SyntaxRepair {
+    const s = this.s;
+    this.trivia();
+    const c0 = s[this.i];
+    if (c0 !== '{' && c0 !== '[') this.fail('no object or array');
+    this.value();
+    while (this.stack.length > 0) {
+      const newline = this.trivia();
+      if (this.i >= s.length) {
+        this.cut = true;
+        while (this.stack.length > 0) this.closeTop(true);
+        break;
+      }
+      const top = this.stack[this.stack.length - 1]!;
+      const c = s[this.i]!;
+      if (c === '}' || c === ']') {
+        this.closer(c);
+        continue;
+      }
+      switch (top.state) {
+        case 'key':
+        case 'item':
+          if (c === ',') {
+            if (!top.first || top.comma >= 0) this.fail('two commas');
+            top.comma = this.out.length;
+            this.out.push(',');
+            this.i++;
+            break;
+          }
+          // a member starts: a leading comma (`{,`) is dropped, a separating one kept
+          if (top.first && top.comma >= 0) this.out[top.comma] = '';
+          top.comma = -1;
+          top.first = false;
+          if (top.state === 'key') {
+            this.key();
+            top.state = 'colon';
+          } else this.value();
+          break;
+        case 'colon':
+          if (c !== ':') this.fail('a colon is missing');
+          this.out.push(':');
+          this.i++;
+          top.state = 'value';
+          break;
+        case 'value':
+          if (c === ',' || c === ':') this.fail('a value is missing');
+          this.value();
+          break;
+        case 'next':
+          if (c === ',') {
+            top.comma = this.out.length;
+            this.out.push(',');
+            this.i++;
+          } else if (newline) this.out[top.last] += ',';
+          else this.fail(`unexpected ${JSON.stringify(c)} after a value`);
+          top.state = top.close === '}' ? 'key' : 'item';
+          break;
+      }
+    }
+    this.trivia();
+    if (this.i < s.length) this.fail('text after the value');
+    return { ok: true, json: this.out.join(''), cut: this.cut };
+  }
+}
+
+/**
+ * Repairs the structure of near-JSON `text` (an object or array, possibly cut off) in one linear
+ * pass. Values are never changed: `ok: false` with the reason when a repair would have to.
+ */
+export function repairJson(text: string): SyntaxRepair {
+  try {
+    return new Repairer(text).run();
+  } catch (e) {
+    if (e instanceof Fail) return { ok: false, problem: e.message };
+    throw e;
+  }
+}
