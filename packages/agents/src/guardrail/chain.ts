@@ -7,7 +7,7 @@
 import { extractCandidates, MAX_PER_LEVEL } from './extract.js';
 import type { GuardrailReasonCode, GuardrailRepair } from './guardrail-types.js';
 import { MAX_REPAIR_TOTAL, parseCandidate, type ParsedCandidate, type RepairBudget } from './repair.js';
-import { selectCandidate, type SelectRule } from './select.js';
+import { selectCandidate, type Selection, type SelectRule } from './select.js';
 import { truncationProblems, type TruncationRule } from './truncation.js';
 
 /** Longest answer the guardrail reads unless the caller sets `max_chars`. */
@@ -45,13 +45,8 @@ export function selectDecisionObject(
       errors: [`the answer has ${text.length} characters; at most ${maxChars} are read`],
       retryable: true,
     };
-  const levels = extractCandidates(text, repairs);
   const budget: RepairBudget = { chars: MAX_REPAIR_TOTAL };
-  let parsed: ParsedCandidate[] = [];
-  let fragments = 0;
-  let unparseable = 0;
-  for (const level of levels) {
-    const levelRepairs: GuardrailRepair[] = [...level.repairs];
+  const levels = extractCandidates(text, repairs).map((level) => {
     const found: ParsedCandidate[] = [];
     let bad = 0;
     let badClaims = 0;
@@ -63,32 +58,40 @@ export function selectDecisionObject(
         if (rule.claim.test(f.text)) badClaims++;
       }
     }
-    // The first level holding a claimed decision is the answer; later levels are prose around it.
-    const last = level === levels[levels.length - 1];
-    if (found.some((p) => rule.isCandidate(p.value)) || last) {
-      if (level.overflow)
-        return {
-          ok: false,
-          reason_code: 'ambiguous_candidates',
-          errors: [`the answer holds more than ${MAX_PER_LEVEL} JSON objects; give exactly one`],
-          retryable: false,
-        };
-      // A second decision that cannot be read still makes the answer ambiguous.
-      if (badClaims > 0 && found.some((p) => rule.isCandidate(p.value)))
-        return {
-          ok: false,
-          reason_code: 'ambiguous_candidates',
-          errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
-          retryable: false,
-        };
-      repairs.push(...levelRepairs);
-      parsed = found;
-      fragments = level.candidates.length;
-      unparseable = bad;
-      break;
-    }
+    return { level, found, bad, badClaims };
+  });
+  if (levels.some((l) => l.level.overflow))
+    return {
+      ok: false,
+      reason_code: 'ambiguous_candidates',
+      errors: [`the answer holds more than ${MAX_PER_LEVEL} JSON objects; give exactly one`],
+      retryable: false,
+    };
+  // The first level holding a real decision is the one read; the others must not hold another one.
+  const claims = (l: (typeof levels)[number], real: boolean): boolean =>
+    l.found.some((p) => rule.isCandidate(p.value) && !(real && rule.isTemplateEcho(p.value)));
+  const primary = levels.find((l) => claims(l, true)) ?? levels.find((l) => claims(l, false));
+  let sel: Selection;
+  if (primary === undefined) {
+    // No decision anywhere: the whole answer says why (no JSON, unparseable, no decision keys).
+    repairs.push(...levels[levels.length - 1]!.level.repairs);
+    const found = levels.flatMap((l) => l.found);
+    const spans = levels.reduce((n, l) => n + l.level.candidates.length, 0);
+    const unparseable = levels.reduce((n, l) => n + l.bad, 0);
+    sel = selectCandidate(found, spans, unparseable, rule);
+  } else {
+    // A second decision that cannot be read still makes the answer ambiguous.
+    if (levels.some((l) => l.badClaims > 0))
+      return {
+        ok: false,
+        reason_code: 'ambiguous_candidates',
+        errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
+        retryable: false,
+      };
+    repairs.push(...primary.level.repairs);
+    const elsewhere = levels.filter((l) => l !== primary).flatMap((l) => l.found);
+    sel = selectCandidate(primary.found, primary.level.candidates.length, primary.bad, rule, elsewhere);
   }
-  const sel = selectCandidate(parsed, fragments, unparseable, rule);
   if (!sel.ok) return sel;
   const { chosen } = sel;
   if (sel.echoes > 0)

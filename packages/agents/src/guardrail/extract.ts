@@ -1,9 +1,12 @@
 /**
- * Step 1 of the guardrail: find the JSON-looking fragments in a model's answer. Pure string work:
- * BOM and think blocks removed, then fenced blocks, else XML-style tags, else the whole text; inside
- * each region every top-level brace span (string-aware), an unbalanced one marked truncated.
+ * Step 1 of the guardrail: find the JSON-looking fragments in a model's answer. Pure string work.
+ * The JSON spans of the answer are located first (string-aware), and every marker — a think block,
+ * a fence, an XML-style tag — counts only outside them: one written inside a JSON string is content.
+ * BOM and think blocks are removed, then the answer splits into fenced blocks, tagged blocks and the
+ * rest; inside each every top-level brace span is a fragment, an unbalanced one marked truncated.
  */
 import type { GuardrailRepair } from './guardrail-types.js';
+import { inRanges, jsonRanges, scanSpan, startsSpan } from './json-spans.js';
 import { clip } from './snippet.js';
 
 /** One fragment that may hold a decision. */
@@ -14,131 +17,155 @@ export interface Candidate {
   truncated: boolean;
 }
 
-const THINK_OPEN = /<(think|thinking|reasoning)\b[^>]*>/i;
-// An opening fence ends its line, after an optional language tag; models also open one mid-line
-// ("Sure: ```json"). The strict tag keeps a fence mentioned inside a JSON string from counting.
-const FENCE_OPEN = /(`{3,}|~{3,})[ \t]*[\w+.#-]*[ \t]*$/gm;
-const XML_TAG = /<(json|output|answer|decision|response|result|tool_call)\b[^>]*>/gi;
-const CDATA = /^\s*<!\[CDATA\[([\s\S]*?)(?:\]\]>\s*)?$/;
-
-/** Removes `<think>…</think>` blocks (an unclosed one swallows the rest) and a stray leading `</think>`. */
-function dropThinkBlocks(text: string, repairs: GuardrailRepair[]): string {
-  let out = text;
-  // A reasoning model whose template opened the block emits only the closing tag: drop what precedes it.
-  const stray = /^[\s\S]*?<\/(think|thinking|reasoning)>/i.exec(out);
-  if (stray && !THINK_OPEN.test(out.slice(0, stray.index + stray[0].length))) {
-    repairs.push({ kind: 'think_block', detail: 'unopened closing tag', before: clip(stray[0]) });
-    out = out.slice(stray[0].length);
-  }
-  for (let guard = 0; guard < 64; guard++) {
-    const open = THINK_OPEN.exec(out);
-    if (!open) break;
-    const name = open[1]!.toLowerCase();
-    const closeRe = new RegExp(`</${name}\\s*>`, 'i');
-    const rest = out.slice(open.index + open[0].length);
-    const close = closeRe.exec(rest);
-    if (!close) {
-      repairs.push({
-        kind: 'think_block',
-        detail: 'unclosed: rest of the answer dropped',
-        before: clip(out.slice(open.index)),
-      });
-      out = out.slice(0, open.index);
-      break;
-    }
-    const end = open.index + open[0].length + close.index + close[0].length;
-    repairs.push({ kind: 'think_block', before: clip(out.slice(open.index, end)) });
-    out = out.slice(0, open.index) + out.slice(end);
-  }
-  return out;
-}
-
 /**
  * Most regions (fenced or tagged blocks) and most spans one level yields. A level with more is
  * marked `overflow`: the guardrail refuses it rather than pick among the first ones.
  */
 export const MAX_PER_LEVEL = 32;
 const SCAN_LIMIT = MAX_PER_LEVEL + 1;
+/** Most think blocks removed from one answer. */
+const MAX_THINK_BLOCKS = 64;
 
-/** Contents of fenced blocks (``` or ~~~, any tag); the closing fence is optional at the end. */
-function fencedRegions(text: string): string[] {
-  const out: string[] = [];
-  FENCE_OPEN.lastIndex = 0;
+const LEADING_THINK = /\s*<(think|thinking|reasoning)\b[^<>]*>/iy;
+const THINK_TAG = /<(\/?)(think|thinking|reasoning)\b[^<>]*>/gi;
+// An opening fence ends its line, after an optional language tag; models also open one mid-line
+// ("Sure: ```json"). A closing fence stands alone on its line.
+const FENCE_OPEN = /(?<![`~])(`{3,}|~{3,})[ \t]*[\w+.#-]*[ \t]*$/gm;
+const XML_TAG = /<(json|output|answer|decision|response|result|tool_call)\b[^<>]*>/gi;
+const CDATA = /^\s*<!\[CDATA\[([\s\S]*?)(?:\]\]>\s*)?$/;
+
+/** The first closing tag `</name>` at or after `from` that lies outside `ranges`, or null. */
+function closeTag(text: string, name: string, from: number, ranges: readonly number[]): RegExpExecArray | null {
+  const re = new RegExp(`</${name}\\s*>`, 'gi');
+  re.lastIndex = from;
   let m: RegExpExecArray | null;
-  while ((m = FENCE_OPEN.exec(text)) !== null) {
-    const fence = m[1]!;
-    const bodyStart = m.index + m[0].length + 1;
-    const closeRe = new RegExp(`${fence[0] === '`' ? '`' : '~'}{${fence.length},}`, 'g');
-    closeRe.lastIndex = Math.min(bodyStart, text.length);
-    const close = closeRe.exec(text);
-    const bodyEnd = close ? close.index : text.length;
-    out.push(text.slice(Math.min(bodyStart, text.length), bodyEnd));
-    if (out.length >= SCAN_LIMIT) break;
-    FENCE_OPEN.lastIndex = close ? close.index + close[0].length : text.length;
-    if (!close) break;
-  }
-  return out;
-}
-
-/** Contents of `<json>`, `<output>`, … tags (closing tag optional), CDATA unwrapped. */
-function xmlRegions(text: string): string[] {
-  const out: string[] = [];
-  XML_TAG.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = XML_TAG.exec(text)) !== null) {
-    const name = m[1]!.toLowerCase();
-    const start = m.index + m[0].length;
-    const close = new RegExp(`</${name}\\s*>`, 'i').exec(text.slice(start));
-    let body = close ? text.slice(start, start + close.index) : text.slice(start);
-    const cdata = CDATA.exec(body);
-    if (cdata) body = cdata[1]!;
-    out.push(body);
-    if (out.length >= SCAN_LIMIT) break;
-    XML_TAG.lastIndex = close ? start + close.index + close[0].length : text.length;
-  }
-  return out;
-}
-
-function isSpace(c: string | undefined): boolean {
-  return c === ' ' || c === '\n' || c === '\r' || c === '\t';
-}
-
-/** Index of the previous non-space character before `i`, or -1. */
-function prevNonSpace(s: string, i: number): number {
-  let j = i - 1;
-  while (j >= 0 && isSpace(s[j])) j--;
-  return j;
+  while ((m = re.exec(text)) !== null) if (!inRanges(ranges, m.index)) return m;
+  return null;
 }
 
 /**
- * Scans a brace span starting at `start` (a `{` or `[`); returns the index after its matching close,
- * or -1 when the region ends first. Double-quoted strings are skipped with escapes; a single quote
- * opens a string only where a JSON token may start (after `{ [ , :`), so prose apostrophes inside
- * unquoted values do not derail the scan.
+ * Removes think blocks: those opening the answer (their content is prose: the first closing tag
+ * ends them), then, outside JSON spans, a closing tag that no opening one precedes (the chat
+ * template opened the block: what precedes it goes) and further blocks. An unclosed block swallows
+ * the rest of the answer.
  */
-export function scanSpan(s: string, start: number): number {
-  let depth = 0;
-  let i = start;
-  const n = s.length;
-  while (i < n) {
-    const c = s[i]!;
-    if (c === '"' || (c === "'" && '{[,:'.includes(s[prevNonSpace(s, i)] ?? ''))) {
-      i++;
-      while (i < n) {
-        const d = s[i]!;
-        if (d === '\\') i += 2;
-        else if (d === c) break;
-        else i++;
-      }
-      if (i >= n) return -1;
-    } else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      depth--;
-      if (depth === 0) return i + 1;
+function dropThinkBlocks(text: string, repairs: GuardrailRepair[]): string {
+  let pos = 0;
+  let removed = 0;
+  const unclosed = (rest: string): void => {
+    repairs.push({ kind: 'think_block', detail: 'unclosed: rest of the answer dropped', before: clip(rest) });
+  };
+  for (; removed < MAX_THINK_BLOCKS; removed++) {
+    LEADING_THINK.lastIndex = pos;
+    const open = LEADING_THINK.exec(text);
+    if (!open) break;
+    const start = open.index + open[0].length - open[0].trimStart().length;
+    const close = closeTag(text, open[1]!.toLowerCase(), LEADING_THINK.lastIndex, []);
+    if (!close) {
+      unclosed(text.slice(start));
+      return '';
     }
-    i++;
+    pos = close.index + close[0].length;
+    repairs.push({ kind: 'think_block', before: clip(text.slice(start, pos)) });
   }
-  return -1;
+  const t = pos > 0 ? text.slice(pos) : text;
+  if (removed >= MAX_THINK_BLOCKS || !(t.includes('</') || /<(think|thinking|reasoning)\b/i.test(t))) return t;
+
+  const ranges = jsonRanges(t);
+  const parts: string[] = [];
+  let kept = 0;
+  THINK_TAG.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while (removed < MAX_THINK_BLOCKS && (m = THINK_TAG.exec(t)) !== null) {
+    if (inRanges(ranges, m.index)) continue;
+    if (m[1] === '/') {
+      if (kept === 0 && parts.length === 0) {
+        const end = m.index + m[0].length;
+        repairs.push({ kind: 'think_block', detail: 'unopened closing tag', before: clip(t.slice(0, end)) });
+        kept = end;
+        removed++;
+      }
+      continue;
+    }
+    const close = closeTag(t, m[2]!.toLowerCase(), THINK_TAG.lastIndex, ranges);
+    parts.push(t.slice(kept, m.index));
+    if (!close) {
+      unclosed(t.slice(m.index));
+      kept = t.length;
+      break;
+    }
+    kept = close.index + close[0].length;
+    repairs.push({ kind: 'think_block', before: clip(t.slice(m.index, kept)) });
+    removed++;
+    THINK_TAG.lastIndex = kept;
+  }
+  if (kept === 0) return t;
+  parts.push(t.slice(kept));
+  return parts.join('');
+}
+
+/** A block of the answer: its content and the whole extent, markers included. */
+interface Region {
+  body: string;
+  start: number;
+  end: number;
+}
+
+/** Fenced blocks (``` or ~~~, any tag) opened outside JSON spans; the closing fence is optional at the end. */
+function fencedRegions(text: string, ranges: readonly number[]): Region[] {
+  const out: Region[] = [];
+  FENCE_OPEN.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while (out.length < SCAN_LIMIT && (m = FENCE_OPEN.exec(text)) !== null) {
+    if (inRanges(ranges, m.index)) continue;
+    const fence = m[1]!;
+    let bodyStart = m.index + m[0].length;
+    if (text[bodyStart] === '\r') bodyStart++;
+    if (text[bodyStart] === '\n') bodyStart++;
+    const closeRe = new RegExp(`^[ \\t]*${fence[0]}{${fence.length},}[ \\t]*$`, 'gm');
+    closeRe.lastIndex = bodyStart;
+    let close: RegExpExecArray | null;
+    while ((close = closeRe.exec(text)) !== null && inRanges(ranges, close.index));
+    const end = close ? close.index + close[0].length : text.length;
+    out.push({ body: text.slice(bodyStart, close ? close.index : end), start: m.index, end });
+    if (!close) break;
+    FENCE_OPEN.lastIndex = end;
+  }
+  return out;
+}
+
+/** Contents of `<json>`, `<output>`, … tags outside JSON spans and fences (closing tag optional), CDATA unwrapped. */
+function xmlRegions(text: string, ranges: readonly number[], fenced: readonly Region[]): Region[] {
+  const fences = fenced.flatMap((r) => [r.start, r.end]);
+  const out: Region[] = [];
+  XML_TAG.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while (out.length < SCAN_LIMIT && (m = XML_TAG.exec(text)) !== null) {
+    if (inRanges(ranges, m.index) || inRanges(fences, m.index)) continue;
+    const start = m.index + m[0].length;
+    const close = closeTag(text, m[1]!.toLowerCase(), start, ranges);
+    let body = text.slice(start, close ? close.index : text.length);
+    const cdata = CDATA.exec(body);
+    if (cdata) body = cdata[1]!;
+    const end = close ? close.index + close[0].length : text.length;
+    out.push({ body, start: m.index, end });
+    if (!close) break;
+    XML_TAG.lastIndex = end;
+  }
+  return out;
+}
+
+/** The text outside `regions` (sorted by start, possibly nested), the gaps joined by line breaks. */
+function outside(text: string, regions: readonly Region[]): string {
+  if (regions.length === 0) return text;
+  const parts: string[] = [];
+  let at = 0;
+  for (const r of regions) {
+    if (r.start > at) parts.push(text.slice(at, r.start));
+    at = Math.max(at, r.end);
+  }
+  parts.push(text.slice(at));
+  return parts.join('\n');
 }
 
 /** Every top-level span of a region; `[` starts one only when an object follows it. */
@@ -146,14 +173,7 @@ function spansOf(region: string, out: Candidate[]): void {
   let i = 0;
   const n = region.length;
   while (i < n && out.length < SCAN_LIMIT) {
-    const c = region[i]!;
-    let starts = c === '{';
-    if (c === '[') {
-      let j = i + 1;
-      while (j < n && isSpace(region[j])) j++;
-      starts = region[j] === '{';
-    }
-    if (!starts) {
+    if (!startsSpan(region, i)) {
       i++;
       continue;
     }
@@ -167,23 +187,20 @@ function spansOf(region: string, out: Candidate[]): void {
   }
 }
 
-/** A region that is one JSON string literal holding JSON (`"{\"decision\": …}"`), decoded once. */
-function decodeStringRegion(region: string, repairs: GuardrailRepair[]): string {
-  const t = region.trim();
-  if (t.length < 2 || t[0] !== '"' || t[t.length - 1] !== '"') return region;
+/** A text that is one JSON string literal holding JSON (`"{\"decision\": …}"`), decoded once; else null. */
+function decodeString(text: string): string | null {
+  const t = text.trim();
+  if (t.length < 2 || t[0] !== '"' || t[t.length - 1] !== '"') return null;
   try {
     const v: unknown = JSON.parse(t);
-    if (typeof v === 'string' && /^\s*[[{]/.test(v)) {
-      repairs.push({ kind: 'nested_json_string', before: clip(t), after: clip(v) });
-      return v;
-    }
+    if (typeof v === 'string' && /^\s*[[{]/.test(v)) return v;
   } catch {
     // not a string literal: scanned as is
   }
-  return region;
+  return null;
 }
 
-/** The fragments of one kind of region: fenced blocks, tagged blocks, or the whole text. */
+/** The fragments of one kind of region: fenced blocks, tagged blocks, or the rest of the answer. */
 export interface CandidateLevel {
   /** Repairs to record when this level is the one used (`fence`, `xml_tag`, `nested_json_string`). */
   repairs: GuardrailRepair[];
@@ -198,7 +215,9 @@ function level(regions: string[], repair: GuardrailRepair | undefined): Candidat
   const candidates: Candidate[] = [];
   for (const r of regions) {
     if (candidates.length >= SCAN_LIMIT) break;
-    spansOf(decodeStringRegion(r, repairs), candidates);
+    const decoded = decodeString(r);
+    if (decoded !== null) repairs.push({ kind: 'nested_json_string', before: clip(r.trim()), after: clip(decoded) });
+    spansOf(decoded ?? r, candidates);
   }
   const overflow = regions.length > MAX_PER_LEVEL || candidates.length > MAX_PER_LEVEL;
   return { repairs, candidates: candidates.slice(0, MAX_PER_LEVEL), overflow };
@@ -206,8 +225,10 @@ function level(regions: string[], repair: GuardrailRepair | undefined): Candidat
 
 /**
  * The candidate fragments of `text`, by level in order of preference: fenced blocks, then
- * XML-style tags, then the whole text (levels without a `{` are left out; the whole text is always
- * last). BOM and think-block repairs are recorded in `repairs` at once. Never throws.
+ * XML-style tags, then the rest of the answer (levels without a `{` are left out; the rest is
+ * always last). Each part of the answer belongs to one level. A fence, tag or think block written
+ * inside a JSON span is not one, so an answer that is one JSON value is read whole. BOM,
+ * think-block and whole-answer decoding repairs are recorded in `repairs` at once. Never throws.
  */
 export function extractCandidates(text: string, repairs: GuardrailRepair[]): CandidateLevel[] {
   let t = text;
@@ -215,17 +236,23 @@ export function extractCandidates(text: string, repairs: GuardrailRepair[]): Can
     repairs.push({ kind: 'bom' });
     t = t.slice(1);
   }
-  if (t.includes('</') || THINK_OPEN.test(t)) t = dropThinkBlocks(t, repairs);
+  if (t.includes('</') || /<(think|thinking|reasoning)\b/i.test(t)) t = dropThinkBlocks(t, repairs);
+  const decoded = decodeString(t);
+  if (decoded !== null) {
+    repairs.push({ kind: 'nested_json_string', before: clip(t.trim()), after: clip(decoded) });
+    t = decoded;
+  }
+  const hasFence = t.includes('```') || t.includes('~~~');
+  if (!hasFence && !t.includes('<')) return [level([t], undefined)];
+  const ranges = jsonRanges(t);
   const levels: CandidateLevel[] = [];
-  if (t.includes('```') || t.includes('~~~')) {
-    const regions = fencedRegions(t).filter((r) => r.includes('{'));
-    if (regions.length > 0) levels.push(level(regions, { kind: 'fence', detail: `${regions.length} fenced block(s)` }));
-  }
-  if (t.includes('<')) {
-    const regions = xmlRegions(t).filter((r) => r.includes('{'));
-    if (regions.length > 0)
-      levels.push(level(regions, { kind: 'xml_tag', detail: `${regions.length} tagged block(s)` }));
-  }
-  levels.push(level([t], undefined));
+  const fences = hasFence ? fencedRegions(t, ranges) : [];
+  const fenced = fences.map((r) => r.body).filter((b) => b.includes('{'));
+  if (fenced.length > 0) levels.push(level(fenced, { kind: 'fence', detail: `${fenced.length} fenced block(s)` }));
+  const tags = t.includes('<') ? xmlRegions(t, ranges, fences) : [];
+  const tagged = tags.map((r) => r.body).filter((b) => b.includes('{'));
+  if (tagged.length > 0) levels.push(level(tagged, { kind: 'xml_tag', detail: `${tagged.length} tagged block(s)` }));
+  const regions = [...fences, ...tags].sort((a, b) => a.start - b.start);
+  levels.push(level([outside(t, regions)], undefined));
   return levels;
 }

@@ -53,13 +53,16 @@ function canonical(v: unknown): string {
 
 /**
  * Picks the decision out of `parsed` (fragments already parsed; `unparseable` counts the ones that
- * were not, `spans` all of them). Identical repeats count once.
+ * were not, `spans` all of them). `elsewhere` holds what the other parts of the answer (prose
+ * around a fence, …) parsed to: a different decision there makes the answer ambiguous too.
+ * Identical repeats count once.
  */
 export function selectCandidate(
   parsed: readonly ParsedCandidate[],
   spans: number,
   unparseable: number,
   rule: SelectRule,
+  elsewhere: readonly ParsedCandidate[] = [],
 ): Selection {
   if (spans === 0)
     return { ok: false, reason_code: 'no_json', errors: ['the answer holds no JSON object'], retryable: true };
@@ -87,8 +90,13 @@ export function selectCandidate(
       retryable: true,
     };
   }
+  // Elsewhere a schema illustration ("the format is {\"decision\": \"…\"}") is no second decision either.
+  const others = elsewhere.filter(
+    (p) => rule.isCandidate(p.value) && !rule.isTemplateEcho(p.value) && !Object.values(p.value).some(isPlaceholder),
+  );
+  const all = [...real, ...others];
   const distinct = new Map<string, ParsedCandidate>();
-  for (const p of real.length > 1 ? real : []) {
+  for (const p of all.length > 1 ? all : []) {
     const key = canonical(p.value);
     if (!distinct.has(key)) distinct.set(key, p);
   }
@@ -99,7 +107,7 @@ export function selectCandidate(
       errors: [`the answer holds ${distinct.size} different decisions; give exactly one`],
       retryable: false,
     };
-  const chosen = real.find((p) => p.duplicate !== undefined) ?? real[0]!;
+  const chosen = all.find((p) => p.duplicate !== undefined) ?? real[0]!;
   if (chosen.duplicate !== undefined)
     return {
       ok: false,

@@ -26,6 +26,44 @@ describe('guardrail step 3: select', () => {
     expect(runGuardrail(text, registry)).toMatchObject({ outcome: 'ask_human', reason_code: 'ambiguous_candidates' });
   });
 
+  it('regression: asks a human when a fenced dispatch is followed by a different decision in prose (never first wins)', () => {
+    const fenced = JSON.stringify(decision({ target: 'fs.read' }));
+    const final = JSON.stringify(decision({ decision: 'ask_human', target: null }));
+    const text = `\`\`\`json\n${fenced}\n\`\`\`\nWait, that is wrong. Final: ${final}`;
+    expect(runGuardrail(text, registry)).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'ambiguous_candidates',
+      retryable: false,
+      errors: ['the answer holds 2 different decisions; give exactly one'],
+      repairs: [{ kind: 'fence', detail: '1 fenced block(s)' }],
+    });
+  });
+
+  it('asks a human when a tagged decision and the prose after it differ', () => {
+    const text = `<answer>${JSON.stringify(decision({ target: 'fs.read' }))}</answer>\nCorrection: ${JSON.stringify(decision({ decision: 'reject', target: null }))}`;
+    expect(runGuardrail(text, registry)).toMatchObject({ outcome: 'ask_human', reason_code: 'ambiguous_candidates' });
+  });
+
+  it('accepts the same decision in a fence and in the prose once', () => {
+    const text = `\`\`\`json\n${cleanText}\n\`\`\`\nSo, once more: ${cleanText}`;
+    expect(runGuardrail(text, registry)).toEqual({
+      outcome: 'ok',
+      decision: clean,
+      repairs: [{ kind: 'fence', detail: '1 fenced block(s)' }],
+    });
+  });
+
+  it('asks a human when a fence holds a decision that cannot be parsed and the prose another one', () => {
+    const text = `\`\`\`json\n{"decision": "dispatch_module", "target": "fs.write" : : "confidence" 0.9}\n\`\`\`\n${cleanText}`;
+    expect(runGuardrail(text, registry)).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'ambiguous_candidates',
+      retryable: false,
+      errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
+      repairs: [],
+    });
+  });
+
   it('asks a human for an array of two decisions', () => {
     const text = JSON.stringify([clean, decision({ confidence: 0.6 })]);
     expect(runGuardrail(text, registry)).toMatchObject({ outcome: 'ask_human', reason_code: 'ambiguous_candidates' });
