@@ -202,10 +202,16 @@ export interface BackupsResult {
 
 /**
  * `fs.backups`: the kept backups, newest first, at most `limit` (default 100); `path` keeps only
- * those of that (resolved) path.
+ * those of that (resolved) path. A person (any role: viewers watch everything) sees every
+ * caller's; an agent or a module only those of its own changes — the backups it may restore — so
+ * one agent does not learn which files another changed; a call without a caller sees none.
  */
 export async function backupsTool(ctx: FsContext, args: BackupsParams, call?: FsCallContext): Promise<BackupsResult> {
   let all = await ctx.undo.list();
+  if (call?.source?.kind !== 'human') {
+    const principal = principalKey(call);
+    all = principal === undefined ? [] : all.filter((e) => e.principal === principal);
+  }
   if (args.path !== undefined) {
     const p = await ctx.resolve(args.path, call);
     all = all.filter((e) => e.path === p.path);

@@ -157,6 +157,23 @@ describe('fs.undo restores only what the caller may', () => {
     expect(await read('old.txt')).toBe('old');
   });
 
+  it("fs.backups shows an agent only its own backups, a person everyone's (regression: agents listed all)", async () => {
+    await as(agentA)('write', { path: 'a.txt', content: 'by A' });
+    await as(agentB)('write', { path: 'b.txt', content: 'by B' });
+    const ofA = await as(agentA)('backups', {});
+    expect(ofA.total).toBe(1);
+    expect(ofA.backups.map((e: { principal?: string }) => e.principal)).toEqual(['agent:executor-a']);
+    const ofB = await as(agentB)('backups', { path: 'a.txt' });
+    expect(ofB).toEqual({ backups: [], total: 0 });
+    expect((await as(viewer)('backups', {})).total).toBe(2);
+    const all = await as(operator)('backups', {});
+    expect(all.total).toBe(2);
+    expect(new Set(all.backups.map((e: { principal?: string }) => e.principal))).toEqual(
+      new Set(['agent:executor-a', 'agent:executor-b']),
+    );
+    expect(await h.rt.invoke('backups', {}, toolContext(30_000, {}))).toEqual({ backups: [], total: 0 });
+  });
+
   it('a call without a caller restores nothing (E_FORBIDDEN)', async () => {
     await as(agentA)('write', { path: 'z.txt', content: 'z' });
     const err = await errorOf(undefined, 'undo', {});
