@@ -14,8 +14,9 @@ import {
   type Redirect,
   type SimpleCommand,
 } from './command-model.js';
+import { heredocLine, lastCommand } from './grammar-repairs.js';
 import { readsScriptFromStdin } from './programs.js';
-import { walkRedirect } from './redirect-walker.js';
+import { blankHeredocBodies, heredocLayout, misreadsHeredoc, walkRedirect } from './redirect-walker.js';
 import { clip, describeError, isWordNode, staticOutput } from './script-text.js';
 import { buildSegment } from './segment-builder.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
@@ -27,6 +28,8 @@ import { expandWrapper, type Word } from './wrappers.js';
 export const MAX_DEPTH = 8;
 /** More segments than this and the command is reported unparseable (a flood is not a command). */
 export const MAX_SEGMENTS = 1000;
+/** More scripts parsed than this (here-document substitutions are one each) and the command is unparseable. */
+const MAX_SCRIPTS = 2000;
 
 const CONTROL = new Set([
   'if_statement',
@@ -46,6 +49,9 @@ export class ModelBuilder {
   readonly functions: FunctionDefinition[] = [];
   unparseable: string | undefined;
   #pipelines = 0;
+  #scripts = 0;
+  /** Words found inside a redirect that the grammar hung on a list, for the list's last command. */
+  readonly #wordsOf = new Map<SyntaxNode, SyntaxNode[]>();
   readonly #grammar: BashGrammar;
   /** What the word and redirect walkers recurse through. */
   readonly #walker: Walker = {
@@ -83,8 +89,30 @@ export class ModelBuilder {
       this.#markUnparseable(`commands nested more than ${MAX_DEPTH} levels deep`);
       return;
     }
+    // every substitution of a here-document body is a script of its own: no parse past the bounds
+    if (this.segments.length > MAX_SEGMENTS || ++this.#scripts > MAX_SCRIPTS) {
+      this.#markUnparseable(`more than ${MAX_SEGMENTS} commands`);
+      return;
+    }
     const { root, hasError } = this.#grammar.parse(text);
+    // a here-document body the grammar misread as code (`\$(` in it, a first line starting with
+    // `\`): the shell reads it as text, and so does the heredoc walk (from `text`); with the bodies
+    // blanked, the grammar reads the rest as the shell does
+    const misread = text.includes('<<') && misreadsHeredoc(root, text);
+    if (!hasError && !misread) {
+      this.#statements(root, text, ctx);
+      return;
+    }
+    const blanked = text.includes('<<') ? blankHeredocBodies(root, text) : null;
+    if (blanked !== null) {
+      const alt = this.#grammar.parse(blanked);
+      if (!alt.hasError) {
+        this.#statements(alt.root, text, ctx);
+        return;
+      }
+    }
     if (!hasError) {
+      this.#markUnparseable('the parser misreads a here-document');
       this.#statements(root, text, ctx);
       return;
     }
@@ -133,12 +161,12 @@ export class ModelBuilder {
       case 'comment':
         return;
       case 'command':
-        this.#redirectedCommand(node, null, src, ctx);
+        this.#redirectedCommand(node, node, [], src, ctx);
         return;
       case 'redirected_statement': {
         const body = node.children.find((c) => c.field === 'body') ?? null;
         const redirects = node.children.filter((c) => c.field === 'redirect');
-        this.#redirectedCommand(body, redirects, src, ctx);
+        this.#redirectedCommand(node, body, redirects, src, ctx);
         return;
       }
       case 'pipeline':
@@ -166,10 +194,12 @@ export class ModelBuilder {
       case 'for_statement':
         this.#forStatement(node, src, ctx);
         return;
-      case 'file_redirect':
+      case 'file_redirect': {
         // `$(< file)`: a substitution of a bare input redirect prints the file
-        this.#addCommand([], [], walkRedirect(this.#walker, node, src, ctx), ctx);
+        const walked = walkRedirect(this.#walker, node, src, ctx);
+        this.#addCommand(this.#words(walked.words, src, ctx), [], walked.redirects, ctx);
         return;
+      }
       case 'declaration_command':
       case 'unset_command':
         this.#declaration(node, src, ctx);
@@ -252,30 +282,49 @@ export class ModelBuilder {
   /**
    * A command (or compound statement) with redirects. A heredoc may carry the rest of the line
    * (`cat <<EOF | sh`, `cat <<EOF && rm x`): the pipeline tail and the `&&` right side are walked too.
+   * Words that stand after a redirection are the command's words (`env 2>/dev/null rm -rf ~`).
    */
-  #redirectedCommand(body: SyntaxNode | null, redirectNodes: SyntaxNode[] | null, src: string, ctx: WalkContext): void {
+  #redirectedCommand(
+    stmt: SyntaxNode,
+    body: SyntaxNode | null,
+    redirectNodes: SyntaxNode[],
+    src: string,
+    ctx: WalkContext,
+  ): void {
     const all = [
-      ...(redirectNodes ?? []),
+      ...redirectNodes,
       ...(body?.type === 'command' ? body.children.filter((c) => c.field === 'redirect') : []),
     ];
     let tail: SyntaxNode | undefined;
     const rights: SyntaxNode[] = [];
+    let respelled: string | undefined;
     for (const r of all) {
       if (r.type !== 'heredoc_redirect') continue;
-      for (const c of r.children) {
+      const layout = heredocLayout(r, src);
+      for (const c of layout.line) {
         if (c.type === 'pipeline' && c.field === null) tail = c;
         else if (c.field === 'right') rights.push(c);
+        else if (c.type === 'ERROR') {
+          if (/^&(?!&)/.test(src.slice(c.start, c.end))) this.flags.background = true;
+          respelled ??= heredocLine(stmt, r, layout, c, src);
+        }
       }
     }
     const emit = (c: WalkContext): void => {
-      const redirects = (redirectNodes ?? []).flatMap((r) => walkRedirect(this.#walker, r, src, c));
+      const walked = redirectNodes.map((r) => walkRedirect(this.#walker, r, src, c));
+      const redirects = walked.flatMap((w) => w.redirects);
+      const words = walked.flatMap((w) => w.words);
       if (body === null) {
-        this.#addCommand([], [], redirects, c);
+        this.#addCommand(this.#words(words, src, c), [], redirects, c);
       } else if (body.type === 'command') {
-        this.#command(body, redirects, src, c);
+        this.#command(body, redirects, words, src, c);
       } else {
         const from = this.segments.length;
+        // `a && b 2>/dev/null c`: the grammar hangs the redirect on the list; its words are b's
+        const last = words.length > 0 ? lastCommand(body) : undefined;
+        if (last !== undefined) this.#wordsOf.set(last, words);
         this.#statement(body, src, c);
+        if (last === undefined && words.length > 0) this.#strayWords(words, src, c);
         for (let i = from; i < this.segments.length; i++)
           (this.segments[i] as SimpleCommand).redirects.push(...redirects);
       }
@@ -289,30 +338,66 @@ export class ModelBuilder {
         emit,
       );
     for (const r of rights) this.#statement(r, src, ctx);
+    // `cmd <<EOF args | sh`, `cmd <<EOF; rest`: the line as the shell reads it is walked as well
+    if (respelled !== undefined) this.script(respelled, { ...ctx, depth: ctx.depth + 1 });
   }
 
-  #command(node: SyntaxNode, outerRedirects: Redirect[], src: string, ctx: WalkContext): void {
+  /**
+   * Words after the redirections of a compound command or function (`{ env; } 2>/dev/null rm -rf ~`):
+   * a syntax error to bash; never dropped, they are judged as a command of their own.
+   */
+  #strayWords(nodes: SyntaxNode[], src: string, ctx: WalkContext): void {
+    const first = nodes.reduce((a, b) => (b.start < a.start ? b : a));
+    this.#markUnparseable(`words after the redirections of a compound command ('${clip(src.slice(first.start))}')`);
+    this.#addCommand(this.#words(nodes, src, ctx), [], [], ctx);
+  }
+
+  #command(
+    node: SyntaxNode,
+    outerRedirects: Redirect[],
+    outerWords: SyntaxNode[],
+    src: string,
+    ctx: WalkContext,
+  ): void {
     const assignments: Assignment[] = [];
-    const words: Word[] = [];
     const redirects: Redirect[] = [];
-    let prevEnd = -1;
-    const children = node.children;
-    for (let i = 0; i < children.length; i++) {
-      const child = children[i] as SyntaxNode;
+    const nodes: SyntaxNode[] = [];
+    for (const child of node.children) {
       if (child.type === 'variable_assignment') {
         assignments.push(this.#assignment(child, src, ctx));
-        continue;
+      } else if (child.field === 'redirect') {
+        const walked = walkRedirect(this.#walker, child, src, ctx);
+        redirects.push(...walked.redirects);
+        nodes.push(...walked.words);
+      } else if (child.field === 'name' || child.field === 'argument') {
+        nodes.push(child);
       }
-      if (child.field === 'redirect') {
-        redirects.push(...walkRedirect(this.#walker, child, src, ctx));
-        continue;
-      }
+    }
+    nodes.push(...outerWords, ...this.#takeWords(node));
+    this.#addCommand(this.#words(nodes, src, ctx), assignments, [...redirects, ...outerRedirects], ctx);
+  }
+
+  /** The words a redirect hung on an enclosing list holds for `node` (once). */
+  #takeWords(node: SyntaxNode): SyntaxNode[] {
+    const words = this.#wordsOf.get(node);
+    if (words === undefined) return [];
+    this.#wordsOf.delete(node);
+    return words;
+  }
+
+  /** The words of a command from its word nodes (own and from inside its redirections), in source order. */
+  #words(unordered: SyntaxNode[], src: string, ctx: WalkContext): Word[] {
+    const nodes = unordered.length > 1 ? [...unordered].sort((a, b) => a.start - b.start) : unordered;
+    const words: Word[] = [];
+    let prevEnd = -1;
+    for (let i = 0; i < nodes.length; i++) {
+      const child = nodes[i] as SyntaxNode;
       // zero-width nodes are tokens the parser inserted to recover from an error
-      if ((child.field !== 'name' && child.field !== 'argument') || child.start === child.end) continue;
+      if (child.start === child.end) continue;
       let w: Word;
       if (!child.named && child.type === '$') {
         // $"…" (a translated string) arrives as `$` + string: the `$` is dropped
-        const next = children[i + 1];
+        const next = nodes[i + 1];
         if (next !== undefined && next.start === child.end && next.field === 'argument') {
           w = walkWord(this.#walker, next, src, ctx);
           i++;
@@ -330,9 +415,9 @@ export class ModelBuilder {
       } else {
         words.push(w);
       }
-      prevEnd = (children[i] as SyntaxNode).end;
+      prevEnd = (nodes[i] as SyntaxNode).end;
     }
-    this.#addCommand(words, assignments, [...redirects, ...outerRedirects], ctx);
+    return words;
   }
 
   /** `for NAME in WORDS; do …; done` (and `select`): the words, then the body; the loop variable is recorded. */
@@ -373,9 +458,12 @@ export class ModelBuilder {
       if (c.field === 'body') this.#statement(c, src, inner);
     }
     if (name !== '') this.functions.push({ name, from, to: this.segments.length });
-    const redirects = node.children
+    const walked = node.children
       .filter((c) => c.field === 'redirect')
-      .flatMap((r) => walkRedirect(this.#walker, r, src, inner));
+      .map((r) => walkRedirect(this.#walker, r, src, inner));
+    const redirects = walked.flatMap((w) => w.redirects);
+    const words = walked.flatMap((w) => w.words);
+    if (words.length > 0) this.#strayWords(words, src, ctx);
     for (let i = from; i < this.segments.length; i++) {
       const s = this.segments[i] as SimpleCommand;
       s.redirects.push(...redirects);
@@ -386,7 +474,9 @@ export class ModelBuilder {
     }
   }
 
+  /** `export`, `local`, `unset`…, with the words a redirect after it holds (`export 2>/dev/null PATH=x`). */
   #declaration(node: SyntaxNode, src: string, ctx: WalkContext): void {
+    const extra = this.#takeWords(node);
     this.flags.env_change = true;
     const words: Word[] = [];
     const assignments: Assignment[] = [];
@@ -403,6 +493,17 @@ export class ModelBuilder {
         const w = walkWord(this.#walker, c, src, ctx);
         words.push(w);
         if (words[0]?.text === 'unset' && w.text === 'PATH') this.flags.path_change = true;
+      }
+    }
+    for (const w of this.#words(extra, src, ctx)) {
+      words.push(w);
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(w.text);
+      if (words[0]?.text === 'unset') {
+        if (w.text === 'PATH') this.flags.path_change = true;
+      } else if (m !== null) {
+        const name = m[1] as string;
+        assignments.push({ name, value: w.text.slice(name.length + 1), dynamic: w.dynamic });
+        if (name === 'PATH') this.flags.path_change = true;
       }
     }
     const seg = buildSegment(words, assignments, [], ctx);

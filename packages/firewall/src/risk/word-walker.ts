@@ -2,6 +2,7 @@
 // process substitutions inside a word are walked as commands (via the Walker).
 
 import { staticPipelineOutput } from './script-text.js';
+import { type ExpandedText, expandText } from './substitution-scan.js';
 import type { SyntaxNode } from './syntax-tree.js';
 import type { WalkContext, Walker } from './walk-context.js';
 import { decodeAnsiC, decodeDoubleQuoted, decodeUnquoted } from './words.js';
@@ -109,6 +110,21 @@ export function walkInterpolated(
   return { text, dynamic };
 }
 
+/**
+ * Walks every substitution in text the shell expands without the grammar's help (a here-document
+ * body, the operand of a `${…}` left as a plain word): see substitution-scan.ts.
+ */
+export function walkExpandedText(walker: Walker, text: string, ctx: WalkContext): ExpandedText {
+  const expanded = expandText(text);
+  if (expanded.dynamic) walker.flags.dynamic = true;
+  for (const s of expanded.substitutions) {
+    walker.flags.substitution = true;
+    if (s.script.trim() !== '')
+      walker.script(s.script, { via: [...ctx.via, s.label], pipeline: null, depth: ctx.depth + 1 });
+  }
+  return expanded;
+}
+
 /** Finds nested substitutions (and marks expansions) anywhere below a node that is not a word. */
 export function scanNode(walker: Walker, node: SyntaxNode, src: string, ctx: WalkContext): void {
   for (const child of node.children) {
@@ -118,6 +134,11 @@ export function scanNode(walker: Walker, node: SyntaxNode, src: string, ctx: Wal
       case 'simple_expansion':
       case 'expansion':
         walkWord(walker, child, src, ctx);
+        break;
+      case 'word':
+        // the grammar leaves the operand of `${x:-…}` a plain word when it holds backticks: they still run
+        if (node.type === 'expansion' && /[`$]/.test(src.slice(child.start, child.end)))
+          walkExpandedText(walker, src.slice(child.start, child.end), ctx);
         break;
       default:
         if (child.children.length > 0) scanNode(walker, child, src, ctx);

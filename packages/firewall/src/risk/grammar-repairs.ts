@@ -1,0 +1,65 @@
+// Where the bash grammar's tree is not the shell's reading of a command line, and how the model
+// builder mends it: the line of a here-document the grammar cannot read (spelled as the shell
+// reads it, to be parsed again), and the command that the words of a redirect hung on a whole
+// list belong to. Pure.
+
+import type { HeredocLayout } from './redirect-walker.js';
+import type { SyntaxNode } from './syntax-tree.js';
+
+/**
+ * How the shell reads a here-document's line where the grammar cannot, spelled so that the grammar
+ * reads it so too; undefined when `error` (an ERROR child on that line) is not an operator:
+ * - `cmd <<EOF args | rest` (also `&&`, `||`): the grammar reads no operator after a
+ *   here-document's words; spelled `cmd args <<EOF | rest`.
+ * - `cmd <<EOF; rest` (also `&`): the grammar reads no separator after one at all; spelled with
+ *   `rest` on a line after the document.
+ */
+export function heredocLine(
+  stmt: SyntaxNode,
+  heredoc: SyntaxNode,
+  layout: HeredocLayout,
+  error: SyntaxNode,
+  src: string,
+): string | undefined {
+  const start = layout.start;
+  const token = src.slice(error.start, error.end);
+  if (start === undefined || !/^[|&;]/.test(token)) return undefined;
+  let text: string;
+  if (/^(?:;|&(?!&))/.test(token)) {
+    const lineEnd = layout.bodyStart - 1;
+    if (src[lineEnd] !== '\n' || error.end > lineEnd) return undefined;
+    text = `${src.slice(stmt.start, error.start)}${src.slice(lineEnd, stmt.end)}\n${src.slice(error.end, lineEnd)}`;
+  } else {
+    const operator = src.slice(heredoc.start, start.end);
+    text = `${src.slice(stmt.start, heredoc.start)}${src.slice(start.end, error.start)} ${operator} ${src.slice(error.start, stmt.end)}`;
+  }
+  // nothing moved (`cmd <<EOF | x` the grammar reads; this ERROR is something else): no other reading
+  return text.replace(/\s+/g, ' ') === src.slice(stmt.start, stmt.end).replace(/\s+/g, ' ') ? undefined : text;
+}
+
+/**
+ * The simple command a list, pipeline or negation ends with (`a && b` → b), which the words of a
+ * redirect after it belong to; undefined when it ends with a compound command.
+ */
+export function lastCommand(node: SyntaxNode): SyntaxNode | undefined {
+  let n: SyntaxNode | undefined = node;
+  while (n !== undefined) {
+    switch (n.type) {
+      case 'command':
+      case 'declaration_command':
+      case 'unset_command':
+        return n;
+      case 'redirected_statement':
+        n = n.children.find((c) => c.field === 'body');
+        break;
+      case 'list':
+      case 'pipeline':
+      case 'negated_command':
+        n = n.children.findLast((c) => c.named && c.type !== 'comment');
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return undefined;
+}
