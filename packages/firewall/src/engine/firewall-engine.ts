@@ -10,6 +10,7 @@ import { internId, ulid } from '@finger/protocol';
 
 import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
+import type { AssessContext } from '../risk/cwd-paths.js';
 import { isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
@@ -35,7 +36,8 @@ export interface PolicySource {
 
 /** What the engine needs of the RiskAssessor. */
 export interface CommandAssessor {
-  assess(command: string | readonly string[]): RiskAssessment;
+  /** `context.cwd`: the directory the command starts in (relative paths are judged where they lead). */
+  assess(command: string | readonly string[], context?: AssessContext): RiskAssessment;
 }
 
 /** How an engine is built. */
@@ -214,6 +216,8 @@ export class FirewallEngine {
         warnings === undefined &&
         paths.list.length === 0 &&
         paths.byArg.size === 0 &&
+        // a command is judged from its caller's own root when it has one, which may change
+        (st.assessment === undefined || this.#sandbox.workspaceOf(facts.principal) === undefined) &&
         st.perm.level === 'AUTO' &&
         sb.level === 'AUTO'
       )
@@ -318,7 +322,7 @@ export class FirewallEngine {
     if (warnings !== undefined) ev.warnings = warnings;
     if (perm.human_only) ev.human_only = true;
     if (ev.action === 'notify' || ev.action === 'hold')
-      ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths);
+      ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths, facts.principal);
     return ev;
   }
 
@@ -336,10 +340,14 @@ export class FirewallEngine {
     const { tool_id, tool } = facts;
     const shell = policy.admin.shellTools(tool_id);
     const command = shell || tool.capability_level === 'L2' ? commandOf(args) : undefined;
-    const assessment = command !== undefined ? this.#risk.assess(command) : undefined;
-    const shellCall = shell && assessment !== undefined;
     // a task's own workspace is a root for its calls only: the principal is the hub's, never the payload's
     const principal = facts.principal;
+    // relative paths in the command are judged from where it runs: its cwd, else the caller's first root
+    const assessment =
+      command !== undefined
+        ? this.#risk.assess(command, { cwd: this.#sandbox.commandCwd(args, principal) })
+        : undefined;
+    const shellCall = shell && assessment !== undefined;
     const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model, principal });
     const perm = evaluatePolicy(
       policy,
@@ -388,11 +396,16 @@ export class FirewallEngine {
     shellCall: boolean,
     assessment: RiskAssessment | undefined,
     paths: ReturnType<PathSandbox['resolve']>,
+    principal: ToolCallFacts['principal'],
   ): Preview {
     const record =
       typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
     if (record !== undefined && assessment !== undefined && shellCall)
-      return commandPreview(record, assessment, paths.list.find((p) => p.arg === 'cwd')?.path ?? this.#sandbox.base);
+      return commandPreview(
+        record,
+        assessment,
+        paths.list.find((p) => p.arg === 'cwd')?.path ?? this.#sandbox.baseFor(principal),
+      );
     if (record !== undefined && isWriteTool(tool_id, tool)) {
       const w = writePreview(tool_id, record, paths, this.#readFile);
       if (w !== null) return w;

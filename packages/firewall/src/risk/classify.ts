@@ -5,6 +5,8 @@
 
 import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
+import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
+import { destructionRules, recursiveReadRule } from './destruction.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
 import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
@@ -58,6 +60,12 @@ export class Findings {
     return [...this.#dangerous, ...this.#moderate];
   }
 }
+
+/** The starting directory, as written (no context). */
+const HERE: SegmentPlace = Object.freeze({
+  dirs: Object.freeze({ list: Object.freeze(['']), unknown: false }),
+  isBroad: isBroadTarget,
+});
 
 const EXEC_ENV =
   /^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|DYLD_FRAMEWORK_PATH|BASH_ENV|ENV|PROMPT_COMMAND|PS4|IFS|SHELLOPTS|BASHOPTS|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_EXEC_PATH|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_TEMPLATE_DIR|GIT_PROXY_COMMAND|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|LESSOPEN|LESSCLOSE|BROWSER)$/;
@@ -114,7 +122,7 @@ function isDynamicAt(seg: SimpleCommand, index: number | undefined): boolean {
   return index !== undefined && seg.dynamic.includes(index);
 }
 
-function rmRule(seg: SimpleCommand, label: string, f: Findings): void {
+function rmRule(seg: SimpleCommand, label: string, f: Findings, isBroad: (t: string) => boolean): void {
   const p = parseArgs('rm', seg.argv);
   const rec = p.options.has('recursive');
   const force = p.options.has('force');
@@ -122,17 +130,17 @@ function rmRule(seg: SimpleCommand, label: string, f: Findings): void {
   if (!rec && !force) return;
   const flags = [rec ? '-r' : '', force ? '-f' : ''].filter((x) => x !== '').join(' and ');
   for (const t of p.positionals) {
-    const broad = t === '{}' ? seg.find_broad === true : isBroadTarget(t);
+    const broad = t === '{}' ? seg.find_broad === true : isBroad(t);
     if (broad) f.add('dangerous', `${label}: rm with ${flags} on ${quote(t)}`);
   }
   if (rec && seg.unknown_tail) f.add('dangerous', `${label}: rm with ${flags} on arguments read at run time (xargs)`);
 }
 
-function ownershipRule(seg: SimpleCommand, label: string, f: Findings): void {
+function ownershipRule(seg: SimpleCommand, label: string, f: Findings, isBroad: (t: string) => boolean): void {
   const p = parseArgs(seg.program, seg.argv);
   const targets = p.options.has('reference') ? p.positionals : p.positionals.slice(1);
   if (p.options.has('recursive')) {
-    for (const t of targets) if (isBroadTarget(t)) f.add('dangerous', `${label}: ${seg.program} -R on ${quote(t)}`);
+    for (const t of targets) if (isBroad(t)) f.add('dangerous', `${label}: ${seg.program} -R on ${quote(t)}`);
   }
   if (seg.program === 'chmod') {
     const mode = p.options.has('reference') ? '' : (p.positionals[0] ?? '');
@@ -214,11 +222,11 @@ function firstOperand(seg: SimpleCommand): number {
 }
 
 /** Rules that make a segment dangerous, by program. */
-function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
+function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: SegmentPlace): void {
   const p = seg.program;
   if (PRIVILEGED.has(p)) f.add('dangerous', `${label}: ${p} runs a command with elevated privileges`);
-  if (p === 'rm') rmRule(seg, label, f);
-  if (p === 'chmod' || p === 'chown' || p === 'chgrp') ownershipRule(seg, label, f);
+  if (p === 'rm') rmRule(seg, label, f, place.isBroad);
+  if (p === 'chmod' || p === 'chown' || p === 'chgrp') ownershipRule(seg, label, f, place.isBroad);
   if (p === 'kill') killRule(seg, label, f);
   if (p === 'git') gitRule(seg, label, f);
   if (DISK_TOOLS.has(p) || /^mkfs\./.test(p)) f.add('dangerous', `${label}: ${p} formats, partitions or wipes disks`);
@@ -254,6 +262,7 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings): void {
       );
   }
   if (WRITERS.has(p)) writerRule(seg, label, f);
+  destructionRules(seg, label, (level, reason) => f.add(level, reason), place.isBroad);
   interpreterRule(seg, label, f);
   metadataRule(seg, label, f);
   if (HOST_ESCAPE_PROGRAMS.has(p)) hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
@@ -343,8 +352,11 @@ function wrapperRules(seg: SimpleCommand, label: string, f: Findings): void {
   else if (!PRIVILEGED.has(p)) f.add('moderate', `${label}: ${p} runs another command`);
 }
 
-/** Findings for one segment (index is 0-based; reasons say "segment N", 1-based). */
-export function classifySegment(seg: SimpleCommand, index: number, f: Findings): void {
+/**
+ * Findings for one segment (index is 0-based; reasons say "segment N", 1-based); `place`: where
+ * it runs (cwd-paths.ts).
+ */
+export function classifySegment(seg: SimpleCommand, index: number, f: Findings, place: SegmentPlace = HERE): void {
   const label = `segment ${index + 1}`;
   if (seg.unknown_program) {
     f.add('dangerous', `${label}: the program is computed at run time (${quote(seg.path)})`);
@@ -360,7 +372,8 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings):
   envRules(seg, label, f);
   const writes = redirectRules(seg, label, f);
   if (seg.argv.length === 0) return;
-  dangerRules(seg, label, f);
+  dangerRules(seg, label, f, place);
+  recursiveReadRule(seg, label, place.dirs, (level, reason) => f.add(level, reason));
   const secret = secretRule(seg, label, f);
   if (seg.wrapper) {
     wrapperRules(seg, label, f);
@@ -430,11 +443,20 @@ function credentialDirectoryRules(model: CommandModel, f: Findings): void {
   });
 }
 
-/** Classifies a whole model. */
-export function classify(model: CommandModel): { level: CommandRiskLevel; reasons: string[] } {
+/**
+ * Classifies a whole model; `context` says where the command runs (relative paths are judged
+ * where they lead: cwd-paths.ts).
+ */
+export function classify(
+  original: CommandModel,
+  context: AssessContext = {},
+): { level: CommandRiskLevel; reasons: string[] } {
+  const view = pathView(original, context);
+  const model = view.model;
   const f = new Findings();
   for (const note of model.notes) f.add('dangerous', note);
-  model.segments.forEach((seg, i) => classifySegment(seg, i, f));
+  for (const note of view.notes) f.add('dangerous', note);
+  model.segments.forEach((seg, i) => classifySegment(seg, i, f, { dirs: view.directories(i), isBroad: view.isBroad }));
   pipelineRules(model, f);
   credentialDirectoryRules(model, f);
   exfiltrationRules(model, (reason) => f.add('dangerous', reason), traceSecrets(model));
@@ -454,5 +476,5 @@ export function classify(model: CommandModel): { level: CommandRiskLevel; reason
       reasons: names.length === 0 ? ['nothing to run'] : [`read-only: ${[...new Set(names)].join(', ')}`],
     };
   }
-  return { level: f.level, reasons: f.reasons() };
+  return { level: f.level, reasons: [...f.reasons(), ...view.where] };
 }

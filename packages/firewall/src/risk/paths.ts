@@ -1,36 +1,88 @@
 // Path knowledge of the RiskAssessor, all lexical (no file system access): which targets are
 // "broad" (deleting or chmod-ing them is a disaster), which writes touch sensitive places (shell
-// start-up files, ~/.ssh, git hooks, /etc…), which files hold credentials, and the red-flag paths
-// that escape a sandbox (/proc/self/root) or open a socket (/dev/tcp).
+// start-up files, ~/.ssh, git's own files, /etc…), which files hold credentials, and the red-flag
+// paths that escape a sandbox (/proc/<pid>/root) or open a socket (/dev/tcp). A path is normalised
+// first (`//`, `/./`, `..`), then a home directory becomes `~`; a brace expansion counts when any
+// of its words does, a glob when any path it can match does (path-globs.ts). The places
+// themselves are listed in sensitive-places.ts.
 
 import { posix } from 'node:path';
+
+import { ANY, componentMatches, components, expandBraces, GLOB, meet, type Place } from './path-globs.js';
+import {
+  DOTENV,
+  FINGER_GUARDED,
+  FINGER_SECRETS,
+  HOME_SECRET_DIRS,
+  HOME_SECRET_FILES,
+  HOME_SECRET_INNER_FILES,
+  HOME_SENSITIVE_DIRS,
+  HOME_SENSITIVE_FILES,
+  SECRET_FILE_ANYWHERE,
+  SECRET_HINT,
+  SSH_HOST_KEY,
+  SYSTEM_PREFIXES,
+  SYSTEM_SECRET_DIRS,
+  SYSTEM_SECRET_FILES,
+  USER_HOME,
+} from './sensitive-places.js';
 
 const HOME_PREFIX = /^(?:\$HOME|\$\{HOME\})(?=\/|$)/;
 /** finger's own home (tokens, keys, policy): `$FINGER_HOME` is `~/.finger` unless set elsewhere. */
 const FINGER_HOME_PREFIX = /^(?:\$FINGER_HOME|\$\{FINGER_HOME\})(?=\/|$)/;
-const USER_HOME = /^(?:\/home\/[^/]+|\/Users\/[^/]+|\/root)(?=\/|$)/;
+/** Where `~` stands while `..` is resolved: a home two levels down, as `/home/<u>` is. */
+const HOME_AT_HOME = '/home/\u0000';
+/** …and where it stands in the other reading: `/root`, one level down. */
+const HOME_AT_ROOT = '/root';
 
-/**
- * Normalises a de-quoted path word for matching: `$HOME`, `${HOME}`, `~user`, `/home/<u>`,
- * `/Users/<u>` and `/root` become `~`; `.`/`..`/`//` are resolved lexically; a trailing slash is
- * dropped. Returns null when the path starts with any other run-time value (`$X/…`, `` `…` ``).
- */
-export function normalizePath(word: string): string | null {
+function normalizeAs(word: string, homeAt: string): string | null {
   let p = word;
   if (HOME_PREFIX.test(p)) p = p.replace(HOME_PREFIX, '~');
   else if (FINGER_HOME_PREFIX.test(p)) p = p.replace(FINGER_HOME_PREFIX, '~/.finger');
   if (p.startsWith('$') || p.startsWith('`')) return null;
-  if (p.startsWith('~')) {
-    const slash = p.indexOf('/');
-    const rest = slash < 0 ? '' : p.slice(slash);
-    const n = posix.normalize(`/${rest}`);
-    return n === '/' ? '~' : `~${n.endsWith('/') ? n.slice(0, -1) : n}`;
-  }
-  if (USER_HOME.test(p)) return normalizePath(p.replace(USER_HOME, '~'));
   if (p === '') return '';
+  let tilde = false;
+  if (p.startsWith('~')) {
+    // `~`, `~/x`, `~user/x`: a home directory
+    const slash = p.indexOf('/');
+    p = homeAt + (slash < 0 ? '' : p.slice(slash));
+    tilde = true;
+  }
   let n = posix.normalize(p);
   if (n.length > 1 && n.endsWith('/')) n = n.slice(0, -1);
-  return n;
+  if (tilde && (n === homeAt || n.startsWith(`${homeAt}/`))) return `~${n.slice(homeAt.length)}`;
+  if (!n.startsWith('/')) return n;
+  const m = USER_HOME.exec(n);
+  return m === null ? n : `~${n.slice(m[0].length)}`;
+}
+
+/**
+ * Normalises a de-quoted path word for matching: `.`/`..`/`//` are resolved lexically, then
+ * `$HOME`, `${HOME}`, `~user`, `/home/<u>`, `/Users/<u>`, `/root` and `/var/root` become `~`; a
+ * trailing slash is dropped. Returns null when the path starts with any other run-time value
+ * (`$X/…`, `` `…` ``). `~/..` is read as the directory holding homes (see {@link pathReadings}).
+ */
+export function normalizePath(word: string): string | null {
+  return normalizeAs(word, HOME_AT_HOME);
+}
+
+/**
+ * Every normalised reading of a path word: one, or two when it climbs out of home (`~/../x` is
+ * `/home/x` for a home in /home and `/x` for `/root`).
+ */
+export function pathReadings(word: string): string[] {
+  const n = normalizeAs(word, HOME_AT_HOME);
+  if (n === null) return [];
+  if (n.startsWith('~') || !/^(?:~|\$HOME|\$\{HOME\}|\$FINGER_HOME|\$\{FINGER_HOME\})/.test(word)) return [n];
+  const r = normalizeAs(word, HOME_AT_ROOT);
+  return r === null || r === n ? [n] : [n, r];
+}
+
+/** The words a path word stands for: its brace expansion, each in every reading. */
+function readingsOf(word: string): string[] {
+  const alts = expandBraces(word);
+  if (alts.length === 1) return pathReadings(alts[0]!);
+  return alts.flatMap(pathReadings);
 }
 
 const TRAILING_GLOB = /(?:\/\*|\/\.\*|\/\.|\/)+$/;
@@ -41,91 +93,23 @@ const TRAILING_GLOB = /(?:\/\*|\/\.\*|\/\.|\/)+$/;
  * or a path starting with a run-time value (`"$HOME"`, `$X/…`).
  */
 export function isBroadTarget(word: string): boolean {
-  let w = word;
-  if (w.length > 1) w = w.replace(TRAILING_GLOB, '') || '/';
-  const n = normalizePath(w);
-  if (n === null) return true;
-  if (n === '' || n === '/' || n === '~' || n === '.' || n === '..' || n === '*' || n === '.*') return true;
-  if (/^(?:\.\.\/)*\.\.$/.test(n)) return true;
-  if (/^\/[^/]+$/.test(n)) return true;
-  if (/^~\/[^/]+$/.test(n)) return true;
+  for (const alt of expandBraces(word)) {
+    let w = alt;
+    if (w.length > 1) w = w.replace(TRAILING_GLOB, '') || '/';
+    const ns = pathReadings(w);
+    if (ns.length === 0) return true;
+    if (ns.some(isBroadNormal)) return true;
+  }
   return false;
 }
 
-const HOME_SENSITIVE_DIRS = [
-  '.finger/config',
-  '.finger/state',
-  '.finger/audit',
-  '.finger/backups',
-  '.finger/events',
-  '.ssh',
-  '.aws',
-  '.gnupg',
-  '.kube',
-  '.docker',
-  '.azure',
-  '.password-store',
-  '.config/gh',
-  '.config/git',
-  '.config/gcloud',
-  '.config/autostart',
-  '.config/systemd',
-  '.config/fish',
-  '.local/bin',
-  'Library/LaunchAgents',
-  '.oh-my-zsh',
-];
-const HOME_SENSITIVE_FILES = new Set([
-  '.finger/token',
-  '.finger/tokens.json',
-  '.finger/daemon.json',
-  '.bashrc',
-  '.bash_profile',
-  '.bash_login',
-  '.bash_logout',
-  '.bash_aliases',
-  '.profile',
-  '.zshrc',
-  '.zprofile',
-  '.zshenv',
-  '.zlogin',
-  '.zlogout',
-  '.kshrc',
-  '.cshrc',
-  '.tcshrc',
-  '.inputrc',
-  '.netrc',
-  '.npmrc',
-  '.pypirc',
-  '.gitconfig',
-  '.git-credentials',
-  '.xinitrc',
-  '.xprofile',
-  '.xsession',
-  '.pam_environment',
-  '.config/fish/config.fish',
-]);
-const SYSTEM_PREFIXES = [
-  '/etc',
-  '/usr',
-  '/bin',
-  '/sbin',
-  '/lib',
-  '/lib32',
-  '/lib64',
-  '/libx32',
-  '/boot',
-  '/System',
-  '/Library',
-  '/private/etc',
-  '/var/spool/cron',
-  '/var/cron',
-  '/var/at',
-  '/proc',
-  '/sys',
-  '/dev',
-];
-const GIT_INTERNAL = /(?:^|\/)\.git\/(?:hooks(?:\/|$)|config$|info\/attributes$)/;
+function isBroadNormal(n: string): boolean {
+  if (n === '' || n === '/' || n === '~' || n === '.' || n === '..' || n === '*' || n === '.*') return true;
+  if (/^(?:\.\.\/)*\.\.$/.test(n)) return true;
+  if (/^\/[^/]+$/.test(n)) return true;
+  return /^~\/[^/]+$/.test(n);
+}
+
 const NULL_SINK = /^\/dev\/(?:null|stdout|stderr|tty|zero|fd\/\d+|pts\/\d+)$/;
 
 function underAny(path: string, prefixes: readonly string[]): string | undefined {
@@ -137,14 +121,146 @@ export function isNullSink(word: string): boolean {
   return NULL_SINK.test(word);
 }
 
+// ---- git's own files ------------------------------------------------------------------------------
+
+/** What git only stores under `.git` (objects, refs, logs, message files): writing it runs nothing. */
+const GIT_DATA_DIR = /^(?:objects|refs|logs)$/i;
+const GIT_DATA_FILE = /^(?:COMMIT_EDITMSG|MERGE_MSG|TAG_EDITMSG|SQUASH_MSG|description)$/i;
+
+/**
+ * The git file a write touches (`.git` itself — a directory, or the `gitdir:` file or symlink that
+ * makes a directory a repository —, `.git/config`, `.git/hooks`, `.git/modules`, `.git/info/attributes`,
+ * `.git/worktrees`, …), compared case-insensitively (`.GIT/config` on a case-insensitive disk):
+ * anything under a `.git` component but objects, refs, logs, message files and `info/exclude`.
+ */
+function gitTarget(n: string): string | null {
+  if (!/\.g/i.test(n) && !GLOB.test(n)) return null;
+  const parts = n.split('/');
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p === '**' || !componentMatches(p, '.git', true)) continue;
+    const rest = parts.slice(i + 1);
+    if (rest.length === 0) return p;
+    const first = rest[0]!;
+    if (!GLOB.test(first) && GIT_DATA_DIR.test(first)) continue;
+    if (rest.length === 1 && !GLOB.test(first) && GIT_DATA_FILE.test(first)) continue;
+    if (rest.length === 2 && /^info$/i.test(first) && /^exclude$/i.test(rest[1]!)) continue;
+    return /^info$/i.test(first) && rest.length > 1 ? `${p}/${first}/${rest[1]}` : `${p}/${first}`;
+  }
+  return null;
+}
+
+// ---- places, for globs ---------------------------------------------------------------------------
+
+/** The prefixes a home directory has: `~`, `/home/<u>`, `/Users/<u>`, `/root`, `/var/root`. */
+const HOME_ANCHORS: readonly (readonly string[])[] = [
+  ['~'],
+  ['', 'home', ANY],
+  ['', 'Users', ANY],
+  ['', 'root'],
+  ['', 'var', 'root'],
+];
+const PROC_ENTRIES = ['environ', 'mem', 'root', 'cwd', 'map_files', 'exe', 'fd', 'cmdline'];
+
+interface Places {
+  homes: number;
+  /** credential stores, every home spelling */
+  secret: Place[];
+  /** places sensitive to write, every home spelling */
+  write: Place[];
+  /** `~`-relative and absolute places of both kinds, for paths relative to an unknown directory */
+  tails: Place[];
+}
+
+let places: Places | undefined;
+
+function place(parts: readonly string[], dir: boolean, label: string): Place {
+  return { parts, dir, label };
+}
+
+function homePlaces(stores: Iterable<string>, dir: boolean, anchors = HOME_ANCHORS): Place[] {
+  const out: Place[] = [];
+  for (const s of stores) for (const a of anchors) out.push(place([...a, ...s.split('/')], dir, `~/${s}`));
+  return out;
+}
+
+function absolutePlaces(paths: readonly string[], dir: boolean): Place[] {
+  return paths.map((p) => place(components(p), dir, p));
+}
+
+/** The places, built once (again when a finger home is added). */
+function allPlaces(): Places {
+  if (places !== undefined && places.homes === EXTRA_FINGER_HOMES.length) return places;
+  const finger = (names: readonly string[]): Place[] =>
+    EXTRA_FINGER_HOMES.flatMap((h) => [
+      place(components(h), false, h),
+      ...names.map((n) => place([...components(h), n], true, `${h}/${n}`)),
+    ]);
+  const proc = PROC_ENTRIES.flatMap((e) => [
+    place(['', 'proc', ANY, e], true, `/proc/*/${e}`),
+    place(['', 'proc', ANY, 'task', ANY, e], true, `/proc/*/task/*/${e}`),
+  ]);
+  const secret = [
+    ...homePlaces(HOME_SECRET_DIRS, true),
+    ...homePlaces(HOME_SECRET_FILES, false),
+    ...absolutePlaces(SYSTEM_SECRET_DIRS, true),
+    ...absolutePlaces(SYSTEM_SECRET_FILES, false),
+    ...finger(FINGER_SECRETS),
+    ...proc,
+  ];
+  const write = [
+    ...homePlaces(HOME_SENSITIVE_DIRS, true),
+    ...homePlaces(HOME_SENSITIVE_FILES, false),
+    ...absolutePlaces(SYSTEM_PREFIXES, true),
+    ...finger(FINGER_GUARDED),
+  ];
+  const tilde = [HOME_ANCHORS[0]!];
+  const git = [
+    place(['.git', 'config'], false, '.git/config'),
+    place(['.git', 'hooks'], true, '.git/hooks'),
+    place(['.git', 'modules'], true, '.git/modules'),
+    place(['.git', 'info', 'attributes'], false, '.git/info/attributes'),
+  ];
+  const tails = [
+    ...homePlaces(HOME_SECRET_DIRS, true, tilde),
+    ...homePlaces(HOME_SECRET_FILES, false, tilde),
+    ...homePlaces(HOME_SECRET_INNER_FILES, false, tilde),
+    ...homePlaces(HOME_SENSITIVE_DIRS, true, tilde),
+    ...homePlaces(HOME_SENSITIVE_FILES, false, tilde),
+    ...absolutePlaces(SYSTEM_SECRET_DIRS, true),
+    ...absolutePlaces(SYSTEM_SECRET_FILES, false),
+    ...finger(FINGER_SECRETS),
+    ...proc,
+    ...git,
+  ];
+  places = { homes: EXTRA_FINGER_HOMES.length, secret, write, tails };
+  return places;
+}
+
+/** The label of the first place a (glob) path lies at, or null. */
+function globPlace(n: string, list: readonly Place[]): string | null {
+  const parts = components(n);
+  for (const p of list) if (p.parts[0] === parts[0] && meet(parts, p) === 'at') return p.label;
+  return null;
+}
+
+// ---- writes --------------------------------------------------------------------------------------
+
 /**
  * Names the sensitive place a write to this path would touch (shell start-up files, ~/.ssh,
- * credentials, git hooks and config, system directories, devices), or null.
+ * credentials, git's own files, system directories, devices, finger's home), or null.
  */
 export function sensitiveWriteTarget(word: string): string | null {
   if (isNullSink(word)) return null;
-  const n = normalizePath(word);
-  if (n === null) return null;
+  for (const n of readingsOf(word)) {
+    const hit = sensitiveWriteNormal(n);
+    if (hit !== null) return hit;
+  }
+  return null;
+}
+
+function sensitiveWriteNormal(n: string): string | null {
+  if (isNullSink(n)) return null;
   const home = fingerHomeEntry(n, FINGER_GUARDED);
   if (home !== undefined) return home;
   if (n.startsWith('~/')) {
@@ -157,64 +273,19 @@ export function sensitiveWriteTarget(word: string): string | null {
     const sys = underAny(n, SYSTEM_PREFIXES);
     if (sys !== undefined) return sys === '/dev' ? n : sys;
   }
-  const git = GIT_INTERNAL.exec(n);
-  if (git !== null) return git[0].startsWith('/') ? git[0].slice(1).replace(/\/$/, '') : git[0].replace(/\/$/, '');
-  return null;
+  const git = gitTarget(n);
+  if (git !== null) return git;
+  return GLOB.test(n) ? globPlace(n, allPlaces().write) : null;
 }
 
-const HOME_SECRET_DIRS = [
-  '.finger/config', // finger's own cluster and serve keys, policy
-  '.finger/state',
-  '.ssh',
-  '.aws',
-  '.gnupg',
-  '.kube',
-  '.azure',
-  '.password-store',
-  '.config/gh',
-  '.config/gcloud',
-  '.config/rclone',
-  '.terraform.d',
-];
-const HOME_SECRET_FILES = new Set([
-  '.finger', // finger's home as a whole (an archive of it, a cd into it), not what lies under workspace/
-  '.finger/token', // finger's own admin token and token hashes
-  '.finger/tokens.json',
-  '.netrc',
-  '.git-credentials',
-  '.docker/config.json',
-  '.npmrc',
-  '.pypirc',
-  '.pgpass',
-  '.vault-token',
-  '.my.cnf',
-  '.s3cfg',
-  '.boto',
-  '.config/hub',
-  '.cargo/credentials',
-  '.cargo/credentials.toml',
-  '.gem/credentials',
-]);
-/**
- * Files that hold credentials wherever they are: private keys, key stores, credential and secret
- * files, shell histories (commands typed with passwords and tokens in them).
- */
-const SECRET_FILE_ANYWHERE =
-  /(?:^|\/)(?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[^/]+\.(?:pem|key|p12|pfx|jks|keystore)|credentials\.json|secrets?\.(?:ya?ml|json|toml|env)|\.htpasswd|\.pgpass|\.vault-token|\.[a-z]*_history)$/;
-const SYSTEM_SECRETS = /^\/etc\/(?:shadow|gshadow|sudoers|master\.passwd|ssh\/ssh_host_[^/]*key)$/;
-/** Cheap pre-check: a word that can name a credential store contains one of these. */
-const SECRET_HINT =
-  /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env|finger|terraform|pgpass|vault|my\.cnf|s3cfg|boto|cargo|gem|pem|key|p12|pfx|jks|keystore|htpasswd|[a-z]*_history)|FINGER_HOME|id_(?:rsa|dsa|ecdsa|ed25519)|credentials|secret|shadow|sudoers|master\.passwd|ssh_host_/;
-const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
+// ---- credentials ---------------------------------------------------------------------------------
 
 /**
  * finger's own home where it is not `~/.finger` (set once at start, {@link addFingerHome}),
- * normalised: its token files, `config/` and `state/` hold credentials; those, `audit/`,
- * `backups/`, `events/` and `daemon.json` are sensitive to write. Its `workspace/` is neither.
+ * normalised: its token files, `config/`, `state/`, `audit/`, `backups/`, `events/` and
+ * `daemon.json` are credentials and sensitive to write. Its `workspace/` is neither.
  */
 const EXTRA_FINGER_HOMES: string[] = [];
-const FINGER_SECRETS = ['token', 'tokens.json', 'config', 'state'];
-const FINGER_GUARDED = [...FINGER_SECRETS, 'audit', 'backups', 'events', 'daemon.json'];
 
 /** Makes `dir` (absolute) finger's home for every later check of this process (see above). */
 export function addFingerHome(dir: string): void {
@@ -234,17 +305,37 @@ function fingerHomeEntry(n: string, names: readonly string[]): string | undefine
   return undefined;
 }
 
-/** Glob characters: a glob may match a credential store whatever its letters. */
-const GLOB = /[*?[]/;
-
 /** Whether a word may name a credential store at all (a cheap test; so may no part of it when it fails). */
 export function mayNameSecret(word: string): boolean {
-  return SECRET_HINT.test(word) || GLOB.test(word) || (EXTRA_FINGER_HOMES.length > 0 && word.includes('/'));
+  return (
+    SECRET_HINT.test(word) ||
+    GLOB.test(word) ||
+    word.includes('{') ||
+    (EXTRA_FINGER_HOMES.length > 0 && word.includes('/'))
+  );
 }
 
 /**
- * Names the credential store this path points into (~/.ssh, ~/.aws, .env files, /etc/shadow…),
- * or null. Accepts the `@file` / `name=@file` forms curl uses to send a file.
+ * `/proc/<pid|self|thread-self>/(task/<tid>/)?…`: another process's environment, memory, root,
+ * working directory, open files or mapped files (and its own, but for its standard descriptors
+ * and command line), and other processes' command lines (which may hold secrets).
+ */
+const PROC_SECRET =
+  /^\/proc\/([^/]+)\/(?:task\/[^/]+\/)?(environ|mem|root|cwd|map_files|exe|fd|cmdline)(?:\/([^/]*)|$)/;
+
+function procSecret(n: string): string | null {
+  const m = PROC_SECRET.exec(n);
+  if (m === null) return null;
+  const own = m[1] === 'self' || m[1] === 'thread-self';
+  if (own && m[2] === 'cmdline') return null;
+  if (own && m[2] === 'fd' && (m[3] === undefined || /^[0-2]$/.test(m[3]))) return null;
+  return n;
+}
+
+/**
+ * Names the credential store this path points into (~/.ssh, ~/.aws, .env files, /etc/shadow,
+ * finger's home, /proc/<pid>/environ…), or null. Accepts the `@file` / `name=@file` forms curl
+ * uses to send a file.
  */
 export function secretPath(word: string): string | null {
   if (!mayNameSecret(word)) return null;
@@ -252,8 +343,14 @@ export function secretPath(word: string): string | null {
   const at = w.indexOf('=@');
   if (at >= 0) w = w.slice(at + 2);
   else if (w.startsWith('@') || w.startsWith('<')) w = w.slice(1);
-  const n = normalizePath(w);
-  if (n === null) return null;
+  for (const n of readingsOf(w)) {
+    const hit = secretNormal(n);
+    if (hit !== null) return hit;
+  }
+  return null;
+}
+
+function secretNormal(n: string): string | null {
   const home = fingerHomeEntry(n, FINGER_SECRETS);
   if (home !== undefined) return home;
   if (n.startsWith('~/')) {
@@ -261,57 +358,61 @@ export function secretPath(word: string): string | null {
     const dir = underAny(rel, HOME_SECRET_DIRS);
     if (dir !== undefined) return `~/${dir}`;
     if (HOME_SECRET_FILES.has(rel)) return n;
-    if (GLOB.test(rel)) {
-      const hit = globSecret(rel);
-      if (hit !== null) return `~/${hit}`;
-    }
+  } else if (n.startsWith('/')) {
+    const dir = underAny(n, SYSTEM_SECRET_DIRS);
+    if (dir !== undefined) return dir;
+    if (SYSTEM_SECRET_FILES.includes(n) || SSH_HOST_KEY.test(n)) return n;
+    if (n.startsWith('/proc/') && procSecret(n) !== null) return n;
   }
-  if (SYSTEM_SECRETS.test(n)) return n;
   if (DOTENV.test(n)) return n;
   if (SECRET_FILE_ANYWHERE.test(n)) return n;
-  return null;
+  return GLOB.test(n) ? globPlace(n, allPlaces().secret) : null;
 }
 
 /**
- * The credential store (relative to home) a glob relative to home can match (`.s*\/id_rsa` →
- * `.ssh`), or null: each of its first components is matched, as the shell would, against the
- * components of every known store.
+ * The credential store a directory holds (it is an ancestor of it: `~`, `/`, `/home`, `/etc`,
+ * `~/.config`, finger's home's parent…), named; or null. A recursive read of it reads the store.
  */
-function globSecret(rel: string): string | null {
-  const parts = rel.split('/');
-  // a leading dot is matched only by a dot, as the shell globs
-  const match = (pattern: string, name: string) =>
-    (!name.startsWith('.') || pattern.startsWith('.')) && componentRegExp(pattern).test(name);
-  for (const store of [...HOME_SECRET_DIRS, ...HOME_SECRET_FILES]) {
-    const names = store.split('/');
-    const isDir = HOME_SECRET_DIRS.includes(store);
-    if (parts.length < names.length || (!isDir && parts.length !== names.length)) continue;
-    if (names.every((name, i) => match(parts[i]!, name))) return store;
+export function holdsSecret(word: string): string | null {
+  for (const n of readingsOf(word)) {
+    if (!n.startsWith('/') && !n.startsWith('~')) continue;
+    const parts = components(n);
+    for (const p of allPlaces().secret) if (p.parts[0] === parts[0] && meet(parts, p) === 'above') return p.label;
   }
   return null;
 }
 
-/** A shell glob component (`*`, `?`, `[…]`) as an anchored regular expression. */
-function componentRegExp(pattern: string): RegExp {
-  let re = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        const body = pattern
-          .slice(i + 1, end)
-          .replace(/^!/, '^')
-          .replace(/\\/g, '\\\\');
-        re += `[${body}]`;
-        i = end;
-      }
-    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+/** Whether a directory holds (is an ancestor of) a credential store or a place sensitive to write. */
+export function holdsSensitive(n: string): boolean {
+  if (holdsSecret(n) !== null) return true;
+  if (!n.startsWith('/') && !n.startsWith('~')) return false;
+  const parts = components(n);
+  return allPlaces().write.some((p) => p.parts[0] === parts[0] && meet(parts, p) === 'above');
+}
+
+/**
+ * Where a path relative to a directory that is not known may lead to something sensitive: the
+ * place it reaches from some directory (`credentials` from `~/.aws`, `token` from finger's home,
+ * `shadow` from `/etc`, `environ` from `/proc/<pid>`, `config` from `.git`…), spelled as a path
+ * the other checks recognise (`~/.aws/credentials`); or null. Only names that are part of a
+ * place count: `main.ts` is not, though some directory's `main.ts` may lie in `~/.ssh`.
+ */
+export function sensitiveFromAnywhere(rel: string): string | null {
+  const n = normalizePath(rel);
+  if (n === null || n === '' || n.startsWith('/') || n.startsWith('~')) return null;
+  const parts = n.split('/').filter((p) => p !== '..' && p !== '.');
+  if (parts.length === 0) return null;
+  for (const p of allPlaces().tails) {
+    for (let k = p.parts[0] === '' ? 1 : p.parts[0] === '~' ? 1 : 0; k < p.parts.length; k++) {
+      if (meet(parts, { parts: p.parts.slice(k), dir: p.dir, label: p.label }) !== 'at') continue;
+      const anchor = p.parts
+        .slice(0, k)
+        .map((c) => (c === ANY ? '*' : c))
+        .join('/');
+      return anchor === '' ? `/${parts.join('/')}` : `${anchor}/${parts.join('/')}`;
+    }
   }
-  return new RegExp(`^${re}$`);
+  return null;
 }
 
 /** Directories a program may be run from by absolute path and still count as "the" command. */
@@ -333,7 +434,13 @@ export function isStandardProgramPath(path: string): boolean {
   return STANDARD_BIN.has(path.slice(0, slash));
 }
 
-const PROC_ESCAPE = /\/proc\/[^/\s'"]+\/(?:root|cwd|environ|mem|exe|map_files)(?![\w.-])/;
+/**
+ * `/proc/<pid>/root|cwd|environ|mem|exe|map_files`, also of a thread (`/proc/<pid>/task/<tid>/…`),
+ * and another process's open files (`/proc/<pid>/fd`; the own `/proc/self/fd` is how a program
+ * names its stdin).
+ */
+const PROC_ESCAPE =
+  /\/proc\/(?:[^/\s'"]+\/(?:task\/[^/\s'"]+\/)?(?:root|cwd|environ|mem|exe|map_files)|(?!self\/|thread-self\/)[^/\s'"]+\/(?:task\/[^/\s'"]+\/)?fd)(?![\w.-])/;
 const DEV_SOCKET = /\/dev\/(?:tcp|udp)\//;
 
 /** Red-flag paths anywhere in raw text: `/proc/<pid|self>/root…` (sandbox escape), `/dev/tcp/…` (socket). */

@@ -1,8 +1,8 @@
 // The RiskAssessor: pure classification of shell commands (`safe | moderate | dangerous`, with
 // reasons and the canonical model). The bash grammar (WASM) is loaded once by `create()`;
 // `assess()` and `parse()` are synchronous and do no I/O. Assessments are cached by command text
-// (bounded LRU), and a command made only of plain words whose program is on the safe list takes a
-// fast path without a parse.
+// and starting directory (bounded LRU), and a command made only of plain words whose program is on
+// the safe list takes a fast path without a parse.
 
 import { classify, classifySegment, Findings } from './classify.js';
 import {
@@ -12,6 +12,7 @@ import {
   type RiskAssessment,
   type SimpleCommand,
 } from './command-model.js';
+import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
 import { ModelBuilder } from './model-builder.js';
 import { addFingerHome, redFlagPaths } from './paths.js';
 import { isSafeCommand } from './safe-commands.js';
@@ -146,8 +147,8 @@ function freezeModel(m: CommandModel): void {
   Object.freeze(m);
 }
 
-function finish(model: CommandModel): RiskAssessment {
-  const { level, reasons } = classify(model);
+function finish(model: CommandModel, context: AssessContext): RiskAssessment {
+  const { level, reasons } = classify(model, context);
   const a: RiskAssessment = { level, reasons, model };
   if (model.unparseable !== undefined) a.unparseable = true;
   freezeModel(model);
@@ -183,33 +184,37 @@ export class RiskAssessor {
 
   /**
    * Assesses a shell command line (string) or an exec'd argv (array: no shell parsing of the
-   * array itself, but `sh -c` and other wrappers inside it recurse).
+   * array itself, but `sh -c` and other wrappers inside it recurse). `context.cwd`: the
+   * directory it starts in, against which relative paths are judged (`cat ../token`); without
+   * it they are judged as written.
    */
-  assess(command: string | readonly string[]): RiskAssessment {
+  assess(command: string | readonly string[], context: AssessContext = {}): RiskAssessment {
+    const where = context.cwd === undefined ? '' : context.cwd === null ? '\0?\0' : `\0${context.cwd}\0`;
     if (typeof command !== 'string') {
-      const key = JSON.stringify(command);
+      const key = where + JSON.stringify(command);
       const hit = this.#argv.get(key);
       if (hit !== undefined) {
         this.#hits++;
         return hit;
       }
-      const a = finish(this.#build(command));
+      const a = finish(this.#build(command), context);
       this.#argv.set(key, a);
       return a;
     }
-    const hit = this.#text.get(command);
+    const key = where + command;
+    const hit = this.#text.get(key);
     if (hit !== undefined) {
       this.#hits++;
       return hit;
     }
-    const fast = this.#fastPath(command);
+    const fast = this.#fastPath(command, context);
     if (fast !== null) {
       this.#fast++;
-      this.#text.set(command, fast);
+      this.#text.set(key, fast);
       return fast;
     }
-    const a = this.#mostSevere(command, finish(this.#build(command)));
-    this.#text.set(command, a);
+    const a = this.#mostSevere(command, finish(this.#build(command), context), context);
+    this.#text.set(key, a);
     return a;
   }
 
@@ -218,11 +223,11 @@ export class RiskAssessor {
    * construct bash's grammar reads otherwise) when that one is more severe — with a first reason
    * saying so, and both readings' segments in its model (deny patterns see what either runs).
    */
-  #mostSevere(command: string, a: RiskAssessment): RiskAssessment {
+  #mostSevere(command: string, a: RiskAssessment, context: AssessContext): RiskAssessment {
     let worst = a;
     for (const reading of shReadings(command)) {
       if (reading.length > MAX_PARSE_LENGTH) continue;
-      const b = finish(this.#build(reading));
+      const b = finish(this.#build(reading), context);
       if (SEVERITY[b.level] > SEVERITY[worst.level]) worst = b;
     }
     if (worst === a) return a;
@@ -251,7 +256,7 @@ export class RiskAssessor {
   }
 
   /** A command of plain words whose program is on the safe list: classified without a parse. */
-  #fastPath(text: string): RiskAssessment | null {
+  #fastPath(text: string, context: AssessContext): RiskAssessment | null {
     if (text.length > LONG_COMMAND || !PLAIN.test(text)) return null;
     const argv = text.split(/ +/);
     const program = argv[0] as string;
@@ -272,11 +277,19 @@ export class RiskAssessor {
       unknown_tail: false,
       pipeline: null,
     };
+    const model = frozen<CommandModel>({ segments: frozen([seg]), flags: NO_FLAGS, notes: EMPTY });
+    // a relative path that leads somewhere sensitive from the starting directory: the whole walk
+    let place: SegmentPlace | undefined;
+    if (context.cwd !== undefined) {
+      const view = pathView(model, context);
+      if (view.model !== model) return null;
+      place = { dirs: view.directories(0), isBroad: view.isBroad };
+    }
     const f = new Findings();
-    classifySegment(seg, 0, f);
+    classifySegment(seg, 0, f, place);
     if (f.level !== 'safe') return null;
     Object.freeze(argv);
-    const model = frozen<CommandModel>({ segments: frozen([frozen(seg)]), flags: NO_FLAGS, notes: EMPTY });
+    Object.freeze(seg);
     return frozen<RiskAssessment>({ level: 'safe', reasons: frozen([`read-only: ${safeName(seg)}`]), model });
   }
 

@@ -110,6 +110,20 @@ export class PathSandbox {
     return this.workspaceOf(principal) ?? this.base;
   }
 
+  /**
+   * The directory a shell command of this call starts in, as the shell tool picks it: the `cwd`
+   * argument (real path; relative to the caller's first root), else that root. Null when the
+   * `cwd` argument cannot be resolved (the sandbox holds such a call anyway); undefined when
+   * there is no root at all.
+   */
+  commandCwd(args: unknown, principal?: Principal): string | null | undefined {
+    const base = this.baseFor(principal);
+    const cwd = typeof args === 'object' && args !== null ? (args as Record<string, unknown>).cwd : undefined;
+    if (typeof cwd !== 'string') return base;
+    const r = this.#resolveOne('cwd', cwd, base, false);
+    return r.problem === undefined ? r.path : null;
+  }
+
   /** The default readable and writable roots: the workspace roots and `<home>/workspace`. */
   get defaultRoots(): readonly string[] {
     return this.#roots;
@@ -228,8 +242,10 @@ export class PathSandbox {
             hardLink,
             `${what}: the file has ${p.nlink} hard links; the others may lie outside writable_paths`,
           );
-        // inside the roots too: a git hook or config, a shell start-up file, finger's own home —
-        // what a shell redirection there is judged dangerous for (the next `git commit` runs a hook)
+        // inside the roots too: a git hook or config, a `.git` file, a shell start-up file,
+        // finger's own home — what a shell redirection there is judged dangerous for (the next
+        // `git commit` runs a hook); and a HEAD beside a config (a bare git directory: git run in
+        // it obeys that config), redirections included
         const sensitive = p.arg === 'redirect' ? null : sensitiveWriteTarget(p.path);
         if (sensitive !== null)
           add(
@@ -237,11 +253,33 @@ export class PathSandbox {
             'APPROVE',
             `${what} touches ${sensitive}${via}: it runs code or holds settings`,
           );
+        else if (this.#makesGitDir(p.path))
+          add(
+            'sandbox.sensitive_write',
+            'APPROVE',
+            `${what} puts a HEAD and a config side by side in ${path.dirname(p.path)}${via}: git run there takes it for a git directory and obeys that config`,
+          );
       } else if (!inside(p.path, aRead) || (uRead !== null && !inside(p.path, uRead))) {
         add('sandbox.outside_read', outsideRead, `${what} is outside readable_paths${via}`);
       }
     }
     return v;
+  }
+
+  /**
+   * Whether writing `p` completes a bare git directory: a file named `config` where a `HEAD`
+   * is, or a `HEAD` where a `config` is (any case: a case-insensitive disk reads `CONFIG`).
+   */
+  #makesGitDir(p: string): boolean {
+    const name = path.basename(p).toLowerCase();
+    const other = name === 'config' ? 'HEAD' : name === 'head' ? 'config' : undefined;
+    if (other === undefined) return false;
+    try {
+      this.#fs.lstat(path.join(path.dirname(p), other));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   #lexical(input: string, base = this.base): string {

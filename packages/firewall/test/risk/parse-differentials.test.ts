@@ -69,6 +69,10 @@ describe('credential reads no literal path gave away', () => {
     'cat ~/.s*/id_rsa',
     'cat ~/.ss?/config',
     'cat ~/.a[wx]s/credentials',
+    // what every call carried, and earlier contents of every file a tool wrote
+    'cat ~/.finger/events/events-0001.jsonl',
+    'cat ~/.finger/audit/audit.jsonl',
+    'cat ~/.finger/backups/1/notes.txt',
   ])('%j is a credential read', (command) => {
     expectLevel(command, 'moderate');
     expect(assessor.assess(command).reasons.some((r) => r.includes('reads the credential file'))).toBe(true);
@@ -95,7 +99,6 @@ describe('credential reads no literal path gave away', () => {
     'cat src/key.ts',
     'cat README.md',
     'cat ~/.finger/workspace/notes.txt',
-    'cat ~/.finger/events/events-0001.jsonl',
   ])('%j stays safe', (command) => expectLevel(command, 'safe'));
 
   it("a FINGER_HOME elsewhere is finger's home too (its workspace is not)", async () => {
