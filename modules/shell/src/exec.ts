@@ -3,6 +3,7 @@ import { FingerError, type Principal } from '@finger/protocol';
 
 import { parseExecParams } from './args.js';
 import { buildChildEnv, type EnvDenyList } from './env-scrub.js';
+import { withGitHardening } from './git-hardening.js';
 import type { RunOutcome, RunSpec } from './run-process.js';
 import type { ShellSettings } from './settings.js';
 import { resolveCwd } from './workspace.js';
@@ -110,7 +111,7 @@ export function createExec(deps: ShellDeps): (args: unknown, ctx?: ToolCallConte
   const { settings } = deps;
   return async (args, ctx) => {
     const p = parseExecParams(args, settings.max_timeout_ms);
-    const env = buildChildEnv(deps.baseEnv(), deps.deny, p.env);
+    const env = withGitHardening(buildChildEnv(deps.baseEnv(), deps.deny, p.env));
     const cwd = await resolveCwd(p.cwd, callRoots(deps, ctx));
     const timeout_ms = effectiveTimeout(p.timeout_ms ?? settings.default_timeout_ms, ctx);
     const [file, ...rest] = p.argv ?? [settings.shell, '-c', p.command!];

@@ -15,6 +15,7 @@ import {
   type ShellDeps,
   timeoutError,
 } from './exec.js';
+import { withGitHardening } from './git-hardening.js';
 import type { RunSpec } from './run-process.js';
 import type { RunCodeSettings } from './settings.js';
 import { isInside, realRoots } from './workspace.js';
@@ -124,7 +125,7 @@ export function createRunCode(deps: ShellDeps): (args: unknown, ctx?: ToolCallCo
   const rc = settings.run_code;
   return async (args, ctx) => {
     const p = parseRunCodeParams(args, settings.max_timeout_ms);
-    const env = buildChildEnv(deps.baseEnv(), deps.deny, undefined);
+    const env = withGitHardening(buildChildEnv(deps.baseEnv(), deps.deny, undefined));
     const dir = await makeRunDir(callRoots(deps, ctx), rc.keep_runs);
     const entry = ENTRY[p.language];
     await fs.writeFile(path.join(dir, entry), p.code);

@@ -169,6 +169,25 @@ describe('shell.exec', () => {
     expect(r.stdout).not.toContain('leak-me');
   });
 
+  it('runs git so that a directory shaped like a bare repository is not one (its config never read)', async () => {
+    // an agent can write files at NOTIFY: a planted HEAD + config + objects/ would make `git status`
+    // there (AUTO) obey a core.fsmonitor or core.pager of the agent's choosing
+    const bare = path.join(ws, 'planted');
+    await fs.mkdir(path.join(bare, 'objects'), { recursive: true });
+    await fs.mkdir(path.join(bare, 'refs', 'heads'), { recursive: true });
+    await fs.writeFile(path.join(bare, 'HEAD'), 'ref: refs/heads/main\n');
+    await fs.writeFile(path.join(bare, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+    const r = await exec({ argv: ['git', 'rev-parse', '--git-dir'], cwd: 'planted' });
+    expect(r.exit_code).not.toBe(0);
+    expect(r.stderr).toMatch(/bare repository/);
+    // the caller's own GIT_CONFIG_* entries come first: ours still win
+    const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.bareRepository', GIT_CONFIG_VALUE_0: 'all' };
+    const again = await exec({ argv: ['git', 'rev-parse', '--git-dir'], cwd: 'planted', env });
+    expect(again.exit_code).not.toBe(0);
+    const cfg = await exec({ argv: ['git', 'config', '--get-all', 'safe.bareRepository'], env });
+    expect(cfg.stdout).toBe('all\nexplicit\n');
+  });
+
   it('refuses caller variables on the deny list with E_INVALID_ARGS naming each', async () => {
     const err = await rejectionOf(
       exec({ argv: ['env'], env: { GITHUB_TOKEN: 'x', OK: '1', aws_secret_access_key: 'y' } }),
