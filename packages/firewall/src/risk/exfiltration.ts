@@ -6,6 +6,8 @@
 // command whose words hold it; `> /dev/tcp/…` and `>(nc …)` send what the command writes.
 
 import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
+import { downloadRunRules } from './download-run.js';
+import { fingerModelRules } from './escalation.js';
 import { normalizePath, secretPath } from './paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
 import type { SecretTrail } from './secret-flow.js';
@@ -497,7 +499,9 @@ export function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Fl
 }
 
 /**
- * Adds a dangerous finding for every secret that reaches a network sender:
+ * Adds a dangerous finding for every secret that reaches a network sender (and, beside those,
+ * for a downloaded file run later — download-run.ts — and for a command that stops or steers
+ * finger itself — escalation.ts):
  * "segment 3: nc sends the credential file '~/.ssh/id_rsa' (segment 1) over the network (exfiltration)";
  * `trail` adds the secrets that travel through variables, written files and loops (secret-flow.ts).
  */
@@ -530,4 +534,6 @@ export function exfiltrationRules(model: CommandModel, add: (reason: string) => 
       report(i, seg.program, [...fromSubstitutions(segs, i), ...(trail?.args(i) ?? [])]);
     else if (trail !== undefined && trail.args(i).length > 0) report(i, seg.program, [...trail.args(i)]);
   });
+  downloadRunRules(model, add);
+  fingerModelRules(model, add);
 }

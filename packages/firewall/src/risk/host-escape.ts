@@ -1,9 +1,11 @@
 // Host escapes and persistence: container runs that hand the container the host (docker / podman
 // / nerdctl `run|create|exec` with --privileged, host namespaces, powerful capabilities, no
 // confinement, host disks, or a mount of `/`, /etc, home, the engine socket…), nsenter and chroot,
-// and commands that make something run again later (installing a crontab, enabling a service).
+// and commands that make something run again later (installing a crontab, enabling a service);
+// escalation.ts adds privilege, later runs, start-up file writes and stopping finger itself.
 
 import type { SimpleCommand } from './command-model.js';
+import { ESCALATION_PROGRAMS, escalationRules } from './escalation.js';
 import { normalizePath, secretPath, sensitiveWriteTarget } from './paths.js';
 
 /** Records one dangerous finding (classify.ts passes `Findings.add` bound to 'dangerous'). */
@@ -238,13 +240,15 @@ export const HOST_ESCAPE_PROGRAMS: ReadonlySet<string> = new Set([
   'chroot',
   'crontab',
   ...ENABLERS.keys(),
+  ...ESCALATION_PROGRAMS,
 ]);
 
-/** Host-escape and persistence findings of one segment. */
+/** Host-escape, privilege, persistence and self-protection findings of one segment (escalation.ts: the latter). */
 export function hostEscapeRules(seg: SimpleCommand, label: string, flag: Flag): void {
   const p = seg.program;
   if (ENGINES.has(p)) containerRule(seg, label, flag);
   else if (p === 'nsenter') flag(`${label}: nsenter enters another process's namespaces (host escape)`);
   else if (p === 'chroot') flag(`${label}: chroot runs a command under another root directory (host escape)`);
   else persistenceRule(seg, label, flag);
+  if (ESCALATION_PROGRAMS.has(p)) escalationRules(seg, label, flag);
 }

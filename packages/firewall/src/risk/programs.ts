@@ -2,6 +2,7 @@
 // their program from stdin), network fetchers and decoders (what must never be piped into a
 // shell), privilege escalation, disk and power tools.
 
+import { awkPrograms, awkRunsInput } from './awk-code.js';
 import type { SimpleCommand } from './command-model.js';
 
 /** Shells: `-c` runs a string; without a script argument they read the script from stdin. */
@@ -42,8 +43,26 @@ export function isInterpreter(program: string): boolean {
   return program.startsWith('py') && (/^python[0-9.]*$/.test(program) || /^pypy[0-9.]*$/.test(program));
 }
 
-/** Programs that run with another user's (root's) privileges. */
-export const PRIVILEGED: ReadonlySet<string> = new Set(['sudo', 'doas', 'su', 'pkexec', 'run0', 'runas', 'sudoedit']);
+/**
+ * Programs that run with another user's (root's) or group's privileges: sudo and its look-alikes
+ * (dzdo, pbrun, ksu), su and util-linux runuser / setpriv, capsh, sg (a group's rights).
+ */
+export const PRIVILEGED: ReadonlySet<string> = new Set([
+  'sudo',
+  'doas',
+  'su',
+  'pkexec',
+  'run0',
+  'runas',
+  'sudoedit',
+  'runuser',
+  'setpriv',
+  'capsh',
+  'ksu',
+  'dzdo',
+  'pbrun',
+  'sg',
+]);
 
 /** Programs whose output comes from the network. */
 export const FETCHERS: ReadonlySet<string> = new Set([
@@ -126,7 +145,9 @@ export function isDecoder(seg: SimpleCommand): boolean {
 
 /**
  * Whether this segment runs a program it reads from stdin: a shell without `-c` and without a
- * script file (or with `-s`, `-`, `/dev/stdin`), an interpreter without a script or `-c`/`-e`,
+ * script file (or with `-s`, `-`, `/dev/stdin`), `xargs sh -c` (the string is what xargs reads), an
+ * interpreter without a script or `-c`/`-e` or whose inline code executes its input
+ * (`python3 -c 'exec(sys.stdin.read())'`), awk running its input lines (`{system($0)}`),
  * `source /dev/stdin`.
  */
 export function readsScriptFromStdin(seg: SimpleCommand): boolean {
@@ -148,7 +169,8 @@ export function readsScriptFromStdin(seg: SimpleCommand): boolean {
       }
       if (w.startsWith('-') && !w.startsWith('--') && w.length > 1) {
         if (w.includes('s')) return true;
-        if (w.includes('c')) return false;
+        // `xargs sh -c`: the string -c runs is what xargs reads
+        if (w.includes('c')) return seg.unknown_tail && argv.slice(j + 1).every((a) => a.startsWith('-'));
         continue;
       }
       if (w.startsWith('-') || w.startsWith('+')) continue;
@@ -160,13 +182,33 @@ export function readsScriptFromStdin(seg: SimpleCommand): boolean {
     for (let j = 1; j < argv.length; j++) {
       const w = argv[j] as string;
       if (w === '-') return true;
-      if (/^-[a-zA-Z]*[ceEmr]/.test(w) || w === '--eval' || w === '--print' || w === '--command') return false;
+      if (/^-[a-zA-Z]*[ceEmr]/.test(w) || w === '--eval' || w === '--print' || w === '--command')
+        return (
+          /^-[a-zA-Z]*[ceEr]$|^--eval$/.test(w) &&
+          runsStdin(argv[j + 1] ?? '', (p === 'perl' || p === 'ruby') && /^-[a-zA-Z]*[np]/.test(w))
+        );
       if (!w.startsWith('-')) return isStdinPath(w);
     }
     return true;
   }
+  if (AWKS.has(p)) {
+    const a = awkPrograms(argv.map((text) => ({ text, dynamic: false })));
+    return a.files.every((f) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(f) || isStdinPath(f)) && awkRunsInput(a);
+  }
   if (p === 'source' || p === '.') return argv.length < 2 || isStdinPath(argv[1] as string);
   return false;
+}
+
+const AWKS: ReadonlySet<string> = new Set(['awk', 'gawk', 'mawk', 'nawk']);
+/** Code that runs what it reads on stdin: python `exec(sys.stdin.read())`, perl `eval <STDIN>`, node `eval(fs.readFileSync(0))`. */
+const EXEC_CALL =
+  /\b(?:exec|eval|compile|system|popen|execSync|spawnSync|Function|runInThisContext|runInNewContext|instance_eval|class_eval)\b/;
+const STDIN_READ =
+  /\bsys\.stdin\b|\bstdin\b|\bSTDIN\b|<>|\binput\s*\(|readFileSync\(\s*(?:0|['"]\/dev\/stdin['"])|\/dev\/stdin|\$stdin|\bARGF\b|\bgets\b|php:\/\/stdin|readLines?\(\s*\)/;
+
+/** Whether inline interpreter code executes what it reads on stdin (`perl -ne`: every line read is `$_`). */
+function runsStdin(code: string, loops: boolean): boolean {
+  return EXEC_CALL.test(code) && (loops || STDIN_READ.test(code));
 }
 
 function isStdinPath(w: string): boolean {
@@ -175,13 +217,14 @@ function isStdinPath(w: string): boolean {
 
 /**
  * git configuration keys that make git run a program (pager, editor, ssh command, hooks path,
- * aliases with `!`, filters, credential helpers…).
+ * aliases with `!`, filters, credential helpers, a template directory whose hooks every later
+ * clone and init installs, the ext:: transport's permission…).
  */
 export function isGitExecKey(key: string): boolean {
   const k = key.toLowerCase();
   return (
     /^core\.(pager|sshcommand|editor|fsmonitor|hookspath|gitproxy|askpass|alternaterefscommand)$/.test(k) ||
-    /^(sequence\.editor|diff\.external|gpg\.program|gpg\.[^.]+\.program|credential\.helper|credential\..+\.helper|include\.path|includeif\..+\.path|uploadpack\.packobjectshook|receive\.procreceiverefs|ssh\.variant)$/.test(
+    /^(sequence\.editor|diff\.external|gpg\.program|gpg\.[^.]+\.program|credential\.helper|credential\..+\.helper|include\.path|includeif\..+\.path|uploadpack\.packobjectshook|receive\.procreceiverefs|ssh\.variant|init\.templatedir|protocol\.allow|protocol\.ext\.allow|sendemail\.smtpserver|web\.browser|browser\..+\.cmd|man\..+\.cmd|instaweb\.httpd)$/.test(
       k,
     ) ||
     (/^(alias|pager|filter|diff|merge|difftool|mergetool|remote)\..+/.test(k) &&

@@ -13,25 +13,49 @@ export const READERS: ReadonlySet<string> = new Set(['read', 'mapfile', 'readarr
 const READ_ARG = /^-[a-zA-Z]*[adinNptu]$/;
 const MAPFILE_ARG = /^-[a-zA-Z]*[dnOsuCc]$/;
 
-/** The variables of read / mapfile / readarray (REPLY / MAPFILE when none is named). */
-export function readTargets(seg: SimpleCommand): string[] {
-  const names: string[] = [];
-  const rest = seg.argv.slice(1);
-  const read = seg.program === 'read';
-  for (let i = 0; i < rest.length; i++) {
-    const w = rest[i] as string;
+/**
+ * Where the variables of read / mapfile / readarray are named in `argv` (argv[0] is the builtin):
+ * the indexes of the name words (read's `-a NAME` included) and of mapfile's `-C CALLBACK` value
+ * (shell code it evaluates every `-c` lines).
+ */
+export function readNameWords(
+  program: string,
+  argv: readonly string[],
+): { names: number[]; arrays: number[]; callback: number[] } {
+  const names: number[] = [];
+  const arrays: number[] = [];
+  const callback: number[] = [];
+  const read = program === 'read';
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i] as string;
     if (w === '--') continue;
     if (w.startsWith('-')) {
       if ((read ? READ_ARG : MAPFILE_ARG).test(w)) {
-        const v = rest[++i];
-        if (read && w.endsWith('a') && v !== undefined) names.push(v);
+        i++;
+        if (i < argv.length && read && w.endsWith('a')) {
+          names.push(i);
+          arrays.push(i);
+        }
+        if (i < argv.length && !read && w.endsWith('C')) callback.push(i);
+      } else if (!read && /^-[a-zA-Z]*C./.test(w)) {
+        callback.push(i);
       }
       continue;
     }
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(w)) names.push(w);
+    names.push(i);
   }
-  if (names.length === 0) names.push(read ? 'REPLY' : 'MAPFILE');
-  return read ? names : names.slice(-1);
+  return { names: read ? names : names.slice(-1), arrays, callback };
+}
+
+/** The variables of read / mapfile / readarray (REPLY / MAPFILE when none is named). */
+export function readTargets(seg: SimpleCommand): string[] {
+  const read = seg.program === 'read';
+  const { names, arrays } = readNameWords(seg.program, seg.argv);
+  const valid = names
+    .filter((i) => arrays.includes(i) || /^[A-Za-z_][A-Za-z0-9_]*$/.test(seg.argv[i] as string))
+    .map((i) => seg.argv[i] as string);
+  if (valid.length === 0) valid.push(read ? 'REPLY' : 'MAPFILE');
+  return read ? valid : valid.slice(-1);
 }
 
 /**

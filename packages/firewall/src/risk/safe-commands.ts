@@ -4,6 +4,7 @@
 // A long option counts in every GNU abbreviation (`sort --co=sh` is --compress-program), a short
 // one anywhere in a cluster (`tree -ao f`).
 
+import { steersPrograms } from './exported-variables.js';
 import { GIT_CONFIG, GIT_CONFIG_READS, GIT_CONFIG_WRITES } from './git-options.js';
 import { abbreviatesAny, type ParsedArgs, parseWithSpec } from './option-parser.js';
 import { type CommandSpec, lookup } from './option-spec.js';
@@ -21,7 +22,6 @@ const ALWAYS_SAFE = new Set([
   'fgrep',
   'pwd',
   'echo',
-  'printf',
   'which',
   'whereis',
   'type',
@@ -69,8 +69,6 @@ const ALWAYS_SAFE = new Set([
   'unexpand',
   'seq',
   'expr',
-  'test',
-  '[',
   'sleep',
   'uptime',
   'nproc',
@@ -244,7 +242,28 @@ function psSafe(args: string[]): boolean {
   return true;
 }
 
+/** A variable name with a subscript bash evaluates (`a[$(cmd)]`, `a[$i]`): the builtin runs what it expands. */
+const evaluatedSubscript = (name: string | undefined): boolean => {
+  const open = name?.indexOf('[') ?? -1;
+  return open >= 0 && /[$`]/.test((name as string).slice(open));
+};
+
+/** `printf -v NAME`: NAME's subscript is evaluated, and a variable that steers later programs is set. */
+function printfSafe(args: string[]): boolean {
+  const first = args[0];
+  if (first === undefined || !first.startsWith('-v')) return true;
+  const name = first === '-v' ? args[1] : first.slice(2);
+  return name !== undefined && !evaluatedSubscript(name) && !steersPrograms(name.replace(/\[.*$/s, ''));
+}
+
+/** `test -v NAME` / `[ -v NAME ]`: NAME's subscript is evaluated. */
+const testSafe = (args: string[]): boolean =>
+  !args.some((a, i) => (a === '-v' || a === '-R') && evaluatedSubscript(args[i + 1]));
+
 const CHECKS: Record<string, Check> = {
+  printf: printfSafe,
+  test: testSafe,
+  '[': testSafe,
   find: (args) => !args.some((a) => FIND_UNSAFE.has(a)),
   rg: (args) =>
     !args.some((a) => /^(?:--pre(?:=|$)|--pre-glob|--search-zip$|--hostname-bin)/.test(a) || shortHas(a, 'z')),
@@ -298,7 +317,12 @@ export function safeProgramNames(): string[] {
   return [...new Set([...ALWAYS_SAFE, ...Object.keys(CHECKS)])].sort();
 }
 
-/** Wrappers that change nothing about what the wrapped command may do (safe if the wrapped command is). */
+/**
+ * Wrappers that change nothing about what the wrapped command may do (safe if the wrapped command
+ * is): niceness, CPU and memory placement, buffering, limits. Not setsid: what it starts leaves
+ * the process group, and outlives the stop of the command that started it; nor chrt (a real-time
+ * priority can starve the machine) or cgexec (another cgroup's limits).
+ */
 export const NEUTRAL_WRAPPERS: ReadonlySet<string> = new Set([
   'timeout',
   'nice',
@@ -311,5 +335,8 @@ export const NEUTRAL_WRAPPERS: ReadonlySet<string> = new Set([
   'noglob',
   'nocorrect',
   'chronic',
-  'setsid',
+  'taskset',
+  'numactl',
+  'catchsegv',
+  'prlimit',
 ]);
