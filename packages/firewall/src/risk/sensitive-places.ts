@@ -25,6 +25,15 @@ export const HOME_SENSITIVE_DIRS: readonly string[] = [
   '.local/bin',
   'Library/LaunchAgents',
   '.oh-my-zsh',
+  // read at log-in or by editors and tools that run what they say
+  '.config/environment.d',
+  '.bashrc.d',
+  '.zshrc.d',
+  '.config/nvim',
+  '.vim',
+  'bin',
+  '.cargo/bin',
+  'go/bin',
 ];
 
 /** Files under home that are sensitive to write. */
@@ -57,6 +66,10 @@ export const HOME_SENSITIVE_FILES: ReadonlySet<string> = new Set([
   '.xsession',
   '.pam_environment',
   '.config/fish/config.fish',
+  '.vimrc',
+  '.exrc',
+  '.tmux.conf',
+  '.config/tmux/tmux.conf',
 ]);
 
 /** System directories sensitive to write (everything below them). */

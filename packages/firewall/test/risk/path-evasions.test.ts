@@ -324,3 +324,21 @@ describe('the engine judges a shell command from the directory it runs in', () =
     ]).toEqual(['CONFIRM', 'CONFIRM', 'AUTO', 'AUTO', 'CONFIRM', 'APPROVE']);
   });
 });
+
+describe('start-up and tool files of the home directory', () => {
+  it('writes to editor, tmux, environment.d and ~/bin files are dangerous; reads stay safe', () => {
+    expectLevels(
+      [
+        ['echo x >> ~/.vimrc', 'dangerous'],
+        ['cp evil ~/bin/ls', 'dangerous'],
+        ['echo x > ~/.config/environment.d/a.conf', 'dangerous'],
+        ['echo x > ~/.tmux.conf', 'dangerous'],
+        ['tee ~/.config/nvim/init.lua < x', 'dangerous'],
+        ['cp x ~/.cargo/bin/cargo', 'dangerous'],
+        ['ls ~/bin', 'safe'],
+        ['cat ~/.vimrc', 'safe'],
+      ],
+      undefined,
+    );
+  });
+});
