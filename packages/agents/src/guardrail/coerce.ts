@@ -30,11 +30,20 @@ export function coerceEnum<T extends string>(v: unknown, members: readonly T[]):
   return (members as readonly string[]).includes(s) ? (s as T) : undefined;
 }
 
-/** A confidence from a number, a numeric string, or a percentage string (`"85%"` → 0.85). */
+/** Longest confidence string read (after trimming); a longer one is not a confidence. */
+export const MAX_CONFIDENCE_CHARS = 32;
+
+/**
+ * A confidence from a number, a numeric string, or a percentage string (`"85%"` → 0.85). A string
+ * is trimmed and read only up to {@link MAX_CONFIDENCE_CHARS} characters (longer → undefined, so
+ * the schema refuses it), with a pattern that cannot backtrack.
+ */
 export function coerceConfidence(v: unknown): number | undefined {
   if (typeof v === 'number') return v;
   if (typeof v !== 'string') return undefined;
-  const m = /^\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*(%?)\s*$/.exec(v);
+  const t = v.trim();
+  if (t.length > MAX_CONFIDENCE_CHARS) return undefined;
+  const m = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(%?)$/.exec(t);
   if (!m) return undefined;
   const n = Number(m[1]);
   if (!Number.isFinite(n)) return undefined;
@@ -49,8 +58,20 @@ export function coerceBoolean(v: unknown): boolean | undefined {
   return s === 'true' ? true : s === 'false' ? false : undefined;
 }
 
-/** Keys a tool call's arguments may come under (`args` is the contract's; the others are renamed). */
-export const ARG_KEYS: readonly string[] = ['args', 'arguments', 'parameters', 'input'];
+/**
+ * Keys a tool call's arguments may come under (`args` is the contract's; the others are renamed;
+ * LangChain's `action_input` among them). Two of them with different values are refused.
+ */
+export const ARG_KEYS: readonly string[] = [
+  'args',
+  'arguments',
+  'parameters',
+  'input',
+  'tool_input',
+  'params',
+  'action_input',
+  'tool_args',
+];
 
 /** A JSON object held in a string, parsed; or why it is refused. */
 export type HeldJson =
@@ -94,7 +115,7 @@ export function parseObjectString(v: string, path = '$'): HeldJson | undefined {
 
 /**
  * The first refusal among the JSON strings coerce will parse in a decision object: a router
- * `payload`, and a tool call's `args`/`arguments`/`parameters`/`input` (also under `function`).
+ * `payload`, and a tool call's arguments under any of {@link ARG_KEYS} (also under `function`).
  * Run on every candidate before selection, so such a string is refused like JSON outside a string.
  */
 export function heldJsonProblem(o: Record<string, unknown>): Extract<HeldJson, { ok: false }> | undefined {

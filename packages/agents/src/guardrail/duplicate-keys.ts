@@ -2,7 +2,8 @@
  * What `JSON.parse` hides in valid JSON text. It silently keeps the last of two equal keys, so
  * `{"decision":"reject","decision":"dispatch_module"}` would pass as a dispatch: the guardrail must
  * see both values and refuse to pick one. And it reads `1e999` as Infinity (serialised as null),
- * `1e-999` as 0 and `12345678901234567890` as …7000: a number must read back as written.
+ * `1e-999` as 0, `12345678901234567890` as …7000 and `9.007199254740993e15` as …992: a number must
+ * read back as written.
  */
 
 /** Deepest nesting the scanner follows; deeper text is reported as `tooDeep`. */
@@ -21,8 +22,12 @@ export interface JsonScan {
 /**
  * Why the JSON number `raw` does not read back as written, or undefined when it does: out of range
  * (`1e999`), rounded to zero (`1e-999`), an integer spelt out beyond ±2^53
- * (`12345678901234567890`), or more significant digits than a double holds (over 17). Allocation-
- * free but for `Number()`: every number of a 256 KiB answer goes through it.
+ * (`12345678901234567890`), more significant digits than a double holds (over 17), or any other
+ * number whose value is not exactly the decimal written (`9.007199254740993e15`,
+ * `0.12345678901234567`, `3e-324`): its significant digits and decimal exponent must be those of
+ * the shortest form that reads back as the parsed double. Allocation-free but for `Number()` on
+ * short plain numbers (at most 15 characters, which always read back); every number of a 256 KiB
+ * answer goes through it.
  */
 export function numberProblem(raw: string): string | undefined {
   let end = raw.length;
@@ -40,11 +45,17 @@ export function numberProblem(raw: string): string | undefined {
   // significant digits: from the first non-zero digit to the last one, the point not counted
   let digits = 0;
   let zeros = 0;
+  let first = -1; // index in raw of the first significant digit
+  let last = -1; // index in raw of the last non-zero digit
+  let point = end; // index in raw of the decimal point (end when none)
   for (let k = 0; k < end; k++) {
     const c = raw.charCodeAt(k);
-    if (c === 48) {
+    if (c === 46) point = k;
+    else if (c === 48) {
       if (digits > 0) zeros++;
     } else if (c >= 49 && c <= 57) {
+      if (first < 0) first = k;
+      last = k;
       digits += zeros + 1;
       zeros = 0;
     }
@@ -52,7 +63,18 @@ export function numberProblem(raw: string): string | undefined {
   if (n === 0) return digits === 0 ? undefined : `${raw} reads as 0`;
   if (!exp && Math.abs(n) > Number.MAX_SAFE_INTEGER)
     return `${raw} is beyond the integers a number keeps exactly (±2^53)`;
-  return digits > 17 ? `${raw} has more digits than a number keeps (17)` : undefined;
+  if (digits > 17) return `${raw} has more digits than a number keeps (17)`;
+  // The written decimal is d1.d2…dk × 10^e; the double's shortest round-trip form must be the same.
+  const shortest = Math.abs(n).toExponential(); // "d.ddde+x": the fewest digits that read back as n
+  const mark = shortest.indexOf('e');
+  const sig = shortest.charCodeAt(0) === 48 ? '' : shortest[0]! + shortest.slice(2, mark); // no trailing zeros
+  const writtenExp = (first < point ? point - first - 1 : point - first) + (exp ? Number(raw.slice(end + 1)) : 0);
+  let same = sig.length === digits && Number(shortest.slice(mark + 1)) === writtenExp;
+  for (let k = first, j = 0; same && k <= last; k++) {
+    const c = raw.charCodeAt(k);
+    if (c !== 46) same = c === sig.charCodeAt(j++);
+  }
+  return same ? undefined : `${raw} does not read back as written (it reads as ${String(n)})`;
 }
 
 /** True for the characters that end a JSON literal or number: `, ] }` and whitespace. */
@@ -155,7 +177,9 @@ class Scanner {
       this.i++;
       return;
     }
-    const seen = new Map<string, string>();
+    // per key: the first value's text, and its canonical form once it was needed (computed once,
+    // so a key repeated many times costs each repeat only its own text)
+    const seen = new Map<string, { raw: string; canon?: string }>();
     this.path.push('');
     while (this.found === undefined) {
       this.ws();
@@ -169,8 +193,9 @@ class Scanner {
       if (this.found !== undefined) break;
       const raw = this.s.slice(start, this.i);
       const prev = seen.get(key);
-      if (prev === undefined) seen.set(key, raw);
-      else if (prev !== raw && canonical(prev) !== canonical(raw)) this.found = { duplicate: this.where() };
+      if (prev === undefined) seen.set(key, { raw });
+      else if (prev.raw !== raw && (prev.canon ??= canonical(prev.raw)) !== canonical(raw))
+        this.found = { duplicate: this.where() };
       this.ws();
       if (this.s.charCodeAt(this.i++) !== 44) break;
     }

@@ -149,7 +149,17 @@ function oneSpelling(found: Spelling[], issues: CallIssue[]): Spelling | undefin
   return first;
 }
 
-/** One tool call: `{tool, args, intent}` from that shape, `{name, arguments}` or `{function: {…}}`. */
+/**
+ * Keys a tool call's tool may come under (`tool` is the contract's): `name` (OpenAI, `{function:
+ * {name}}`), `tool_name`, `function` as a string, LangChain's `action`, `tool_id`. Two of them with
+ * different values are refused; one, or several that agree, are read as `tool`.
+ */
+const TOOL_KEYS: readonly string[] = ['tool', 'name', 'tool_name', 'function', 'action', 'tool_id'];
+
+/**
+ * One tool call: `{tool, args, intent}` from that shape, `{name, arguments}`, `{function: {…}}`,
+ * `{action, action_input}`, or any other spelling of {@link TOOL_KEYS} and `ARG_KEYS`.
+ */
 function coerceToolCall(
   raw: unknown,
   i: number,
@@ -170,12 +180,13 @@ function coerceToolCall(
     const found: Spelling[] = [];
     for (const [path, o] of places)
       for (const key of keys)
-        if (Object.hasOwn(o, key) && o[key] !== undefined) found.push({ path: `${path}.${key}`, key, value: o[key] });
+        if (Object.hasOwn(o, key) && o[key] !== undefined && (key !== 'function' || typeof o[key] === 'string'))
+          found.push({ path: `${path}.${key}`, key, value: o[key] });
     return found;
   };
   const out: Record<string, unknown> = {};
   const tool = oneSpelling(
-    spellings(['tool', 'name']).map((f) => (typeof f.value === 'string' ? { ...f, value: f.value.trim() } : f)),
+    spellings(TOOL_KEYS).map((f) => (typeof f.value === 'string' ? { ...f, value: f.value.trim() } : f)),
     issues,
   );
   if (tool !== undefined && tool.key !== 'tool')
@@ -200,10 +211,13 @@ function coerceToolCall(
   const intent = oneSpelling(spellings(['intent']), issues);
   out.intent = intent === undefined || intent.value === null ? '' : intent.value;
   // Keys dropped: of an OpenAI-style call `{id, type, function: {…}}` only unknown keys of `function`.
-  const known = ['tool', 'name', 'intent', ...ARG_KEYS];
+  const known = [...TOOL_KEYS.filter((k) => k !== 'function'), 'intent', ...ARG_KEYS];
   const extra = [
     ...Object.keys(call).filter(
-      (k) => !known.includes(k) && (places.length === 1 || !['id', 'type', 'function'].includes(k)),
+      (k) =>
+        !known.includes(k) &&
+        !(k === 'function' && typeof call.function === 'string') &&
+        (places.length === 1 || !['id', 'type', 'function'].includes(k)),
     ),
     ...(places.length === 2
       ? Object.keys(places[1]![1])

@@ -1,7 +1,7 @@
 import { type AttemptContext, type AttemptResult, BaseHttpModelAdapter } from './http-model-adapter.js';
 import type { ModelRequestParams, ModelToolCall, ModelUsage } from './model-adapter.js';
 import { joinUrl, postJson, readJson } from './model-http.js';
-import { providerMessage, replyText, safeText } from './model-reply.js';
+import { providerMessage, replyText, safeText, STREAM_WITHOUT_STOP } from './model-reply.js';
 import { ProviderReplyError, TransportError } from './retry.js';
 import { readSse } from './sse.js';
 
@@ -185,6 +185,8 @@ export class AnthropicAdapter extends BaseHttpModelAdapter {
       return undefined;
     });
     if (!stopped) throw new TransportError('stream ended before message_stop');
+    // message_stop without any stop_reason: the answer's end is unknown, never read as complete
+    finish ??= STREAM_WITHOUT_STOP;
     const calls = [...tools.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([, t]) => ({ name: t.name, arguments: t.arguments !== '' ? t.arguments : t.started || '{}' }));

@@ -6,30 +6,63 @@
 import type { ModelResult, ModelToolCall } from './model-adapter.js';
 
 /**
- * How a reply ended: `complete` (the model finished: `stop`, `end_turn`, `tool_calls`, … or no
- * reason reported), `truncated` (the text is not the whole answer: the token limit — `length`,
- * `max_tokens`, `model_context_window_exceeded` — or a paused turn, `pause_turn`), `refused` (the
- * model declined: Anthropic `refusal`, or an OpenAI `refusal` message) or `filtered` (the
- * provider's content filter withheld the answer: `content_filter`).
+ * How a reply ended: `complete` (the model finished: a reason of {@link FINISHED}, any case, or —
+ * for a plain reply — none reported), `truncated` (the text cannot be taken as the whole answer:
+ * the token limit — `length`, `max_tokens`, `model_length`, `model_context_window_exceeded`, … — a
+ * paused turn, `pause_turn`, a stream that ended without a stop reason, or any other reason, such as
+ * Mistral's `error` or DeepSeek's `insufficient_system_resource`: only a reason known to mean
+ * "finished" lets the text be read), `refused` (the model declined: Anthropic `refusal`, or an
+ * OpenAI `refusal` message) or `filtered` (the provider's content filter withheld the answer:
+ * `content_filter`).
  */
 export type ModelStop = 'complete' | 'truncated' | 'refused' | 'filtered';
 
-const TRUNCATED = new Set(['length', 'max_tokens', 'model_context_window_exceeded', 'pause_turn']);
-const TOKEN_LIMIT = new Set(['length', 'max_tokens', 'model_context_window_exceeded']);
+/**
+ * The stop reasons that mean the model finished its answer (compared in lower case): OpenAI
+ * `stop`, `tool_calls`, `function_call`; Anthropic `end_turn`, `tool_use`, `stop_sequence`; the
+ * `eos` / `eos_token` / `complete` / `completed` / `finished` / `stop_token` that OpenAI-compatible
+ * servers report. Everything else is not finished.
+ */
+export const FINISHED: ReadonlySet<string> = new Set([
+  'stop',
+  'end_turn',
+  'tool_calls',
+  'tool_use',
+  'stop_sequence',
+  'function_call',
+  'eos',
+  'eos_token',
+  'stop_token',
+  'complete',
+  'completed',
+  'finished',
+]);
+
+/**
+ * What an adapter reports as `finish_reason` when a stream ended (`[DONE]`, `message_stop`) without
+ * the provider ever giving a stop reason: the end of the answer is unknown, so it is `truncated`.
+ */
+export const STREAM_WITHOUT_STOP = 'stream_ended_without_stop_reason';
+
+/** A stop reason naming a token or context limit (`length`, `max_tokens`, `model_length`, …). */
+function tokenLimit(r: string): boolean {
+  return /length|max_?tokens|token_?limit|context_window|context_length/.test(r);
+}
 
 /** Classifies a reply's end (see {@link ModelStop}). A refusal message wins over any stop reason. */
 export function stopOf(result: Pick<ModelResult, 'finish_reason' | 'refusal'>): ModelStop {
-  if ((typeof result.refusal === 'string' && result.refusal.trim() !== '') || result.finish_reason === 'refusal')
-    return 'refused';
-  const r = result.finish_reason;
+  const r = result.finish_reason?.trim().toLowerCase();
+  if ((typeof result.refusal === 'string' && result.refusal.trim() !== '') || r === 'refusal') return 'refused';
+  // a plain reply some OpenAI-compatible servers send without a reason (a stream never: see STREAM_WITHOUT_STOP)
   if (r === undefined) return 'complete';
   if (r === 'content_filter') return 'filtered';
-  return TRUNCATED.has(r) ? 'truncated' : 'complete';
+  return FINISHED.has(r) ? 'complete' : 'truncated';
 }
 
 /** One line saying why a reply that did not end `complete` cannot be used (for errors and people). */
 export function stopMessage(result: Pick<ModelResult, 'finish_reason' | 'refusal'>): string {
-  const why = result.finish_reason !== undefined ? ` (stop reason "${safeText(result.finish_reason, 40)}")` : '';
+  const r = result.finish_reason;
+  const why = r !== undefined ? ` (stop reason "${safeText(r, 40)}")` : '';
   switch (stopOf(result)) {
     case 'refused':
       return typeof result.refusal === 'string' && result.refusal.trim() !== ''
@@ -37,10 +70,13 @@ export function stopMessage(result: Pick<ModelResult, 'finish_reason' | 'refusal
         : `the model refused to answer${why}`;
     case 'filtered':
       return `the provider's content filter withheld the answer${why}`;
-    case 'truncated':
-      return TOKEN_LIMIT.has(result.finish_reason ?? '')
-        ? `the answer was cut off at the token limit${why}`
-        : `the answer is incomplete${why}`;
+    case 'truncated': {
+      const lower = (r ?? '').trim().toLowerCase();
+      if (tokenLimit(lower)) return `the answer was cut off at the token limit${why}`;
+      if (lower === 'pause_turn') return `the answer is incomplete${why}`;
+      if (r === STREAM_WITHOUT_STOP) return 'the answer is incomplete (the stream ended without a stop reason)';
+      return `the model did not finish its answer${why}`;
+    }
     default:
       return 'the answer is complete';
   }

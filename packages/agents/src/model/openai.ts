@@ -1,7 +1,7 @@
 import { type AttemptContext, type AttemptResult, BaseHttpModelAdapter } from './http-model-adapter.js';
 import type { ModelRequestParams, ModelToolCall, ModelUsage } from './model-adapter.js';
 import { joinUrl, postJson, readJson } from './model-http.js';
-import { providerMessage, replyText, safeText } from './model-reply.js';
+import { providerMessage, replyText, safeText, STREAM_WITHOUT_STOP } from './model-reply.js';
 import { HttpStatusError, ProviderReplyError, TransportError } from './retry.js';
 import { readSse } from './sse.js';
 
@@ -208,6 +208,8 @@ export class OpenAiAdapter extends BaseHttpModelAdapter {
       return undefined;
     });
     if (!done && finish === undefined) throw new TransportError('stream ended before the completion finished');
+    // `[DONE]` without any finish_reason: the answer's end is unknown, never read as complete
+    finish ??= STREAM_WITHOUT_STOP;
     const toolCalls = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
     if (toolCalls.length > 0) {
       // the tool calls, rendered, are the end of the text (and of what onText was given)
