@@ -6,7 +6,7 @@
  * rest; inside each every top-level brace span is a fragment, an unbalanced one marked truncated.
  */
 import type { GuardrailRepair } from './guardrail-types.js';
-import { inRanges, jsonRanges, scanSpan, startsSpan } from './json-spans.js';
+import { inRanges, jsonRanges, topSpans } from './json-spans.js';
 import { clip } from './snippet.js';
 
 /** One fragment that may hold a decision. */
@@ -168,23 +168,21 @@ function outside(text: string, regions: readonly Region[]): string {
   return parts.join('\n');
 }
 
-/** Every top-level span of a region; `[` starts one only when an object follows it. */
-function spansOf(region: string, out: Candidate[]): void {
-  let i = 0;
-  const n = region.length;
-  while (i < n && out.length < SCAN_LIMIT) {
-    if (!startsSpan(region, i)) {
-      i++;
-      continue;
-    }
-    const end = scanSpan(region, i);
-    if (end < 0) {
-      out.push({ text: region.slice(i), truncated: true });
-      return;
-    }
-    out.push({ text: region.slice(i, end), truncated: false });
-    i = end;
+/**
+ * Every top-level span of a region (see {@link topSpans}); `[` starts one only when an object
+ * follows it. A span that never closes is a cut-off fragment when it reads as an object; a stray
+ * `{` in prose (`use { to open a block`) is none, and the spans after it are read. The text
+ * between the spans goes to `gaps`.
+ */
+function spansOf(region: string, out: Candidate[], gaps: string[]): void {
+  let gap = 0;
+  for (const s of topSpans(region)) {
+    if (out.length >= SCAN_LIMIT) return;
+    if (s.start > gap) gaps.push(region.slice(gap, s.start));
+    out.push({ text: region.slice(s.start, s.end), truncated: !s.closed });
+    gap = s.end;
   }
+  if (region.length > gap) gaps.push(region.slice(gap));
 }
 
 /** A text that is one JSON string literal holding JSON (`"{\"decision\": …}"`), decoded once; else null. */
@@ -208,19 +206,22 @@ export interface CandidateLevel {
   candidates: Candidate[];
   /** True when the level held more regions or spans than that. */
   overflow: boolean;
+  /** The text of the level's regions outside its fragments (prose around them). */
+  gaps: string[];
 }
 
 function level(regions: string[], repair: GuardrailRepair | undefined): CandidateLevel {
   const repairs: GuardrailRepair[] = repair ? [repair] : [];
   const candidates: Candidate[] = [];
+  const gaps: string[] = [];
   for (const r of regions) {
     if (candidates.length >= SCAN_LIMIT) break;
     const decoded = decodeString(r);
     if (decoded !== null) repairs.push({ kind: 'nested_json_string', before: clip(r.trim()), after: clip(decoded) });
-    spansOf(decoded ?? r, candidates);
+    spansOf(decoded ?? r, candidates, gaps);
   }
   const overflow = regions.length > MAX_PER_LEVEL || candidates.length > MAX_PER_LEVEL;
-  return { repairs, candidates: candidates.slice(0, MAX_PER_LEVEL), overflow };
+  return { repairs, candidates: candidates.slice(0, MAX_PER_LEVEL), overflow, gaps };
 }
 
 /**

@@ -13,6 +13,10 @@ const SINGLE_QUOTE = 0x27;
 const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
+const LEFT_DOUBLE = 0x201c;
+const RIGHT_DOUBLE = 0x201d;
+const LEFT_SINGLE = 0x2018;
+const RIGHT_SINGLE = 0x2019;
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -23,6 +27,24 @@ function quoteOpens(prev: number): boolean {
   return prev === OPEN_BRACE || prev === OPEN_BRACKET || prev === COMMA || prev === COLON;
 }
 
+/**
+ * True when the character `c` after `prev` opens a string, as the repair (syntax-repair.ts) reads
+ * one: a `"` always; a `'` or a smart quote where a JSON token may start (after `{ [ , :`).
+ */
+function opensString(c: number, prev: number): boolean {
+  if (c === DOUBLE_QUOTE) return true;
+  if (c !== SINGLE_QUOTE && c !== LEFT_DOUBLE && c !== RIGHT_DOUBLE && c !== LEFT_SINGLE && c !== RIGHT_SINGLE)
+    return false;
+  return quoteOpens(prev);
+}
+
+/** True when `d` ends a string opened by `q` (the repair's rule: a smart quote is closed by either smart quote or the ASCII one). */
+function closes(q: number, d: number): boolean {
+  if (q === LEFT_DOUBLE || q === RIGHT_DOUBLE) return d === DOUBLE_QUOTE || d === LEFT_DOUBLE || d === RIGHT_DOUBLE;
+  if (q === LEFT_SINGLE || q === RIGHT_SINGLE) return d === SINGLE_QUOTE || d === LEFT_SINGLE || d === RIGHT_SINGLE;
+  return d === q;
+}
+
 /** Index after the string opened by the quote at `i`, or -1 when the text ends first. */
 function skipString(s: string, i: number): number {
   const q = s.charCodeAt(i);
@@ -31,7 +53,7 @@ function skipString(s: string, i: number): number {
   while (j < n) {
     const d = s.charCodeAt(j);
     if (d === BACKSLASH) j += 2;
-    else if (d === q) return j + 1;
+    else if (closes(q, d)) return j + 1;
     else j++;
   }
   return -1;
@@ -47,46 +69,33 @@ export function startsSpan(s: string, i: number): boolean {
   return s.charCodeAt(j) === OPEN_BRACE;
 }
 
-/**
- * Scans a brace span starting at `start` (a `{` or `[`); returns the index after its matching close,
- * or -1 when the text ends first. Double-quoted strings are skipped with escapes; a single quote
- * opens a string only where a JSON token may start (after `{ [ , :`), so prose apostrophes inside
- * unquoted values do not derail the scan.
- */
-export function scanSpan(s: string, start: number): number {
-  let depth = 0;
-  let prev = -1;
-  let i = start;
-  const n = s.length;
-  while (i < n) {
-    const c = s.charCodeAt(i);
-    if (c === DOUBLE_QUOTE || (c === SINGLE_QUOTE && quoteOpens(prev))) {
-      i = skipString(s, i);
-      if (i < 0) return -1;
-      prev = c;
-      continue;
-    }
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
-    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-    if (!isSpace(c)) prev = c;
-    i++;
-  }
-  return -1;
+/** A span that reads as an object: `{` then a quoted or `name:` key, or `[{`. */
+const JSON_START = /[[{]\s*(?:["'{\u201c\u201d\u2018\u2019]|[A-Za-z_$][\w$]*\s*:)/y;
+
+/** True when the span opening at `i` reads as an object (see {@link JSON_START}): a stray `{` in prose does not. */
+export function looksLikeJson(s: string, i: number): boolean {
+  JSON_START.lastIndex = i;
+  return JSON_START.test(s);
 }
 
-/** A span opening the text that reads as an object: `{` then a quoted or `name:` key, or `[{`. */
-const JSON_START = /^[[{]\s*(?:["'{]|[A-Za-z_$][\w$]*\s*:)/;
+/** A top-level span of a text: `[start, end)`; `closed` false for one cut off at the end. */
+export interface Span {
+  start: number;
+  end: number;
+  closed: boolean;
+}
 
 /**
- * The parts of `text` that belong to a JSON span, as sorted, disjoint `[start, end)` pairs: every
- * span that closes (the outermost one that does), and — when the text itself opens with a span that
- * never closes (an answer cut off) — that span to the end. One pass with one string state from the
- * first brace on, the same rules as {@link scanSpan}.
+ * The top-level JSON spans of `text`, in order: every span that closes (the outermost one that
+ * does), and — when a span that reads as an object never closes (an answer cut off, or a string
+ * the scan could not follow) — that span to the end. A stray `{` in prose that never closes is no
+ * span: the spans after it still are. One linear pass with one string state from the first brace
+ * on: double-quoted strings are skipped with escapes; a single or smart quote opens a string only
+ * where a JSON token may start (after `{ [ , :`), so prose apostrophes inside unquoted values do
+ * not derail the scan; a smart-quoted string ends at either smart quote or the ASCII one, as the
+ * repair (syntax-repair.ts) reads it.
  */
-export function jsonRanges(text: string): number[] {
+export function topSpans(text: string): Span[] {
   const out: number[] = [];
   const opens: number[] = [];
   /** `out.length` when each open brace was pushed: a closing span replaces the spans inside it. */
@@ -105,7 +114,7 @@ export function jsonRanges(text: string): number[] {
       i++;
       continue;
     }
-    if (c === DOUBLE_QUOTE || (c === SINGLE_QUOTE && quoteOpens(prev))) {
+    if (opensString(c, prev)) {
       i = skipString(text, i);
       if (i < 0) break;
       prev = c;
@@ -122,13 +131,22 @@ export function jsonRanges(text: string): number[] {
     if (!isSpace(c)) prev = c;
     i++;
   }
-  const first = opens[0];
-  if (first !== undefined) {
-    let lead = 0;
-    while (lead < n && isSpace(text.charCodeAt(lead))) lead++;
-    if (first === lead && JSON_START.test(text.slice(first, first + 256))) return [first, n];
-  }
-  return out;
+  const cut = opens.find((o) => looksLikeJson(text, o));
+  const spans: Span[] = [];
+  for (let k = 0; k < out.length && (cut === undefined || out[k]! < cut); k += 2)
+    spans.push({ start: out[k]!, end: out[k + 1]!, closed: true });
+  // the spans found after `cut` lie inside it
+  if (cut !== undefined) spans.push({ start: cut, end: n, closed: false });
+  return spans;
+}
+
+/**
+ * The parts of `text` that belong to a JSON span, as sorted, disjoint `[start, end)` pairs (see
+ * {@link topSpans}): a think tag, fence or tag inside one — also inside one that never closes —
+ * is its content.
+ */
+export function jsonRanges(text: string): number[] {
+  return topSpans(text).flatMap((s) => [s.start, s.end]);
 }
 
 /** True when position `p` lies inside one of `ranges` (as {@link jsonRanges} returns them). */

@@ -13,6 +13,7 @@ import type { Candidate } from './extract.js';
 import type { GuardrailRepair } from './guardrail-types.js';
 import { clip } from './snippet.js';
 import { repairJson } from './syntax-repair.js';
+import type { CutInfo } from './truncation.js';
 
 /** Keys a decision may arrive wrapped in (tool-call arguments, API envelopes, …). */
 export const WRAPPER_KEYS: readonly string[] = [
@@ -48,9 +49,40 @@ export interface ParsedCandidate {
   duplicate?: string;
   /** What parsing this fragment changed (recorded only for the chosen one). */
   repairs: GuardrailRepair[];
+  /** Where the object lies in the text parsed (`source.text`), and what the repair finished at a cut. */
+  cut: CutInfo;
 }
 
-type Parsed = { ok: true; value: unknown; duplicate?: string; cut: boolean } | { ok: false };
+type Parsed =
+  | { ok: true; value: unknown; duplicate?: string; cut: boolean; incomplete: ReadonlySet<string> }
+  | { ok: false; problem?: string };
+
+const NONE: ReadonlySet<string> = new Set();
+
+const FORMAT_CHAR = /\p{Cf}/u;
+
+/**
+ * The first key of `value` (at any depth) holding an invisible format character (U+200B, U+2060,
+ * U+FEFF, bidi controls, …), as a path; undefined when none does. `"decision\u200b"` looks like
+ * `"decision"` to a person and is another key to the code: such a key is refused, never read.
+ */
+function formatCharKey(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '$']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
+      continue;
+    }
+    for (const [k, item] of Object.entries(v)) {
+      const at = `${path}.${k}`;
+      if (FORMAT_CHAR.test(k)) return at;
+      stack.push([item, at]);
+    }
+  }
+  return undefined;
+}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -66,6 +98,7 @@ function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudge
   let json = text;
   let value: unknown;
   let cut = false;
+  let incomplete = NONE;
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
@@ -82,14 +115,22 @@ function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudge
     }
     json = r.json;
     cut = r.cut;
+    incomplete = r.incomplete;
     repairs.push({ kind: 'syntax', before: clip(text), after: clip(json) });
   } finally {
     Error.stackTraceLimit = limit;
   }
-  if (typeof value !== 'object' || value === null) return { ok: true, value, cut };
+  if (typeof value !== 'object' || value === null) return { ok: true, value, cut, incomplete };
   const scan = scanJson(json);
   if (scan.tooDeep || scan.number !== undefined) return { ok: false };
-  return scan.duplicate === undefined ? { ok: true, value, cut } : { ok: true, value, duplicate: scan.duplicate, cut };
+  const hidden = formatCharKey(value);
+  if (hidden !== undefined) {
+    const shown = hidden.replace(/\p{Cf}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    return { ok: false, problem: `the key ${shown} holds an invisible format character; write keys without them` };
+  }
+  return scan.duplicate === undefined
+    ? { ok: true, value, cut, incomplete }
+    : { ok: true, value, duplicate: scan.duplicate, cut, incomplete };
 }
 
 /** A string that holds JSON, parsed once (no further levels). */
@@ -108,9 +149,11 @@ export function parseCandidate(
   candidate: Candidate,
   isCandidate: (o: Record<string, unknown>) => boolean,
   budget: RepairBudget,
+  problems: string[] = [],
 ): ParsedCandidate[] | null {
   const repairs: GuardrailRepair[] = [];
   let p = parseText(candidate.text, repairs, budget);
+  if (!p.ok && p.problem !== undefined) problems.push(p.problem);
   // The repair found the text open where extraction found it closed: the two read the text
   // differently (a brace inside a smart-quoted string, …), and no truncation check would run.
   if (!p.ok || (p.cut && !candidate.truncated)) return null;
@@ -120,68 +163,85 @@ export function parseCandidate(
   // A decision read out of a JSON string is checked for truncation like a fragment: cut when the
   // string's JSON was left open (or the fragment around it was cut).
   const nestedSource = (text: string, cut: boolean): Candidate => ({ text, truncated: cut || candidate.truncated });
+  let incomplete = p.incomplete;
   if (typeof value === 'string') {
     const text = value;
     p = parseNested(text, repairs, budget);
-    if (!p.ok) return null;
+    if (!p.ok) {
+      if (p.problem !== undefined) problems.push(p.problem);
+      return null;
+    }
     value = p.value;
     duplicate ??= p.duplicate;
     source = nestedSource(text, p.cut);
+    incomplete = p.incomplete;
   }
   const out: ParsedCandidate[] = [];
   let unreadable = false;
-  const push = (v: Record<string, unknown>, dup: string | undefined, from: Candidate): void => {
+  const push = (v: Record<string, unknown>, dup: string | undefined, from: Candidate, cut: CutInfo): void => {
     if (dup === undefined && isCandidate(v)) {
       // JSON that coerce will read out of a string passes the same checks as the rest
       const held = heldJsonProblem(v);
       if (held?.duplicate !== undefined) dup = held.duplicate;
       else if (held !== undefined) unreadable = true;
     }
-    const p: ParsedCandidate = { value: v, source: from, repairs };
+    const p: ParsedCandidate = { value: v, source: from, repairs, cut };
     if (dup !== undefined) p.duplicate = dup;
     out.push(p);
   };
-  const objects = (v: unknown): Record<string, unknown>[] => {
-    if (isObject(v)) return [v];
+  /** The objects of `v` (itself, or an array's items) with their paths under `base`. */
+  const objects = (
+    v: unknown,
+    base: readonly (string | number)[],
+  ): [Record<string, unknown>, (string | number)[]][] => {
+    if (isObject(v)) return [[v, [...base]]];
     if (!Array.isArray(v)) return [];
-    const objs = v.filter(isObject);
+    const objs: [Record<string, unknown>, (string | number)[]][] = [];
+    v.forEach((item, i) => {
+      if (isObject(item)) objs.push([item, [...base, i]]);
+    });
     if (objs.length === 1 && v.length === 1) repairs.push({ kind: 'unwrap_array' });
     return objs;
   };
-  for (const obj of objects(value)) {
+  for (const [obj, path] of objects(value, [])) {
+    const here: CutInfo = { path, incomplete };
     if (isCandidate(obj)) {
-      push(obj, duplicate, source);
+      push(obj, duplicate, source, here);
       continue;
     }
     const wrappers = WRAPPER_KEYS.filter(
       (k) => Object.hasOwn(obj, k) && (isObject(obj[k]) || typeof obj[k] === 'string' || Array.isArray(obj[k])),
     );
     if (wrappers.length !== 1) {
-      push(obj, duplicate, source);
+      push(obj, duplicate, source, here);
       continue;
     }
     const key = wrappers[0]!;
     let inner: unknown = obj[key];
     let dup = duplicate;
     let from = source;
+    let innerBase: (string | number)[] = [...path, key];
+    let innerIncomplete = incomplete;
     if (typeof inner === 'string') {
       const text = inner;
       const q = parseNested(text, repairs, budget);
       if (!q.ok) {
-        push(obj, duplicate, source);
+        push(obj, duplicate, source, here);
         continue;
       }
       inner = q.value;
       dup ??= q.duplicate;
       from = nestedSource(text, q.cut);
+      innerBase = [];
+      innerIncomplete = q.incomplete;
     }
-    const innerObjects = objects(inner);
+    const innerObjects = objects(inner, innerBase);
     if (innerObjects.length === 0) {
-      push(obj, duplicate, source);
+      push(obj, duplicate, source, here);
       continue;
     }
     repairs.push({ kind: 'unwrap_key', detail: key });
-    for (const o of innerObjects) push(o, dup, from);
+    for (const [o, at] of innerObjects) push(o, dup, from, { path: at, incomplete: innerIncomplete });
   }
   return unreadable ? null : out;
 }

@@ -94,7 +94,16 @@ export function selectCandidate(
   const others = elsewhere.filter(
     (p) => rule.isCandidate(p.value) && !rule.isTemplateEcho(p.value) && !Object.values(p.value).some(isPlaceholder),
   );
-  const all = [...real, ...others];
+  let all = [...real, ...others];
+  // A partial restatement (`I set {"decision": "dispatch_module"} because …`) whose keys all hold
+  // the values of a fuller decision is that decision, not a second one.
+  if (all.length > 1) {
+    const canon = all.map((p) => new Map(Object.keys(p.value).map((k) => [k, canonical(p.value[k])])));
+    const restates = (a: number, b: number): boolean =>
+      canon[a]!.size < canon[b]!.size && [...canon[a]!].every(([k, v]) => canon[b]!.get(k) === v);
+    const kept = all.filter((_, a) => !all.some((__, b) => restates(a, b)));
+    all = kept;
+  }
   const distinct = new Map<string, ParsedCandidate>();
   for (const p of all.length > 1 ? all : []) {
     const key = canonical(p.value);
@@ -107,7 +116,7 @@ export function selectCandidate(
       errors: [`the answer holds ${distinct.size} different decisions; give exactly one`],
       retryable: false,
     };
-  const chosen = all.find((p) => p.duplicate !== undefined) ?? real[0]!;
+  const chosen = all.find((p) => p.duplicate !== undefined) ?? real.find((p) => all.includes(p)) ?? all[0]!;
   if (chosen.duplicate !== undefined)
     return {
       ok: false,

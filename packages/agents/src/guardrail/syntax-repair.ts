@@ -29,6 +29,13 @@ export type SyntaxRepair =
       json: string;
       /** True when the text ended inside the value (strings or brackets closed at the cut). */
       cut: boolean;
+      /**
+       * The values the repair had to finish at the cut, as JSON texts of their paths (`["payload"]`,
+       * `["tool_calls",0]`; `[]` the root): every container it closed, a member whose value it
+       * filled in (`"payload":` → null), and a scalar ending at the very end of the text (`0.8`
+       * may have been `0.85`, a string without its closing quote). Empty when nothing was cut.
+       */
+      incomplete: ReadonlySet<string>;
     }
   | { ok: false; problem: string };
 
@@ -72,6 +79,8 @@ interface Frame {
   last: number;
   /** True until the first member. */
   first: boolean;
+  /** The key of the current member (objects), or the index of the current item (arrays; -1 before the first). */
+  at: string | number;
 }
 
 class Repairer {
@@ -79,8 +88,31 @@ class Repairer {
   private readonly out: string[] = [];
   private readonly stack: Frame[] = [];
   private cut = false;
+  /** Path (JSON text) of a scalar that ended at the very end of the text. */
+  private endScalar: string | undefined;
+  private incomplete = new Set<string>();
 
   constructor(private readonly s: string) {}
+
+  /** The path of the value being read in the innermost frame (`depth` frames deep: all of them by default). */
+  private path(depth = this.stack.length): (string | number)[] {
+    const out: (string | number)[] = [];
+    for (let d = 0; d < depth; d++) out.push(this.stack[d]!.at);
+    return out;
+  }
+
+  /** A scalar ended at the end of the text: the value there may have gone on. */
+  private scalarAtEnd(): void {
+    this.endScalar = JSON.stringify(this.path());
+  }
+
+  /** Records what the cut left open (before the frames are closed). */
+  private markCut(): void {
+    for (let d = 0; d < this.stack.length; d++) this.incomplete.add(JSON.stringify(this.path(d)));
+    const top = this.stack[this.stack.length - 1];
+    if (top && (top.state === 'colon' || top.state === 'value')) this.incomplete.add(JSON.stringify(this.path()));
+    if (this.endScalar !== undefined) this.incomplete.add(this.endScalar);
+  }
 
   private fail(what: string): never {
     throw new Fail(`${what} at character ${this.i}`);
@@ -128,6 +160,7 @@ class Repairer {
     for (;;) {
       if (this.i >= s.length) {
         this.cut = true;
+        this.scalarAtEnd();
         return { value: value + s.slice(from), raw: false, done: false };
       }
       const c = s[this.i]!;
@@ -183,10 +216,12 @@ class Repairer {
     return { value, raw, done: true };
   }
 
-  private emitString(): void {
+  /** Emits the string at `i`; returns its decoded value. */
+  private emitString(): string {
     const start = this.i;
     const str = this.string();
     this.out.push(str.raw && str.done ? this.s.slice(start, this.i) : JSON.stringify(str.value));
+    return str.value;
   }
 
   /** A scalar or an opening bracket at `i`, where a value must start. */
@@ -201,12 +236,13 @@ class Repairer {
         comma: -1,
         last: -1,
         first: true,
+        at: c === '{' ? '' : -1,
       });
       this.out.push(c);
       this.i++;
       return;
     }
-    if (closersOf(c) !== undefined) this.emitString();
+    if (closersOf(c) !== undefined) void this.emitString();
     else if (c === '-' || (c >= '0' && c <= '9')) {
       NUMBER.lastIndex = this.i;
       const m = NUMBER.exec(s);
@@ -215,9 +251,11 @@ class Repairer {
       if (m && (next === undefined || ' \n\r\t,]}/'.includes(next))) {
         this.out.push(m[0]);
         this.i = end;
+        if (next === undefined) this.scalarAtEnd();
       } else if (NUMBER_TAIL.test(s.slice(end))) {
         // a number cut mid-way (`0.`, `-`, `1e`): not a value yet
         this.cut = true;
+        this.scalarAtEnd();
         this.out.push('null');
         this.i = s.length;
       } else this.fail('a number not in JSON form (0x…, 0o…, leading zero, …)');
@@ -228,6 +266,7 @@ class Repairer {
       const word = m[0];
       const lit = LITERALS[word];
       const end = this.i + word.length;
+      if (end >= s.length) this.scalarAtEnd();
       if (lit !== undefined) this.out.push(lit);
       else if (end >= s.length && Object.keys(LITERALS).some((l) => l.startsWith(word))) {
         this.cut = true;
@@ -248,14 +287,19 @@ class Repairer {
 
   private key(): void {
     const c = this.s[this.i]!;
+    const top = this.stack[this.stack.length - 1]!;
     if (closersOf(c) !== undefined) {
-      this.emitString();
+      // a key cut off is no value at the end: the member it starts is marked by its missing value
+      const end = this.endScalar;
+      top.at = this.emitString();
+      this.endScalar = end;
       return;
     }
     WORD.lastIndex = this.i;
     const m = WORD.exec(this.s);
     if (!m) this.fail(`unexpected ${JSON.stringify(c)} where a key starts`);
     this.out.push(JSON.stringify(m[0]));
+    top.at = m[0];
     this.i += m[0].length;
   }
 
@@ -295,6 +339,7 @@ class Repairer {
       const newline = this.trivia();
       if (this.i >= s.length) {
         this.cut = true;
+        this.markCut();
         while (this.stack.length > 0) this.closeTop(true);
         break;
       }
@@ -321,7 +366,10 @@ class Repairer {
           if (top.state === 'key') {
             this.key();
             top.state = 'colon';
-          } else this.value();
+          } else {
+            top.at = (top.at as number) + 1;
+            this.value();
+          }
           break;
         case 'colon':
           if (c !== ':') this.fail('a colon is missing');
@@ -346,7 +394,7 @@ class Repairer {
     }
     this.trivia();
     if (this.i < s.length) this.fail('text after the value');
-    return { ok: true, json: this.out.join(''), cut: this.cut };
+    return { ok: true, json: this.out.join(''), cut: this.cut, incomplete: this.incomplete };
   }
 }
 

@@ -4,7 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { numberProblem, scanJson } from '../../src/guardrail/duplicate-keys.js';
 import { repairJson } from '../../src/guardrail/syntax-repair.js';
 
-const fixed = (json: string, cut = false) => ({ ok: true, json, cut });
+/** A repair result; a cut one is compared without its `incomplete` paths (see the test of those). */
+const fixed = (json: string, cut = false): unknown =>
+  cut ? expect.objectContaining({ ok: true, json, cut }) : { ok: true, json, cut, incomplete: new Set() };
+/** The paths a cut-off text left for the repair to finish. */
+const unfinished = (text: string): string[] => {
+  const r = repairJson(text);
+  if (!r.ok) throw new Error(r.problem);
+  return [...r.incomplete].sort();
+};
 const value = (text: string): unknown => {
   const r = repairJson(text);
   if (!r.ok) throw new Error(r.problem);
@@ -40,6 +48,20 @@ describe('repairJson: structure only', () => {
     expect(repairJson('{"a":"x\\u00')).toEqual(fixed('{"a":"x"}', true));
     expect(repairJson('{"a":[}')).toEqual(fixed('{"a":[]}', true));
     expect(repairJson('{"a":1 /* note')).toEqual(fixed('{"a":1 }', true));
+  });
+
+  it('reports the values it finished at the cut, by path: one reader for the truncation check', () => {
+    expect(unfinished('{"a":1}')).toEqual([]);
+    expect(unfinished('{"a":"rm -rf /tmp/bu')).toEqual(['["a"]', '[]']);
+    expect(unfinished('{"a":1,"b":{"c":0.8')).toEqual(['["b","c"]', '["b"]', '[]']);
+    expect(unfinished('{"a":1,"b":{"c":0.8 ')).toEqual(['["b"]', '[]']);
+    expect(unfinished('{"a":"x","b":')).toEqual(['["b"]', '[]']);
+    expect(unfinished('{"a":"x","pay')).toEqual(['["pay"]', '[]']);
+    expect(unfinished('[{"a":1},{"b":[true')).toEqual(['[1,"b",0]', '[1,"b"]', '[1]', '[]']);
+    // what the repair reads as a space, a string or a key is what is judged
+    expect(unfinished('{"a":1,"p":\u00a0{"t":"rm -rf /tmp/bu')).toEqual(['["p","t"]', '["p"]', '[]']);
+    expect(unfinished('{"a":1,"p":{"t":“a } b c')).toEqual(['["p","t"]', '["p"]', '[]']);
+    expect(unfinished('{"a":1,"p\\u0061yload":{"t":"x')).toEqual(['["payload","t"]', '["payload"]', '[]']);
   });
 
   it('keeps invalid escapes exactly as written when they are the only escapes (never drops the backslash)', () => {
