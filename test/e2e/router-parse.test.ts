@@ -103,7 +103,8 @@ describe('myfinger router parse (built CLI)', () => {
       outcome: 'ask_human',
       reason_code: 'truncated',
       retryable: false,
-      errors: ['$.confidence was cut off'],
+      // a cut dispatch_module needs its payload whole: it is the tool's arguments
+      errors: ['$.confidence was cut off', '$.payload is missing: the answer was cut off before it'],
       repairs: [
         {
           kind: 'syntax',
