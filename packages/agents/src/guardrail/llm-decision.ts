@@ -10,7 +10,7 @@ import { type ChainFailure, type ChainRule, selectDecisionObject } from './chain
 import { ARG_KEYS, coerceBoolean, coerceConfidence, parseObjectString } from './coerce.js';
 import type { GuardrailReasonCode, GuardrailRepair, LlmDecision, LlmDecisionOutcome } from './guardrail-types.js';
 import { type CopyReport, maskKeys, safeCopy } from './mask.js';
-import { isPlaceholder } from './select.js';
+import { canonical, isPlaceholder } from './select.js';
 import { clip } from './snippet.js';
 import { issueLines } from './validate.js';
 
@@ -96,19 +96,6 @@ function checkerFor(maxToolCalls: number): (v: unknown) => ValidationIssue[] {
 interface CallIssue {
   reason_code: GuardrailReasonCode;
   error: string;
-}
-
-/** Stable text of a value with sorted keys, for messages. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (typeof v === 'object' && v !== null) {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'undefined';
 }
 
 /** Deep equality of two parsed JSON values (key order ignored). */

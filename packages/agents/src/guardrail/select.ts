@@ -38,8 +38,11 @@ export function isPlaceholder(v: unknown): boolean {
   return typeof v === 'string' && PLACEHOLDERS.has(v.trim().toLowerCase());
 }
 
-/** Stable text of a value with sorted keys, to tell identical repeats from distinct candidates. */
-function canonical(v: unknown): string {
+/**
+ * Stable text of a value with sorted keys: tells identical repeats from distinct candidates, and
+ * shows two differing values in a message.
+ */
+export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
     const o = v as Record<string, unknown>;
