@@ -53,7 +53,11 @@ export const ERROR_CODES = {
   E_SAFETY_LOCKOUT: { status: 423, retryable: false, when: 'the system or agent is locked until an admin unlocks it' },
   E_HALTED: { status: 423, retryable: false, when: 'the kill switch stopped the call' },
   E_ROUTE_FAILED: { status: 503, retryable: false, when: 'the router refused the input (reject, unreachable target)' },
-  E_LLM_UNAVAILABLE: { status: 503, retryable: true, when: 'the model endpoint cannot be reached' },
+  E_LLM_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    when: 'the model endpoint cannot be reached or answered with an error',
+  },
   E_STORE_UNAVAILABLE: { status: 503, retryable: true, when: 'a state store cannot be read or written' },
   E_NOT_FOUND: { status: 404, retryable: false, when: 'a requested resource (request, module, token) does not exist' },
   E_CONFLICT: { status: 409, retryable: false, when: 'the resource already exists (duplicate module id, token name)' },
