@@ -9,6 +9,8 @@
 import type { Assignment } from './command-model.js';
 import { steersPrograms } from './exported-variables.js';
 import { readNameWords } from './read-builtins.js';
+import { isWordNode } from './script-text.js';
+import type { SyntaxNode } from './syntax-tree.js';
 import type { Expansion, Word } from './wrappers.js';
 
 /** A word holding an expansion bash performs when it evaluates the word (`$…`, a backquote). */
@@ -182,4 +184,21 @@ export function conditionalCode(words: readonly Word[]): Expansion[] {
     } else if (t === '-v' || t === '-R') out.push(nameCode('[[ ]]', words[i + 1]));
   }
   return out.filter((e): e is Expansion => e !== null);
+}
+
+/**
+ * The operators and operands of a test command in order, quotes taken off (`raw_string` and
+ * `string` lose their outer quotes; other words stay as written): what `conditionalCode` reads.
+ */
+export function testWords(node: SyntaxNode, src: string): Word[] {
+  const out: Word[] = [];
+  const visit = (n: SyntaxNode): void => {
+    const text = src.slice(n.start, n.end);
+    if (n.type === 'test_operator') out.push({ text, dynamic: false });
+    else if (n.type === 'raw_string' || n.type === 'string') out.push({ text: text.slice(1, -1), dynamic: false });
+    else if (n.named && isWordNode(n)) out.push({ text, dynamic: false });
+    else for (const c of n.children) visit(c);
+  };
+  for (const c of node.children) visit(c);
+  return out;
 }

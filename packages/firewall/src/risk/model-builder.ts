@@ -14,6 +14,7 @@ import {
   type Redirect,
   type SimpleCommand,
 } from './command-model.js';
+import { conditionalCode, evaluatedWords, testWords } from './evaluated-words.js';
 import { heredocLine, lastCommand } from './grammar-repairs.js';
 import { readsScriptFromStdin } from './programs.js';
 import { blankHeredocBodies, heredocLayout, misreadsHeredoc, walkRedirect } from './redirect-walker.js';
@@ -22,7 +23,7 @@ import { buildSegment } from './segment-builder.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
 import type { WalkContext, Walker } from './walk-context.js';
 import { scanNode, walkWord } from './word-walker.js';
-import { expandWrapper, type Word } from './wrappers.js';
+import { expandWrapper, type Expansion, type Word } from './wrappers.js';
 
 /** How many times a string may be re-parsed inside another (`sh -c "eval 'bash -c …'"`). */
 export const MAX_DEPTH = 8;
@@ -221,6 +222,8 @@ export class ModelBuilder {
     if (CONTROL.has(node.type)) this.flags.control_flow = true;
     if (node.type === 'test_command') {
       scanNode(this.#walker, node, src, ctx);
+      // `[[ -v 'a[$(cmd)]' ]]`, `[[ x -eq 'a[$(cmd)]' ]]`: bash evaluates these operands again
+      for (const e of conditionalCode(testWords(node, src))) if (e.kind === 'script') this.#evaluated(e, ctx);
       return;
     }
     // lists, negations, control structures, ERROR recovery: statements inside, words scanned
@@ -508,6 +511,9 @@ export class ModelBuilder {
     }
     const seg = buildSegment(words, assignments, [], ctx);
     this.segments.push(seg);
+    // what the builtin evaluates again (`declare 'a[$(cmd)]=1'`, `local -i x='…'`) is judged as code
+    // (the assignments themselves are this segment's: only the evaluated code is walked)
+    for (const e of evaluatedWords(seg.program, words)) if (e.kind === 'script') this.#evaluated(e, ctx);
   }
 
   #assignment(node: SyntaxNode, src: string, ctx: WalkContext): Assignment {
@@ -543,6 +549,23 @@ export class ModelBuilder {
     const seg = buildSegment(words, assignments, redirects, ctx);
     this.segments.push(seg);
     if (words.length === 0 || seg.unknown_program) return;
+    this.#expand(seg, words, ctx);
+    if (readsScriptFromStdin(seg)) {
+      for (const r of seg.redirects) {
+        if (r.op !== '<<' && r.op !== '<<-' && r.op !== '<<<') continue;
+        if (r.dynamic) this.redFlags.push(`${seg.program} reads a script built at run time from a here-document`);
+        else this.script(r.target, { via: [...ctx.via, 'heredoc'], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
+      }
+    }
+  }
+
+  /** Code a builtin or a test evaluates again (`: "a[$(cmd)]"`), walked as a script. */
+  #evaluated(e: Expansion & { kind: 'script' }, ctx: WalkContext): void {
+    this.script(e.text, { via: [...ctx.via, e.via], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
+  }
+
+  /** The commands a wrapper runs and the code a builtin evaluates again, walked as commands and scripts. */
+  #expand(seg: SimpleCommand, words: Word[], ctx: WalkContext): void {
     const exp = expandWrapper(seg.program, words);
     if (exp !== null) {
       seg.wrapper = exp.wrapper;
@@ -561,13 +584,6 @@ export class ModelBuilder {
         } else {
           this.script(inner.text, { via, pipeline: ctx.pipeline, depth: ctx.depth + 1 });
         }
-      }
-    }
-    if (readsScriptFromStdin(seg)) {
-      for (const r of seg.redirects) {
-        if (r.op !== '<<' && r.op !== '<<-' && r.op !== '<<<') continue;
-        if (r.dynamic) this.redFlags.push(`${seg.program} reads a script built at run time from a here-document`);
-        else this.script(r.target, { via: [...ctx.via, 'heredoc'], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
       }
     }
   }

@@ -53,6 +53,24 @@ describe('code in a subscript or arithmetic a builtin evaluates is judged', () =
   );
 });
 
+describe('declarations and test commands evaluate subscripts too (parsed as their own nodes)', () => {
+  it.each<[string, number]>([
+    ["declare 'a[$(rm -rf ~)]=1'", 2],
+    ["local 'a[$(rm -rf ~)]=1'", 2],
+    ["readonly 'a[$(rm -rf ~)]'", 2],
+    ["[[ -v 'a[$(rm -rf ~)]' ]]", 1],
+    ["[ -v 'a[$(rm -rf ~)]' ]", 1],
+    ["[[ $x -eq 'a[$(rm -rf ~)]' ]]", 2],
+  ])('%s', (command, segment) => {
+    expectDangerous(command, `segment ${segment}: ${RM_HOME}`);
+  });
+
+  it.each(['export X=1', 'declare -i x=5', 'local x=1', '[[ -f x ]]', "[[ -v 'a[1]' ]]", '[[ 1 -eq 1 ]]'])(
+    'an ordinary declaration or test keeps its level: %s',
+    (command) => expectLevel(command, 'moderate'),
+  );
+});
+
 describe('a variable a builtin sets is judged like an assignment of it', () => {
   it.each<[string, CommandRiskLevel]>([
     ['printf -v HOME /ws/h; git status', 'moderate'],
