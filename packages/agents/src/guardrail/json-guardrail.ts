@@ -35,7 +35,10 @@ const ROUTER_RULE: ChainRule = {
   claim: /["']?\bdecision["']?\s*:/,
   isCandidate: (o) => Object.hasOwn(o, 'decision'),
   isTemplateEcho: (o) =>
-    (typeof o.decision === 'string' && o.decision.includes('|')) || isPlaceholder(o.target) || isPlaceholder(o.reason),
+    (typeof o.decision === 'string' && o.decision.includes('|')) ||
+    isPlaceholder(o.decision) ||
+    isPlaceholder(o.target) ||
+    isPlaceholder(o.reason),
   // A cut answer keeps what decides the action. A module dispatch's payload is the tool's
   // arguments: one cut before it would run the tool with `{}` (another meaning), so it must be
   // there and closed. An agent dispatch without a payload gets the user's text instead.

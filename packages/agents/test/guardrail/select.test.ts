@@ -93,6 +93,18 @@ describe('guardrail step 3: select', () => {
     });
   });
 
+  it('drops a schema sketch whose decision is a placeholder ("…"), before or after the answer', () => {
+    for (const text of [
+      `Schema: {"decision": "…"}\n${cleanText}`,
+      `${cleanText}\nshape: {"decision": "…", "target": "x"}`,
+    ])
+      expect(runGuardrail(text, registry)).toEqual({
+        outcome: 'ok',
+        decision: clean,
+        repairs: [{ kind: 'template_echo', detail: '1 echo(es) of the prompt template dropped' }],
+      });
+  });
+
   it('fails with no_decision when the answer is only the template', () => {
     expect(runGuardrail(TEMPLATE, registry)).toEqual({
       outcome: 'ask_human',
