@@ -22,6 +22,7 @@ import { AutoEvaluation, CACHED_ALLOW, type CachedAllow, EngineEvaluation } from
 import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
 import { actionOf, LEVEL_ORDER } from './evaluation.js';
 import { argsPreview, commandPreview, type ReadFile, writePreview } from './preview.js';
+import { withStdinAndEnv } from './stdin-script.js';
 import {
   DEFAULT_VERDICT_CACHE_SIZE,
   type StaticVerdict,
@@ -343,9 +344,10 @@ export class FirewallEngine {
     // a task's own workspace is a root for its calls only: the principal is the hub's, never the payload's
     const principal = facts.principal;
     // relative paths in the command are judged from where it runs: its cwd, else the caller's first root
+    const context = command !== undefined ? { cwd: this.#sandbox.commandCwd(args, principal) } : undefined;
     const assessment =
       command !== undefined
-        ? this.#risk.assess(command, { cwd: this.#sandbox.commandCwd(args, principal) })
+        ? withStdinAndEnv(this.#risk.assess(command, context), args, (text) => this.#risk.assess(text, context))
         : undefined;
     const shellCall = shell && assessment !== undefined;
     const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model, principal });

@@ -15,6 +15,8 @@ export type ReadFile = (path: string) => Uint8Array | null;
 /** Above this size (either side) the diff is not computed; the hash still is. */
 export const MAX_DIFF_BYTES = 1024 * 1024;
 const MAX_ARGS_PREVIEW = 64 * 1024;
+/** Of those, the characters taken from the end of a longer preview. */
+const ARGS_TAIL = 8 * 1024;
 const DELETE_VERB = /(?:^|[._-])(?:delete|remove|rm|unlink|rmdir)(?:[._-]|$)/i;
 
 function isBinary(b: Uint8Array): boolean {
@@ -26,7 +28,24 @@ function isBinary(b: Uint8Array): boolean {
 const decoder = new TextDecoder('utf-8', { fatal: false });
 
 function shellWord(w: string): string {
-  return /^[A-Za-z0-9_./=:@%+,~-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+  if (/^[A-Za-z0-9_./=:@%+,~-]+$/.test(w)) return w;
+  // a line break inside a word would start a line of its own in the preview: $'…' shows it escaped
+  if (/[\n\r]/.test(w))
+    return `$'${w.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`;
+  return `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Most characters of `stdin` shown: the head and the tail (where a payload hides after padding). */
+const STDIN_HEAD = 2000;
+const STDIN_TAIL = 1000;
+
+/** `text` as indented lines under a heading: no line of it can pass for one of the preview's own. */
+function block(text: string): string[] {
+  const shown =
+    text.length > STDIN_HEAD + STDIN_TAIL
+      ? `${text.slice(0, STDIN_HEAD)}\n… [${text.length - STDIN_HEAD - STDIN_TAIL} characters not shown] …\n${text.slice(-STDIN_TAIL)}`
+      : text;
+  return shown.split(/\r\n|\r|\n/).map((l) => `  | ${l}`);
 }
 
 function segmentLine(seg: SimpleCommand, i: number): string {
@@ -48,7 +67,15 @@ export function commandPreview(
       : Array.isArray(args.argv)
         ? (args.argv as string[]).map(shellWord).join(' ')
         : '';
-  const lines = [`$ ${shown}`, `cwd: ${cwd ?? '(the first workspace root)'}`, 'runs:'];
+  // a command of several lines shows each under the first, marked: none can pass for a preview line
+  const [first = '', ...rest] = shown.split(/\r\n|\r|\n/);
+  const lines = [`$ ${first}`, ...rest.map((l) => `> ${l}`)];
+  if (typeof args.env === 'object' && args.env !== null)
+    for (const [k, v] of Object.entries(args.env as Record<string, unknown>))
+      lines.push(`env: ${k}=${typeof v === 'string' ? shellWord(v) : JSON.stringify(v)}`);
+  if (typeof args.stdin === 'string' && args.stdin !== '')
+    lines.push(`stdin (${Buffer.byteLength(args.stdin)} bytes):`, ...block(args.stdin));
+  lines.push(`cwd: ${cwd ?? '(the first workspace root)'}`, 'runs:');
   assessment.model.segments.forEach((s, i) => lines.push(segmentLine(s, i)));
   if (assessment.model.unparseable !== undefined) lines.push(`NOT FULLY PARSED: ${assessment.model.unparseable}`);
   lines.push(`risk: ${assessment.level}${assessment.reasons.length > 0 ? ` — ${assessment.reasons.join('; ')}` : ''}`);
@@ -65,8 +92,11 @@ export function argsPreview(args: unknown): Preview {
   } catch {
     text = String(args);
   }
-  if (text.length > MAX_ARGS_PREVIEW)
-    text = `${text.slice(0, MAX_ARGS_PREVIEW)}\n… [preview cut: ${text.length - MAX_ARGS_PREVIEW} more characters]`;
+  // past the bound the head and the tail are shown: what padding pushes to the end stays in view
+  if (text.length > MAX_ARGS_PREVIEW) {
+    const head = MAX_ARGS_PREVIEW - ARGS_TAIL;
+    text = `${text.slice(0, head)}\n… [preview cut: ${text.length - MAX_ARGS_PREVIEW} characters not shown] …\n${text.slice(-ARGS_TAIL)}`;
+  }
   return { kind: 'args', text };
 }
 
