@@ -36,6 +36,7 @@ import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { traceSecrets } from './secret-flow.js';
 import { hasConfusableLetter } from './unicode.js';
 import { findIsBroad, findRoots } from './wrappers.js';
+import { FILE_WRITERS, writtenFiles } from './written-files.js';
 
 /** Accumulates findings: the strictest level and its reasons, dangerous ones first, without duplicates. */
 export class Findings {
@@ -202,6 +203,15 @@ function writerRule(seg: SimpleCommand, label: string, f: Findings): void {
   }
 }
 
+/** An encoder's, compressor's or sort's output file (`sort -o ~/.bashrc`), when it is a sensitive place. */
+function outputRule(seg: SimpleCommand, label: string, f: Findings): void {
+  for (const w of writtenFiles(seg)) {
+    if (w.read) continue; // an archiver's operand: which one is the archive is not worked out
+    const sens = sensitiveWriteTarget(w.path);
+    if (sens !== null) f.add('dangerous', `${label}: ${seg.program} writes to ${quote(w.path)} (${sens})`);
+  }
+}
+
 function interpreterRule(seg: SimpleCommand, label: string, f: Findings): void {
   const p = seg.program;
   if (!(SHELLS.has(p) || isInterpreter(p) || p === 'source' || p === '.')) return;
@@ -262,6 +272,7 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: Segm
       );
   }
   if (WRITERS.has(p)) writerRule(seg, label, f);
+  else if (FILE_WRITERS.has(p)) outputRule(seg, label, f);
   destructionRules(seg, label, (level, reason) => f.add(level, reason), place.isBroad);
   interpreterRule(seg, label, f);
   metadataRule(seg, label, f);

@@ -39,6 +39,22 @@ function trap(words: readonly Word[]): Expansion[] {
   return [code('trap', action.text, action.dynamic)];
 }
 
+/**
+ * `sort --compress-program=PROG` (any unambiguous prefix, `--co` on): sort runs PROG with its
+ * temporary data on stdin — `sh` there runs the sorted lines. Judged as data piped into PROG.
+ */
+function sort(words: readonly Word[]): Expansion[] {
+  const out: Expansion[] = [];
+  for (let i = 1; i < words.length; i++) {
+    if ((words[i] as Word).text === '--') break;
+    const v = longValue(words, i, 'compress-program', 2);
+    if (v === null) continue;
+    out.push(code('sort --compress-program', `cat | ${v.value.text}`, v.value.dynamic));
+    i = v.next - 1;
+  }
+  return out;
+}
+
 /** `alias NAME=VALUE…`: VALUE runs wherever NAME is later used as a command (dash expands aliases in -c scripts). */
 function alias(words: readonly Word[]): Expansion[] {
   return words.slice(1).flatMap((w) => {
@@ -441,6 +457,8 @@ export function commandStrings(program: string, words: readonly Word[]): Expansi
       return tar(words);
     case 'zip':
       return zip(words);
+    case 'sort':
+      return sort(words);
     case 'make':
     case 'gmake':
       return make(words);

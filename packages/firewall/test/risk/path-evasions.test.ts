@@ -342,3 +342,19 @@ describe('start-up and tool files of the home directory', () => {
     );
   });
 });
+
+describe('the output file of sort, encoders and compressors', () => {
+  it('is a write: dangerous into a start-up file or credential store, ordinary elsewhere', () => {
+    expectLevels(
+      [
+        ['sort -o ~/.bashrc x', 'dangerous'],
+        ['sort --output=~/.bashrc x', 'dangerous'],
+        ['gpg -o ~/.ssh/authorized_keys -d k', 'dangerous'],
+        ['openssl enc -d -in x -out ~/.profile', 'dangerous'],
+        ['sort -o out.txt x', 'moderate'],
+        ['sort x', 'safe'],
+      ],
+      undefined,
+    );
+  });
+});
