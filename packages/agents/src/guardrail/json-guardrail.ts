@@ -31,12 +31,21 @@ export interface GuardrailOptions {
   max_chars?: number;
 }
 
+/**
+ * A decision spelt only as an ellipsis (`"..."`, `"…"`, `"……"`, `". . ."`): the value a schema
+ * sketch (`{"decision": "…"}`) leaves for the model to fill in, never one of the five decisions.
+ */
+function isEllipsis(v: unknown): boolean {
+  return typeof v === 'string' && /^(?:…|[.…]{2,})$/u.test(v.replace(/\s+/gu, ''));
+}
+
 const ROUTER_RULE: ChainRule = {
   claim: /["']?\bdecision["']?\s*:/,
   isCandidate: (o) => Object.hasOwn(o, 'decision'),
   isTemplateEcho: (o) =>
     (typeof o.decision === 'string' && o.decision.includes('|')) ||
     isPlaceholder(o.decision) ||
+    isEllipsis(o.decision) ||
     isPlaceholder(o.target) ||
     isPlaceholder(o.reason),
   // A cut answer keeps what decides the action. A module dispatch's payload is the tool's

@@ -8,10 +8,10 @@
  * will parse later.
  */
 import { heldJsonProblem } from './coerce.js';
-import { scanJson } from './duplicate-keys.js';
+import { MAX_DEPTH, scanJson } from './duplicate-keys.js';
 import type { Candidate } from './extract.js';
 import type { GuardrailRepair } from './guardrail-types.js';
-import { clip } from './snippet.js';
+import { clip, clipMiddle } from './snippet.js';
 import { repairJson } from './syntax-repair.js';
 import type { CutInfo } from './truncation.js';
 
@@ -104,10 +104,19 @@ function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudge
   try {
     value = JSON.parse(json);
   } catch {
-    if (text.length > MAX_REPAIR_CHARS || text.length > budget.chars) return { ok: false };
+    if (text.length > MAX_REPAIR_CHARS)
+      return {
+        ok: false,
+        problem: `the JSON is not valid and, at ${text.length} characters, too long to repair (at most ${MAX_REPAIR_CHARS})`,
+      };
+    if (text.length > budget.chars)
+      return {
+        ok: false,
+        problem: `the answer holds more invalid JSON than is repaired (at most ${MAX_REPAIR_TOTAL} characters)`,
+      };
     budget.chars -= text.length;
     const r = repairJson(text);
-    if (!r.ok) return { ok: false };
+    if (!r.ok) return { ok: false, problem: r.problem };
     try {
       value = JSON.parse(r.json);
     } catch {
@@ -122,7 +131,8 @@ function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudge
   }
   if (typeof value !== 'object' || value === null) return { ok: true, value, cut, incomplete };
   const scan = scanJson(json);
-  if (scan.tooDeep || scan.number !== undefined) return { ok: false };
+  if (scan.tooDeep) return { ok: false, problem: `the JSON nests deeper than ${MAX_DEPTH} levels` };
+  if (scan.number !== undefined) return { ok: false, problem: scan.number };
   const hidden = formatCharKey(value);
   if (hidden !== undefined) {
     const shown = hidden.replace(/\p{Cf}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
@@ -141,9 +151,24 @@ function parseNested(value: string, repairs: GuardrailRepair[], budget: RepairBu
   return p;
 }
 
+/** Most reasons {@link parseCandidate} collects for one answer (the same reason counts once). */
+export const MAX_PROBLEMS = 3;
+
+/**
+ * Adds why a fragment cannot be read to `problems` (fed back to the model on a re-ask): bounded to
+ * a snippet's length, each reason once, at most {@link MAX_PROBLEMS} of them.
+ */
+function addProblem(problems: string[], problem: string | undefined): void {
+  if (problem === undefined || problems.length >= MAX_PROBLEMS) return;
+  const shown = clipMiddle(problem);
+  if (!problems.includes(shown)) problems.push(shown);
+}
+
 /**
  * The objects in `candidate` that pass `isCandidate` (or every object, when none does — select
- * reports why), after the unwrapping rules; null when the fragment cannot be parsed at all.
+ * reports why), after the unwrapping rules; null when the fragment cannot be parsed at all, with
+ * the reason added to `problems` when there is one (what the repair refused, a number that does
+ * not read back, nesting too deep, …).
  */
 export function parseCandidate(
   candidate: Candidate,
@@ -153,7 +178,7 @@ export function parseCandidate(
 ): ParsedCandidate[] | null {
   const repairs: GuardrailRepair[] = [];
   let p = parseText(candidate.text, repairs, budget);
-  if (!p.ok && p.problem !== undefined) problems.push(p.problem);
+  if (!p.ok) addProblem(problems, p.problem);
   // The repair found the text open where extraction found it closed: the two read the text
   // differently (a brace inside a smart-quoted string, …), and no truncation check would run.
   if (!p.ok || (p.cut && !candidate.truncated)) return null;
@@ -168,7 +193,7 @@ export function parseCandidate(
     const text = value;
     p = parseNested(text, repairs, budget);
     if (!p.ok) {
-      if (p.problem !== undefined) problems.push(p.problem);
+      addProblem(problems, p.problem);
       return null;
     }
     value = p.value;
@@ -177,13 +202,14 @@ export function parseCandidate(
     incomplete = p.incomplete;
   }
   const out: ParsedCandidate[] = [];
-  let unreadable = false;
+  /** Why JSON held in a string of a candidate is refused (that candidate cannot be read). */
+  let unreadable: string | undefined;
   const push = (v: Record<string, unknown>, dup: string | undefined, from: Candidate, cut: CutInfo): void => {
     if (dup === undefined && isCandidate(v)) {
       // JSON that coerce will read out of a string passes the same checks as the rest
       const held = heldJsonProblem(v);
       if (held?.duplicate !== undefined) dup = held.duplicate;
-      else if (held !== undefined) unreadable = true;
+      else if (held !== undefined) unreadable ??= held.problem;
     }
     const p: ParsedCandidate = { value: v, source: from, repairs, cut };
     if (dup !== undefined) p.duplicate = dup;
@@ -243,5 +269,7 @@ export function parseCandidate(
     repairs.push({ kind: 'unwrap_key', detail: key });
     for (const [o, at] of innerObjects) push(o, dup, from, { path: at, incomplete: innerIncomplete });
   }
-  return unreadable ? null : out;
+  if (unreadable === undefined) return out;
+  addProblem(problems, unreadable);
+  return null;
 }

@@ -5,3 +5,20 @@ export const SNIPPET_MAX = 200;
 export function clip(s: string): string {
   return s.length <= SNIPPET_MAX ? s : `${s.slice(0, SNIPPET_MAX - 1)}…`;
 }
+
+/**
+ * `s` cut to {@link SNIPPET_MAX} characters by dropping its middle (an ellipsis in its place): a
+ * message that quotes model text (`$.<key>: <number> is out of range`) keeps its start and the
+ * reason at its end.
+ */
+export function clipMiddle(s: string): string {
+  if (s.length <= SNIPPET_MAX) return s;
+  let head = Math.ceil((SNIPPET_MAX - 1) / 2);
+  let tail = s.length - (SNIPPET_MAX - 1 - head);
+  // never split a surrogate pair (a lone half is no character to show)
+  const high = s.charCodeAt(head - 1);
+  if (high >= 0xd800 && high <= 0xdbff) head--;
+  const low = s.charCodeAt(tail);
+  if (low >= 0xdc00 && low <= 0xdfff) tail++;
+  return `${s.slice(0, head)}…${s.slice(tail)}`;
+}

@@ -229,7 +229,7 @@ class Repairer {
     const s = this.s;
     const c = s[this.i]!;
     if (c === '{' || c === '[') {
-      if (this.stack.length >= MAX_REPAIR_DEPTH) this.fail('nesting too deep');
+      if (this.stack.length >= MAX_REPAIR_DEPTH) this.fail(`nesting deeper than ${MAX_REPAIR_DEPTH} levels`);
       this.stack.push({
         close: c === '{' ? '}' : ']',
         state: c === '{' ? 'key' : 'item',

@@ -142,7 +142,7 @@ describe('guardrail step 6: coerce', () => {
       outcome: 'ask_human',
       reason_code: 'unparseable',
       retryable: true,
-      errors: ['the JSON in the answer cannot be parsed'],
+      errors: ['the JSON in the answer cannot be parsed', '$.payload.n: 1e999 is out of range'],
       repairs: [],
     });
   });

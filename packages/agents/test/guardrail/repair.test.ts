@@ -108,7 +108,7 @@ describe('guardrail step 2: repair and parse', () => {
       outcome: 'ask_human',
       reason_code: 'unparseable',
       retryable: true,
-      errors: ['the JSON in the answer cannot be parsed'],
+      errors: ['the JSON in the answer cannot be parsed', 'a colon is missing at character 5'],
       repairs: [],
     });
   });
@@ -121,7 +121,10 @@ describe('guardrail step 2: repair and parse', () => {
       outcome: 'ask_human',
       reason_code: 'unparseable',
       retryable: true,
-      errors: ['the JSON in the answer cannot be parsed'],
+      errors: [
+        'the JSON in the answer cannot be parsed',
+        `the JSON is not valid and, at ${broken.length} characters, too long to repair (at most 16384)`,
+      ],
       repairs: [],
     });
   });
@@ -138,13 +141,14 @@ describe('guardrail step 2: repair and parse', () => {
 });
 
 describe('guardrail step 2: a repair never changes what a value says', () => {
-  const unparseable = {
+  /** The refusal, with the reason the repair or the number check gave. */
+  const unparseable = (problem: string) => ({
     outcome: 'ask_human',
     reason_code: 'unparseable',
     retryable: true,
-    errors: ['the JSON in the answer cannot be parsed'],
+    errors: ['the JSON in the answer cannot be parsed', problem],
     repairs: [],
-  };
+  });
   /** `clean` with its payload spelt as `payload` (raw JSON-ish text). */
   const withPayload = (payload: string) => cleanText.replace('{"text":"hi"}', payload);
 
@@ -161,22 +165,35 @@ describe('guardrail step 2: a repair never changes what a value says', () => {
     });
   });
 
+  const NOT_JSON_NUMBER = 'a number not in JSON form (0x…, 0o…, leading zero, …) at character 113';
   it.each([
-    ['a Windows path whose \\n and \\t would become a newline and a tab', '{"path":"C:\\Users\\new\\table.txt"}'],
-    ['an apostrophe inside a single-quoted string', "{'text':'Don't worry'}"],
-    ['NaN', '{"n":NaN}'],
-    ['Infinity', '{"n":Infinity}'],
-    ['a hex number', '{"mode":0x10}'],
-    ['an octal number', '{"mode":0o755}'],
-    ['a leading zero', "{'mode':0755}"],
-    ['an unquoted value', '{"command":rm -rf build}'],
-  ])('refuses %s as unparseable', (_, payload) => {
-    expect(runGuardrail(withPayload(payload), registry)).toEqual(unparseable);
+    [
+      'a Windows path whose \\n and \\t would become a newline and a tab',
+      '{"path":"C:\\Users\\new\\table.txt"}',
+      'a string mixes the invalid escape \\U with the JSON escape \\n (ambiguous) at character 113',
+    ],
+    [
+      'an apostrophe inside a single-quoted string',
+      "{'text':'Don't worry'}",
+      'unexpected "t" after a value at character 118',
+    ],
+    ['NaN', '{"n":NaN}', 'an unquoted value "NaN" at character 110'],
+    ['Infinity', '{"n":Infinity}', 'an unquoted value "Infinity" at character 110'],
+    ['a hex number', '{"mode":0x10}', NOT_JSON_NUMBER],
+    ['an octal number', '{"mode":0o755}', NOT_JSON_NUMBER],
+    ['a leading zero', "{'mode':0755}", NOT_JSON_NUMBER],
+    ['an unquoted value', '{"command":rm -rf build}', 'an unquoted value "rm" at character 116'],
+  ])('refuses %s as unparseable, saying why', (_, payload, problem) => {
+    expect(runGuardrail(withPayload(payload), registry)).toEqual(unparseable(problem));
   });
 
   it('refuses a number in valid JSON that does not read back as written (1e999, 2^64-ish integers)', () => {
-    expect(runGuardrail(withPayload('{"n":1e999}'), registry)).toEqual(unparseable);
-    expect(runGuardrail(withPayload('{"id":12345678901234567890}'), registry)).toEqual(unparseable);
+    expect(runGuardrail(withPayload('{"n":1e999}'), registry)).toEqual(
+      unparseable('$.payload.n: 1e999 is out of range'),
+    );
+    expect(runGuardrail(withPayload('{"id":12345678901234567890}'), registry)).toEqual(
+      unparseable('$.payload.id: 12345678901234567890 is beyond the integers a number keeps exactly (±2^53)'),
+    );
     expect(runGuardrail(withPayload('{"id":9007199254740991,"x":0.30000000000000004}'), registry)).toMatchObject({
       outcome: 'ok',
       decision: { payload: { id: 9007199254740991, x: 0.30000000000000004 } },
@@ -193,10 +210,12 @@ describe('guardrail step 2: a repair never changes what a value says', () => {
   });
 
   it('refuses, at once, the unbalanced quotes jsonrepair spent seconds on (8 KB: 11.7 s before)', () => {
-    expect(runGuardrail(`{'a':${"'x".repeat(4000)}}`, registry)).toEqual(unparseable);
+    expect(runGuardrail(`{'a':${"'x".repeat(4000)}}`, registry)).toEqual(
+      unparseable('unexpected "x" after a value at character 8'),
+    );
     const reason = `{'decision':'reject','target':None,'confidence':0.9,'reason':${"'x".repeat(4000)},'payload':{},'requires_human':False}`;
-    expect(runGuardrail(reason, registry)).toEqual(unparseable);
+    expect(runGuardrail(reason, registry)).toEqual(unparseable('unexpected "x" after a value at character 64'));
     const sed = `{'decision':'dispatch_module','target':'echo','confidence':0.9,'reason':'r','payload':{'command':'${"sed -e 's/a/b/' ".repeat(200)}'},'requires_human':False}`;
-    expect(runGuardrail(sed, registry)).toEqual(unparseable);
+    expect(runGuardrail(sed, registry)).toEqual(unparseable('unexpected "s" after a value at character 106'));
   });
 });

@@ -85,11 +85,17 @@ describe('guardrail: a brace inside a string the scanner misread never yields th
   });
 
   it('counts an unreadable fragment claiming a decision in smart quotes or \\u escapes', () => {
-    for (const claim of ['“decision”: “reject” oops', '"d\\u0065cision": "reject" oops'])
+    for (const [claim, at] of [
+      ['“decision”: “reject” oops', 22],
+      ['"d\\u0065cision": "reject" oops', 27],
+    ] as const)
       expect(router(`{${claim}}\n${INNER}`)).toMatchObject({
         outcome: 'ask_human',
         reason_code: 'ambiguous_candidates',
-        errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
+        errors: [
+          'the answer holds another decision that cannot be parsed; give exactly one',
+          `unexpected "o" after a value at character ${at}`,
+        ],
       });
   });
 

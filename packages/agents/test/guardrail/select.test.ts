@@ -59,7 +59,10 @@ describe('guardrail step 3: select', () => {
       outcome: 'ask_human',
       reason_code: 'ambiguous_candidates',
       retryable: false,
-      errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
+      errors: [
+        'the answer holds another decision that cannot be parsed; give exactly one',
+        'unexpected ":" after a value at character 53',
+      ],
       repairs: [],
     });
   });
@@ -103,6 +106,37 @@ describe('guardrail step 3: select', () => {
         decision: clean,
         repairs: [{ kind: 'template_echo', detail: '1 echo(es) of the prompt template dropped' }],
       });
+  });
+
+  it('drops a schema sketch whose decision is "..." or another ellipsis, before or after the answer', () => {
+    for (const text of [
+      `Schema: {"decision": "..."}\n${cleanText}`,
+      `${cleanText}\nshape: {"decision": "...", "target": "fs.read", "confidence": 0.9}`,
+      `Schema: {"decision": "...."}\n${cleanText}`,
+      `Schema: {"decision": "……"}\n${cleanText}`,
+      `${cleanText}\nshape: {"decision": ". . .", "target": "x"}`,
+    ])
+      expect(runGuardrail(text, registry)).toEqual({
+        outcome: 'ok',
+        decision: clean,
+        repairs: [{ kind: 'template_echo', detail: '1 echo(es) of the prompt template dropped' }],
+      });
+    // outside the fence that was read, the sketch is no second decision (and no echo of that part)
+    expect(runGuardrail(`\`\`\`json\n${cleanText}\n\`\`\`\nshape: {"decision": " ... "}`, registry)).toEqual({
+      outcome: 'ok',
+      decision: clean,
+      repairs: [{ kind: 'fence', detail: '1 fenced block(s)' }],
+    });
+  });
+
+  it('an answer whose only decision is an ellipsis repeats the template (no_decision)', () => {
+    expect(runGuardrail(JSON.stringify(decision({ decision: '...' })), registry)).toEqual({
+      outcome: 'ask_human',
+      reason_code: 'no_decision',
+      retryable: true,
+      errors: ['the answer only repeats the prompt template; answer with real values'],
+      repairs: [],
+    });
   });
 
   it('fails with no_decision when the answer is only the template', () => {
@@ -181,7 +215,10 @@ describe('guardrail step 3: select', () => {
       outcome: 'ask_human',
       reason_code: 'ambiguous_candidates',
       retryable: false,
-      errors: ['the answer holds another decision that cannot be parsed; give exactly one'],
+      errors: [
+        'the answer holds another decision that cannot be parsed; give exactly one',
+        'unexpected ":" after a value at character 53',
+      ],
       repairs: [],
     });
   });

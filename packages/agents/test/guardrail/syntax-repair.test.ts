@@ -103,7 +103,10 @@ describe('repairJson: structure only', () => {
   });
 
   it('refuses nesting deeper than 128', () => {
-    expect(repairJson(`${'['.repeat(129)}1`)).toMatchObject({ ok: false, problem: expect.stringMatching(/too deep/) });
+    expect(repairJson(`${'['.repeat(129)}1`)).toMatchObject({
+      ok: false,
+      problem: 'nesting deeper than 128 levels at character 128',
+    });
     expect(repairJson(`${'['.repeat(128)}1`)).toMatchObject({ ok: true, cut: true });
   });
 

@@ -28,7 +28,7 @@ describe('guardrail step 7: validate', () => {
   it('re-asks for a non-finite confidence (1e999 does not read back as written: refused while parsing)', () => {
     const text = JSON.stringify(clean).replace('0.9', '1e999');
     expect(runGuardrail(text, registry)).toEqual({
-      ...invalid(['the JSON in the answer cannot be parsed']),
+      ...invalid(['the JSON in the answer cannot be parsed', '$.confidence: 1e999 is out of range']),
       reason_code: 'unparseable',
     });
     expect(run(decision({ confidence: 'NaN' }))).toEqual(invalid(['$.confidence must be number']));
