@@ -6,6 +6,7 @@
 
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
+import { shownErrors } from '../guardrail/snippet.js';
 import { stopMessage, stopOf } from '../model/model-reply.js';
 import { addTally, callCost, type CostTally, emptyTally } from '../tasks/cost.js';
 import { createPlan, renderPlan, revisePlan } from '../tasks/plan.js';
@@ -209,7 +210,7 @@ export class ExecutorAgent {
       done: decision.done,
       human_required,
       ...(decision.summary ? { summary: decision.summary } : {}),
-      ...(errors?.length ? { parse_errors: errors } : {}),
+      ...(errors?.length ? { parse_errors: shownErrors(errors) } : {}),
     };
     if (final) {
       // the last summarising step: no tools, then PAUSED with a checkpoint

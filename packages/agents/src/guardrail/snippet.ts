@@ -22,3 +22,17 @@ export function clipMiddle(s: string): string {
   if (low >= 0xdc00 && low <= 0xdfff) tail++;
   return `${s.slice(0, head)}…${s.slice(tail)}`;
 }
+
+/** Most errors one refusal passes on (to the model's re-ask, a task's record, a person). */
+export const ERRORS_SHOWN_MAX = 10;
+
+/**
+ * `errors` as they are passed on: each cut by {@link clipMiddle}, at most
+ * {@link ERRORS_SHOWN_MAX} of them, a last line saying how many more there were. An error can quote
+ * model text (a key, a number) of any length: what is fed back stays bounded.
+ */
+export function shownErrors(errors: readonly string[]): string[] {
+  const shown = errors.slice(0, ERRORS_SHOWN_MAX).map(clipMiddle);
+  if (errors.length > ERRORS_SHOWN_MAX) shown.push(`… and ${errors.length - ERRORS_SHOWN_MAX} more`);
+  return shown;
+}

@@ -6,6 +6,7 @@
 import type { CapabilitySnapshot } from '@finger/hub';
 
 import type { TurnRecord } from '../agent/session-memory.js';
+import { shownErrors } from '../guardrail/snippet.js';
 
 /** What the user message is built from. */
 export interface RouterPromptInput {
@@ -59,12 +60,9 @@ export function routerUserMessage(p: RouterPromptInput): string {
   return lines.join('\n');
 }
 
-const ERRORS_MAX = 10;
-
-/** The re-ask message after an answer the guardrail refused. */
+/** The re-ask message after an answer the guardrail refused (its errors bounded: they can quote model text). */
 export function routerReaskMessage(errors: readonly string[]): string {
-  const list = errors.slice(0, ERRORS_MAX).map((e) => `- ${e}`);
-  if (errors.length > ERRORS_MAX) list.push(`- … and ${errors.length - ERRORS_MAX} more`);
+  const list = shownErrors(errors).map((e) => `- ${e}`);
   return [
     'Your answer could not be used:',
     ...(list.length > 0 ? list : ['- it was not a valid decision object']),

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { runGuardrail } from '../../src/guardrail/json-guardrail.js';
 import { parseLlmDecision } from '../../src/guardrail/llm-decision.js';
 import { MAX_PROBLEMS } from '../../src/guardrail/repair.js';
-import { clipMiddle, SNIPPET_MAX } from '../../src/guardrail/snippet.js';
+import { clipMiddle, ERRORS_SHOWN_MAX, shownErrors, SNIPPET_MAX } from '../../src/guardrail/snippet.js';
 import { RouterEngine } from '../../src/router/router-engine.js';
+import { routerReaskMessage } from '../../src/router/router-prompt.js';
 import { ScriptedModel } from '../router/stubs.js';
 import { clean, cleanText, registry } from './registry.js';
 
@@ -249,5 +250,20 @@ describe('guardrail: the reasons stay bounded', () => {
     // a pair across the tail's start: the tail starts after it
     const pairAtTail = `${'a'.repeat(200)}😀${'b'.repeat(98)}`;
     expect(clipMiddle(pairAtTail)).toBe(`${'a'.repeat(100)}…${'b'.repeat(98)}`);
+  });
+});
+
+describe('errors passed on stay bounded', () => {
+  it('a duplicate key of 100k characters is cut in the re-ask, and at most ten errors are listed', () => {
+    const long = `$.${'k'.repeat(100_000)} appears twice with different values`;
+    const errors = [long, ...Array.from({ length: 11 }, (_, i) => `error ${i}`)];
+    const shown = shownErrors(errors);
+    expect(shown).toHaveLength(ERRORS_SHOWN_MAX + 1);
+    expect(shown[0]).toHaveLength(SNIPPET_MAX);
+    expect(shown[0]?.endsWith('appears twice with different values')).toBe(true);
+    expect(shown.at(-1)).toBe('… and 2 more');
+    const message = routerReaskMessage(errors);
+    expect(message.length).toBeLessThan(1000);
+    expect(message).toContain('- … and 2 more');
   });
 });
