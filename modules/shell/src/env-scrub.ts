@@ -8,6 +8,14 @@ export interface EnvDenyList {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * Variables of the daemon's environment never inherited, whatever the deny list: they change what
+ * a shell does beyond the command the firewall judged — `BASH_ENV` / `ENV` name a script the shell
+ * runs first, `CDPATH` sends a relative `cd` elsewhere (`cd .ssh` into `~/.ssh`). A caller may
+ * still pass them in `env`, which the policy judges.
+ */
+const NEVER_INHERITED: ReadonlySet<string> = new Set(['BASH_ENV', 'ENV', 'CDPATH']);
+
 function globToRegExp(glob: string): RegExp {
   let src = '';
   for (const ch of glob) {
@@ -32,10 +40,11 @@ export function compileEnvDeny(globs: readonly string[]): EnvDenyList {
 
 /**
  * The child's environment: every variable of `base` (the daemon's environment) whose name the
- * deny list does not match, then the caller's `requested` variables on top. A requested name on
- * the deny list, an invalid name, or a value with a NUL byte fails the whole call with
- * E_INVALID_ARGS listing every offending variable (`details.issues`), so a secret can neither
- * leak from the daemon nor be smuggled in under a denied name.
+ * deny list does not match, except {@link NEVER_INHERITED}, then the caller's `requested`
+ * variables on top. A requested name on the deny list, an invalid name, or a value with a NUL
+ * byte fails the whole call with E_INVALID_ARGS listing every offending variable
+ * (`details.issues`), so a secret can neither leak from the daemon nor be smuggled in under a
+ * denied name.
  */
 export function buildChildEnv(
   base: Record<string, string | undefined>,
@@ -44,7 +53,7 @@ export function buildChildEnv(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
-    if (v !== undefined && !deny.denies(k)) out[k] = v;
+    if (v !== undefined && !deny.denies(k) && !NEVER_INHERITED.has(k)) out[k] = v;
   }
   if (requested === undefined) return out;
   const issues: ValidationIssue[] = [];

@@ -128,6 +128,16 @@ describe('environment scrubbing', () => {
     });
   });
 
+  it('never inherits BASH_ENV, ENV or CDPATH from the daemon, whatever the deny list', () => {
+    expect(
+      buildChildEnv(
+        { PATH: '/bin', BASH_ENV: '/tmp/x.sh', ENV: '/tmp/x.sh', CDPATH: '/home/u', CDPATHX: 'kept' },
+        compileEnvDeny([]),
+        undefined,
+      ),
+    ).toEqual({ PATH: '/bin', CDPATHX: 'kept' });
+  });
+
   it('refuses invalid names and NUL bytes in requested variables', () => {
     try {
       buildChildEnv({}, deny, { 'bad-name': 'x', OK: 'a\0b' });

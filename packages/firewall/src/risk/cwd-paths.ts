@@ -5,13 +5,16 @@
 // store, a place sensitive to write, a broad target, a directory holding credentials, another
 // process's /proc entries) is replaced by where it leads. The directory a segment runs in is the
 // command's starting directory (the call's `cwd`, else the workspace root) followed through every
-// `cd`/`pushd`/`popd` before it: as a set of the directories it may be (a `cd` that fails leaves
+// `cd`/`pushd`/`popd` before it (and its own directory options: `git -C`, `tar -C`, `make -C`, see
+// directory-options.ts): as a set of the directories it may be (a `cd` that fails leaves
 // the old one; one in a loop or function may run again), or "not known" after a `cd` to a
 // run-time value — then a relative path counts where it would be sensitive from SOME directory
-// (`credentials` in ~/.aws, `token` in finger's home, `shadow` in /etc). The model itself is not
-// changed: deny patterns and the sandbox see what was written.
+// (`credentials` in ~/.aws, `token` in finger's home, `shadow` in /etc); also after a relative
+// `cd` in a command that assigns CDPATH (`CDPATH=~ cd .ssh`: cd searches CDPATH's directories
+// first). The model itself is not changed: deny patterns and the sandbox see what was written.
 
 import type { CommandModel, Redirect, SimpleCommand } from './command-model.js';
+import { type DirectoryOptions, directoryOptions, subcommandIndex } from './directory-options.js';
 import {
   holdsSecret,
   holdsSensitive,
@@ -121,7 +124,7 @@ function join(dir: string, rel: string): string | null {
 class Resolver {
   readonly where: string[] = [];
   readonly notes: string[] = [];
-  /** replacements of words that were broad as written */
+  /** replacements of words that were broad as written, and words kept that are broad where they run */
   readonly broad = new Set<string>();
   readonly #boring = new Map<string, boolean>();
   readonly #seen = new Set<string>();
@@ -159,6 +162,12 @@ class Resolver {
         }
       }
       if (hit.wasBroad) this.broad.add(hit.to);
+      // a word that only becomes broad (`core.pager`, `run` in `~`) stays as written, for the rules
+      // that read it as what it is (a key, a subcommand); deleting or chmod-ing it hits something broad
+      if (hit.gain === BROAD) {
+        this.broad.add(word);
+        return word;
+      }
       return word.slice(0, s) + hit.to;
     }
     return word;
@@ -232,27 +241,30 @@ class Walk {
   #historyUnknown: boolean;
   #changes = 0;
   readonly #repeats: boolean;
+  readonly #cdpath: boolean;
 
-  constructor(start: Directories, repeats: boolean) {
+  /** `cdpath`: the command assigns CDPATH, so a relative `cd` may lead into any of its directories. */
+  constructor(start: Directories, repeats: boolean, cdpath: boolean) {
     this.cur = start;
     this.#history = new Set(start.list);
     this.#historyUnknown = start.unknown;
     this.#repeats = repeats;
+    this.#cdpath = cdpath;
   }
 
-  /** The directories `target` (a cd operand) names from the current ones. */
-  targets(target: string, dynamic: boolean): Directories {
+  /** The directories `target` (a cd operand) names from `from` (the current ones). */
+  targets(target: string, dynamic: boolean, from: Directories = this.cur): Directories {
     const n = normalizePath(target);
     // a run-time value other than $HOME at the start of it: any directory
     if (dynamic && (n === null || /[$`]/.test(n))) return { list: [], unknown: true };
     if (n !== null && (n.startsWith('/') || n.startsWith('~'))) return { list: [n], unknown: false };
     const list: string[] = [];
-    for (const d of this.cur.list) {
+    for (const d of from.list) {
       const to = join(d, target);
       if (to !== null) list.push(to);
     }
     // a relative cd in a loop or function body may run again, from where the last one left
-    return { list, unknown: this.cur.unknown || this.#repeats };
+    return { list, unknown: from.unknown || this.#repeats };
   }
 
   /** Every directory entered so far (`cd -`, `popd`, `pushd` without an operand). */
@@ -285,7 +297,9 @@ class Walk {
       this.add(this.history());
       return;
     }
-    this.add(this.targets(op.word, seg.dynamic.includes(op.index)));
+    const to = this.targets(op.word, seg.dynamic.includes(op.index));
+    // CDPATH is searched for a relative operand not starting with `.` or `..` (`CDPATH=~ cd .ssh`)
+    this.add(this.#cdpath && !/^(?:[/~]|\.\.?(?:\/|$))/.test(op.word) ? { list: to.list, unknown: true } : to);
   }
 }
 
@@ -295,7 +309,9 @@ class Walk {
  */
 export function pathView(model: CommandModel, context: AssessContext = {}): PathView {
   const segs = model.segments;
-  const moves = segs.some((s) => CHANGES_DIR.has(s.program) || (s.program === 'env' && s.wrapper));
+  const moves = segs.some(
+    (s) => CHANGES_DIR.has(s.program) || (s.program === 'env' && s.wrapper) || directoryOptions(s) !== null,
+  );
   if (context.cwd === undefined && !moves)
     return { model, where: [], notes: [], directories: () => NEUTRAL, isBroad: isBroadTarget };
   const start: Directories =
@@ -304,7 +320,8 @@ export function pathView(model: CommandModel, context: AssessContext = {}): Path
       : context.cwd === null
         ? { list: [], unknown: true }
         : { list: [normalizePath(context.cwd) ?? ''], unknown: false };
-  const walk = new Walk(start, model.flags.control_flow || model.flags.function_def);
+  const cdpath = segs.some((s) => s.assignments.some((a) => a.name === 'CDPATH'));
+  const walk = new Walk(start, model.flags.control_flow || model.flags.function_def, cdpath);
   const r = new Resolver();
   const dirs: Directories[] = [];
   let out: SimpleCommand[] | null = null;
@@ -315,7 +332,8 @@ export function pathView(model: CommandModel, context: AssessContext = {}): Path
     scoped = undefined;
     dirs.push(d);
     const label = `segment ${i + 1}`;
-    const next = rewriteSegment(seg, d, label, r);
+    const moved = directoryOptions(seg);
+    const next = rewriteSegment(seg, d, moved === null ? () => d : movedDirectories(walk, d, moved, seg), label, r);
     if (next !== seg) {
       out ??= segs.slice();
       out[i] = next;
@@ -349,12 +367,61 @@ export function pathView(model: CommandModel, context: AssessContext = {}): Path
 
 const HEREDOC = new Set(['<<', '<<-', '<<<']);
 
-function rewriteSegment(seg: SimpleCommand, d: Directories, label: string, r: Resolver): SimpleCommand {
+/** Most directory options of one command followed (`git -C a -C b …`); past it: not known. */
+const MAX_DIRECTORY_OPTIONS = 16;
+const UNKNOWN_DIRECTORIES: Directories = { list: [], unknown: true };
+
+/** Union of two sets of directories. */
+function union(a: Directories, b: Directories): Directories {
+  const list = [...new Set([...a.list, ...b.list])];
+  return { list: list.slice(0, MAX_DIRECTORIES), unknown: a.unknown || b.unknown || list.length > MAX_DIRECTORIES };
+}
+
+/**
+ * The directories each argv word of a segment with directory options leads from (`git -C ~ add
+ * .ssh`: `.ssh` from `~`): each option's directory is named from the ones before it, as a `cd` is.
+ */
+function movedDirectories(
+  walk: Walk,
+  d: Directories,
+  moved: DirectoryOptions,
+  seg: SimpleCommand,
+): (k: number) => Directories {
+  // more than a handful: where words lead from is not worked out (bounded work), and not known
+  if (moved.options.length > MAX_DIRECTORY_OPTIONS) return () => UNKNOWN_DIRECTORIES;
+  const steps: { index: number; dirs: Directories }[] = [];
+  let cur = d;
+  for (const o of moved.options) {
+    const to = walk.targets(o.dir, seg.dynamic.includes(o.index), cur);
+    cur = o.keep ? union(d, union(cur, to)) : to;
+    steps.push({ index: o.index, dirs: cur });
+  }
+  const last = cur;
+  return (k) => {
+    let at = d;
+    for (const s of steps) {
+      // an option's own word leads from the directories before it
+      if (s.index >= k) break;
+      at = s.dirs;
+    }
+    return moved.scope === 'all' && !steps.some((s) => s.index === k) ? last : at;
+  };
+}
+
+/** The segment with its relative path words replaced (see {@link Resolver.rewrite}); `at(k)`: where argv[k] leads from. */
+function rewriteSegment(
+  seg: SimpleCommand,
+  d: Directories,
+  at: (k: number) => Directories,
+  label: string,
+  r: Resolver,
+): SimpleCommand {
   let argv: string[] | null = null;
+  const verb = subcommandIndex(seg);
   for (let k = 1; k < seg.argv.length; k++) {
-    if (seg.dynamic.includes(k)) continue;
+    if (seg.dynamic.includes(k) || k === verb) continue;
     const w = seg.argv[k]!;
-    const to = r.rewrite(w, d, label);
+    const to = r.rewrite(w, at(k), label);
     if (to !== w) (argv ??= seg.argv.slice())[k] = to;
   }
   let redirects: Redirect[] | null = null;

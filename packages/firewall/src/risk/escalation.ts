@@ -9,6 +9,7 @@
 
 import { awkPrograms, awkWrites } from './awk-code.js';
 import type { CommandModel, SimpleCommand } from './command-model.js';
+import { tarDirectoryOptions } from './directory-options.js';
 import { normalizePath, sensitiveWriteTarget } from './paths.js';
 import { sedScripts, sedWrites } from './sed-code.js';
 import type { Word } from './wrappers.js';
@@ -133,8 +134,8 @@ function extraWrites(seg: SimpleCommand): { path: string; how: string; dir: bool
   } else if (p === 'tar' || p === 'gtar' || p === 'bsdtar') {
     const extract = /^-?[a-zA-Z]*x/.test(args[0] ?? '') || args.some((a) => /^-[a-zA-Z]*x|^--extract$|^--get$/.test(a));
     if (extract) {
-      const dirs = tarDirectories(args);
-      for (const d of dirs) out.push({ path: d, how: `${p} extracts into`, dir: true });
+      for (const { dir: d } of tarDirectoryOptions(seg.argv))
+        out.push({ path: d, how: `${p} extracts into`, dir: true });
     }
   } else if (p === 'unzip') {
     const k = args.findIndex((a) => a === '-d');
@@ -144,19 +145,6 @@ function extraWrites(seg: SimpleCommand): { path: string; how: string; dir: bool
     const ops = operands(args);
     const sub = ops[0];
     if (sub === 'clone' && ops[2] !== undefined) out.push({ path: ops[2], how: 'git clone writes', dir: true });
-  }
-  return out;
-}
-
-/** tar's `-C DIR` / `--directory=DIR` values (also in a cluster: `-xzC ~`). */
-function tarDirectories(args: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] as string;
-    const long = /^--dir(?:e(?:c(?:t(?:o(?:r(?:y)?)?)?)?)?)?(?:=(.*))?$/s.exec(a);
-    if (long !== null) out.push(long[1] ?? args[++i] ?? '');
-    else if (/^-[a-zA-Z]*C$/.test(a)) out.push(args[++i] ?? '');
-    else if (/^-[a-zA-Z]*C./.test(a)) out.push(a.slice(a.indexOf('C') + 1));
   }
   return out;
 }

@@ -5,7 +5,8 @@ import { addOption, type ParsedArgs, parseWithSpec } from './option-parser.js';
 import { type CommandSpec, lookup, same } from './option-spec.js';
 
 const GIT_GLOBAL_ARG: Record<string, string> = { C: 'C', c: 'config' };
-const GIT_GLOBAL_LONG_ARG = new Set([
+/** git's global long options that take the next word as their value (when not joined with `=`). */
+export const GIT_GLOBAL_LONG_ARG: ReadonlySet<string> = new Set([
   'git-dir',
   'work-tree',
   'namespace',

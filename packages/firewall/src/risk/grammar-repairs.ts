@@ -63,3 +63,37 @@ export function lastCommand(node: SyntaxNode): SyntaxNode | undefined {
   }
   return undefined;
 }
+
+/** A character that ends an unquoted word. */
+const WORD_END = /[\s;&|()<>]/;
+/** A word the grammar may not read as a command name: glob characters, no quotes, expansions, escapes or `=`. */
+const GLOB_NAME = /^(?=[^'"`$\\=]*$)(?:.*[?*]|.*\[[^\]]+\])/s;
+
+/**
+ * The command line with each glob word the grammar stumbles on (an ERROR starts inside it:
+ * `s?do rm -rf ~`, `r[m] -rf ~`, `[s]udo …`) single-quoted, so that the grammar reads it as the
+ * command name the shell sees; the model builder then judges the name as every program it may
+ * match (program-globs.ts). Undefined when there is none.
+ */
+export function quotedGlobNames(root: SyntaxNode, src: string): string | undefined {
+  const starts = new Set<number>();
+  const stack = [root];
+  while (stack.length > 0) {
+    const n = stack.pop() as SyntaxNode;
+    if (n.type === 'ERROR' && n.start >= 0) starts.add(n.start);
+    stack.push(...n.children);
+  }
+  const words: [number, number][] = [];
+  for (const at of starts) {
+    let from = at;
+    while (from > 0 && !WORD_END.test(src[from - 1] as string)) from--;
+    let to = at;
+    while (to < src.length && !WORD_END.test(src[to] as string)) to++;
+    if (GLOB_NAME.test(src.slice(from, to)) && !words.some(([f]) => f === from)) words.push([from, to]);
+  }
+  if (words.length === 0) return undefined;
+  let out = src;
+  for (const [from, to] of words.sort((a, b) => b[0] - a[0]))
+    out = `${out.slice(0, from)}'${out.slice(from, to)}'${out.slice(to)}`;
+  return out;
+}

@@ -15,7 +15,7 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { conditionalCode, evaluatedWords, testWords } from './evaluated-words.js';
-import { heredocLine, lastCommand } from './grammar-repairs.js';
+import { heredocLine, lastCommand, quotedGlobNames } from './grammar-repairs.js';
 import { readsScriptFromStdin } from './programs.js';
 import { blankHeredocBodies, heredocLayout, misreadsHeredoc, walkRedirect } from './redirect-walker.js';
 import { clip, describeError, isWordNode, staticOutput } from './script-text.js';
@@ -118,6 +118,15 @@ export class ModelBuilder {
       return;
     }
     this.#markUnparseable(describeError(root, text));
+    // a command name with glob characters the grammar cannot read (`s?do …`, `r[m] …`): read quoted
+    const named = quotedGlobNames(root, text);
+    if (named !== undefined) {
+      const alt = this.#grammar.parse(named);
+      if (!alt.hasError) {
+        this.#statements(alt.root, named, ctx);
+        return;
+      }
+    }
     if (text.includes('((')) {
       // bash reads `((cmd) )` / `$((cmd) )` as nested subshells when they are not arithmetic;
       // the grammar does not: walk the spaced-out form so nothing inside goes unseen

@@ -125,10 +125,31 @@ export function walkExpandedText(walker: Walker, text: string, ctx: WalkContext)
   return expanded;
 }
 
-/** Finds nested substitutions (and marks expansions) anywhere below a node that is not a word. */
-export function scanNode(walker: Walker, node: SyntaxNode, src: string, ctx: WalkContext): void {
+/**
+ * Whether single-quoted text below `node` is expanded all the same: an arithmetic expression
+ * (`(( … ))`, `$(( … ))`) is expanded as if double-quoted, and an array subscript
+ * (`a['…']=1`, `${a['…']}`) is evaluated again, so `(( a['$(cmd)'] ))` runs cmd.
+ */
+function expandsQuotes(node: SyntaxNode): boolean {
+  return (
+    node.type === 'arithmetic_expansion' ||
+    node.type === 'subscript' ||
+    (node.type === 'compound_statement' && node.children[0]?.type === '((')
+  );
+}
+
+/**
+ * Finds nested substitutions (and marks expansions) anywhere below a node that is not a word;
+ * `live`: single-quoted text below it is expanded (see {@link expandsQuotes}).
+ */
+export function scanNode(walker: Walker, node: SyntaxNode, src: string, ctx: WalkContext, live = false): void {
+  const quotesExpand = live || expandsQuotes(node);
   for (const child of node.children) {
     switch (child.type) {
+      case 'raw_string':
+        if (quotesExpand)
+          walkExpandedText(walker, src.slice(child.start + 1, Math.max(child.start + 1, child.end - 1)), ctx);
+        break;
       case 'command_substitution':
       case 'process_substitution':
       case 'simple_expansion':
@@ -141,7 +162,7 @@ export function scanNode(walker: Walker, node: SyntaxNode, src: string, ctx: Wal
           walkExpandedText(walker, src.slice(child.start, child.end), ctx);
         break;
       default:
-        if (child.children.length > 0) scanNode(walker, child, src, ctx);
+        if (child.children.length > 0) scanNode(walker, child, src, ctx, quotesExpand);
     }
   }
 }
