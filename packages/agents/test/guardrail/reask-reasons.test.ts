@@ -31,6 +31,15 @@ const REQUEST = {
   registry,
 };
 
+/** The guardrail's refusal of an answer it cannot parse, with these errors. */
+const unparseable = (...errors: string[]) => ({
+  outcome: 'ask_human',
+  reason_code: 'unparseable',
+  retryable: true,
+  errors,
+  repairs: [],
+});
+
 /** The re-ask message the engine sends after `errors`. */
 const reask = (...errors: string[]) =>
   [
@@ -53,17 +62,11 @@ describe('guardrail: the re-ask says why the JSON cannot be parsed', () => {
   it('a token after a value: the repair says what and where', async () => {
     const broken = cleanText.replace('"target":"echo"', '"target":"echo" sure');
     const problem = 'unexpected "s" after a value at character 46';
-    expect(runGuardrail(broken, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, problem],
-      repairs: [],
-    });
+    expect(runGuardrail(broken, registry)).toEqual(unparseable(LEAD, problem));
     const { res, asked } = await reaskAfter(broken);
     expect(res.outcome).toEqual({ outcome: 'ok', decision: clean, repairs: [] });
     expect(res.attempts.map((a) => a.outcome)).toEqual([
-      { outcome: 'ask_human', reason_code: 'unparseable', retryable: true, errors: [LEAD, problem], repairs: [] },
+      unparseable(LEAD, problem),
       { outcome: 'ok', decision: clean, repairs: [] },
     ]);
     expect(asked).toBe(reask(LEAD, problem));
@@ -72,13 +75,7 @@ describe('guardrail: the re-ask says why the JSON cannot be parsed', () => {
   it('a number out of range (valid JSON): the path and the number', async () => {
     const broken = cleanText.replace('"confidence":0.9', '"confidence":1e999');
     const problem = '$.confidence: 1e999 is out of range';
-    expect(runGuardrail(broken, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, problem],
-      repairs: [],
-    });
+    expect(runGuardrail(broken, registry)).toEqual(unparseable(LEAD, problem));
     const { res, asked } = await reaskAfter(broken);
     expect(res.outcome).toEqual({ outcome: 'ok', decision: clean, repairs: [] });
     expect(asked).toBe(reask(LEAD, problem));
@@ -87,13 +84,7 @@ describe('guardrail: the re-ask says why the JSON cannot be parsed', () => {
   it('nesting too deep, in valid JSON and in JSON the repair reads', async () => {
     const valid = withPayload(`{"n":${nested(130)}}`);
     const deep = 'the JSON nests deeper than 128 levels';
-    expect(runGuardrail(valid, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, deep],
-      repairs: [],
-    });
+    expect(runGuardrail(valid, registry)).toEqual(unparseable(LEAD, deep));
     expect((await reaskAfter(valid)).asked).toBe(reask(LEAD, deep));
 
     // a trailing comma sends it through the repair, which stops at its own depth bound
@@ -101,13 +92,7 @@ describe('guardrail: the re-ask says why the JSON cannot be parsed', () => {
     // the root object and the payload are two levels: the 127th bracket would be the 129th
     const at = broken.indexOf('[') + 126;
     const repairDeep = `nesting deeper than 128 levels at character ${at}`;
-    expect(runGuardrail(broken, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, repairDeep],
-      repairs: [],
-    });
+    expect(runGuardrail(broken, registry)).toEqual(unparseable(LEAD, repairDeep));
     const { res, asked } = await reaskAfter(broken);
     expect(res.outcome).toEqual({ outcome: 'ok', decision: clean, repairs: [] });
     expect(asked).toBe(reask(LEAD, repairDeep));
@@ -115,37 +100,23 @@ describe('guardrail: the re-ask says why the JSON cannot be parsed', () => {
 
   it('JSON held in a payload string that cannot be read says why', () => {
     const text = JSON.stringify({ ...clean, payload: '{"n":1e999}' });
-    expect(runGuardrail(text, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, '$.payload.n: 1e999 is out of range'],
-      repairs: [],
-    });
+    expect(runGuardrail(text, registry)).toEqual(unparseable(LEAD, '$.payload.n: 1e999 is out of range'));
   });
 
   it('a broken fragment too long to repair, and an answer past the repair budget, say so', () => {
     const long = withPayload(`{"text":"${'x'.repeat(17_000)}",}`);
-    expect(runGuardrail(long, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, `the JSON is not valid and, at ${long.length} characters, too long to repair (at most 16384)`],
-      repairs: [],
-    });
+    expect(runGuardrail(long, registry)).toEqual(
+      unparseable(LEAD, `the JSON is not valid and, at ${long.length} characters, too long to repair (at most 16384)`),
+    );
     // five broken fragments of 15 000 characters: the fifth is past the 64 KiB per answer
     const many = Array.from({ length: 5 }, () => `{"decision": "${'y'.repeat(15_000)}" oops}`).join('\n');
-    expect(runGuardrail(many, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [
+    expect(runGuardrail(many, registry)).toEqual(
+      unparseable(
         LEAD,
         'unexpected "o" after a value at character 15016',
         'the answer holds more invalid JSON than is repaired (at most 65536 characters)',
-      ],
-      repairs: [],
-    });
+      ),
+    );
   });
 
   it('an unparseable second decision beside a readable one: ambiguous, with the reason', () => {
@@ -189,13 +160,7 @@ describe('guardrail: the reasons stay bounded', () => {
     const full = `$.payload.n: ${big} is out of range`;
     const shown = `${full.slice(0, 100)}…${full.slice(full.length - 99)}`;
     expect(shown).toHaveLength(SNIPPET_MAX);
-    expect(out).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, shown],
-      repairs: [],
-    });
+    expect(out).toEqual(unparseable(LEAD, shown));
     expect(shown.endsWith('0e999 is out of range')).toBe(true);
   });
 
@@ -203,39 +168,23 @@ describe('guardrail: the reasons stay bounded', () => {
     const key = `${'k'.repeat(500)}\u200b`;
     const out = runGuardrail(cleanText.replace('"payload"', JSON.stringify(key)), registry);
     const full = `the key $.${'k'.repeat(500)}\\u200b holds an invisible format character; write keys without them`;
-    expect(out).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, `${full.slice(0, 100)}…${full.slice(full.length - 99)}`],
-      repairs: [],
-    });
+    expect(out).toEqual(unparseable(LEAD, `${full.slice(0, 100)}…${full.slice(full.length - 99)}`));
   });
 
   it('each reason is given once, and at most MAX_PROBLEMS of them', () => {
     const same = Array.from({ length: 6 }, () => '{"decision": "x" oops}').join('\n');
-    expect(runGuardrail(same, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [LEAD, 'unexpected "o" after a value at character 17'],
-      repairs: [],
-    });
+    expect(runGuardrail(same, registry)).toEqual(unparseable(LEAD, 'unexpected "o" after a value at character 17'));
     // the position differs in each fragment: six reasons, three kept
     const different = Array.from({ length: 6 }, (_, i) => `{"decision": "${'x'.repeat(i + 1)}" oops}`).join('\n');
     expect(MAX_PROBLEMS).toBe(3);
-    expect(runGuardrail(different, registry)).toEqual({
-      outcome: 'ask_human',
-      reason_code: 'unparseable',
-      retryable: true,
-      errors: [
+    expect(runGuardrail(different, registry)).toEqual(
+      unparseable(
         LEAD,
         'unexpected "o" after a value at character 17',
         'unexpected "o" after a value at character 18',
         'unexpected "o" after a value at character 19',
-      ],
-      repairs: [],
-    });
+      ),
+    );
   });
 
   it('clipMiddle keeps short text, cuts long text to SNIPPET_MAX and never splits a surrogate pair', () => {
