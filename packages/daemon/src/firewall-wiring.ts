@@ -102,7 +102,7 @@ export interface FirewallWiring {
  */
 export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWiring> {
   // finger's own home holds its tokens, keys and policy: a command reading it is a credential read
-  const assessor = await RiskAssessor.create({ finger_home: o.home });
+  const assessor = await RiskAssessor.create({ finger_home: o.home, home_dir: homedir() });
   const knownTools = () =>
     o.hub.tools
       .list()

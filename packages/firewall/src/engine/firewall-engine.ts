@@ -219,6 +219,8 @@ export class FirewallEngine {
         paths.byArg.size === 0 &&
         // a command is judged from its caller's own root when it has one, which may change
         (st.assessment === undefined || this.#sandbox.workspaceOf(facts.principal) === undefined) &&
+        // a command judged through symbolic links holds only while they lead where they did
+        st.assessment?.on_disk !== true &&
         st.perm.level === 'AUTO' &&
         sb.level === 'AUTO'
       )

@@ -8,6 +8,7 @@ import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type Sim
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
 import { destructionRules, recursiveReadRule } from './destruction.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
+import { extractionRule, EXTRACTORS } from './extraction.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
 import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
 import { parseArgs } from './options.js';
@@ -32,6 +33,7 @@ import {
   SHELLS,
 } from './programs.js';
 import { READERS } from './read-builtins.js';
+import type { RealPaths } from './real-paths.js';
 import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { traceSecrets } from './secret-flow.js';
 import { hasConfusableLetter } from './unicode.js';
@@ -239,6 +241,7 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: Segm
   if (p === 'chmod' || p === 'chown' || p === 'chgrp') ownershipRule(seg, label, f, place.isBroad);
   if (p === 'kill') killRule(seg, label, f);
   if (p === 'git') gitRule(seg, label, f);
+  if (EXTRACTORS.has(p)) extractionRule(seg, label, place.dirs, (reason) => f.add('dangerous', reason));
   if (DISK_TOOLS.has(p) || /^mkfs\./.test(p)) f.add('dangerous', `${label}: ${p} formats, partitions or wipes disks`);
   if (POWER_TOOLS.has(p) || p === 'killall5') f.add('dangerous', `${label}: ${p} stops the machine or every process`);
   if (p === 'init' && /^[06]$/.test(seg.argv[1] ?? ''))
@@ -461,8 +464,9 @@ function credentialDirectoryRules(model: CommandModel, f: Findings): void {
 export function classify(
   original: CommandModel,
   context: AssessContext = {},
+  real?: RealPaths,
 ): { level: CommandRiskLevel; reasons: string[] } {
-  const view = pathView(original, context);
+  const view = pathView(original, context, real);
   const model = view.model;
   const f = new Findings();
   for (const note of model.notes) f.add('dangerous', note);

@@ -144,6 +144,11 @@ export interface RiskAssessment {
   model: CommandModel;
   /** the command could not be parsed completely (level is then at least `moderate`) */
   unparseable?: true;
+  /**
+   * path words were looked up on disk (symbolic links, real-paths.ts): the assessment holds only
+   * while they lead where they did, so a verdict made from it is not cached
+   */
+  on_disk?: true;
 }
 
 /**

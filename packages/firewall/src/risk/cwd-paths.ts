@@ -11,10 +11,14 @@
 // run-time value — then a relative path counts where it would be sensitive from SOME directory
 // (`credentials` in ~/.aws, `token` in finger's home, `shadow` in /etc); also after a relative
 // `cd` in a command that assigns CDPATH (`CDPATH=~ cd .ssh`: cd searches CDPATH's directories
-// first). The model itself is not changed: deny patterns and the sandbox see what was written.
+// first). A path word (relative, absolute or `~/…`) that leads elsewhere through a symbolic link on
+// disk is replaced by where it really leads when that matters more (real-paths.ts), and a `cd`
+// through one also enters where it leads; subcommand words are never path words
+// (subcommand-words.ts). The model itself is not changed: deny patterns and the sandbox see what
+// was written.
 
 import type { CommandModel, Redirect, SimpleCommand } from './command-model.js';
-import { type DirectoryOptions, directoryOptions, subcommandIndex } from './directory-options.js';
+import { type DirectoryOptions, directoryOptions } from './directory-options.js';
 import {
   holdsSecret,
   holdsSensitive,
@@ -25,13 +29,16 @@ import {
   sensitiveFromAnywhere,
   sensitiveWriteTarget,
 } from './paths.js';
+import { RealPaths } from './real-paths.js';
+import { subcommandWords } from './subcommand-words.js';
 
 /** What the RiskAssessor knows of where a command runs. */
 export interface AssessContext {
   /**
    * The directory the command starts in (absolute: the call's `cwd`, else the workspace root the
    * shell tool defaults to); `null`: not known at all. Absent: relative paths are judged as
-   * written (only a `cd` inside the command moves them).
+   * written (only a `cd` inside the command moves them). A real path (the sandbox resolves it):
+   * symbolic links are looked for below it, not in it.
    */
   cwd?: string | null;
 }
@@ -121,6 +128,16 @@ function join(dir: string, rel: string): string | null {
   return normalizePath(dir === '' ? rel : `${dir}/${rel}`);
 }
 
+/** Where a path word leads that matters more than the word itself. */
+interface Lead {
+  to: string;
+  /** the directory it was joined to (null: any directory); `true`: where a symbolic link leads */
+  from: string | null | true;
+  gain: number;
+  redFlag: boolean;
+  wasBroad: boolean;
+}
+
 class Resolver {
   readonly where: string[] = [];
   readonly notes: string[] = [];
@@ -128,6 +145,11 @@ class Resolver {
   readonly broad = new Set<string>();
   readonly #boring = new Map<string, boolean>();
   readonly #seen = new Set<string>();
+  readonly #real: RealPaths;
+
+  constructor(real: RealPaths) {
+    this.#real = real;
+  }
 
   /** Whether nothing sensitive can be reached below `dir` without `..` (the workspace, usually). */
   #isBoring(dir: string): boolean {
@@ -145,15 +167,21 @@ class Resolver {
   rewrite(word: string, dirs: Directories, label: string, whole = false): string {
     for (const s of whole ? [0] : partStarts(word)) {
       const part = word.slice(s);
-      if (!isRelativePath(part)) continue;
-      const hit = this.#lead(part, dirs);
+      const relative = isRelativePath(part);
+      const lexical = relative ? this.#lead(part, dirs) : null;
+      const hit = this.#linked(part, relative, dirs, lexical) ?? lexical;
       if (hit === null) continue;
       const key = `${label}\0${part}\0${hit.to}`;
       if (!this.#seen.has(key)) {
         this.#seen.add(key);
         // (a word that only becomes broad — `foo` in `~` — speaks for itself in its reason)
         if (this.where.length < MAX_WHERE && hit.gain !== BROAD) {
-          const from = hit.from === null ? ' if run from a directory known only at run time' : ` (from '${hit.from}')`;
+          const from =
+            hit.from === true
+              ? ' (through a symbolic link)'
+              : hit.from === null
+                ? ' if run from a directory known only at run time'
+                : ` (from '${hit.from}')`;
           this.where.push(`${label}: '${part}' is '${hit.to}'${from}`);
         }
         if (hit.redFlag) {
@@ -173,11 +201,39 @@ class Resolver {
     return word;
   }
 
+  /**
+   * Where a path leads through a symbolic link on disk when that matters more than where it leads
+   * as written (`lexical`, else the path itself): the stricter of the two (real-paths.ts).
+   */
+  #linked(part: string, relative: boolean, dirs: Directories, lexical: Lead | null): Lead | null {
+    const c = part[0];
+    if (!relative && c !== '/' && c !== '~') return null;
+    let own: number | undefined;
+    let base: number | undefined;
+    let best: { to: string; gain: number; flags: number } | null = null;
+    for (const d of relative ? dirs.list : ['']) {
+      if (relative && d === '') continue;
+      const real = this.#real.resolve(relative ? `${d}/${part}` : part);
+      const to = real === null ? null : normalizePath(real);
+      if (to === null) continue;
+      own ??= flagsOf(part);
+      base ??= lexical === null ? own : flagsOf(lexical.to);
+      const flags = flagsOf(to);
+      const gain = flags & ~base;
+      if (gain !== 0 && (best === null || bits(gain) > bits(best.gain))) best = { to, gain, flags };
+    }
+    if (best === null) return null;
+    return {
+      to: best.to,
+      from: true,
+      gain: best.gain,
+      redFlag: (best.gain & RED_FLAG) !== 0,
+      wasBroad: (own! & BROAD) !== 0 && (best.flags & BROAD) === 0,
+    };
+  }
+
   /** Where a relative path leads from one of `dirs` that matters more than the path as written, or null. */
-  #lead(
-    part: string,
-    dirs: Directories,
-  ): { to: string; from: string | null; gain: number; redFlag: boolean; wasBroad: boolean } | null {
+  #lead(part: string, dirs: Directories): Lead | null {
     // `..` anywhere (also inside a brace expansion, `{..,x}/token`) may climb out of a boring directory
     const climbs = part.includes('..') || part.includes('{');
     let best: { to: string; from: string | null; gain: number; flags: number } | null = null;
@@ -242,9 +298,15 @@ class Walk {
   #changes = 0;
   readonly #repeats: boolean;
   readonly #cdpath: boolean;
+  readonly #linked: (d: Directories) => Directories;
 
-  /** `cdpath`: the command assigns CDPATH, so a relative `cd` may lead into any of its directories. */
-  constructor(start: Directories, repeats: boolean, cdpath: boolean) {
+  /**
+   * `cdpath`: the command assigns CDPATH, so a relative `cd` may lead into any of its directories;
+   * `linked`: the directories with where symbolic links take them added.
+   */
+  constructor(start: Directories, repeats: boolean, cdpath: boolean, linked: (d: Directories) => Directories) {
+    this.#linked = linked;
+    start = linked(start);
     this.cur = start;
     this.#history = new Set(start.list);
     this.#historyUnknown = start.unknown;
@@ -257,14 +319,14 @@ class Walk {
     const n = normalizePath(target);
     // a run-time value other than $HOME at the start of it: any directory
     if (dynamic && (n === null || /[$`]/.test(n))) return { list: [], unknown: true };
-    if (n !== null && (n.startsWith('/') || n.startsWith('~'))) return { list: [n], unknown: false };
+    if (n !== null && (n.startsWith('/') || n.startsWith('~'))) return this.#linked({ list: [n], unknown: false });
     const list: string[] = [];
     for (const d of from.list) {
       const to = join(d, target);
       if (to !== null) list.push(to);
     }
     // a relative cd in a loop or function body may run again, from where the last one left
-    return { list, unknown: from.unknown || this.#repeats };
+    return this.#linked({ list, unknown: from.unknown || this.#repeats });
   }
 
   /** Every directory entered so far (`cd -`, `popd`, `pushd` without an operand). */
@@ -303,17 +365,24 @@ class Walk {
   }
 }
 
+/** `d` with the directories symbolic links take its directories to added (`cd docs` where docs -> ~/.ssh). */
+function linkedDirectories(d: Directories, real: RealPaths): Directories {
+  let list: string[] | null = null;
+  for (const x of d.list) {
+    const r = x === '' ? null : real.resolve(x);
+    const n = r === null ? null : normalizePath(r);
+    if (n !== null && n !== x && !(list ?? d.list).includes(n)) (list ??= d.list.slice()).push(n);
+  }
+  return list === null ? d : { list, unknown: d.unknown };
+}
+
 /**
  * The view of `model` the rules judge (see the file comment); the model itself when nothing
- * relative leads anywhere that matters.
+ * relative (or through a symbolic link) leads anywhere that matters. `real`: the command's
+ * symlink resolver (its probes let a cached assessment be checked again).
  */
-export function pathView(model: CommandModel, context: AssessContext = {}): PathView {
+export function pathView(model: CommandModel, context: AssessContext = {}, real = new RealPaths()): PathView {
   const segs = model.segments;
-  const moves = segs.some(
-    (s) => CHANGES_DIR.has(s.program) || (s.program === 'env' && s.wrapper) || directoryOptions(s) !== null,
-  );
-  if (context.cwd === undefined && !moves)
-    return { model, where: [], notes: [], directories: () => NEUTRAL, isBroad: isBroadTarget };
   const start: Directories =
     context.cwd === undefined
       ? NEUTRAL
@@ -321,8 +390,10 @@ export function pathView(model: CommandModel, context: AssessContext = {}): Path
         ? { list: [], unknown: true }
         : { list: [normalizePath(context.cwd) ?? ''], unknown: false };
   const cdpath = segs.some((s) => s.assignments.some((a) => a.name === 'CDPATH'));
-  const walk = new Walk(start, model.flags.control_flow || model.flags.function_def, cdpath);
-  const r = new Resolver();
+  const walk = new Walk(start, model.flags.control_flow || model.flags.function_def, cdpath, (d) =>
+    linkedDirectories(d, real),
+  );
+  const r = new Resolver(real);
   const dirs: Directories[] = [];
   let out: SimpleCommand[] | null = null;
   let scoped: Directories | undefined;
@@ -417,9 +488,9 @@ function rewriteSegment(
   r: Resolver,
 ): SimpleCommand {
   let argv: string[] | null = null;
-  const verb = subcommandIndex(seg);
+  const verbs = subcommandWords(seg);
   for (let k = 1; k < seg.argv.length; k++) {
-    if (seg.dynamic.includes(k) || k === verb) continue;
+    if (seg.dynamic.includes(k) || verbs.includes(k)) continue;
     const w = seg.argv[k]!;
     const to = r.rewrite(w, at(k), label);
     if (to !== w) (argv ??= seg.argv.slice())[k] = to;

@@ -3,13 +3,12 @@
 // cap_setuid+ep`, `enable -f lib.so`), commands that run later or outside the agent's process
 // tree (`at`, `batch`, `systemd-run` other than a `--scope`), writes of start-up and plugin files
 // by programs that are no plain writers (`sponge`, `awk -i inplace`, `sed w`, `ex`/`vim -es`/`ed`,
-// `tar -x -C ~`, `unzip -d ~`, `git clone … ~/.oh-my-zsh`, `git clone --template`), and commands
+// `git clone … ~/.oh-my-zsh`, `git clone --template`; extraction.ts: `tar -x -C ~`), and commands
 // that stop or steer finger itself (`pkill -f myfinger`, `killall node`, `systemctl --user stop
 // finger`, `fuser -k 7770/tcp`, a request to the daemon's API, the `myfinger` CLI).
 
 import { awkPrograms, awkWrites } from './awk-code.js';
 import type { CommandModel, SimpleCommand } from './command-model.js';
-import { tarDirectoryOptions } from './directory-options.js';
 import { normalizePath, sensitiveWriteTarget } from './paths.js';
 import { sedScripts, sedWrites } from './sed-code.js';
 import type { Word } from './wrappers.js';
@@ -28,7 +27,7 @@ const words = (seg: SimpleCommand): Word[] => seg.argv.map((text, i) => ({ text,
 const operands = (args: readonly string[]): string[] => args.filter((a) => !a.startsWith('-'));
 
 /** What writing into a directory may overwrite: the directory itself, or a home's start-up files and keys. */
-function sensitiveDirectory(dir: string): string | null {
+export function sensitiveDirectory(dir: string): string | null {
   const own = sensitiveWriteTarget(dir);
   if (own !== null) return own;
   const n = normalizePath(dir);
@@ -131,16 +130,6 @@ function extraWrites(seg: SimpleCommand): { path: string; how: string; dir: bool
     for (const f of sedWrites(sedScripts(words(seg)))) out.push({ path: f, how: 'sed w writes', dir: false });
   } else if (EDITORS.has(p)) {
     for (const f of operands(args)) out.push({ path: f, how: `${p} edits`, dir: false });
-  } else if (p === 'tar' || p === 'gtar' || p === 'bsdtar') {
-    const extract = /^-?[a-zA-Z]*x/.test(args[0] ?? '') || args.some((a) => /^-[a-zA-Z]*x|^--extract$|^--get$/.test(a));
-    if (extract) {
-      for (const { dir: d } of tarDirectoryOptions(seg.argv))
-        out.push({ path: d, how: `${p} extracts into`, dir: true });
-    }
-  } else if (p === 'unzip') {
-    const k = args.findIndex((a) => a === '-d');
-    const d = k >= 0 ? args[k + 1] : args.find((a) => a.startsWith('-d') && a.length > 2)?.slice(2);
-    if (d !== undefined) out.push({ path: d, how: 'unzip extracts into', dir: true });
   } else if (p === 'git') {
     const ops = operands(args);
     const sub = ops[0];
@@ -273,10 +262,6 @@ export const ESCALATION_PROGRAMS: ReadonlySet<string> = new Set([
   'sed',
   'gsed',
   ...EDITORS,
-  'tar',
-  'gtar',
-  'bsdtar',
-  'unzip',
   'git',
   'pkill',
   'killall',

@@ -11,7 +11,7 @@ import { normalizePath, secretPath, sensitiveWriteTarget } from './paths.js';
 /** Records one dangerous finding (classify.ts passes `Findings.add` bound to 'dangerous'). */
 export type Flag = (reason: string) => void;
 
-const ENGINES = new Set(['docker', 'podman', 'nerdctl']);
+export const ENGINES: ReadonlySet<string> = new Set(['docker', 'podman', 'nerdctl']);
 /** Global options of the engines that take a value (before the subcommand). */
 const GLOBAL_ARG = new Set([
   'host',
@@ -84,8 +84,8 @@ const UNCONFINED = /^(?:apparmor[=:]unconfined|seccomp[=:]unconfined|label[=:]di
 const HOST_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|dm-|loop|md|disk\/|mapper\/|mem$|kmem$|port$)/;
 const ENGINE_SOCKET = /(?:^|\/)(?:docker|containerd|podman|crio|cri-dockerd|buildkitd)\.sock$/;
 
-/** The subcommand (`run`, `create`, `exec`, also as `container run`) and where its options start, or null. */
-function containerSubcommand(argv: readonly string[]): { sub: string; at: number } | null {
+/** The argv index past a container engine's global options (`docker -H x run`: 3), where its subcommand is. */
+export function engineGlobalsEnd(argv: readonly string[]): number {
   let i = 1;
   while (i < argv.length) {
     const w = argv[i] as string;
@@ -93,6 +93,12 @@ function containerSubcommand(argv: readonly string[]): { sub: string; at: number
     if (w.startsWith('--')) i += !w.includes('=') && GLOBAL_ARG.has(w.slice(2)) ? 2 : 1;
     else i += w.length === 2 && GLOBAL_SHORT_ARG.has(w[1] as string) ? 2 : 1;
   }
+  return i;
+}
+
+/** The subcommand (`run`, `create`, `exec`, also as `container run`) and where its options start, or null. */
+function containerSubcommand(argv: readonly string[]): { sub: string; at: number } | null {
+  let i = engineGlobalsEnd(argv);
   let sub = argv[i];
   if (sub === 'container') sub = argv[++i];
   if (sub !== 'run' && sub !== 'create' && sub !== 'exec') return null;

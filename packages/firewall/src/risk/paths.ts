@@ -8,6 +8,7 @@
 
 import { posix } from 'node:path';
 
+import { userHomePrefix } from './home-dirs.js';
 import { ANY, componentMatches, components, expandBraces, GLOB, meet, type Place } from './path-globs.js';
 import {
   DOTENV,
@@ -53,7 +54,9 @@ function normalizeAs(word: string, homeAt: string): string | null {
   if (tilde && (n === homeAt || n.startsWith(`${homeAt}/`))) return `~${n.slice(homeAt.length)}`;
   if (!n.startsWith('/')) return n;
   const m = USER_HOME.exec(n);
-  return m === null ? n : `~${n.slice(m[0].length)}`;
+  if (m !== null) return `~${n.slice(m[0].length)}`;
+  const extra = userHomePrefix(n);
+  return extra === 0 ? n : `~${n.slice(extra)}`;
 }
 
 /**

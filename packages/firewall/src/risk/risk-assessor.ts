@@ -1,8 +1,10 @@
 // The RiskAssessor: pure classification of shell commands (`safe | moderate | dangerous`, with
 // reasons and the canonical model). The bash grammar (WASM) is loaded once by `create()`;
-// `assess()` and `parse()` are synchronous and do no I/O. Assessments are cached by command text
-// and starting directory (bounded LRU), and a command made only of plain words whose program is on
-// the safe list takes a fast path without a parse.
+// `assess()` and `parse()` are synchronous; the only I/O of `assess()` is looking up path words on
+// disk for symbolic links (real-paths.ts, bounded per command). Assessments are cached by command
+// text and starting directory (bounded LRU) with those lookups' answers, and reused only while the
+// disk still answers the same; a command made only of plain words whose program is on the safe
+// list takes a fast path without a parse.
 
 import { classify, classifySegment, Findings } from './classify.js';
 import {
@@ -13,8 +15,10 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
+import { addUserHome } from './home-dirs.js';
 import { ModelBuilder } from './model-builder.js';
 import { addFingerHome, redFlagPaths } from './paths.js';
+import { type Probe, RealPaths } from './real-paths.js';
 import { isSafeCommand } from './safe-commands.js';
 import { shReadings } from './sh-readings.js';
 import { BashGrammar } from './syntax-tree.js';
@@ -32,6 +36,12 @@ export interface RiskAssessorOptions {
    * assessor of the process (paths.ts addFingerHome).
    */
   finger_home?: string;
+  /**
+   * the user's home directory when it is not `/home/<u>`, `/Users/<u>` or `/root`: paths under it
+   * read as `~/…` (its `.ssh` is a credential store), and `~` stands for it where path words are
+   * looked up on disk, for every assessor of the process (home-dirs.ts).
+   */
+  home_dir?: string;
 }
 
 /** Counters since creation (for the bench and diagnostics). */
@@ -147,13 +157,24 @@ function freezeModel(m: CommandModel): void {
   Object.freeze(m);
 }
 
-function finish(model: CommandModel, context: AssessContext): RiskAssessment {
-  const { level, reasons } = classify(model, context);
+/** A cached assessment, with the symlink lookups it rests on. */
+interface Cached {
+  a: RiskAssessment;
+  probes: readonly Probe[];
+}
+
+function finish(model: CommandModel, context: AssessContext, real: RealPaths): RiskAssessment {
+  const { level, reasons } = classify(model, context, real);
   const a: RiskAssessment = { level, reasons, model };
   if (model.unparseable !== undefined) a.unparseable = true;
   freezeModel(model);
   Object.freeze(reasons);
   return Object.freeze(a);
+}
+
+/** `a`, marked when it rests on path words looked up on disk (it holds only while they stay). */
+function onDisk(a: RiskAssessment, real: RealPaths): RiskAssessment {
+  return real.probes.length === 0 ? a : frozen<RiskAssessment>({ ...a, on_disk: true });
 }
 
 /**
@@ -163,8 +184,8 @@ function finish(model: CommandModel, context: AssessContext): RiskAssessment {
  */
 export class RiskAssessor {
   readonly #grammar: BashGrammar;
-  readonly #text: Lru<RiskAssessment>;
-  readonly #argv: Lru<RiskAssessment>;
+  readonly #text: Lru<Cached>;
+  readonly #argv: Lru<Cached>;
   #fast = 0;
   #hits = 0;
   #parses = 0;
@@ -179,6 +200,7 @@ export class RiskAssessor {
   static async create(options: RiskAssessorOptions = {}): Promise<RiskAssessor> {
     const grammar = await BashGrammar.load(options.wasmPath);
     if (options.finger_home !== undefined) addFingerHome(options.finger_home);
+    if (options.home_dir !== undefined) addUserHome(options.home_dir);
     return new RiskAssessor(grammar, options.cacheSize ?? 4096);
   }
 
@@ -190,31 +212,35 @@ export class RiskAssessor {
    */
   assess(command: string | readonly string[], context: AssessContext = {}): RiskAssessment {
     const where = context.cwd === undefined ? '' : context.cwd === null ? '\0?\0' : `\0${context.cwd}\0`;
+    // the starting directory is a real path (the sandbox resolved it): no lookups for it
+    const trusted = typeof context.cwd === 'string' ? context.cwd.replace(/(?<=.)\/+$/, '') : undefined;
+    const real = new RealPaths(trusted);
     if (typeof command !== 'string') {
       const key = where + JSON.stringify(command);
       const hit = this.#argv.get(key);
-      if (hit !== undefined) {
+      if (hit !== undefined && RealPaths.unchanged(hit.probes, trusted)) {
         this.#hits++;
-        return hit;
+        return hit.a;
       }
-      const a = finish(this.#build(command), context);
-      this.#argv.set(key, a);
+      const a = onDisk(finish(this.#build(command), context, real), real);
+      this.#argv.set(key, { a, probes: real.probes });
       return a;
     }
     const key = where + command;
     const hit = this.#text.get(key);
-    if (hit !== undefined) {
+    if (hit !== undefined && RealPaths.unchanged(hit.probes, trusted)) {
       this.#hits++;
-      return hit;
+      return hit.a;
     }
-    const fast = this.#fastPath(command, context);
+    const path = this.#fastPath(command, context, real);
+    const fast = path === null ? null : onDisk(path, real);
     if (fast !== null) {
       this.#fast++;
-      this.#text.set(key, fast);
+      this.#text.set(key, { a: fast, probes: real.probes });
       return fast;
     }
-    const a = this.#mostSevere(command, finish(this.#build(command), context), context);
-    this.#text.set(key, a);
+    const a = onDisk(this.#mostSevere(command, finish(this.#build(command), context, real), context, real), real);
+    this.#text.set(key, { a, probes: real.probes });
     return a;
   }
 
@@ -223,11 +249,11 @@ export class RiskAssessor {
    * construct bash's grammar reads otherwise) when that one is more severe — with a first reason
    * saying so, and both readings' segments in its model (deny patterns see what either runs).
    */
-  #mostSevere(command: string, a: RiskAssessment, context: AssessContext): RiskAssessment {
+  #mostSevere(command: string, a: RiskAssessment, context: AssessContext, real: RealPaths): RiskAssessment {
     let worst = a;
     for (const reading of shReadings(command)) {
       if (reading.length > MAX_PARSE_LENGTH) continue;
-      const b = finish(this.#build(reading), context);
+      const b = finish(this.#build(reading), context, real);
       if (SEVERITY[b.level] > SEVERITY[worst.level]) worst = b;
     }
     if (worst === a) return a;
@@ -256,7 +282,7 @@ export class RiskAssessor {
   }
 
   /** A command of plain words whose program is on the safe list: classified without a parse. */
-  #fastPath(text: string, context: AssessContext): RiskAssessment | null {
+  #fastPath(text: string, context: AssessContext, real: RealPaths): RiskAssessment | null {
     if (text.length > LONG_COMMAND || !PLAIN.test(text)) return null;
     const argv = text.split(/ +/);
     const program = argv[0] as string;
@@ -278,13 +304,10 @@ export class RiskAssessor {
       pipeline: null,
     };
     const model = frozen<CommandModel>({ segments: frozen([seg]), flags: NO_FLAGS, notes: EMPTY });
-    // a relative path that leads somewhere sensitive from the starting directory: the whole walk
-    let place: SegmentPlace | undefined;
-    if (context.cwd !== undefined) {
-      const view = pathView(model, context);
-      if (view.model !== model) return null;
-      place = { dirs: view.directories(0), isBroad: view.isBroad };
-    }
+    // a path that leads somewhere sensitive from the starting directory or through a symbolic link: the whole walk
+    const view = pathView(model, context, real);
+    if (view.model !== model) return null;
+    const place: SegmentPlace = { dirs: view.directories(0), isBroad: view.isBroad };
     const f = new Findings();
     classifySegment(seg, 0, f, place);
     if (f.level !== 'safe') return null;
