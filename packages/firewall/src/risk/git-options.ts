@@ -97,6 +97,62 @@ export const GIT_CONFIG: CommandSpec = {
   gnuPrefix: true,
 };
 
+/**
+ * Sections of git's configuration whose values may be credentials: `http.<url>.extraHeader`
+ * (actions/checkout's `AUTHORIZATION: basic <token>`), `credential.*`, `url.<base>.insteadOf`
+ * (a token in the URL), `sendemail.smtpPass`, forges' tokens (`github.token`, `hub.oauthtoken`).
+ */
+const CREDENTIAL_SECTIONS: ReadonlySet<string> = new Set([
+  'http',
+  'credential',
+  'url',
+  'sendemail',
+  'github',
+  'gitlab',
+  'hub',
+]);
+/** Key names that say they hold a secret, in any section. */
+const CREDENTIAL_NAME = /token|pass|secret|extraheader|auth|cookie/i;
+/** Sections a `--get-regexp '^section\.'` may read (none of them holds credentials). */
+const PLAIN_SECTIONS: ReadonlySet<string> = new Set(
+  // prettier-ignore
+  ['user', 'core', 'alias', 'remote', 'branch', 'color', 'diff', 'merge', 'pull', 'push', 'fetch', 'init', 'log',
+    'format', 'commit', 'tag', 'rebase', 'status', 'submodule', 'advice', 'gc', 'pager', 'help', 'safe', 'include',
+    'includeif', 'pack', 'grep', 'blame', 'column', 'rerere', 'worktree', 'maintenance', 'feature', 'gpg'],
+);
+
+/** Whether a configuration key (`http.https://x/.extraheader`, `credential.helper`) may hold a credential. */
+export function isCredentialConfigKey(key: string): boolean {
+  const dot = key.indexOf('.');
+  const section = (dot < 0 ? key : key.slice(0, dot)).toLowerCase();
+  return CREDENTIAL_SECTIONS.has(section) || (dot >= 0 && CREDENTIAL_NAME.test(key.slice(key.lastIndexOf('.') + 1)));
+}
+
+/** Whether a `--get-regexp` pattern can only match keys of one plain section (`^user\.`, `^alias\..*`). */
+function plainSectionPattern(pattern: string): boolean {
+  if (pattern.includes('|')) return false;
+  const m = /^\^([A-Za-z0-9-]+)(?:\\?\.|$)/.exec(pattern);
+  return m !== null && PLAIN_SECTIONS.has((m[1] as string).toLowerCase());
+}
+
+/**
+ * Whether a read of `git config` (parsed with {@link GIT_CONFIG}) names a credential: a regexp read
+ * (`--get-regexp`, `get --regexp`) that prints values beyond one plain section, or a read of a
+ * credential key (`--get credential.helper`, `--get-urlmatch http.extraheader URL`,
+ * `get url.x.insteadof`). Names only (`--name-only`) are no credential. A listing (`--list`,
+ * `list`) is left to the safe list (it prints every key, the credential ones included).
+ */
+export function gitConfigShowsCredential(p: ParsedArgs): boolean {
+  const names = p.options;
+  if (names.has('list') || p.positionals[0] === 'list') return false;
+  const ops = p.positionals[0] === 'get' ? p.positionals.slice(1) : p.positionals;
+  const nameOnly = names.has('name-only');
+  const key = ops[0];
+  if (key === undefined) return true;
+  if (names.has('get-regexp') || names.has('regexp')) return !nameOnly && !plainSectionPattern(key);
+  return isCredentialConfigKey(key);
+}
+
 const GIT_SUBCOMMANDS: Record<string, CommandSpec> = { push: GIT_PUSH, config: GIT_CONFIG };
 
 /** Parses git's argv from `start`: global options, the subcommand (first operand), its options. */

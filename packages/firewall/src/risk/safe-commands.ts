@@ -5,7 +5,8 @@
 // one anywhere in a cluster (`tree -ao f`).
 
 import { steersPrograms } from './exported-variables.js';
-import { GIT_CONFIG, GIT_CONFIG_READS, GIT_CONFIG_WRITES } from './git-options.js';
+import { GIT_CONFIG, GIT_CONFIG_READS, GIT_CONFIG_WRITES, gitConfigShowsCredential } from './git-options.js';
+import { grepRecursesIntoSecrets } from './grep-directories.js';
 import { abbreviatesAny, type ParsedArgs, parseWithSpec } from './option-parser.js';
 import { type CommandSpec, lookup } from './option-spec.js';
 import { ENV_OPTIONS } from './wrapper-options.js';
@@ -17,9 +18,6 @@ const ALWAYS_SAFE = new Set([
   'head',
   'tail',
   'wc',
-  'grep',
-  'egrep',
-  'fgrep',
   'pwd',
   'echo',
   'which',
@@ -88,7 +86,6 @@ const ALWAYS_SAFE = new Set([
   'look',
   'lsblk',
   'pgrep',
-  'zgrep',
 ]);
 
 type Check = (args: string[]) => boolean;
@@ -159,7 +156,10 @@ function gitConfigReads(args: string[]): boolean {
   const names = [...p.options.keys()];
   if (names.some((o) => GIT_CONFIG_WRITES.has(o) || o.startsWith('-'))) return false;
   const first = p.positionals[0];
-  return first === 'get' || first === 'list' || names.some((o) => GIT_CONFIG_READS.has(o));
+  // `git config user.email`: one key, no action, is a read of it
+  const plainRead = p.positionals.length === 1 && /^[A-Za-z0-9-]+\.[^=\s]+$/.test(first as string);
+  const reads = first === 'get' || first === 'list' || plainRead || names.some((o) => GIT_CONFIG_READS.has(o));
+  return reads && !gitConfigShowsCredential(p);
 }
 
 const GIT_BRANCH_WRITES = [
@@ -299,6 +299,11 @@ const CHECKS: Record<string, Check> = {
   ps: psSafe,
   command: (args) => args.some((a) => /^-[a-zA-Z]*[vV]/.test(a)),
   tail: () => true,
+  // `-d recurse` is `-r`: over home, `/`, `/etc`… a credential read
+  grep: (args) => !grepRecursesIntoSecrets(args),
+  egrep: (args) => !grepRecursesIntoSecrets(args),
+  fgrep: (args) => !grepRecursesIntoSecrets(args),
+  zgrep: (args) => !grepRecursesIntoSecrets(args),
 };
 
 /**

@@ -2,6 +2,17 @@
 // write runs code or changes settings (shell start-up files, ~/.ssh, /etc, finger's own home…).
 // Home places are relative to a home directory (`~`, `/home/<u>`, `/Users/<u>`, `/root`).
 
+import {
+  MORE_HOME_SECRET_DIRS,
+  MORE_HOME_SECRET_FILES,
+  MORE_SECRET_HINTS,
+  MORE_SYSTEM_SECRET_DIRS,
+  MORE_SYSTEM_SECRET_FILES,
+  SECRET_NAME_ANYWHERE,
+  SYSTEM_SECRET_PATH,
+  withoutBackupSuffix,
+} from './credential-stores.js';
+
 /** Directories under home that are sensitive to write (everything below them). */
 export const HOME_SENSITIVE_DIRS: readonly string[] = [
   '.finger/config',
@@ -112,6 +123,7 @@ export const HOME_SECRET_DIRS: readonly string[] = [
   '.config/rclone',
   '.terraform.d',
   '.local/share/keyrings', // GNOME keyring
+  ...MORE_HOME_SECRET_DIRS,
 ];
 
 /** Credential files under home. */
@@ -143,6 +155,7 @@ export const HOME_SECRET_FILES: ReadonlySet<string> = new Set([
   '.zhistory', // shell histories not named *_history
   '.histfile',
   '.local/share/fish/fish_history',
+  ...MORE_HOME_SECRET_FILES,
 ]);
 
 /**
@@ -170,6 +183,7 @@ export const SYSTEM_SECRET_DIRS: readonly string[] = [
   '/etc/kubernetes/pki',
   '/etc/ssl/private',
   '/etc/sudoers.d',
+  ...MORE_SYSTEM_SECRET_DIRS,
 ];
 
 /** System credential files. */
@@ -190,25 +204,42 @@ export const SYSTEM_SECRET_FILES: readonly string[] = [
   '/etc/ssh/ssh_host_ecdsa_key',
   '/etc/ssh/ssh_host_ed25519_key',
   '/etc/ssh/ssh_host_dsa_key',
+  ...MORE_SYSTEM_SECRET_FILES,
 ];
 
 /** An SSH host's private key, by its literal path. */
 export const SSH_HOST_KEY = /^\/etc\/ssh\/ssh_host_[^/]*key$/;
 
-/**
- * Files that hold credentials wherever they are: private keys, key stores, credential and secret
- * files, direnv files, browsers' saved logins and cookies, shell histories (commands typed with
- * passwords and tokens in them).
- */
-export const SECRET_FILE_ANYWHERE =
-  /(?:^|\/)(?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[^/]+\.(?:pem|key|p12|pfx|jks|keystore)|\.?credentials\.json|secrets?\.(?:ya?ml|json|toml|env)|\.htpasswd|\.pgpass|\.vault-token|\.envrc|Login Data|logins\.json|key[34]\.db|Cookies|cookies\.sqlite|\.[a-z]*_history|\.zhistory|\.histfile|fish_history)$/;
-
 /** `.env`, `.env.local`… (not the `.example`, `.sample`, `.template` and `.dist` ones). */
 export const DOTENV = /(?:^|\/)\.env(?:\.(?!example$|sample$|template$|dist$)[^/]+)?$/;
 
+/** A test of a normalised path. */
+export interface PathTest {
+  test(n: string): boolean;
+}
+
+/**
+ * Files that hold credentials wherever they are (credential-stores.ts): private keys, key stores,
+ * credential and secret files, direnv files, project `.npmrc` / `.pypirc` / `.netrc`, Terraform
+ * state, `.git/config`, browsers' saved logins, cookies and keys, shell histories; system paths
+ * with a run-time component (`/run/user/<uid>/containers/auth.json`), raw disks and kernel memory;
+ * and a backup copy of any credential file (`id_rsa.bak`, `/etc/shadow.orig`, `~/.netrc~`).
+ */
+export const SECRET_FILE_ANYWHERE: PathTest = {
+  test(n: string): boolean {
+    if (SECRET_NAME_ANYWHERE.test(n) || SYSTEM_SECRET_PATH.test(n)) return true;
+    const b = withoutBackupSuffix(n);
+    if (b === n) return false;
+    if (SECRET_NAME_ANYWHERE.test(b) || SYSTEM_SECRET_PATH.test(b) || DOTENV.test(b)) return true;
+    if (b.startsWith('~/')) return HOME_SECRET_FILES.has(b.slice(2)) || HOME_SECRET_INNER_FILES.includes(b.slice(2));
+    return SYSTEM_SECRET_FILES.includes(b) || SSH_HOST_KEY.test(b);
+  },
+};
+
 /** Cheap pre-check: a word that can name a credential store contains one of these. */
-export const SECRET_HINT =
-  /\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env|finger|terraform|pgpass|vault|my\.cnf|s3cfg|boto|cargo|gem|pem|key|p12|pfx|jks|keystore|htpasswd|claude|codex|m2|gradle|composer|local|zhistory|histfile|mozilla|[a-z]*_history)|FINGER_HOME|id_(?:rsa|dsa|ecdsa|ed25519)|credentials|secret|shadow|sudoers|master\.passwd|ssh_host_|kubernetes|ssl\/private|Login Data|logins\.json|key[34]\.db|[Cc]ookies|fish_history|\/proc\/|auth\.json/;
+export const SECRET_HINT = new RegExp(
+  `${/\.(?:ssh|aws|gnupg|kube|azure|password-store|netrc|git-credentials|docker|npmrc|pypirc|config|env|finger|terraform|pgpass|vault|my\.cnf|s3cfg|boto|cargo|gem|pem|key|p12|pfx|jks|keystore|htpasswd|claude|codex|m2|gradle|composer|local|zhistory|histfile|mozilla|[a-z]*_history)|FINGER_HOME|id_(?:rsa|dsa|ecdsa|ed25519)|credentials|secret|shadow|sudoers|master\.passwd|ssh_host_|kubernetes|ssl\/private|Login Data|logins\.json|key[34]\.db|[Cc]ookies|fish_history|\/proc\/|auth\.json/.source}|${MORE_SECRET_HINTS.source}`,
+);
 
 /**
  * finger's own home entries: `FINGER_SECRETS` hold credentials or what every call carried (reading
