@@ -166,11 +166,27 @@ function killRule(seg: SimpleCommand, label: string, f: Findings): void {
   if (pids.includes('1')) f.add('dangerous', `${label}: kill signals init (pid 1)`);
 }
 
+/** A pager or editor key set to a plain pager or editor (`-c core.pager=cat`): nothing else runs. */
+function benignGitProgram(key: string, value: string | undefined): boolean {
+  return (
+    value !== undefined &&
+    /^(?:core\.(?:pager|editor)|sequence\.editor|pager\.[^.]+)$/i.test(key) &&
+    BENIGN_PAGER.test(value)
+  );
+}
+
 function gitRule(seg: SimpleCommand, label: string, f: Findings): void {
   const p = parseArgs('git', seg.argv);
-  for (const v of [...(p.options.get('config') ?? []), ...(p.options.get('config-env') ?? [])]) {
+  for (const v of p.options.get('config') ?? []) {
+    const eq = v.indexOf('=');
+    const key = eq < 0 ? v : v.slice(0, eq);
+    if (isGitExecKey(key) && !benignGitProgram(key, eq < 0 ? undefined : v.slice(eq + 1)))
+      f.add('dangerous', `${label}: git -c ${key}=… makes git run another program`);
+  }
+  // --config-env KEY=VAR: the value comes from the environment, never known
+  for (const v of p.options.get('config-env') ?? []) {
     const key = v.split('=', 1)[0] as string;
-    if (isGitExecKey(key)) f.add('dangerous', `${label}: git -c ${key}=… makes git run another program`);
+    if (isGitExecKey(key)) f.add('dangerous', `${label}: git --config-env ${key}=… makes git run another program`);
   }
   if (p.options.has('exec-path') && (p.options.get('exec-path') ?? []).some((v) => v !== '')) {
     f.add('dangerous', `${label}: git --exec-path runs git commands from another directory`);
@@ -178,7 +194,7 @@ function gitRule(seg: SimpleCommand, label: string, f: Findings): void {
   if (p.positionals[0] === 'config') {
     const ops = p.positionals.slice(1);
     const [key, value] = ops[0] === 'set' ? [ops[1], ops[2]] : [ops[0], ops[1]];
-    if (key !== undefined && value !== undefined && isGitExecKey(key)) {
+    if (key !== undefined && value !== undefined && isGitExecKey(key) && !benignGitProgram(key, value)) {
       f.add('dangerous', `${label}: git config ${key} makes git run another program`);
     }
   }

@@ -353,13 +353,16 @@ export function secretPath(word: string): string | null {
   return null;
 }
 
+/** What ~/.ssh holds that is public: public keys, known hosts, the keys allowed in. */
+const SSH_PUBLIC = /^\.ssh\/(?:[^/*?[]+\.pub|known_hosts(?:\.old)?|authorized_keys2?)$/;
+
 function secretNormal(n: string): string | null {
   const home = fingerHomeEntry(n, FINGER_SECRETS);
   if (home !== undefined) return home;
   if (n.startsWith('~/')) {
     const rel = n.slice(2);
     const dir = underAny(rel, HOME_SECRET_DIRS);
-    if (dir !== undefined) return `~/${dir}`;
+    if (dir !== undefined && !SSH_PUBLIC.test(rel)) return `~/${dir}`;
     if (HOME_SECRET_FILES.has(rel)) return n;
   } else if (n.startsWith('/')) {
     const dir = underAny(n, SYSTEM_SECRET_DIRS);
@@ -445,8 +448,11 @@ export function isStandardProgramPath(path: string): boolean {
 const PROC_ESCAPE =
   /\/proc\/(?:[^/\s'"]+\/(?:task\/[^/\s'"]+\/)?(?:root|cwd|environ|mem|exe|map_files)|(?!self\/|thread-self\/)[^/\s'"]+\/(?:task\/[^/\s'"]+\/)?fd)(?![\w.-])/;
 const DEV_SOCKET = /\/dev\/(?:tcp|udp)\//;
+/** Physical and kernel memory, input devices (a key logger), cameras, microphones, the screen. */
+const DEV_SPY =
+  /(?<![\w./-])\/(?:dev\/(?:mem|kmem|port|input\/[^\s'";|&<>()]+|video\d*|snd\/[^\s'";|&<>()]+|hidraw\d*|fb\d*|vcsa?\d*)|proc\/kcore)(?![\w.-])/;
 
-/** Red-flag paths anywhere in raw text: `/proc/<pid|self>/root…` (sandbox escape), `/dev/tcp/…` (socket). */
+/** Red-flag paths anywhere in raw text: `/proc/<pid|self>/root…` (sandbox escape), `/dev/tcp/…` (socket), `/dev/mem`, `/dev/input/…` (DEV_SPY). */
 export function redFlagPaths(text: string): string[] {
   const out: string[] = [];
   if (text.includes('/proc/')) {
@@ -456,6 +462,10 @@ export function redFlagPaths(text: string): string[] {
   if (text.includes('/dev/')) {
     const m = DEV_SOCKET.exec(text);
     if (m !== null) out.push(`'${m[0]}' opens a network socket`);
+  }
+  if (text.includes('/dev/') || text.includes('/proc/kcore')) {
+    const m = DEV_SPY.exec(text);
+    if (m !== null) out.push(`'${m[0]}' is memory, an input device, a camera, a microphone or the screen`);
   }
   return out;
 }

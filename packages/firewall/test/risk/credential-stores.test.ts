@@ -194,6 +194,13 @@ describe('raw disks, kernel memory and capture devices', () => {
         'cat /dev/mapper/root',
         'cat /dev/disk/by-uuid/0123',
         'cat /dev/sd*',
+      ]),
+    );
+  });
+
+  it('memory, input devices, cameras, microphones and the screen are dangerous to read (were CONFIRM)', () => {
+    expectLevels(
+      [
         'head -c 100000000 /dev/mem',
         'xxd /dev/mem',
         'cat /proc/kcore',
@@ -201,9 +208,14 @@ describe('raw disks, kernel memory and capture devices', () => {
         'tail -f /dev/input/event0',
         'cat /dev/input/by-path/*kbd*',
         'cat /dev/video0',
+        'ffmpeg -i /dev/video0 out.mp4',
         'cat /dev/snd/pcmC0D0c',
         'cat /dev/hidraw0',
-      ]),
+        'cat /dev/fb0',
+      ].map((c) => [c, 'dangerous']),
+    );
+    expectLevels(
+      ['ls /dev/input/', 'head -c 16 /dev/urandom', 'echo /dev/memory', 'ls /dev/snd'].map((c) => [c, 'safe']),
     );
   });
 
@@ -263,6 +275,21 @@ describe('git configuration that holds tokens', () => {
       ['git status', 'safe'],
       ['git log', 'safe'],
       ['git config user.email a@b.example', 'moderate'],
+    ]);
+  });
+});
+
+describe('what ~/.ssh holds in public', () => {
+  it('public keys, known_hosts and authorized_keys read at AUTO (were CONFIRM); keys, config and globs stay held', () => {
+    expectLevels([
+      ['cat ~/.ssh/id_rsa.pub', 'safe'],
+      ['cat ~/.ssh/known_hosts', 'safe'],
+      ['cat ~/.ssh/authorized_keys', 'safe'],
+      ['cat ~/.ssh/id_rsa', 'moderate'],
+      ['cat ~/.ssh/config', 'moderate'],
+      ['cat ~/.ssh/*', 'moderate'],
+      ['cat ~/.ssh/id_rsa.pub ~/.ssh/id_rsa', 'moderate'],
+      ['echo x >> ~/.ssh/authorized_keys', 'dangerous'],
     ]);
   });
 });

@@ -141,8 +141,8 @@ describe('paths relative to the directory the command runs in', () => {
     // them (the `cd ~ &&` ones were CONFIRM; `git -C ~` would have been)
     expectLevels(
       [
-        ['git -C ~ config core.pager less', 'dangerous'],
-        ['cd ~ && git config core.pager less', 'dangerous'],
+        ['git -C ~ config core.pager ./p.sh', 'dangerous'],
+        ['cd ~ && git config core.pager ./p.sh', 'dangerous'],
         ['cd ~ && docker run --privileged -v /:/host alpine', 'dangerous'],
         ['cd ~ && rm -rf foo', 'dangerous'],
         ['cd ~ && chmod -R 777 foo', 'dangerous'],

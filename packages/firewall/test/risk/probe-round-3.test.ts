@@ -265,3 +265,20 @@ describe('long inputs stay linear', () => {
     }
   });
 });
+
+describe('git pager and editor keys set to a plain pager', () => {
+  it('git -c core.pager=cat is CONFIRM, not APPROVE; any other value still makes git run a program', () => {
+    expectLevels([
+      ['git -c core.pager=cat log -3', 'moderate'],
+      ['git -c core.pager=less log', 'moderate'],
+      ['git -c pager.log=cat log', 'moderate'],
+      ['git config core.pager less', 'moderate'],
+      ['git -c core.pager=sh log', 'dangerous'],
+      ["git -c 'core.pager=cat;rm -rf ~' log", 'dangerous'],
+      ['git -c core.pager=$X log', 'dangerous'],
+      ['git config core.pager "sh -c id"', 'dangerous'],
+      ['git --config-env core.pager=PAGER log', 'dangerous'],
+      ['git -c core.fsmonitor=cat status', 'dangerous'],
+    ]);
+  });
+});
