@@ -51,7 +51,7 @@ function parsedFetchFiles(seg: SimpleCommand): string[] {
 }
 
 /** The files a fetcher segment writes (its output option, the URL's name, its write redirects). */
-function fetchedFiles(seg: SimpleCommand): string[] {
+export function fetchedFiles(seg: SimpleCommand): string[] {
   const a = seg.argv;
   const p = seg.program;
   const out: string[] = [];

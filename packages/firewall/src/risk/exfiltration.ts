@@ -13,7 +13,9 @@ import { literalCommandRules } from './literal-commands.js';
 import { authenticationFiles, authenticationValue } from './network-files.js';
 import { normalizePath, secretPath } from './paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
+import { scriptCodeRules } from './script-code.js';
 import type { SecretTrail } from './secret-flow.js';
+import { supplyChainRules } from './supply-chain.js';
 
 /** Programs that talk to the network: what they get in their arguments may leave the machine. */
 export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([
@@ -565,6 +567,8 @@ export function exfiltrationRules(model: CommandModel, add: (reason: string) => 
     else if (trail !== undefined && trail.args(i).length > 0) report(i, seg.program, [...trail.args(i)]);
   });
   downloadRunRules(model, add);
+  scriptCodeRules(model, add);
+  supplyChainRules(model, add);
   findWriteRules(model, add);
   literalCommandRules(model, add);
   fingerModelRules(model, add);

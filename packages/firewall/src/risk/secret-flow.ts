@@ -34,6 +34,7 @@ import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, file
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
 import { listedFiles, READERS, readTargets } from './read-builtins.js';
+import { judgeCodeSegmentsWith } from './script-code.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { mayCarrySecrets } from './trail-gate.js';
 import { fileOf, label, quote, refs } from './trail-words.js';
@@ -53,11 +54,13 @@ export interface SecretTrail {
 // segment rules; classify.ts imports that module's caller (exfiltration.ts), so the rules are
 // handed in from here (classify.ts imports this module; a function declaration is ready before
 // either module body runs, and the closure runs only when a command is classified).
-judgeSegmentsWith((seg, index) => {
+function dangerousReasons(seg: SimpleCommand, index: number): string[] {
   const f = new Findings();
   classifySegment(seg, index, f);
   return f.reasons().slice(0, f.dangerousCount);
-});
+}
+judgeSegmentsWith(dangerousReasons);
+judgeCodeSegmentsWith(dangerousReasons);
 
 const NONE: readonly Flow[] = Object.freeze([]);
 /** A secret on its way; `auth`: a credential printed to authenticate with (not exfiltration in a header). */
