@@ -36,6 +36,7 @@ import { READERS } from './read-builtins.js';
 import type { RealPaths } from './real-paths.js';
 import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { traceSecrets } from './secret-flow.js';
+import { tunnelRules } from './tunnels.js';
 import { hasConfusableLetter } from './unicode.js';
 import { findIsBroad, findRoots } from './wrappers.js';
 import { FILE_WRITERS, writtenFiles } from './written-files.js';
@@ -491,6 +492,7 @@ export function classify(
   pipelineRules(model, f);
   credentialDirectoryRules(model, f);
   exfiltrationRules(model, (reason) => f.add('dangerous', reason), traceSecrets(model));
+  tunnelRules(model, view.directories, view.isBroad, (reason) => f.add('dangerous', reason));
   const fl = model.flags;
   if (fl.substitution) f.add('moderate', 'uses command substitution');
   else if (fl.dynamic) f.add('moderate', 'uses values known only at run time');

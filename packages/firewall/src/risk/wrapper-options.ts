@@ -17,6 +17,8 @@ export interface WrapperSpec extends CommandSpec {
   noCommand?: readonly string[];
   /** options whose value is a file the wrapper writes (`strace -o FILE`, `valgrind --log-file=FILE`) */
   outputs?: readonly string[];
+  /** more arguments are appended at run time (`echo ~ | parallel rm -rf`) */
+  unknownTail?: boolean;
 }
 
 /** Each letter of `s` as a short option named by itself. */
@@ -466,3 +468,337 @@ export const TIMEOUT_OPTIONS: WrapperSpec = {
   gnuPrefix: true,
   operands: 1,
 };
+
+/** GNU parallel and its `sem`: the command (before `:::`) runs once per argument, read from stdin without `:::`. */
+const PARALLEL: WrapperSpec = {
+  short: letters('0gkqtuvXmlZrW'),
+  shortArg: letters('aCdEIjJLnNPSsx'),
+  long: same(
+    'null',
+    'keep-order',
+    'group',
+    'ungroup',
+    'line-buffer',
+    'tag',
+    'verbose',
+    'dry-run',
+    'quote',
+    'pipe',
+    'fg',
+    'bg',
+    'wait',
+    'halt-on-error',
+    'no-notice',
+    'will-cite',
+    'progress',
+    'eta',
+    'bar',
+    'shuf',
+    'linebuffer',
+    'xargs',
+    'help',
+    'version',
+  ),
+  longArg: same(
+    'arg-file',
+    'colsep',
+    'delimiter',
+    'jobs',
+    'joblog',
+    'results',
+    'delay',
+    'timeout',
+    'tmpdir',
+    'workdir',
+    'env',
+    'sshlogin',
+    'sshloginfile',
+    'memfree',
+    'load',
+    'id',
+    'semaphorename',
+    'semaphoretimeout',
+    'max-args',
+    'max-replace-args',
+    'max-lines',
+    'block',
+    'retries',
+    'halt',
+    'tagstring',
+    'basefile',
+    'transferfile',
+    'return',
+    'cleanup',
+    'profile',
+    'eof',
+    'replace',
+    'limit',
+    'nice',
+  ),
+  unknownTail: true,
+};
+
+/** Wrappers that run the rest of their argv after their options: detachers, sandboxes, proxies, loaders. */
+export const MORE_ARGV_WRAPPERS: Record<string, WrapperSpec> = {
+  parallel: PARALLEL,
+  sem: PARALLEL,
+  screen: {
+    short: letters('dmDaAfilOqUr'),
+    shortArg: letters('SceEhpstTX'),
+    long: same('help', 'version', 'list', 'ls', 'wipe'),
+    noCommand: ['r', 'R', 'x', 'X', 'Q', 'l', '--list', '--ls', '--wipe', '-ls', 'list', 'ls', 'wipe'],
+  },
+  dtach: { short: letters('Ez'), shortArg: letters('nAcaepr'), noCommand: ['a', 'p'] },
+  daemonize: { short: letters('av'), shortArg: letters('ceopluE'), outputs: ['e', 'o'] },
+  faketime: {
+    short: letters('mfh'),
+    shortArg: letters('p'),
+    long: same('exclude-monotonic', 'help', 'version'),
+    longArg: same('date-prog'),
+    operands: 1,
+    noCommand: ['p'],
+  },
+  proxychains: { short: letters('qh'), shortArg: letters('f') },
+  proxychains4: { short: letters('qh'), shortArg: letters('f') },
+  torsocks: {
+    short: letters('idqhV'),
+    shortArg: letters('uapP'),
+    long: same('isolate', 'debug', 'quiet', 'help', 'version', 'shell'),
+    longArg: same('user', 'pass', 'address', 'port'),
+    noCommand: ['--shell', 'shell'],
+  },
+  'dbus-run-session': { long: same('help', 'version'), longArg: same('config-file', 'dbus-daemon') },
+  'xvfb-run': {
+    short: letters('alh'),
+    shortArg: letters('efnpsw'),
+    long: same('auto-servernum', 'listen-tcp', 'help'),
+    longArg: same('error-file', 'auth-file', 'server-num', 'xauth-protocol', 'server-args', 'wait', 'auto-display'),
+  },
+  'systemd-inhibit': {
+    long: same('list', 'no-pager', 'no-legend', 'no-ask-password', 'help', 'version'),
+    longArg: same('what', 'who', 'why', 'mode'),
+    gnuPrefix: true,
+    noCommand: ['list'],
+  },
+  chpst: { short: letters('vP012'), shortArg: letters('uUbe/nlLmdofpcrt') },
+  'cross-env': { assignments: true },
+  // `entr -s 'CMD'` runs a string (runner-strings.ts)
+  entr: { short: letters('acdnprsz') },
+  dotenv: { short: letters('c'), shortArg: letters('evp'), long: same('debug', 'help') },
+};
+
+/** `PROGRAM SUBCOMMAND [options] [operands] CMD…`: runners that run a command in a project's environment. */
+export interface SubcommandWrapper {
+  /** the subcommand words that run a command (`run`, `exec`, `netns exec`) */
+  subs: readonly string[];
+  spec: WrapperSpec;
+  /** an option whose value is a command string run by a shell (`npm exec -c`, `doppler run --command`) */
+  stringOption?: string;
+}
+
+const NODE_RUNNER: WrapperSpec = {
+  short: { y: 'yes' },
+  shortArg: { p: 'package', c: 'call', w: 'workspace' },
+  long: same('yes', 'no', 'workspaces', 'include-workspace-root', 'shell-mode', 'recursive', 'parallel'),
+  longArg: same('package', 'call', 'workspace', 'prefix', 'filter', 'dir', 'userconfig'),
+};
+
+export const SUBCOMMAND_WRAPPERS: Record<string, SubcommandWrapper> = {
+  uv: {
+    subs: ['run'],
+    spec: {
+      short: letters('qvn'),
+      shortArg: { p: 'python', C: 'config-setting' },
+      long: same('no-project', 'isolated', 'frozen', 'locked', 'no-sync', 'active', 'all-extras', 'quiet', 'offline'),
+      longArg: same(
+        'with',
+        'with-editable',
+        'with-requirements',
+        'python',
+        'env-file',
+        'directory',
+        'project',
+        'package',
+        'extra',
+        'group',
+        'only-group',
+        'no-group',
+        'index',
+        'index-url',
+        'extra-index-url',
+        'default-index',
+        'find-links',
+        'config-file',
+        'cache-dir',
+        'exclude-newer',
+        'prerelease',
+        'resolution',
+        'link-mode',
+        'color',
+      ),
+    },
+  },
+  poetry: { subs: ['run'], spec: { short: letters('qvn'), shortArg: { C: 'directory', P: 'project' } } },
+  pipenv: { subs: ['run'], spec: { longArg: same('python') } },
+  npm: { subs: ['exec', 'x'], spec: NODE_RUNNER, stringOption: 'call' },
+  yarn: { subs: ['exec'], spec: NODE_RUNNER },
+  pnpm: { subs: ['exec', 'dlx'], spec: NODE_RUNNER },
+  bundle: { subs: ['exec'], spec: { long: same('keep-file-descriptors'), longArg: same('gemfile') } },
+  direnv: { subs: ['exec'], spec: { operands: 1 } },
+  op: { subs: ['run'], spec: { long: same('no-masking'), longArg: same('env-file', 'account', 'config', 'cache') } },
+  'aws-vault': {
+    subs: ['exec'],
+    spec: {
+      short: letters('nj'),
+      shortArg: letters('dt'),
+      long: same('no-session', 'server', 'ec2-server', 'ecs-server', 'json', 'stdout', 'lazy'),
+      longArg: same('duration', 'mfa-token', 'region', 'prompt', 'backend'),
+      operands: 1,
+    },
+  },
+  doppler: {
+    subs: ['run'],
+    spec: {
+      shortArg: letters('pc'),
+      long: same('preserve-env', 'forward-signals', 'silent', 'debug'),
+      longArg: same('project', 'config', 'command', 'token', 'mount', 'fallback', 'name-transformer', 'scope'),
+    },
+    stringOption: 'command',
+  },
+  ip: { subs: ['netns exec', 'vrf exec'], spec: { operands: 1 } },
+};
+
+/** npx-like runners: `npx [options] PKG args…` runs a package's program, downloaded when missing. */
+export const NPX_LIKE: ReadonlySet<string> = new Set(['npx', 'pnpx', 'bunx']);
+export { NODE_RUNNER };
+
+/** Option table of the dynamic loader (`/lib64/ld-linux-x86-64.so.2 [options] PROGRAM args…`). */
+export const LD_SO: WrapperSpec = {
+  long: same('list', 'verify', 'inhibit-cache', 'help', 'version', 'list-tunables', 'list-diagnostics'),
+  longArg: same(
+    'library-path',
+    'inhibit-rpath',
+    'audit',
+    'preload',
+    'argv0',
+    'glibc-hwcaps-prepend',
+    'glibc-hwcaps-mask',
+  ),
+  noCommand: ['list', 'verify', 'list-tunables', 'list-diagnostics'],
+};
+
+/** qemu user-mode options that take a value (single-dash words). */
+export const QEMU_VALUE: ReadonlySet<string> = new Set([
+  '-L',
+  '-E',
+  '-U',
+  '-0',
+  '-cpu',
+  '-B',
+  '-R',
+  '-d',
+  '-D',
+  '-p',
+  '-g',
+  '-s',
+  '-seed',
+  '-trace',
+  '-plugin',
+  '-dfilter',
+]);
+
+/** bubblewrap options by the number of values they take (every other option is a flag). */
+export const BWRAP_VALUES: Readonly<Record<string, number>> = {
+  ...Object.fromEntries(
+    [
+      'args',
+      'argv0',
+      'uid',
+      'gid',
+      'hostname',
+      'chdir',
+      'unsetenv',
+      'lock-file',
+      'sync-fd',
+      'info-fd',
+      'json-status-fd',
+      'block-fd',
+      'userns-block-fd',
+      'userns',
+      'userns2',
+      'pidns',
+      'remount-ro',
+      'exec-label',
+      'file-label',
+      'proc',
+      'dev',
+      'tmpfs',
+      'mqueue',
+      'dir',
+      'seccomp',
+      'add-seccomp-fd',
+      'cap-add',
+      'cap-drop',
+      'perms',
+      'size',
+      'overlay-src',
+      'tmp-overlay',
+      'ro-overlay',
+      'level-prefix',
+    ].map((o) => [`--${o}`, 1]),
+  ),
+  ...Object.fromEntries(
+    [
+      'bind',
+      'bind-try',
+      'dev-bind',
+      'dev-bind-try',
+      'ro-bind',
+      'ro-bind-try',
+      'symlink',
+      'setenv',
+      'file',
+      'bind-data',
+      'ro-bind-data',
+      'chmod',
+      'bind-fd',
+      'ro-bind-fd',
+    ].map((o) => [`--${o}`, 2]),
+  ),
+  '--overlay': 3,
+};
+
+/** GNU coreutils (and findutils) installed with a `g` prefix on macOS (`grm`, `gdd`): the same programs. */
+export const G_PREFIXED: ReadonlySet<string> = new Set([
+  'rm',
+  'rmdir',
+  'shred',
+  'dd',
+  'cp',
+  'mv',
+  'ln',
+  'install',
+  'chmod',
+  'chown',
+  'chgrp',
+  'truncate',
+  'unlink',
+  'mkdir',
+  'touch',
+  'tee',
+  'split',
+  'csplit',
+  'sort',
+  'cat',
+  'env',
+  'nice',
+  'nohup',
+  'timeout',
+  'stdbuf',
+  'chroot',
+  'xargs',
+  'find',
+  'base64',
+  'head',
+  'tail',
+]);

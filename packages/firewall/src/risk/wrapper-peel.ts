@@ -10,7 +10,15 @@ import { type CommandSpec, lookup } from './option-spec.js';
 import { SHELLS } from './programs.js';
 import {
   ARGV_WRAPPERS,
+  BWRAP_VALUES,
   ENV_OPTIONS,
+  G_PREFIXED,
+  LD_SO,
+  MORE_ARGV_WRAPPERS,
+  NODE_RUNNER,
+  NPX_LIKE,
+  QEMU_VALUE,
+  SUBCOMMAND_WRAPPERS,
   TIME_OPTIONS,
   TIMEOUT_OPTIONS,
   type WrapperSpec,
@@ -100,7 +108,9 @@ function specPeel(spec: WrapperSpec, words: readonly Word[], at: number): Peel |
   const next = index + (spec.operands ?? 0);
   if (next >= words.length) return null;
   const files = (spec.outputs ?? []).flatMap((o) => options.options.get(o) ?? []);
-  return { next, assignments, extra: writtenBy(`${(words[at] as Word).text} -o`, files) };
+  const peel: Peel = { next, assignments, extra: writtenBy(`${(words[at] as Word).text} -o`, files) };
+  if (spec.unknownTail === true) peel.unknownTail = true;
+  return peel;
 }
 
 /** env: options and `NAME=value` words; `-S` (a string split into words) is not a plain peel. */
@@ -197,6 +207,84 @@ function flockPeel(words: readonly Word[], at: number): Peel | null {
   return w === '-c' || w === '--command' || w.startsWith('--command=') ? null : p;
 }
 
+/** `uv run …`, `npm exec -- …`, `aws-vault exec PROFILE -- …`, `ip netns exec NS …`: global options, the subcommand, its options and operands. */
+function subcommandPeel(program: string, words: readonly Word[], at: number): Peel | null | undefined {
+  const entry = lookup(SUBCOMMAND_WRAPPERS, program);
+  if (entry === undefined) return undefined;
+  const scratch = emptyArgs();
+  let i = at + 1;
+  while (i < words.length && (words[i] as Word).text.startsWith('-') && (words[i] as Word).text !== '--')
+    i = readOption(entry.spec, words, i, scratch);
+  const sub = entry.subs
+    .map((s) => s.split(' '))
+    .find((parts) => parts.every((p, k) => words[i + k]?.text === p && words[i + k]?.dynamic !== true));
+  if (sub === undefined) return null;
+  const first = skipOptions(words, i + sub.length, { ...entry.spec, operands: 0 });
+  if (entry.stringOption !== undefined && first.options.options.has(entry.stringOption)) return null;
+  const { index } = skipOptions(words, first.index + (entry.spec.operands ?? 0), { ...entry.spec, operands: 0 });
+  return index < words.length ? { next: index, assignments: [], extra: [] } : null;
+}
+
+/** `npx [options] [--] PKG args…`: the package's program, as a command of its own (`-c STRING` runs a string). */
+function npxPeel(words: readonly Word[], at: number): Peel | null {
+  const { index, options } = skipOptions(words, at + 1, NODE_RUNNER);
+  if (options.options.has('call') || index >= words.length) return null;
+  return { next: index, assignments: [], extra: [] };
+}
+
+/** qemu user mode (`qemu-x86_64 [options] PROGRAM args…`); its options are single-dash words. */
+function qemuPeel(words: readonly Word[], at: number): Peel | null {
+  let i = at + 1;
+  while (i < words.length) {
+    const w = (words[i] as Word).text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (!w.startsWith('-') || w === '-') break;
+    if (w === '-h' || w === '-help' || w === '-version') return null;
+    i += QEMU_VALUE.has(w) ? 2 : 1;
+  }
+  return i < words.length ? { next: i, assignments: [], extra: [] } : null;
+}
+
+/** bwrap: options taking 0 to 3 values, then the command (`--` may end the options). */
+function bwrapPeel(words: readonly Word[], at: number): Peel | null {
+  let i = at + 1;
+  while (i < words.length) {
+    const w = (words[i] as Word).text;
+    if (w === '--') {
+      i++;
+      break;
+    }
+    if (!w.startsWith('--')) break;
+    if (w === '--help' || w === '--version') return null;
+    i += 1 + (BWRAP_VALUES[w] ?? 0);
+  }
+  return i < words.length ? { next: i, assignments: [], extra: [] } : null;
+}
+
+const QEMU_USER = /^qemu-(?!system-|img$|io$|nbd$|storage-daemon$|pr-helper$|ga$|edid$|keymap$)[a-z0-9_]+(?:-static)?$/;
+const LOADER = /^(?:ld-linux[\w.-]*\.so\.\d+|ld\.so|ld64\.so\.\d+|ld-musl-[\w.-]+\.so\.1)$/;
+
+/** Runners, loaders and renamed wrappers (`gnice`, `coreutils --coreutils-prog=nice`), or null. */
+function runnerPeel(program: string, words: readonly Word[], at: number): Peel | null {
+  const sub = subcommandPeel(program, words, at);
+  if (sub !== undefined) return sub;
+  if (NPX_LIKE.has(program)) return npxPeel(words, at);
+  if (program === 'bwrap') return bwrapPeel(words, at);
+  if (QEMU_USER.test(program)) return qemuPeel(words, at);
+  if (LOADER.test(program)) return specPeel(LD_SO, words, at);
+  if (program.startsWith('g') && G_PREFIXED.has(program.slice(1)) && isArgvWrapper(program.slice(1)))
+    return peelAt(program.slice(1), words, at);
+  if (program === 'coreutils') {
+    const m = /^--coreutils-prog=(.+)$/.exec(words[at + 1]?.text ?? '');
+    if (m !== null && words[at + 1]?.dynamic !== true && isArgvWrapper(m[1] as string))
+      return peelAt(m[1] as string, words, at + 1);
+  }
+  return null;
+}
+
 /**
  * The level a wrapper named `program` peels off at words[at], or null when it is not such a
  * wrapper there (it runs no command, runs a string, or is no wrapper at all).
@@ -219,8 +307,13 @@ export function peelAt(program: string, words: readonly Word[], at: number): Pee
     case 'flock':
       return flockPeel(words, at);
     default: {
-      const spec = lookup(ARGV_WRAPPERS, program);
-      return spec === undefined ? null : specPeel(spec, words, at);
+      const spec = lookup(ARGV_WRAPPERS, program) ?? lookup(MORE_ARGV_WRAPPERS, program);
+      if (spec === undefined) return runnerPeel(program, words, at);
+      const peel = specPeel(spec, words, at);
+      // `parallel ::: CMD…`: the arguments are the commands (wrappers.ts)
+      return peel !== null && spec.unknownTail === true && (words[peel.next] as Word).text.startsWith(':::')
+        ? null
+        : peel;
     }
   }
 }
@@ -238,7 +331,11 @@ const PLAIN_PEELERS: ReadonlySet<string> = new Set([
 
 /** Whether `program` is a wrapper whose argv continues with the command it runs (with none, it runs nothing). */
 export function isArgvWrapper(program: string): boolean {
-  return PLAIN_PEELERS.has(program) || lookup(ARGV_WRAPPERS, program) !== undefined;
+  return (
+    PLAIN_PEELERS.has(program) ||
+    lookup(ARGV_WRAPPERS, program) !== undefined ||
+    lookup(MORE_ARGV_WRAPPERS, program) !== undefined
+  );
 }
 
 /** The program a word names as the shell would look it up (a bare name or an absolute path's basename), or null. */

@@ -12,6 +12,8 @@ import { evaluatedWords } from './evaluated-words.js';
 import { findExec } from './find-exec.js';
 import { globbedProgram } from './program-globs.js';
 import { SHELLS } from './programs.js';
+import { replEscapes } from './repl-escapes.js';
+import { localSsh, runnerStrings } from './runner-strings.js';
 import { NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { capsh, flockString, ksu, machinectl, runuser, script, sg, su, watch } from './user-wrappers.js';
 import { splitPatternWords } from './words.js';
@@ -210,6 +212,8 @@ export function expandWrapper(program: string, words: Word[]): WrapperExpansion 
   if (glob !== null) return glob;
   const peel = peelAt(program, words, 0);
   if (peel !== null && chainDepth(words, peel.next, MAX_WRAPPERS) >= MAX_WRAPPERS) return collapsedChain(words);
+  const runner = runnerStrings(program, words, peel !== null);
+  if (runner !== null) return runner;
   if (SHELLS.has(program)) return shell(words);
   switch (program) {
     case 'eval':
@@ -257,7 +261,12 @@ export function expandWrapper(program: string, words: Word[]): WrapperExpansion 
   if (peel !== null) return peeled(program, words, peel);
   // a wrapper given no command runs none (`sudo -l`, `nice`, `timeout 5`)
   if (isArgvWrapper(program)) return NONE;
-  const code = merged([...commandStrings(program, words), ...evaluatedWords(program, words)]);
+  const code = merged([
+    ...commandStrings(program, words),
+    ...evaluatedWords(program, words),
+    ...localSsh(program, words),
+    ...replEscapes(program, words),
+  ]);
   return code.length === 0 ? null : { wrapper: false, inner: code };
 }
 
