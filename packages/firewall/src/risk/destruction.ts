@@ -7,6 +7,8 @@ import type { CommandRiskLevel, SimpleCommand } from './command-model.js';
 import type { Directories } from './cwd-paths.js';
 import { parseArgs } from './options.js';
 import { holdsSecret, normalizePath } from './paths.js';
+import { startupHookRules } from './startup-hooks.js';
+import { systemTamperingRules } from './system-tampering.js';
 import { findRoots } from './wrappers.js';
 
 /** Adds a finding. */
@@ -142,6 +144,9 @@ export function destructionRules(seg: SimpleCommand, label: string, add: Command
   else if (p === 'mv') moveRule(seg, label, add, isBroad);
   else if (p === 'rsync') rsyncRule(seg, label, add, isBroad);
   else if (p === 'chattr' || p === 'setfacl') attributeRule(seg, label, add, isBroad);
+  const flag = (reason: string): void => add('dangerous', reason);
+  systemTamperingRules(seg, label, flag, isBroad);
+  startupHookRules(seg, label, flag);
 }
 
 const GREPS = new Set(['grep', 'egrep', 'fgrep', 'zgrep', 'ugrep', 'ggrep', 'bzgrep', 'xzgrep']);

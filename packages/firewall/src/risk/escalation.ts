@@ -9,8 +9,10 @@
 
 import { awkPrograms, awkWrites } from './awk-code.js';
 import type { CommandModel, SimpleCommand } from './command-model.js';
-import { normalizePath, sensitiveWriteTarget } from './paths.js';
+import { normalizePath, secretPath, sensitiveWriteTarget } from './paths.js';
 import { sedScripts, sedWrites } from './sed-code.js';
+import { direnvRule } from './startup-hooks.js';
+import { logRedirectRule } from './system-tampering.js';
 import type { Word } from './wrappers.js';
 
 /** Records one dangerous finding. */
@@ -157,6 +159,9 @@ const FINGER_NAMES = ['node', 'myfinger', 'finger'];
 const FINGER_COMMAND_LINES = [
   'node /usr/lib/node_modules/finger/packages/cli/bin/myfinger.js daemon start --foreground',
   'myfinger daemon start',
+  // the interpreter by its full path, as `ps -o args` shows it when started from a unit file
+  '/usr/bin/node /usr/lib/node_modules/finger/packages/cli/bin/myfinger.js daemon start --foreground',
+  '/usr/local/bin/node /usr/local/lib/node_modules/finger/packages/cli/bin/myfinger.js daemon start',
 ];
 /** pkill / pgrep options that take a value. */
 const PKILL_ARG =
@@ -202,6 +207,7 @@ const LOOPBACK = String.raw`(?:127(?:\.\d{1,3}){0,3}|localhost|0\.0\.0\.0|0|\[?:
 /** An address of finger's daemon on this machine: `127.0.0.1:7770`, `localhost:7770`, `[::1]:7770`… */
 const DAEMON_ADDRESS = new RegExp(`(?:^|[/@\\s=]|^https?://)${LOOPBACK}\\]?:${FINGER_PORT}(?!\\d)`, 'i');
 const SELF_UNIT = /finger/i;
+const IPTABLES = /^(?:ip6?tables(?:-legacy|-nft)?)$/;
 const STOPPING_VERBS =
   /^(?:stop|kill|mask|disable|restart|try-restart|reload-or-restart|freeze|isolate|unload|bootout|remove)$/;
 
@@ -216,7 +222,12 @@ function fingerRules(seg: SimpleCommand, label: string, flag: Flag): void {
   } else if (p === 'killall') {
     const regex = args.some((a) => a === '-r' || a === '--regexp');
     const byUser = args.some((a) => /^-[a-zA-Z]*u$|^--user/.test(a));
-    const names = operands(args);
+    // the value of -u / --user / -s / -o / -y is no process name
+    const names = operands(
+      args.filter(
+        (_, k) => !/^-[a-zA-Z]*[usoyn]$|^--(?:user|signal|older-than|younger-than|ns)$/.test(args[k - 1] ?? ''),
+      ),
+    );
     const hit = regex
       ? pkillHitsFinger(['-f', ...names])
       : (names.find((n) => FINGER_NAMES.includes(n.replace(/^.*\//, ''))) ?? null);
@@ -234,6 +245,27 @@ function fingerRules(seg: SimpleCommand, label: string, flag: Flag): void {
       args.some((a) => a === String(FINGER_PORT) || a.startsWith(`${FINGER_PORT}/`))
     )
       flag(`${label}: fuser -k kills what listens on finger's port ${FINGER_PORT}`);
+  } else if (p === 'kill') {
+    const stop = args.findIndex(
+      (a, k) =>
+        /^-(?:SIG)?STOP$|^-19$/i.test(a) ||
+        (/^(?:-s|-n|--signal)$/.test(args[k - 1] ?? '') && /^(?:SIG)?STOP$|^19$/i.test(a)),
+    );
+    if (stop >= 0) flag(`${label}: kill -STOP freezes a process (finger itself, unnoticed)`);
+    const parent = args.find((a) => /\$\{?PPID\b|\bppid\b/.test(a));
+    if (parent !== undefined)
+      flag(`${label}: kill signals the shell's parent (${quote(parent)}), which may be finger itself`);
+  } else if (IPTABLES.test(p) || p === 'nft') {
+    if (
+      args.some((a) => a === String(FINGER_PORT) || PORT_WORD.test(a)) &&
+      args.some((a) => /^(?:-[AIR]|--append|--insert|--replace|add|insert)$/.test(a))
+    )
+      flag(`${label}: ${p} adds a rule for finger's port ${FINGER_PORT} (cuts finger off)`);
+  } else if (p === 'sqlite3' || p === 'sqlite') {
+    const db = operands(args)[0];
+    const sens = db === undefined ? null : sensitiveWriteTarget(db);
+    if (sens !== null && !args.includes('-readonly'))
+      flag(`${label}: ${p} opens ${quote(db as string)} for writing (${sens})`);
   } else if (p === 'myfinger' && !args.every((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
     flag(`${label}: myfinger talks to finger's daemon (an agent must not steer its own firewall)`);
   }
@@ -270,6 +302,16 @@ export const ESCALATION_PROGRAMS: ReadonlySet<string> = new Set([
   'launchctl',
   'fuser',
   'myfinger',
+  'kill',
+  'iptables',
+  'ip6tables',
+  'iptables-legacy',
+  'iptables-nft',
+  'ip6tables-legacy',
+  'ip6tables-nft',
+  'nft',
+  'sqlite3',
+  'sqlite',
 ]);
 
 /** Privilege, later-run, write and finger-stopping findings of one segment. */
@@ -300,4 +342,43 @@ export function fingerModelRules(model: CommandModel, flag: Flag): void {
     flag(
       `segment ${killer + 1}: ${model.segments[killer]?.program} may stop what listens on finger's port ${FINGER_PORT} (segment ${port + 1})`,
     );
+  if (killer >= 0) {
+    const ps = model.segments.some((s) => s.program === 'ps');
+    const source = model.segments.findIndex((s, i) => i !== killer && fingerPidSource(s, ps));
+    if (source >= 0)
+      flag(
+        `segment ${killer + 1}: ${model.segments[killer]?.program} may stop finger itself (segment ${source + 1} looks up its process)`,
+      );
+  }
+  direnvRule(model.segments, flag);
+  // a bare `> /var/log/wtmp` has no program for the segment rules
+  model.segments.forEach((seg, i) => logRedirectRule(seg, `segment ${i + 1}`, flag));
+}
+
+/** A directory that may be finger's home: a registered one (sensitive to write) or `~/.finger` (a credential store). */
+function fingerPlace(dir: string): boolean {
+  return sensitiveWriteTarget(dir) !== null || secretPath(dir) !== null;
+}
+
+/** Words that name finger's processes in a process listing filtered by grep or awk. */
+const FINGER_WORD = /finger|\bnode\b/i;
+
+/**
+ * Whether a segment looks up finger's process id: `pgrep -f finger`, `pidof node`, `cat
+ * <finger_home>/daemon.pid`, `ps -o ppid=` (the shell's parent), or a `ps` listing (`ps`: the command has one) filtered for
+ * finger or node.
+ */
+function fingerPidSource(seg: SimpleCommand, ps: boolean): boolean {
+  const p = seg.program;
+  const args = seg.argv.slice(1);
+  if (p === 'pgrep') return pkillHitsFinger(args) !== null;
+  if (p === 'pidof') return operands(args).some((n) => FINGER_NAMES.includes(n.replace(/^.*\//, '')));
+  if (p === 'ps') return args.some((a) => /ppid/i.test(a));
+  if (p === 'grep' || p === 'egrep' || p === 'awk' || p === 'gawk' || p === 'mawk')
+    return ps && args.some((a) => FINGER_WORD.test(a));
+  if (p === 'cat' || p === 'head' || p === 'tail' || p === 'read')
+    return [...operands(args), ...seg.redirects.filter((r) => !r.is_write).map((r) => r.target)].some(
+      (f) => /\.pid$/.test(f) && fingerPlace(f.replace(/\/[^/]*$/, '') || '/'),
+    );
+  return false;
 }

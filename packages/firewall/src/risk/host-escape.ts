@@ -79,7 +79,17 @@ const RUN_SHORT_ARG: ReadonlyMap<string, string> = new Map([
   ['w', 'workdir'],
 ]);
 const HOST_NAMESPACES = new Set(['pid', 'network', 'net', 'ipc', 'uts', 'userns', 'cgroupns']);
-const ESCAPE_CAPS = new Set(['ALL', 'SYS_ADMIN', 'SYS_PTRACE', 'SYS_MODULE', 'SYS_RAWIO', 'DAC_READ_SEARCH', 'BPF']);
+const ESCAPE_CAPS = new Set([
+  'ALL',
+  'SYS_ADMIN',
+  'SYS_PTRACE',
+  'SYS_MODULE',
+  'SYS_RAWIO',
+  'DAC_READ_SEARCH',
+  'DAC_OVERRIDE',
+  'NET_ADMIN',
+  'BPF',
+]);
 const UNCONFINED = /^(?:apparmor[=:]unconfined|seccomp[=:]unconfined|label[=:]disable|systempaths[=:]unconfined)$/i;
 const HOST_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|dm-|loop|md|disk\/|mapper\/|mem$|kmem$|port$)/;
 const ENGINE_SOCKET = /(?:^|\/)(?:docker|containerd|podman|crio|cri-dockerd|buildkitd)\.sock$/;
@@ -167,6 +177,8 @@ function mountSource(value: string): string | null {
     const v = eq < 0 ? '' : kv.slice(eq + 1).trim();
     if (k === 'type') type = v.toLowerCase();
     else if (k === 'source' || k === 'src') src = v;
+    // a named volume bound to a host path: volume-opt=device=/,volume-opt=o=bind
+    else if (k === 'volume-opt' && /^device=/i.test(v)) return v.slice(7);
   }
   return type === 'bind' || (src !== null && /^[/~]/.test(src)) ? src : null;
 }
@@ -190,6 +202,8 @@ function containerRule(seg: SimpleCommand, label: string, flag: Flag): void {
       flag(`${label}: ${what} --security-opt ${value} turns off the container's confinement (container escape)`);
     } else if (name === 'device' && HOST_DEVICE.test(value.split(':')[0] as string)) {
       flag(`${label}: ${what} --device ${quote(value)} gives the container a host disk or memory (container escape)`);
+    } else if (name === 'rootfs' && hostMountRisk(value) !== null) {
+      flag(`${label}: ${what} --rootfs ${quote(value)} runs the container on the host's files (container escape)`);
     } else if (name === 'volume' || name === 'mount') {
       const src = name === 'volume' ? volumeSource(value) : mountSource(value);
       const risk = src === null ? null : hostMountRisk(src);
@@ -239,6 +253,83 @@ function persistenceRule(seg: SimpleCommand, label: string, flag: Flag): void {
   if (verb !== undefined) flag(`${label}: ${p} ${verb} makes a service start at boot or login (persistence)`);
 }
 
+/** The values of `--NAME X` / `--NAME=X` (and `-S X` / `-SX` when `short` is given). */
+function valuesOf(argv: readonly string[], name: string, short?: string): string[] {
+  const out: string[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === `--${name}` || (short !== undefined && a === `-${short}`)) out.push(argv[i + 1] ?? '');
+    else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
+    else if (short !== undefined && a.startsWith(`-${short}`) && !a.startsWith('--'))
+      out.push(a.slice(2).replace(/^=/, ''));
+  }
+  return out;
+}
+
+/** Writes to an engine's API: a body, a file upload or a method other than GET / HEAD. */
+const API_WRITE = /^(?:-[a-zA-Z]*[dFT]|--data(?:-\w+)?|--json|--form|--upload-file)(?:=|$)/;
+const KUBE_ESCAPE = /"(?:privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:/;
+
+/**
+ * Other runtimes handed the host: `docker volume create -o device=/ -o o=bind`, a POST to the
+ * engine socket (`curl --unix-socket /var/run/docker.sock`), `ctr run --mount …src=/`,
+ * `systemd-nspawn -D /`, `lxc config device add … source=/`, `kubectl debug node/…`, `kubectl run
+ * --overrides` with a privileged or host-namespace pod.
+ */
+function runtimeRule(seg: SimpleCommand, label: string, flag: Flag): void {
+  const p = seg.program;
+  const argv = seg.argv;
+  const ops = argv.slice(1).filter((a) => !a.startsWith('-'));
+  if (ENGINES.has(p)) {
+    const at = engineGlobalsEnd(argv);
+    if (argv[at] === 'volume' && argv[at + 1] === 'create') {
+      const dev = [...valuesOf(argv, 'opt', 'o')].find((o) => /^device=/i.test(o));
+      const risk = dev === undefined ? null : hostMountRisk(dev.slice(7));
+      if (risk !== null)
+        flag(`${label}: ${p} volume create binds ${quote(dev as string)} (${risk}) for containers (container escape)`);
+    }
+  } else if (p === 'curl') {
+    const socket = [...valuesOf(argv, 'unix-socket'), ...valuesOf(argv, 'abstract-unix-socket')].find((s) =>
+      ENGINE_SOCKET.test(s),
+    );
+    if (socket === undefined) return;
+    const method = valuesOf(argv, 'request', 'X').find((m) => !/^(?:GET|HEAD)$/i.test(m));
+    if (method !== undefined || argv.some((a) => API_WRITE.test(a)))
+      flag(
+        `${label}: curl sends a request that changes something to the container engine ${quote(socket)} (root on the host)`,
+      );
+  } else if (p === 'ctr') {
+    if (argv.includes('--privileged'))
+      flag(`${label}: ctr --privileged gives the container the host (container escape)`);
+    for (const m of valuesOf(argv, 'mount')) {
+      const src = mountSource(m.includes('type=') ? m : `type=bind,${m}`);
+      const risk = src === null ? null : hostMountRisk(src);
+      if (risk !== null)
+        flag(`${label}: ctr mounts ${quote(src as string)} (${risk}) into the container (container escape)`);
+    }
+  } else if (p === 'systemd-nspawn') {
+    const dirs = [...valuesOf(argv, 'directory', 'D'), ...valuesOf(argv, 'image', 'i')];
+    const binds = [...valuesOf(argv, 'bind'), ...valuesOf(argv, 'bind-ro')].map((b) => b.split(':')[0] as string);
+    const hit = [...dirs, ...binds].find((d) => hostMountRisk(d) !== null);
+    if (hit !== undefined) flag(`${label}: systemd-nspawn runs a container on ${quote(hit)} (${hostMountRisk(hit)})`);
+  } else if (p === 'lxc' || p === 'incus') {
+    const src = ops.find((o) => /^source=/.test(o));
+    const risk = src === undefined ? null : hostMountRisk(src.slice(7));
+    if (ops[0] === 'config' && risk !== null)
+      flag(`${label}: ${p} gives a container the host path ${quote(src as string)} (${risk})`);
+    if (ops[0] === 'config' && ops.some((o) => /^security\.privileged(?:=true)?$/.test(o)) && !ops.includes('false'))
+      flag(`${label}: ${p} makes a container privileged (container escape)`);
+  } else if (p === 'kubectl' || p === 'oc') {
+    if (ops[0] === 'debug' && ops.some((o) => /^(?:node|nodes|no)\//.test(o)))
+      flag(`${label}: ${p} debug node/… runs a pod with the node's root file system and namespaces (host escape)`);
+    else if (ops[0] === 'run') {
+      const o = valuesOf(argv, 'overrides').find((v) => KUBE_ESCAPE.test(v));
+      if (o !== undefined || argv.includes('--privileged') || argv.includes('--privileged=true'))
+        flag(`${label}: ${p} run starts a privileged or host-namespace pod (host escape)`);
+    }
+  }
+}
+
 /** The programs {@link hostEscapeRules} looks at (a cheap first test for every segment). */
 export const HOST_ESCAPE_PROGRAMS: ReadonlySet<string> = new Set([
   ...ENGINES,
@@ -247,6 +338,13 @@ export const HOST_ESCAPE_PROGRAMS: ReadonlySet<string> = new Set([
   'crontab',
   ...ENABLERS.keys(),
   ...ESCALATION_PROGRAMS,
+  'curl',
+  'ctr',
+  'systemd-nspawn',
+  'lxc',
+  'incus',
+  'kubectl',
+  'oc',
 ]);
 
 /** Host-escape, privilege, persistence and self-protection findings of one segment (escalation.ts: the latter). */
@@ -256,5 +354,6 @@ export function hostEscapeRules(seg: SimpleCommand, label: string, flag: Flag): 
   else if (p === 'nsenter') flag(`${label}: nsenter enters another process's namespaces (host escape)`);
   else if (p === 'chroot') flag(`${label}: chroot runs a command under another root directory (host escape)`);
   else persistenceRule(seg, label, flag);
+  runtimeRule(seg, label, flag);
   if (ESCALATION_PROGRAMS.has(p)) escalationRules(seg, label, flag);
 }

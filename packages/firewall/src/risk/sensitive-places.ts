@@ -45,6 +45,25 @@ export const HOME_SENSITIVE_DIRS: readonly string[] = [
   'bin',
   '.cargo/bin',
   'go/bin',
+  // more places whose files run at log-in, at a tool's start or on a later event
+  '.local/share/systemd', // systemd user units
+  '.config/plasma-workspace/env', // KDE log-in scripts
+  '.config/plasma-workspace/shutdown',
+  '.config/autostart-scripts',
+  '.config/hypr', // exec-once
+  '.config/i3', // exec
+  '.config/sway',
+  '.config/openbox', // autostart
+  '.config/lxsession', // */autostart
+  '.local/lib', // python3.X/site-packages: *.pth and usercustomize.py run at every python start
+  '.ipython', // profile_*/startup/*.py
+  '.emacs.d',
+  '.config/emacs',
+  '.config/zsh', // ZDOTDIR rc files
+  '.config/powershell', // *profile*.ps1
+  '.gradle/init.d',
+  '.config/direnv', // direnv.toml whitelists directories
+  '.config/Code/User', // terminal profiles, tasks
 ];
 
 /** Files under home that are sensitive to write. */
@@ -81,6 +100,34 @@ export const HOME_SENSITIVE_FILES: ReadonlySet<string> = new Set([
   '.exrc',
   '.tmux.conf',
   '.config/tmux/tmux.conf',
+  // more start-up files: desktop log-in, shells and tools that run commands they name
+  '.xsessionrc',
+  '.mkshrc',
+  '.xonshrc',
+  '.config/xonsh/rc.xsh',
+  '.Rprofile',
+  '.gdbinit',
+  '.psqlrc',
+  '.sqliterc',
+  '.irbrc',
+  '.pryrc',
+  '.emacs',
+  '.emacs.el',
+  '.screenrc',
+  '.mailcap',
+  '.gradle/init.gradle',
+  '.cargo/config',
+  '.cargo/config.toml',
+  '.curlrc', // `upload-file =`: every later curl sends a file
+  '.wgetrc',
+  '.forward', // `|cmd` runs on mail delivery
+  '.rhosts', // remote-login trust
+  '.shosts',
+  '.k5login',
+  '.k5users',
+  '.yarnrc.yml', // yarnPath: the yarn that runs
+  '.config/pip/pip.conf', // index-url: where packages come from
+  '.pip/pip.conf',
 ]);
 
 /** System directories sensitive to write (everything below them). */
@@ -100,6 +147,8 @@ export const SYSTEM_PREFIXES: readonly string[] = [
   '/var/spool/cron',
   '/var/cron',
   '/var/at',
+  '/run/systemd', // runtime units
+  '/var/www', // web roots: a file there may be a web shell
   '/proc',
   '/sys',
   '/dev',
