@@ -383,9 +383,47 @@ export function holdsSecret(word: string): string | null {
   for (const n of readingsOf(word)) {
     if (!n.startsWith('/') && !n.startsWith('~')) continue;
     const parts = components(n);
-    for (const p of allPlaces().secret) if (p.parts[0] === parts[0] && meet(parts, p) === 'above') return p.label;
+    for (const p of candidates(allPlaces().secret, parts)) if (meet(parts, p) === 'above') return p.label;
   }
   return null;
+}
+
+/** Places by their first two components (`/etc`, `~/.ssh`); those whose second is any name apart. */
+interface PlaceIndex {
+  readonly by: Map<string, Place[]>;
+  readonly any: Map<string, Place[]>;
+}
+
+const indexes = new WeakMap<readonly Place[], PlaceIndex>();
+
+function indexOf(list: readonly Place[]): PlaceIndex {
+  let ix = indexes.get(list);
+  if (ix !== undefined) return ix;
+  ix = { by: new Map(), any: new Map() };
+  for (const p of list) {
+    const [first = '', second] = p.parts;
+    const [map, key] = second === undefined || second === ANY ? [ix.any, first] : [ix.by, `${first}/${second}`];
+    const bucket = map.get(key);
+    if (bucket === undefined) map.set(key, [p]);
+    else bucket.push(p);
+  }
+  indexes.set(list, ix);
+  return ix;
+}
+
+const NO_PLACES: readonly Place[] = [];
+
+/**
+ * The places of `list` a path of these components can meet: with a plain second component
+ * (`/work/…`), only those under it or under any name there — not the hundreds of others.
+ */
+function candidates(list: readonly Place[], parts: readonly string[]): readonly Place[] {
+  const [first = '', second] = parts;
+  if (second === undefined || second === '**' || GLOB.test(second)) return list.filter((p) => p.parts[0] === first);
+  const ix = indexOf(list);
+  const exact = ix.by.get(`${first}/${second}`) ?? NO_PLACES;
+  const any = ix.any.get(first) ?? NO_PLACES;
+  return any.length === 0 ? exact : exact.length === 0 ? any : [...exact, ...any];
 }
 
 /** Whether a directory holds (is an ancestor of) a credential store or a place sensitive to write. */
@@ -393,7 +431,7 @@ export function holdsSensitive(n: string): boolean {
   if (holdsSecret(n) !== null) return true;
   if (!n.startsWith('/') && !n.startsWith('~')) return false;
   const parts = components(n);
-  return allPlaces().write.some((p) => p.parts[0] === parts[0] && meet(parts, p) === 'above');
+  return candidates(allPlaces().write, parts).some((p) => meet(parts, p) === 'above');
 }
 
 /**
