@@ -28,6 +28,11 @@ export function judgeSegmentsWith(j: SegmentJudge): void {
   judge = j;
 }
 
+/** The segment judge handed in by {@link judgeSegmentsWith} (script-code.ts judges with it too), or null. */
+export function segmentJudge(): SegmentJudge | null {
+  return judge;
+}
+
 /** How deep aliases of aliases are expanded. */
 const MAX_ALIAS_DEPTH = 8;
 /** At most this many synthetic commands are judged per command line (each costs linear time). */

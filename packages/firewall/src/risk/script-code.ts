@@ -14,19 +14,9 @@
 // A bounded, linear scan with regular expressions and a small argument splitter, not a parser.
 
 import type { CommandModel, SimpleCommand } from './command-model.js';
-import { lexCommands } from './literal-commands.js';
+import { lexCommands, segmentJudge } from './literal-commands.js';
 import { isBroadTarget, secretPath, sensitiveWriteTarget } from './paths.js';
 import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from './programs.js';
-
-/** The dangerous reasons of one synthetic segment, judged alone ("segment N: …"). */
-export type CodeJudge = (seg: SimpleCommand, index: number) => string[];
-
-let judge: CodeJudge | null = null;
-
-/** Sets how the argv of a process API is judged (secret-flow.ts hands in classify.ts's segment rules). */
-export function judgeCodeSegmentsWith(j: CodeJudge): void {
-  judge = j;
-}
 
 /** Inline code longer than this is scanned only up to here. */
 const MAX_CODE = 16384;
@@ -253,6 +243,7 @@ function judgeArgv(
   budget: Budget,
   add: (reason: string) => void,
 ): void {
+  const judge = segmentJudge();
   if (judge === null || words.length === 0 || budget.left-- <= 0) return;
   const intro = `segment ${index + 1}: ${at.program} code runs ${quote(words.map((w) => w.text).join(' '))}`;
   const first = words[0] as { text: string; dynamic: boolean };

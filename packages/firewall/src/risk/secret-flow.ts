@@ -34,7 +34,6 @@ import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, file
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
 import { listedFiles, READERS, readTargets } from './read-builtins.js';
-import { judgeCodeSegmentsWith } from './script-code.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { mayCarrySecrets } from './trail-gate.js';
 import { fileOf, label, quote, refs } from './trail-words.js';
@@ -60,7 +59,6 @@ function dangerousReasons(seg: SimpleCommand, index: number): string[] {
   return f.reasons().slice(0, f.dangerousCount);
 }
 judgeSegmentsWith(dangerousReasons);
-judgeCodeSegmentsWith(dangerousReasons);
 
 const NONE: readonly Flow[] = Object.freeze([]);
 /** A secret on its way; `auth`: a credential printed to authenticate with (not exfiltration in a header). */
