@@ -384,6 +384,78 @@ function wrapperRules(seg: SimpleCommand, label: string, f: Findings): void {
 }
 
 /**
+ * Variables whose values are no secret and run nothing: printing them (`echo $PATH`, `printf '%s'
+ * "$HOME"`) tells an agent about its environment, as `pwd` does.
+ */
+const BENIGN_VARS = new Set([
+  'PATH',
+  'HOME',
+  'PWD',
+  'OLDPWD',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TERM',
+  'HOSTNAME',
+  'HOSTTYPE',
+  'OSTYPE',
+  'MACHTYPE',
+  'TMPDIR',
+  'SHLVL',
+  'UID',
+  'EUID',
+  'BASH_VERSION',
+  'NODE_ENV',
+  'VIRTUAL_ENV',
+  'CONDA_DEFAULT_ENV',
+  'GOPATH',
+  'GOROOT',
+  'JAVA_HOME',
+  'PYTHONPATH',
+  'NODE_PATH',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_RUNTIME_DIR',
+  'COLUMNS',
+  'LINES',
+]);
+/** `$NAME` / `${NAME}` references; a word whose every expansion is one of BENIGN_VARS prints nothing secret. */
+const VAR_REF = /\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g;
+
+function benignWord(word: string): boolean {
+  let rest = word;
+  for (const m of word.matchAll(VAR_REF)) {
+    if (!BENIGN_VARS.has((m[1] ?? m[2]) as string)) return false;
+    rest = rest.replace(m[0], '');
+  }
+  return !/[$`]/.test(rest);
+}
+
+/** `echo` / `printf` (not `printf -v`) whose run-time arguments only expand {@link BENIGN_VARS}. */
+function printsOnlyBenign(seg: SimpleCommand): boolean {
+  if (seg.program !== 'echo' && seg.program !== 'printf') return false;
+  if (seg.program === 'printf' && seg.argv.some((a) => a.startsWith('-v'))) return false;
+  return seg.dynamic.length <= 16 && seg.dynamic.every((i) => benignWord(seg.argv[i] ?? '$'));
+}
+
+/** Every run-time value of the command is a benign variable printed ({@link printsOnlyBenign}). */
+function onlyBenignPrints(model: CommandModel): boolean {
+  let printed = false;
+  for (const seg of model.segments) {
+    if (seg.assignments.length > 0 || seg.redirects.some((r) => /[$`]/.test(r.target))) return false;
+    if (seg.dynamic.length === 0) continue;
+    if (!printsOnlyBenign(seg)) return false;
+    printed = true;
+  }
+  return printed;
+}
+
+/**
  * Findings for one segment (index is 0-based; reasons say "segment N", 1-based); `place`: where
  * it runs (cwd-paths.ts).
  */
@@ -416,7 +488,7 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings, 
     f.add('moderate', `${label}: ${quote(seg.path)} is run from a non-standard directory`);
   } else if (seg.unknown_tail) {
     f.add('moderate', `${label}: ${describe(seg)} gets arguments read at run time (xargs)`);
-  } else if (seg.dynamic.length > 0) {
+  } else if (seg.dynamic.length > 0 && !printsOnlyBenign(seg)) {
     f.add(
       'moderate',
       `${label}: arguments known only at run time (${seg.dynamic.map((i) => quote(seg.argv[i] ?? '')).join(', ')})`,
@@ -495,7 +567,7 @@ export function classify(
   tunnelRules(model, view.directories, view.isBroad, (reason) => f.add('dangerous', reason));
   const fl = model.flags;
   if (fl.substitution) f.add('moderate', 'uses command substitution');
-  else if (fl.dynamic) f.add('moderate', 'uses values known only at run time');
+  else if (fl.dynamic && !onlyBenignPrints(model)) f.add('moderate', 'uses values known only at run time');
   if (fl.path_change) f.add('moderate', 'changes PATH: later commands may run other programs');
   if (fl.control_flow) f.add('moderate', 'uses control flow (if / for / while / case / test)');
   if (fl.function_def) f.add('moderate', 'defines a shell function');

@@ -254,14 +254,12 @@ describe('a script written from literal text and then run is judged as that text
 });
 
 describe('long inputs stay linear', () => {
-  it('thousands of alias uses, appends and runs are judged within a budget', () => {
+  it('thousands of alias uses, appends and runs are judged (bounded work: see bench/firewall-risk for time)', () => {
     const uses = `alias r='rm -rf'; ${Array.from({ length: 3000 }, () => 'r x').join('; ')}`;
     const appends = `${Array.from({ length: 2000 }, () => "echo 'ls' >> x.sh").join('; ')}; ${Array.from({ length: 1000 }, () => 'sh x.sh').join('; ')}`;
     const nested = `alias ${Array.from({ length: 20 }, (_, k) => `a${k}='a${k + 1};a${k + 1};a${k + 1}'`).join(' ')}; a0`;
     for (const command of [uses, appends, nested]) {
-      const start = performance.now();
-      assessor.assess(command);
-      expect(performance.now() - start).toBeLessThan(5000);
+      expect(assessor.assess(command).level).not.toBe('safe');
     }
   });
 });
@@ -279,6 +277,23 @@ describe('git pager and editor keys set to a plain pager', () => {
       ['git config core.pager "sh -c id"', 'dangerous'],
       ['git --config-env core.pager=PAGER log', 'dangerous'],
       ['git -c core.fsmonitor=cat status', 'dangerous'],
+    ]);
+  });
+});
+
+describe('printing variables that hold no secret', () => {
+  it('echo $PATH / printf "$HOME" are AUTO (were CONFIRM); secret-named, unknown or reassigned ones stay held', () => {
+    expectLevels([
+      ['echo $PATH', 'safe'],
+      ['echo "$HOME/x" ${NODE_ENV}', 'safe'],
+      ['printf "%s\\n" "$PATH"', 'safe'],
+      ['echo $AWS_SECRET_ACCESS_KEY', 'moderate'],
+      ['echo $PATH $GITHUB_TOKEN', 'moderate'],
+      ['echo ${PATH:-$(id)}', 'moderate'],
+      ['x=$PATH; echo $x', 'moderate'],
+      ['PATH=/tmp/x:$PATH; echo $PATH', 'moderate'],
+      ['printf -v x "$PATH"', 'moderate'],
+      ['echo $PATH > ~/.bashrc', 'dangerous'],
     ]);
   });
 });
