@@ -5,6 +5,7 @@
 
 import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
+import { copyInto } from './copy-destinations.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
 import { destructionRules, recursiveReadRule } from './destruction.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
@@ -13,6 +14,7 @@ import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
 import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
 import { parseArgs } from './options.js';
 import {
+  holdsSensitive,
   isBroadTarget,
   isNullSink,
   isStandardProgramPath,
@@ -220,6 +222,18 @@ function writerRule(seg: SimpleCommand, label: string, f: Findings): void {
     const sens = sensitiveWriteTarget(t);
     if (sens !== null) f.add('dangerous', `${label}: ${prog} writes to ${quote(t)} (${sens})`);
   }
+  // into a directory: each file keeps its name (`cp /tmp/x/.bashrc ~` writes ~/.bashrc)
+  const into = copyInto(seg);
+  if (into === null) return;
+  for (const t of into.files) {
+    const sens = sensitiveWriteTarget(t);
+    if (sens !== null) f.add('dangerous', `${label}: ${prog} writes ${quote(t)} (${sens})`);
+  }
+  if (into.contents && holdsSensitive(into.dir))
+    f.add(
+      'dangerous',
+      `${label}: ${prog} copies a directory's contents into ${quote(into.dir)}, where start-up files live`,
+    );
 }
 
 /** An encoder's, compressor's or sort's output file (`sort -o ~/.bashrc`), when it is a sensitive place. */

@@ -297,3 +297,21 @@ describe('printing variables that hold no secret', () => {
     ]);
   });
 });
+
+describe('copies and moves into a directory write each file under its own name', () => {
+  it('a start-up file copied into home is a write to it (were CONFIRM); ordinary copies keep their level', () => {
+    expectLevels([
+      ['cp /tmp/x/.bashrc ~', 'dangerous'],
+      ['cp /tmp/x/.bashrc ~/', 'dangerous'],
+      ['cp -t ~ /tmp/x/.bashrc', 'dangerous'],
+      ['mv /tmp/x/.profile /root/', 'dangerous'],
+      ['rsync -a /tmp/dotfiles/ ~/', 'dangerous'],
+      ['cp -r /tmp/dotfiles/. ~', 'dangerous'],
+      ['cp x.txt ~/', 'moderate'],
+      ['cp -r src/ build/', 'moderate'],
+      ['mv a.ts b.ts src/', 'moderate'],
+      ['cp .bashrc /tmp/backup/', 'moderate'],
+      ['scp .bashrc host:~/', 'moderate'],
+    ]);
+  });
+});
