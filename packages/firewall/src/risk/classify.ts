@@ -264,10 +264,34 @@ function firstOperand(seg: SimpleCommand): number {
   return -1;
 }
 
+/**
+ * `sudo -l` (what may I run?), `sudo -V`, `sudo -k`: a privileged program asked about itself, no
+ * command to run. Anything else given to it is taken as a command.
+ */
+function runsNothing(seg: SimpleCommand): boolean {
+  if (seg.program !== 'sudo') return false;
+  const a = seg.argv.slice(1);
+  if (a.length === 0 || seg.dynamic.length > 0) return false;
+  const list = a.some((w) => /^-[a-zA-Z]*l/.test(w) || w === '--list');
+  for (let i = 0; i < a.length; i++) {
+    const w = a[i] as string;
+    if (/^(?:-(?:l{1,2}|V|h|k|K|n)|--(?:list|version|help|reset-timestamp|remove-timestamp|non-interactive))$/.test(w))
+      continue;
+    // the user whose rights -l lists
+    if (list && (w === '-U' || w === '--other-user') && i + 1 < a.length) {
+      i++;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
 /** Rules that make a segment dangerous, by program. */
 function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: SegmentPlace): void {
   const p = seg.program;
-  if (PRIVILEGED.has(p)) f.add('dangerous', `${label}: ${p} runs a command with elevated privileges`);
+  if (PRIVILEGED.has(p) && !runsNothing(seg))
+    f.add('dangerous', `${label}: ${p} runs a command with elevated privileges`);
   if (p === 'rm') rmRule(seg, label, f, place.isBroad);
   if (p === 'chmod' || p === 'chown' || p === 'chgrp') ownershipRule(seg, label, f, place.isBroad);
   if (p === 'kill') killRule(seg, label, f);

@@ -315,3 +315,19 @@ describe('copies and moves into a directory write each file under its own name',
     ]);
   });
 });
+
+describe('sudo asked about itself', () => {
+  it('sudo -l / -V / -k run nothing: CONFIRM, not APPROVE; any command after them is still privileged', () => {
+    expectLevels([
+      ['sudo -l', 'moderate'],
+      ['sudo -n -l', 'moderate'],
+      ['sudo -l -U bob', 'moderate'],
+      ['sudo -V', 'moderate'],
+      ['sudo -l rm -rf /', 'dangerous'],
+      ['sudo -k rm -rf ~', 'dangerous'],
+      ['sudo -s', 'dangerous'],
+      ['sudo', 'dangerous'],
+      ['doas -l', 'dangerous'],
+    ]);
+  });
+});
