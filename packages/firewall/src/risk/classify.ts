@@ -3,6 +3,7 @@
 // pipelines; `moderate` for everything else. Reasons name the segment ("segment 2: rm with -r and
 // -f on '~'"), so a person can see what the firewall saw.
 
+import { BENIGN_PAGER, benignGitProgram, onlyBenignPrints, printsOnlyBenign, runsNothing } from './benign-forms.js';
 import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
 import { copyInto } from './copy-destinations.js';
@@ -76,7 +77,6 @@ const HERE: SegmentPlace = Object.freeze({
 const EXEC_ENV =
   /^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|DYLD_FRAMEWORK_PATH|BASH_ENV|ENV|PROMPT_COMMAND|PS4|IFS|SHELLOPTS|BASHOPTS|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_EXEC_PATH|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_TEMPLATE_DIR|GIT_PROXY_COMMAND|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|LESSOPEN|LESSCLOSE|BROWSER)$/;
 const PAGER_ENV = /^(?:PAGER|GIT_PAGER|MANPAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR)$/;
-const BENIGN_PAGER = /^(?:cat|less|more|true|vi|vim|nvim|nano|emacs|code --wait|)(?: -[A-Za-z]+)*$/;
 const WRITERS = new Set([
   'tee',
   'cp',
@@ -169,15 +169,6 @@ function killRule(seg: SimpleCommand, label: string, f: Findings): void {
   if (pids.includes('1')) f.add('dangerous', `${label}: kill signals init (pid 1)`);
 }
 
-/** A pager or editor key set to a plain pager or editor (`-c core.pager=cat`): nothing else runs. */
-function benignGitProgram(key: string, value: string | undefined): boolean {
-  return (
-    value !== undefined &&
-    /^(?:core\.(?:pager|editor)|sequence\.editor|pager\.[^.]+)$/i.test(key) &&
-    BENIGN_PAGER.test(value)
-  );
-}
-
 function gitRule(seg: SimpleCommand, label: string, f: Findings): void {
   const p = parseArgs('git', seg.argv);
   for (const v of p.options.get('config') ?? []) {
@@ -262,29 +253,6 @@ function interpreterRule(seg: SimpleCommand, label: string, f: Findings): void {
 function firstOperand(seg: SimpleCommand): number {
   for (let i = 1; i < seg.argv.length; i++) if (!(seg.argv[i] as string).startsWith('-')) return i;
   return -1;
-}
-
-/**
- * `sudo -l` (what may I run?), `sudo -V`, `sudo -k`: a privileged program asked about itself, no
- * command to run. Anything else given to it is taken as a command.
- */
-function runsNothing(seg: SimpleCommand): boolean {
-  if (seg.program !== 'sudo') return false;
-  const a = seg.argv.slice(1);
-  if (a.length === 0 || seg.dynamic.length > 0) return false;
-  const list = a.some((w) => /^-[a-zA-Z]*l/.test(w) || w === '--list');
-  for (let i = 0; i < a.length; i++) {
-    const w = a[i] as string;
-    if (/^(?:-(?:l{1,2}|V|h|k|K|n)|--(?:list|version|help|reset-timestamp|remove-timestamp|non-interactive))$/.test(w))
-      continue;
-    // the user whose rights -l lists
-    if (list && (w === '-U' || w === '--other-user') && i + 1 < a.length) {
-      i++;
-      continue;
-    }
-    return false;
-  }
-  return true;
 }
 
 /** Rules that make a segment dangerous, by program. */
@@ -419,78 +387,6 @@ function wrapperRules(seg: SimpleCommand, label: string, f: Findings): void {
   if (p === 'eval') f.add('moderate', `${label}: eval runs a string as shell code`);
   else if (p === 'xargs') f.add('moderate', `${label}: xargs runs a command on arguments read from its input`);
   else if (!PRIVILEGED.has(p)) f.add('moderate', `${label}: ${p} runs another command`);
-}
-
-/**
- * Variables whose values are no secret and run nothing: printing them (`echo $PATH`, `printf '%s'
- * "$HOME"`) tells an agent about its environment, as `pwd` does.
- */
-const BENIGN_VARS = new Set([
-  'PATH',
-  'HOME',
-  'PWD',
-  'OLDPWD',
-  'USER',
-  'LOGNAME',
-  'SHELL',
-  'LANG',
-  'LANGUAGE',
-  'LC_ALL',
-  'LC_CTYPE',
-  'TERM',
-  'HOSTNAME',
-  'HOSTTYPE',
-  'OSTYPE',
-  'MACHTYPE',
-  'TMPDIR',
-  'SHLVL',
-  'UID',
-  'EUID',
-  'BASH_VERSION',
-  'NODE_ENV',
-  'VIRTUAL_ENV',
-  'CONDA_DEFAULT_ENV',
-  'GOPATH',
-  'GOROOT',
-  'JAVA_HOME',
-  'PYTHONPATH',
-  'NODE_PATH',
-  'XDG_CONFIG_HOME',
-  'XDG_DATA_HOME',
-  'XDG_CACHE_HOME',
-  'XDG_RUNTIME_DIR',
-  'COLUMNS',
-  'LINES',
-]);
-/** `$NAME` / `${NAME}` references; a word whose every expansion is one of BENIGN_VARS prints nothing secret. */
-const VAR_REF = /\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))/g;
-
-function benignWord(word: string): boolean {
-  let rest = word;
-  for (const m of word.matchAll(VAR_REF)) {
-    if (!BENIGN_VARS.has((m[1] ?? m[2]) as string)) return false;
-    rest = rest.replace(m[0], '');
-  }
-  return !/[$`]/.test(rest);
-}
-
-/** `echo` / `printf` (not `printf -v`) whose run-time arguments only expand {@link BENIGN_VARS}. */
-function printsOnlyBenign(seg: SimpleCommand): boolean {
-  if (seg.program !== 'echo' && seg.program !== 'printf') return false;
-  if (seg.program === 'printf' && seg.argv.some((a) => a.startsWith('-v'))) return false;
-  return seg.dynamic.length <= 16 && seg.dynamic.every((i) => benignWord(seg.argv[i] ?? '$'));
-}
-
-/** Every run-time value of the command is a benign variable printed ({@link printsOnlyBenign}). */
-function onlyBenignPrints(model: CommandModel): boolean {
-  let printed = false;
-  for (const seg of model.segments) {
-    if (seg.assignments.length > 0 || seg.redirects.some((r) => /[$`]/.test(r.target))) return false;
-    if (seg.dynamic.length === 0) continue;
-    if (!printsOnlyBenign(seg)) return false;
-    printed = true;
-  }
-  return printed;
 }
 
 /**
