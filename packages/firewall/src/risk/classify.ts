@@ -11,6 +11,7 @@ import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js'
 import { destructionRules, recursiveReadRule } from './destruction.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { extractionRule, EXTRACTORS } from './extraction.js';
+import { fetchedIntoSensitive } from './fetched-names.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
 import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
 import { parseArgs } from './options.js';
@@ -410,6 +411,8 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings, 
   const writes = redirectRules(seg, label, f);
   if (seg.argv.length === 0) return;
   dangerRules(seg, label, f, place);
+  for (const w of fetchedIntoSensitive(seg, place))
+    f.add('dangerous', `${label}: ${seg.program} writes the download to ${quote(w.file)} (${w.place})`);
   recursiveReadRule(seg, label, place.dirs, (level, reason) => f.add(level, reason));
   const secret = secretRule(seg, label, f);
   if (seg.wrapper) {

