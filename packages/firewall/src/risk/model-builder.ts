@@ -18,6 +18,7 @@ import { conditionalCode, evaluatedWords, testWords } from './evaluated-words.js
 import { heredocLine, lastCommand, quotedGlobNames } from './grammar-repairs.js';
 import { readsScriptFromStdin } from './programs.js';
 import { blankHeredocBodies, heredocLayout, misreadsHeredoc, walkRedirect } from './redirect-walker.js';
+import { hasReplEscapes, replEscapesOfInput } from './repl-escapes.js';
 import { clip, describeError, isWordNode, staticOutput } from './script-text.js';
 import { buildSegment } from './segment-builder.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
@@ -273,12 +274,17 @@ export class ModelBuilder {
   #feedPipedScripts(starts: number[], ctx: WalkContext): void {
     for (let k = 1; k + 1 < starts.length; k++) {
       const reader = this.#firstDirect(starts[k] as number, starts[k + 1] as number);
-      if (reader === undefined || !readsScriptFromStdin(reader)) continue;
+      if (reader === undefined) continue;
+      const shell = readsScriptFromStdin(reader);
+      if (!shell && !hasReplEscapes(reader.program)) continue;
       const writer = this.#firstDirect(starts[k - 1] as number, starts[k] as number);
       if (writer === undefined) continue;
       const text = staticOutput(writer);
-      if (text !== null)
-        this.script(text, { ...ctx, via: [...reader.via], pipeline: reader.pipeline, depth: ctx.depth + 1 });
+      if (text === null) continue;
+      const inner = { ...ctx, via: [...reader.via], pipeline: reader.pipeline, depth: ctx.depth + 1 };
+      // a shell runs the text; a REPL (`| dc`, `| m4`, `| ed`) runs the shell escapes in it
+      if (shell) this.script(text, inner);
+      else for (const cmd of replEscapesOfInput(reader.program, text)) this.script(cmd, inner);
     }
   }
 
@@ -564,6 +570,13 @@ export class ModelBuilder {
         if (r.op !== '<<' && r.op !== '<<-' && r.op !== '<<<') continue;
         if (r.dynamic) this.redFlags.push(`${seg.program} reads a script built at run time from a here-document`);
         else this.script(r.target, { via: [...ctx.via, 'heredoc'], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
+      }
+    } else if (hasReplEscapes(seg.program)) {
+      // `m4 <<EOF … esyscmd(…) … EOF`, `dc <<< '!cmd'`: the shell escapes in the input run
+      for (const r of seg.redirects) {
+        if ((r.op !== '<<' && r.op !== '<<-' && r.op !== '<<<') || r.dynamic) continue;
+        for (const cmd of replEscapesOfInput(seg.program, r.target))
+          this.script(cmd, { via: [...ctx.via, 'heredoc'], pipeline: ctx.pipeline, depth: ctx.depth + 1 });
       }
     }
   }

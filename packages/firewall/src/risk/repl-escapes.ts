@@ -91,9 +91,14 @@ function powershell(text: string): string[] {
   return out;
 }
 
+/** ed / ex: a command line `!CMD` runs CMD through the shell. */
+const ed: Extract = all(/(?:^|\n)[ \t]*!([^\n]*)/g);
+
 /** The extractor of each program, and whether every word is searched or only the values of these options. */
 const RUNNERS: Readonly<Record<string, Extract>> = {
   dc,
+  ed,
+  ex: ed,
   m4,
   sqlite3: sqlite,
   sqlite: sqlite,
@@ -138,4 +143,27 @@ export function replEscapes(program: string, words: readonly Word[]): Expansion[
     for (const cmd of extract(w.text)) if (cmd.trim() !== '') out.push(code(`${program} shell escape`, cmd, w.dynamic));
   }
   return out;
+}
+
+/** At most this many escapes are judged from one input (each is parsed as a command line). */
+const MAX_INPUT_ESCAPES = 64;
+
+/**
+ * The shell commands a REPL or code runner hands to a shell when `text` is its input (`echo
+ * '!rm -rf ~' | dc`, `m4 <<EOF … esyscmd(…) … EOF`); empty for other programs.
+ */
+export function replEscapesOfInput(program: string, text: string): string[] {
+  if (!hasReplEscapes(program)) return [];
+  const out: string[] = [];
+  for (const e of replEscapes(program, [
+    { text: program, dynamic: false },
+    { text, dynamic: false },
+  ]))
+    if (e.kind === 'script' && out.push(e.text) >= MAX_INPUT_ESCAPES) break;
+  return out;
+}
+
+/** Whether `program` is a REPL or code runner whose input may hold shell escapes. */
+export function hasReplEscapes(program: string): boolean {
+  return program !== 'rg' && Object.hasOwn(RUNNERS, program);
 }

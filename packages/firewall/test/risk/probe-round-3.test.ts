@@ -348,3 +348,18 @@ describe('downloads under the name the server gives, and archives with absolute 
     ]);
   });
 });
+
+describe('shell escapes in the input of a REPL', () => {
+  it('text piped or here-documented into dc, m4, ed, sqlite3, psql runs its escapes (were CONFIRM)', () => {
+    expectLevels([
+      ["echo '!rm -rf ~' | dc", 'dangerous'],
+      ["echo 'esyscmd(rm -rf ~)' | m4", 'dangerous'],
+      ["echo '!rm -rf ~' | ed", 'dangerous'],
+      ["m4 <<'EOF'\nsyscmd(rm -rf ~)\nEOF", 'dangerous'],
+      ["dc <<< '!rm -rf ~'", 'dangerous'],
+      ["echo '.shell rm -rf ~' | sqlite3 x.db", 'dangerous'],
+      ["printf '1p\\n' | dc", 'moderate'],
+      ["echo 'select 1;' | sqlite3 x.db", 'moderate'],
+    ]);
+  });
+});
