@@ -9,8 +9,10 @@ import type { CommandModel, PipelinePosition, SimpleCommand } from './command-mo
 import { downloadRunRules } from './download-run.js';
 import { fingerModelRules } from './escalation.js';
 import { findWriteRules } from './find-writes.js';
+import { GIT_CONFIG, gitConfigShowsCredential } from './git-options.js';
 import { literalCommandRules } from './literal-commands.js';
 import { authenticationFiles, authenticationValue } from './network-files.js';
+import { type ParsedArgs, parseWithSpec } from './option-parser.js';
 import { normalizePath, secretPath } from './paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
 import { scriptCodeRules } from './script-code.js';
@@ -125,6 +127,70 @@ export function credentialCommand(seg: SimpleCommand): string | null {
     return `a credential (kubectl config view --raw)`;
   if (p === 'vault' && (words[0] === 'read' || (words[0] === 'kv' && words[1] === 'get')))
     return named(words[0] === 'kv' ? 2 : 1);
+  return secretPrinter(seg, words, a);
+}
+
+/**
+ * Subcommands of cloud CLIs, password managers and tools that print a secret: `[program, ...the
+ * first operands]`, with an option that must be present when one is named (`--with-decryption`).
+ */
+const SECRET_PRINTERS: readonly (readonly [program: string, words: readonly string[], option?: RegExp])[] = [
+  ['aws', ['secretsmanager', 'get-secret-value']],
+  ['aws', ['ssm', 'get-parameter'], /^--with-decryption$/],
+  ['aws', ['ssm', 'get-parameters'], /^--with-decryption$/],
+  ['aws', ['ssm', 'get-parameters-by-path'], /^--with-decryption$/],
+  ['aws', ['sts', 'assume-role']],
+  ['aws', ['iam', 'create-access-key']],
+  ['aws', ['codeartifact', 'get-authorization-token']],
+  ['gcloud', ['auth', 'application-default', 'print-access-token']],
+  ['gcloud', ['auth', 'print-refresh-token']],
+  ['gcloud', ['config', 'config-helper']],
+  ['gcloud', ['secrets', 'versions', 'access']],
+  ['az', ['keyvault', 'secret', 'show']],
+  ['az', ['keyvault', 'secret', 'download']],
+  ['az', ['storage', 'account', 'keys', 'list']],
+  ['az', ['acr', 'login'], /^--expose-token$/],
+  ['gh', ['auth', 'status'], /^(?:--show-token|-t)$/],
+  ['glab', ['auth', 'status'], /^(?:--show-token|-t)$/],
+  ['heroku', ['auth:token']],
+  ['kubectl', ['get', 'secret']],
+  ['kubectl', ['get', 'secrets']],
+  ['kubectl', ['create', 'token']],
+  ['op', ['read']],
+  ['op', ['item', 'get'], /^--(?:reveal|fields)/],
+  ['bw', ['get']],
+  ['pass', ['show']],
+  ['gopass', ['show']],
+  ['secret-tool', ['lookup']],
+  ['security', ['dump-keychain']],
+  ['sops', [], /^(?:-d|--decrypt)$/],
+  ['sops', ['decrypt']],
+  ['terraform', ['output']],
+  ['nmcli', [], /^(?:-s|--show-secrets)$/],
+  ['wg', ['showconf']],
+  ['docker', ['inspect']],
+  ['docker', ['container', 'inspect']],
+  ['npm', ['token', 'list']],
+];
+
+function secretPrinter(seg: SimpleCommand, words: readonly string[], a: readonly string[]): string | null {
+  const p = seg.program;
+  if (p.startsWith('docker-credential-') && words[0] === 'get') return `a credential (${p} get)`;
+  if (p === 'npm' && words[0] === 'config' && words[1] === 'get' && /_auth|token|password/i.test(words[2] ?? ''))
+    return `a credential (npm config get ${words[2]})`;
+  if (p === 'git') {
+    const at = a.indexOf('config');
+    if (at > 0) {
+      const parsed: ParsedArgs = { options: new Map(), positionals: [], positionalIndex: [] };
+      parseWithSpec(GIT_CONFIG, a.slice(at + 1), 0, parsed, false);
+      if (gitConfigShowsCredential(parsed)) return 'a credential (git config)';
+    }
+  }
+  for (const [program, sub, option] of SECRET_PRINTERS) {
+    if (program !== p || !sub.every((x, i) => words[i] === x)) continue;
+    if (option !== undefined && !a.some((w) => option.test(w))) continue;
+    return `a credential (${[p, ...sub].join(' ')})`;
+  }
   return null;
 }
 
