@@ -4,6 +4,7 @@
  * that a cut-off answer kept its control fields. What follows (mask, coerce, validate, policy)
  * differs per shape.
  */
+import { disowned } from './disown.js';
 import { extractCandidates, MAX_PER_LEVEL } from './extract.js';
 import type { GuardrailReasonCode, GuardrailRepair } from './guardrail-types.js';
 import { looksLikeJson } from './json-spans.js';
@@ -19,6 +20,8 @@ export interface ChainRule extends SelectRule {
   truncation(value: Record<string, unknown>): TruncationRule;
   /** Matches the text of a fragment that claims to be a decision, even one that cannot be parsed. */
   claim: RegExp;
+  /** True for a decision that does nothing the model may not have meant (asks a human, rejects): the prose around it is not checked. */
+  safe?(value: Record<string, unknown>): boolean;
 }
 
 /** A failure of steps 1–4. */
@@ -174,6 +177,9 @@ export function selectDecisionObject(
       errors: ['decision keys appear outside the JSON object that was read; give exactly one JSON object'],
       retryable: false,
     };
+  const disowning = rule.safe?.(chosen.value) === true ? null : disowned(text, chosen.source.text);
+  if (disowning !== null)
+    return { ok: false, reason_code: 'ambiguous_candidates', errors: [disowning], retryable: false };
   if (sel.echoes > 0)
     repairs.push({ kind: 'template_echo', detail: `${sel.echoes} echo(es) of the prompt template dropped` });
   repairs.push(...chosen.repairs);

@@ -198,6 +198,16 @@ function decodeString(text: string): string | null {
   return null;
 }
 
+/**
+ * The answer as the fragments are read from it: BOM, think blocks and a whole-answer JSON string
+ * undone (see {@link extractCandidates}), without recording repairs. The prose the model shows.
+ */
+export function visibleAnswer(text: string): string {
+  let t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (t.includes('</') || /<(think|thinking|reasoning)\b/i.test(t)) t = dropThinkBlocks(t, []);
+  return decodeString(t) ?? t;
+}
+
 /** The fragments of one kind of region: fenced blocks, tagged blocks, or the rest of the answer. */
 export interface CandidateLevel {
   /** Repairs to record when this level is the one used (`fence`, `xml_tag`, `nested_json_string`). */

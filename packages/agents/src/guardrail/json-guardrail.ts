@@ -42,6 +42,10 @@ function isEllipsis(v: unknown): boolean {
 const ROUTER_RULE: ChainRule = {
   claim: /["']?\bdecision["']?\s*:/,
   isCandidate: (o) => Object.hasOwn(o, 'decision'),
+  safe: (o) => {
+    const d = coerceEnum(o.decision, DECISIONS);
+    return d === 'ask_human' || d === 'reject';
+  },
   isTemplateEcho: (o) =>
     (typeof o.decision === 'string' && o.decision.includes('|')) ||
     isPlaceholder(o.decision) ||

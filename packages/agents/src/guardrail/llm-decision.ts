@@ -38,6 +38,7 @@ const CLAIM_KEYS = ['tool_calls', 'done', 'human_required'];
 const LLM_RULE: ChainRule = {
   claim: /["']?\b(?:tool_calls|human_required|done)["']?\s*:/,
   isCandidate: (o) => CLAIM_KEYS.some((k) => Object.hasOwn(o, k)),
+  safe: (o) => o.human_required === true || o.human_required === 'true',
   isTemplateEcho: (o) =>
     isPlaceholder(o.thought) ||
     isPlaceholder(o.summary) ||
