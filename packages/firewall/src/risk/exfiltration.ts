@@ -205,6 +205,10 @@ function environmentDump(seg: SimpleCommand): boolean {
   if (p === 'export') return onlyOptions && (rest.length === 0 || rest.some((w) => /^-[a-zA-Z]*p/.test(w)));
   if (p === 'declare' || p === 'typeset')
     return onlyOptions && (rest.length === 0 || rest.some((w) => /^-[a-zA-Z]*[px]/.test(w)));
+  // jq's `env` / `$ENV`: the whole environment, or any variable of it
+  if (p === 'jq' || p === 'gojq' || p === 'jaq') return rest.some((w) => /(?:^|[^\w$.])(?:env|\$ENV)\b/.test(w));
+  // ps with BSD `e` (`ps auxeww`, `ps e`) or `-o …environ…`: every process's environment
+  if (p === 'ps') return rest.some((w) => (!w.startsWith('-') && /^[a-zA-Z]*e[a-zA-Z]*$/.test(w)) || /environ/.test(w));
   return false;
 }
 
