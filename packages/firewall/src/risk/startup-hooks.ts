@@ -135,8 +135,8 @@ function configRule(seg: SimpleCommand, label: string, flag: Flag): void {
     if (pos[0] !== 'config') return;
     const rest = pos.slice(1);
     const [key, value] = rest[0] === 'set' ? [rest[1], rest[2]] : [rest[0], rest[1]];
-    // a third operand (a value pattern) is left to the plain write rule (option-evasions.test.ts pins it)
-    if (key === undefined || value === undefined || rest.length > (rest[0] === 'set' ? 3 : 2)) return;
+    // a third operand is a value pattern: the key is still written
+    if (key === undefined || value === undefined) return;
     if (/^url\..+\.(?:push)?insteadof$/i.test(key))
       flag(`${label}: git config ${key} redirects every later clone, fetch or push`);
     else if (/^core\.worktree$/i.test(key))

@@ -105,8 +105,11 @@ describe('read-only commands: an abbreviation of an option that runs a program o
 });
 
 describe('git config is read-only only when it provably reads', () => {
+  it('a write with a value pattern still writes: url.*.insteadOf redirects every clone (dangerous)', () => {
+    expectLevel('git config url.https://evil.example/.insteadOf https://github.com/ get', 'dangerous');
+  });
+
   it.each([
-    'git config url.https://evil.example/.insteadOf https://github.com/ get',
     'git config remote.origin.pushurl https://evil/x.git get',
     'git config http.proxy http://evil:8080 get',
     'git config --add --get x y',
