@@ -4,10 +4,11 @@
 // tokens. Each case names the level a person sees: safe → AUTO, moderate → CONFIRM,
 // dangerous → APPROVE.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
@@ -18,8 +19,7 @@ type Case = [command: string, level: CommandRiskLevel];
 
 /** Each command's level, run from a project directory under /root. */
 function expectLevels(cases: readonly Case[]): void {
-  const got = cases.map(([command]) => [command, assessor.assess(command, { cwd: '/root/project' }).level]);
-  expect(got).toEqual(cases.map(([command, l]) => [command, l]));
+  expectLevelsOf(assessor, cases, '/root/project');
 }
 
 const held = (commands: readonly string[]): Case[] => commands.map((c) => [c, 'moderate']);

@@ -3,10 +3,11 @@
 // hold `.bashrc` or `.ssh/authorized_keys`, so `cd ~ && tar -xf x.tar` is `tar -C ~ -xf x.tar`.
 // Each case names the level a person sees: moderate → CONFIRM, dangerous → APPROVE.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 /** The shell tool's default directory (finger's home is not under a home directory here). */
 const WORKSPACE = '/srv/finger-home/workspace';
@@ -19,8 +20,7 @@ beforeAll(async () => {
 type Case = [command: string, level: CommandRiskLevel];
 
 function expectLevels(cases: readonly Case[], cwd: string = WORKSPACE): void {
-  const got = cases.map(([command]) => [command, assessor.assess(command, { cwd }).level]);
-  expect(got).toEqual(cases.map(([command, l]) => [command, l]));
+  expectLevelsOf(assessor, cases, cwd);
 }
 
 describe('extraction into the directory a command runs in', () => {

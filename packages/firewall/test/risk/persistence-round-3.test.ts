@@ -5,10 +5,11 @@
 // the disk filled. Each case names the level a person sees: safe → AUTO, moderate → CONFIRM,
 // dangerous → APPROVE; the last table of each block pins ordinary commands where they were.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 /** finger's home where it is not under a home directory (registered as the daemon does). */
 const FINGER_HOME = '/srv/finger-home';
@@ -22,10 +23,7 @@ type Case = [command: string, level: CommandRiskLevel];
 
 /** Every command at its level, judged as written and from a project directory. */
 function expectLevels(cases: readonly Case[]): void {
-  for (const cwd of [undefined, '/root/project']) {
-    const got = cases.map(([command]) => [command, assessor.assess(command, cwd === undefined ? {} : { cwd }).level]);
-    expect(got).toEqual(cases.map(([command, l]) => [command, l]));
-  }
+  for (const cwd of [undefined, '/root/project']) expectLevelsOf(assessor, cases, cwd);
 }
 
 const dangerous = (commands: readonly string[]): Case[] => commands.map((c) => [c, 'dangerous']);

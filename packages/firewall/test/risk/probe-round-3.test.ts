@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 /** finger's home where it is not under a home directory (registered as the daemon does). */
 const FINGER_HOME = '/srv/finger-home';
@@ -22,8 +23,7 @@ type Case = [command: string, level: CommandRiskLevel];
 
 /** Every command at its level (judged as written, no starting directory). */
 function expectLevels(cases: readonly Case[], cwd?: string): void {
-  const got = cases.map(([command]) => [command, assessor.assess(command, cwd === undefined ? {} : { cwd }).level]);
-  expect(got).toEqual(cases.map(([command, l]) => [command, l]));
+  expectLevelsOf(assessor, cases, cwd);
 }
 
 /** `command` is dangerous, with `reason` among its reasons. */

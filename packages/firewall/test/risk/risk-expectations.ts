@@ -32,3 +32,22 @@ export function riskExpectations(assessor: () => RiskAssessor) {
     },
   };
 }
+
+/** One table row: a command and the level it must get. */
+export type LevelCase = readonly [command: string, level: CommandRiskLevel];
+
+/** What {@link expectLevelsOf} needs of an assessor. */
+interface Assesses {
+  assess(command: string, context?: { cwd?: string | null }): { level: CommandRiskLevel };
+}
+
+/**
+ * Each command's level beside the one expected, compared at once: a failing table names every
+ * command that differs. `cwd` as RiskAssessor.assess takes it (absent: none).
+ */
+export function expectLevelsOf(assessor: Assesses, cases: readonly LevelCase[], cwd?: string | null): void {
+  const context = cwd === undefined ? {} : { cwd };
+  expect(cases.map(([command]) => [command, assessor.assess(command, context).level])).toEqual(
+    cases.map(([command, level]) => [command, level]),
+  );
+}

@@ -6,10 +6,11 @@
 // names the level a person sees: safe → AUTO, moderate → CONFIRM, dangerous → APPROVE; the last
 // table pins ordinary commands where they were.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 /** finger's home where it is not under a home directory (registered as the daemon does). */
 const FINGER_HOME = '/srv/finger-home';
@@ -23,8 +24,7 @@ type Case = [command: string, level: CommandRiskLevel];
 
 /** Every command at its level (judged as written, no starting directory). */
 function expectLevels(cases: readonly Case[], cwd?: string): void {
-  const got = cases.map(([command]) => [command, assessor.assess(command, cwd === undefined ? {} : { cwd }).level]);
-  expect(got).toEqual(cases.map(([command, l]) => [command, l]));
+  expectLevelsOf(assessor, cases, cwd);
 }
 
 describe('inline script code: deletes, argv lists, writes, setuid, fork bombs', () => {

@@ -3,10 +3,11 @@
 // operands of the same programs still lead from the directory. Each case names the level a
 // person sees: moderate → CONFIRM, dangerous → APPROVE.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 const WORKSPACE = '/srv/finger-home/workspace';
 
@@ -18,8 +19,7 @@ beforeAll(async () => {
 type Case = [command: string, level: CommandRiskLevel];
 
 function expectLevels(cases: readonly Case[], cwd: string = WORKSPACE): void {
-  const got = cases.map(([command]) => [command, assessor.assess(command, { cwd }).level]);
-  expect(got).toEqual(cases.map(([command, l]) => [command, l]));
+  expectLevelsOf(assessor, cases, cwd);
 }
 
 describe('subcommand words after a cd', () => {

@@ -6,10 +6,11 @@
 // person sees: safe → AUTO, moderate → CONFIRM, dangerous → APPROVE; the last tables pin
 // ordinary commands at the level they had before.
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 
 import type { CommandRiskLevel } from '../../src/risk/command-model.js';
 import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { expectLevelsOf } from './risk-expectations.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
@@ -20,8 +21,7 @@ type Case = [command: string, level: CommandRiskLevel];
 
 /** Every command at its level (judged as written, no starting directory). */
 function expectLevels(cases: readonly Case[], cwd?: string): void {
-  const got = cases.map(([command]) => [command, assessor.assess(command, cwd === undefined ? {} : { cwd }).level]);
-  expect(got).toEqual(cases.map(([command, l]) => [command, l]));
+  expectLevelsOf(assessor, cases, cwd);
 }
 
 const dangerous = (commands: readonly string[]): Case[] => commands.map((c) => [c, 'dangerous']);
