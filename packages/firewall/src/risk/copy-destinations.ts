@@ -6,19 +6,7 @@
 
 import type { SimpleCommand } from './command-model.js';
 import { parseArgs } from './options.js';
-
-/** Programs that copy or move their sources into a destination. */
-export const COPY_INTO: ReadonlySet<string> = new Set([
-  'cp',
-  'mv',
-  'ln',
-  'install',
-  'rsync',
-  'scp',
-  'ditto',
-  'gcp',
-  'gmv',
-]);
+import { COPIERS } from './written-files.js';
 
 /** At most this many sources are followed into their destination. */
 const MAX_SOURCES = 64;
@@ -47,7 +35,8 @@ function nameOf(source: string): string | null {
 
 /** What `seg` (a copier) writes into a directory; null when it writes to a named file only. */
 export function copyInto(seg: SimpleCommand): CopyInto | null {
-  if (!COPY_INTO.has(seg.program)) return null;
+  // scp too: its local destination is written as cp's is
+  if (!COPIERS.has(seg.program) && seg.program !== 'scp') return null;
   const p = parseArgs(seg.program, seg.argv);
   const target = p.options.get('target-directory')?.[0];
   let dir: string;

@@ -7,14 +7,14 @@ import type { SimpleCommand } from './command-model.js';
 import type { SegmentPlace } from './cwd-paths.js';
 import { fetchedFiles } from './download-run.js';
 import { sensitiveWriteTarget } from './paths.js';
+import { FETCHERS } from './programs.js';
 
-const FETCHERS_BY_NAME = new Set(['curl', 'wget', 'aria2c', 'fetch']);
 /** At most this many written names are placed (a command line may name many URLs). */
 const MAX_NAMES = 32;
 
 /** The sensitive places a fetcher's downloads are written to, each with the file it writes. */
 export function fetchedIntoSensitive(seg: SimpleCommand, place: SegmentPlace): { file: string; place: string }[] {
-  if (!FETCHERS_BY_NAME.has(seg.program)) return [];
+  if (!FETCHERS.has(seg.program)) return [];
   const redirected = new Set(seg.redirects.map((r) => r.target));
   const out: { file: string; place: string }[] = [];
   for (const name of fetchedFiles(seg).slice(0, MAX_NAMES)) {

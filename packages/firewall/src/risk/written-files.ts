@@ -21,7 +21,7 @@ export interface WrittenFile {
 }
 
 /** Copy commands: every operand but the last (or all, with -t DIR) is copied to the last. */
-const COPIERS: ReadonlySet<string> = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'ditto', 'gcp', 'gmv']);
+export const COPIERS: ReadonlySet<string> = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'ditto', 'gcp', 'gmv']);
 /** Programs whose `-o FILE` / `--output FILE` / `-out FILE` is where what they read ends up. */
 const OUTPUT_OPTION: ReadonlySet<string> = new Set([
   'openssl',
