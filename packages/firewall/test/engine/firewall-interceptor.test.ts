@@ -4,12 +4,14 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { AuditRecord } from '../../src/audit/audit-entry.js';
+import { digestOf } from '../../src/audit/canonical-json.js';
 import type { Evaluation, ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import {
   createFirewallInterceptor,
   type FirewallCall,
   type FirewallGate,
+  type FirewallGateDecision,
   type FirewallInterceptorOptions,
 } from '../../src/engine/firewall-interceptor.js';
 import { HumanGate } from '../../src/gate/human-gate.js';
@@ -261,5 +263,49 @@ describe('createFirewallInterceptor', () => {
       'audit:hold',
       'run:{"path":' + JSON.stringify(file) + ',"content":"mine\\n"}',
     ]);
+  });
+
+  it('an approval bound to other arguments than those about to run is held again, then refused: nothing runs', async () => {
+    // the person saw `git push`; the answer's binding names other arguments (a forged or stale answer)
+    let holds = 0;
+    const other = digestOf({ command: 'git push --force origin main' });
+    const gate: FirewallGate = {
+      hold: () => (holds++, Promise.resolve({ approved: true, binding: { args_digest: other } })),
+    };
+    const s = setup({ gate, max_holds: 2 });
+    const err = await rejection(s.run(call('shell.exec', { command: 'git push' })));
+    expect({ code: err.code, message: err.message }).toEqual({
+      code: 'E_REJECTED_BY_HUMAN',
+      message: 'the call changed after approval 2 times: refused',
+    });
+    expect(holds).toBe(2);
+    // each re-evaluation after a mismatched answer is recorded before the next hold (or refusal)
+    expect(s.log).toEqual(['audit:hold', 'audit:hold', 'audit:hold']);
+  });
+
+  it('edited arguments returned without their evaluation and bound to the original ones are held again', async () => {
+    const shown = { command: 'git push' };
+    const answers: FirewallGateDecision[] = [
+      { approved: true, args: { command: 'git push --force' }, binding: { args_digest: digestOf(shown) } },
+      { approved: false, reason: 'no' },
+    ];
+    const seen: unknown[] = [];
+    const gate: FirewallGate = { hold: (_ev, f) => (seen.push(f.args), Promise.resolve(answers.shift()!)) };
+    const s = setup({ gate });
+    const err = await rejection(s.run(call('shell.exec', shown)));
+    expect(err.code).toBe('E_REJECTED_BY_HUMAN');
+    // the second hold shows the person what would really run
+    expect(seen).toEqual([shown, { command: 'git push --force' }]);
+    expect(s.log).toEqual(['audit:hold', 'audit:hold']);
+  });
+
+  it('an approval bound to exactly the arguments shown runs them', async () => {
+    const shown = { command: 'git push' };
+    const gate: FirewallGate = {
+      hold: () => Promise.resolve({ approved: true, binding: { args_digest: digestOf(shown) } }),
+    };
+    const s = setup({ gate });
+    expect(await s.run(call('shell.exec', shown))).toBe('ran');
+    expect(s.log).toEqual(['audit:hold', 'run:{"command":"git push"}']);
   });
 });
