@@ -26,6 +26,8 @@ export default tseslint.config(
       'modules/pyworker/**',
       '**/__pycache__/**',
       '.finger-test/**',
+      'reports/**',
+      '.stryker-tmp/**',
     ],
   },
   {

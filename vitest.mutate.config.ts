@@ -1,0 +1,20 @@
+// The tests Stryker runs against each mutant of the firewall's decision core (stryker.config.mjs):
+// the firewall's own unit tests, with the same aliases as vitest.config.ts.
+import { fileURLToPath } from 'node:url';
+
+import { defineConfig } from 'vitest/config';
+
+const r = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@finger/protocol': r('./packages/protocol/src/index.ts'),
+      '@finger/firewall': r('./packages/firewall/src/index.ts'),
+    },
+  },
+  test: {
+    include: ['packages/firewall/test/{policy,gate,engine}/**/*.test.ts'],
+    testTimeout: 20_000,
+  },
+});
