@@ -59,6 +59,11 @@ export const ERROR_CODES = {
     when: 'the model endpoint cannot be reached or answered with an error',
   },
   E_STORE_UNAVAILABLE: { status: 503, retryable: true, when: 'a state store cannot be read or written' },
+  E_AUDIT_BROKEN: {
+    status: 503,
+    retryable: false,
+    when: 'the audit log does not reach its recorded head (emptied, cut or rolled back)',
+  },
   E_NOT_FOUND: { status: 404, retryable: false, when: 'a requested resource (request, module, token) does not exist' },
   E_CONFLICT: { status: 409, retryable: false, when: 'the resource already exists (duplicate module id, token name)' },
   E_OVERLOADED: { status: 429, retryable: true, when: 'a module concurrency limit or a bounded queue is full' },
