@@ -101,6 +101,8 @@ export interface DaemonInfo {
   started_at?: string;
   home?: string;
   version?: string;
+  /** The admin token file (absolute), when the daemon moved it (config `token_file` / FINGER_TOKEN_FILE). */
+  token_file?: string;
 }
 
 /** One entry of `GET /v1/tools` (a tool of the hub's ToolRegistry). */

@@ -35,6 +35,8 @@ export interface DaemonLocation {
   urlSource: 'flag' | 'env' | 'daemon.json' | 'default';
   /** Bearer token, when one was found. */
   token?: string;
+  /** The admin token file the CLI read (or would read): see {@link tokenFilePath}. */
+  tokenFile: string;
   /** The daemon.json contents, when the file exists and parses. */
   info?: DaemonInfo;
 }
@@ -65,11 +67,44 @@ export async function readDaemonInfo(home: string): Promise<DaemonInfo | undefin
   }
 }
 
-/** The bearer token: FINGER_TOKEN, else the first line of `<home>/token`; undefined when neither. */
-export async function readToken(home: string, env: Env): Promise<string | undefined> {
+/** `p` made absolute as the daemon does for `token_file`: `~/…` against HOME, relative against FINGER_HOME. */
+function expandTokenFile(p: string, home: string, env: Env): string {
+  const userHome = env.HOME || os.homedir();
+  if (p === '~') return path.resolve(userHome);
+  if (p.startsWith('~/')) return path.resolve(userHome, p.slice(2));
+  return path.resolve(home, p);
+}
+
+/** `token_file` of `<home>/config/config.json`, when it names one. */
+async function configuredTokenFile(home: string): Promise<string | undefined> {
+  try {
+    const cfg = JSON.parse(await readFile(path.join(home, 'config', 'config.json'), 'utf8')) as {
+      token_file?: unknown;
+    };
+    return typeof cfg.token_file === 'string' && cfg.token_file !== '' ? cfg.token_file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The admin token file: FINGER_TOKEN_FILE, else the `token_file` the running daemon wrote in
+ * daemon.json, else config.json's `token_file`, else `<home>/token` — the daemon's own rule.
+ */
+export async function tokenFilePath(home: string, env: Env, info?: DaemonInfo): Promise<string> {
+  if (env.FINGER_TOKEN_FILE) return expandTokenFile(env.FINGER_TOKEN_FILE, home, env);
+  if (typeof info?.token_file === 'string' && path.isAbsolute(info.token_file)) return info.token_file;
+  return expandTokenFile((await configuredTokenFile(home)) ?? 'token', home, env);
+}
+
+/**
+ * The bearer token: FINGER_TOKEN, else the first line of the admin token file
+ * ({@link tokenFilePath}); undefined when neither.
+ */
+export async function readToken(home: string, env: Env, info?: DaemonInfo): Promise<string | undefined> {
   if (env.FINGER_TOKEN) return env.FINGER_TOKEN.trim();
   try {
-    const text = (await readFile(path.join(home, 'token'), 'utf8')).trim();
+    const text = (await readFile(await tokenFilePath(home, env, info), 'utf8')).trim();
     return text ? text.split(/\r?\n/)[0] : undefined;
   } catch {
     return undefined;
@@ -78,7 +113,7 @@ export async function readToken(home: string, env: Env): Promise<string | undefi
 
 /**
  * Finds the daemon: URL from `--url`, else FINGER_URL, else `<home>/daemon.json`, else
- * {@link DEFAULT_URL}; token from FINGER_TOKEN, else `<home>/token`.
+ * {@link DEFAULT_URL}; token from FINGER_TOKEN, else the admin token file ({@link tokenFilePath}).
  */
 export async function locateDaemon(opts: { home?: string; url?: string }, env: Env): Promise<DaemonLocation> {
   const home = resolveHome(opts.home, env);
@@ -89,8 +124,9 @@ export async function locateDaemon(opts: { home?: string; url?: string }, env: E
   else if (env.FINGER_URL) [url, urlSource] = [env.FINGER_URL, 'env'];
   else if (info) [url, urlSource] = [info.url, 'daemon.json'];
   else [url, urlSource] = [(await configuredUrl(home, env)) ?? DEFAULT_URL, 'default'];
-  const loc: DaemonLocation = { home, url: url.replace(/\/+$/, ''), urlSource };
-  const token = await readToken(home, env);
+  const tokenFile = await tokenFilePath(home, env, info);
+  const loc: DaemonLocation = { home, url: url.replace(/\/+$/, ''), urlSource, tokenFile };
+  const token = await readToken(home, env, info);
   if (token) loc.token = token;
   if (info) loc.info = info;
   return loc;

@@ -88,13 +88,18 @@ export function commandContext(state: RunState, cmd: Command): CommandContext {
   const out = new Output(io, globals.json === true);
   const home = resolveHome(globals.home, io.env);
   let located: Promise<DaemonLocation> | undefined;
-  const locate = (): Promise<DaemonLocation> => (located ??= locateDaemon({ home, url: globals.url }, io.env));
+  const errorContext: ErrorContext = { home };
+  const locate = (): Promise<DaemonLocation> =>
+    (located ??= locateDaemon({ home, url: globals.url }, io.env).then((loc) => {
+      errorContext.tokenFile = loc.tokenFile;
+      return loc;
+    }));
   return {
     io,
     out,
     globals,
     home,
-    errorContext: { home },
+    errorContext,
     locate,
     async client() {
       const loc = await locate();

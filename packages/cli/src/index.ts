@@ -3,7 +3,15 @@
  * calls; the rest is exported for tests and for tools that embed the CLI.
  */
 export type { DaemonLocation, Env } from './client.js';
-export { DaemonClient, DEFAULT_URL, locateDaemon, readDaemonInfo, readToken, resolveHome } from './client.js';
+export {
+  DaemonClient,
+  DEFAULT_URL,
+  locateDaemon,
+  readDaemonInfo,
+  readToken,
+  resolveHome,
+  tokenFilePath,
+} from './client.js';
 export type { RunDaemonOptions } from './commands/daemon.js';
 export type { RunOptions } from './context.js';
 export { ApiError, CliError, DaemonNotRunningError } from './errors.js';

@@ -12,6 +12,8 @@ export interface ErrorContext {
   input?: string;
   /** FINGER_HOME in effect, for the token hint. */
   home?: string;
+  /** The admin token file the CLI read, for the token hint (else `<home>/token`). */
+  tokenFile?: string;
 }
 
 /**
@@ -108,7 +110,7 @@ export function reportError(out: Output, err: unknown, ctx: ErrorContext = {}): 
     lines = issueLines(body.details) ?? detailLines(body.details);
   else lines = detailLines(body.details);
   if (body.code === 'E_UNAUTHENTICATED') {
-    const file = ctx.home ? path.join(ctx.home, 'token') : 'FINGER_HOME/token';
+    const file = ctx.tokenFile ?? (ctx.home ? path.join(ctx.home, 'token') : 'FINGER_HOME/token');
     lines.push(c.dim(`hint: the CLI sends FINGER_TOKEN, or else the token in ${file}`));
   }
   for (const l of [...lines, ...notes]) out.errLine(`  ${l}`);

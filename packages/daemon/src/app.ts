@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,7 +17,15 @@ import {
   type SafetyMonitor,
   ToolGrantProfile,
 } from '@finger/firewall';
-import { type Clock, FileEventStore, LocalEventBus, MessageHub, registerMcpServers, systemClock } from '@finger/hub';
+import {
+  type Clock,
+  FileEventStore,
+  LocalEventBus,
+  MessageHub,
+  registerMcpServers,
+  type Sandbox,
+  systemClock,
+} from '@finger/hub';
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { wireAgents } from './agents-wiring.js';
@@ -33,6 +42,7 @@ import {
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
+import { resolveTokenFile } from './home-paths.js';
 import { hostPolicy } from './http/host-check.js';
 import { createServer } from './http/server.js';
 import {
@@ -44,6 +54,7 @@ import {
   statsFamilies,
 } from './metrics.js';
 import { type SafetyWiring, wireSafety } from './safety-wiring.js';
+import { wireSandbox } from './sandbox-wiring.js';
 import { TaskConfidence } from './task-confidence.js';
 import { TaskWorkspaces } from './task-workspace.js';
 import { type TaskService, wireTasks } from './tasks-wiring.js';
@@ -55,7 +66,10 @@ import { EventGateway } from './ws/event-gateway.js';
 export interface BuildOptions {
   /** FINGER_HOME; else `env.FINGER_HOME`, else `~/.finger`. */
   home?: string;
-  /** Environment to take `FINGER_*` overrides from (the composition root passes `process.env`). */
+  /**
+   * Environment to take `FINGER_*` overrides from (the composition root passes `process.env`);
+   * its `HOME` is the user's home directory (`~` of `workspace.roots` and `token_file`), else os.homedir().
+   */
   env?: Record<string, string | undefined>;
   /** Config overrides, applied last (above config.json and env). */
   config?: DaemonConfigInput;
@@ -75,6 +89,8 @@ export interface DaemonInfo {
   started_at: string;
   home: string;
   version: string;
+  /** The admin token file the CLI reads (config `token_file` / FINGER_TOKEN_FILE). */
+  token_file: string;
 }
 
 /** A built daemon. `listen()` binds; `close()` is idempotent. */
@@ -85,13 +101,23 @@ export interface FingerApp {
   readonly config: DaemonConfig;
   readonly tokens: TokenStore;
   readonly home: string;
+  /**
+   * The admin token file, absolute (its directories realpath'd): `FINGER_HOME/token`, or where
+   * config `token_file` / FINGER_TOKEN_FILE puts it. What the sandbox masks and the firewall denies.
+   */
+  readonly tokenFile: string;
+  /** The OS boundary of AI-initiated processes (shell commands, stdio/MCP children); `status()` for doctor. */
+  readonly sandbox: Sandbox;
   readonly version: string;
   readonly logger: PinoLogger;
   readonly gateway: InputGateway;
   readonly eventGateway: EventGateway;
   /** Role grants of agent principals (enforced by the hub's grant interceptor). */
   readonly grants: ToolGrantProfile;
-  /** `workspace.roots`, absolute and realpath'd (created at start when missing). */
+  /**
+   * `workspace.roots`, absolute and realpath'd (created at start when missing; never FINGER_HOME
+   * or inside it, never holding {@link tokenFile}).
+   */
   readonly workspaceRoots: string[];
   /** Modules that failed to load at start (the others still loaded). */
   readonly moduleErrors: ErrorInfo[];
@@ -122,10 +148,20 @@ export interface FingerApp {
 /** Default location of the built-in modules: `<repo>/modules`, from `packages/daemon/{src,dist}/app.*`. */
 export const BUILTIN_MODULES_DIR = fileURLToPath(new URL('../../../modules/', import.meta.url));
 
-const HOME_DIRS = ['config', 'events', 'state', 'audit', 'backups', 'workspace'];
+const HOME_DIRS = ['config', 'events', 'state', 'audit', 'backups'];
 
-function prepareHome(home: string): void {
+/**
+ * Creates FINGER_HOME and its folders (0700). An existing FINGER_HOME that others may enter is
+ * tightened to 0700 (it holds the tokens, policy and audit log); `warn` says so.
+ */
+function prepareHome(home: string, warn: (message: string, details: object) => void): void {
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  const mode = statSync(home).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    chmodSync(home, 0o700);
+    const was = mode.toString(8).padStart(4, '0');
+    warn(`FINGER_HOME ${home} was open to others (mode ${was}): tightened to 0700`, { path: home, mode: was });
+  }
   for (const d of HOME_DIRS) mkdirSync(join(home, d), { recursive: true, mode: 0o700 });
   const example = join(home, 'config', 'config.example.json');
   if (!existsSync(example)) {
@@ -178,11 +214,22 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const env = options.env ?? {};
   const home = resolveHome(options.home, env);
   const config = resolveConfig(readConfigFile(home), env, options.config ?? {});
-  prepareHome(home);
-  const workspaceRoots = resolveWorkspaceRoots(home, config.workspace.roots);
   const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } });
+  const warn = (message: string, details: object) => logger.warn(details, message);
+  const userHome = env.HOME || homedir();
+  const tokenFile = resolveTokenFile(home, config.token_file, userHome);
+  prepareHome(home, warn);
+  const workspaceRoots = resolveWorkspaceRoots(config.workspace.roots, { home, userHome, tokenFile });
   const clock = options.clock ?? systemClock;
-  const tokens = new TokenStore(home);
+  // before anything can start a process: mode `required` without a sandbox refuses the start
+  const sandbox = wireSandbox({ config: config.sandbox, home, tokenFile, userHome, env, warn });
+  const tokens = new TokenStore(home, { tokenFile, warn });
+  if (config.approvals.answerers) {
+    const known = new Set(tokens.list().map((t) => t.name));
+    const unknown = config.approvals.answerers.filter((n) => !known.has(n));
+    if (unknown.length)
+      logger.warn({ unknown }, `approvals.answerers names tokens that do not exist (yet): ${unknown.join(', ')}`);
+  }
   const store = new FileEventStore({
     dir: join(home, 'events'),
     ...config.events,
@@ -199,6 +246,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     ...config.modules.settings[id],
     // a function, not config: in-process modules only (dropped from a child's JSON settings)
     ...(id === 'fs' || id === 'shell' || id === 'scratchpad' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
+    // an object, not config: the shell module runs every command inside it
+    ...(id === 'shell' ? { sandbox } : {}),
   });
   // one name for this daemon on NATS and in the Redis audit stream
   const node = daemonNodeId();
@@ -223,6 +272,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     limits: config.hub,
     settingsFor,
     baseEnv: env,
+    sandbox,
     tools: { preferred_provider_order: config.tools.preferred_provider_order },
   });
   const startedAt = Date.now();
@@ -265,6 +315,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       workspaceFor: taskWorkspaces.workspaceFor,
       confidenceOf: taskConfidence.of,
       approvalTimeoutMs: config.firewall.approval_timeout_ms,
+      ...(config.approvals.answerers ? { answerers: config.approvals.answerers } : {}),
       logger: logger.child({ component: 'firewall' }),
       clock,
       ...(options.gate ? { gate: options.gate } : {}),
@@ -299,6 +350,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     });
     const tasks = wireTasks({
       ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
+      homeDir: userHome,
+      tokenFile,
       audit: auditLog,
       workspaces: taskWorkspaces,
       confidence: taskConfidence,
@@ -339,6 +392,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       renderMetrics,
       safety: sw.monitor,
       tasks,
+      sandbox: sandbox.status(),
       ...(cluster ? { cluster } : {}),
       ...(redis ? { redis } : {}),
     };
@@ -361,6 +415,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       config,
       tokens,
       home,
+      tokenFile,
+      sandbox,
       version: VERSION,
       logger,
       gateway,
@@ -401,7 +457,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         await cluster?.start();
         const addr = fastify.server.address() as AddressInfo;
         const url = `http://${urlHost(host)}:${addr.port}`;
-        const info: DaemonInfo = { pid: process.pid, url, started_at: rfc3339(startedAt), home, version: VERSION };
+        const info: DaemonInfo = {
+          ...{ pid: process.pid, url, started_at: rfc3339(startedAt), home, version: VERSION },
+          token_file: tokenFile,
+        };
         daemonFile = join(home, 'daemon.json');
         writeFileAtomic(daemonFile, `${JSON.stringify(info, null, 2)}\n`);
         return { url };

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
 import { GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
-import { DEFAULT_LIMITS, NATS_URLS, REDIS_URL_FORM, redisUrlProblem } from '@finger/hub';
+import { DEFAULT_LIMITS, NATS_URLS, REDIS_URL_FORM, redisUrlProblem, type SandboxMode } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
 /** Log levels accepted by `log.level` / `FINGER_LOG_LEVEL`. */
@@ -28,8 +28,23 @@ export interface DaemonConfig {
     /** Operator settings per module id, merged over the daemon's (`home`, `workspace_roots`, `backups_dir`). */
     settings: Record<string, Record<string, unknown>>;
   };
-  /** Directories the file and shell tools may work in; relative entries resolve against FINGER_HOME. */
+  /**
+   * Directories the daemon's agents (file and shell tools) work in: `~/…` and relative entries
+   * resolve against the user's home directory; each is created at start (0700). A root equal to
+   * or inside FINGER_HOME, or holding the admin token file, refuses the start (E_INVALID_ARGS).
+   */
   workspace: { roots: string[] };
+  /**
+   * Where the daemon writes (and the CLI reads) the admin token: `~/…` against the user's home,
+   * a relative path against FINGER_HOME; `FINGER_TOKEN_FILE`. Absent: `FINGER_HOME/token`.
+   */
+  token_file?: string;
+  /**
+   * Who may answer held calls. `answerers`: token names (`myfinger token list`); when set, only
+   * those tokens (with an admin or operator role) may answer, others get 403 E_FORBIDDEN
+   * `{reason: "not_an_answerer"}`. Absent: every admin and operator token.
+   */
+  approvals: { answerers?: string[] };
   /** Tool registry: which module wins when several offer the same tool name (first listed wins). */
   tools: { preferred_provider_order: string[] };
   /** Extra tool-id globs granted to each agent role, on top of the built-in defaults. */
@@ -55,6 +70,14 @@ export interface DaemonConfig {
   events: { max_segment_bytes?: number; max_segments?: number };
   ws: { max_buffered_events: number; max_buffered_bytes: number; heartbeat_ms: number; auth_timeout_ms: number };
   shutdown: { drain_ms: number };
+  /**
+   * The OS boundary of AI-initiated processes (shell commands, stdio/MCP module children):
+   * bubblewrap with FINGER_HOME, the token file and the credential places masked. `auto` sandboxes
+   * where it can and warns where it cannot; `required` refuses the start without one
+   * (E_NO_SANDBOX); `off` never sandboxes. `exempt_modules`: module ids whose children the operator
+   * runs unsandboxed.
+   */
+  sandbox: { mode: SandboxMode; exempt_modules: string[] };
   /** The firewall: how long a held call waits for a person before it is rejected (E_APPROVAL_TIMEOUT). */
   firewall: { approval_timeout_ms: number };
   /** Circuit breakers and budgets of the SafetyMonitor (§3.8). */
@@ -110,7 +133,8 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   server: { host: '127.0.0.1', port: 7770, allowed_hosts: [] },
   log: { level: 'info' },
   modules: { paths: [], builtin: true, settings: {} },
-  workspace: { roots: ['workspace'] },
+  workspace: { roots: ['~/finger-workspace'] },
+  approvals: {},
   tools: { preferred_provider_order: [] },
   grants: {},
   mcp: { servers: [] },
@@ -118,6 +142,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   events: {},
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
   shutdown: { drain_ms: 10_000 },
+  sandbox: { mode: 'auto', exempt_modules: [] },
   firewall: { approval_timeout_ms: 300_000 },
   safety: { ...SAFETY_DEFAULTS },
   llm: { provider: 'offline', max_retries: 2, max_retry_wait_ms: 60_000, timeout_ms: 120_000 },
@@ -140,6 +165,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 const ms = (minimum: number, maximum = MAX_TIMER_MS) => ({ type: 'integer', minimum, maximum }) as const;
 const section = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties });
 const STRINGS = { type: 'array', items: { type: 'string', minLength: 1 } } as const;
+/** A token name, as `myfinger token create --name` accepts it. */
+const TOKEN_NAME_PATTERN = '^[a-z0-9][a-z0-9_.-]{0,63}$';
 const GLOBS = { type: 'array', items: { type: 'string', pattern: GRANT_GLOB_PATTERN.source } } as const;
 
 /** JSON Schema of `config/config.json`; every object rejects unknown keys. */
@@ -168,6 +195,15 @@ export const configSchema = {
       },
     }),
     workspace: section({ roots: { ...STRINGS, minItems: 1 } }),
+    token_file: { type: 'string', minLength: 1 },
+    approvals: section({
+      answerers: {
+        type: 'array',
+        items: { type: 'string', pattern: TOKEN_NAME_PATTERN },
+        minItems: 1,
+        uniqueItems: true,
+      },
+    }),
     tools: section({ preferred_provider_order: { ...STRINGS, uniqueItems: true } }),
     grants: section({ supervisor: GLOBS, executor: GLOBS, reviewer: GLOBS }),
     mcp: section({ servers: { type: 'array' } }),
@@ -189,6 +225,10 @@ export const configSchema = {
       auth_timeout_ms: ms(10),
     }),
     shutdown: section({ drain_ms: ms(0) }),
+    sandbox: section({
+      mode: { enum: ['auto', 'required', 'off'] },
+      exempt_modules: { ...STRINGS, uniqueItems: true },
+    }),
     firewall: section({ approval_timeout_ms: POS_INT }),
     safety: section({
       max_token_usage: POS_INT,
@@ -251,6 +291,7 @@ const PATTERN_WORDS: Record<string, string> = {
     'must be 1–64 characters: lower-case letters, digits, "-" and "_", starting with a letter or digit (it names NATS subjects and Redis keys)',
   '$.nats.url': 'must be a nats://, tls://, ws:// or wss:// URL (several: comma-separated)',
   '$.redis.url': `must be a Redis URL: ${REDIS_URL_FORM}`,
+  '$.approvals.answerers[]': 'must be a token name: 1–64 of a-z 0-9 _ . - starting with a letter or digit',
   '$.server.allowed_hosts[]':
     'must be a host name or IP address without port or wildcard (`finger.example.lan`, `10.0.0.5`, `::1`)',
 };
@@ -270,6 +311,7 @@ const ENV_OF_PATH: Record<string, string> = {
   '$.nats.url': 'FINGER_NATS_URL',
   '$.nats.cluster_key': 'FINGER_CLUSTER_KEY',
   '$.redis.url': 'FINGER_REDIS_URL',
+  '$.token_file': 'FINGER_TOKEN_FILE',
   '$.cluster': 'FINGER_CLUSTER',
   '$.llm.provider': 'FINGER_LLM_PROVIDER',
   '$.llm.base_url': 'FINGER_LLM_BASE_URL',
@@ -344,6 +386,7 @@ export function envOverrides(env: Record<string, string | undefined>): DaemonCon
     out.redis = { url: env.FINGER_REDIS_URL };
   }
   if (env.FINGER_CLUSTER) out.cluster = env.FINGER_CLUSTER;
+  if (env.FINGER_TOKEN_FILE) out.token_file = env.FINGER_TOKEN_FILE;
   if (issues.length) throw invalid('env', issues);
   return out;
 }
@@ -365,7 +408,7 @@ function merge(base: DaemonConfig, input: DaemonConfigInput): DaemonConfig {
 /**
  * Merges defaults < `config.json` < env (`FINGER_HOST`, `FINGER_PORT`, `FINGER_LOG_LEVEL`,
  * `FINGER_MODULE_PATHS`, `FINGER_LLM_{PROVIDER,BASE_URL,API_KEY,MODEL}`, `FINGER_NATS_URL`,
- * `FINGER_CLUSTER_KEY`, `FINGER_REDIS_URL`, `FINGER_CLUSTER`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
+ * `FINGER_CLUSTER_KEY`, `FINGER_REDIS_URL`, `FINGER_CLUSTER`, `FINGER_TOKEN_FILE`) < `overrides`. Pure. Throws E_INVALID_ARGS whose message names each bad
  * key path (`config.json: $.server.port must be integer`) and whose `details.issues` lists them.
  */
 export function resolveConfig(
@@ -437,6 +480,8 @@ export function exampleConfig(): Record<string, unknown> {
     log: DEFAULT_CONFIG.log,
     modules: DEFAULT_CONFIG.modules,
     workspace: DEFAULT_CONFIG.workspace,
+    token_file: 'token',
+    approvals: DEFAULT_CONFIG.approvals,
     tools: DEFAULT_CONFIG.tools,
     grants: DEFAULT_CONFIG.grants,
     mcp: DEFAULT_CONFIG.mcp,
@@ -444,6 +489,7 @@ export function exampleConfig(): Record<string, unknown> {
     events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
     ws: DEFAULT_CONFIG.ws,
     shutdown: DEFAULT_CONFIG.shutdown,
+    sandbox: DEFAULT_CONFIG.sandbox,
     firewall: DEFAULT_CONFIG.firewall,
     safety: DEFAULT_CONFIG.safety,
     llm: DEFAULT_CONFIG.llm,

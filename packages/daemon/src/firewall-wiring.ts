@@ -74,6 +74,8 @@ export interface FirewallWiringOptions {
   /** The model's confidence for a supervised task's current step, by the principal the hub carries (TaskConfidence.of). */
   confidenceOf?: (principal: Principal) => number | undefined;
   approvalTimeoutMs: number;
+  /** Config `approvals.answerers`: only these token names may answer held calls (absent: any admin/operator). */
+  answerers?: readonly string[];
   logger: WiringLogger;
   clock?: Clock;
   /** A gate to use instead of a HumanGate built here (tests). */
@@ -157,6 +159,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       audit: o.audit,
       perception,
       timeout_ms: o.approvalTimeoutMs,
+      ...(o.answerers ? { answerers: o.answerers } : {}),
       logger: o.logger,
     });
   const interceptor = createFirewallInterceptor({

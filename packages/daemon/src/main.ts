@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { type SandboxStatus, sandboxWarning } from '@finger/hub';
 import { isFingerError, type ValidationIssue } from '@finger/protocol';
 
 import { build, type FingerApp } from './app.js';
@@ -30,11 +30,20 @@ export function banner(app: FingerApp, url: string): string {
   return [
     `finger daemon listening on ${url} (pid ${process.pid})`,
     `  home: ${app.home}`,
-    `  admin token: ${join(app.home, 'token')}`,
+    `  admin token: ${app.tokenFile}`,
+    `  workspace: ${app.workspaceRoots.join(', ')}`,
     `  modules: ${modules.length ? modules.join(', ') : '(none)'}`,
+    sandboxLine(app.sandbox.status()),
     `  API docs: ${url}/docs`,
     '',
   ].join('\n');
+}
+
+/** The banner's sandbox line: what runs AI-initiated processes, or the loud warning that nothing does. */
+function sandboxLine(s: SandboxStatus): string {
+  const warning = sandboxWarning(s);
+  if (warning !== undefined) return `  WARNING ${warning}`;
+  return `  sandbox: bubblewrap (${s.bwrap ?? 'bwrap'}, mode ${s.mode}): FINGER_HOME, the admin token and credential places are hidden from AI-initiated processes`;
 }
 
 /** Formats a start error for a person: the message, then each config issue on its own line. */

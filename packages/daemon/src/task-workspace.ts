@@ -32,6 +32,8 @@ export interface TaskWorkspacePolicy {
   home: string;
   /** The user's home directory: it (and a directory holding it) may not be a task root. */
   homeDir: string;
+  /** The admin token file (when it lives outside FINGER_HOME): a directory holding it may not be a workspace. */
+  tokenFile?: string;
 }
 
 /** A checked workspace: its real path, and whether it lies outside the configured roots. */
@@ -42,11 +44,13 @@ export interface CheckedWorkspace {
 }
 
 /**
- * Checks a task's workspace as sent by the client: absolute (E_INVALID_ARGS), an existing
- * directory after realpath (E_INVALID_ARGS). Inside a configured root it is accepted as is.
- * Otherwise it is refused with E_FORBIDDEN when it is `/`, the user's home directory, FINGER_HOME
- * or inside it, or a directory holding the user's home or FINGER_HOME (the task could then
- * write the daemon's token, policy and audit log); any other directory becomes the task's own root.
+ * Checks a task's workspace as sent by the client (`myfinger run` sends its working directory):
+ * absolute (E_INVALID_ARGS), an existing directory after realpath (E_INVALID_ARGS). It is refused
+ * with E_FORBIDDEN — whatever the configured roots say — when it is `/`, the user's home
+ * directory, FINGER_HOME or inside it, or a directory holding FINGER_HOME or the admin token file
+ * (the task could then read the daemon's token, policy and audit log); outside the configured
+ * roots, also when it holds the user's home directory. Inside a configured root it is accepted as is; any other
+ * directory becomes the task's own root.
  */
 export function checkTaskWorkspace(input: string, o: TaskWorkspacePolicy): CheckedWorkspace {
   if (!isAbsolute(input))
@@ -60,7 +64,6 @@ export function checkTaskWorkspace(input: string, o: TaskWorkspacePolicy): Check
       workspace: input,
     });
   }
-  if (o.roots.some((r) => within(real, r))) return { path: real, own_root: false };
   const home = realOr(o.home);
   const homeDir = realOr(o.homeDir);
   const refuse = (why: string): never => {
@@ -75,6 +78,9 @@ export function checkTaskWorkspace(input: string, o: TaskWorkspacePolicy): Check
   if (real === home) refuse(`it is FINGER_HOME, the daemon's own state`);
   if (within(real, home)) refuse(`it is inside FINGER_HOME (${home}), the daemon's own state`);
   if (within(home, real)) refuse(`it holds FINGER_HOME (${home}), the daemon's own state`);
+  if (o.tokenFile !== undefined && within(realOr(o.tokenFile), real))
+    refuse(`it holds the admin token file (${o.tokenFile})`);
+  if (o.roots.some((r) => within(real, r))) return { path: real, own_root: false };
   if (within(homeDir, real)) refuse('it holds your home directory');
   return { path: real, own_root: true };
 }

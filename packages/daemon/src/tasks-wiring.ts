@@ -74,6 +74,8 @@ export interface TaskServiceOptions {
   confidence?: TaskConfidence;
   /** The user's home directory (refused as a workspace); default os.homedir(). */
   homeDir?: string;
+  /** The admin token file: a workspace holding it is refused. */
+  tokenFile?: string;
   model: ModelAdapter;
   secondary_model?: ModelAdapter;
   parseDecision: DecisionParser;
@@ -382,6 +384,7 @@ export class TaskService {
       roots: this.o.workspaceRoots,
       home: this.o.home,
       homeDir: this.o.homeDir ?? homedir(),
+      ...(this.o.tokenFile !== undefined ? { tokenFile: this.o.tokenFile } : {}),
     });
   }
 
@@ -474,6 +477,8 @@ export function wireTasks(o: {
   workspaceRoots: readonly string[];
   workspaces: TaskWorkspaces;
   confidence?: TaskConfidence;
+  homeDir?: string;
+  tokenFile?: string;
   config: DaemonConfig;
   perception?: PerceptionBus;
   safety?: ExecutorSafety;
@@ -490,6 +495,8 @@ export function wireTasks(o: {
     workspaceRoots: o.workspaceRoots,
     workspaces: o.workspaces,
     ...(o.confidence ? { confidence: o.confidence } : {}),
+    ...(o.homeDir !== undefined ? { homeDir: o.homeDir } : {}),
+    ...(o.tokenFile !== undefined ? { tokenFile: o.tokenFile } : {}),
     model: createModelAdapter(llm),
     ...(llm.secondary_model ? { secondary_model: createModelAdapter(llm, { secondary: true }) } : {}),
     parseDecision: parseTaskDecision,

@@ -52,6 +52,8 @@ export async function writeFixtureModules(dir: string): Promise<string> {
 export interface TestDaemon {
   app: FingerApp;
   home: string;
+  /** The workspace root: a temp directory beside the home (unless config.workspace was given). */
+  workspace: string;
   admin: string;
   /** fastify.inject with an optional bearer token. */
   call(
@@ -72,12 +74,14 @@ export async function startDaemon(
   extra: Partial<BuildOptions> = {},
 ): Promise<TestDaemon> {
   const home = await tempDir();
+  const workspace = await tempDir('finger-workspace-');
   const modules = await writeFixtureModules(join(home, 'fixture-modules'));
   const app = await build({
     home,
     config: {
       log: { level: 'silent' },
       server: { port: 0 },
+      workspace: { roots: [workspace] },
       ...config,
       modules: { builtin: false, paths: [modules], ...config.modules },
     },
@@ -87,6 +91,7 @@ export async function startDaemon(
   const d: TestDaemon = {
     app,
     home,
+    workspace,
     admin,
     async call(method, url, opts = {}) {
       const token = opts.token === undefined ? admin : opts.token;
@@ -112,6 +117,7 @@ export async function startDaemon(
     async close() {
       await app.close();
       await rm(home, { recursive: true, force: true });
+      await rm(workspace, { recursive: true, force: true });
     },
   };
   return d;

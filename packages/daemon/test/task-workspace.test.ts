@@ -11,13 +11,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** FINGER_HOME (with its workspace root), a user home and a project side by side. */
+/** FINGER_HOME, a user home with the default workspace root `~/finger-workspace`, and a project side by side. */
 function layout() {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'finger-task-ws-')));
   dirs.push(dir);
   const home = join(dir, 'users', 'me', '.finger');
   const homeDir = join(dir, 'users', 'me');
-  const root = join(home, 'workspace');
+  const root = join(homeDir, 'finger-workspace');
   const proj = join(dir, 'code', 'proj');
   for (const d of [root, join(root, 'inside'), proj, join(home, 'state')]) mkdirSync(d, { recursive: true });
   writeFileSync(join(proj, 'file.txt'), '');
@@ -72,6 +72,26 @@ describe('checkTaskWorkspace', () => {
     expect(refused(() => checkTaskWorkspace(join(dir, 'users'), elsewhere)).message).toContain(
       'it holds your home directory',
     );
+  });
+
+  it('inside FINGER_HOME is refused even when a configured root covers it (regression: roots were checked first)', () => {
+    const { home, policy } = layout();
+    const covering = { ...policy, roots: [home] };
+    const e = refused(() => checkTaskWorkspace(join(home, 'state'), covering));
+    expect([e.code, e.details.reason]).toEqual([
+      'E_FORBIDDEN',
+      `it is inside FINGER_HOME (${home}), the daemon's own state`,
+    ]);
+  });
+
+  it('a directory holding the admin token file kept outside FINGER_HOME: E_FORBIDDEN', () => {
+    const { dir, policy } = layout();
+    const secrets = join(dir, 'code', 'secrets');
+    mkdirSync(secrets);
+    const tokenFile = join(secrets, 'finger-token');
+    const e = refused(() => checkTaskWorkspace(secrets, { ...policy, tokenFile }));
+    expect([e.code, e.details.reason]).toEqual(['E_FORBIDDEN', `it holds the admin token file (${tokenFile})`]);
+    expect(refused(() => checkTaskWorkspace(join(dir, 'code'), { ...policy, tokenFile })).code).toBe('E_FORBIDDEN');
   });
 });
 

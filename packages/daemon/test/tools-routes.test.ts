@@ -290,10 +290,10 @@ describe('tool routes', () => {
     expect(res.status).toBe(200);
     expect(res.json.result).toEqual({
       home: d.home,
-      workspace_roots: [await realpath(join(d.home, 'workspace'))],
+      workspace_roots: [await realpath(d.workspace)],
       backups_dir: join(d.home, 'backups'),
     });
-    expect(d.app.workspaceRoots).toEqual([await realpath(join(d.home, 'workspace'))]);
+    expect(d.app.workspaceRoots).toEqual([await realpath(d.workspace)]);
   });
 
   it('GET /v1/backups and POST /v1/undo answer 404 E_NO_TARGET without the fs module', async () => {
@@ -312,18 +312,22 @@ describe('tool routes: config and the fs backup routes', () => {
     for (const p of cleanup) await rm(p, { recursive: true, force: true });
   });
 
-  it('config grants, module settings and extra workspace roots reach the hub', async () => {
+  it('config grants, module settings and extra workspace roots (relative: under the user home) reach the hub', async () => {
     const modules = await writeToolModules(await tempDir('finger-tool-modules-'));
     const outside = await tempDir('finger-ws-');
-    cleanup.push(modules, outside);
-    const d = await startDaemon({
-      modules: { paths: [modules], settings: { conf: { max_bytes: 10, home: '/elsewhere' } } },
-      workspace: { roots: ['workspace', join(outside, 'made', 'here'), 'workspace/../workspace'] },
-      grants: { executor: ['calc.add'] },
-    });
+    const userHome = await tempDir('finger-user-');
+    cleanup.push(modules, outside, userHome);
+    const d = await startDaemon(
+      {
+        modules: { paths: [modules], settings: { conf: { max_bytes: 10, home: '/elsewhere' } } },
+        workspace: { roots: ['ws', join(outside, 'made', 'here'), '~/ws/../ws'] },
+        grants: { executor: ['calc.add'] },
+      },
+      { env: { HOME: userHome } },
+    );
     try {
       const res = await d.call('POST', '/v1/tools/conf.settings/run', { body: { args: {} } });
-      const roots = [await realpath(join(d.home, 'workspace')), await realpath(join(outside, 'made', 'here'))];
+      const roots = [await realpath(join(userHome, 'ws')), await realpath(join(outside, 'made', 'here'))];
       expect(res.json.result).toEqual({
         home: '/elsewhere',
         workspace_roots: roots,
@@ -342,9 +346,10 @@ describe('tool routes: config and the fs backup routes', () => {
 
   it('a workspace root that cannot be created fails start with E_INVALID_ARGS naming it', async () => {
     const home = await tempDir();
-    cleanup.push(home);
-    await writeFile(join(home, 'plain-file'), 'x');
-    const bad = join(home, 'plain-file', 'ws');
+    const elsewhere = await tempDir('finger-ws-');
+    cleanup.push(home, elsewhere);
+    await writeFile(join(elsewhere, 'plain-file'), 'x');
+    const bad = join(elsewhere, 'plain-file', 'ws');
     const err = await build({
       home,
       config: { log: { level: 'silent' }, modules: { builtin: false }, workspace: { roots: [bad] } },

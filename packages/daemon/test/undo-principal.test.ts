@@ -12,7 +12,7 @@ let d: TestDaemon;
 let ws: string;
 beforeAll(async () => {
   d = await startDaemon({ modules: { builtin: true } });
-  ws = join(d.home, 'workspace');
+  ws = d.workspace;
 }, 20_000);
 afterAll(async () => {
   await d?.close();

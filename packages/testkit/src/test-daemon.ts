@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
 
 import { build, type BuildOptions, type FingerApp } from '@finger/daemon';
 
@@ -17,6 +16,11 @@ export interface TestDaemon extends AsyncDisposable {
   readonly app: FingerApp;
   readonly url: string;
   readonly home: string;
+  /**
+   * The daemon's workspace root (realpath'd): a temp directory beside the home, never inside it,
+   * unless `config.workspace.roots` was given (then its first root).
+   */
+  readonly workspace: string;
   readonly adminToken: string;
   /** Mints a token with `role` and returns it. */
   token(role: string, name?: string): Promise<string>;
@@ -30,9 +34,11 @@ export interface TestDaemon extends AsyncDisposable {
 let tokenSeq = 0;
 
 /**
- * Builds and starts a daemon on a temp home; `options.config` overrides config.json keys. With
+ * Builds and starts a daemon on a temp home with a temp workspace beside it (`workspace.roots`
+ * unless `options.config.workspace` is given); `options.config` overrides config.json keys. With
  * `keepHome: true`, close() leaves the home in place (the test removes it) so its files can be
- * inspected with the daemon stopped. `prepareHome` runs on the new home before the build.
+ * inspected with the daemon stopped (the workspace is removed either way). `prepareHome` runs on
+ * the new home before the build.
  */
 export async function startTestDaemon(
   options: Omit<BuildOptions, 'home' | 'env'> & {
@@ -44,25 +50,38 @@ export async function startTestDaemon(
 ): Promise<TestDaemon> {
   const { keepHome = false, prepareHome, ...buildOptions } = options;
   const dir = await tempDir('finger-daemon-');
+  const ws = await tempDir('finger-workspace-');
+  const removeAll = () => Promise.all([dir.remove(), ws.remove()]);
   if (prepareHome) {
     try {
       await prepareHome(dir.path);
     } catch (e) {
-      await dir.remove();
+      await removeAll();
       throw e;
     }
   }
-  const config = { ...options.config, server: { host: '127.0.0.1', port: 0, ...(options.config?.server ?? {}) } };
-  const app = await build({ ...buildOptions, home: dir.path, env: options.env ?? {}, config });
+  const config = {
+    ...options.config,
+    server: { host: '127.0.0.1', port: 0, ...(options.config?.server ?? {}) },
+    workspace: options.config?.workspace ?? { roots: [ws.path] },
+  };
+  let app: FingerApp;
+  try {
+    app = await build({ ...buildOptions, home: dir.path, env: options.env ?? {}, config });
+  } catch (e) {
+    await removeAll();
+    throw e;
+  }
   let url: string;
   try {
     url = (await app.listen()).url;
   } catch (e) {
     await app.close();
-    await dir.remove();
+    await removeAll();
     throw e;
   }
-  const adminToken = (await readFile(join(dir.path, 'token'), 'utf8')).trim();
+  const adminToken = (await readFile(app.tokenFile, 'utf8')).trim();
+  const workspace = app.workspaceRoots[0] ?? (await realpath(ws.path));
   const http = async <T>(
     method: string,
     path: string,
@@ -91,12 +110,14 @@ export async function startTestDaemon(
     if (closed) return;
     closed = true;
     await app.close();
+    await ws.remove();
     if (!keepHome) await dir.remove();
   };
   return {
     app,
     url,
     home: dir.path,
+    workspace,
     adminToken,
     http,
     async token(role, name = `t${++tokenSeq}`) {

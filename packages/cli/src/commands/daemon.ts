@@ -124,7 +124,7 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const { out, home } = ctx;
   const port = parsePort(opts.port);
   const running = await readDaemonInfo(home);
-  const health = running ? await probe(running.url, await readToken(home, ctx.io.env)) : undefined;
+  const health = running ? await probe(running.url, await readToken(home, ctx.io.env, running)) : undefined;
   if (running && health) {
     // without a valid token health names no pid: daemon.json's is the one that answered there
     const pid = health.pid ?? running.pid;
@@ -184,7 +184,10 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
     const info = await readDaemonInfo(home);
     if (info && info.pid === pid && (await probe(info.url, undefined, 1_000))) {
       if (out.json) out.printJson({ running: true, started: true, pid, url: info.url, home, log: logFile });
-      else out.line(`finger daemon started (pid ${pid}) at ${info.url}; token in ${path.join(home, 'token')}`);
+      else
+        out.line(
+          `finger daemon started (pid ${pid}) at ${info.url}; token in ${info.token_file ?? path.join(home, 'token')}`,
+        );
       return EXIT.OK;
     }
     if (Date.now() >= deadline) {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { FingerError, type Principal, rfc3339 } from '@finger/protocol';
@@ -33,7 +33,7 @@ interface TokensFile {
   tokens: StoredToken[];
 }
 
-/** Name of the admin token (the one in `FINGER_HOME/token`). */
+/** Name of the admin token (the one in the admin token file, by default `FINGER_HOME/token`). */
 export const ADMIN_TOKEN_NAME = 'admin';
 const NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 const TOKEN_PREFIX = 'fgr_';
@@ -47,13 +47,32 @@ function newToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** Writes `data` to `path` atomically (tmp + rename) with mode 0600. */
+/**
+ * Writes `data` to `path` atomically (tmp + rename) with mode 0600; missing directories are
+ * created with mode 0700 (existing ones are left as they are).
+ */
 export function writeFileAtomic(path: string, data: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(tmp, data, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
+}
+
+/**
+ * Tightens a secret file that is group- or world-accessible to 0600. Returns the mode it had
+ * when it was changed, undefined when it was fine or does not exist.
+ */
+export function tightenSecretFile(path: string): number | undefined {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o077) === 0) return undefined;
+  chmodSync(path, 0o600);
+  return mode;
 }
 
 /** True when `role` is one of {@link ROLES}. */
@@ -66,13 +85,27 @@ export function principalFor(name: string, role: Role): Principal {
   return { kind: role.startsWith('agent:') ? 'agent' : 'human', id: name, roles: [role] };
 }
 
+/** Options of {@link TokenStore}. */
+export interface TokenStoreOptions {
+  now?: () => number;
+  /** The admin token file (absolute; see `resolveTokenFile`); default `<home>/token`. */
+  tokenFile?: string;
+  /** Told when start-up tightened a group/world-readable secret file to 0600. */
+  warn?: (message: string, details: { path: string; mode: string }) => void;
+}
+
 /**
- * Bearer tokens of one FINGER_HOME. The admin token lives in plaintext in `FINGER_HOME/token`
- * (0600, created on first start) so the CLI can read it; every token, the admin one included, is
- * kept in `tokens.json` only as a sha256 hash. Authentication compares hashes in constant time.
+ * Bearer tokens of one FINGER_HOME. The admin token lives in plaintext in the admin token file
+ * (`FINGER_HOME/token` unless config `token_file` / FINGER_TOKEN_FILE moves it; 0600, created on
+ * first start) so the CLI can read it; every token, the admin one included, is kept in
+ * `tokens.json` only as a sha256 hash (0600). Authentication compares hashes in constant time.
+ * Opening the store tightens either file to 0600 when it is group- or world-accessible (and
+ * tells `warn`).
  */
 export class TokenStore {
   readonly home: string;
+  /** The admin token file, absolute. */
+  readonly tokenFile: string;
   private tokens: StoredToken[] = [];
   private hashes: Buffer[] = [];
   private usageDirty = false;
@@ -81,16 +114,25 @@ export class TokenStore {
   private readonly revokedListeners = new Set<(name: string) => void>();
 
   /** Opens (and on first start creates) the token files of `home`. */
-  constructor(home: string, options: { now?: () => number } = {}) {
+  constructor(home: string, options: TokenStoreOptions = {}) {
     this.home = home;
+    this.tokenFile = options.tokenFile ?? join(home, 'token');
     this.now = options.now ?? Date.now;
+    for (const path of [this.tokensPath, this.tokenFile]) {
+      const was = tightenSecretFile(path);
+      if (was !== undefined)
+        options.warn?.(
+          `${path} was readable by others (mode ${was.toString(8).padStart(4, '0')}): tightened to 0600 — rotate the tokens if others may have read it`,
+          { path, mode: was.toString(8).padStart(4, '0') },
+        );
+    }
     this.load();
     this.ensureAdmin();
   }
 
   /** Path of the plaintext admin token file. */
   get adminTokenPath(): string {
-    return join(this.home, 'token');
+    return this.tokenFile;
   }
 
   /** Path of the hashes file. */
@@ -136,7 +178,7 @@ export class TokenStore {
     if (name === ADMIN_TOKEN_NAME) {
       throw new FingerError(
         'E_FORBIDDEN',
-        'the admin token cannot be revoked (delete FINGER_HOME/token and restart to rotate it)',
+        `the admin token cannot be revoked (delete ${this.tokenFile} and restart to rotate it)`,
       );
     }
     const i = this.tokens.findIndex((t) => t.name === name);

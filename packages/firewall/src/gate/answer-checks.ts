@@ -4,6 +4,7 @@
 import { FingerError } from '@finger/protocol';
 
 import {
+  type AnsweredBy,
   type AnswerResult,
   GATE_ANSWER_DECISIONS,
   type GateAnswer,
@@ -13,22 +14,43 @@ import {
 
 const MAX_REASON = 2000;
 
-/** Throws E_FORBIDDEN unless `by` holds one of `answerRoles`. */
-export function checkAnswerer(by: GateAnswerer, answerRoles: readonly string[]): void {
-  if (!by.roles.some((r) => answerRoles.includes(r))) {
+/** Who may answer: roles, and (config `approvals.answerers`) the principal ids (token names) allowed. */
+export interface AnswererRule {
+  roles: readonly string[];
+  answerers?: readonly string[] | undefined;
+}
+
+/**
+ * Throws E_FORBIDDEN unless `by` holds one of the rule's roles (`details.required`: the roles)
+ * and, when the rule names answerers, is one of them (`details.reason: "not_an_answerer"`).
+ */
+export function checkAnswerer(by: GateAnswerer, rule: AnswererRule): void {
+  if (!by.roles.some((r) => rule.roles.includes(r))) {
     throw new FingerError(
       'E_FORBIDDEN',
-      `${by.id} (role ${by.roles.join(',') || 'none'}) may not answer approvals: ${answerRoles.join(' or ')} needed`,
-      { required: answerRoles },
+      `${by.id} (role ${by.roles.join(',') || 'none'}) may not answer approvals: ${rule.roles.join(' or ')} needed`,
+      { required: rule.roles },
     );
   }
+  if (rule.answerers !== undefined && !rule.answerers.includes(by.id)) {
+    throw new FingerError(
+      'E_FORBIDDEN',
+      `token ${by.id} may not answer approvals: only the tokens named in config approvals.answerers may`,
+      { reason: 'not_an_answerer', token: by.id },
+    );
+  }
+}
+
+/** The record of who answered: kind (default human), id (the token name) and roles, copied. */
+export function answeredBy(by: GateAnswerer): AnsweredBy {
+  return { kind: by.kind ?? 'human', id: by.id, roles: [...by.roles] };
 }
 
 /**
  * Throws E_INVALID_ARGS for a malformed answer (decision, reason ≤ 2000 chars, args only with
  * approve/always) and E_FORBIDDEN without an authenticated principal holding an answer role.
  */
-export function checkAnswer(a: GateAnswer, answerRoles: readonly string[]): void {
+export function checkAnswer(a: GateAnswer, rule: AnswererRule): void {
   if (typeof a !== 'object' || a === null) throw new FingerError('E_INVALID_ARGS', 'an answer must be an object');
   if (!GATE_ANSWER_DECISIONS.includes(a.decision)) {
     throw new FingerError('E_INVALID_ARGS', `decision must be one of ${GATE_ANSWER_DECISIONS.join(', ')}`, {
@@ -48,7 +70,7 @@ export function checkAnswer(a: GateAnswer, answerRoles: readonly string[]): void
   if (!a.by || typeof a.by.id !== 'string' || !Array.isArray(a.by.roles)) {
     throw new FingerError('E_FORBIDDEN', 'an answer needs an authenticated principal');
   }
-  checkAnswerer(a.by, answerRoles);
+  checkAnswerer(a.by, rule);
 }
 
 /** The AnswerResult of a settled answer. */

@@ -3,6 +3,7 @@
 
 import type { AuditRecord } from '../audit/audit-entry.js';
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
+import { answeredBy } from './answer-checks.js';
 import type { FinishMeta, GateEntry } from './approval-record.js';
 import type { GateDecision, GateEvents, GatePerception } from './gate-types.js';
 
@@ -25,7 +26,11 @@ export function requestedAuditRecord(entry: GateEntry, humanOnly: boolean): Audi
   };
 }
 
-/** The `approval.resolved` audit record of a settled hold (`d` is the decision before the write). */
+/**
+ * The `approval.resolved` audit record of a settled hold (`d` is the decision before the write).
+ * A person's answer names the token that answered: `actor` {kind, id: token name} and
+ * `details.answered_by` {kind, id, roles}.
+ */
 export function resolvedAuditRecord(entry: GateEntry, d: GateDecision, meta: FinishMeta, latency: number): AuditRecord {
   const digest = d.binding?.args_digest ?? entry.approval.binding.args_digest;
   return {
@@ -44,6 +49,7 @@ export function resolvedAuditRecord(entry: GateEntry, d: GateDecision, meta: Fin
       session_id: entry.facts.session_id,
       decided_by: d.decided_by,
       latency_ms: latency,
+      ...(meta.by ? { answered_by: answeredBy(meta.by) } : {}),
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
     },
   };
@@ -71,7 +77,7 @@ export function emitRequested(events: GateEvents | undefined, entry: GateEntry):
   );
 }
 
-/** APPROVAL_RESOLVED for a settled hold (with its final decision). */
+/** APPROVAL_RESOLVED for a settled hold (with its final decision; a person's answer: `by` the token name, `answered_by` {kind, id, roles}). */
 export function emitResolved(
   events: GateEvents | undefined,
   entry: GateEntry,
@@ -94,7 +100,7 @@ export function emitResolved(
       approved: final.approved,
       decided_by: final.decided_by,
       latency_ms: latency,
-      ...(meta.by ? { by: meta.by.id } : {}),
+      ...(meta.by ? { by: meta.by.id, answered_by: answeredBy(meta.by) } : {}),
       ...(final.reason !== undefined ? { reason: final.reason } : {}),
       ...(final.code !== undefined ? { code: final.code } : {}),
     },

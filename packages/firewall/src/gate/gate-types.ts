@@ -132,6 +132,20 @@ export interface AnswerResult {
   evaluation?: Evaluation;
   /** `abort`: the session's abort phase after this answer. */
   abort?: AbortPhase;
+  /** Who answered: the answering token's name (principal id), kind and roles. */
+  answered_by: AnsweredBy;
+}
+
+/**
+ * Who answered a held call, as recorded in the audit entry (`details.answered_by`), the
+ * APPROVAL_RESOLVED event and the answer: `id` is the name of the token that answered (`admin`
+ * for the admin token, `alice` for one made with `myfinger token create --name alice`), `roles`
+ * the token's roles.
+ */
+export interface AnsweredBy {
+  kind: string;
+  id: string;
+  roles: string[];
 }
 
 /** Two-phase abort: `stopping` (finish the current step, then stop), `stopped` (stop now). */
@@ -226,6 +240,11 @@ export interface HumanGateOptions {
   max_sessions?: number;
   /** Roles allowed to answer. Default `admin`, `operator`. */
   answer_roles?: readonly string[];
+  /**
+   * When set, only principals with one of these ids (token names) may answer or abort, on top
+   * of `answer_roles`; others get E_FORBIDDEN `{reason: "not_an_answerer"}`. Config `approvals.answerers`.
+   */
+  answerers?: readonly string[];
   reviewer?: ReviewerConfig;
   /** When set, `approval.requested` / `approval.resolved` entries are written; a failed write rejects the call. */
   audit?: GateAudit;

@@ -12,7 +12,7 @@
 import { FingerError, ulid } from '@finger/protocol';
 
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
-import { answerResult, checkAnswer, checkAnswerer } from './answer-checks.js';
+import { answeredBy, type AnswererRule, answerResult, checkAnswer, checkAnswerer } from './answer-checks.js';
 import { argsOf, type FinishMeta, type GateEntry, isHumanOnly, newPendingApproval, refuse } from './approval-record.js';
 import {
   emitRequested,
@@ -56,7 +56,7 @@ export class HumanGate {
   private readonly timeoutMs: number;
   private readonly maxPending: number;
   private readonly maxResolved: number;
-  private readonly answerRoles: readonly string[];
+  private readonly answerRule: AnswererRule;
   private readonly pending = new Map<string, GateEntry>();
   /** Answered ids → their outcome word, oldest first (bounded). */
   private readonly resolved = new Map<string, string>();
@@ -70,7 +70,10 @@ export class HumanGate {
     this.timeoutMs = options.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     this.maxPending = options.max_pending ?? DEFAULT_MAX_PENDING;
     this.maxResolved = options.max_resolved ?? 1000;
-    this.answerRoles = options.answer_roles ?? ['admin', 'operator'];
+    this.answerRule = {
+      roles: options.answer_roles ?? ['admin', 'operator'],
+      ...(options.answerers ? { answerers: [...options.answerers] } : {}),
+    };
     this.sessions = new SessionState(options.max_sessions ?? 10_000);
   }
 
@@ -113,13 +116,14 @@ export class HumanGate {
   }
 
   /**
-   * Answers a pending approval. Throws E_FORBIDDEN (answerer lacks operator/admin),
+   * Answers a pending approval. Throws E_FORBIDDEN (answerer lacks operator/admin, or is not
+   * one of the configured `answerers`: `details.reason: "not_an_answerer"`, still pending),
    * E_INVALID_ARGS (bad answer, or edited args the firewall rejects as invalid — the approval
    * then stays pending), E_NOT_FOUND (unknown id), E_CONFLICT (already answered or being answered),
    * E_STORE_UNAVAILABLE (`always` while the cluster's shared store is unreachable; still pending).
    */
   async answer(id: string, a: GateAnswer): Promise<AnswerResult> {
-    checkAnswer(a, this.answerRoles);
+    checkAnswer(a, this.answerRule);
     const entry = this.pending.get(id);
     if (!entry) {
       const prior = this.resolved.get(id);
@@ -128,7 +132,10 @@ export class HumanGate {
       throw new FingerError('E_NOT_FOUND', `no pending approval ${id}`, { id });
     }
     if (entry.state !== 'pending') throw new FingerError('E_CONFLICT', `approval ${id} is being answered`, { id });
-    const base = { id, decision: a.decision, tool_id: entry.approval.tool_id, edited: false, session_approval: false };
+    const base = {
+      ...{ id, decision: a.decision, tool_id: entry.approval.tool_id, edited: false, session_approval: false },
+      answered_by: answeredBy(a.by),
+    };
     if (a.decision === 'abort') {
       const r = await this.abort(entry.facts.session_id, a.by);
       return { ...base, approved: false, code: 'E_REJECTED_BY_HUMAN', reason: 'aborted', abort: r.phase };
@@ -210,10 +217,11 @@ export class HumanGate {
    * Aborts a session, two-phase: the first call marks it `stopping` (its task finishes the
    * current step, then stops: see {@link isAbortRequested}), the second `stopped` (stop now).
    * Both reject the session's pending approvals ('aborted') and every later hold of the session
-   * until {@link resetSession}. `by`, when given, must be operator/admin (E_FORBIDDEN).
+   * until {@link resetSession}. `by`, when given, must be operator/admin and one of the
+   * configured `answerers` (E_FORBIDDEN).
    */
   async abort(session_id: string, by?: GateAnswerer): Promise<AbortResult> {
-    if (by) checkAnswerer(by, this.answerRoles);
+    if (by) checkAnswerer(by, this.answerRule);
     const phase = this.sessions.abort(session_id);
     const victims = [...this.pending.values()].filter((e) => e.facts.session_id === session_id && e.state !== 'done');
     await Promise.all(

@@ -47,7 +47,7 @@ export interface PolicyDocument {
   version: 1;
   description?: string;
   rules: PolicyRule[];
-  /** Roots reads may touch (absolute or `~/…`); default: the workspace roots and `FINGER_HOME/workspace`. */
+  /** Roots reads may touch (absolute or `~/…`); default: the workspace roots. */
   readable_paths?: string[];
   /** Roots writes may touch; default as `readable_paths`. Writable roots are readable too. */
   writable_paths?: string[];

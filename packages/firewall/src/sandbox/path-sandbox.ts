@@ -19,7 +19,7 @@ import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real
 export interface PathSandboxOptions {
   /** The workspace roots; relative path arguments resolve against the first. */
   workspaceRoots: readonly string[];
-  /** FINGER_HOME: `<home>/workspace` is a default root too. */
+  /** FINGER_HOME (never a root: the daemon refuses workspace roots inside it). */
   home?: string;
   /** The user's home directory, for `~`. */
   homeDir: string;
@@ -93,7 +93,6 @@ export class PathSandbox {
     this.#fs = options.fs ?? nodeSandboxFs;
     this.#homeDir = options.homeDir;
     const roots = options.workspaceRoots.map((r) => path.resolve(expandHome(r, options.homeDir)));
-    if (options.home !== undefined) roots.push(path.join(path.resolve(options.home), 'workspace'));
     this.#roots = Object.freeze(roots);
     this.#workspaceFor = options.workspaceFor;
   }
@@ -124,7 +123,7 @@ export class PathSandbox {
     return r.problem === undefined ? r.path : null;
   }
 
-  /** The default readable and writable roots: the workspace roots and `<home>/workspace`. */
+  /** The default readable and writable roots: the workspace roots. */
   get defaultRoots(): readonly string[] {
     return this.#roots;
   }

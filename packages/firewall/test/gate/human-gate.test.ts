@@ -99,6 +99,7 @@ describe('HumanGate: approve', () => {
       edited: false,
       session_approval: false,
       args_digest: approval.binding.args_digest,
+      answered_by: { kind: 'human', id: 'olga', roles: ['operator'] },
     });
     expect(await decision).toEqual({
       approved: true,
@@ -113,6 +114,7 @@ describe('HumanGate: approve', () => {
       decision: 'approve',
       approved: true,
       by: 'olga',
+      answered_by: { kind: 'human', id: 'olga', roles: ['operator'] },
     });
   });
 
@@ -355,6 +357,28 @@ describe('HumanGate: reject, always, errors', () => {
     expect(err.code).toBe('E_CONFLICT');
     expect(err.details).toEqual({ id: approval.id, outcome: 'reject' });
   });
+
+  it('with answerers configured only the named tokens may answer or abort; others get E_FORBIDDEN not_an_answerer and the call stays held', async () => {
+    const { gate, ask } = setup({ answerers: ['alice'] });
+    const { approval, decision } = await ask();
+    const err = await errorOf(gate.answer(approval.id, { decision: 'approve', by: OPERATOR }));
+    expect({ code: err.code, details: err.details }).toEqual({
+      code: 'E_FORBIDDEN',
+      details: { reason: 'not_an_answerer', token: 'olga' },
+    });
+    expect((await errorOf(gate.answer(approval.id, { decision: 'abort', by: OPERATOR }))).code).toBe('E_FORBIDDEN');
+    expect((await errorOf(gate.abort('sess-1', OPERATOR))).code).toBe('E_FORBIDDEN');
+    expect(gate.list().map((a) => a.id)).toEqual([approval.id]);
+    // a listed name still needs an answering role
+    const viewerAlice = { kind: 'human', id: 'alice', roles: ['viewer'] };
+    expect((await errorOf(gate.answer(approval.id, { decision: 'approve', by: viewerAlice }))).details).toEqual({
+      required: ['admin', 'operator'],
+    });
+    const alice = { kind: 'human', id: 'alice', roles: ['operator'] };
+    const r = await gate.answer(approval.id, { decision: 'approve', by: alice });
+    expect(r.answered_by).toEqual({ kind: 'human', id: 'alice', roles: ['operator'] });
+    expect((await decision).approved).toBe(true);
+  });
 });
 
 describe('HumanGate: abort and timeout', () => {
@@ -443,7 +467,12 @@ describe('HumanGate: audit', () => {
       ['approval.resolved', 'reject', { kind: 'human', id: 'olga' }],
     ]);
     expect(entries[1]!.args_digest).toBe(digestOf({ command: 'secret-token-123' }));
-    expect(entries[1]!.details).toMatchObject({ approval_id: approval.id, reason: 'no', decided_by: 'human' });
+    expect(entries[1]!.details).toMatchObject({
+      approval_id: approval.id,
+      reason: 'no',
+      decided_by: 'human',
+      answered_by: { kind: 'human', id: 'olga', roles: ['operator'] },
+    });
     expect(JSON.stringify(entries)).not.toContain('secret-token-123');
     await audit.close();
   });

@@ -32,7 +32,7 @@ const approvalSchema = {
 const answerResultSchema = {
   type: 'object',
   additionalProperties: true,
-  required: ['id', 'decision', 'approved', 'tool_id', 'edited', 'session_approval'],
+  required: ['id', 'decision', 'approved', 'tool_id', 'edited', 'session_approval', 'answered_by'],
   properties: {
     id: { type: 'string' },
     decision: { type: 'string' },
@@ -45,13 +45,25 @@ const answerResultSchema = {
     args_digest: { type: 'string' },
     evaluation: { type: 'object', additionalProperties: true },
     abort: { type: 'string', enum: ['stopping', 'stopped'] },
+    answered_by: {
+      type: 'object',
+      required: ['kind', 'id', 'roles'],
+      description: 'The token that answered: its name (id), kind and roles',
+      properties: {
+        kind: { type: 'string' },
+        id: { type: 'string' },
+        roles: { type: 'array', items: { type: 'string' } },
+      },
+    },
   },
 } as const;
 
 /**
  * `GET /v1/approvals` (viewer+: pending approvals, newest first, with previews) and
- * `POST /v1/approvals/:id` (operator/admin: approve, approve with edited args, reject, always,
- * abort). Without a configured HumanGate the list is empty and every id is E_NOT_FOUND.
+ * `POST /v1/approvals/:id` (operator/admin — and, with config `approvals.answerers`, only the
+ * tokens it names: else 403 E_FORBIDDEN `{reason: "not_an_answerer"}` and the call stays held —:
+ * approve, approve with edited args, reject, always, abort; the answer, its audit entry and
+ * APPROVAL_RESOLVED name the answering token and its roles). Without a configured HumanGate the list is empty and every id is E_NOT_FOUND.
  * WebSocket push is the APPROVAL_REQUESTED / APPROVAL_RESOLVED events on `/v1/events`.
  */
 export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
