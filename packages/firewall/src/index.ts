@@ -1,3 +1,5 @@
+export type { AuditAcknowledgeOptions, AuditAcknowledgeResult } from './audit/audit-acknowledge.js';
+export { acknowledgeAuditGap } from './audit/audit-acknowledge.js';
 export type { AuditAnchor } from './audit/audit-anchor.js';
 export type { AuditArchiveResult } from './audit/audit-archive.js';
 export { archiveAuditLog } from './audit/audit-archive.js';
@@ -5,6 +7,8 @@ export type { AuditActor, AuditEntry, AuditEntryType, AuditRecord } from './audi
 export { AUDIT_ENTRY_TYPES, GENESIS_HASH } from './audit/audit-entry.js';
 export type { AuditFile, AuditFileSystem } from './audit/audit-files.js';
 export { nodeAuditFileSystem } from './audit/audit-files.js';
+export type { AuditHead, AuditHeadStore, SourcedHead } from './audit/audit-head.js';
+export { asAuditHead, auditHeadPath, FileAuditHeadStore, readAuditHeadFile } from './audit/audit-head.js';
 export type { AuditLogger, AuditLogOptions, AuditLogStats, AuditQuery } from './audit/audit-log.js';
 export { AuditLog } from './audit/audit-log.js';
 export type { AuditVerifyOptions, AuditVerifyResult } from './audit/audit-verify.js';

@@ -23,6 +23,8 @@ export const GENESIS_HASH = '0'.repeat(64);
  * - `module.changed`: a module registered or unregistered over HTTP
  * - `token.changed`: a token created or revoked (its name and role, never the token)
  * - `route.decision`: the ingress router's decision on one text input, with every model attempt
+ * - `audit.acknowledged`: the first entry of a chain started by `myfinger audit acknowledge` over a
+ *   broken one — what was lost, the heads it supersedes, who acknowledged it (audit-acknowledge.ts)
  */
 export const AUDIT_ENTRY_TYPES = [
   'tool.call',
@@ -40,6 +42,7 @@ export const AUDIT_ENTRY_TYPES = [
   'route.decision',
   'task.step',
   'task.state',
+  'audit.acknowledged',
 ] as const;
 
 /** One of {@link AUDIT_ENTRY_TYPES}. */

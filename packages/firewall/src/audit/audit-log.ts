@@ -25,6 +25,8 @@ import {
   segmentName,
   segmentPath,
 } from './audit-files.js';
+import type { AuditHeadStore, SourcedHead } from './audit-head.js';
+import { AuditHeadRecorder, checkAuditHeads } from './audit-head-check.js';
 import type { AuditVerifyResult } from './audit-verify.js';
 import { verifyAuditLog } from './audit-verify.js';
 
@@ -32,6 +34,7 @@ import { verifyAuditLog } from './audit-verify.js';
 export interface AuditLogger {
   info(obj: object | string, msg?: string): void;
   error(obj: object | string, msg?: string): void;
+  warn?(obj: object | string, msg?: string): void;
 }
 
 /** Options of {@link AuditLog.open}. */
@@ -45,6 +48,12 @@ export interface AuditLogOptions {
   max_segment_bytes?: number;
   /** Write side of the file system; tests pass a failing shim. */
   fs?: AuditFileSystem;
+  /**
+   * Where the head is also kept (audit-head.ts): `state/audit-head.json`, Redis. Checked at open —
+   * a log that does not reach a recorded head refuses to open with E_AUDIT_BROKEN — and written
+   * after every durable batch. Default none.
+   */
+  heads?: readonly AuditHeadStore[];
 }
 
 /** Counters since open. `fsyncs` counts every file and directory sync. */
@@ -108,11 +117,13 @@ export class AuditLog {
   /** First seq of each closed segment (read lazily), to skip segments in read(). */
   private readonly firstSeqs = new Map<number, number>();
   private readonly appendedListeners = new Set<(entry: AuditEntry) => void>();
+  private readonly heads: AuditHeadRecorder;
 
   private constructor(
     options: AuditLogOptions,
     init: { file: AuditFile; segment: number; size: number; seq: number; hash: string },
   ) {
+    this.heads = new AuditHeadRecorder(options.heads ?? [], options.logger);
     this.dir = options.dir;
     this.clock = options.clock ?? { now: () => Date.now() };
     this.logger = options.logger;
@@ -130,12 +141,17 @@ export class AuditLog {
    * whose hash is checked. Rejects with E_STORE_UNAVAILABLE when the directory cannot be
    * created or read, or when the log's end is damaged (a torn or changed last line): it never
    * starts a new chain over a broken one. `myfinger audit verify` then locates the damage.
+   *
+   * With `options.heads`, the log must also reach every recorded head (the entry it names, with
+   * its hash): a log emptied, deleted, cut short, replaced by an older copy or rewritten rejects
+   * with E_AUDIT_BROKEN (details `{dir, first_bad, reason, source}`) before anything is created;
+   * `myfinger audit acknowledge` starts a new chain over it. A store with no head yet (the first
+   * start with it) or one behind the log (a crash before it was written) is brought up to date.
    */
   static async open(options: AuditLogOptions): Promise<AuditLog> {
     const { dir } = options;
     const fs = options.fs ?? nodeAuditFileSystem;
     try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
       const segments = await listSegments(dir);
       // every segment archived but the anchor (audit-anchor.ts): the chain and the numbering go on from it
       const anchor = await readAnchor(dir);
@@ -151,12 +167,20 @@ export class AuditLog {
           break;
         }
       }
+      const recorded = await checkAuditHeads(dir, head, options.heads ?? [], options.logger);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
       const created = segments.length === 0;
       const file = await fs.openAppend(segmentPath(dir, segment));
       const log = new AuditLog(options, { file, segment, size, seq: head.seq, hash: head.hash });
       if (created) {
         await fs.syncDir(dir);
         log.counters.fsyncs++;
+      }
+      try {
+        await log.heads.init(head, recorded);
+      } catch (e) {
+        await file.close().catch(() => {});
+        throw e;
       }
       options.logger?.info({ dir, segment, seq: head.seq }, 'audit log opened');
       return log;
@@ -257,9 +281,18 @@ export class AuditLog {
     return () => this.appendedListeners.delete(listener);
   }
 
-  /** {@link verifyAuditLog} over this log's directory, reading only acknowledged bytes. */
-  verify(): Promise<AuditVerifyResult> {
-    return verifyAuditLog(this.dir, { limits: new Map([[this.segment, this.size]]), through_segment: this.segment });
+  /**
+   * {@link verifyAuditLog} over this log's directory, reading only acknowledged bytes, against the
+   * heads its stores record now (a store that cannot be read is left out).
+   */
+  async verify(): Promise<AuditVerifyResult> {
+    // read before the limits are taken: a store never holds a head the log had not reached then
+    const heads: SourcedHead[] = await this.heads.readAll();
+    return verifyAuditLog(this.dir, {
+      limits: new Map([[this.segment, this.size]]),
+      through_segment: this.segment,
+      heads,
+    });
   }
 
   /** Waits for pending appends to be written, then closes the file. Idempotent. */
@@ -270,6 +303,7 @@ export class AuditLog {
       await (this.flushing ?? Promise.resolve());
     }
     await this.file.close().catch(() => {});
+    await this.heads.close(this.head());
   }
 
   private fail(e: unknown): Promise<never> {
@@ -334,6 +368,8 @@ export class AuditLog {
       const last = chunk[chunk.length - 1] as { entry: AuditEntry };
       this.headSeq = last.entry.seq;
       this.headHash = last.entry.hash;
+      // after the entries are durable, never before: a recorded head must not run ahead of the log
+      this.heads.record({ seq: this.headSeq, hash: this.headHash });
       for (let i = start; i < end; i++) {
         this.counters.appends++;
         const entry = (sealed[i] as { entry: AuditEntry }).entry;

@@ -8,6 +8,7 @@ import { FingerError } from '@finger/protocol';
 import { ANCHOR_FILE, readAnchor } from './audit-anchor.js';
 import { computeEntryHash, entryShapeProblem, GENESIS_HASH } from './audit-entry.js';
 import { listSegments, readSegmentLines, segmentName, segmentPath } from './audit-files.js';
+import type { AuditHead, SourcedHead } from './audit-head.js';
 
 /** Outcome of {@link verifyAuditLog}; also the JSON `myfinger audit verify --json` prints. */
 export interface AuditVerifyResult {
@@ -31,6 +32,18 @@ export interface AuditVerifyOptions {
   limits?: ReadonlyMap<number, number>;
   /** Ignore segments numbered above this one (a live log's segment being created). */
   through_segment?: number;
+  /**
+   * Copies of the log's head kept elsewhere (`state/audit-head.json`, Redis, an operator's copy
+   * given to `audit verify --anchor`): the log must reach each of them, with the same hash.
+   */
+  heads?: readonly SourcedHead[];
+}
+
+/** What {@link scanAuditLog} found besides the verdict (for `audit acknowledge`). */
+export interface AuditScan {
+  result: AuditVerifyResult;
+  /** The last entry of the intact chain (null when there is none). */
+  last: (AuditHead & { where: string }) | null;
 }
 
 interface Misplaced {
@@ -47,9 +60,15 @@ interface Misplaced {
  * line must end with "\n". When the first segments were archived (`archived.json`, see
  * audit-anchor.ts, and segment 1 is gone), the chain is checked from the anchor: the first entry
  * here must follow the anchor's seq and hash (`archived_through` says so); when segment 1 is
- * still here, from the start, the anchor's entry checked against it. Reads the files directly; a missing or empty directory is an empty,
- * valid log (a chain cannot prove that nothing was deleted at its end: keep the head hash of a
- * backup to compare).
+ * still here, from the start, the anchor's entry checked against it. Reads the files directly.
+ *
+ * A chain alone cannot prove that nothing was cut from its end: a missing or empty directory is
+ * an empty, valid chain. `options.heads` (the audit head, audit-head.ts) supply that proof — the
+ * log must hold each head's entry with its hash — and name what is missing otherwise, `first_bad`
+ * the first missing entry: `missing: …` (no entries at all), `truncated: 1,204 entries missing …`
+ * (the log ends before the head: cut short or replaced by an older copy), `rewritten: …` (the
+ * head's entry has another hash). A head that an `audit.acknowledged` entry of the chain names as
+ * superseded is not compared (`myfinger audit acknowledge` started this chain over it).
  *
  * `first_bad` names the first bad entry by seq:
  * - a line whose content no longer matches its hash (any changed byte, an unparseable or
@@ -62,6 +81,11 @@ interface Misplaced {
  * Rejects with E_STORE_UNAVAILABLE when the directory or a segment cannot be read.
  */
 export async function verifyAuditLog(dir: string, options: AuditVerifyOptions = {}): Promise<AuditVerifyResult> {
+  return (await scanAuditLog(dir, options)).result;
+}
+
+/** {@link verifyAuditLog}, also returning the last entry of the intact chain. */
+export async function scanAuditLog(dir: string, options: AuditVerifyOptions = {}): Promise<AuditScan> {
   try {
     return await verifyChain(dir, options);
   } catch (e) {
@@ -76,10 +100,11 @@ export async function verifyAuditLog(dir: string, options: AuditVerifyOptions = 
   }
 }
 
-async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<AuditVerifyResult> {
+async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<AuditScan> {
   let entries = 0;
   let expected = 1;
   let prevHash = GENESIS_HASH;
+  let lastWhere = '';
   let bad: { seq: number; reason: string } | null = null;
   let misplaced: Misplaced | null = null;
   const anchor = await readAnchor(dir);
@@ -90,6 +115,12 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
     expected = anchor.seq + 1;
     prevHash = anchor.hash;
   }
+  const heads = (options.heads ?? []).filter((h) => h.seq > 0);
+  /** The hash (and place) of each entry a head names, as found in the intact chain. */
+  const atHead = new Map<number, { hash: string; where: string }>();
+  const wanted = new Set(heads.map((h) => h.seq));
+  /** Heads named by `audit acknowledge` as superseded (`seq:hash`). */
+  const acknowledged = new Set<string>();
 
   for (const n of segments) {
     if (options.through_segment !== undefined && n > options.through_segment) break;
@@ -128,7 +159,10 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
         bad = { seq: expected, reason: `${where}: ${ANCHOR_FILE} names another hash for entry ${entry.seq}` };
         continue;
       }
+      if (wanted.has(entry.seq)) atHead.set(entry.seq, { hash: entry.hash, where });
+      if (entry.type === 'audit.acknowledged') for (const k of supersededHeads(entry)) acknowledged.add(k);
       prevHash = entry.hash;
+      lastWhere = where;
       expected++;
     }
   }
@@ -146,16 +180,116 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
               : ''),
         };
   }
+  const lastSeq = expected - 1;
+  const chainStart = fromAnchor ? anchor.seq : 0;
+  for (const h of heads) {
+    if (acknowledged.has(`${h.seq}:${h.hash}`)) continue;
+    const found = headProblem(h, {
+      atHead,
+      lastSeq,
+      lastWhere,
+      chainStart,
+      archived: fromAnchor ? anchor : undefined,
+      brokenAt: bad?.seq,
+      dir,
+    });
+    if (found === null) continue;
+    if (bad === null || found.seq < bad.seq) bad = { seq: found.seq, reason: found.reason };
+    else bad = { seq: bad.seq, reason: `${bad.reason}; and ${found.reason}` };
+  }
   const archived = fromAnchor ? { archived_through: anchor.seq } : {};
-  return bad === null
-    ? { ok: true, entries, first_bad: null, reason: null, ...archived }
-    : { ok: false, entries, first_bad: bad.seq, reason: bad.reason, ...archived };
+  const result: AuditVerifyResult =
+    bad === null
+      ? { ok: true, entries, first_bad: null, reason: null, ...archived }
+      : { ok: false, entries, first_bad: bad.seq, reason: bad.reason, ...archived };
+  return { result, last: lastSeq > chainStart ? { seq: lastSeq, hash: prevHash, where: lastWhere } : null };
+}
+
+/** What the chain scan knows when a head is compared with it. */
+interface HeadContext {
+  atHead: ReadonlyMap<number, { hash: string; where: string }>;
+  /** seq of the last entry of the intact chain (chainStart when there is none). */
+  lastSeq: number;
+  lastWhere: string;
+  /** seq before the first entry here (0, or the archive anchor's). */
+  chainStart: number;
+  archived: { seq: number; hash: string } | undefined;
+  /** seq of the first bad entry of the chain itself, if any. */
+  brokenAt: number | undefined;
+  dir: string;
+}
+
+/**
+ * Why the log does not reach head `h` (`first_bad` and reason), or null when it does: the entry
+ * `h.seq` is in the chain with `h.hash`. Past a break of the chain itself nothing is counted: the
+ * head is only named next to the break.
+ */
+function headProblem(h: SourcedHead, c: HeadContext): { seq: number; reason: string } | null {
+  if (c.archived !== undefined && h.seq <= c.archived.seq) {
+    // archived: only the archive's last entry is known here (the archive itself checks the rest)
+    if (h.seq < c.archived.seq || h.hash === c.archived.hash) return null;
+    return {
+      seq: h.seq,
+      reason: `rewritten: ${h.source} records entry ${fmt(h.seq)} with hash ${short(h.hash)}, ${ANCHOR_FILE} names ${short(c.archived.hash)}`,
+    };
+  }
+  const at = c.atHead.get(h.seq);
+  if (at !== undefined) {
+    if (at.hash === h.hash) return null;
+    return {
+      seq: h.seq,
+      reason:
+        `rewritten: entry ${fmt(h.seq)} (${at.where}) has hash ${short(at.hash)} but ${h.source} records ` +
+        `${short(h.hash)} — the log was replaced or rewritten at or before that entry`,
+    };
+  }
+  const records = `${h.source} records entry ${fmt(h.seq)} (hash ${short(h.hash)})`;
+  // past a break of the chain itself, what follows cannot be counted
+  if (c.brokenAt !== undefined && c.brokenAt <= h.seq) return { seq: c.brokenAt, reason: records };
+  const missing = h.seq - c.lastSeq;
+  if (c.lastSeq === c.chainStart)
+    return {
+      seq: c.chainStart + 1,
+      reason: `missing: no audit entries in ${c.dir} but ${records}: ${fmt(missing)} ${plural(missing)} missing (the log was emptied or deleted)`,
+    };
+  return {
+    seq: c.lastSeq + 1,
+    reason:
+      `truncated: ${fmt(missing)} ${plural(missing)} missing — the log ends at entry ${fmt(c.lastSeq)} (${c.lastWhere}) ` +
+      `but ${records} (cut short, or replaced by an older copy)`,
+  };
+}
+
+/** `seq:hash` of each head an `audit.acknowledged` entry names as superseded. */
+function supersededHeads(entry: ChainFields): string[] {
+  const list = (entry.details as { previous_heads?: unknown } | undefined)?.previous_heads;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((h: unknown) => {
+    const { seq, hash } = (h ?? {}) as Partial<AuditHead>;
+    return typeof seq === 'number' && typeof hash === 'string' ? [`${seq}:${hash}`] : [];
+  });
+}
+
+/** 1204 → "1,204". */
+function fmt(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function plural(n: number): string {
+  return n === 1 ? 'entry' : 'entries';
+}
+
+/** The first 12 hex digits of a hash, for messages. */
+function short(hash: string): string {
+  return `${hash.slice(0, 12)}…`;
 }
 
 interface ChainFields {
   seq: number;
   hash: string;
   prev_hash: string;
+  type?: unknown;
+  details?: unknown;
 }
 
 /** The entry of an intact line, or what is wrong with the line. */
