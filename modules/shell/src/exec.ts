@@ -1,4 +1,6 @@
-import type { ToolCallContext } from '@finger/hub';
+import path from 'node:path';
+
+import { findProgram, type Sandbox, type ToolCallContext } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import { parseExecParams } from './args.js';
@@ -18,6 +20,34 @@ export interface ShellDeps {
   run: (spec: RunSpec) => Promise<RunOutcome>;
   /** The calling task's own workspace (setting `workspace_for`, from the daemon; never the payload). */
   workspaceFor?: (source: Principal) => string | undefined;
+  /** The daemon's sandbox (setting `sandbox`, from the daemon): every child runs inside it when active. */
+  sandbox?: Pick<Sandbox, 'appliesTo' | 'wrap'>;
+}
+
+/**
+ * Puts `spec` into the daemon's sandbox when there is one for the shell module: the roots and the
+ * cwd stay writable (also below a mask such as FINGER_HOME), everything else as the sandbox says.
+ * Rejects E_NOT_FOUND for a program that does not exist (bubblewrap would only exit 1) and
+ * E_NO_SANDBOX in mode `required` where no sandbox can run.
+ */
+export function sandboxSpec(deps: ShellDeps, spec: RunSpec, roots: readonly string[]): void {
+  const sb = deps.sandbox;
+  if (sb === undefined || !sb.appliesTo('shell')) return;
+  const keep = [...roots, spec.cwd].map((p) => ({ path: p, writable: true }));
+  const wrapped = sb.wrap([spec.file, ...spec.args], keep);
+  if (wrapped === undefined) return;
+  const program =
+    spec.file.includes('/') && !path.isAbsolute(spec.file) ? path.resolve(spec.cwd, spec.file) : spec.file;
+  if (findProgram(program, spec.env.PATH) === undefined) {
+    throw new FingerError('E_NOT_FOUND', `cannot start "${spec.file}": no such program`, {
+      program: spec.file,
+      errno: 'ENOENT',
+    });
+  }
+  const [file, ...args] = wrapped;
+  spec.file = file!;
+  spec.args = args;
+  spec.sandboxed = true;
 }
 
 /**
@@ -127,6 +157,7 @@ export function createExec(deps: ShellDeps): (args: unknown, ctx?: ToolCallConte
     if (p.stdin !== undefined) spec.stdin = p.stdin;
     if (ctx !== undefined) spec.signal = ctx.signal;
     addLeaseHeartbeat(spec, ctx, settings.lease_heartbeat_ms);
+    sandboxSpec(deps, spec, callRoots(deps, ctx));
     const result = execResult(await deps.run(spec));
     if (result.timed_out) {
       throw timeoutError(p.argv ? `"${p.argv[0]}"` : 'command', timeout_ms, { ...result, cwd });

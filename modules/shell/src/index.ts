@@ -5,7 +5,7 @@
  * output with an explicit marker and the true byte count, and scrub secrets from the child's
  * environment. Whether a caller may use them is the firewall's decision, not this module's.
  */
-import type { InProcessModuleFactoryOptions, RuntimeHealth, ToolCallContext } from '@finger/hub';
+import type { InProcessModuleFactoryOptions, RuntimeHealth, Sandbox, ToolCallContext } from '@finger/hub';
 
 import { compileEnvDeny } from './env-scrub.js';
 import { createExec, type ExecResult, type ShellDeps } from './exec.js';
@@ -22,6 +22,11 @@ export interface ShellModule {
   health: () => RuntimeHealth;
   /** Kills every running process group and waits for them (bounded by the kill grace). */
   close: () => Promise<void>;
+  /**
+   * Kill switch (halt): SIGKILLs every running process tree at once (in a sandbox its whole PID
+   * namespace) and resolves once none is left; the module stays usable.
+   */
+  kill: () => Promise<void>;
 }
 
 /** What the factory reads: `settings` (see README for every key); the rest is ignored. */
@@ -42,6 +47,7 @@ export function createShellModule(opts: ShellModuleOptions): ShellModule {
     settings,
     deny: compileEnvDeny(settings.env_deny),
     baseEnv: () => process.env,
+    ...(isSandbox(opts.settings.sandbox) ? { sandbox: opts.settings.sandbox } : {}),
     ...(typeof opts.settings.workspace_for === 'function'
       ? { workspaceFor: opts.settings.workspace_for as NonNullable<ShellDeps['workspaceFor']> }
       : {}),
@@ -65,7 +71,22 @@ export function createShellModule(opts: ShellModuleOptions): ShellModule {
       for (const rp of all) rp.terminate();
       await Promise.allSettled(all.map((rp) => rp.done));
     },
+    kill: async () => {
+      const all = [...running];
+      for (const rp of all) rp.kill();
+      await Promise.allSettled(all.map((rp) => rp.done));
+    },
   };
+}
+
+/** The daemon hands its `Sandbox` in the settings (an object, not config: in-process modules only). */
+function isSandbox(v: unknown): v is NonNullable<ShellDeps['sandbox']> {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as Sandbox).wrap === 'function' &&
+    typeof (v as Sandbox).appliesTo === 'function'
+  );
 }
 
 export default createShellModule;

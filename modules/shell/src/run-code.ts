@@ -12,6 +12,7 @@ import {
   effectiveTimeout,
   type ExecResult,
   execResult,
+  sandboxSpec,
   type ShellDeps,
   timeoutError,
 } from './exec.js';
@@ -145,6 +146,7 @@ export function createRunCode(deps: ShellDeps): (args: unknown, ctx?: ToolCallCo
     addLeaseHeartbeat(spec, ctx, settings.lease_heartbeat_ms);
     let outcome;
     try {
+      sandboxSpec(deps, spec, callRoots(deps, ctx));
       outcome = await deps.run(spec);
     } catch (e) {
       if (isFingerError(e) && e.code === 'E_NOT_FOUND') {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 
+import { isRunning, killSandbox, type ProcRef, sandboxInit, signalSandboxMembers, waitGone } from '@finger/hub';
 import { FingerError } from '@finger/protocol';
 
 import { OutputCap } from './output-cap.js';
@@ -25,6 +26,11 @@ export interface RunSpec {
   /** Called every `heartbeat_ms` while the child runs (lease extension). */
   heartbeat?: () => void;
   heartbeat_ms?: number;
+  /**
+   * `file` is bubblewrap and `args` its sandbox (see sandbox.ts of @finger/hub): kills go through
+   * the sandbox's PID namespace, so every descendant dies, also those that left the group.
+   */
+  sandboxed?: boolean;
 }
 
 /** How a run ended. `timed_out` and `cancelled` are never both true. */
@@ -48,12 +54,64 @@ export interface RunningProcess {
   readonly done: Promise<RunOutcome>;
   /** Kills the whole group (SIGTERM, grace, SIGKILL); the outcome still arrives on `done`. */
   terminate(): void;
+  /** Kill switch: SIGKILLs the whole tree at once; `done` resolves once nothing of it runs (bounded). */
+  kill(): void;
 }
 
 /** After SIGKILL, how long pipes held by processes that left the group are waited for. */
 const DRAIN_MS = 1000;
 /** After SIGKILL, how long the group is polled until no live member is left. */
 const REAP_WAIT_MS = 2000;
+/** After SIGKILL, how long a sandbox's PID namespace is awaited until it is empty. */
+const SANDBOX_GONE_MS = 5000;
+
+/** What a kill reaches: the child's process group, or its sandbox's whole PID namespace. */
+interface ProcessTree {
+  /** SIGTERM to everything; false when nothing is left to signal. */
+  term(): boolean;
+  /** SIGKILL to everything. */
+  kill(): void;
+  /** Something of the tree still runs. */
+  alive(): boolean;
+  /** Resolves once nothing of the tree runs (bounded). */
+  gone(): Promise<void>;
+}
+
+function groupTree(pgid: number): ProcessTree {
+  return {
+    term: () => signalGroup(pgid, 'SIGTERM'),
+    kill: () => void signalGroup(pgid, 'SIGKILL'),
+    alive: () => groupAlive(pgid),
+    gone: async () => {
+      const end = Date.now() + REAP_WAIT_MS;
+      while (groupAlive(pgid) && Date.now() < end) await sleep(20);
+    },
+  };
+}
+
+/**
+ * The tree of a sandboxed child (`pid` is bubblewrap's). Its init is looked up at the first kill,
+ * while bubblewrap still runs (callers never kill after the child exited: the namespace is gone then).
+ */
+function sandboxTree(pid: number): ProcessTree {
+  let init: ProcRef | undefined;
+  const initOf = () => (init ??= sandboxInit(pid));
+  return {
+    term: () => {
+      const i = initOf();
+      // nothing inside but init (or no init yet): SIGTERM to bubblewrap, which takes the namespace along
+      if (i !== undefined && signalSandboxMembers(i, 'SIGTERM') > 0) return true;
+      return signalGroup(pid, 'SIGTERM');
+    },
+    kill: () => void killSandbox(pid, initOf()),
+    alive: () => groupAlive(pid) || (init !== undefined && isRunning(init)),
+    gone: async () => {
+      const end = Date.now() + REAP_WAIT_MS;
+      while (groupAlive(pid) && Date.now() < end) await sleep(20);
+      if (init !== undefined) await waitGone([init], SANDBOX_GONE_MS);
+    },
+  };
+}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -100,7 +158,11 @@ export function startProcess(spec: RunSpec): RunningProcess {
   };
 
   if (spec.signal?.aborted) {
-    return { done: Promise.resolve(outcome(null, null, null, { timed_out: false, cancelled: true })), terminate() {} };
+    return {
+      done: Promise.resolve(outcome(null, null, null, { timed_out: false, cancelled: true })),
+      terminate() {},
+      kill() {},
+    };
   }
 
   let child: ChildProcess;
@@ -120,6 +182,7 @@ export function startProcess(spec: RunSpec): RunningProcess {
         }),
       ),
       terminate() {},
+      kill() {},
     };
   }
 
@@ -138,10 +201,11 @@ export function startProcess(spec: RunSpec): RunningProcess {
   let onKillSent: (() => void) | undefined;
   const killSentP = new Promise<void>((r) => (onKillSent = r));
   const pgid = child.pid;
+  const tree = pgid === undefined ? undefined : spec.sandboxed === true ? sandboxTree(pgid) : groupTree(pgid);
 
   const sendKill = () => {
     killSent = true;
-    if (pgid !== undefined) signalGroup(pgid, 'SIGKILL');
+    tree?.kill();
     onKillSent?.();
     drainTimer = setTimeout(() => {
       // Pipes still open after SIGKILL: held by a process outside the group. Stop waiting for them.
@@ -150,8 +214,8 @@ export function startProcess(spec: RunSpec): RunningProcess {
     }, DRAIN_MS);
   };
   const kill = () => {
-    if (killing || pgid === undefined) return;
-    if (!signalGroup(pgid, 'SIGTERM')) return; // the group is already gone
+    if (killing || tree === undefined) return;
+    if (!tree.term()) return; // the tree is already gone
     killing = true;
     graceTimer = setTimeout(sendKill, spec.kill_grace_ms);
   };
@@ -188,16 +252,16 @@ export function startProcess(spec: RunSpec): RunningProcess {
       exitSignal = sig;
       clearTimeout(timeoutTimer);
       clearInterval(heartbeat);
-      kill(); // leftovers of the group, if any
+      // leftovers of the group, if any (a sandbox's PID namespace died with its init, before bubblewrap exited)
+      if (spec.sandboxed !== true) kill();
     });
     child.on('close', () => {
       if (settled) return;
       settled = true;
       void (async () => {
-        if (killing && pgid !== undefined && groupAlive(pgid)) {
+        if (killing && tree !== undefined && tree.alive()) {
           if (!killSent) await killSentP;
-          const end = Date.now() + REAP_WAIT_MS;
-          while (groupAlive(pgid) && Date.now() < end) await sleep(20);
+          await tree.gone();
         }
         cleanup();
         resolve(outcome(pgid ?? null, exitCode, exitSignal, { timed_out: timedOut, cancelled }));
@@ -218,6 +282,13 @@ export function startProcess(spec: RunSpec): RunningProcess {
     done,
     terminate: () => {
       if (!exited) kill();
+    },
+    kill: () => {
+      if (exited || tree === undefined) return;
+      cancelled = !timedOut;
+      killing = true;
+      clearTimeout(graceTimer);
+      sendKill();
     },
   };
 }

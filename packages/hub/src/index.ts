@@ -42,6 +42,27 @@ export type {
   RuntimeOptions,
   ToolCallContext,
 } from './runtime/runtime.js';
+export type {
+  SandboxArgvOptions,
+  SandboxKeep,
+  SandboxMode,
+  SandboxOptions,
+  SandboxProbe,
+  SandboxStatus,
+} from './runtime/sandbox.js';
+export {
+  findProgram,
+  probeSandbox,
+  Sandbox,
+  SANDBOX_BASE_ARGS,
+  sandboxArgv,
+  sandboxUnavailable,
+  sandboxWarning,
+} from './runtime/sandbox.js';
+export type { SandboxMask } from './runtime/sandbox-paths.js';
+export { CREDENTIAL_PATHS, credentialPaths, resolveMasks } from './runtime/sandbox-paths.js';
+export type { ProcRef } from './runtime/sandbox-tree.js';
+export { isRunning, killSandbox, sandboxInit, signalSandboxMembers, waitGone } from './runtime/sandbox-tree.js';
 export type { StdioRuntimeStats } from './runtime/stdio.js';
 export { StdioRuntime } from './runtime/stdio.js';
 export type { EventStore } from './store/event-store.js';

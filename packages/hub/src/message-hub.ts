@@ -21,6 +21,7 @@ import type { ModuleEntry } from './registry/module-entry.js';
 import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js';
 import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
+import type { Sandbox } from './runtime/sandbox.js';
 import { MemoryRequestStore } from './store/memory-request-store.js';
 import type { BeginOptions, RequestStore } from './store/request-store.js';
 import { invalidArgsError, type SchemaCheck } from './tools/schema-validator.js';
@@ -42,6 +43,8 @@ export interface MessageHubOptions {
   settingsFor?: (module_id: string) => Record<string, unknown> | undefined;
   /** Environment stdio children pick their minimal env from. */
   baseEnv?: Record<string, string | undefined>;
+  /** Sandbox policy for stdio and MCP module children (runtime/sandbox.ts); default none. */
+  sandbox?: Sandbox;
   /** Tool registry options (daemon config `tools`): `preferred_provider_order`. */
   tools?: Pick<ToolRegistryOptions, 'preferred_provider_order'>;
 }
@@ -137,6 +140,7 @@ export class MessageHub implements PendingCallHost {
       default_drain_ms: this.limits.default_lease_ms,
       ...(options.settingsFor ? { settingsFor: options.settingsFor } : {}),
       ...(options.baseEnv ? { baseEnv: options.baseEnv } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     });
     this.tools = new ToolRegistry(this.registry, {
       ...options.tools,

@@ -64,6 +64,11 @@ export const ERROR_CODES = {
     retryable: false,
     when: 'the audit log does not reach its recorded head (emptied, cut or rolled back)',
   },
+  E_NO_SANDBOX: {
+    status: 503,
+    retryable: false,
+    when: '`sandbox.mode` is `required` and no sandbox can run here',
+  },
   E_NOT_FOUND: { status: 404, retryable: false, when: 'a requested resource (request, module, token) does not exist' },
   E_CONFLICT: { status: 409, retryable: false, when: 'the resource already exists (duplicate module id, token name)' },
   E_OVERLOADED: { status: 429, retryable: true, when: 'a module concurrency limit or a bounded queue is full' },

@@ -16,6 +16,7 @@ export type {
 export { startFakeLlmServer } from './fake-llm-server.js';
 export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
 export { requestEnvelope } from './request-envelope.js';
+export { sandboxForTests } from './sandbox-for-tests.js';
 export type { NatsServerChild, ServiceSpec } from './services.js';
 export {
   binaryForTests,

@@ -9,6 +9,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { ResolvedTarget } from '../hub-types.js';
 import type { Logger } from '../logger.js';
 import type { ModuleRuntime, RuntimeNotice, RuntimeOptions } from '../runtime/runtime.js';
+import type { Sandbox } from '../runtime/sandbox.js';
 import {
   compileLateToolSchemas,
   compileToolSchemas,
@@ -48,6 +49,8 @@ export interface ModuleRegistryOptions {
   settingsFor?: (module_id: string) => Record<string, unknown> | undefined;
   /** Environment stdio children pick their minimal env from (composition root passes process.env). */
   baseEnv?: Record<string, string | undefined>;
+  /** Sandbox policy for stdio and MCP module children; default none. */
+  sandbox?: Sandbox;
 }
 
 const DEFAULT_HEALTH_TIMEOUT_MS = 2000;
@@ -156,6 +159,7 @@ export class ModuleRegistry {
         onNotice: (n) => this.onNotice(m.id, n),
         clock: this.o.clock,
         ...(this.o.baseEnv ? { baseEnv: this.o.baseEnv } : {}),
+        ...(this.o.sandbox ? { sandbox: this.o.sandbox } : {}),
         settings: this.o.settingsFor?.(m.id) ?? {},
       });
     const concurrency = m.concurrency ?? this.o.default_concurrency;

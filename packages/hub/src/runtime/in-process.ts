@@ -56,6 +56,11 @@ export class InProcessRuntime implements ModuleRuntime {
   #starting: Promise<void> | null = null;
   #closed = false;
   #closing: Promise<void> | null = null;
+  /**
+   * Kill switch, present when the module has one (`InProcessModule.kill`: the shell module kills
+   * every process tree it started and resolves once they are gone); the module stays loaded.
+   */
+  kill?: () => Promise<void>;
 
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
@@ -129,6 +134,8 @@ export class InProcessRuntime implements ModuleRuntime {
     }
     this.#module = exp;
     this.#tools = tools;
+    const mod = exp;
+    if (typeof mod.kill === 'function') this.kill = async () => mod.kill?.();
   }
 
   /**

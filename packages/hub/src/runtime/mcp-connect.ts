@@ -8,6 +8,8 @@ import { FingerError, toErrorInfo } from '@finger/protocol';
 
 import type { Logger } from '../logger.js';
 import { childEnv } from './process-tree.js';
+import type { RuntimeOptions } from './runtime.js';
+import { sandboxCommand } from './sandbox-spawn.js';
 
 /** The `runtime` of an MCP module manifest. */
 export type McpSpec = Extract<RuntimeSpec, { type: 'mcp' }>;
@@ -21,6 +23,8 @@ export interface McpConnection {
   closedByUs: boolean;
   /** The transport closed without us asking: the server died. */
   dead: boolean;
+  /** The stdio server runs in the daemon's sandbox (`pid` is bubblewrap's; kill through its PID namespace). */
+  sandboxed: boolean;
 }
 
 /** What {@link connectMcp} needs. */
@@ -36,6 +40,8 @@ export interface McpConnectOptions {
   logger: Logger;
   /** Called once when the connection closes (a crash unless `closedByUs`). */
   onClose(conn: McpConnection): void;
+  /** Wraps a stdio server in the daemon's sandbox (see sandbox-spawn.ts). */
+  sandbox?: Pick<RuntimeOptions, 'sandbox' | 'baseDir' | 'manifest'>;
 }
 
 const STDERR_MAX = 16 * 1024;
@@ -50,6 +56,7 @@ const STDERR_MAX = 16 * 1024;
 export async function connectMcp(o: McpConnectOptions): Promise<McpConnection> {
   const { spec } = o;
   let transport: { close(): Promise<void>; readonly pid?: number | null } | undefined;
+  let sandboxed = false;
   try {
     const sdk = await import('@modelcontextprotocol/client');
     const client = new sdk.Client(
@@ -60,18 +67,18 @@ export async function connectMcp(o: McpConnectOptions): Promise<McpConnection> {
       transport = new sdk.StreamableHTTPClientTransport(new URL(spec.url));
     } else {
       const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-      const [command, ...args] = spec.command;
-      const t = new StdioClientTransport({
-        command: command as string,
-        args,
-        cwd: path.resolve(o.baseDir, spec.cwd ?? '.'),
-        env: childEnv(o.baseEnv, spec.env),
-        stderr: 'pipe',
-      });
+      const cwd = path.resolve(o.baseDir, spec.cwd ?? '.');
+      const env = childEnv(o.baseEnv, spec.env);
+      const run = o.sandbox
+        ? sandboxCommand(o.sandbox, spec.command, cwd, env)
+        : { command: spec.command, sandboxed: false };
+      sandboxed = run.sandboxed;
+      const [command, ...args] = run.command;
+      const t = new StdioClientTransport({ command: command as string, args, cwd, env, stderr: 'pipe' });
       pipeStderr(t.stderr, o.logger);
       transport = t;
     }
-    const conn: McpConnection = { client, pid: null, closedByUs: false, dead: false };
+    const conn: McpConnection = { client, pid: null, closedByUs: false, dead: false, sandboxed };
     client.onclose = () => o.onClose(conn);
     client.onerror = (e) => o.logger.debug({ err: e.message }, 'MCP client error');
     await client.connect(transport as Parameters<Client['connect']>[0], { timeout: o.timeout_ms });

@@ -11,6 +11,7 @@ import { McpPinStore } from './mcp-pins.js';
 import { MCP_TOOL_NAME, type McpToolDefinition, mcpToolSpec, toDefinition } from './mcp-tools.js';
 import { RestartLifecycle } from './restart-lifecycle.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
+import { killSandbox, type ProcRef, sandboxInit, waitGone } from './sandbox-tree.js';
 
 export type { McpQuarantine } from './mcp-pinning.js';
 
@@ -29,6 +30,8 @@ export interface McpRuntimeStats {
 
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const DEFAULT_BACKOFF: [number, number] = [100, 10_000];
+/** How long a kill or close waits for a sandbox's PID namespace to be empty. */
+const SANDBOX_GONE_MS = 5000;
 
 /**
  * Runs an MCP server as a finger module (§3.3), over stdio (a child process with a minimal
@@ -180,14 +183,20 @@ export class McpRuntime implements ModuleRuntime {
   async kill(): Promise<void> {
     const conn = this.#conn;
     if (conn === null || conn.dead || conn.pid === null) return;
-    this.#log.warn({ pid: conn.pid }, 'killing the MCP server process (halt)');
-    try {
-      process.kill(conn.pid, 'SIGKILL');
-    } catch {
-      return; // already gone
+    this.#log.warn({ pid: conn.pid, sandboxed: conn.sandboxed }, 'killing the MCP server process (halt)');
+    let init: ProcRef | undefined;
+    if (conn.sandboxed) init = killSandbox(conn.pid);
+    else {
+      try {
+        process.kill(conn.pid, 'SIGKILL');
+      } catch {
+        return; // already gone
+      }
     }
     const until = this.#clock.now() + 2000;
     while (!conn.dead && this.#clock.now() < until) await new Promise<void>((r) => this.#clock.setTimeout(r, 10));
+    // in a sandbox: every process the server started is gone once its init is
+    if (init !== undefined) await waitGone([init], SANDBOX_GONE_MS);
   }
 
   /** Counters and state. */
@@ -217,6 +226,7 @@ export class McpRuntime implements ModuleRuntime {
       timeout_ms: this.#opts.limits?.start_timeout_ms ?? DEFAULT_START_TIMEOUT_MS,
       logger: this.#log,
       onClose: (c) => this.#onClosed(c),
+      sandbox: this.#opts,
     });
     if (this.#life.state === 'closed') {
       conn.closedByUs = true;
@@ -314,7 +324,13 @@ export class McpRuntime implements ModuleRuntime {
     if (conn === null) return;
     conn.closedByUs = true;
     for (const f of this.#inflight.values()) f.controller.abort('closed');
+    // looked up first: once bubblewrap has exited, its init has another parent
+    const init = conn.sandboxed && conn.pid !== null ? sandboxInit(conn.pid) : undefined;
     await conn.client.close().catch((e: unknown) => this.#log.debug({ err: errText(e) }, 'MCP close failed'));
+    if (init !== undefined && !(await waitGone([init], SANDBOX_GONE_MS))) {
+      killSandbox(conn.pid as number, init);
+      await waitGone([init], SANDBOX_GONE_MS);
+    }
   }
 
   // ---- calls ---------------------------------------------------------------------------------

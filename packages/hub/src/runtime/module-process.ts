@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Clock } from '../clock.js';
 import { LineReader } from './jsonl-reader.js';
 import { killProcessGroup } from './process-tree.js';
+import { killSandbox, type ProcRef, sandboxInit, signalSandboxMembers, waitGone } from './sandbox-tree.js';
 
 /** What a {@link ModuleProcess} reports to its owner. */
 export interface ModuleProcessHooks {
@@ -27,7 +28,15 @@ export interface ModuleProcessOptions {
   stderrMaxLineBytes: number;
   clock: Clock;
   hooks: ModuleProcessHooks;
+  /**
+   * `command` is a bubblewrap sandbox (see sandbox.ts): killing goes through its PID namespace, so
+   * every descendant dies with it, also those that left the process group.
+   */
+  sandboxed?: boolean;
 }
+
+/** How long a kill waits for a sandbox's PID namespace to be empty. */
+const SANDBOX_GONE_MS = 5000;
 
 /** If stdio does not close this long after 'exit' (a grandchild holds a pipe), the child counts as gone. */
 const EXIT_CLOSE_GRACE_MS = 1000;
@@ -52,11 +61,17 @@ export class ModuleProcess {
   readonly #hooks: ModuleProcessHooks;
   #exitTimer: unknown = null;
   #resolveExited!: () => void;
+  readonly #sandboxed: boolean;
+  /** The sandbox's init, once looked up (a kill needs it after bubblewrap itself is gone). */
+  #init: ProcRef | undefined;
+  /** The child was reaped: its pid may be reused, so no sandbox lookup by it any more. */
+  #exited = false;
 
   /** Spawns at once; throws what `child_process.spawn` throws synchronously (bad arguments). */
   constructor(o: ModuleProcessOptions) {
     this.#clock = o.clock;
     this.#hooks = o.hooks;
+    this.#sandboxed = o.sandboxed === true;
     this.startedAt = o.clock.now();
     this.exited = new Promise((r) => (this.#resolveExited = r));
     const [cmd, ...args] = o.command;
@@ -96,6 +111,7 @@ export class ModuleProcess {
     // The owner learns of a failed spawn through onGone; nobody need await `ready`.
     this.ready.catch(() => {});
     child.once('exit', (code, signal) => {
+      this.#exited = true;
       this.#exitTimer = this.#clock.setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -121,20 +137,55 @@ export class ModuleProcess {
     }
   }
 
-  /** SIGTERM the group now, SIGKILL it after `graceMs` unless the process is gone by then. */
+  /**
+   * SIGTERM the group now (in a sandbox: every process inside but its init), SIGKILL it after
+   * `graceMs` unless the process is gone by then (in a sandbox: its init, which takes the whole
+   * PID namespace along).
+   */
   terminate(graceMs: number): void {
     if (this.gone || !this.spawned) return;
-    killProcessGroup(this.pid, 'SIGTERM');
+    if (this.#sandboxed && !this.#exited) {
+      const init = this.#sandboxInit();
+      if (init === undefined || signalSandboxMembers(init, 'SIGTERM') === 0) killProcessGroup(this.pid, 'SIGTERM');
+    } else killProcessGroup(this.pid, 'SIGTERM');
     this.#clock.setTimeout(() => {
-      if (!this.gone) killProcessGroup(this.pid, 'SIGKILL');
+      if (!this.gone) this.#killNow();
     }, graceMs);
+  }
+
+  /**
+   * Kill switch: SIGKILLs everything the process started (its group; in a sandbox its whole PID
+   * namespace) and resolves once the process is gone and, in a sandbox, nothing inside runs any
+   * more (bounded: 5 s).
+   */
+  async kill(): Promise<void> {
+    if (!this.spawned || this.gone || this.#exited) return this.exited;
+    const init = this.#killNow();
+    await this.exited;
+    if (init !== undefined) await waitGone([init], SANDBOX_GONE_MS);
+  }
+
+  #sandboxInit(): ProcRef | undefined {
+    if (this.#init === undefined && this.#sandboxed && !this.#exited) this.#init = sandboxInit(this.pid);
+    return this.#init;
+  }
+
+  #killNow(): ProcRef | undefined {
+    const init = this.#sandboxInit();
+    if (!this.#sandboxed || init === undefined) {
+      // without a sandbox, or bubblewrap already exited (its PID namespace went with it)
+      killProcessGroup(this.pid, 'SIGKILL');
+      return undefined;
+    }
+    return killSandbox(this.pid, init);
   }
 
   #markGone(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.gone) return;
     this.gone = true;
     if (this.#exitTimer !== null) this.#clock.clearTimeout(this.#exitTimer);
-    // Whatever the module left behind in its group goes with it.
+    // Whatever the module left behind in its group goes with it (a sandbox's PID namespace is gone
+    // already: bubblewrap exits only after its init, whose exit kills every process inside).
     if (this.spawned) killProcessGroup(this.pid, 'SIGKILL');
     this.#resolveExited();
     this.#hooks.onGone(code, signal);

@@ -1,6 +1,7 @@
 import type { ModuleManifest, Principal, ToolSpec } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
+import type { Sandbox } from './sandbox.js';
 
 /** What a module's tool code sees of its call. */
 export interface ToolCallContext {
@@ -110,6 +111,11 @@ export interface RuntimeOptions {
    * `FINGER_MODULE_SETTINGS` JSON environment variable.
    */
   settings?: Record<string, unknown>;
+  /**
+   * The daemon's sandbox policy: stdio and MCP (stdio transport) children run inside it (see
+   * sandbox.ts); absent means no sandbox (library use, tests).
+   */
+  sandbox?: Sandbox;
 }
 
 /** Shape of an in-process module's entry: default export or named `createModule`. */
@@ -117,4 +123,9 @@ export interface InProcessModule {
   tools: Record<string, (args: any, ctx: ToolCallContext) => unknown | Promise<unknown>>;
   health?: () => RuntimeHealth | Promise<RuntimeHealth>;
   close?: () => void | Promise<void>;
+  /**
+   * Kill switch (halt): kills every process the module started for its calls and resolves once
+   * they are gone. The module stays usable.
+   */
+  kill?: () => Promise<void>;
 }

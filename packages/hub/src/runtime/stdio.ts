@@ -5,9 +5,10 @@ import { FingerError } from '@finger/protocol';
 import { type Clock, systemClock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ModuleProcess } from './module-process.js';
-import { childEnv, killProcessGroup } from './process-tree.js';
+import { childEnv } from './process-tree.js';
 import { RestartLifecycle } from './restart-lifecycle.js';
 import type { ModuleRuntime, RuntimeHealth, RuntimeNotice, RuntimeOptions, ToolCallContext } from './runtime.js';
+import { sandboxCommand } from './sandbox-spawn.js';
 import { PingTracker } from './stdio-pings.js';
 import { parseModuleLine } from './stdio-protocol.js';
 
@@ -138,8 +139,7 @@ export class StdioRuntime implements ModuleRuntime {
     const proc = this.#proc;
     if (proc === null || proc.gone) return Promise.resolve();
     this.#log.warn({ pid: proc.pid }, 'killing the module process group (halt)');
-    killProcessGroup(proc.pid, 'SIGKILL');
-    return proc.exited;
+    return proc.kill();
   }
 
   /** Ping → pong within `timeout_ms` is healthy; not running (idle, restarting, closed) is not. */
@@ -206,8 +206,10 @@ export class StdioRuntime implements ModuleRuntime {
       env.FINGER_MODULE_SETTINGS = JSON.stringify(settings);
     let proc: ModuleProcess;
     try {
+      const { command, sandboxed } = sandboxCommand(this.#opts, rt.command, cwd, env);
       proc = new ModuleProcess({
-        command: rt.command,
+        command,
+        sandboxed,
         cwd,
         env,
         maxLineBytes: this.#maxLine,

@@ -1,0 +1,278 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
+
+import { FingerError } from '@finger/protocol';
+
+import { credentialPaths, resolveMasks, type SandboxMask } from './sandbox-paths.js';
+
+/**
+ * How the daemon sandboxes the processes it starts for AI-initiated calls (config `sandbox.mode`):
+ * `auto` sandboxes where bubblewrap can run and says loudly where it cannot; `required` refuses to
+ * start the daemon without a sandbox; `off` never sandboxes (operator's choice).
+ */
+export type SandboxMode = 'auto' | 'required' | 'off';
+
+/** A directory kept visible inside the sandbox although it lies below a mask (a workspace root, a module's folder). */
+export interface SandboxKeep {
+  path: string;
+  writable: boolean;
+}
+
+/** Input of {@link sandboxArgv}. */
+export interface SandboxArgvOptions {
+  /** The bubblewrap binary. */
+  bwrap: string;
+  /** What to hide (already resolved: existing paths, symlinks followed). */
+  masks: readonly SandboxMask[];
+  /** What to keep visible below a mask; ignored where no mask covers it. */
+  keep?: readonly SandboxKeep[];
+  /** The program and its arguments, run inside. */
+  command: readonly string[];
+}
+
+/**
+ * The fixed part of every sandbox: the host's file system as it is (`--dev-bind / /`, so the
+ * workspace stays writable and the network stays), a new user namespace with every capability
+ * dropped (nothing inside can unmount, remount or regain what was hidden, even as root), a new
+ * PID namespace with its own /proc (killing its init kills every descendant, `setsid` and
+ * double-forked ones included; the daemon's processes are not visible), the sandbox dies with the
+ * process that started it, and a new session (no controlling terminal to inject input into).
+ */
+export const SANDBOX_BASE_ARGS: readonly string[] = [
+  '--dev-bind',
+  '/',
+  '/',
+  '--unshare-user',
+  '--unshare-pid',
+  '--die-with-parent',
+  '--new-session',
+  '--cap-drop',
+  'ALL',
+  '--proc',
+  '/proc',
+];
+
+/** True when `p` is strictly below `dir`. */
+function below(p: string, dir: string): boolean {
+  const r = relative(dir, p);
+  return r !== '' && !r.startsWith('..') && !isAbsolute(r);
+}
+
+function depth(p: string): number {
+  return p.split(sep).filter((s) => s !== '').length;
+}
+
+/**
+ * Builds the bubblewrap argv (pure): {@link SANDBOX_BASE_ARGS}, then the masks (an empty tmpfs
+ * over a directory, /dev/null over a file) and the kept directories that lie below a mask,
+ * applied from the shallowest path to the deepest so the deeper one wins (a workspace inside
+ * FINGER_HOME stays usable, a credential directory inside a workspace stays hidden; for the same
+ * path the mask wins), then `--` and the command.
+ */
+export function sandboxArgv(o: SandboxArgvOptions): string[] {
+  const ops: { path: string; order: number; args: string[] }[] = [];
+  for (const m of o.masks) {
+    ops.push({
+      path: m.path,
+      order: 1,
+      args: m.kind === 'dir' ? ['--tmpfs', m.path] : ['--ro-bind', '/dev/null', m.path],
+    });
+  }
+  for (const k of o.keep ?? []) {
+    if (!o.masks.some((m) => m.kind === 'dir' && below(k.path, m.path))) continue;
+    ops.push({ path: k.path, order: 0, args: [k.writable ? '--bind' : '--ro-bind', k.path, k.path] });
+  }
+  ops.sort((a, b) => depth(a.path) - depth(b.path) || a.order - b.order || (a.path < b.path ? -1 : 1));
+  return [o.bwrap, ...SANDBOX_BASE_ARGS, ...ops.flatMap((x) => x.args), '--', ...o.command];
+}
+
+/** Whether a sandbox can run on this host, and why not. */
+export interface SandboxProbe {
+  available: boolean;
+  /** The bubblewrap binary found. */
+  bwrap?: string;
+  /** Why no sandbox can run (absent when one can). */
+  reason?: string;
+}
+
+/** What `doctor` and `/v1/health` show: the mode, whether a sandbox can run, whether it is used. */
+export interface SandboxStatus {
+  mode: SandboxMode;
+  available: boolean;
+  /** Sandboxes are in use (mode not `off` and available). */
+  active: boolean;
+  reason?: string;
+  bwrap?: string;
+}
+
+const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const PROBE_TIMEOUT_MS = 5000;
+/** One probe per binary and PATH for the life of the process: the host does not change under us. */
+const probes = new Map<string, SandboxProbe>();
+
+/** Looks `name` up on `pathVar` (an absolute name is checked as it is); undefined when not executable anywhere. */
+export function findProgram(name: string, pathVar: string | undefined): string | undefined {
+  const candidates = isAbsolute(name)
+    ? [name]
+    : (pathVar ?? FALLBACK_PATH)
+        .split(delimiter)
+        .filter((d) => isAbsolute(d))
+        .map((d) => join(d, name));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * "Can a sandbox run here?": bubblewrap on PATH (or `bwrap` when given) and a trial run of the
+ * full {@link SANDBOX_BASE_ARGS} that exits 0 within 5 s. The answer is cached per binary and
+ * PATH (`fresh` asks again). Never throws.
+ */
+export function probeSandbox(
+  o: { env?: Record<string, string | undefined>; bwrap?: string; fresh?: boolean } = {},
+): SandboxProbe {
+  if (process.platform !== 'linux') {
+    return { available: false, reason: `not Linux (platform ${process.platform}): bubblewrap needs Linux namespaces` };
+  }
+  const pathVar = o.env?.PATH ?? FALLBACK_PATH;
+  const key = `${o.bwrap ?? 'bwrap'}\0${pathVar}`;
+  const cached = probes.get(key);
+  if (cached !== undefined && o.fresh !== true) return cached;
+  const result = runProbe(o.bwrap ?? 'bwrap', pathVar);
+  probes.set(key, result);
+  return result;
+}
+
+function runProbe(name: string, pathVar: string): SandboxProbe {
+  const bwrap = findProgram(name, pathVar);
+  if (bwrap === undefined) {
+    return { available: false, reason: `bubblewrap ("${name}") not found on PATH: install the bubblewrap package` };
+  }
+  const [file, ...args] = sandboxArgv({ bwrap, masks: [], command: ['true'] });
+  const r = spawnSync(file!, args, {
+    env: { PATH: pathVar },
+    timeout: PROBE_TIMEOUT_MS,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (r.error !== undefined)
+    return { available: false, bwrap, reason: `trial run of ${bwrap} failed: ${r.error.message}` };
+  if (r.status !== 0) {
+    const why = (r.stderr ?? '').trim().split('\n')[0] || `exit ${r.status ?? r.signal}`;
+    return {
+      available: false,
+      bwrap,
+      reason: `trial run of ${bwrap} failed: ${why} (user namespaces disabled or not permitted?)`,
+    };
+  }
+  return { available: true, bwrap };
+}
+
+/** Options of a {@link Sandbox}. */
+export interface SandboxOptions {
+  mode: SandboxMode;
+  /** Always masked: FINGER_HOME and the admin token file (wherever it lives). */
+  protect: readonly string[];
+  /** Home of the user the daemon runs as: its credential places are masked too. */
+  userHome?: string;
+  /** Module ids whose processes the operator exempts (config `sandbox.exempt_modules`). */
+  exempt?: readonly string[];
+  /** Environment the bubblewrap binary is looked up on (PATH). */
+  env?: Record<string, string | undefined>;
+  /** The bubblewrap binary (default `bwrap` on PATH). */
+  bwrap?: string;
+  /** The probe to use instead of running one (tests). */
+  probe?: SandboxProbe;
+}
+
+/**
+ * The daemon's sandbox policy, one instance shared by the shell module and the stdio/MCP
+ * runtimes: whether processes are wrapped, and the bubblewrap argv that wraps them. The masks are
+ * resolved at every wrap (a credential directory created after start is masked from then on).
+ */
+export class Sandbox {
+  readonly mode: SandboxMode;
+  readonly #probe: SandboxProbe;
+  readonly #paths: string[];
+  readonly #exempt: ReadonlySet<string>;
+
+  constructor(o: SandboxOptions) {
+    this.mode = o.mode;
+    this.#probe =
+      o.mode === 'off' && o.probe === undefined
+        ? { available: false, reason: 'sandbox.mode is off' }
+        : (o.probe ?? probeSandbox({ ...(o.env ? { env: o.env } : {}), ...(o.bwrap ? { bwrap: o.bwrap } : {}) }));
+    this.#paths = [...o.protect, ...credentialPaths(o.userHome)];
+    this.#exempt = new Set(o.exempt ?? []);
+  }
+
+  /** The state for doctor, health and the start-up banner. */
+  status(): SandboxStatus {
+    const p = this.#probe;
+    const s: SandboxStatus = { mode: this.mode, available: p.available, active: this.active };
+    if (p.reason !== undefined) s.reason = p.reason;
+    if (p.bwrap !== undefined) s.bwrap = p.bwrap;
+    return s;
+  }
+
+  /** True when processes are wrapped. */
+  get active(): boolean {
+    return this.mode !== 'off' && this.#probe.available;
+  }
+
+  /**
+   * True when processes of module `id` are to be wrapped: mode not `off` and the operator did not
+   * exempt it. {@link wrap} then says whether they can be (auto) or refuses (required).
+   */
+  appliesTo(id: string): boolean {
+    return this.mode !== 'off' && !this.#exempt.has(id);
+  }
+
+  /** The paths masked now (resolved, existing). */
+  masks(): SandboxMask[] {
+    return resolveMasks(this.#paths);
+  }
+
+  /**
+   * The argv running `command` in a sandbox, or undefined when processes are not wrapped (mode
+   * `off`, or `auto` where none can run). Throws E_NO_SANDBOX in mode `required` when no
+   * sandbox can run (the daemon refuses to start first; this is the second line).
+   */
+  wrap(command: readonly string[], keep: readonly SandboxKeep[] = []): string[] | undefined {
+    if (this.mode === 'off') return undefined;
+    if (!this.#probe.available || this.#probe.bwrap === undefined) {
+      if (this.mode === 'required') throw sandboxUnavailable(this.#probe.reason);
+      return undefined;
+    }
+    return sandboxArgv({ bwrap: this.#probe.bwrap, masks: this.masks(), keep, command });
+  }
+}
+
+/**
+ * The loud line for the start-up log, the banner and `doctor` when AI-initiated processes run
+ * unsandboxed (mode `off`, or `auto` where no sandbox can run); undefined when they are sandboxed.
+ */
+export function sandboxWarning(s: SandboxStatus): string | undefined {
+  if (s.active) return undefined;
+  const why = s.mode === 'off' ? 'sandbox.mode is "off"' : (s.reason ?? 'unknown reason');
+  return (
+    `no sandbox: ${why}; agents can read finger's files (FINGER_HOME, the admin token) through the ` +
+    `programs they run — run the daemon as its own OS user`
+  );
+}
+
+/** E_NO_SANDBOX: mode `required` and no sandbox can run here. */
+export function sandboxUnavailable(reason: string | undefined): FingerError {
+  return new FingerError(
+    'E_NO_SANDBOX',
+    `sandbox.mode is "required" but no sandbox can run here: ${reason ?? 'unknown reason'}`,
+    { reason: reason ?? null },
+  );
+}
