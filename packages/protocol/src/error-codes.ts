@@ -39,6 +39,11 @@ export const ERROR_CODES = {
     retryable: false,
     when: 'arguments fail the tool input schema, or a request body is invalid',
   },
+  E_PAYLOAD_TOO_LARGE: {
+    status: 413,
+    retryable: false,
+    when: 'a request body is larger than the body limit; details give `limit_bytes`',
+  },
   E_UNAUTHENTICATED: { status: 401, retryable: false, when: 'no valid bearer token was presented' },
   E_FORBIDDEN: { status: 403, retryable: false, when: 'the principal lacks the role or grant for this action' },
   E_DENIED_BY_POLICY: { status: 403, retryable: false, when: 'a policy rule denies the call' },

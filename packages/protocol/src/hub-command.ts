@@ -1,5 +1,6 @@
 import { FingerError } from './finger-error.js';
 import { jsonErrorPosition } from './json-error-position.js';
+import { jsonLimitError } from './json-limits.js';
 
 /** A parsed `/hub target=<id> [blocking=…] [timeout=<ms>] {json}` command (§3.5). */
 export interface HubCommand {
@@ -35,7 +36,8 @@ export function isHubCommand(text: string): boolean {
 /**
  * Parses a `/hub` command. Throws E_BAD_HUB_SYNTAX whose details give the 0-based `position` in
  * `text`, what was `expected` and what was `found`. Options are `key=value` words; the payload is
- * the JSON value that follows them (default `{}`).
+ * the JSON value that follows them (default `{}`). Throws E_INVALID_ARGS (`details.limit`) for a
+ * payload nesting past MAX_JSON_DEPTH, counted as the `payload` member of a message body.
  */
 export function parseHubCommand(text: string): HubCommand {
   const start = text.search(/\S/);
@@ -106,6 +108,8 @@ export function parseHubCommand(text: string): HubCommand {
         `bad /hub syntax at position ${pos}: invalid JSON payload (${msg})`,
       );
     }
+    const tooDeep = jsonLimitError(payload, 'payload', { base: 2 });
+    if (tooDeep) throw tooDeep;
   }
   const out: HubCommand = { target, blocking: seen.get('blocking') !== 'false', payload };
   const timeout = seen.get('timeout');

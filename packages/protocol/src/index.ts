@@ -10,6 +10,14 @@ export type { HubCommand } from './hub-command.js';
 export { isHubCommand, parseHubCommand } from './hub-command.js';
 export { internId, isUlid, ulid } from './ids.js';
 export { jsonErrorPosition } from './json-error-position.js';
+export type { JsonLimitOptions, JsonLimitProblem } from './json-limits.js';
+export {
+  formatJsonPath,
+  jsonLimitError,
+  jsonLimitProblem,
+  MAX_JSON_DEPTH,
+  MAX_WIRE_JSON_DEPTH,
+} from './json-limits.js';
 export type { CapabilityLevel, ModuleManifest, PermissionLevel, RiskLevel, RuntimeSpec, ToolSpec } from './manifest.js';
 export { manifestSchema, MCP_MODULE_ID_PATTERN, MODULE_ID_PATTERN } from './manifest.js';
 export { rfc3339 } from './time.js';

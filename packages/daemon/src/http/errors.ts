@@ -10,6 +10,8 @@ import {
   type ValidationIssue,
 } from '@finger/protocol';
 
+import { bodyTooLarge } from './json-body.js';
+
 /** JSON Schema of every error body: `{error: {code, message, details?}}`. */
 export const errorBodySchema = {
   $id: 'ErrorBody',
@@ -82,14 +84,15 @@ export function toWireError(err: unknown): { info: ErrorInfo; internal: boolean 
 }
 
 /**
- * Installs the one error handler (FingerError → status of its code; fastify validation → 400
+ * Installs the one error handler (FingerError → status of its code; a body past the limit → 413
+ * E_PAYLOAD_TOO_LARGE; fastify validation → 400
  * E_INVALID_ARGS listing every issue `{path, message}`; anything else → 500 E_INTERNAL, logged,
  * no stack in the body) and the 404 handler (E_NOT_FOUND).
  */
 export function installErrorHandling(app: FastifyInstance): void {
   app.addSchema(errorBodySchema);
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const { info, internal } = toWireError(err);
+    const { info, internal } = toWireError(bodyTooLarge(err, request) ?? err);
     if (internal) request.log.error({ err, url: request.url, method: request.method }, 'unhandled error');
     else request.log.debug({ code: info.code, url: request.url }, info.message);
     const { status, body } = errorReply(info);

@@ -10,6 +10,7 @@ import type { TokenStore } from '../auth/token-store.js';
 import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
 import { type HostPolicy, installHostCheck } from './host-check.js';
+import { DEFAULT_BODY_LIMIT, installJsonBody } from './json-body.js';
 import type { RouteDeps } from './route-deps.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
@@ -53,11 +54,12 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   const app = Fastify({
     loggerInstance: o.logger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: o.bodyLimit ?? 4 * 1024 * 1024,
+    bodyLimit: o.bodyLimit ?? DEFAULT_BODY_LIMIT,
     ajv: { customOptions: { allErrors: true, removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
   }) as unknown as FastifyInstance;
 
   installErrorHandling(app);
+  installJsonBody(app);
   installHostCheck(app, o.hosts);
   installAuth(app, { tokens: o.tokens, defaults: { '/docs': ACCESS.viewer }, isClosing: o.isClosing });
   app.addHook('onResponse', async (request, reply) => {

@@ -2,7 +2,14 @@ import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 
 import type { EventBus, EventFilter, Logger } from '@finger/hub';
-import { type ErrorInfo, type EventType, FingerError, isEventType, type Principal } from '@finger/protocol';
+import {
+  type ErrorInfo,
+  type EventType,
+  FingerError,
+  isEventType,
+  jsonLimitError,
+  type Principal,
+} from '@finger/protocol';
 
 import { ACCESS, hasRole } from '../auth/auth-hook.js';
 import type { TokenStore } from '../auth/token-store.js';
@@ -291,6 +298,11 @@ export class EventGateway {
       msg = v as Record<string, unknown>;
     } catch {
       client.sendError({ code: 'E_INVALID_ARGS', message: 'messages must be JSON objects with an "op"' });
+      return;
+    }
+    const tooDeep = jsonLimitError(msg, 'message');
+    if (tooDeep) {
+      client.sendError(tooDeep.toJSON());
       return;
     }
     if (!client.principal) {

@@ -1,7 +1,7 @@
 import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { ModuleManifest } from '@finger/protocol';
-import { manifestIssues } from '@finger/protocol';
+import { jsonLimitError, manifestIssues, MAX_WIRE_JSON_DEPTH } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
@@ -389,6 +389,12 @@ export class ClusterRegistry {
     if (check.node === this.o.auth.node) return;
     this.o.onPeer?.();
     const body = decodeJson(check.text()) as (RegistryMessage & Record<string, unknown>) | undefined;
+    // a manifest's schemas are compiled and hashed by recursive code: nothing past the nesting limit gets there
+    const tooDeep = jsonLimitError(body, 'registry message', { maxDepth: MAX_WIRE_JSON_DEPTH });
+    if (tooDeep) {
+      this.o.onDropped?.({ reason: tooDeep.message, subject: msg.subject, node: check.node });
+      return;
+    }
     if (!this.fresh(check.kind, body, check, msg.subject)) return;
     if (check.role === 'daemon') {
       if (check.kind === 'bye') this.daemons.delete(check.node);

@@ -1,4 +1,4 @@
-import { FingerError, isErrorCode } from '@finger/protocol';
+import { FingerError, isErrorCode, jsonLimitError, MAX_WIRE_JSON_DEPTH } from '@finger/protocol';
 
 /** A valid module → host line of the stdio protocol (§3.4). */
 export type ModuleLine =
@@ -21,7 +21,9 @@ const REPLY_TYPES = new Set(['result', 'error', 'progress', 'lease.extend', 'pon
  * Parses one stdout line of a stdio module. Pure: no I/O, no state. Returns null for a blank line,
  * a {@link GarbageLine} for anything that is not one of the shapes. An error line's code becomes
  * the FingerError's code when it is registered, otherwise E_MODULE_ERROR with
- * `details.module_code`; a missing message is tolerated (the call still gets its answer).
+ * `details.module_code`; a missing message is tolerated (the call still gets its answer). A
+ * result or error line nesting past MAX_WIRE_JSON_DEPTH answers its call with E_MODULE_ERROR
+ * (`details: {reason: "json_depth", limit, path}`); any other such line is garbage.
  */
 export function parseModuleLine(line: string): ModuleLine | GarbageLine | null {
   if (line.trim() === '') return null;
@@ -36,6 +38,17 @@ export function parseModuleLine(line: string): ModuleLine | GarbageLine | null {
   }
   const m = msg as Record<string, unknown>;
   const type = m.type;
+  const tooDeep = jsonLimitError(m, 'line', { maxDepth: MAX_WIRE_JSON_DEPTH });
+  if (tooDeep) {
+    // the call still gets its answer (a module error naming the limit); anything else is dropped
+    const { limit, path } = tooDeep.details as { limit: number; path: string };
+    if ((type === 'result' || type === 'error') && typeof m.id === 'string') {
+      const message = `the module's ${type} line nests deeper than the JSON nesting limit of ${limit} levels`;
+      const error = new FingerError('E_MODULE_ERROR', message, { reason: 'json_depth', limit, path });
+      return { type: 'error', id: m.id, error };
+    }
+    return { type: 'garbage', reason: tooDeep.message };
+  }
   if (type === 'event') {
     if (typeof m.name !== 'string') return { type: 'garbage', reason: 'event without a name' };
     return { type: 'event', name: m.name, data: m.data ?? null };

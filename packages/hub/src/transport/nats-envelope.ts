@@ -1,5 +1,11 @@
 import type { Envelope, ErrorInfo, LeaseInfo, Principal } from '@finger/protocol';
-import { envelopeIssues, envelopeSchema } from '@finger/protocol';
+import {
+  envelopeIssues,
+  envelopeSchema,
+  type FingerError,
+  jsonLimitError,
+  MAX_WIRE_JSON_DEPTH,
+} from '@finger/protocol';
 
 import { decodeJson } from './nats-wire.js';
 
@@ -150,25 +156,51 @@ export function validWireEnvelope(env: Envelope): boolean {
 
 /**
  * The request envelope of wire JSON, checked: undefined when it is not a version-2 request or the
- * envelope schema refuses it. The decoder builds the object, so its keys are right by
+ * envelope schema refuses it, an E_INVALID_ARGS FingerError (`details.limit`) when its payload
+ * nests past the JSON nesting limit (the sender gets that answer). The decoder builds the object, so its keys are right by
  * construction; only the values that came from the wire are checked — the checks of
  * {@link quickEnvelopeCheck} without its walk over the keys (less code on the path of a lone call,
  * which runs cold), the schema deciding anything they are unsure of.
  */
-export function readRequest(json: string): Envelope | undefined {
+export function readRequest(json: string): Envelope | FingerError | undefined {
   const env = decodeRequest(json);
   if (env === undefined) return undefined;
+  const tooDeep = payloadTooDeep(env.payload);
+  if (tooDeep) return tooDeep;
   return requestValuesOk(env) || envelopeIssues(env).length === 0 ? env : undefined;
+}
+
+/**
+ * E_INVALID_ARGS naming the limit when a payload carried in a frame (`[…, payload, …]`, one
+ * level down) makes it nest past MAX_WIRE_JSON_DEPTH; an error's details sit one level deeper.
+ */
+function payloadTooDeep(value: unknown, base = 2): FingerError | undefined {
+  return jsonLimitError(value, 'payload', { maxDepth: MAX_WIRE_JSON_DEPTH, base });
 }
 
 /**
  * The reply envelope of wire JSON answering `request`, checked like {@link readRequest}. Only
  * the id, source, timestamp, payload and error come from the wire; every other field is the
- * request's, which this process made.
+ * request's, which this process made. A reply whose payload or error details nest past the JSON
+ * nesting limit is kept as an E_MODULE_ERROR reply (`details: {reason: "json_depth", limit,
+ * path}`) without its payload, so the call is answered.
  */
 export function readReply(json: string, request: Envelope): Envelope | undefined {
   const env = decodeReply(json, request);
   if (env === undefined) return undefined;
+  const tooDeep =
+    payloadTooDeep(env.payload) ??
+    (env.error !== null && typeof env.error === 'object' ? payloadTooDeep(env.error.details, 3) : undefined);
+  if (tooDeep) {
+    // the call is answered (its caller is waiting) with a module error naming the limit
+    const { limit, path } = tooDeep.details as { limit: number; path: string };
+    env.payload = null;
+    env.error = {
+      code: 'E_MODULE_ERROR',
+      message: `the reply nests deeper than the JSON nesting limit of ${limit} levels`,
+      details: { reason: 'json_depth', limit, path },
+    };
+  }
   return replyValuesOk(env) || envelopeIssues(env).length === 0 ? env : undefined;
 }
 

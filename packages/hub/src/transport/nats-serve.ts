@@ -1,7 +1,7 @@
 import type { Msg, NatsConnection, Subscription } from 'nats';
 
 import type { Envelope } from '@finger/protocol';
-import { FingerError, toErrorInfo } from '@finger/protocol';
+import { FingerError, isFingerError, toErrorInfo } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -209,6 +209,11 @@ export class NatsServeSide {
     const env = readRequest(json);
     // a refusal to a serve host is signed for its module's hosts (a daemon verifies the cluster key)
     const toSender: ServeScope = check.role === 'serve' ? (check.scope ?? false) : false;
+    if (isFingerError(env)) {
+      this.drop('request payload nests too deep', msg, check.node);
+      this.replies.error(inbox, token, undefined, env.toJSON(), toSender);
+      return;
+    }
     if (env === undefined) {
       this.drop('invalid request envelope', msg, check.node);
       this.replies.error(

@@ -66,3 +66,30 @@ describe('parseModuleLine', () => {
     expect(parseModuleLine(line)).toEqual({ type: 'garbage', reason });
   });
 });
+
+describe('parseModuleLine and the JSON nesting limit', () => {
+  const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
+
+  it('deep JSON: a result or error line nested past the limit answers its call with E_MODULE_ERROR naming it', () => {
+    // the line wraps the result one level: 65 levels of result is a 66-level line, the wire limit
+    expect(parseModuleLine(`{"type":"result","id":"a","result":${deep(65)}}`)).toMatchObject({ type: 'result' });
+    for (const line of [
+      `{"type":"result","id":"a","result":${deep(66)}}`,
+      `{"type":"error","id":"a","code":"E_X","message":"m","details":${deep(3000)}}`,
+    ]) {
+      const parsed = parseModuleLine(line) as { type: string; id: string; error: { toJSON(): unknown } };
+      expect({ type: parsed.type, id: parsed.id }).toEqual({ type: 'error', id: 'a' });
+      expect(parsed.error.toJSON()).toMatchObject({
+        code: 'E_MODULE_ERROR',
+        details: { reason: 'json_depth', limit: 66 },
+      });
+    }
+  });
+
+  it('deep JSON: any other deep line is garbage that names the limit', () => {
+    expect(parseModuleLine(`{"type":"event","name":"e","data":${deep(5000)}}`)).toEqual({
+      type: 'garbage',
+      reason: 'line nests deeper than the JSON nesting limit of 66 levels',
+    });
+  });
+});
