@@ -8,8 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import { type Logger as PinoLogger, pino } from 'pino';
 
 import {
+  auditHeadPath,
   AuditLog,
   createGrantInterceptor,
+  FileAuditHeadStore,
   type FirewallEngine,
   type HumanGate,
   type PerceptionBus,
@@ -283,8 +285,15 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   let safety: SafetyWiring | undefined;
   let cluster: ClusterWiring | undefined;
   try {
-    // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE).
-    audit = await AuditLog.open({ dir: join(home, 'audit'), clock, logger: logger.child({ component: 'audit' }) });
+    // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE), and so
+    // does a log that does not reach its head kept in state/ and Redis (E_AUDIT_BROKEN).
+    const auditDir = join(home, 'audit');
+    audit = await AuditLog.open({
+      dir: auditDir,
+      clock,
+      logger: logger.child({ component: 'audit' }),
+      heads: [new FileAuditHeadStore(auditHeadPath(home)), ...(redis ? [redis.auditHead(auditDir)] : [])],
+    });
     const auditLog = audit;
     redis?.mirrorAudit(auditLog);
     // Outermost: a halt or a lockout refuses a call before grants and firewall see it.

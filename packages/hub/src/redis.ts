@@ -2,6 +2,8 @@
 // `@finger/hub` never loads ioredis (a test asserts it).
 
 export { redisAccessRefusals } from './store/redis-access.js';
+export type { RedisAuditHeadValue } from './store/redis-audit-head.js';
+export { auditHeadId, RedisAuditHeadStore } from './store/redis-audit-head.js';
 export type { MirroredEntry, RedisAuditMirrorOptions } from './store/redis-audit-mirror.js';
 export { RedisAuditMirror } from './store/redis-audit-mirror.js';
 export { redisCause } from './store/redis-cause.js';

@@ -1,12 +1,16 @@
+import { hostname, userInfo } from 'node:os';
 import path from 'node:path';
 
 import type { Command } from 'commander';
 
-import type { AuditEntry, AuditVerifyResult } from '@finger/firewall';
+import type { AuditEntry, AuditVerifyResult, SourcedHead } from '@finger/firewall';
 
+import { readDaemonInfo } from '../client.js';
 import { action, type CommandContext, type RunState } from '../context.js';
 import { CliError, DaemonNotRunningError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
+import { offlineHeads } from './audit-heads.js';
+import { pidAlive } from './daemon.js';
 
 interface ShowOptions {
   request?: string;
@@ -18,6 +22,13 @@ interface ShowOptions {
 interface VerifyOptions {
   offline?: boolean;
   dir?: string;
+  anchor?: string;
+}
+
+interface AcknowledgeOptions {
+  yes?: boolean;
+  reason?: string;
+  anchor?: string;
 }
 
 interface ArchiveOptions {
@@ -52,35 +63,68 @@ export function auditRows(entries: AuditEntry[]): string[][] {
 
 /**
  * Verifies the chain through the daemon when the daemon of this home answers (it reads only
- * acknowledged bytes of a live log), else by reading `<home>/audit` directly. The daemon is asked
- * only when its location is known (a `daemon.json` in the home, `--url` or FINGER_URL), so a
- * daemon of another home on the default port is never consulted.
+ * acknowledged bytes of a live log, and compares it with the heads it keeps), else by reading
+ * `<home>/audit` directly against the recorded heads (`state/audit-head.json`, Redis with
+ * redis.url). `--anchor` (a copy of the head) and `--dir` always read the files. The daemon is
+ * asked only when its location is known (a `daemon.json` in the home, `--url` or FINGER_URL), so
+ * a daemon of another home on the default port is never consulted.
  */
 async function verify(
   ctx: CommandContext,
-  offline: boolean,
-  dirOption?: string,
-): Promise<{ result: AuditVerifyResult; source: string }> {
-  if (!offline && dirOption === undefined) {
+  opts: VerifyOptions,
+): Promise<{ result: AuditVerifyResult; source: string; heads: string[] }> {
+  if (opts.offline !== true && opts.dir === undefined && opts.anchor === undefined) {
     const loc = await ctx.locate();
     if (loc.info !== undefined || loc.urlSource !== 'default') {
       try {
         const client = await ctx.client();
-        return { result: await client.get<AuditVerifyResult>('/v1/audit/verify'), source: `the daemon at ${loc.url}` };
+        const result = await client.get<AuditVerifyResult>('/v1/audit/verify');
+        return { result, source: `the daemon at ${loc.url}`, heads: [] };
       } catch (e) {
         if (!(e instanceof DaemonNotRunningError)) throw e;
       }
     }
   }
-  const dir = dirOption === undefined ? path.join(ctx.home, 'audit') : path.resolve(dirOption);
-  // Loaded only here and in `audit archive`: no other command needs the firewall package.
-  const { verifyAuditLog } = await import('@finger/firewall');
+  const dir = opts.dir === undefined ? path.join(ctx.home, 'audit') : path.resolve(opts.dir);
+  const heads = await offlineHeads(ctx, {
+    ...(opts.anchor !== undefined ? { anchor: opts.anchor } : {}),
+    ...(opts.dir !== undefined ? { dir: opts.dir } : {}),
+    strict: false,
+  });
+  for (const w of heads.warnings) ctx.out.errLine(`warning: ${w}`);
   try {
-    return { result: await verifyAuditLog(dir), source: dir };
+    // Loaded only here and in `audit archive|acknowledge`: no other command needs the firewall package.
+    const { verifyAuditLog } = await import('@finger/firewall');
+    const compared: SourcedHead[] = [...heads.copies];
+    const unreadable: string[] = [];
+    for (const store of heads.stores) {
+      try {
+        const h = await store.read();
+        if (h !== undefined) compared.push({ ...h, source: store.source });
+      } catch (e) {
+        unreadable.push((e as Error).message);
+      }
+    }
+    let result = await verifyAuditLog(dir, { heads: compared });
+    if (unreadable.length > 0 && result.ok) result = { ...result, ok: false, reason: unreadable.join('; ') };
+    return { result, source: dir, heads: compared.map((h) => `${h.source} (entry ${h.seq})`) };
   } catch (e) {
     const err = e as { code?: unknown; message?: string };
     throw new CliError(typeof err.code === 'string' ? err.code : 'E_STORE_UNAVAILABLE', err.message ?? String(e));
+  } finally {
+    await heads.close();
   }
+}
+
+/** Who runs `audit acknowledge`: the OS user and host (the entry's actor). */
+function osActor(): { kind: string; id: string } {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // no passwd entry (a container): the uid is still in the process, not needed here
+  }
+  return { kind: 'human', id: `${user}@${hostname()}` };
 }
 
 /**
@@ -121,9 +165,10 @@ export function registerAudit(program: Command, state: RunState): void {
     .description('recompute the hash chain and name the first bad entry (works with the daemon stopped)')
     .option('--offline', 'read FINGER_HOME/audit directly even when the daemon runs')
     .option('--dir <dir>', 'verify the segments in this directory instead (an archive made by `audit archive`)')
+    .option('--anchor <file>', 'also check the log against this copy of state/audit-head.json kept elsewhere')
     .action(
       action<VerifyOptions>(state, async (ctx, _args, opts) => {
-        const { result, source } = await verify(ctx, opts.offline === true, opts.dir);
+        const { result, source, heads } = await verify(ctx, opts);
         const { ok, entries, first_bad, reason, archived_through } = result;
         const out = ctx.out;
         if (out.json)
@@ -140,9 +185,17 @@ export function registerAudit(program: Command, state: RunState): void {
           );
         else if (ok)
           out.line(`${out.c.green('ok')}: the audit log's hash chain is intact (${entries} entries, ${source})`);
-        else {
-          out.errLine(out.ce.red(`audit log is BROKEN at entry ${first_bad}: ${reason}`));
-          out.errLine(`(${entries} entry lines, ${source}; entries from ${first_bad} on cannot be trusted)`);
+        if (ok && !out.json) for (const h of heads) out.line(`  it reaches the head recorded in ${h}`);
+        if (!ok && !out.json) {
+          out.errLine(
+            out.ce.red(`audit log is BROKEN${first_bad === null ? '' : ` at entry ${first_bad}`}: ${reason}`),
+          );
+          if (first_bad !== null)
+            out.errLine(`(${entries} entry lines, ${source}; entries from ${first_bad} on cannot be trusted)`);
+          if (/^(missing|truncated|rewritten):/.test(reason ?? ''))
+            out.errLine(
+              'the daemon will not start on it; once you know what happened, `myfinger audit acknowledge --yes` (daemon stopped) starts a new chain that records the gap',
+            );
         }
         return ok ? EXIT.OK : EXIT.GENERIC;
       }),
@@ -168,6 +221,65 @@ export function registerAudit(program: Command, state: RunState): void {
             );
         }
         return EXIT.OK;
+      }),
+    );
+
+  audit
+    .command('acknowledge')
+    .description(
+      'with the daemon stopped: start a new audit chain over a broken one, its first entry recording what was lost',
+    )
+    .option('--yes', 'really do it (the current segments are moved to audit/superseded-<time>/)')
+    .option('--reason <text>', 'why, in your words (kept in the entry)')
+    .option('--anchor <file>', 'also compare with this copy of the head (recorded as superseded too)')
+    .action(
+      action<AcknowledgeOptions>(state, async (ctx, _args, opts) => {
+        const info = await readDaemonInfo(ctx.home);
+        if (info !== undefined && pidAlive(info.pid))
+          throw new CliError(
+            'E_CONFLICT',
+            `the daemon of ${ctx.home} is running (pid ${info.pid}): stop it first (\`myfinger daemon stop\`)`,
+          );
+        if (opts.yes !== true)
+          throw new CliError('E_USAGE', 'audit acknowledge starts a new audit chain: add --yes to do it', {
+            notes: [
+              'the current segments move to audit/superseded-<time>/ (kept; `audit verify --dir` reads them),',
+              'a new chain starts with an `audit.acknowledged` entry recording what was lost, and the head is reset',
+            ],
+          });
+        const heads = await offlineHeads(ctx, {
+          ...(opts.anchor !== undefined ? { anchor: opts.anchor } : {}),
+          strict: true,
+        });
+        try {
+          const { acknowledgeAuditGap } = await import('@finger/firewall');
+          const r = await acknowledgeAuditGap(path.join(ctx.home, 'audit'), {
+            heads: heads.stores,
+            copies: heads.copies,
+            by: osActor(),
+            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+          });
+          const out = ctx.out;
+          if (out.json)
+            out.printJson({
+              acknowledged: true,
+              found: r.found,
+              ...(r.unreadable.length > 0 ? { unreadable: r.unreadable } : {}),
+              superseded: r.superseded,
+              entry: r.entry,
+              head: r.head,
+            });
+          else {
+            out.line(`acknowledged: ${r.found.reason ?? r.unreadable.map((u) => u.error).join('; ')}`);
+            if (r.superseded !== null) out.line(`the old segments are in ${r.superseded}`);
+            out.line(
+              `a new chain starts at entry ${r.entry.seq} (audit.acknowledged, hash ${r.head.hash}); the daemon can start again`,
+            );
+          }
+          return EXIT.OK;
+        } finally {
+          await heads.close();
+        }
       }),
     );
 }

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-import type { AuditLog, PolicyStore, SessionState } from '@finger/firewall';
+import type { AuditHeadStore, AuditLog, PolicyStore, SessionState } from '@finger/firewall';
 import type { Clock, EventBus, Logger } from '@finger/hub';
 import type { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
 
@@ -45,6 +45,8 @@ export interface RedisWiring {
   shareFirewall(parts: { policy: PolicyStore; sessions: SessionState }): Promise<RedisFirewallSync>;
   /** Mirrors every durable audit entry into the `<prefix>audit` stream. */
   mirrorAudit(audit: AuditLog): void;
+  /** The head of the audit log in `dir`, kept under `<prefix>audit:head:<host>:<dir digest>` (audit-head.ts). */
+  auditHead(dir: string): AuditHeadStore;
   /** For `/v1/health` and `doctor`: whether Redis answers right now, and the mirror's counters. */
   health(): {
     connected: boolean;
@@ -67,7 +69,7 @@ export interface RedisWiring {
  */
 export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
   // loaded only here, only with redis.url set: a daemon without Redis never loads ioredis
-  const { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } =
+  const { RedisAuditHeadStore, RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } =
     await import('@finger/hub/redis');
   const logger = o.logger;
   const connection = new RedisConnection({
@@ -141,6 +143,9 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
     mirrorAudit(audit) {
       offAudit?.();
       offAudit = audit.onAppended((entry) => mirror.push(entry));
+    },
+    auditHead(dir) {
+      return new RedisAuditHeadStore(connection, dir);
     },
     health() {
       return {

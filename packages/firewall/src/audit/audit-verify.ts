@@ -105,6 +105,8 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
   let expected = 1;
   let prevHash = GENESIS_HASH;
   let lastWhere = '';
+  /** The log's last line, whatever the chain before it. */
+  let lastText: string | null = null;
   let bad: { seq: number; reason: string } | null = null;
   let misplaced: Misplaced | null = null;
   const anchor = await readAnchor(dir);
@@ -129,6 +131,7 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
     const limit = options.limits?.get(n) ?? (await stat(path)).size;
     for await (const line of readSegmentLines(path, limit)) {
       entries++;
+      lastText = line.text;
       const where = `${segmentName(n)}:${line.lineNo}`;
       if (bad !== null) continue;
       if (misplaced !== null) {
@@ -191,6 +194,7 @@ async function verifyChain(dir: string, options: AuditVerifyOptions): Promise<Au
       chainStart,
       archived: fromAnchor ? anchor : undefined,
       brokenAt: bad?.seq,
+      endSeq: lastText === null ? null : intactSeq(lastText),
       dir,
     });
     if (found === null) continue;
@@ -216,13 +220,15 @@ interface HeadContext {
   archived: { seq: number; hash: string } | undefined;
   /** seq of the first bad entry of the chain itself, if any. */
   brokenAt: number | undefined;
+  /** seq of the log's last line when it is an intact entry. */
+  endSeq: number | null;
   dir: string;
 }
 
 /**
  * Why the log does not reach head `h` (`first_bad` and reason), or null when it does: the entry
  * `h.seq` is in the chain with `h.hash`. Past a break of the chain itself nothing is counted: the
- * head is only named next to the break.
+ * head is only named next to the break when the log's last line comes before it.
  */
 function headProblem(h: SourcedHead, c: HeadContext): { seq: number; reason: string } | null {
   if (c.archived !== undefined && h.seq <= c.archived.seq) {
@@ -244,8 +250,11 @@ function headProblem(h: SourcedHead, c: HeadContext): { seq: number; reason: str
     };
   }
   const records = `${h.source} records entry ${fmt(h.seq)} (hash ${short(h.hash)})`;
-  // past a break of the chain itself, what follows cannot be counted
-  if (c.brokenAt !== undefined && c.brokenAt <= h.seq) return { seq: c.brokenAt, reason: records };
+  // past a break of the chain itself, what follows cannot be counted: only a log ending before the head is named
+  if (c.brokenAt !== undefined && c.brokenAt <= h.seq)
+    return c.endSeq !== null && c.endSeq >= h.seq
+      ? null
+      : { seq: c.brokenAt, reason: `${records}, past the log's end` };
   const missing = h.seq - c.lastSeq;
   if (c.lastSeq === c.chainStart)
     return {
