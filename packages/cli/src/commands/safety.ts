@@ -3,12 +3,15 @@ import type { Command } from 'commander';
 import { action, type RunState } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 
-/** The `safety` part of `GET /v1/health` (details only with a token). */
+/**
+ * The `safety` part of `GET /v1/health`. Without a valid token the daemon answers only
+ * `{state, locked}`: every other field may be missing.
+ */
 export interface SafetyHealth {
   state: 'open' | 'halting' | 'halting_immediate' | 'locked' | string;
   locked: boolean;
-  agents_locked: string[];
-  breakers_tripped: Record<string, string>;
+  agents_locked?: string[];
+  breakers_tripped?: Record<string, string>;
   lockout?: { cause: string; reason: string; by: string; at: string; breaker?: string };
   agents?: LockedAgent[];
 }
@@ -33,14 +36,15 @@ export function safetyLines(s: SafetyHealth): string[] {
         ? `SAFETY_LOCKOUT (${l.cause}${l.breaker ? ` ${l.breaker}` : ''} by ${l.by} at ${l.at}: ${l.reason}) — myfinger unlock`
         : `${s.state === 'locked' ? 'SAFETY_LOCKOUT' : s.state.toUpperCase()} — myfinger unlock`,
   );
+  const locked = s.agents_locked ?? [];
   const agents: LockedAgent[] =
-    s.agents ?? s.agents_locked.map((agent_id) => ({ agent_id, cause: 'breaker', reason: '', at: '' }));
+    s.agents ?? locked.map((agent_id) => ({ agent_id, cause: 'breaker', reason: '', at: '' }));
   for (const a of agents)
     lines.push(
       `agent ${a.agent_id} locked${a.breaker ? ` (${a.breaker})` : ''}${a.reason ? `: ${a.reason}` : ''} — myfinger unlock --agent ${a.agent_id}`,
     );
-  for (const [id, status] of Object.entries(s.breakers_tripped))
-    if (!s.agents_locked.includes(id)) lines.push(`agent ${id}: ${status}`);
+  for (const [id, status] of Object.entries(s.breakers_tripped ?? {}))
+    if (!locked.includes(id)) lines.push(`agent ${id}: ${status}`);
   return lines;
 }
 
