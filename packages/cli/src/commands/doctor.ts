@@ -176,8 +176,13 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   let config: DaemonConfig | undefined;
   try {
     const d = await import('@finger/daemon');
-    config = d.resolveConfig(d.readConfigFile(ctx.home), ctx.io.env);
-    checks.push({ name: 'config', status: 'ok', detail: `${d.configPath(ctx.home)} (cluster ${config.cluster})` });
+    const file = d.readConfigFile(ctx.home); // undefined when there is no config.json
+    config = d.resolveConfig(file, ctx.io.env);
+    const source =
+      file === undefined
+        ? `no config file (defaults): ${d.configPath(ctx.home)} does not exist`
+        : d.configPath(ctx.home);
+    checks.push({ name: 'config', status: 'ok', detail: `${source} (cluster ${config.cluster})` });
   } catch (e) {
     checks.push({ name: 'config', status: 'fail', detail: toErrorInfo(e).message });
   }
