@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -15,6 +16,24 @@ async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+const SH1 = `300.${process.pid}1`;
+const SH2 = `300.${process.pid}2`;
+
+/** The host pid of the (non-zombie) process whose argv holds `marker`, if any. */
+function hostPidOf(marker: string): number | undefined {
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes(marker)) return Number(p);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
 }
 
 function alive(pid: number): boolean {
@@ -82,19 +101,20 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
     await restarted?.close();
     await d?.close();
     if (d) await rm(d.home, { recursive: true, force: true });
+    if (d) await rm(d.workspace, { recursive: true, force: true });
   });
 
   it('halt: 5 calls in flight + 100 queued → children gone, no queued call starts, every caller gets E_HALTED', async () => {
     const ws = await d.events();
     await ws.subscribe({ types: ['HALTED'] });
-    const ws2 = join(d.home, 'workspace');
+    const ws2 = d.workspace;
     const run = (tool: string, args: unknown) =>
       d.http<{ error?: { code: string } }>('POST', `/v1/tools/${tool}/run`, { args, timeout_ms: 600_000 });
     const inflight = [
       run('pyworker.sleep', { ms: 300_000 }),
       run('pyworker.ignore_cancel_sleep', { ms: 300_000 }),
-      run('shell.exec', { command: `echo $$ > ${ws2}/sh1.pid; exec sleep 300` }),
-      run('shell.exec', { command: `echo $$ > ${ws2}/sh2.pid; exec sleep 300` }),
+      run('shell.exec', { command: `echo $$ > ${ws2}/sh1.pid; exec sleep ${SH1}` }),
+      run('shell.exec', { command: `echo $$ > ${ws2}/sh2.pid; exec sleep ${SH2}` }),
       run('qmod.block', {}),
     ];
     const blockPid = await until(
@@ -102,8 +122,9 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
       'qmod.block to start',
     );
     const queued = Array.from({ length: 100 }, (_, i) => run('qmod.record', { i }));
-    const sh1 = await until(() => readFile(join(ws2, 'sh1.pid'), 'utf8').then(Number, () => undefined), 'sh1');
-    const sh2 = await until(() => readFile(join(ws2, 'sh2.pid'), 'utf8').then(Number, () => undefined), 'sh2');
+    // by the command line: inside the sandbox $$ is a pid of its own PID namespace
+    const sh1 = await until(() => hostPidOf(SH1), 'sh1');
+    const sh2 = await until(() => hostPidOf(SH2), 'sh2');
     const modules = await until(async () => {
       const m = (await d.http<{ modules: { id: string; inflight: number; queued: number }[] }>('GET', '/v1/modules'))
         .body.modules;
@@ -113,7 +134,10 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
     }, '100 queued calls and 2 pyworker calls in flight');
     expect(modules.find((x) => x.id === 'shell')?.inflight).toBe(2);
     const pyPid = (d.app.hub.registry.runtimeOf('pyworker') as unknown as { stats(): { pid: number } }).stats().pid;
-    const pids = [pyPid, blockPid, sh1, sh2];
+    // the module's own pid file names its pid inside the sandbox: the runtime knows the host's
+    const qPid = (d.app.hub.registry.runtimeOf('qmod') as unknown as { stats(): { pid: number } }).stats().pid;
+    expect(blockPid).toBeGreaterThan(0);
+    const pids = [pyPid, qPid, sh1, sh2];
     expect(pids.every(alive)).toBe(true);
 
     const cli = await runCli(['halt', '--reason', 'e2e'], { FINGER_HOME: d.home, FINGER_TOKEN: operator });
@@ -149,7 +173,11 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
 
   it('after a restart on the same home: still E_SAFETY_LOCKOUT; operator unlock E_FORBIDDEN; admin unlock works', async () => {
     await d.close();
-    restarted = await build({ home: d.home, env: {}, config: { ...config, server: { host: '127.0.0.1', port: 0 } } });
+    restarted = await build({
+      home: d.home,
+      env: {},
+      config: { ...config, server: { host: '127.0.0.1', port: 0 }, workspace: { roots: [d.workspace] } },
+    });
     const { url } = await restarted.listen();
     const http = async (method: string, path: string, body: unknown, token: string) => {
       const res = await fetch(url + path, {

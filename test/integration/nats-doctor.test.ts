@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { probeSandbox } from '@finger/hub';
 import { freePort, natsUrlForTests, runCli, startTestDaemon, tempDir, testClusterName } from '@finger/testkit';
 
 const url = await natsUrlForTests();
@@ -12,6 +13,8 @@ interface Report {
   ok: boolean;
   checks: { name: string; status: string; detail: string }[];
 }
+/** doctor's sandbox line: ok where bubblewrap runs, a warning where it cannot (see sandbox.test.ts). */
+const SANDBOX_STATUS = probeSandbox({ env: process.env }).available ? 'ok' : 'warn';
 const statuses = (r: Report) => Object.fromEntries(r.checks.map((c) => [c.name, c.status]));
 
 describe.skipIf(!url)('myfinger doctor', () => {
@@ -29,7 +32,14 @@ describe.skipIf(!url)('myfinger doctor', () => {
       const r = await runCli(['doctor', '--json'], { FINGER_HOME: d.home });
       expect(r.code).toBe(0);
       const report = JSON.parse(r.stdout) as Report;
-      expect(statuses(report)).toEqual({ config: 'ok', daemon: 'ok', nats: 'ok', redis: 'warn', llm: 'skip' });
+      expect(statuses(report)).toEqual({
+        config: 'ok',
+        daemon: 'ok',
+        nats: 'ok',
+        redis: 'warn',
+        llm: 'skip',
+        sandbox: SANDBOX_STATUS,
+      });
       // a cluster without Redis: said, not failed
       expect(report.checks.find((c) => c.name === 'redis')!.detail).toMatch(
         /^redis\.url not set: with NATS alone each daemon keeps its own lockouts, .* a halt or unlock reaches the others only as an event/,

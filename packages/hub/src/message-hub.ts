@@ -263,8 +263,9 @@ export class MessageHub implements PendingCallHost {
    * they reach dispatch — and every started call is cancelled at its module (reason `error.code`:
    * stdio modules get a cancel line, in-process tools see `ctx.signal` abort, MCP servers
    * `notifications/cancelled`); however they end, their caller gets `error`. Calls
-   * still running after `grace_ms` fail with `error` and the process groups of their stdio
-   * modules are killed (`ModuleRuntime.kill`). Resolves when done.
+   * still running after `grace_ms` fail with `error`; then every module a started call ran on is
+   * killed (`ModuleRuntime.kill`: stdio and MCP processes with everything they started, the shell
+   * module's process trees). Resolves when done, once those processes are gone.
    */
   async abortAll(
     error: FingerError,
@@ -294,7 +295,9 @@ export class MessageHub implements PendingCallHost {
       }
     }
     const left = started.filter((c) => !c.done);
-    const entries = new Set(left.map((c) => c.entry));
+    // every module a started call ran on, also one that answered its cancel: what a call started
+    // there (a detached child, an MCP server's grandchild) may outlive the answer
+    const entries = new Set(started.map((c) => c.entry));
     for (const c of left) c.abort(error, error.code);
     const killed: string[] = [];
     await Promise.all(

@@ -10,7 +10,7 @@ import { EXIT } from '../exit-codes.js';
 
 /** Outcome of one `doctor` check. */
 export interface DoctorCheck {
-  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm';
+  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox';
   status: 'ok' | 'warn' | 'fail' | 'skip';
   detail: string;
 }
@@ -149,6 +149,35 @@ interface DaemonHealth {
   reasons?: string[];
   version?: string;
   nats?: { connected?: boolean; refused?: number; last_refused?: string; url?: string; cluster?: string };
+  sandbox?: { mode: 'auto' | 'required' | 'off'; available: boolean; active: boolean; reason?: string; bwrap?: string };
+}
+
+/**
+ * The sandbox of AI-initiated processes: what the running daemon reports, else what a trial run
+ * here says for the config's mode. Unsandboxed is `warn` with the loud line the daemon logs.
+ */
+async function checkSandbox(
+  config: DaemonConfig | undefined,
+  health: DaemonHealth | undefined,
+  env: Record<string, string | undefined>,
+): Promise<DoctorCheck> {
+  const hub = await import('@finger/hub');
+  let s = health?.sandbox;
+  let where = 'the running daemon';
+  if (s === undefined) {
+    const mode = config?.sandbox.mode ?? 'auto';
+    const p = mode === 'off' ? { available: false, reason: 'sandbox.mode is off' } : hub.probeSandbox({ env });
+    s = {
+      mode,
+      available: p.available,
+      active: mode !== 'off' && p.available,
+      ...(p.reason ? { reason: p.reason } : {}),
+    };
+    where = 'a trial run here (daemon not reachable with a token)';
+  }
+  const warning = hub.sandboxWarning(s);
+  if (warning === undefined) return { name: 'sandbox', status: 'ok', detail: `bubblewrap, mode ${s.mode} (${where})` };
+  return { name: 'sandbox', status: s.mode === 'required' ? 'fail' : 'warn', detail: `${warning} (${where})` };
 }
 
 async function checkDaemon(ctx: CommandContext): Promise<DoctorCheck & { health?: DaemonHealth }> {
@@ -201,7 +230,7 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
     config ? checkLlm(config.llm) : ({ name: 'llm', status: 'skip', detail: 'no valid config' } as const),
   ]);
   const { health, ...daemonCheck } = daemon;
-  checks.push(daemonCheck, nats, redis, llm);
+  checks.push(daemonCheck, nats, redis, llm, await checkSandbox(config, health, ctx.io.env));
   const differs = config ? runningDiffers(config, health, (await import('@finger/hub')).withoutCredentials) : undefined;
   if (differs !== undefined) checks.push({ name: 'config', status: 'warn', detail: differs });
   return checks;

@@ -6,7 +6,7 @@ import type {
   SafetyMonitor,
   ToolGrantProfile,
 } from '@finger/firewall';
-import type { MessageHub } from '@finger/hub';
+import type { MessageHub, SandboxStatus } from '@finger/hub';
 
 import type { TokenStore } from '../auth/token-store.js';
 import type { ClusterWiring } from '../cluster-wiring.js';
@@ -47,6 +47,8 @@ export interface RouteDeps {
   cluster?: ClusterWiring;
   /** Distributed mode (`redis.url` set): Redis status for `/v1/health`. */
   redis?: RedisWiring;
+  /** The sandbox of AI-initiated processes, for `/v1/health` (and so `doctor`); absent: not reported. */
+  sandbox?: SandboxStatus;
   /** Breakers, kill switch and lockout (`/v1/halt`, `/v1/unlock`, health); absent: no safety routes. */
   safety?: SafetyMonitor;
 }

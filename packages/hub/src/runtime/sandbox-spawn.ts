@@ -5,7 +5,7 @@ import { findProgram } from './sandbox.js';
 
 /**
  * The argv that starts a module's child process: inside the daemon's sandbox when it applies to
- * the module (its folder and working directory stay readable below a mask), as it is otherwise.
+ * the module (its folder and working directory stay usable below a mask), as it is otherwise.
  * Throws an ENOENT error when the program does not exist (bubblewrap would only exit 1 with a
  * message), and E_NO_SANDBOX in mode `required` when no sandbox can run.
  */
@@ -18,8 +18,8 @@ export function sandboxCommand(
   const sb = opts.sandbox;
   if (sb === undefined || !sb.appliesTo(opts.manifest.id)) return { command, sandboxed: false };
   const keep = [
-    { path: resolve(opts.baseDir), writable: false },
-    { path: cwd, writable: false },
+    { path: resolve(opts.baseDir), writable: true },
+    { path: cwd, writable: true },
   ];
   const wrapped = sb.wrap(command, keep);
   if (wrapped === undefined) return { command, sandboxed: false };

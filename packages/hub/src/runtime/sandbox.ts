@@ -73,6 +73,15 @@ function depth(p: string): number {
 export function sandboxArgv(o: SandboxArgvOptions): string[] {
   const ops: { path: string; order: number; args: string[] }[] = [];
   for (const m of o.masks) {
+    // already hidden by a directory mask above it (a bind would only leave a mount point there),
+    // unless a kept directory between the two shows it again
+    const hidden = o.masks.some(
+      (d) =>
+        d.kind === 'dir' &&
+        below(m.path, d.path) &&
+        !(o.keep ?? []).some((k) => below(k.path, d.path) && (k.path === m.path || below(m.path, k.path))),
+    );
+    if (hidden) continue;
     ops.push({
       path: m.path,
       order: 1,

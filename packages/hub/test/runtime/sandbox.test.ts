@@ -63,6 +63,30 @@ describe('sandboxArgv (pure)', () => {
     ]);
   });
 
+  it('a token file inside a masked home needs no mount of its own; a credential dir inside a kept workspace below it does', () => {
+    const argv = sandboxArgv({
+      bwrap: 'bwrap',
+      masks: [
+        { path: '/h', kind: 'dir' },
+        { path: '/h/token', kind: 'file' },
+        { path: '/h/ws/.ssh', kind: 'dir' },
+      ],
+      keep: [{ path: '/h/ws', writable: true }],
+      command: ['true'],
+    });
+    expect(argv.slice(1 + SANDBOX_BASE_ARGS.length)).toEqual([
+      '--tmpfs',
+      '/h',
+      '--bind',
+      '/h/ws',
+      '/h/ws',
+      '--tmpfs',
+      '/h/ws/.ssh',
+      '--',
+      'true',
+    ]);
+  });
+
   it('a kept path equal to a mask stays masked (the mask is applied last)', () => {
     const argv = sandboxArgv({
       bwrap: 'bwrap',
@@ -180,7 +204,7 @@ describe.skipIf(!sandboxForTests())('inside a real sandbox', () => {
       `cat ${home}/token; echo "home=$(ls -A ${home} | tr '\\n' ' ')"; cat ${outside}; echo "outside=$?"; ` +
         `echo ok > ${home}/ws/out.txt && echo wrote`,
     );
-    expect(r.stdout).toBe('home=ws \noutside=1\nwrote\n');
+    expect(r.stdout).toBe('home=ws \noutside=1\nwrote\n'); // no `token` mount point left in the home
     expect(fs.readFileSync(path.join(home, 'ws', 'out.txt'), 'utf8')).toBe('ok\n');
   });
 

@@ -86,6 +86,19 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   },
                 },
               },
+              sandbox: {
+                type: 'object',
+                description:
+                  "With a valid token only: the OS sandbox of AI-initiated processes (shell commands, stdio/MCP children). `active: false` means agents can read finger's files through the programs they run.",
+                required: ['mode', 'available', 'active'],
+                properties: {
+                  mode: { type: 'string', enum: ['auto', 'required', 'off'] },
+                  available: { type: 'boolean' },
+                  active: { type: 'boolean' },
+                  reason: { type: 'string' },
+                  bwrap: { type: 'string' },
+                },
+              },
               safety: {
                 ...SAFETY_HEALTH_SCHEMA,
                 description:
@@ -142,6 +155,7 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
         ...(nats ? { nats } : {}),
         ...(redis ? { redis } : {}),
         ...(safety ? { safety } : {}),
+        ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
       };
     },
   );
