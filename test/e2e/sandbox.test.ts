@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { sandboxForTests, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { banner, build } from '@finger/daemon';
+import { sandboxForTests, startTestDaemon, tempDir, type TestDaemon } from '@finger/testkit';
 
 const GRANDCHILD_MODULE = fileURLToPath(new URL('../fixtures/modules/grandchild/', import.meta.url));
 const GRANDCHILD_MCP = fileURLToPath(new URL('../fixtures/mcp/grandchild-server.mjs', import.meta.url));
@@ -164,5 +165,47 @@ describe.skipIf(!sandboxForTests())('sandbox: children die with their call, the 
       reap(all);
       await d.http('POST', '/v1/unlock', {});
     }
+  });
+});
+
+describe('sandbox: where none can run', () => {
+  // a PATH without bubblewrap: what a host without it looks like to the daemon
+  const env = { PATH: '/nonexistent-finger-bin' };
+
+  it('mode required refuses the daemon start with E_NO_SANDBOX naming why', async () => {
+    const home = await tempDir('finger-nosb-');
+    try {
+      const e: unknown = await build({
+        home: home.path,
+        env,
+        config: { log: { level: 'silent' }, sandbox: { mode: 'required' } },
+      }).then(
+        async (app) => {
+          await app.close();
+          return 'started';
+        },
+        (err: unknown) => err,
+      );
+      expect(e).toMatchObject({
+        code: 'E_NO_SANDBOX',
+        details: { reason: 'bubblewrap ("bwrap") not found on PATH: install the bubblewrap package' },
+      });
+    } finally {
+      await home.remove();
+    }
+  });
+
+  it('mode auto starts, says so loudly, and reports the state in /v1/health', async () => {
+    await using d = await startTestDaemon({ env, config: { log: { level: 'silent' } } });
+    const h = await d.http<any>('GET', '/v1/health');
+    expect(h.body.sandbox).toEqual({
+      mode: 'auto',
+      available: false,
+      active: false,
+      reason: 'bubblewrap ("bwrap") not found on PATH: install the bubblewrap package',
+    });
+    expect(banner(d.app, d.url)).toContain(
+      'WARNING no sandbox: bubblewrap ("bwrap") not found on PATH: install the bubblewrap package; agents can read finger\'s files',
+    );
   });
 });
