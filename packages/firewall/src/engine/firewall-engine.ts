@@ -352,10 +352,25 @@ export class FirewallEngine {
         ? withStdinAndEnv(this.#risk.assess(command, context), args, (text) => this.#risk.assess(text, context))
         : undefined;
     const shellCall = shell && assessment !== undefined;
-    const paths = this.#sandbox.resolve({ tool_id, args, tool, shell: shellCall, model: assessment?.model, principal });
+    const paths = this.#sandbox.resolve({
+      tool_id,
+      args,
+      tool,
+      shell: shellCall,
+      model: assessment?.model,
+      reads: assessment?.reads,
+      principal,
+    });
     const perm = evaluatePolicy(
       policy,
-      { tool_id, args, tool, paths: paths.byArg, base: this.#sandbox.baseFor(principal) },
+      {
+        tool_id,
+        args,
+        tool,
+        paths: paths.byArg,
+        base: this.#sandbox.baseFor(principal),
+        human: principal.kind === 'human',
+      },
       assessment,
     );
     const sb = this.#sandbox.check(paths, policy, principal);

@@ -31,6 +31,11 @@ function merged(a: RiskAssessment, b: RiskAssessment, label: string): RiskAssess
     model: { ...a.model, segments: [...a.model.segments, ...b.model.segments] },
   };
   if (a.unparseable === true || b.unparseable === true) out.unparseable = true;
+  if (a.on_disk === true || b.on_disk === true) out.on_disk = true;
+  const forbidden = [...(a.forbidden ?? []), ...(b.forbidden ?? []).map((r) => `${label}: ${r}`)];
+  if (forbidden.length > 0) out.forbidden = forbidden;
+  const reads = [...new Set([...(a.reads ?? []), ...(b.reads ?? [])])];
+  if (reads.length > 0) out.reads = reads;
   return out;
 }
 

@@ -2,13 +2,15 @@
 // stateful manager): tool metadata, the RiskAssessor's level and the matching admin and user
 // rules each contribute a level, and the strictest wins. Only an exact-shape command rule
 // (AUTO/NOTIFY with `match.command`) may set aside the RiskAssessor's level; nothing sets aside
-// an admin rule or a tool's own declared risk.
+// an admin rule or a tool's own declared risk. A forbidden finding (finger's own home or API,
+// risk/forbidden.ts) of an AI-initiated call is DENY, a contribution nothing sets aside.
 
 import path from 'node:path';
 
 import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
 import { LEVEL_ORDER } from '../engine/evaluation.js';
 import type { CommandRiskLevel, RiskAssessment } from '../risk/command-model.js';
+import { FORBIDDEN_REASON } from '../risk/forbidden.js';
 import { commandCandidates, type CompiledPolicy, type ToolRules } from './compiled-policy.js';
 import { expandHome } from './policy-globs.js';
 import { type CompiledRule, type RuleInput, ruleMatches } from './rule-match.js';
@@ -28,6 +30,11 @@ export interface PolicyFacts {
   paths?: ReadonlyMap<string, readonly string[]>;
   /** Directory relative path arguments are taken from (the first workspace root). */
   base?: string;
+  /**
+   * The caller is a person (principal kind `human`): forbidden findings keep the RiskAssessor's
+   * level (`dangerous`) instead of DENY. Absent or false: an AI-initiated call.
+   */
+  human?: boolean;
 }
 
 /** The permission layer's verdict. */
@@ -104,6 +111,14 @@ function riskContribution(a: RiskAssessment): Contribution {
   return c;
 }
 
+/** A forbidden finding of an AI-initiated call: DENY, with the reason that names what it reaches. */
+function forbiddenContribution(finding: string): Contribution {
+  return contribution(
+    { source: 'builtin', id: 'finger.self', level: 'DENY', reason: `${FORBIDDEN_REASON}: ${finding}` },
+    'permission',
+  );
+}
+
 const PERMISSION = new Map<Level, Contribution>(
   LEVEL_ORDER.map((l) => [
     l,
@@ -138,6 +153,8 @@ function collect(rules: ToolRules, input: RuleInput, out: CompiledRule[]): void 
  * shell tool's `env` argument → CONFIRM; every matching admin and user rule. The strictest wins.
  * A matching AUTO/NOTIFY command-pattern rule (an exact shape) sets the RiskAssessor's level
  * aside — a user one only when the admin policy allows it and the command is not `dangerous`.
+ * Each forbidden finding of the assessment contributes DENY unless `facts.human` (it is no part
+ * of the RiskAssessor's level, so no rule sets it aside).
  */
 export function evaluatePolicy(
   policy: EffectivePolicy,
@@ -235,6 +252,8 @@ export function evaluatePolicy(
     }
   }
   for (const r of matched) contributions.push(ruleContribution(r));
+  if (assessment?.forbidden !== undefined && facts.human !== true)
+    for (const f of assessment.forbidden) contributions.push(forbiddenContribution(f));
 
   let level: Level = 'AUTO';
   let layer: 'permission' | 'default' = 'default';

@@ -9,9 +9,13 @@ import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type Sim
 import { copyInto } from './copy-destinations.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
 import { destructionRules, recursiveReadRule } from './destruction.js';
+import { detachingFindings } from './detaching.js';
 import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { extractionRule, EXTRACTORS } from './extraction.js';
 import { fetchedIntoSensitive } from './fetched-names.js';
+import { fileReadingValues } from './file-reading-options.js';
+import type { FingerSelf } from './finger-self.js';
+import { forbiddenFindings } from './forbidden.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
 import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
 import { parseArgs } from './options.js';
@@ -37,6 +41,7 @@ import {
   SHELLS,
 } from './programs.js';
 import { READERS } from './read-builtins.js';
+import { readWords } from './read-words.js';
 import type { RealPaths } from './real-paths.js';
 import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { traceSecrets } from './secret-flow.js';
@@ -359,8 +364,19 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
   return writes;
 }
 
+/** A program that prints no content still reads the files its options name (`file -f LIST`, `du --files0-from=LIST`). */
+function optionReadRule(seg: SimpleCommand, label: string, f: Findings): boolean {
+  let found = false;
+  for (const v of fileReadingValues(seg.program, seg.argv)) {
+    if (!mayNameSecret(v) || secretPath(v) === null) continue;
+    found = true;
+    f.add('moderate', `${label}: reads the credential file ${quote(v)}`);
+  }
+  return found;
+}
+
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
-  if (NO_CONTENT.has(seg.program)) return false;
+  if (NO_CONTENT.has(seg.program)) return optionReadRule(seg, label, f);
   let found = false;
   let network: boolean | undefined;
   let auth: Set<number> | undefined;
@@ -483,18 +499,46 @@ function credentialDirectoryRules(model: CommandModel, f: Findings): void {
   });
 }
 
+/** What one assessor knows besides the command (RiskAssessorOptions). */
+export interface ClassifyOptions {
+  /** finger's own places and addresses: forbidden findings (forbidden.ts), `dangerous` when they steer finger */
+  self?: FingerSelf;
+  /** the command as written (for code strings the model splits) */
+  raw?: string;
+  /** false: no OS sandbox contains the call, a detaching command is dangerous (detaching.ts) */
+  contained?: boolean;
+}
+
+/** A classification: the level and reasons, with the forbidden findings and the path words. */
+export interface Classification {
+  level: CommandRiskLevel;
+  reasons: string[];
+  forbidden: string[];
+  reads: string[];
+}
+
 /**
  * Classifies a whole model; `context` says where the command runs (relative paths are judged
- * where they lead: cwd-paths.ts).
+ * where they lead: cwd-paths.ts). Forbidden findings are dangerous, and listed apart.
  */
 export function classify(
   original: CommandModel,
   context: AssessContext = {},
   real?: RealPaths,
-): { level: CommandRiskLevel; reasons: string[] } {
+  options: ClassifyOptions = {},
+): Classification {
   const view = pathView(original, context, real);
   const model = view.model;
   const f = new Findings();
+  const found =
+    options.self === undefined || real === undefined
+      ? { files: [], governs: [] }
+      : forbiddenFindings(original, options.raw ?? '', view.directories, real, options.self);
+  // steering finger is dangerous for anyone; reaching its files keeps the level the other rules give
+  for (const r of found.governs) f.add('dangerous', r);
+  const forbidden = [...found.governs, ...found.files];
+  if (options.contained === false) for (const r of detachingFindings(model)) f.add('dangerous', r);
+  const reads = readWords(original, view.directories);
   for (const note of model.notes) f.add('dangerous', note);
   for (const note of view.notes) f.add('dangerous', note);
   model.segments.forEach((seg, i) => classifySegment(seg, i, f, { dirs: view.directories(i), isBroad: view.isBroad }));
@@ -516,7 +560,9 @@ export function classify(
     return {
       level: 'safe',
       reasons: names.length === 0 ? ['nothing to run'] : [`read-only: ${[...new Set(names)].join(', ')}`],
+      forbidden,
+      reads,
     };
   }
-  return { level: f.level, reasons: [...f.reasons(), ...view.where] };
+  return { level: f.level, reasons: [...f.reasons(), ...view.where], forbidden, reads };
 }

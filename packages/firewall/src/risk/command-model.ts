@@ -149,6 +149,18 @@ export interface RiskAssessment {
    * while they lead where they did, so a verdict made from it is not cached
    */
   on_disk?: true;
+  /**
+   * Forbidden findings (forbidden.ts): the command reaches finger's own home, token or API, or
+   * steers or stops finger itself (the latter also makes the level `dangerous`; a read of its
+   * files keeps the level of a credential read). For an AI-initiated call the permission layer
+   * makes each DENY, which no rule, grant, adaptation or standing answer lowers.
+   */
+  forbidden?: readonly string[];
+  /**
+   * The paths the command names (read-words.ts), for the PathSandbox to hold against the read
+   * roots of the caller's policy (absolute, `~/…`, or relative to the call's directory).
+   */
+  reads?: readonly string[];
 }
 
 /**

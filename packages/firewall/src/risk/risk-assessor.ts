@@ -6,7 +6,7 @@
 // disk still answers the same; a command made only of plain words whose program is on the safe
 // list takes a fast path without a parse.
 
-import { classify, classifySegment, Findings } from './classify.js';
+import { classify, type ClassifyOptions, classifySegment, Findings } from './classify.js';
 import {
   type CommandModel,
   emptyFlags,
@@ -15,9 +15,12 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
+import { type DaemonFacts, FingerSelf } from './finger-self.js';
+import { forbiddenFindings } from './forbidden.js';
 import { addUserHome } from './home-dirs.js';
 import { ModelBuilder } from './model-builder.js';
 import { addFingerHome, redFlagPaths } from './paths.js';
+import { readWords } from './read-words.js';
 import { type Probe, RealPaths } from './real-paths.js';
 import { isSafeCommand } from './safe-commands.js';
 import { shReadings } from './sh-readings.js';
@@ -42,6 +45,23 @@ export interface RiskAssessorOptions {
    * looked up on disk, for every assessor of the process (home-dirs.ts).
    */
   home_dir?: string;
+  /**
+   * Files outside finger's home no agent may touch, like its home (forbidden): the admin token
+   * file when it is kept elsewhere (`FINGER_TOKEN_FILE`).
+   */
+  guarded_paths?: readonly string[];
+  /**
+   * The workspace roots: one the operator put inside finger's home is the only part of the home
+   * that is not forbidden (every other path under it is).
+   */
+  workspace_roots?: readonly string[];
+  /** finger's daemon (ports, pid, URLs): a command that reaches or signals it is forbidden (self-governance.ts) */
+  daemon?: DaemonFacts;
+  /**
+   * Whether an OS sandbox contains every call (a PID namespace that dies with it). Default true;
+   * false: a detaching command (`setsid`, `nohup`, `&`, `at`…) is `dangerous` (detaching.ts).
+   */
+  contained?: boolean;
 }
 
 /** Counters since creation (for the bench and diagnostics). */
@@ -163,10 +183,17 @@ interface Cached {
   probes: readonly Probe[];
 }
 
-function finish(model: CommandModel, context: AssessContext, real: RealPaths): RiskAssessment {
-  const { level, reasons } = classify(model, context, real);
+function finish(
+  model: CommandModel,
+  context: AssessContext,
+  real: RealPaths,
+  options: ClassifyOptions,
+): RiskAssessment {
+  const { level, reasons, forbidden, reads } = classify(model, context, real, options);
   const a: RiskAssessment = { level, reasons, model };
   if (model.unparseable !== undefined) a.unparseable = true;
+  if (forbidden.length > 0) a.forbidden = frozen(forbidden);
+  if (reads.length > 0) a.reads = frozen(reads);
   freezeModel(model);
   Object.freeze(reasons);
   return Object.freeze(a);
@@ -186,12 +213,16 @@ export class RiskAssessor {
   readonly #grammar: BashGrammar;
   readonly #text: Lru<Cached>;
   readonly #argv: Lru<Cached>;
+  readonly #self: FingerSelf;
+  readonly #contained: boolean;
   #fast = 0;
   #hits = 0;
   #parses = 0;
 
-  private constructor(grammar: BashGrammar, cacheSize: number) {
+  private constructor(grammar: BashGrammar, cacheSize: number, self: FingerSelf, contained: boolean) {
     this.#grammar = grammar;
+    this.#self = self;
+    this.#contained = contained;
     this.#text = new Lru(cacheSize);
     this.#argv = new Lru(cacheSize);
   }
@@ -201,7 +232,7 @@ export class RiskAssessor {
     const grammar = await BashGrammar.load(options.wasmPath);
     if (options.finger_home !== undefined) addFingerHome(options.finger_home);
     if (options.home_dir !== undefined) addUserHome(options.home_dir);
-    return new RiskAssessor(grammar, options.cacheSize ?? 4096);
+    return new RiskAssessor(grammar, options.cacheSize ?? 4096, new FingerSelf(options), options.contained !== false);
   }
 
   /**
@@ -222,7 +253,7 @@ export class RiskAssessor {
         this.#hits++;
         return hit.a;
       }
-      const a = onDisk(finish(this.#build(command), context, real), real);
+      const a = onDisk(finish(this.#build(command), context, real, this.#options(command.join(' '))), real);
       this.#argv.set(key, { a, probes: real.probes });
       return a;
     }
@@ -239,7 +270,11 @@ export class RiskAssessor {
       this.#text.set(key, { a: fast, probes: real.probes });
       return fast;
     }
-    const a = onDisk(this.#mostSevere(command, finish(this.#build(command), context, real), context, real), real);
+    const options = this.#options(command);
+    const a = onDisk(
+      this.#mostSevere(command, finish(this.#build(command), context, real, options), context, real, options),
+      real,
+    );
     this.#text.set(key, { a, probes: real.probes });
     return a;
   }
@@ -249,21 +284,44 @@ export class RiskAssessor {
    * construct bash's grammar reads otherwise) when that one is more severe — with a first reason
    * saying so, and both readings' segments in its model (deny patterns see what either runs).
    */
-  #mostSevere(command: string, a: RiskAssessment, context: AssessContext, real: RealPaths): RiskAssessment {
+  #mostSevere(
+    command: string,
+    a: RiskAssessment,
+    context: AssessContext,
+    real: RealPaths,
+    options: ClassifyOptions,
+  ): RiskAssessment {
     let worst = a;
+    const forbidden = new Set(a.forbidden);
+    const reads = new Set(a.reads);
     for (const reading of shReadings(command)) {
       if (reading.length > MAX_PARSE_LENGTH) continue;
-      const b = finish(this.#build(reading), context, real);
+      const b = finish(this.#build(reading), context, real, options);
+      for (const r of b.forbidden ?? []) forbidden.add(r);
+      for (const r of b.reads ?? []) reads.add(r);
       if (SEVERITY[b.level] > SEVERITY[worst.level]) worst = b;
     }
-    if (worst === a) return a;
+    if (worst === a && forbidden.size === (a.forbidden?.length ?? 0) && reads.size === (a.reads?.length ?? 0)) return a;
+    if (worst === a) {
+      const out: RiskAssessment = { ...a };
+      if (forbidden.size > 0) out.forbidden = frozen([...forbidden]);
+      if (reads.size > 0) out.reads = frozen([...reads]);
+      return frozen(out);
+    }
     const reasons = frozen([
       "the command reads differently to /bin/sh than to bash (ANSI-C $'…' quoting, &>, or a here-document delimiter quoted in part): judged as the shell that runs it may read it",
       ...worst.reasons,
     ]);
     const out: RiskAssessment = { level: worst.level, reasons, model: bothReadings(a.model, worst.model) };
     if (worst.unparseable === true) out.unparseable = true;
+    if (forbidden.size > 0) out.forbidden = frozen([...forbidden]);
+    if (reads.size > 0) out.reads = frozen([...reads]);
     return frozen(out);
+  }
+
+  /** What classify needs of this assessor besides the command. */
+  #options(raw: string): ClassifyOptions {
+    return { self: this.#self, raw, contained: this.#contained };
   }
 
   /** The canonical command model (not cached; no classification). */
@@ -311,9 +369,15 @@ export class RiskAssessor {
     const f = new Findings();
     classifySegment(seg, 0, f, place);
     if (f.level !== 'safe') return null;
+    // finger's own files or daemon: the whole walk, for the forbidden findings and their reasons
+    const found = forbiddenFindings(model, text, view.directories, real, this.#self);
+    if (found.files.length > 0 || found.governs.length > 0) return null;
     Object.freeze(argv);
     Object.freeze(seg);
-    return frozen<RiskAssessment>({ level: 'safe', reasons: frozen([`read-only: ${safeName(seg)}`]), model });
+    const a: RiskAssessment = { level: 'safe', reasons: frozen([`read-only: ${safeName(seg)}`]), model };
+    const reads = readWords(model, view.directories);
+    if (reads.length > 0) a.reads = frozen(reads);
+    return frozen(a);
   }
 
   #build(command: string | readonly string[]): CommandModel {

@@ -2,7 +2,9 @@
 // redirections write — is resolved to its real path (symlinks, `..`, nearest existing parent) and
 // held against `readable_paths` / `writable_paths`. Outside: a read is CONFIRM (held, never
 // allowed), a write APPROVE (or DENY by policy). A written file with more than one hard link is
-// at least CONFIRM: its other names may lie outside the roots.
+// at least CONFIRM: its other names may lie outside the roots. A shell command's path words
+// (the RiskAssessor's `reads`) are held against the read roots as `fs.read`'s `path` is. Any
+// path in finger's own home or a guarded file is DENY for an AI-initiated call (finger-places.ts).
 
 import path from 'node:path';
 
@@ -11,7 +13,10 @@ import { stricter } from '../engine/evaluation.js';
 import type { EffectivePolicy } from '../policy/evaluate-policy.js';
 import { expandHome } from '../policy/policy-globs.js';
 import type { CommandModel } from '../risk/command-model.js';
+import { FORBIDDEN_REASON } from '../risk/forbidden.js';
 import { sensitiveWriteTarget } from '../risk/paths.js';
+import { TOO_MANY_WORDS } from '../risk/read-words.js';
+import { FingerPlaces } from './finger-places.js';
 import { isPathArg, isWriteTool, pathValues } from './path-args.js';
 import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real-path.js';
 
@@ -19,8 +24,13 @@ import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real
 export interface PathSandboxOptions {
   /** The workspace roots; relative path arguments resolve against the first. */
   workspaceRoots: readonly string[];
-  /** FINGER_HOME (never a root: the daemon refuses workspace roots inside it). */
+  /**
+   * FINGER_HOME (never a root: the daemon refuses workspace roots inside it). Every path under it
+   * (and under `~/.finger`) is DENY for an AI-initiated call, whatever the roots say.
+   */
   home?: string;
+  /** Files outside the home no agent may touch (the admin token file kept elsewhere): DENY as the home is. */
+  guarded_paths?: readonly string[];
   /** The user's home directory, for `~`. */
   homeDir: string;
   fs?: SandboxFs;
@@ -72,6 +82,8 @@ export interface SandboxCall {
   /** The tool takes a shell command: `cwd` is read, redirection targets are written. */
   shell: boolean;
   model?: CommandModel;
+  /** The command's path words (RiskAssessment.reads): held against the read roots. */
+  reads?: readonly string[];
   /** Whose call it is: a principal with its own root (see `workspaceFor`) resolves relative paths there. */
   principal?: Principal;
 }
@@ -87,6 +99,7 @@ export class PathSandbox {
   readonly #roots: readonly string[];
   readonly #workspaceFor: ((principal: Principal) => string | undefined) | undefined;
   readonly #realCache = new WeakMap<readonly string[], string[]>();
+  readonly #finger: FingerPlaces;
   #defaultReal: string[] | undefined;
 
   constructor(options: PathSandboxOptions) {
@@ -95,6 +108,9 @@ export class PathSandbox {
     const roots = options.workspaceRoots.map((r) => path.resolve(expandHome(r, options.homeDir)));
     this.#roots = Object.freeze(roots);
     this.#workspaceFor = options.workspaceFor;
+    const homes = [path.join(options.homeDir, '.finger')];
+    if (options.home !== undefined) homes.unshift(path.resolve(options.home));
+    this.#finger = new FingerPlaces(this.#fs, homes, options.guarded_paths ?? [], roots);
   }
 
   /** The principal's own root, if the daemon gave it one (a real path: the daemon resolved it when the task started). */
@@ -139,7 +155,8 @@ export class PathSandbox {
     const hasArgs = typeof args === 'object' && args !== null && !Array.isArray(args);
     const model = call.model;
     const redirects = call.shell && model !== undefined && model.flags.redirect_write;
-    if (!hasArgs && !redirects) return EMPTY;
+    const reads = call.reads ?? [];
+    if (!hasArgs && !redirects && reads.length === 0) return EMPTY;
     let out: ResolvedPaths = EMPTY;
     const ensure = (): ResolvedPaths => (out === EMPTY ? (out = { list: [], byArg: new Map() }) : out);
     const base = this.baseFor(call.principal);
@@ -193,6 +210,20 @@ export class PathSandbox {
         }
       }
     }
+    for (const w of reads) {
+      if (w === TOO_MANY_WORDS) {
+        ensure().list.push({
+          arg: 'command',
+          input: '…',
+          path: '…',
+          exists: false,
+          write: false,
+          problem: 'the command names more paths than are checked one by one',
+        });
+        continue;
+      }
+      ensure().list.push(this.#resolveOne('command', w, cwd, false));
+    }
     return out;
   }
 
@@ -219,8 +250,21 @@ export class PathSandbox {
       v.reasons.push(`${level}: ${reason}`);
     };
     const inside = (p: string, roots: readonly string[]): boolean => roots.some((r) => isInsideRoot(p, r));
+    const ai = principal?.kind !== 'human';
     for (const p of paths.list) {
-      const what = `${p.write ? 'write to' : 'read of'} ${JSON.stringify(p.input)}${p.arg === 'redirect' ? ' (shell redirection)' : ''}`;
+      const what =
+        p.arg === 'command'
+          ? `the command's path word ${JSON.stringify(p.input)}`
+          : `${p.write ? 'write to' : 'read of'} ${JSON.stringify(p.input)}${p.arg === 'redirect' ? ' (shell redirection)' : ''}`;
+      const finger = ai ? (this.#finger.placeOf(p.path) ?? this.#finger.placeOf(this.#lexical(p.input, own))) : null;
+      if (finger !== null) {
+        add(
+          'sandbox.finger_home',
+          'DENY',
+          `${FORBIDDEN_REASON}: ${what} is in ${finger === p.path ? 'a guarded file' : `finger's home ${finger}`}${p.path !== p.input ? ` (it resolves to ${p.path})` : ''}`,
+        );
+        continue;
+      }
       if (p.problem !== undefined) {
         add(
           p.write ? 'sandbox.outside_write' : 'sandbox.outside_read',
@@ -259,7 +303,8 @@ export class PathSandbox {
             `${what} puts a HEAD and a config side by side in ${path.dirname(p.path)}${via}: git run there takes it for a git directory and obeys that config`,
           );
       } else if (!inside(p.path, aRead) || (uRead !== null && !inside(p.path, uRead))) {
-        add('sandbox.outside_read', outsideRead, `${what} is outside readable_paths${via}`);
+        const roots = p.arg === 'command' ? ` (${[...new Set(uRead ?? aRead)].join(', ')})` : '';
+        add('sandbox.outside_read', outsideRead, `${what} is outside readable_paths${roots}${via}`);
       }
     }
     return v;

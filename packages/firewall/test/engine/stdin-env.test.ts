@@ -20,7 +20,8 @@ async function engine(): Promise<FirewallEngine> {
   const { dir, cleanup } = tempDir('stdin');
   cleanups.push(cleanup);
   const home = path.join(dir, 'finger');
-  const ws = path.join(home, 'workspace');
+  // the workspace lies outside finger's home, as the daemon requires (inside it every path is forbidden)
+  const ws = path.join(dir, 'workspace');
   mkdirSync(ws, { recursive: true });
   const risk = await RiskAssessor.create({ finger_home: home });
   const policy = PolicyStore.load({ home, assessor: risk, homeDir: path.join(dir, 'h') });

@@ -20,7 +20,8 @@ describe('verdicts resting on symbolic links are not cached', () => {
     cleanups.push(cleanup);
     const home = path.join(dir, 'home');
     const fingerHome = path.join(dir, 'finger');
-    const ws = path.join(fingerHome, 'workspace');
+    // outside finger's home, as the daemon requires (inside it every path is forbidden to agents)
+    const ws = path.join(dir, 'workspace');
     mkdirSync(path.join(home, '.ssh'), { recursive: true });
     mkdirSync(path.join(ws, 'docs'), { recursive: true });
     writeFileSync(path.join(home, '.ssh', 'deploy'), 'key');

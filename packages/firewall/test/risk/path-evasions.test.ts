@@ -379,14 +379,16 @@ describe('the engine judges a shell command from the directory it runs in', () =
     const ws = path.join(home, 'workspace');
     mkdirSync(path.join(ws, 'sub'), { recursive: true });
     writeFileSync(path.join(home, 'token'), 'x');
-    return RiskAssessor.create({ finger_home: home }).then((risk) => {
+    // the old layout (a workspace root inside finger's home, now refused by the daemon): the root is
+    // exempt, the rest of the home forbidden
+    return RiskAssessor.create({ finger_home: home, workspace_roots: [ws] }).then((risk) => {
       const policy = PolicyStore.load({ home, assessor: risk, homeDir: path.join(dir, 'h') });
       const sandbox = new PathSandbox({ workspaceRoots: [ws], home, homeDir: path.join(dir, 'h') });
       return new FirewallEngine({ policy, risk, sandbox });
     });
   }
 
-  it('the default cwd (the first root) and a cwd argument', async () => {
+  it("the default cwd (the first root) and a cwd argument: finger's files are DENY for an agent (issue 22)", async () => {
     const e = await engine();
     const run = (args: Record<string, unknown>) => e.evaluate(facts('shell.exec', args), { record: false }).level;
     expect([
@@ -396,7 +398,7 @@ describe('the engine judges a shell command from the directory it runs in', () =
       run({ command: 'cat ../README.md', cwd: 'sub' }),
       run({ argv: ['cat', '../token'] }),
       run({ argv: ['rm', '-rf', '../../token'], cwd: 'sub' }),
-    ]).toEqual(['CONFIRM', 'CONFIRM', 'AUTO', 'AUTO', 'CONFIRM', 'APPROVE']);
+    ]).toEqual(['DENY', 'DENY', 'AUTO', 'AUTO', 'DENY', 'DENY']);
   });
 });
 
