@@ -46,6 +46,16 @@ runBench(BENCH, async () => {
   };
   const logC1 = await fw.AuditLog.open({ dir: await tmp('c1') });
   const logC100 = await fw.AuditLog.open({ dir: await tmp('c100') });
+  // the daemon's configuration: the head also kept in state/audit-head.json (audit-head.ts)
+  const withHead = async (label) => {
+    const root = await tmp(label);
+    return fw.AuditLog.open({
+      dir: join(root, 'audit'),
+      heads: [new fw.FileAuditHeadStore(join(root, 'state', 'audit-head.json'))],
+    });
+  };
+  const headC1 = await withHead('head-c1');
+  const headC100 = await withHead('head-c100');
   const rawFile = await open(join(await tmp('raw'), 'raw.jsonl'), 'a', 0o600);
 
   try {
@@ -54,6 +64,8 @@ runBench(BENCH, async () => {
     const rawLine = Buffer.from(`${JSON.stringify(sample)}\n`);
     const appendC1 = () => logC1.append(callRecord(n++));
     const appendC100 = () => logC100.append(callRecord(n++));
+    const appendHeadC1 = () => headC1.append(callRecord(n++));
+    const appendHeadC100 = () => headC100.append(callRecord(n++));
     const rawAppend = async () => {
       await rawFile.write(rawLine);
       await rawFile.datasync();
@@ -67,12 +79,14 @@ runBench(BENCH, async () => {
       [
         { system: 'finger', scenario: 'c1', concurrency: 1, fn: appendC1 },
         { system: 'finger', scenario: 'c100', concurrency: 100, fn: appendC100 },
+        { system: 'finger+head', scenario: 'c1', concurrency: 1, fn: appendHeadC1 },
+        { system: 'finger+head', scenario: 'c100', concurrency: 100, fn: appendHeadC100 },
         { system: 'raw-write-fsync', scenario: 'c1', concurrency: 1, fn: rawAppend },
       ],
       opts,
     );
 
-    const perLog = { c1: logC1, c100: logC100 };
+    const perLog = { c1: logC1, c100: logC100, 'head-c1': headC1, 'head-c100': headC100 };
     const audit_stats = {};
     const fsyncs_per_1000_appends = {};
     for (const [scenario, log] of Object.entries(perLog)) {
@@ -89,13 +103,21 @@ runBench(BENCH, async () => {
       BENCH,
       rows.map((r) => ({
         ...r,
-        fsyncs_per_1000: r.system === 'finger' ? fsyncs_per_1000_appends[r.scenario] : 1000,
+        fsyncs_per_1000:
+          r.system === 'finger'
+            ? fsyncs_per_1000_appends[r.scenario]
+            : r.system === 'finger+head'
+              ? fsyncs_per_1000_appends[`head-${r.scenario}`]
+              : 1000,
       })),
     );
     const c1 = rows.find((r) => r.system === 'finger' && r.scenario === 'c1');
     const c100 = rows.find((r) => r.system === 'finger' && r.scenario === 'c100');
     const raw = rows.find((r) => r.system === 'raw-write-fsync');
+    const headRow = (scenario) => rows.find((r) => r.system === 'finger+head' && r.scenario === scenario);
     const ratios = {
+      head_c1_ops_over_c1: round(headRow('c1').ops_per_s / c1.ops_per_s),
+      head_c100_ops_over_c100: round(headRow('c100').ops_per_s / c100.ops_per_s),
       c100_ops_over_c1: round(c100.ops_per_s / c1.ops_per_s),
       c1_ops_over_raw_write_fsync: round(c1.ops_per_s / raw.ops_per_s),
       entries_per_batch_c100: round(audit_stats.c100.appends / audit_stats.c100.batches),
@@ -105,6 +127,7 @@ runBench(BENCH, async () => {
         '',
         `fsyncs per 1000 appends: c1 ${fsyncs_per_1000_appends.c1}, c100 ${fsyncs_per_1000_appends.c100} (${ratios.entries_per_batch_c100} entries per write+fsync)`,
         `c100 ÷ c1 ops/s: ${ratios.c100_ops_over_c1}×; finger c1 ÷ bare write+fdatasync: ${ratios.c1_ops_over_raw_write_fsync}`,
+        `with the audit head file (finger+head ÷ finger ops/s): c1 ${ratios.head_c1_ops_over_c1}, c100 ${ratios.head_c100_ops_over_c100}`,
         `entry size on disk: ${rawLine.length} bytes`,
         '',
       ].join('\n'),
@@ -127,7 +150,7 @@ runBench(BENCH, async () => {
     });
     process.stdout.write(`results: ${file}\n`);
   } finally {
-    await Promise.allSettled([logC1.close(), logC100.close(), rawFile.close()]);
+    await Promise.allSettled([logC1.close(), logC100.close(), headC1.close(), headC100.close(), rawFile.close()]);
     await Promise.allSettled(dirs.map((d) => rm(d, { recursive: true, force: true })));
   }
 });

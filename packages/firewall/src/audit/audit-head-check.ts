@@ -179,13 +179,14 @@ export class AuditHeadRecorder {
     return out.filter((h): h is SourcedHead => h !== undefined);
   }
 
-  /** Waits for writes in flight, then writes `head` durably to every store (failures logged). */
+  /** Waits for writes in flight, then writes `head` durably to every store (failures logged) and closes them. */
   async close(head: AuditHead): Promise<void> {
     await Promise.all(this.slots.map((s) => s.running));
     for (const slot of this.slots) {
       await slot.store.write(head, { sync: true }).catch((e: unknown) => {
         this.logger?.error({ err: e, source: slot.store.source }, 'audit head could not be written at close');
       });
+      await slot.store.close?.().catch(() => undefined);
     }
   }
 

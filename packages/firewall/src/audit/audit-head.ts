@@ -4,7 +4,7 @@
 // prove that nothing was removed from its end. Not to be confused with the archive anchor
 // (audit-anchor.ts, `archived.json`), which says where the chain continues after `audit archive`.
 
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Where the daemon keeps the audit head of `home` (FINGER_HOME): `state/audit-head.json`. */
@@ -30,6 +30,8 @@ export interface AuditHeadStore {
   read(): Promise<AuditHead | undefined>;
   /** Records `head`; `sync`: durably (at open and close), else as cheaply as the store can. */
   write(head: AuditHead, o?: { sync?: boolean }): Promise<void>;
+  /** Releases what the store holds open (after the last write). Optional. */
+  close?(): Promise<void>;
 }
 
 /** A head compared with a log: where it came from and what it records. */
@@ -71,16 +73,30 @@ export async function readAuditHeadFile(path: string): Promise<AuditHead | undef
   return head;
 }
 
+/** Bytes of a head record on disk: `{"seq":…,"hash":"…"}` padded with spaces, then "\n". */
+const RECORD_BYTES = 128;
+
+/** The fixed-size record of `head` (JSON: the padding is whitespace). */
+function headRecord(head: AuditHead): Buffer {
+  const json = JSON.stringify({ seq: head.seq, hash: head.hash });
+  return Buffer.from(`${json.padEnd(RECORD_BYTES - 1, ' ')}\n`, 'utf8');
+}
+
 /**
- * The head kept in a file, mode 0600, replaced whole each time (a temporary file renamed over it,
- * so a reader never sees half a head). Ordinary writes are not fsync'd: the head is written only
- * after the entries it names are durable in the log, so after a power loss it can only lag
- * behind the log, which start-up accepts (and then brings it up to date). `sync` writes (at open
- * and close) are fsync'd, file and directory.
+ * The head kept in a file, mode 0600, as one fixed-size record (128 bytes of JSON and padding).
+ * `sync` writes (at open and close) replace the file whole — a temporary file, fsync, rename over
+ * it, fsync of the directory. Writes after each batch rewrite the record in place with one
+ * `pwrite` at offset 0 on a file kept open, not fsync'd: a record inside one disk sector and one
+ * page is never seen or left half-written, and the head is written only after the entries it
+ * names are durable in the log, so after a power loss it can only lag behind the log — which
+ * start-up accepts and brings up to date. (Measured with bench/firewall-audit: a temp file and a
+ * rename per batch cost about 2.5× the CPU of an append at one caller; the in-place write is one
+ * system call.)
  */
 export class FileAuditHeadStore implements AuditHeadStore {
   readonly source: string;
   private readonly tmp: string;
+  private fh: FileHandle | null = null;
 
   /** `path`: the file (`FINGER_HOME/state/audit-head.json`); `source`: its name in messages (default the path). */
   constructor(
@@ -96,11 +112,30 @@ export class FileAuditHeadStore implements AuditHeadStore {
   }
 
   async write(head: AuditHead, o: { sync?: boolean } = {}): Promise<void> {
-    if (o.sync === true) await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    const record = headRecord(head);
+    if (o.sync !== true && this.fh !== null) {
+      const { bytesWritten } = await this.fh.write(record, 0, record.length, 0);
+      if (bytesWritten !== record.length) throw new Error(`short write to ${this.path}`);
+      return;
+    }
+    await this.replace(record, o.sync === true);
+    // a handle kept before names the replaced file: later writes open the new one
+    await this.close();
+    if (o.sync !== true) this.fh = await open(this.path, 'r+');
+  }
+
+  /** Closes the handle kept for in-place writes (the AuditLog calls it at close, after the last write). */
+  async close(): Promise<void> {
+    await this.fh?.close().catch(() => undefined);
+    this.fh = null;
+  }
+
+  private async replace(record: Buffer, sync: boolean): Promise<void> {
+    if (sync) await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const fh = await open(this.tmp, 'w', 0o600);
     try {
-      await fh.writeFile(`${JSON.stringify({ seq: head.seq, hash: head.hash })}\n`);
-      if (o.sync === true) await fh.sync();
+      await fh.writeFile(record);
+      if (sync) await fh.sync();
     } finally {
       await fh.close();
     }
@@ -110,7 +145,7 @@ export class FileAuditHeadStore implements AuditHeadStore {
       await unlink(this.tmp).catch(() => undefined);
       throw e;
     }
-    if (o.sync === true) {
+    if (sync) {
       const d = await open(dirname(this.path), 'r');
       try {
         await d.sync();
