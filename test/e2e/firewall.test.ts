@@ -1,4 +1,5 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,14 +23,20 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
   let ws: EventsClient;
   let outside: string;
   let victim: string;
+  /** Holds the two workspace roots (outside FINGER_HOME): `workspace` (writable) and `outside` (not). */
+  let roots: string;
 
   beforeAll(async () => {
+    roots = await realpath(await mkdtemp(join(tmpdir(), 'finger-fw-roots-')));
     d = await startTestDaemon({
-      config: { log: { level: 'silent' }, workspace: { roots: ['workspace', 'outside'] } },
+      config: {
+        log: { level: 'silent' },
+        workspace: { roots: [join(roots, 'workspace'), join(roots, 'outside')] },
+      },
       prepareHome: async (home) => {
         await mkdir(join(home, 'config'), { recursive: true });
-        await mkdir(join(home, 'workspace', 'victim'), { recursive: true });
-        await mkdir(join(home, 'outside'), { recursive: true });
+        await mkdir(join(roots, 'workspace', 'victim'), { recursive: true });
+        await mkdir(join(roots, 'outside'), { recursive: true });
         const policy = {
           version: 1,
           rules: [
@@ -45,13 +52,13 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
               },
             },
           ],
-          writable_paths: [join(home, 'workspace')],
+          writable_paths: [join(roots, 'workspace')],
         };
         await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy, null, 2));
       },
     });
-    outside = join(d.home, 'outside');
-    victim = join(d.home, 'workspace', 'victim');
+    outside = join(roots, 'outside');
+    victim = join(roots, 'workspace', 'victim');
     agent = await d.token('agent:executor', 'exec-1');
     ws = await d.events();
     await ws.subscribe({ types: ['APPROVAL_REQUESTED', 'APPROVAL_RESOLVED', 'POLICY_CHANGED'] });
@@ -59,6 +66,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
   afterAll(async () => {
     await ws?.close();
     await d?.close();
+    if (roots) await rm(roots, { recursive: true, force: true });
   });
 
   const requested = (): any[] =>

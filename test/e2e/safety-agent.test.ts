@@ -25,15 +25,14 @@ async function setup(script: FakeLlmScript) {
   const llm = await startFakeLlmServer({ script });
   open.push(llm);
   const d: TestDaemon = await startTestDaemon({
-    prepareHome: (home) => mkdir(join(home, 'ws', 'proj'), { recursive: true }).then(() => undefined),
+    prepareHome: (_home, workspace) => mkdir(join(workspace, 'proj'), { recursive: true }).then(() => undefined),
     config: {
       log: { level: 'silent' },
-      workspace: { roots: ['ws'] },
       llm: { provider: 'openai', base_url: llm.openaiBaseUrl, model: 'fake', max_retries: 0 },
     },
   });
   open.push(d);
-  return { d, llm, ws: join(d.home, 'ws', 'proj') };
+  return { d, llm, ws: join(d.workspace, 'proj') };
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {

@@ -96,8 +96,8 @@ describe('a task works in the directory myfinger run was started in', { timeout:
     });
     cleanup.push(() => llm.close());
     const d = await daemon(llm);
-    // the configured root is FINGER_HOME/workspace: neither dir is inside it
-    expect(P.startsWith(d.home) || S.startsWith(d.home)).toBe(false);
+    // the configured root is the test daemon's workspace (beside FINGER_HOME): neither dir is inside it
+    expect([d.home, d.workspace].some((r) => P.startsWith(r) || S.startsWith(r))).toBe(false);
     const env = { FINGER_HOME: d.home };
     const run = startRun(['run', 'fix the typo in greeting.txt'], env, P);
     const id = await until('the task', async () => (await d.http('GET', '/v1/tasks')).body.tasks[0]?.id as string);

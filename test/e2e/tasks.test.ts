@@ -44,8 +44,9 @@ function startRun(args: string[], env: Record<string, string>, cwd: string): Cli
   return run;
 }
 
-async function prepare(home: string, llm: FakeLlmServer): Promise<string> {
-  const ws = join(home, 'ws', 'proj');
+/** Writes the config and policy of `home` with `root` (outside it) as the workspace root; returns the project in it. */
+async function prepare(home: string, root: string, llm: FakeLlmServer): Promise<string> {
+  const ws = join(root, 'proj');
   await mkdir(ws, { recursive: true });
   await writeFile(join(ws, 'greeting.txt'), 'helo world\n');
   await mkdir(join(home, 'config'), { recursive: true });
@@ -53,7 +54,7 @@ async function prepare(home: string, llm: FakeLlmServer): Promise<string> {
   await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy));
   const config = {
     log: { level: 'silent' },
-    workspace: { roots: ['ws'] },
+    workspace: { roots: [root] },
     llm: { provider: 'openai', base_url: llm.openaiBaseUrl, model: 'fake', max_retries: 0 },
   };
   await writeFile(join(home, 'config', 'config.json'), JSON.stringify(config));
@@ -65,7 +66,7 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
     const llm = await startFakeLlmServer({ script: SCRIPT });
     cleanup.push(() => llm.close());
     let ws = '';
-    const d = await startTestDaemon({ prepareHome: async (home) => void (ws = await prepare(home, llm)) });
+    const d = await startTestDaemon({ prepareHome: async (home, root) => void (ws = await prepare(home, root, llm)) });
     cleanup.push(() => d.close());
     const env = { FINGER_HOME: d.home };
     const run = startRun(['run', 'fix the typo in greeting.txt'], env, ws);
@@ -141,8 +142,12 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
     const llm = await startFakeLlmServer({ script: SCRIPT });
     cleanup.push(() => llm.close());
     const home = await tempDir('finger-e2e-tasks-');
-    cleanup.push(() => home.remove());
-    const ws = await prepare(home.path, llm);
+    const root = await tempDir('finger-e2e-tasks-ws-');
+    cleanup.push(
+      () => home.remove(),
+      () => root.remove(),
+    );
+    const ws = await prepare(home.path, root.path, llm);
     const env = { FINGER_HOME: home.path, FINGER_PORT: '0' };
     expect((await runCli(['daemon', 'start'], env, 30_000)).code).toBe(0);
     cleanup.push(() => runCli(['daemon', 'stop'], env, 30_000));
@@ -197,7 +202,7 @@ describe('myfinger run (supervised task) end to end', { timeout: 90_000 }, () =>
     const llm = await startFakeLlmServer({ script: [{ text: 'I think I should delete everything {"tool_calls": [' }] });
     cleanup.push(() => llm.close());
     let ws = '';
-    const d = await startTestDaemon({ prepareHome: async (home) => void (ws = await prepare(home, llm)) });
+    const d = await startTestDaemon({ prepareHome: async (home, root) => void (ws = await prepare(home, root, llm)) });
     cleanup.push(() => d.close());
     const env = { FINGER_HOME: d.home };
     const run = startRun(['run', '--json', 'clean up'], env, ws);

@@ -56,7 +56,7 @@ describe('myfinger tool / undo (built CLI) against a fresh daemon with the built
   });
 
   it('tool run fs.write writes, and undo restores the previous content byte for byte', async () => {
-    const file = join(d.home, 'workspace', 'a.txt');
+    const file = join(d.workspace, 'a.txt');
     const first = await runCli(
       ['tool', 'run', 'fs.write', '--args', JSON.stringify({ path: 'a.txt', content: V1 })],
       env,
@@ -104,6 +104,6 @@ describe('myfinger tool / undo (built CLI) against a fresh daemon with the built
     const ok = await runCli(args, { ...env, FINGER_TOKEN: agent });
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
-    expect(await readFile(join(d.home, 'workspace', 'by-agent.txt'), 'utf8')).toBe('x');
+    expect(await readFile(join(d.workspace, 'by-agent.txt'), 'utf8')).toBe('x');
   });
 });

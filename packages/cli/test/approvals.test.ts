@@ -552,6 +552,13 @@ describe('interactive review', () => {
     expect(describeAnswer({ ...base, decision: 'abort', approved: false, abort: 'stopped' })).toBe(
       'aborted the session of A1 (stopped): its pending approvals were rejected',
     );
+    const alice = { kind: 'human', id: 'alice', roles: ['operator'] };
+    expect(describeAnswer({ ...base, decision: 'approve', approved: true, answered_by: alice })).toBe(
+      'approved A1 (fs.write) by alice (operator)',
+    );
+    expect(describeAnswer({ ...base, decision: 'reject', approved: false, reason: 'no', answered_by: alice })).toBe(
+      'rejected A1 (fs.write) by alice (operator): no',
+    );
     const c = new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false).c;
     expect(
       formatApproval({ ...A1, human_only: true, evaluation: { ...A1.evaluation, preview: undefined } }, c),

@@ -41,3 +41,44 @@ describe('locateDaemon with no daemon.json', () => {
     );
   });
 });
+
+describe('locateDaemon: the admin token file', () => {
+  const write = (file: string, text: string) => {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, text);
+  };
+
+  it('reads FINGER_TOKEN, else FINGER_TOKEN_FILE, else daemon.json token_file, else config token_file, else <home>/token', async () => {
+    const h = home({ token_file: 'keys/admin-token' });
+    const user = mkdtempSync(join(dir, 'user-'));
+    write(join(h, 'token'), 'fgr_in_home\n');
+    write(join(h, 'keys', 'admin-token'), 'fgr_from_config\n');
+    write(join(user, 'secrets', 'tok'), 'fgr_from_env_file\n');
+    // config token_file (relative: under FINGER_HOME)
+    expect(await locateDaemon({ home: h }, {})).toMatchObject({
+      token: 'fgr_from_config',
+      tokenFile: join(h, 'keys', 'admin-token'),
+    });
+    // FINGER_TOKEN_FILE (`~/…`: under HOME) beats the config
+    expect(await locateDaemon({ home: h }, { HOME: user, FINGER_TOKEN_FILE: '~/secrets/tok' })).toMatchObject({
+      token: 'fgr_from_env_file',
+      tokenFile: join(user, 'secrets', 'tok'),
+    });
+    // FINGER_TOKEN beats every file
+    expect((await locateDaemon({ home: h }, { FINGER_TOKEN: 'fgr_env', FINGER_TOKEN_FILE: '/nope' })).token).toBe(
+      'fgr_env',
+    );
+    // a running daemon's daemon.json names the file it wrote
+    const running = join(user, 'running-token');
+    write(running, 'fgr_running\n');
+    writeFileSync(join(h, 'daemon.json'), JSON.stringify({ pid: 1, url: 'http://127.0.0.1:1', token_file: running }));
+    expect(await locateDaemon({ home: h }, {})).toMatchObject({ token: 'fgr_running', tokenFile: running });
+    // nothing configured: <home>/token
+    const plain = home();
+    write(join(plain, 'token'), 'fgr_plain\n');
+    expect(await locateDaemon({ home: plain }, {})).toMatchObject({
+      token: 'fgr_plain',
+      tokenFile: join(plain, 'token'),
+    });
+  });
+});

@@ -23,7 +23,14 @@ describe('daemon lifecycle', () => {
     const { url } = await d.app.listen();
     const file = join(d.home, 'daemon.json');
     const info = JSON.parse(await readFile(file, 'utf8'));
-    expect(info).toEqual({ pid: process.pid, url, started_at: expect.any(String), home: d.home, version: '0.1.0' });
+    expect(info).toEqual({
+      pid: process.pid,
+      url,
+      started_at: expect.any(String),
+      home: d.home,
+      version: '0.1.0',
+      token_file: join(d.home, 'token'),
+    });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
 
     const inflight = fetch(`${url}/v1/messages`, {

@@ -30,17 +30,16 @@ async function setup(confidence: number) {
   const llm = await startFakeLlmServer({ script: script(confidence) });
   open.push(llm);
   const d: TestDaemon = await startTestDaemon({
-    prepareHome: async (home) => {
-      await mkdir(join(home, 'ws', 'proj'), { recursive: true });
-      await writeFile(join(home, 'ws', 'proj', 'greeting.txt'), 'hello\n');
+    prepareHome: async (_home, workspace) => {
+      await mkdir(join(workspace, 'proj'), { recursive: true });
+      await writeFile(join(workspace, 'proj', 'greeting.txt'), 'hello\n');
     },
     config: {
-      workspace: { roots: ['ws'] },
       llm: { provider: 'openai', base_url: llm.openaiBaseUrl, model: 'fake', max_retries: 0 },
     },
   });
   open.push(d);
-  const id = (await d.http('POST', '/v1/tasks', { text: 'look at the project', workspace: join(d.home, 'ws', 'proj') }))
+  const id = (await d.http('POST', '/v1/tasks', { text: 'look at the project', workspace: join(d.workspace, 'proj') }))
     .body.id as string;
   return { d, id };
 }

@@ -28,7 +28,8 @@ async function session(home: string, llmUrl: string) {
     config: {
       log: { level: 'silent' },
       server: { host: '127.0.0.1', port: 0 },
-      workspace: { roots: ['ws'] },
+      // the workspace lives beside FINGER_HOME (see home())
+      workspace: { roots: [join(home, '..', 'ws')] },
       llm: { provider: 'openai', base_url: llmUrl, model: 'fake', max_retries: 0 },
     },
   });
@@ -50,16 +51,18 @@ async function session(home: string, llmUrl: string) {
 
 const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => waitFor(what, fn, ms, 25);
 
+/** A FINGER_HOME (`path`) and a workspace root beside it (`ws`), in one temp dir. */
 async function home(): Promise<{ path: string; ws: string }> {
   const h = await tempDir('finger-task-mem-');
   cleanup.push(() => h.remove());
+  const fingerHome = join(h.path, 'home');
   const ws = join(h.path, 'ws');
-  await mkdir(join(h.path, 'config'), { recursive: true });
+  await mkdir(join(fingerHome, 'config'), { recursive: true });
   await mkdir(ws, { recursive: true });
   await writeFile(join(ws, 'README.md'), '# demo\n');
   const policy = { version: 1, rules: [{ id: 'hold-writes', tool: 'fs.write', level: 'APPROVE' }] };
-  await writeFile(join(h.path, 'config', 'admin-policy.json'), JSON.stringify(policy));
-  return { path: h.path, ws };
+  await writeFile(join(fingerHome, 'config', 'admin-policy.json'), JSON.stringify(policy));
+  return { path: fingerHome, ws };
 }
 
 const cases = [

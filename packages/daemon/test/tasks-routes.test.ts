@@ -28,8 +28,8 @@ async function setup(script: FakeLlmScript, config: Record<string, unknown> = {}
   open.push(llm);
   let ws = '';
   const d: TestDaemon = await startTestDaemon({
-    prepareHome: async (home) => {
-      ws = join(home, 'ws');
+    prepareHome: async (home, workspace) => {
+      ws = workspace;
       await mkdir(join(ws, 'proj'), { recursive: true });
       await writeFile(join(ws, 'proj', 'greeting.txt'), 'helo world\n');
       // writes by the task are held for the person, with the diff
@@ -38,13 +38,12 @@ async function setup(script: FakeLlmScript, config: Record<string, unknown> = {}
       await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy));
     },
     config: {
-      workspace: { roots: ['ws'] },
       llm: { provider: 'openai', base_url: llm.openaiBaseUrl, model: 'fake', max_retries: 0 },
       ...config,
     },
   });
   open.push(d);
-  return { d, llm, ws: join(d.home, 'ws', 'proj') };
+  return { d, llm, ws: join(d.workspace, 'proj') };
 }
 
 const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> => waitFor(what, fn, ms, 25);
@@ -58,11 +57,11 @@ const taskIn = (d: TestDaemon, id: string, states: string[]) =>
 describe('/v1/tasks', { timeout: 30_000 }, () => {
   it('without a model (the offline default) a task is refused with E_LLM_UNAVAILABLE saying what to set', async () => {
     const d = await startTestDaemon({
-      prepareHome: async (home) => mkdir(join(home, 'ws', 'proj'), { recursive: true }).then(() => undefined),
-      config: { workspace: { roots: ['ws'] } },
+      prepareHome: async (_home, workspace) =>
+        mkdir(join(workspace, 'proj'), { recursive: true }).then(() => undefined),
     });
     open.push(d);
-    const r = await d.http('POST', '/v1/tasks', { text: 'do it', workspace: join(d.home, 'ws', 'proj') });
+    const r = await d.http('POST', '/v1/tasks', { text: 'do it', workspace: join(d.workspace, 'proj') });
     expect(r).toMatchObject({
       status: 503,
       body: { error: { code: 'E_LLM_UNAVAILABLE', details: { provider: 'offline' } } },
@@ -185,7 +184,7 @@ describe('/v1/tasks', { timeout: 30_000 }, () => {
       if (n === 1) return decision({ tool_calls: [{ tool: 'fs.read', args: { path: 'greeting.txt' } }] });
       return decision({ human_required: true, thought: `${who} waits` });
     });
-    const ws = join(d.home, 'ws', 'proj');
+    const ws = join(d.workspace, 'proj');
     const events = await d.events();
     open.push(events);
     await events.subscribe({ types: ['TASK_STATE'] });

@@ -37,15 +37,19 @@ let tokenSeq = 0;
  * Builds and starts a daemon on a temp home with a temp workspace beside it (`workspace.roots`
  * unless `options.config.workspace` is given); `options.config` overrides config.json keys. With
  * `keepHome: true`, close() leaves the home in place (the test removes it) so its files can be
- * inspected with the daemon stopped (the workspace is removed either way). `prepareHome` runs on
- * the new home before the build.
+ * inspected with the daemon stopped; the workspace is removed either way (a daemon built again on
+ * the home with `workspace.roots: [d.workspace]` makes it anew). `prepareHome` runs on the new home
+ * before the build.
  */
 export async function startTestDaemon(
   options: Omit<BuildOptions, 'home' | 'env'> & {
     env?: Record<string, string>;
     keepHome?: boolean;
-    /** Runs on the fresh home before the daemon is built (write `config/admin-policy.json`, …). */
-    prepareHome?: (home: string) => Promise<void>;
+    /**
+     * Runs on the fresh home before the daemon is built (write `config/admin-policy.json`, …);
+     * `workspace` is the temp workspace root made beside it (used unless `config.workspace` is given).
+     */
+    prepareHome?: (home: string, workspace: string) => Promise<void>;
   } = {},
 ): Promise<TestDaemon> {
   const { keepHome = false, prepareHome, ...buildOptions } = options;
@@ -54,7 +58,7 @@ export async function startTestDaemon(
   const removeAll = () => Promise.all([dir.remove(), ws.remove()]);
   if (prepareHome) {
     try {
-      await prepareHome(dir.path);
+      await prepareHome(dir.path, ws.path);
     } catch (e) {
       await removeAll();
       throw e;

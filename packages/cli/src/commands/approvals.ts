@@ -60,6 +60,22 @@ export interface AnswerResultView {
   code?: string;
   args_digest?: string;
   abort?: 'stopping' | 'stopped';
+  /** The token that answered: its name (id) and roles. */
+  answered_by?: AnsweredByView;
+}
+
+/** Who answered a held call (the answer, APPROVAL_RESOLVED): the token's name and roles. */
+export interface AnsweredByView {
+  kind?: string;
+  id: string;
+  roles?: string[];
+}
+
+/** ` by alice (operator)`, or '' when the answer names nobody. */
+export function answeredBySuffix(by: AnsweredByView | undefined): string {
+  if (!by || typeof by.id !== 'string') return '';
+  const roles = Array.isArray(by.roles) && by.roles.length ? ` (${by.roles.join(', ')})` : '';
+  return ` by ${by.id}${roles}`;
 }
 
 /** The rows of `approvals`: id, level, tool, principal, session, expiry. */
@@ -116,13 +132,14 @@ export function formatApproval(a: ApprovalView, c: Colors): string[] {
 
 /** One line telling what an answer did. */
 export function describeAnswer(r: AnswerResultView): string {
+  const by = answeredBySuffix(r.answered_by);
   if (r.decision === 'abort')
-    return `aborted the session of ${r.id} (${r.abort ?? 'stopping'}): its pending approvals were rejected`;
-  if (!r.approved) return `rejected ${r.id} (${r.tool_id})${r.reason ? `: ${r.reason}` : ''}`;
+    return `aborted the session of ${r.id} (${r.abort ?? 'stopping'})${by}: its pending approvals were rejected`;
+  if (!r.approved) return `rejected ${r.id} (${r.tool_id})${by}${r.reason ? `: ${r.reason}` : ''}`;
   const how = [r.edited ? 'with edited args' : '', r.session_approval ? 'and for the rest of this session' : '']
     .filter(Boolean)
     .join(' ');
-  return `approved ${r.id} (${r.tool_id})${how ? ` ${how}` : ''}${r.reason && !r.session_approval ? ` — ${r.reason}` : ''}`;
+  return `approved ${r.id} (${r.tool_id})${how ? ` ${how}` : ''}${by}${r.reason && !r.session_approval ? ` — ${r.reason}` : ''}`;
 }
 
 /** Reads one answer line from the person. */
@@ -309,14 +326,22 @@ async function watch(ctx: CommandContext, interactive: boolean): Promise<number>
     else out.line(`approval ${a.id} (${a.level} ${a.tool_id}) is held on ${node}: answer it on that daemon`);
   };
   const onResolved = (e: FingerEvent): void => {
-    const d = e.data as { id?: string | null; decision?: string; approved?: boolean; reason?: string };
+    const d = e.data as {
+      id?: string | null;
+      decision?: string;
+      approved?: boolean;
+      reason?: string;
+      answered_by?: AnsweredByView;
+    };
     if (typeof d.id === 'string') gone.add(d.id);
     if (interactive) return;
     const on = e.origin !== undefined ? ` on ${e.origin}` : '';
     if (out.json)
       out.printJsonLine({ event: 'APPROVAL_RESOLVED', ...(e.origin !== undefined ? { origin: e.origin } : {}), ...d });
     else if (typeof d.id === 'string')
-      out.line(`resolved ${d.id}${on}: ${d.decision}${d.reason ? ` (${d.reason})` : ''}`);
+      out.line(
+        `resolved ${d.id}${on}: ${d.decision}${answeredBySuffix(d.answered_by)}${d.reason ? ` (${d.reason})` : ''}`,
+      );
   };
 
   return streamEvents(ctx, client, signal, {
