@@ -16,6 +16,19 @@ describe('resolveConfig', () => {
     expect(DEFAULT_CONFIG.server).toEqual({ host: '127.0.0.1', port: 7770, allowed_hosts: [] });
     expect(DEFAULT_CONFIG.ws.max_buffered_events).toBe(1000);
     expect(DEFAULT_CONFIG.shutdown.drain_ms).toBe(10_000);
+    expect(DEFAULT_CONFIG.workspace).toEqual({ roots: ['~/finger-workspace'] });
+    expect(DEFAULT_CONFIG.approvals).toEqual({});
+    expect(DEFAULT_CONFIG.token_file).toBeUndefined();
+  });
+
+  it('takes token_file from FINGER_TOKEN_FILE over the file, and approvals.answerers as token names', () => {
+    const cfg = resolveConfig(
+      { token_file: 'keys/token', approvals: { answerers: ['alice', 'ops-bot'] } },
+      { FINGER_TOKEN_FILE: '/run/finger/token' },
+    );
+    expect([cfg.token_file, cfg.approvals]).toEqual(['/run/finger/token', { answerers: ['alice', 'ops-bot'] }]);
+    expect(() => resolveConfig({ approvals: { answerers: [] } })).toThrow(/\$\.approvals\.answerers/);
+    expect(() => resolveConfig({ token_file: '' })).toThrow(/\$\.token_file/);
   });
 
   it('merges file < env < overrides', () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -107,6 +107,38 @@ describe('TokenStore', () => {
     const store = new TokenStore(home);
     expect(store.authenticate(old)).toBeUndefined();
     expect(store.authenticate('fgr_replacement-token-value')?.roles).toEqual(['admin']);
+  });
+
+  it('writes the admin token to the tokenFile given (0600, new directories 0700), not FINGER_HOME/token', async () => {
+    const file = join(home, '..', `${home.split('/').pop()}-secrets`, 'deep', 'admin.token');
+    try {
+      const store = new TokenStore(home, { tokenFile: file });
+      expect([store.tokenFile, store.adminTokenPath]).toEqual([file, file]);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect((await stat(join(file, '..'))).mode & 0o777).toBe(0o700);
+      await expect(stat(join(home, 'token'))).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(store.authenticate(store.readAdminToken())).toEqual({ kind: 'human', id: 'admin', roles: ['admin'] });
+      expect(thrownBy(() => store.revoke('admin')).message).toContain(`delete ${file} and restart`);
+    } finally {
+      await rm(join(file, '..', '..'), { recursive: true, force: true });
+    }
+  });
+
+  it('tightens a token file or tokens.json that others may read to 0600 and says so', async () => {
+    new TokenStore(home);
+    await chmod(join(home, 'token'), 0o644);
+    await chmod(join(home, 'tokens.json'), 0o604);
+    const warned: [string, unknown][] = [];
+    new TokenStore(home, { warn: (m, d) => warned.push([m, d]) });
+    expect((await stat(join(home, 'token'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(home, 'tokens.json'))).mode & 0o777).toBe(0o600);
+    expect(warned.map(([, d]) => d)).toEqual([
+      { path: join(home, 'tokens.json'), mode: '0604' },
+      { path: join(home, 'token'), mode: '0644' },
+    ]);
+    // already tight: nothing to say
+    new TokenStore(home, { warn: (m, d) => warned.push([m, d]) });
+    expect(warned).toHaveLength(2);
   });
 
   it('persists last_used_at on flush', async () => {
