@@ -198,6 +198,30 @@ function decodeString(text: string): string | null {
   return null;
 }
 
+const ESCAPED_START = /[[{]\s*\\"/;
+
+/**
+ * An answer whose JSON has every quote escaped (`{\"decision\": \"dispatch_module\", …}`: the
+ * model serialized it once more and left off the outer quotes), decoded once as the content of a
+ * JSON string; else null. Only when `{\"` occurs and the whole answer decodes — which it cannot
+ * when any quote in it is unescaped (a JSON answer that merely holds escaped JSON in a string has
+ * quotes of its own) or it has an escape JSON does not know.
+ */
+function decodeEscaped(text: string): string | null {
+  if (!ESCAPED_START.test(text)) return null;
+  // raw line breaks and tabs (whitespace between members) may not stand in a JSON string: escaped,
+  // they decode as themselves
+  // eslint-disable-next-line no-control-regex
+  const literal = text.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  try {
+    const v: unknown = JSON.parse(`"${literal}"`);
+    if (typeof v === 'string' && /[[{]\s*"/.test(v)) return v;
+  } catch {
+    // a quote left unescaped, or an unknown escape: scanned as is
+  }
+  return null;
+}
+
 /**
  * The answer as the fragments are read from it: BOM, think blocks and a whole-answer JSON string
  * undone (see {@link extractCandidates}), without recording repairs. The prose the model shows.
@@ -205,7 +229,7 @@ function decodeString(text: string): string | null {
 export function visibleAnswer(text: string): string {
   let t = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (t.includes('</') || /<(think|thinking|reasoning)\b/i.test(t)) t = dropThinkBlocks(t, []);
-  return decodeString(t) ?? t;
+  return decodeString(t) ?? decodeEscaped(t) ?? t;
 }
 
 /** The fragments of one kind of region: fenced blocks, tagged blocks, or the rest of the answer. */
@@ -239,7 +263,8 @@ function level(regions: string[], repair: GuardrailRepair | undefined): Candidat
  * XML-style tags, then the rest of the answer (levels without a `{` are left out; the rest is
  * always last). Each part of the answer belongs to one level. A fence, tag or think block written
  * inside a JSON span is not one, so an answer that is one JSON value is read whole. BOM,
- * think-block and whole-answer decoding repairs are recorded in `repairs` at once. Never throws.
+ * think-block, whole-answer decoding and escaped-quote repairs are recorded in `repairs` at once.
+ * Never throws.
  */
 export function extractCandidates(text: string, repairs: GuardrailRepair[]): CandidateLevel[] {
   let t = text;
@@ -252,6 +277,17 @@ export function extractCandidates(text: string, repairs: GuardrailRepair[]): Can
   if (decoded !== null) {
     repairs.push({ kind: 'nested_json_string', before: clip(t.trim()), after: clip(decoded) });
     t = decoded;
+  } else {
+    const unescaped = decodeEscaped(t);
+    if (unescaped !== null) {
+      repairs.push({
+        kind: 'escaped_json',
+        detail: 'every quote of the JSON was escaped (\\"): the answer was unescaped once',
+        before: clip(t.trim()),
+        after: clip(unescaped),
+      });
+      t = unescaped;
+    }
   }
   const hasFence = t.includes('```') || t.includes('~~~');
   if (!hasFence && !t.includes('<')) return [level([t], undefined)];

@@ -30,7 +30,8 @@ export interface GuardrailRegistry {
 /** One repair the guardrail made, for JSON_REPAIRED events and the audit log. */
 export interface GuardrailRepair {
   /**
-   * Stable name: `bom`, `think_block`, `fence`, `xml_tag`, `syntax`, `nested_json_string`, `unwrap_array`,
+   * Stable name: `bom`, `think_block`, `fence`, `xml_tag`, `syntax` (`detail` names what it did beyond
+   * quoting and punctuation), `nested_json_string`, `escaped_json`, `unwrap_array`,
    * `unwrap_key`, `template_echo`, `truncation`, `mask`, `coerce_decision`, `coerce_confidence`,
    * `coerce_requires_human`, `default_requires_human`, `default_reason`, `default_payload`, `target_case`,
    * `policy_target_null`, `policy_requires_human`; executor decisions also `wrap_array`, `rename_key`,

@@ -125,7 +125,9 @@ function parseText(text: string, repairs: GuardrailRepair[], budget: RepairBudge
     json = r.json;
     cut = r.cut;
     incomplete = r.incomplete;
-    repairs.push({ kind: 'syntax', before: clip(text), after: clip(json) });
+    const syntax: GuardrailRepair = { kind: 'syntax', before: clip(text), after: clip(json) };
+    if (r.fixes.length > 0) syntax.detail = r.fixes.join('; ');
+    repairs.push(syntax);
   } finally {
     Error.stackTraceLimit = limit;
   }

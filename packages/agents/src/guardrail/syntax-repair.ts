@@ -5,15 +5,21 @@
  * quadratic (46 s at 16 KB) on unbalanced quotes.
  *
  * Repaired: `'…'` and smart-quoted strings (`“…”`, `‘…’`), bare keys (`{decision: …}`), Python
- * `True`/`False`/`None`, `//` and `/* *\/` comments, trailing and leading commas, a comma missing
- * between members on different lines, raw control characters inside strings, and a cut-off end
- * (open strings and brackets closed, a key or value missing at the cut read as `null`).
+ * `True`/`False`/`None` and JavaScript `undefined` (read as `null`), `//` and `/* *\/` comments,
+ * trailing and leading commas, a comma missing between members on different lines, a colon missing
+ * between a quoted key and a value (`{"decision" "dispatch_module"}`), strings joined with `+`
+ * (`"a " + "b"`), a `"` inside a double-quoted value that cannot end it (`"say "hi" now"`: after
+ * the quote comes neither `, } ] :`, a line end, nor a `,` followed by a member), raw control
+ * characters inside strings, and a cut-off end (open strings and brackets closed, a key or value
+ * missing at the cut read as `null`). Each repair that goes beyond quoting and punctuation is named
+ * in `fixes`.
  *
  * Refused (with the reason in `problem`): an unquoted value (`rm -rf x`, `NaN`, `Infinity`), a
- * number not in JSON's grammar (`0x10`, `0o755`, `0755`, `+1`, `.5`), a quote inside a string
- * that ends it early (`'Don't'`), a string mixing an invalid escape with a JSON escape
- * (`"C:\Users\new"`: `\n` is a newline or not), `\'` outside a single-quoted string, a mismatched
- * bracket followed by more than brackets, a missing colon, two commas, text after the value.
+ * number not in JSON's grammar (`0x10`, `0o755`, `0755`, `+1`, `.5`), a quote inside a
+ * single-quoted string that ends it early (`'Don't'`), a string mixing an invalid escape with a JSON
+ * escape (`"C:\Users\new"`: `\n` is a newline or not), `\'` outside a single-quoted string, a
+ * mismatched bracket followed by more than brackets, a missing colon before what cannot be a
+ * value, `+` joining anything but two strings, two commas, text after the value.
  * A string whose only escapes are invalid ones (`\d`, `\ `, `\$`) besides `\"` keeps them exactly
  * as written: `"^\d+$"` reads `^\d+$`.
  */
@@ -36,6 +42,12 @@ export type SyntaxRepair =
        * may have been `0.85`, a string without its closing quote). Empty when nothing was cut.
        */
       incomplete: ReadonlySet<string>;
+      /**
+       * What the repair did beyond quoting and punctuation, once each, in the order first met
+       * (`a missing colon added after "decision"`, `strings joined with +`, …); recorded with the
+       * `syntax` repair so a person sees how the answer was read.
+       */
+      fixes: string[];
     }
   | { ok: false; problem: string };
 
@@ -46,6 +58,7 @@ const LITERALS: Record<string, string> = {
   True: 'true',
   False: 'false',
   None: 'null',
+  undefined: 'null',
 };
 
 const ESCAPES: Record<string, string> = { '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
@@ -53,6 +66,11 @@ const ESCAPES: Record<string, string> = { '\\': '\\', '/': '/', b: '\b', f: '\f'
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const NUMBER_TAIL = /^[-+.\deE]*$/;
 const WORD = /[\p{L}\p{N}_$@.-]+/uy;
+/** A `+` between two strings (spaces and line breaks around it). */
+const PLUS = /\s*\+\s*/y;
+/** What may follow a comma that ends a member: the next member (or a close, a comment, the end). */
+const MEMBER_START =
+  /\s*(?:$|["'\u201c\u201d\u2018\u2019{}[\]\d/-]|(?:true|false|null|True|False|None|undefined)\b|[\p{L}\p{N}_$@.-]+\s*:)/uy;
 
 function isSpecialSpace(c: number): boolean {
   return c === 0xa0 || (c >= 0x2000 && c <= 0x200b) || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
@@ -91,8 +109,29 @@ class Repairer {
   /** Path (JSON text) of a scalar that ended at the very end of the text. */
   private endScalar: string | undefined;
   private incomplete = new Set<string>();
+  private readonly fixes: string[] = [];
 
   constructor(private readonly s: string) {}
+
+  private fixed(what: string): void {
+    if (!this.fixes.includes(what)) this.fixes.push(what);
+  }
+
+  /**
+   * Whether the `"` at `q` (inside a double-quoted value) ends it: followed, on its line, by
+   * nothing, `}`, `]`, `:`, `+`, `/`, another `"`, or by a `,` that a member follows. Anything else
+   * (`"say "hi" now"`) cannot follow a value, so the quote is one of the string's characters.
+   */
+  private endsValue(q: number): boolean {
+    const s = this.s;
+    let j = q + 1;
+    while (j < s.length && (s[j] === ' ' || s[j] === '\t')) j++;
+    const c = s[j];
+    if (c === undefined || '}]:+/"\n\r'.includes(c)) return true;
+    if (c !== ',') return false;
+    MEMBER_START.lastIndex = j + 1;
+    return MEMBER_START.test(s);
+  }
 
   /** The path of the value being read in the innermost frame (`depth` frames deep: all of them by default). */
   private path(depth = this.stack.length): (string | number)[] {
@@ -146,8 +185,11 @@ class Repairer {
     }
   }
 
-  /** A string at `i` (its opener checked by the caller), decoded; `done` false when the text ended in it. */
-  private string(): { value: string; raw: boolean; done: boolean } {
+  /**
+   * A string at `i` (its opener checked by the caller), decoded; `done` false when the text ended in
+   * it. In a value (`inValue`) a `"` that cannot end a double-quoted string is kept as a character.
+   */
+  private string(inValue = false): { value: string; raw: boolean; done: boolean } {
     const s = this.s;
     const open = s[this.i]!;
     const closers = closersOf(open)!;
@@ -157,14 +199,28 @@ class Repairer {
     let invalid = '';
     let jsonEscape = '';
     let raw = open === '"';
+    /** Where the text after the first quote kept as a character goes on (-1: none kept). */
+    let firstInner = -1;
     for (;;) {
       if (this.i >= s.length) {
+        // a string that reads as closed only without its inner quotes never closes: its first quote ended it
+        if (firstInner >= 0) this.afterValue(firstInner);
         this.cut = true;
         this.scalarAtEnd();
         return { value: value + s.slice(from), raw: false, done: false };
       }
       const c = s[this.i]!;
       if (closers.includes(c)) {
+        if (inValue && open === '"' && !this.endsValue(this.i)) {
+          // a quote right after `, { [ :` opens the next token: the string ended before it
+          if (/[,{[:]\s*$/.test(s.slice(Math.max(start + 1, this.i - 8), this.i)))
+            this.afterValue(firstInner >= 0 ? firstInner : this.i + 1);
+          if (firstInner < 0) firstInner = this.i + 1;
+          this.fixed('a " inside a string kept as a character');
+          raw = false;
+          this.i++;
+          continue;
+        }
         value += s.slice(from, this.i);
         this.i++;
         break;
@@ -216,12 +272,44 @@ class Repairer {
     return { value, raw, done: true };
   }
 
+  /** Fails as a token after a value does: at the first non-space character from `at`. */
+  private afterValue(at: number): never {
+    let j = at;
+    while (j < this.s.length && (this.s[j] === ' ' || this.s[j] === '\t')) j++;
+    this.i = j;
+    this.fail(`unexpected ${JSON.stringify(this.s[j] ?? '')} after a value`);
+  }
+
   /** Emits the string at `i`; returns its decoded value. */
   private emitString(): string {
     const start = this.i;
     const str = this.string();
     this.out.push(str.raw && str.done ? this.s.slice(start, this.i) : JSON.stringify(str.value));
     return str.value;
+  }
+
+  /** Emits the string value at `i`, joined with the strings `+` adds to it (`"a " + "b"` → `"a b"`). */
+  private emitValueString(): void {
+    const s = this.s;
+    const start = this.i;
+    const first = this.string(true);
+    let value = first.value;
+    let joined = false;
+    let done = first.done;
+    while (done) {
+      PLUS.lastIndex = this.i;
+      const m = PLUS.exec(s);
+      if (!m) break;
+      const next = s[this.i + m[0].length];
+      if (next === undefined || closersOf(next) === undefined) this.fail('"+" joins a string with something else');
+      this.i += m[0].length;
+      const str = this.string(true);
+      value += str.value;
+      done = str.done;
+      joined = true;
+    }
+    if (joined) this.fixed('strings joined with +');
+    this.out.push(!joined && first.raw && first.done ? s.slice(start, this.i) : JSON.stringify(value));
   }
 
   /** A scalar or an opening bracket at `i`, where a value must start. */
@@ -242,7 +330,7 @@ class Repairer {
       this.i++;
       return;
     }
-    if (closersOf(c) !== undefined) void this.emitString();
+    if (closersOf(c) !== undefined) this.emitValueString();
     else if (c === '-' || (c >= '0' && c <= '9')) {
       NUMBER.lastIndex = this.i;
       const m = NUMBER.exec(s);
@@ -267,8 +355,10 @@ class Repairer {
       const lit = LITERALS[word];
       const end = this.i + word.length;
       if (end >= s.length) this.scalarAtEnd();
-      if (lit !== undefined) this.out.push(lit);
-      else if (end >= s.length && Object.keys(LITERALS).some((l) => l.startsWith(word))) {
+      if (lit !== undefined) {
+        this.out.push(lit);
+        if (word === 'undefined') this.fixed('undefined read as null');
+      } else if (end >= s.length && Object.keys(LITERALS).some((l) => l.startsWith(word))) {
         this.cut = true;
         this.out.push('null');
       } else this.fail(`an unquoted value ${JSON.stringify(word.slice(0, 40))}`);
@@ -301,6 +391,15 @@ class Repairer {
     this.out.push(JSON.stringify(m[0]));
     top.at = m[0];
     this.i += m[0].length;
+  }
+
+  /** True when a value starts at `i` that is not a bare word: a string, bracket, number or literal. */
+  private startsValue(): boolean {
+    const c = this.s[this.i]!;
+    if (closersOf(c) !== undefined || c === '{' || c === '[' || c === '-' || (c >= '0' && c <= '9')) return true;
+    WORD.lastIndex = this.i;
+    const m = WORD.exec(this.s);
+    return m !== null && LITERALS[m[0]] !== undefined;
   }
 
   /** Closes the innermost frame (dropping a trailing comma); `atCut` fills a key or value missing at the end. */
@@ -372,7 +471,15 @@ class Repairer {
           }
           break;
         case 'colon':
-          if (c !== ':') this.fail('a colon is missing');
+          if (c !== ':') {
+            // `{"decision" "dispatch_module"}`: a quoted key, then what can only be its value
+            if (!this.startsValue()) this.fail('a colon is missing');
+            if (!this.fixes.some((f) => f.startsWith('a missing colon')))
+              this.fixed(`a missing colon added after a key (first ${JSON.stringify(String(top.at)).slice(0, 60)})`);
+            this.out.push(':');
+            top.state = 'value';
+            break;
+          }
           this.out.push(':');
           this.i++;
           top.state = 'value';
@@ -394,7 +501,7 @@ class Repairer {
     }
     this.trivia();
     if (this.i < s.length) this.fail('text after the value');
-    return { ok: true, json: this.out.join(''), cut: this.cut, incomplete: this.incomplete };
+    return { ok: true, json: this.out.join(''), cut: this.cut, incomplete: this.incomplete, fixes: this.fixes };
   }
 }
 

@@ -108,7 +108,8 @@ describe('guardrail step 2: repair and parse', () => {
       outcome: 'ask_human',
       reason_code: 'unparseable',
       retryable: true,
-      errors: ['the JSON in the answer cannot be parsed', 'a colon is missing at character 5'],
+      // the colon missing after "a" is added (a value follows); the colons after the value are not
+      errors: ['the JSON in the answer cannot be parsed', 'unexpected ":" after a value at character 7'],
       repairs: [],
     });
   });

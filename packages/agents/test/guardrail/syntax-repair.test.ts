@@ -5,8 +5,8 @@ import { numberProblem, scanJson } from '../../src/guardrail/duplicate-keys.js';
 import { repairJson } from '../../src/guardrail/syntax-repair.js';
 
 /** A repair result; a cut one is compared without its `incomplete` paths (see the test of those). */
-const fixed = (json: string, cut = false): unknown =>
-  cut ? expect.objectContaining({ ok: true, json, cut }) : { ok: true, json, cut, incomplete: new Set() };
+const fixed = (json: string, cut = false, fixes: string[] = []): unknown =>
+  cut ? expect.objectContaining({ ok: true, json, cut }) : { ok: true, json, cut, incomplete: new Set(), fixes };
 /** The paths a cut-off text left for the repair to finish. */
 const unfinished = (text: string): string[] => {
   const r = repairJson(text);
@@ -87,12 +87,14 @@ describe('repairJson: structure only', () => {
     ['a leading zero', "{'a':0755}"],
     ['a plus sign', '{"a":+1}'],
     ['a bare fraction', '{"a":.5}'],
-    ['undefined', '{"a":undefined}'],
     ['an unquoted value', '{command: rm -rf build}'],
-    ['a concatenation', "{'a':'x' + 'y'}"],
+    ['+ joining a string with a name', '{"a":"x" + y}'],
+    ['+ joining a string with a number', '{"a":"x" + 1}'],
     ['backtick strings', '{"a":`x`}'],
     ['a comma missing on one line', '{"a":"echo "b":"x"}'],
-    ['a missing colon', '{"a" 1}'],
+    ['a missing colon before a bare word', '{"a" rm}'],
+    ['a missing colon before a comma', '{"a" , 1}'],
+    ['a quote inside a key', '{"a "b" c": 1}'],
     ['a missing value', '{"a":}'],
     ['two commas', '{"a":1,,"b":2}'],
     ['a mismatched bracket followed by members', '{"a":[1},"b":2}'],
@@ -100,6 +102,35 @@ describe('repairJson: structure only', () => {
     ['a redundant closer', '{"a":1}}'],
   ])('refuses %s', (_, text) => {
     expect(repairJson(text)).toMatchObject({ ok: false, problem: expect.any(String) });
+  });
+
+  it.each([
+    ['undefined', '{"a":undefined,"b":[undefined]}', '{"a":null,"b":[null]}', ['undefined read as null']],
+    [
+      'keys without colons',
+      '{"decision" "dispatch_module", "n" 1, "p" {"t" "x"}}',
+      '{"decision" :"dispatch_module", "n" :1, "p" :{"t" :"x"}}',
+      ['a missing colon added after a key (first "decision")'],
+    ],
+    [
+      'strings joined with +',
+      '{\'a\':\'x\' + \'y\',\n "b": "1 " +\n   "2" + "3"}',
+      '{"a":"xy",\n "b": "1 23"}',
+      ['strings joined with +'],
+    ],
+    [
+      'quotes inside a string that cannot end it',
+      '{"r": "say "hi" now", "t": "a "b", c", "u": ["x "y" z"]}',
+      '{"r": "say \\"hi\\" now", "t": "a \\"b\\", c", "u": ["x \\"y\\" z"]}',
+      ['a " inside a string kept as a character'],
+    ],
+  ])('repairs %s, naming the fix', (_, text, json, fixes) => {
+    expect(repairJson(text)).toEqual(fixed(json, false, fixes));
+  });
+
+  it('reads a quote before a comma and the next member as the end of the string', () => {
+    expect(value('{"r": "x "y", "t": "echo"}')).toEqual({ r: 'x "y', t: 'echo' });
+    expect(value('{"r": "x "y",\n "t": "echo"}')).toEqual({ r: 'x "y', t: 'echo' });
   });
 
   it('refuses nesting deeper than 128', () => {
