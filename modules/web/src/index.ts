@@ -19,14 +19,17 @@ export type { CallLimits } from './deadline.js';
 export type { FetchParams, FetchResult, RedirectHop } from './fetch-tool.js';
 export type { ResolvedAddress } from './http-client.js';
 export type { HostLookup } from './resolve-host.js';
-export { checkHop, systemLookup } from './resolve-host.js';
+export { checkHop, OWN_DAEMON, systemLookup } from './resolve-host.js';
 export type { SearchItem, SearchParams, SearchResult } from './search.js';
 export type { BraveSettings, SearxngSettings, WebSettings } from './settings.js';
 export { parseWebSettings, WEB_DEFAULTS } from './settings.js';
 
 /** Options of {@link createWebModule}. */
 export interface WebModuleOptions {
-  /** The module's settings (`modules.settings.web` plus the daemon's common keys). */
+  /**
+   * The module's settings (`modules.settings.web` plus the daemon's common keys); `daemon_ports`
+   * (a function, from the daemon): finger's own ports, never fetched on a local address.
+   */
   settings?: Record<string, unknown>;
   /** Host name resolver; default node's `dns.lookup` (all addresses). */
   lookup?: HostLookup;
@@ -57,7 +60,15 @@ export function createWebModule(opts: WebModuleOptions = {}): WebModule {
       setting: 'allow_cidrs',
     });
   }
-  const gate = { policy, hosts: settings.hosts, lookup: opts.lookup ?? systemLookup };
+  // finger's own daemon's ports, from the daemon (a function: known once it listens)
+  const ports = opts.settings?.daemon_ports;
+  const daemonPorts = typeof ports === 'function' ? (ports as () => readonly number[]) : undefined;
+  const gate = {
+    policy,
+    hosts: settings.hosts,
+    lookup: opts.lookup ?? systemLookup,
+    ...(daemonPorts !== undefined ? { daemonPorts } : {}),
+  };
   return {
     tools: { fetch: createFetchTool(settings, gate), search: createSearchTool(settings) },
     settings,

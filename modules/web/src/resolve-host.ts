@@ -7,7 +7,7 @@ import net from 'node:net';
 
 import { FingerError } from '@finger/protocol';
 
-import type { AddressPolicy } from './address-policy.js';
+import { type AddressPolicy, classifyAddress } from './address-policy.js';
 import { bareHostname, type ResolvedAddress } from './http-client.js';
 
 /**
@@ -29,6 +29,12 @@ export interface HostGate {
   /** Static name → addresses map (setting `hosts`), consulted before `lookup`. */
   hosts: Readonly<Record<string, readonly string[]>>;
   lookup: HostLookup;
+  /**
+   * finger's own daemon's ports (live: known once it listens). A request to a non-global address
+   * (loopback, unspecified, private — what `allow_cidrs` may open) on one of them is refused
+   * whatever the operator allowed: an agent must not govern its own firewall.
+   */
+  daemonPorts?: () => readonly number[];
 }
 
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -46,6 +52,26 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
         reject(e);
       },
     );
+  });
+}
+
+/** The reason a request to finger's own daemon is refused (`details.reason` of E_FORBIDDEN). */
+export const OWN_DAEMON = "finger's own daemon (an agent must not govern its own firewall)";
+
+/** Whether `address` on the URL's port is finger's own daemon (a local address on one of its ports). */
+function ownDaemon(url: URL, address: string, gate: HostGate): boolean {
+  const ports = gate.daemonPorts?.() ?? [];
+  if (ports.length === 0) return false;
+  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  return ports.includes(port) && !classifyAddress(address).allowed;
+}
+
+/** E_FORBIDDEN for a request to finger's own daemon, `details.reason` {@link OWN_DAEMON}. */
+function refuseOwnDaemon(url: URL, address: string): FingerError {
+  return new FingerError('E_FORBIDDEN', `refused to fetch ${url.href}: ${address} is ${OWN_DAEMON}`, {
+    url: url.href,
+    address,
+    reason: OWN_DAEMON,
   });
 }
 
@@ -67,6 +93,7 @@ export async function checkHop(url: URL, gate: HostGate, signal: AbortSignal): P
   const host = bareHostname(url);
   const byName = gate.policy.isHostAllowed(host);
   if (net.isIP(host) !== 0) {
+    if (ownDaemon(url, host, gate)) throw refuseOwnDaemon(url, host);
     if (!byName) {
       const v = gate.policy.checkAddress(host);
       if (!v.allowed) throw refuse(url, host, v.reason);
@@ -83,6 +110,7 @@ export async function checkHop(url: URL, gate: HostGate, signal: AbortSignal): P
   if (usable.length === 0) {
     throw Object.assign(new Error(`${host} did not resolve to any address`), { code: 'ENOTFOUND' });
   }
+  for (const a of usable) if (ownDaemon(url, a.address, gate)) throw refuseOwnDaemon(url, a.address);
   if (!byName) {
     for (const a of usable) {
       const v = gate.policy.checkAddress(a.address);

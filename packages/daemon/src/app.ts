@@ -241,6 +241,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   // A supervised task's own workspace root, for its calls only (firewall sandbox, fs and shell).
   const taskWorkspaces = new TaskWorkspaces();
   const taskConfidence = new TaskConfidence();
+  let listeningPort: number | undefined;
   const settingsFor = (id: string): Record<string, unknown> => ({
     home,
     workspace_roots: workspaceRoots,
@@ -250,6 +251,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     ...(id === 'fs' || id === 'shell' || id === 'scratchpad' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
     // an object, not config: the shell module runs every command inside it
     ...(id === 'shell' ? { sandbox } : {}),
+    // a function, not config: the web module never fetches finger's own daemon (known once it listens)
+    ...(id === 'web' ? { daemon_ports: () => (listeningPort === undefined ? [] : [listeningPort]) } : {}),
   });
   // one name for this daemon on NATS and in the Redis audit stream
   const node = daemonNodeId();
@@ -328,6 +331,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       logger: logger.child({ component: 'firewall' }),
       clock,
       ...(options.gate ? { gate: options.gate } : {}),
+      tokenFile,
+      ...(env.FINGER_URL ? { urls: [env.FINGER_URL] } : {}),
+      // a shell call outside a sandbox outlives its timeout and the kill switch when it detaches
+      contained: sandbox.active && !config.sandbox.exempt_modules.includes('shell'),
     });
     const fw = firewall;
     // Distributed mode: UserPolicy and session approvals shared with the cluster (Redis).
@@ -466,6 +473,9 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         await cluster?.start();
         const addr = fastify.server.address() as AddressInfo;
         const url = `http://${urlHost(host)}:${addr.port}`;
+        // agents' commands must not reach this address (policy.md, "finger's own home and API")
+        firewall?.listening(url, addr.port);
+        listeningPort = addr.port;
         const info: DaemonInfo = {
           ...{ pid: process.pid, url, started_at: rfc3339(startedAt), home, version: VERSION },
           token_file: tokenFile,

@@ -80,6 +80,15 @@ export interface FirewallWiringOptions {
   clock?: Clock;
   /** A gate to use instead of a HumanGate built here (tests). */
   gate?: HumanGate;
+  /** The admin token file (wherever it lives): forbidden to agents as finger's home is. */
+  tokenFile?: string;
+  /** URLs of this daemon besides its listening address (`FINGER_URL`): requests to them are forbidden to agents. */
+  urls?: readonly string[];
+  /**
+   * Whether an OS sandbox contains every shell call (default true): false makes a detaching
+   * command (`setsid`, `nohup`, `&`…) APPROVE.
+   */
+  contained?: boolean;
 }
 
 /** The wired firewall parts the daemon exposes. */
@@ -90,6 +99,11 @@ export interface FirewallWiring {
   perception: PerceptionBus;
   sandbox: PathSandbox;
   interceptor: FirewallInterceptor;
+  /**
+   * The daemon listens at `url` (port `port`): a request an agent's command sends there — in any
+   * loopback spelling — is forbidden from now on (a configured port 0 is known only now).
+   */
+  listening(url: string, port: number): void;
   /** Waits for pending adaptation changes (tests, shutdown). */
   settled(): Promise<void>;
   /** Stops the adaptation and closes the gate (pending approvals are rejected). */
@@ -103,8 +117,15 @@ export interface FirewallWiring {
  * consecutive approvals revert that (each change audited by the PolicyStore).
  */
 export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWiring> {
-  // finger's own home holds its tokens, keys and policy: a command reading it is a credential read
-  const assessor = await RiskAssessor.create({ finger_home: o.home, home_dir: homedir() });
+  // finger's own home, token file, daemon and CLI are forbidden to agents (policy.md, "finger's own home and API")
+  const assessor = await RiskAssessor.create({
+    finger_home: o.home,
+    home_dir: homedir(),
+    ...(o.tokenFile !== undefined ? { guarded_paths: [o.tokenFile] } : {}),
+    workspace_roots: o.workspaceRoots,
+    daemon: { pid: process.pid, ...(o.urls !== undefined ? { urls: o.urls } : {}) },
+    contained: o.contained !== false,
+  });
   const knownTools = () =>
     o.hub.tools
       .list()
@@ -140,6 +161,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
   const sandbox = new PathSandbox({
     workspaceRoots: o.workspaceRoots,
     home: o.home,
+    ...(o.tokenFile !== undefined ? { guarded_paths: [o.tokenFile] } : {}),
     homeDir: homedir(),
     ...(o.workspaceFor ? { workspaceFor: o.workspaceFor } : {}),
   });
@@ -211,6 +233,9 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     perception,
     sandbox,
     interceptor,
+    listening(url, port) {
+      assessor.setDaemon({ ports: [port], pid: process.pid, urls: [url, ...(o.urls ?? [])] });
+    },
     settled: () => chain,
     async close() {
       closed = true;

@@ -39,6 +39,8 @@ export interface PolicySource {
 export interface CommandAssessor {
   /** `context.cwd`: the directory the command starts in (relative paths are judged where they lead). */
   assess(command: string | readonly string[], context?: AssessContext): RiskAssessment;
+  /** A forbidden finding when a tool argument names finger's own daemon (`web.fetch` of its URL). */
+  daemonIn?(value: string): string | null;
 }
 
 /** How an engine is built. */
@@ -361,6 +363,8 @@ export class FirewallEngine {
       reads: assessment?.reads,
       principal,
     });
+    // an argument that is no command naming finger's own daemon (`web.fetch` of its URL): forbidden too
+    const forbidden = command === undefined ? this.#daemonArgs(args) : undefined;
     const perm = evaluatePolicy(
       policy,
       {
@@ -370,11 +374,27 @@ export class FirewallEngine {
         paths: paths.byArg,
         base: this.#sandbox.baseFor(principal),
         human: principal.kind === 'human',
+        ...(forbidden !== undefined ? { forbidden } : {}),
       },
       assessment,
     );
     const sb = this.#sandbox.check(paths, policy, principal);
     return { st: { shellCall, assessment, perm }, paths, sb };
+  }
+
+  /** Forbidden findings of the string arguments (top level, and in arrays) that name finger's own daemon. */
+  #daemonArgs(args: unknown): string[] | undefined {
+    const check = this.#risk.daemonIn?.bind(this.#risk);
+    if (check === undefined || typeof args !== 'object' || args === null) return undefined;
+    let out: string[] | undefined;
+    for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
+      for (const s of typeof v === 'string' ? [v] : Array.isArray(v) ? v : []) {
+        if (typeof s !== 'string') continue;
+        const hit = check(s);
+        if (hit !== null) (out ??= []).push(`argument ${k}: ${hit}`);
+      }
+    }
+    return out;
   }
 
   /** `kind:id:session`, remembered for the last principal and session (no string built per call). */

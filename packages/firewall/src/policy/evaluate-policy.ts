@@ -35,6 +35,8 @@ export interface PolicyFacts {
    * level (`dangerous`) instead of DENY. Absent or false: an AI-initiated call.
    */
   human?: boolean;
+  /** Forbidden findings of arguments that are no command (`web.fetch` of finger's own URL): DENY as the assessment's are. */
+  forbidden?: readonly string[];
 }
 
 /** The permission layer's verdict. */
@@ -252,8 +254,10 @@ export function evaluatePolicy(
     }
   }
   for (const r of matched) contributions.push(ruleContribution(r));
-  if (assessment?.forbidden !== undefined && facts.human !== true)
-    for (const f of assessment.forbidden) contributions.push(forbiddenContribution(f));
+  if (facts.human !== true) {
+    for (const f of assessment?.forbidden ?? []) contributions.push(forbiddenContribution(f));
+    for (const f of facts.forbidden ?? []) contributions.push(forbiddenContribution(f));
+  }
 
   let level: Level = 'AUTO';
   let layer: 'permission' | 'default' = 'default';

@@ -15,7 +15,8 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
-import { type DaemonFacts, FingerSelf } from './finger-self.js';
+import { daemonAddressIn } from './daemon-address.js';
+import { type DaemonFacts, FingerSelf, type FingerSelfOptions } from './finger-self.js';
 import { forbiddenFindings } from './forbidden.js';
 import { addUserHome } from './home-dirs.js';
 import { ModelBuilder } from './model-builder.js';
@@ -146,6 +147,9 @@ class Lru<V> {
   get size(): number {
     return this.#map.size;
   }
+  clear(): void {
+    this.#map.clear();
+  }
 }
 
 function freezeModel(m: CommandModel): void {
@@ -213,15 +217,17 @@ export class RiskAssessor {
   readonly #grammar: BashGrammar;
   readonly #text: Lru<Cached>;
   readonly #argv: Lru<Cached>;
-  readonly #self: FingerSelf;
+  #self: FingerSelf;
+  readonly #selfOptions: FingerSelfOptions;
   readonly #contained: boolean;
   #fast = 0;
   #hits = 0;
   #parses = 0;
 
-  private constructor(grammar: BashGrammar, cacheSize: number, self: FingerSelf, contained: boolean) {
+  private constructor(grammar: BashGrammar, cacheSize: number, self: FingerSelfOptions, contained: boolean) {
     this.#grammar = grammar;
-    this.#self = self;
+    this.#selfOptions = self;
+    this.#self = new FingerSelf(self);
     this.#contained = contained;
     this.#text = new Lru(cacheSize);
     this.#argv = new Lru(cacheSize);
@@ -232,7 +238,7 @@ export class RiskAssessor {
     const grammar = await BashGrammar.load(options.wasmPath);
     if (options.finger_home !== undefined) addFingerHome(options.finger_home);
     if (options.home_dir !== undefined) addUserHome(options.home_dir);
-    return new RiskAssessor(grammar, options.cacheSize ?? 4096, new FingerSelf(options), options.contained !== false);
+    return new RiskAssessor(grammar, options.cacheSize ?? 4096, options, options.contained !== false);
   }
 
   /**
@@ -317,6 +323,28 @@ export class RiskAssessor {
     if (forbidden.size > 0) out.forbidden = frozen([...forbidden]);
     if (reads.size > 0) out.reads = frozen([...reads]);
     return frozen(out);
+  }
+
+  /**
+   * Tells the assessor where finger's daemon listens once it does (a port 0 in the config is
+   * only known then) and its pid: requests to it and signals to it are forbidden from now on.
+   * Every cached assessment is dropped.
+   */
+  setDaemon(daemon: DaemonFacts): void {
+    this.#self = new FingerSelf({ ...this.#selfOptions, daemon });
+    this.#text.clear();
+    this.#argv.clear();
+  }
+
+  /**
+   * The forbidden finding for a tool argument that is no command (`web.fetch`'s `url`, an MCP
+   * tool's `endpoint`): it names finger's own daemon (daemon-address.ts); null when it does not.
+   */
+  daemonIn(value: string): string | null {
+    const addr = daemonAddressIn(value, this.#self);
+    return addr === null
+      ? null
+      : `${JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value)} names finger's own daemon (${addr})`;
   }
 
   /** What classify needs of this assessor besides the command. */
