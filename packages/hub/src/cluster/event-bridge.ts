@@ -1,6 +1,7 @@
 import { Events, type Msg, type NatsConnection, type Subscription } from 'nats';
 
 import type { EventType, FingerEvent } from '@finger/protocol';
+import { jsonLimitError, MAX_WIRE_JSON_DEPTH } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
 import type { EventBus } from '../events/event-bus.js';
@@ -284,6 +285,14 @@ export class NatsEventBridge {
     const e = head === undefined ? parseEvent(received) : undefined;
     const h = head ?? e;
     if (h === undefined) return; // e.g. a type this version does not know
+    if (e !== undefined) {
+      // written back out (JSON.stringify) and handed to subscribers: nothing past the nesting limit is
+      const tooDeep = jsonLimitError(e, 'event', { maxDepth: MAX_WIRE_JSON_DEPTH });
+      if (tooDeep !== undefined) {
+        this.o.onDropped?.({ reason: tooDeep.message, subject, node });
+        return;
+      }
+    }
     // the event names the node it came from (the one that signed its frame): `origin`, right
     // after the head a daemon writes, so the line keeps that head
     let line: string;
