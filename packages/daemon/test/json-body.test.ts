@@ -182,6 +182,20 @@ describe('request bodies refused for what they are', () => {
     });
   });
 
+  it('the same parser answers for application/json with a charset', async () => {
+    const res = await fetch(`${d.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.adminToken}`, 'content-type': 'application/json; charset=utf-8' },
+      body: `{"target":"echo.echo","payload":${nested(100)}}`,
+    });
+    const body = (await res.json()) as { error: { code: string; details: { limit: number } } };
+    expect({ status: res.status, code: body.error.code, limit: body.error.details.limit }).toEqual({
+      status: 400,
+      code: 'E_INVALID_ARGS',
+      limit: 64,
+    });
+  });
+
   it('a body that is not JSON still says so, with the position', async () => {
     const r = await post('/v1/messages', '{"target": ');
     expect({ status: r.status, code: r.body.error.code, issues: r.body.error.details.issues }).toEqual({
