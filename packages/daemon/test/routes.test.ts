@@ -78,7 +78,11 @@ describe('HTTP routes', () => {
       modules: 3,
       home: d.home,
       safety: { state: 'open', locked: false, agents_locked: [], breakers_tripped: {}, agents: [], breakers: {} },
+      // whether bubblewrap runs depends on the machine; in auto mode the sandbox is on exactly when it can run
+      sandbox: expect.objectContaining({ mode: 'auto', available: expect.any(Boolean) }),
     });
+    const sandbox = (res.json as { sandbox: { available: boolean; active: boolean } }).sandbox;
+    expect(sandbox.active).toBe(sandbox.available);
   });
 
   it('every other route without a token → 401 E_UNAUTHENTICATED', async () => {
