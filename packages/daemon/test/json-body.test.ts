@@ -41,7 +41,7 @@ async function post(path: string, body: string): Promise<{ status: number; body:
 /** Every JSON entry point, given a value nested `depth` levels as text: how deep the whole message nests. */
 const ENTRY_POINTS: Record<
   string,
-  { send(inner: string): Promise<{ code?: string; details?: any; ok: boolean }>; wrap: number }
+  { send(inner: string): Promise<{ code?: string; message?: string; details?: any; ok: boolean }>; wrap: number }
 > = {
   'POST /v1/messages': {
     wrap: 1,
