@@ -27,7 +27,7 @@ export default tseslint.config(
       '**/__pycache__/**',
       '.finger-test/**',
       'reports/**',
-      '.stryker-tmp/**',
+      '.stryker-tmp*/**',
     ],
   },
   {

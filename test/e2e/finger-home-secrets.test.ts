@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import { build, type BuildOptions, type FingerApp } from '@finger/daemon';
-import { runCli, startTestDaemon, type TempDir,tempDir } from '@finger/testkit';
+import { runCli, startTestDaemon, type TempDir, tempDir } from '@finger/testkit';
 
 const dirs: TempDir[] = [];
 const apps: FingerApp[] = [];
