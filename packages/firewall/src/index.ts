@@ -155,6 +155,8 @@ export type {
 export { maxLevel as maxCommandRiskLevel } from './risk/command-model.js';
 export type { CommandPattern } from './risk/command-pattern.js';
 export { compileCommandPattern } from './risk/command-pattern.js';
+export type { DaemonFacts } from './risk/finger-self.js';
+export { FORBIDDEN_REASON } from './risk/forbidden.js';
 export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
 export { LONG_COMMAND, MAX_PARSE_LENGTH, RiskAssessor } from './risk/risk-assessor.js';
 export { safeProgramNames } from './risk/safe-commands.js';

@@ -37,7 +37,8 @@ export interface RiskAssessorOptions {
   /**
    * finger's own home when it is not `~/.finger`: its tokens, `config/` and `state/` are
    * credentials, and those, `audit/`, `backups/` and `events/` sensitive to write, for every
-   * assessor of the process (paths.ts addFingerHome).
+   * assessor of the process (paths.ts addFingerHome); every path under it (and `~/.finger`) is a
+   * forbidden finding of this assessor (forbidden.ts).
    */
   finger_home?: string;
   /**
