@@ -11,7 +11,7 @@ import { internId, ulid } from '@finger/protocol';
 import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
 import type { AssessContext } from '../risk/cwd-paths.js';
-import { isWriteTool } from '../sandbox/path-args.js';
+import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
@@ -39,8 +39,8 @@ export interface PolicySource {
 export interface CommandAssessor {
   /** `context.cwd`: the directory the command starts in (relative paths are judged where they lead). */
   assess(command: string | readonly string[], context?: AssessContext): RiskAssessment;
-  /** A forbidden finding when a tool argument names finger's own daemon (`web.fetch` of its URL). */
-  daemonIn?(value: string): string | null;
+  /** A forbidden finding when a tool argument names finger's own daemon or files (`web.fetch` of its URL). */
+  forbiddenIn?(value: string): string | null;
 }
 
 /** How an engine is built. */
@@ -363,8 +363,8 @@ export class FirewallEngine {
       reads: assessment?.reads,
       principal,
     });
-    // an argument that is no command naming finger's own daemon (`web.fetch` of its URL): forbidden too
-    const forbidden = command === undefined ? this.#daemonArgs(args) : undefined;
+    // an argument that is no command naming finger's own daemon or files (`web.fetch` of its URL): forbidden too
+    const forbidden = command === undefined ? this.#forbiddenArgs(args, tool.input_schema) : undefined;
     const perm = evaluatePolicy(
       policy,
       {
@@ -382,12 +382,16 @@ export class FirewallEngine {
     return { st: { shellCall, assessment, perm }, paths, sb };
   }
 
-  /** Forbidden findings of the string arguments (top level, and in arrays) that name finger's own daemon. */
-  #daemonArgs(args: unknown): string[] | undefined {
-    const check = this.#risk.daemonIn?.bind(this.#risk);
+  /**
+   * Forbidden findings of the string arguments (top level, and in arrays) that name finger's own
+   * daemon or files; path arguments are the PathSandbox's (it resolves them).
+   */
+  #forbiddenArgs(args: unknown, schema: ToolCallFacts['tool']['input_schema']): string[] | undefined {
+    const check = this.#risk.forbiddenIn?.bind(this.#risk);
     if (check === undefined || typeof args !== 'object' || args === null) return undefined;
     let out: string[] | undefined;
     for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
+      if (isPathArg(k, schema)) continue;
       for (const s of typeof v === 'string' ? [v] : Array.isArray(v) ? v : []) {
         if (typeof s !== 'string') continue;
         const hit = check(s);

@@ -16,11 +16,13 @@ import {
 } from './command-model.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
 import { daemonAddressIn } from './daemon-address.js';
+import { fingerPlaceOf } from './finger-home-words.js';
 import { type DaemonFacts, FingerSelf, type FingerSelfOptions } from './finger-self.js';
 import { forbiddenFindings } from './forbidden.js';
 import { addUserHome } from './home-dirs.js';
 import { ModelBuilder } from './model-builder.js';
 import { addFingerHome, redFlagPaths } from './paths.js';
+import { pathParts } from './path-parts.js';
 import { readWords } from './read-words.js';
 import { type Probe, RealPaths } from './real-paths.js';
 import { isSafeCommand } from './safe-commands.js';
@@ -65,6 +67,9 @@ export interface RiskAssessorOptions {
    */
   contained?: boolean;
 }
+
+/** No directory: a tool argument's path is judged as written. */
+const NO_DIRECTORIES = Object.freeze({ list: Object.freeze([]), unknown: false });
 
 /** Counters since creation (for the bench and diagnostics). */
 export interface RiskAssessorStats {
@@ -339,13 +344,20 @@ export class RiskAssessor {
 
   /**
    * The forbidden finding for a tool argument that is no command (`web.fetch`'s `url`, an MCP
-   * tool's `endpoint`): it names finger's own daemon (daemon-address.ts); null when it does not.
+   * tool's `endpoint` or `uri`): it names finger's own daemon (daemon-address.ts), or an absolute,
+   * `~`, `$FINGER_HOME` or `file://` path in finger's home or a guarded file, also through a
+   * symbolic link; null when it does neither.
    */
-  daemonIn(value: string): string | null {
+  forbiddenIn(value: string): string | null {
+    const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value);
     const addr = daemonAddressIn(value, this.#self);
-    return addr === null
-      ? null
-      : `${JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value)} names finger's own daemon (${addr})`;
+    if (addr !== null) return `${shown} names finger's own daemon (${addr})`;
+    for (const part of pathParts(value)) {
+      if (!/^[/~$]/.test(part)) continue;
+      const hit = fingerPlaceOf(part, NO_DIRECTORIES, new RealPaths(), this.#self);
+      if (hit !== null) return `${shown} reaches finger's own files (${hit.place}: ${hit.to})`;
+    }
+    return null;
   }
 
   /** What classify needs of this assessor besides the command. */

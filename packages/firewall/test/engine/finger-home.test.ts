@@ -182,6 +182,19 @@ describe("finger's own home and API, through the FirewallEngine", () => {
     expect(s.agent('web.fetch', { url: 'https://example.com/' }).level).not.toBe('DENY');
   });
 
+  it("an MCP tool's path-like argument that is no declared path (a file:// uri) is DENY", async () => {
+    const s = await setup();
+    const uri = `file://${s.home}/token`;
+    const ev = s.agent('mcp.files.read_resource', { uri });
+    expect({ level: ev.level, denials: denials(ev) }).toEqual({
+      level: 'DENY',
+      denials: [
+        `DENY: ${FORBIDDEN_REASON}: argument uri: ${JSON.stringify(uri)} reaches finger's own files (${s.home}: ${s.home}/token)`,
+      ],
+    });
+    expect(s.agent('mcp.files.read_resource', { uri: `file://${s.ws}/README.md` }).level).toBe('AUTO');
+  });
+
   it('the verdict cache never serves an agent a verdict that skips the DENY', async () => {
     const s = await setup();
     const call = { command: 'myfinger approve x' };
