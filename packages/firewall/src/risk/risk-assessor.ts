@@ -21,8 +21,8 @@ import { type DaemonFacts, FingerSelf, type FingerSelfOptions } from './finger-s
 import { forbiddenFindings } from './forbidden.js';
 import { addUserHome } from './home-dirs.js';
 import { ModelBuilder } from './model-builder.js';
-import { addFingerHome, redFlagPaths } from './paths.js';
 import { pathParts } from './path-parts.js';
+import { addFingerHome, redFlagPaths } from './paths.js';
 import { readWords } from './read-words.js';
 import { type Probe, RealPaths } from './real-paths.js';
 import { isSafeCommand } from './safe-commands.js';
