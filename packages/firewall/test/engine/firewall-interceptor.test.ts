@@ -18,7 +18,8 @@ import { HumanGate } from '../../src/gate/human-gate.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
-import { cleanupsAfterEach, sharedAssessor, tempDir, tool } from './helpers.js';
+import { cleanupsAfterEach, sharedAssessor, tempDir } from './helpers.js';
+import { call, rejection } from './interceptor-fixtures.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {
@@ -67,35 +68,6 @@ function setup(over: Partial<FirewallInterceptorOptions> = {}) {
     return result;
   };
   return { ws, outside, engine, log, events, audited, run, intercept };
-}
-
-function call(tool_id: string, payload: unknown, over: { direct?: boolean; human?: boolean } = {}): FirewallCall {
-  return {
-    envelope: {
-      request_id: 'req-1',
-      correlation_id: 'corr-1',
-      session_id: 'sess-1',
-      workflow_id: '',
-      target: tool_id,
-      source: over.human
-        ? { kind: 'human', id: 'alice', roles: ['operator'] }
-        : { kind: 'agent', id: 'executor-1', roles: ['agent:executor'] },
-      payload,
-    },
-    resolved: { tool_id, tool: tool(tool_id) },
-    direct: over.direct ?? false,
-  };
-}
-
-async function rejection(
-  p: Promise<unknown>,
-): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code: string; message: string; details: Record<string, unknown> };
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('createFirewallInterceptor', () => {
