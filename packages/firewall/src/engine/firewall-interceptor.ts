@@ -270,7 +270,9 @@ function bindingHolds(engine: FirewallEvaluator, ev: Evaluation, d: FirewallGate
   }
   const wanted = d.binding?.file_sha256 !== undefined ? d.binding.file_sha256 : ev.preview?.file_sha256;
   const file = ev.preview?.path;
-  if (wanted === undefined || file === undefined) return true;
+  if (wanted === undefined) return true;
+  // a file hash is bound but no path says which file to recheck: not rechecked, so not run
+  if (file === undefined) return false;
   try {
     return engine.fileSha256(file) === wanted;
   } catch {

@@ -15,12 +15,14 @@ import type { ApprovalBinding, GateDecision } from './gate-types.js';
 /** Result of {@link verifyBinding}. */
 export type BindingCheck = { ok: true } | { ok: false; field: 'args' | 'file_sha256'; reason: string };
 
+const UNSERIALIZABLE = 'unserializable';
+
 /** The digest an approval stores for `args` (canonical JSON, sha256); a non-JSON value gets a digest no args match. */
 export function argsDigest(args: unknown): string {
   try {
     return digestOf(args === undefined ? null : args);
   } catch {
-    return 'unserializable';
+    return UNSERIALIZABLE;
   }
 }
 
@@ -43,7 +45,9 @@ export function verifyBinding(
   currentFileSha?: string | null,
 ): BindingCheck {
   const binding = 'binding' in approval ? approval.binding : approval;
-  if (argsDigest(currentArgs) !== binding.args_digest) {
+  const digest = argsDigest(currentArgs);
+  // arguments with no canonical form match nothing, not even other such arguments
+  if (digest === UNSERIALIZABLE || digest !== binding.args_digest) {
     return { ok: false, field: 'args', reason: 'the arguments changed after they were approved' };
   }
   if (binding.file_sha256 !== undefined) {

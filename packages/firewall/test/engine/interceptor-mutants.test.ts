@@ -332,6 +332,18 @@ describe('holding again after an approval', () => {
     }
   });
 
+  it('an approval that binds a file hash while the verdict names no file is held again: nothing says what to recheck', async () => {
+    const { engine } = scriptedEngine([evaluation('APPROVE')]);
+    const { gate, shown } = scriptedGate(
+      { approved: true, binding: { args_digest: digestOf(PUSH), file_sha256: SHA_A } },
+      { approved: false, reason: 'no' },
+    );
+    const h = harness(engine, { gate });
+    expect((await rejection(h.run(call('shell.exec', PUSH)))).code).toBe('E_REJECTED_BY_HUMAN');
+    expect(shown).toHaveLength(2);
+    expect(h.ran).toEqual([]);
+  });
+
   it('a preview that names a file but binds no hash of it runs without a file recheck', async () => {
     const hashes: string[] = [];
     const preview = { kind: 'args' as const, text: 'path: /work/notes.txt', path: '/work/notes.txt' };

@@ -25,6 +25,16 @@ describe('approval binding edges', () => {
     });
   });
 
+  it('arguments with no canonical form match no approval, not even one of other such arguments', () => {
+    const approval = bindingOf({ count: 1n });
+    expect(verifyBinding(approval, { count: 2n })).toEqual({
+      ok: false,
+      field: 'args',
+      reason: 'the arguments changed after they were approved',
+    });
+    expect(verifyBinding(approval, { count: 1n }).ok).toBe(false);
+  });
+
   it('binds no file hash key for a preview that has none', () => {
     const command = { kind: 'command' as const, text: 'git push', cwd: '/work' };
     expect(bindingOf(args, command)).toStrictEqual({ args_digest: digestOf(args) });
