@@ -49,10 +49,12 @@ export type {
   SandboxOptions,
   SandboxProbe,
   SandboxStatus,
+  WorkspaceWriteRequest,
 } from './runtime/sandbox.js';
 export {
   findProgram,
   probeSandbox,
+  probeWorkspaceWrite,
   Sandbox,
   SANDBOX_BASE_ARGS,
   sandboxArgv,
@@ -61,6 +63,15 @@ export {
 } from './runtime/sandbox.js';
 export type { SandboxMask } from './runtime/sandbox-paths.js';
 export { CREDENTIAL_PATHS, credentialPaths, resolveMasks } from './runtime/sandbox-paths.js';
+export type { SandboxCacheBind, SandboxProfile, WorkspaceWriteArgs } from './runtime/sandbox-profile.js';
+export {
+  GIT_RUNS_FROM,
+  PRIVATE_DIRS,
+  TOOL_CACHES,
+  WORKSPACE_WRITE_BASE_ARGS,
+  workspaceCacheDir,
+  workspaceWriteArgs,
+} from './runtime/sandbox-profile.js';
 export type { ProcRef } from './runtime/sandbox-tree.js';
 export { isRunning, killSandbox, sandboxInit, signalSandboxMembers, waitGone } from './runtime/sandbox-tree.js';
 export type { StdioRuntimeStats } from './runtime/stdio.js';

@@ -5,6 +5,7 @@ import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { FingerError } from '@finger/protocol';
 
 import { credentialPaths, resolveMasks, type SandboxMask } from './sandbox-paths.js';
+import { WORKSPACE_WRITE_BASE_ARGS, type WorkspaceWriteArgs,workspaceWriteArgs } from './sandbox-profile.js';
 
 /**
  * How the daemon sandboxes the processes it starts for AI-initiated calls (config `sandbox.mode`):
@@ -29,6 +30,11 @@ export interface SandboxArgvOptions {
   keep?: readonly SandboxKeep[];
   /** The program and its arguments, run inside. */
   command: readonly string[];
+  /**
+   * The workspace-write profile (sandbox-profile.ts): read-only file system but for the writable
+   * roots (always bound, `keep` ignored), private /tmp and caches, no network. Absent: the default profile.
+   */
+  profile?: WorkspaceWriteArgs;
 }
 
 /**
@@ -68,9 +74,14 @@ function depth(p: string): number {
  * over a directory, /dev/null over a file) and the kept directories that lie below a mask,
  * applied from the shallowest path to the deepest so the deeper one wins (a workspace inside
  * FINGER_HOME stays usable, a credential directory inside a workspace stays hidden; for the same
- * path the mask wins), then `--` and the command.
+ * path the mask wins), then `--` and the command. With `profile` (workspace-write):
+ * {@link WORKSPACE_WRITE_BASE_ARGS}, the private directories, and every writable root bound
+ * read-write, git's hooks and config in them read-only again and the private caches over the
+ * tool caches — ordered with the masks by depth the same way.
  */
 export function sandboxArgv(o: SandboxArgvOptions): string[] {
+  const ww = o.profile;
+  const keep: readonly SandboxKeep[] = ww ? ww.writable.map((path) => ({ path, writable: true })) : (o.keep ?? []);
   const ops: { path: string; order: number; args: string[] }[] = [];
   for (const m of o.masks) {
     // already hidden by a directory mask above it (a bind would only leave a mount point there),
@@ -79,21 +90,28 @@ export function sandboxArgv(o: SandboxArgvOptions): string[] {
       (d) =>
         d.kind === 'dir' &&
         below(m.path, d.path) &&
-        !(o.keep ?? []).some((k) => below(k.path, d.path) && (k.path === m.path || below(m.path, k.path))),
+        !keep.some((k) => below(k.path, d.path) && (k.path === m.path || below(m.path, k.path))),
     );
     if (hidden) continue;
     ops.push({
       path: m.path,
-      order: 1,
+      order: 2,
       args: m.kind === 'dir' ? ['--tmpfs', m.path] : ['--ro-bind', '/dev/null', m.path],
     });
   }
-  for (const k of o.keep ?? []) {
-    if (!o.masks.some((m) => m.kind === 'dir' && below(k.path, m.path))) continue;
+  for (const k of keep) {
+    // the default profile sees the host as it is: a kept directory needs a bind only below a mask
+    if (!ww && !o.masks.some((m) => m.kind === 'dir' && below(k.path, m.path))) continue;
     ops.push({ path: k.path, order: 0, args: [k.writable ? '--bind' : '--ro-bind', k.path, k.path] });
   }
+  if (ww) {
+    for (const d of ww.tmpfs) ops.push({ path: d, order: -1, args: ['--tmpfs', d] });
+    for (const c of ww.caches ?? []) ops.push({ path: c.target, order: 0, args: ['--bind', c.source, c.target] });
+    for (const r of ww.readOnly ?? []) ops.push({ path: r, order: 1, args: ['--ro-bind', r, r] });
+  }
   ops.sort((a, b) => depth(a.path) - depth(b.path) || a.order - b.order || (a.path < b.path ? -1 : 1));
-  return [o.bwrap, ...SANDBOX_BASE_ARGS, ...ops.flatMap((x) => x.args), '--', ...o.command];
+  const base = ww ? WORKSPACE_WRITE_BASE_ARGS : SANDBOX_BASE_ARGS;
+  return [o.bwrap, ...base, ...ops.flatMap((x) => x.args), '--', ...o.command];
 }
 
 /** Whether a sandbox can run on this host, and why not. */
@@ -113,6 +131,11 @@ export interface SandboxStatus {
   active: boolean;
   reason?: string;
   bwrap?: string;
+  /**
+   * Whether each stricter profile can run (its own trial run): `workspace-write` lets the firewall
+   * run a `moderate` shell call that stays in the workspace at NOTIFY instead of CONFIRM.
+   */
+  profiles: { 'workspace-write': { available: boolean; reason?: string } };
 }
 
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -184,6 +207,41 @@ function runProbe(name: string, pathVar: string): SandboxProbe {
   return { available: true, bwrap };
 }
 
+const profileProbes = new Map<string, SandboxProbe>();
+
+/**
+ * "Can the workspace-write profile run here?": a trial run of its argv (read-only root, private
+ * directories, no network) with bubblewrap `bwrap`, cached per binary. Never throws.
+ */
+export function probeWorkspaceWrite(bwrap: string, o: { fresh?: boolean } = {}): SandboxProbe {
+  const cached = profileProbes.get(bwrap);
+  if (cached !== undefined && o.fresh !== true) return cached;
+  const profile = workspaceWriteArgs({ writable: [] });
+  const [file, ...args] = sandboxArgv({ bwrap, masks: [], command: ['true'], profile });
+  const r = spawnSync(file!, args, {
+    env: { PATH: FALLBACK_PATH },
+    timeout: PROBE_TIMEOUT_MS,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  let result: SandboxProbe = { available: true, bwrap };
+  if (r.error !== undefined || r.status !== 0) {
+    const why = r.error?.message ?? ((r.stderr ?? '').trim().split('\n')[0] || `exit ${r.status ?? r.signal}`);
+    result = { available: false, bwrap, reason: `trial run of the workspace-write profile failed: ${why}` };
+  }
+  profileProbes.set(bwrap, result);
+  return result;
+}
+
+/** How a process is put into the workspace-write profile (see {@link Sandbox.wrap}). */
+export interface WorkspaceWriteRequest {
+  profile: 'workspace-write';
+  /** The call's workspace roots (real paths), the first its own: the only writable places; the first names the private cache. */
+  writable: readonly string[];
+  /** The directory the command starts in (its repository's `.git/hooks` and `.git/config` stay read-only too). */
+  cwd?: string;
+}
+
 /** Options of a {@link Sandbox}. */
 export interface SandboxOptions {
   mode: SandboxMode;
@@ -199,6 +257,13 @@ export interface SandboxOptions {
   bwrap?: string;
   /** The probe to use instead of running one (tests). */
   probe?: SandboxProbe;
+  /**
+   * Where the workspace-write profile keeps its private tool caches, one directory per workspace
+   * (the daemon: FINGER_HOME/state/sandbox-cache); without it the tool caches stay read-only there.
+   */
+  cacheRoot?: string;
+  /** The workspace-write probe to use instead of running one (tests). */
+  profileProbe?: SandboxProbe;
 }
 
 /**
@@ -211,6 +276,9 @@ export class Sandbox {
   readonly #probe: SandboxProbe;
   readonly #paths: string[];
   readonly #exempt: ReadonlySet<string>;
+  readonly #userHome: string | undefined;
+  readonly #cacheRoot: string | undefined;
+  readonly #profileProbe: SandboxProbe;
 
   constructor(o: SandboxOptions) {
     this.mode = o.mode;
@@ -220,15 +288,40 @@ export class Sandbox {
         : (o.probe ?? probeSandbox({ ...(o.env ? { env: o.env } : {}), ...(o.bwrap ? { bwrap: o.bwrap } : {}) }));
     this.#paths = [...o.protect, ...credentialPaths(o.userHome)];
     this.#exempt = new Set(o.exempt ?? []);
+    this.#userHome = o.userHome;
+    this.#cacheRoot = o.cacheRoot;
+    this.#profileProbe =
+      o.profileProbe ??
+      (this.#probe.available && this.#probe.bwrap !== undefined
+        ? probeWorkspaceWrite(this.#probe.bwrap)
+        : { available: false, reason: this.#probe.reason ?? 'no sandbox' });
   }
 
   /** The state for doctor, health and the start-up banner. */
   status(): SandboxStatus {
     const p = this.#probe;
-    const s: SandboxStatus = { mode: this.mode, available: p.available, active: this.active };
+    const ww = this.#profileProbe;
+    const wwAvailable = this.active && ww.available;
+    const why = this.active ? ww.reason : this.mode === 'off' ? 'sandbox.mode is off' : p.reason;
+    const s: SandboxStatus = {
+      mode: this.mode,
+      available: p.available,
+      active: this.active,
+      profiles: {
+        'workspace-write': wwAvailable ? { available: true } : { available: false, reason: why ?? 'unknown reason' },
+      },
+    };
     if (p.reason !== undefined) s.reason = p.reason;
     if (p.bwrap !== undefined) s.bwrap = p.bwrap;
     return s;
+  }
+
+  /**
+   * True when the workspace-write profile is used for module `id`'s processes when asked for:
+   * processes are wrapped ({@link active}, not exempt) and its own trial run passed.
+   */
+  workspaceWriteFor(id: string): boolean {
+    return this.active && this.appliesTo(id) && this.#profileProbe.available;
   }
 
   /** True when processes are wrapped. */
@@ -252,9 +345,30 @@ export class Sandbox {
   /**
    * The argv running `command` in a sandbox, or undefined when processes are not wrapped (mode
    * `off`, or `auto` where none can run). Throws E_NO_SANDBOX in mode `required` when no
-   * sandbox can run (the daemon refuses to start first; this is the second line).
+   * sandbox can run (the daemon refuses to start first; this is the second line). With
+   * `profile` (workspace-write) it never answers undefined: it throws E_NO_SANDBOX when that
+   * profile cannot run — the firewall let the call through on the strength of it.
    */
-  wrap(command: readonly string[], keep: readonly SandboxKeep[] = []): string[] | undefined {
+  wrap(
+    command: readonly string[],
+    keep: readonly SandboxKeep[] = [],
+    profile?: WorkspaceWriteRequest,
+  ): string[] | undefined {
+    if (profile !== undefined) {
+      if (!this.active || !this.#profileProbe.available || this.#probe.bwrap === undefined)
+        throw new FingerError(
+          'E_NO_SANDBOX',
+          `the call was let through to run in the workspace-write sandbox, which cannot run here: ${this.status().profiles['workspace-write'].reason ?? 'unknown reason'}`,
+          { profile: 'workspace-write' },
+        );
+      const args = workspaceWriteArgs({
+        writable: profile.writable,
+        ...(profile.cwd !== undefined ? { cwd: profile.cwd } : {}),
+        ...(this.#userHome !== undefined ? { userHome: this.#userHome } : {}),
+        ...(this.#cacheRoot !== undefined ? { cacheRoot: this.#cacheRoot } : {}),
+      });
+      return sandboxArgv({ bwrap: this.#probe.bwrap, masks: this.masks(), command, profile: args });
+    }
     if (this.mode === 'off') return undefined;
     if (!this.#probe.available || this.#probe.bwrap === undefined) {
       if (this.mode === 'required') throw sandboxUnavailable(this.#probe.reason);

@@ -160,7 +160,13 @@ describe('probe and modes', () => {
   it('required without a sandbox refuses to wrap: E_NO_SANDBOX', () => {
     const sb = new Sandbox({ mode: 'required', protect: [tmp], probe: UNAVAILABLE });
     expect(thrownCode(() => sb.wrap(['true']))).toBe('E_NO_SANDBOX');
-    expect(sb.status()).toEqual({ mode: 'required', available: false, active: false, reason: UNAVAILABLE.reason });
+    expect(sb.status()).toEqual({
+      mode: 'required',
+      available: false,
+      active: false,
+      reason: UNAVAILABLE.reason,
+      profiles: { 'workspace-write': { available: false, reason: UNAVAILABLE.reason } },
+    });
   });
 
   it('auto without a sandbox runs unwrapped and says so loudly', () => {
