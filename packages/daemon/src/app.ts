@@ -307,6 +307,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       config: config.safety,
       clock,
       logger: logger.child({ component: 'safety' }),
+      // the firewall is wired below; its gate knows which rejections the person excused
+      excused: (e) => firewall?.excused(e) ?? false,
       ...(redis ? { store: await redis.safetyStore() } : {}),
     });
     const sw = safety;
@@ -327,6 +329,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       workspaceFor: taskWorkspaces.workspaceFor,
       confidenceOf: taskConfidence.of,
       approvalTimeoutMs: config.firewall.approval_timeout_ms,
+      ...(config.firewall.behaviour ? { behaviour: config.firewall.behaviour } : {}),
       ...(config.approvals.answerers ? { answerers: config.approvals.answerers } : {}),
       logger: logger.child({ component: 'firewall' }),
       clock,
@@ -338,7 +341,12 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     });
     const fw = firewall;
     // Distributed mode: UserPolicy and session approvals shared with the cluster (Redis).
-    if (redis) await redis.shareFirewall({ policy: fw.policy, sessions: fw.gate.sessionState });
+    if (redis)
+      await redis.shareFirewall({
+        policy: fw.policy,
+        sessions: fw.gate.sessionState,
+        standing: fw.gate.standingApprovals,
+      });
     hub.use(fw.interceptor);
     // Distributed mode: local modules served on NATS, remote ones imported behind the firewall.
     if (config.nats.url) {

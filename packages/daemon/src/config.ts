@@ -78,8 +78,23 @@ export interface DaemonConfig {
    * runs unsandboxed.
    */
   sandbox: { mode: SandboxMode; exempt_modules: string[] };
-  /** The firewall: how long a held call waits for a person before it is rejected (E_APPROVAL_TIMEOUT). */
-  firewall: { approval_timeout_ms: number };
+  /**
+   * The firewall: how long a held call waits for a person before it is rejected
+   * (E_APPROVAL_TIMEOUT), and the behaviour layer's rate limits (absent keys keep its defaults:
+   * the same call more than 5 times — 3 at low confidence — in 60 s → APPROVE, the same tool
+   * more than 20 times → CONFIRM).
+   */
+  firewall: {
+    approval_timeout_ms: number;
+    behaviour?: {
+      window_ms?: number;
+      max_repeats?: number;
+      max_repeats_low_confidence?: number;
+      max_tool_calls?: number;
+      low_confidence?: number;
+      low_confidence_run?: number;
+    };
+  };
   /** Circuit breakers and budgets of the SafetyMonitor (§3.8). */
   safety: SafetyConfig;
   /** The model behind the router and the executor (§3.13); `offline` when none is configured. */
@@ -229,7 +244,17 @@ export const configSchema = {
       mode: { enum: ['auto', 'required', 'off'] },
       exempt_modules: { ...STRINGS, uniqueItems: true },
     }),
-    firewall: section({ approval_timeout_ms: POS_INT }),
+    firewall: section({
+      approval_timeout_ms: POS_INT,
+      behaviour: section({
+        window_ms: ms(1000, 86_400_000),
+        max_repeats: POS_INT,
+        max_repeats_low_confidence: POS_INT,
+        max_tool_calls: POS_INT,
+        low_confidence: { type: 'number', minimum: 0, maximum: 1 },
+        low_confidence_run: POS_INT,
+      }),
+    }),
     safety: section({
       max_token_usage: POS_INT,
       max_steps: POS_INT,

@@ -7,8 +7,12 @@ import { homedir } from 'node:os';
 
 import {
   adapt,
+  ADAPTATION_RULE_PREFIX,
+  type AdaptationAction,
   type AuditLog,
+  type BehaviourOptions,
   createFirewallInterceptor,
+  createShapeResolver,
   FirewallEngine,
   type FirewallGate,
   type FirewallInterceptor,
@@ -17,11 +21,13 @@ import {
   PerceptionBus,
   PolicyStore,
   RiskAssessor,
+  StandingApprovals,
 } from '@finger/firewall';
 import type { Clock, MessageHub } from '@finger/hub';
 import { FingerError, isFingerError, type Principal } from '@finger/protocol';
 
 import { type PolicyWarning, PolicyWarningLog } from './policy-warning-log.js';
+import { persistStandingApprovals, standingApprovalsPath } from './standing-approvals-file.js';
 
 /**
  * Who runs the read-only `fs.backups` for a viewer (`GET /v1/backups`): viewers may read the list
@@ -74,6 +80,8 @@ export interface FirewallWiringOptions {
   /** The model's confidence for a supervised task's current step, by the principal the hub carries (TaskConfidence.of). */
   confidenceOf?: (principal: Principal) => number | undefined;
   approvalTimeoutMs: number;
+  /** Config `firewall.behaviour`: the behaviour layer's rate limits (absent keys: its defaults). */
+  behaviour?: Partial<BehaviourOptions>;
   /** Config `approvals.answerers`: only these token names may answer held calls (absent: any admin/operator). */
   answerers?: readonly string[];
   logger: WiringLogger;
@@ -106,6 +114,8 @@ export interface FirewallWiring {
   listening(url: string, port: number): void;
   /** Waits for pending adaptation changes (tests, shutdown). */
   settled(): Promise<void>;
+  /** True for a refusal the person said was not the agent's fault (it does not feed the denial breaker). */
+  excused(error: unknown): boolean;
   /** Stops the adaptation and closes the gate (pending approvals are rejected). */
   close(): Promise<void>;
 }
@@ -171,12 +181,28 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     risk: assessor,
     sandbox,
     ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
+    ...(o.behaviour ? { behaviour: o.behaviour } : {}),
   });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
+  // what `always` leaves behind: a standing approval of the held call's shape; persistent ones survive a restart
+  const standing = new StandingApprovals();
+  const now = () => (o.clock ? o.clock.now() : Date.now());
+  const stopPersisting = persistStandingApprovals(standing, standingApprovalsPath(o.home), {
+    now,
+    warn: (obj, msg) => o.logger.warn(obj, msg),
+  });
+  const shapes = createShapeResolver({
+    assess: (command, context) => assessor.assess(command, context),
+    sandbox,
+    isShellTool: (id) => policy.current().admin.shellTools(id),
+    homeDir: homedir(),
+  });
   const gate =
     o.gate ??
     new HumanGate({
       events: o.hub.events,
+      shapes,
+      standing,
       reevaluate: (f) => engine.evaluate(f, { record: false }),
       audit: o.audit,
       perception,
@@ -193,11 +219,28 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     ...(o.confidenceOf ? { confidenceOf: (call) => o.confidenceOf?.(call.envelope.source) } : {}),
   });
 
+  const sweep = setInterval(() => standing.sweep(now()), 60_000);
+  sweep.unref();
+
   // Adaptation: one run at a time, after each resolved approval.
   let afterSeq = 0;
   let chain: Promise<void> = Promise.resolve();
   let closed = false;
   const actor = { kind: 'system', id: 'adaptation' };
+  /** A shape class escalates as a rule `adaptation:<tool>@<hash>` with its match; a whole tool as before. */
+  const escalate = async (a: Extract<AdaptationAction, { kind: 'tighten' }>): Promise<void> => {
+    const reason = `${a.rejections} consecutive rejections: ${a.hint}`;
+    if (a.shape?.match !== undefined) {
+      await policy.addRule(
+        { id: `${ADAPTATION_RULE_PREFIX}${a.tool}`, tool: a.shape.tool, match: a.shape.match, level: a.level, reason },
+        { actor, reason },
+      );
+      o.logger.info({ shape: a.shape.label, level: a.level }, 'adaptation escalated a call shape');
+      return;
+    }
+    await policy.escalate(a.tool, a.level, { actor, reason });
+    o.logger.info({ tool: a.tool, level: a.level }, 'adaptation escalated a tool');
+  };
   const runAdaptation = async (): Promise<void> => {
     if (closed) return;
     const snapshot = perception.snapshot();
@@ -205,8 +248,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     afterSeq = snapshot.seq; // hesitations: PerceptionBus already queued the explain hints
     for (const a of actions) {
       if (a.kind === 'tighten') {
-        await policy.escalate(a.tool, a.level, { actor, reason: `${a.rejections} consecutive rejections: ${a.hint}` });
-        o.logger.info({ tool: a.tool, level: a.level }, 'adaptation escalated a tool');
+        await escalate(a);
       } else if (a.kind === 'revert') {
         await policy.revertEscalation(a.tool, { actor, reason: `${a.approvals} consecutive approvals` });
         o.logger.info({ tool: a.tool }, 'adaptation reverted an escalation');
@@ -237,8 +279,16 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       assessor.setDaemon({ ports: [port], pid: process.pid, urls: [url, ...(o.urls ?? [])] });
     },
     settled: () => chain,
+    excused(error) {
+      const id = isFingerError(error)
+        ? (error.details as { approval_id?: unknown } | undefined)?.approval_id
+        : undefined;
+      return typeof id === 'string' && gate.isExcused(id);
+    },
     async close() {
       closed = true;
+      clearInterval(sweep);
+      stopPersisting();
       unsubscribe();
       unsubscribeHalt();
       await gate.close().catch((e: unknown) => o.logger.warn({ err: e }, 'gate close failed'));

@@ -21,6 +21,8 @@ export interface SafetyWiringOptions {
   clock: Clock;
   /** A shared store (distributed mode); default `FINGER_HOME/state/safety.json`. */
   store?: SafetyStateStore;
+  /** Denials that are not the agent's fault (the HumanGate's `agent_fault: false` rejections): not counted by the denial breaker. */
+  excused?: (error: unknown) => boolean;
 }
 
 /** The safety layer of one daemon. */
@@ -55,7 +57,7 @@ export async function wireSafety(o: SafetyWiringOptions): Promise<SafetyWiring> 
         o.logger.warn({ mode, ...r }, 'halt: hub calls stopped');
       },
     });
-    const interceptor = createSafetyInterceptor(monitor) as Interceptor;
+    const interceptor = createSafetyInterceptor(monitor, o.excused ? { excused: o.excused } : {}) as Interceptor;
     return {
       monitor,
       store,

@@ -51,6 +51,8 @@ export { unifiedDiff } from './engine/unified-diff.js';
 export type { VerdictCacheStats } from './engine/verdict-cache.js';
 export type { BindingCheck } from './gate/binding.js';
 export { argsDigest, bindingHolds, bindingOf, verifyBinding } from './gate/binding.js';
+export type { CallShape, ShapeClass, ShapeFacts, ShapePath, ShellCommandShape } from './gate/call-shape.js';
+export { deriveShape, describeShape, matchShape, narrows, parseShape, shapeClasses } from './gate/call-shape.js';
 export type {
   AbortPhase,
   AbortResult,
@@ -74,19 +76,26 @@ export type {
   Reevaluate,
   ReviewerConfig,
   ReviewerMode,
+  StandingOffer,
 } from './gate/gate-types.js';
 export { GATE_ANSWER_DECISIONS, systemGateClock } from './gate/gate-types.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_MAX_PENDING,
+  DEFAULT_PERSISTENT_MS,
   HumanGate,
   isHumanOnly,
+  MAX_STANDING_MS,
   riskExplanation,
 } from './gate/human-gate.js';
 export type { ReviewerRun, ReviewerVerdict } from './gate/reviewer.js';
 export { DEFAULT_REVIEWER_TIMEOUT_MS, parseReviewerOutput, runReviewer } from './gate/reviewer.js';
-export type { SessionApproval, SessionSnapshot } from './gate/session-state.js';
-export { SessionState } from './gate/session-state.js';
+export type { SessionSnapshot } from './gate/session-state.js';
+export { principalKey, SessionState } from './gate/session-state.js';
+export type { ShapeResolver, ShapeResolverOptions } from './gate/shape-facts.js';
+export { createShapeResolver } from './gate/shape-facts.js';
+export type { StandingApproval, StandingQuery, StandingScope } from './gate/standing-approvals.js';
+export { coverableLevel, covers, isLive, STANDING_SCOPES, StandingApprovals } from './gate/standing-approvals.js';
 export {
   checkGrantGlob,
   compileGrantGlob,
@@ -110,6 +119,7 @@ export type {
   AgentHint,
   ApprovalSample,
   ApprovalSource,
+  ClassPerception,
   PerceptionBusOptions,
   PerceptionCounts,
   RejectionSample,

@@ -42,6 +42,8 @@ export interface ApprovalView {
   };
   risk: string;
   human_only: boolean;
+  /** What `always` would approve from now on (absent from an older daemon). */
+  standing?: { offered: true; shape: unknown; description: string } | { offered: false; reason: string };
   status: 'reviewing' | 'waiting';
   review?: { mode: string; status: string; reason?: string };
   created_at: string;
@@ -62,6 +64,49 @@ export interface AnswerResultView {
   abort?: 'stopping' | 'stopped';
   /** The token that answered: its name (id) and roles. */
   answered_by?: AnsweredByView;
+  /** The standing approval `always` created. */
+  standing_approval?: StandingApprovalView;
+}
+
+/** A standing approval (`GET /v1/standing-approvals`). */
+export interface StandingApprovalView {
+  id: string;
+  tool_id: string;
+  shape: unknown;
+  description?: string;
+  level: string;
+  principal: string;
+  scope: 'session' | 'workspace' | 'persistent';
+  session_id?: string;
+  workspace?: string;
+  expires_at?: string;
+  by: string;
+  created_at: string;
+  approval_id: string;
+}
+
+/** The rows of `approvals standing`: id, scope, caller, shape, expiry. */
+export function standingRows(list: StandingApprovalView[]): string[][] {
+  return list.map((a) => [
+    a.id,
+    a.scope === 'session' ? `session ${a.session_id ?? '-'}` : a.scope,
+    a.principal,
+    a.description ?? a.tool_id,
+    a.expires_at ?? '-',
+  ]);
+}
+
+/** Every field of one standing approval, a line each. */
+export function formatStanding(a: StandingApprovalView): string[] {
+  return [
+    `standing approval ${a.id}`,
+    `shape:     ${a.description ?? JSON.stringify(a.shape)}`,
+    `caller:    ${a.principal}`,
+    `scope:     ${a.scope}${a.session_id ? ` (session ${a.session_id})` : ''}${a.workspace ? ` (workspace ${a.workspace})` : ''}`,
+    `level:     up to ${a.level} holds (never APPROVE or DENY)`,
+    `given by:  ${a.by} at ${a.created_at} on approval ${a.approval_id}`,
+    `expires:   ${a.expires_at ?? 'with its scope'}`,
+  ];
 }
 
 /** Who answered a held call (the answer, APPROVAL_RESOLVED): the token's name and roles. */
@@ -103,6 +148,8 @@ export function formatApproval(a: ApprovalView, c: Colors): string[] {
   for (const r of ev.matched_rules) lines.push(`rule:      ${r.source} ${r.id} → ${r.level} (${r.reason})`);
   if (a.review)
     lines.push(`reviewer:  ${a.review.mode}, ${a.review.status}${a.review.reason ? `: ${a.review.reason}` : ''}`);
+  if (a.standing?.offered === true) lines.push(`always:    from now on approves ${a.standing.description}`);
+  else if (a.standing?.offered === false) lines.push(`always:    ${a.standing.reason}`);
   const p = ev.preview;
   if (p?.kind === 'diff') {
     lines.push(
@@ -136,9 +183,13 @@ export function describeAnswer(r: AnswerResultView): string {
   if (r.decision === 'abort')
     return `aborted the session of ${r.id} (${r.abort ?? 'stopping'})${by}: its pending approvals were rejected`;
   if (!r.approved) return `rejected ${r.id} (${r.tool_id})${by}${r.reason ? `: ${r.reason}` : ''}`;
-  const how = [r.edited ? 'with edited args' : '', r.session_approval ? 'and for the rest of this session' : '']
-    .filter(Boolean)
-    .join(' ');
+  const sa = r.standing_approval;
+  const standing = sa
+    ? `and from now on: ${sa.description ?? sa.tool_id} (${sa.scope}, standing approval ${sa.id})`
+    : r.session_approval
+      ? 'and for the rest of this session'
+      : '';
+  const how = [r.edited ? 'with edited args' : '', standing].filter(Boolean).join(' ');
   return `approved ${r.id} (${r.tool_id})${how ? ` ${how}` : ''}${by}${r.reason && !r.session_approval ? ` — ${r.reason}` : ''}`;
 }
 
@@ -155,7 +206,8 @@ export interface ReviewDeps {
   editArgs(args: unknown): Promise<unknown>;
 }
 
-const KEYS = '[a]pprove  [r]eject  [A]lways (this session)  [e]dit args  [x] abort session  [s]kip';
+const KEYS =
+  "[a]pprove  [r]eject  [R]eject, not the agent's fault  [A]lways (this shape, this session)  [W] always in this workspace  [e]dit args  [x] abort session  [s]kip";
 
 /**
  * Shows one approval and asks until it is answered or skipped. Resolves `answered`, `skipped`,
@@ -175,9 +227,15 @@ export async function reviewApproval(deps: ReviewDeps, a: ApprovalView): Promise
       case 'A':
         body = { decision: 'always' };
         break;
-      case 'r': {
+      case 'W':
+        body = { decision: 'always', scope: 'workspace' };
+        break;
+      case 'r':
+      case 'R': {
         const reason = (await prompter.question('reason (sent back to the agent; empty for none): ')).trim();
         body = reason ? { decision: 'reject', reason } : { decision: 'reject' };
+        // not the agent's fault: it does not count toward the agent's denial breaker
+        if (key === 'R') body.agent_fault = false;
         break;
       }
       case 'e': {
@@ -373,11 +431,58 @@ async function watch(ctx: CommandContext, interactive: boolean): Promise<number>
 }
 
 function parseArgsOption(text: string): unknown {
+  return parseJsonOption('--args', text);
+}
+
+function parseJsonOption(name: string, text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new CliError('E_USAGE', `--args is not JSON: ${(e as Error).message}`);
+    throw new CliError('E_USAGE', `${name} is not JSON: ${(e as Error).message}`);
   }
+}
+
+/** `approvals standing [list|show <id>|revoke <id>]`: what `always` left behind. */
+function registerStanding(approvals: Command, state: RunState): void {
+  const standing = approvals
+    .command('standing')
+    .description('standing approvals (what `always` left behind): list, show, revoke');
+  const list = action(state, async (ctx) => {
+    const client = await ctx.client();
+    const res = await client.get<{ standing_approvals: StandingApprovalView[] }>('/v1/standing-approvals');
+    if (ctx.out.json) ctx.out.printJson(res);
+    else if (!res.standing_approvals.length) ctx.out.line('no standing approvals');
+    else ctx.out.table(['ID', 'SCOPE', 'CALLER', 'SHAPE', 'EXPIRES'], standingRows(res.standing_approvals));
+    return EXIT.OK;
+  });
+  standing.action(list);
+  standing.command('list').description('list the standing approvals in force').action(list);
+  standing
+    .command('show')
+    .description('show one standing approval')
+    .argument('<id>', 'standing approval id')
+    .action(
+      action(state, async (ctx, [id = '']) => {
+        const client = await ctx.client();
+        const body = await client.get<StandingApprovalView>(`/v1/standing-approvals/${seg(id)}`);
+        if (ctx.out.json) ctx.out.printJson(body);
+        else for (const l of formatStanding(body)) ctx.out.line(l);
+        return EXIT.OK;
+      }),
+    );
+  standing
+    .command('revoke')
+    .description('revoke a standing approval: the next call of its shape is held again')
+    .argument('<id>', 'standing approval id')
+    .action(
+      action(state, async (ctx, [id = '']) => {
+        const client = await ctx.client();
+        const body = await client.delete<{ revoked: StandingApprovalView }>(`/v1/standing-approvals/${seg(id)}`);
+        if (ctx.out.json) ctx.out.printJson(body);
+        else ctx.out.line(`revoked ${body.revoked.id}: ${body.revoked.description ?? body.revoked.tool_id}`);
+        return EXIT.OK;
+      }),
+    );
 }
 
 /** Prints an answer; exit 8 when an approval did not go through (the edited args were denied). */
@@ -389,7 +494,7 @@ function printAnswer(ctx: CommandContext, r: AnswerResultView): number {
 
 /** `approvals [--watch] [--full]`, `approve <id> [--always] [--args '{…}']`, `reject <id> [--reason …]`. */
 export function registerApprovals(program: Command, state: RunState): void {
-  program
+  const approvals = program
     .command('approvals')
     .description('list calls held for a person; --watch answers them interactively as they come')
     .option('--watch', 'follow new approvals (interactive on a terminal: approve, reject, always, edit, skip)')
@@ -413,21 +518,33 @@ export function registerApprovals(program: Command, state: RunState): void {
         return EXIT.OK;
       }),
     );
+  registerStanding(approvals, state);
 
   program
     .command('approve')
     .description('approve a held call (see: myfinger approvals)')
     .argument('<id>', 'approval id')
-    .option('--always', 'also approve this tool for the rest of the session')
+    .option('--always', "also approve the call's shape from now on (the approval's proposed shape; see --shape)")
+    .option('--scope <scope>', 'with --always: session (default), workspace or persistent')
+    .option('--expires <time>', 'with --always: RFC 3339 end (persistent: default 30 days)')
+    .option('--shape <json>', 'with --always: a narrower shape than the proposed one')
     .option('--args <json>', 'run with these edited arguments instead (re-checked by the firewall)')
     .action(
-      action<{ always?: boolean; args?: string }>(state, async (ctx, [id = ''], opts) => {
-        const body: Record<string, unknown> = { decision: opts.always ? 'always' : 'approve' };
-        if (opts.args !== undefined) body.args = parseArgsOption(opts.args);
-        const client = await ctx.client();
-        const { body: r } = await client.post<AnswerResultView>(`/v1/approvals/${seg(id)}`, body);
-        return printAnswer(ctx, r);
-      }),
+      action<{ always?: boolean; args?: string; scope?: string; expires?: string; shape?: string }>(
+        state,
+        async (ctx, [id = ''], opts) => {
+          const body: Record<string, unknown> = { decision: opts.always ? 'always' : 'approve' };
+          if ((opts.scope ?? opts.expires ?? opts.shape) !== undefined && !opts.always)
+            throw new CliError('E_USAGE', '--scope, --expires and --shape go with --always');
+          if (opts.scope !== undefined) body.scope = opts.scope;
+          if (opts.expires !== undefined) body.expires_at = opts.expires;
+          if (opts.shape !== undefined) body.shape = parseJsonOption('--shape', opts.shape);
+          if (opts.args !== undefined) body.args = parseArgsOption(opts.args);
+          const client = await ctx.client();
+          const { body: r } = await client.post<AnswerResultView>(`/v1/approvals/${seg(id)}`, body);
+          return printAnswer(ctx, r);
+        },
+      ),
     );
 
   program
@@ -435,10 +552,12 @@ export function registerApprovals(program: Command, state: RunState): void {
     .description('reject a held call; the reason goes back to the agent')
     .argument('<id>', 'approval id')
     .option('--reason <text>', 'why (shown to the agent)')
+    .option('--not-agent-fault', "not the agent's fault: does not count toward its denial breaker")
     .action(
-      action<{ reason?: string }>(state, async (ctx, [id = ''], opts) => {
+      action<{ reason?: string; notAgentFault?: boolean }>(state, async (ctx, [id = ''], opts) => {
         const body: Record<string, unknown> = { decision: 'reject' };
         if (opts.reason !== undefined) body.reason = opts.reason;
+        if (opts.notAgentFault) body.agent_fault = false;
         const client = await ctx.client();
         const { body: r } = await client.post<AnswerResultView>(`/v1/approvals/${seg(id)}`, body);
         return printAnswer(ctx, r);

@@ -1,18 +1,28 @@
 // The firewall state that every daemon of a cluster shares through Redis: the UserPolicy (one
 // versioned document, changed by compare-and-set so a change made over a stale policy is refused)
-// and the HumanGate's session approvals and abort phases (one key per session, with a TTL).
+// the HumanGate's abort phases (one key per session, with a TTL) and its standing approvals (one
+// key per approval, living until it expires).
 // The firewall keeps evaluating synchronously on its local copies; this module keeps them in step.
 
-import type { PolicyDocument, PolicyStore, SessionSnapshot, SessionState } from '@finger/firewall';
+import type {
+  PolicyDocument,
+  PolicyStore,
+  SessionSnapshot,
+  SessionState,
+  StandingApproval,
+  StandingApprovals,
+} from '@finger/firewall';
 import type { Logger } from '@finger/hub';
 import type { RedisKv } from '@finger/hub/redis';
 import { FingerError } from '@finger/protocol';
 
 const POLICY = 'user-policy';
 const SESSION = 'session:';
+const STANDING = 'standing:';
 
 /** A change notice on the `firewall` channel. */
-type FirewallChange = { type: 'user_policy'; digest: string } | { type: 'session'; session_id: string };
+type FirewallChange =
+  { type: 'user_policy'; digest: string } | { type: 'session'; session_id: string } | { type: 'standing'; id: string };
 
 /** Tuning of {@link RedisFirewallSync}. */
 export interface RedisFirewallSyncOptions {
@@ -21,7 +31,7 @@ export interface RedisFirewallSyncOptions {
   session_ttl_ms?: number;
   /** Most sessions loaded at start (and after an outage). Default 10,000. */
   max_sessions?: number;
-  /** Whether Redis can take writes now; while it cannot, a session approval ("always") is refused. */
+  /** Whether Redis can take writes now; while it cannot, a standing approval ("always") is refused. */
   available?: () => boolean;
 }
 
@@ -50,6 +60,7 @@ export class RedisFirewallSync {
     private readonly kv: RedisKv,
     private readonly policy: PolicyStore,
     private readonly sessions: SessionState,
+    private readonly standing: StandingApprovals | undefined,
     private readonly o: RedisFirewallSyncOptions,
   ) {
     this.ttl = o.session_ttl_ms ?? 24 * 60 * 60_000;
@@ -66,15 +77,24 @@ export class RedisFirewallSync {
     policy: PolicyStore,
     sessions: SessionState,
     o: RedisFirewallSyncOptions,
+    standing?: StandingApprovals,
   ): Promise<RedisFirewallSync> {
-    const s = new RedisFirewallSync(kv, policy, sessions, o);
+    const s = new RedisFirewallSync(kv, policy, sessions, standing, o);
     s.unsubscribe = await kv.subscribe((c) => void s.remote(c as FirewallChange));
     s.offReconnect = kv.onReconnect(() => void s.resync().catch(() => undefined));
     await s.loadPolicy(true);
     await s.loadSessions();
     policy.setUserPersistence({ save: (doc, prev, next) => s.savePolicy(doc, prev, next) });
     sessions.onChange = (id) => s.sessionChanged(id);
-    sessions.assertShareable = () => s.assertShareable();
+    if (standing !== undefined) {
+      const before = standing.onChange;
+      standing.onChange = (id, a) => {
+        before?.(id, a);
+        s.standingChanged(id, a);
+      };
+      s.restoreStandingChange = before;
+      standing.assertShareable = () => s.assertShareable();
+    }
     return s;
   }
 
@@ -85,9 +105,15 @@ export class RedisFirewallSync {
     this.offReconnect?.();
     this.policy.setUserPersistence(undefined);
     this.sessions.onChange = undefined;
-    this.sessions.assertShareable = undefined;
+    if (this.standing !== undefined) {
+      this.standing.onChange = this.restoreStandingChange;
+      this.standing.assertShareable = undefined;
+    }
     await Promise.all([...this.writes.values()]);
   }
+
+  /** The standing approvals' `onChange` before this sync chained itself in (put back on close). */
+  private restoreStandingChange: StandingApprovals['onChange'];
 
   private async savePolicy(doc: PolicyDocument, prev: string, next: string): Promise<void> {
     const change: FirewallChange = { type: 'user_policy', digest: next };
@@ -118,14 +144,38 @@ export class RedisFirewallSync {
     for (const [key, snap] of await this.kv.scanJson<SessionSnapshot>(SESSION, this.max)) {
       this.sessions.restore(key.slice(SESSION.length), snap);
     }
+    if (this.standing === undefined) return;
+    for (const [key, a] of await this.kv.scanJson<StandingApproval>(STANDING, this.max)) {
+      this.standing.restore(key.slice(STANDING.length), a);
+    }
+  }
+
+  /** Shares one standing approval (undefined: revoked), in order per approval; it lives in Redis until it expires. */
+  standingChanged(id: string, a: StandingApproval | undefined): void {
+    if (this.closed) return;
+    const change: FirewallChange = { type: 'standing', id };
+    const key = STANDING + id;
+    const ttl = a?.expires_at !== undefined ? Math.max(1000, Date.parse(a.expires_at) - Date.now()) : this.ttl;
+    const prev = this.writes.get(key) ?? Promise.resolve();
+    const next = prev
+      .then(() =>
+        a === undefined ? this.kv.del(key, change).then(() => undefined) : this.kv.setJson(key, a, change, ttl),
+      )
+      .catch((e: unknown) =>
+        this.o.logger.warn({ id, err: (e as Error).message }, 'standing approval not shared (redis)'),
+      )
+      .finally(() => {
+        if (this.writes.get(key) === next) this.writes.delete(key);
+      });
+    this.writes.set(key, next);
   }
 
   private assertShareable(): void {
     if (this.o.available?.() === false)
       throw new FingerError(
         'E_STORE_UNAVAILABLE',
-        'redis is unavailable: an approval for the rest of the session could not reach the other daemons; approve once, or retry when redis is back',
-        { op: 'session.approve' },
+        'redis is unavailable: a standing approval could not reach the other daemons; approve once, or retry when redis is back',
+        { op: 'standing.approve' },
       );
   }
 
@@ -156,6 +206,8 @@ export class RedisFirewallSync {
         if (c.digest !== this.policy.userDigest()) await this.loadPolicy(false);
       } else if (c.type === 'session' && typeof c.session_id === 'string') {
         this.sessions.restore(c.session_id, await this.kv.getJson<SessionSnapshot>(SESSION + c.session_id));
+      } else if (c.type === 'standing' && typeof c.id === 'string' && this.standing !== undefined) {
+        this.standing.restore(c.id, await this.kv.getJson<StandingApproval>(STANDING + c.id));
       }
     } catch (e) {
       this.o.logger.warn({ change: c.type, err: (e as Error).message }, 'shared firewall change not applied');

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-import type { AuditHeadStore, AuditLog, PolicyStore, SessionState } from '@finger/firewall';
+import type { AuditHeadStore, AuditLog, PolicyStore, SessionState, StandingApprovals } from '@finger/firewall';
 import type { Clock, EventBus, Logger } from '@finger/hub';
 import type { RedisAuditMirror, RedisConnection, RedisKv, RedisLeaseStore, RedisRequestStore } from '@finger/hub/redis';
 
@@ -42,7 +42,11 @@ export interface RedisWiring {
    * Shares the UserPolicy and the gate's session approvals with the cluster (E_STORE_UNAVAILABLE
    * when Redis cannot be read: the daemon must not start on a possibly stale policy).
    */
-  shareFirewall(parts: { policy: PolicyStore; sessions: SessionState }): Promise<RedisFirewallSync>;
+  shareFirewall(parts: {
+    policy: PolicyStore;
+    sessions: SessionState;
+    standing?: StandingApprovals;
+  }): Promise<RedisFirewallSync>;
   /** Mirrors every durable audit entry into the `<prefix>audit` stream. */
   mirrorAudit(audit: AuditLog): void;
   /** The head of the audit log in `dir`, kept under `<prefix>audit:head:<host>:<dir digest>` (audit-head.ts). */
@@ -134,10 +138,13 @@ export async function wireRedis(o: RedisWiringOptions): Promise<RedisWiring> {
     async shareFirewall(parts) {
       const kv = new RedisKv(connection, 'firewall');
       kvs.push(kv);
-      firewall = await RedisFirewallSync.open(kv, parts.policy, parts.sessions, {
-        logger,
-        available: () => connection.available,
-      });
+      firewall = await RedisFirewallSync.open(
+        kv,
+        parts.policy,
+        parts.sessions,
+        { logger, available: () => connection.available },
+        parts.standing,
+      );
       return firewall;
     },
     mirrorAudit(audit) {

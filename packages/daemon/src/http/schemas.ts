@@ -161,6 +161,63 @@ export const toolInfoSchema = {
   },
 } as const;
 
+/**
+ * A call shape (what a standing approval covers): `shell` commands (program, subcommand words,
+ * optional argument globs), `path` globs, a `url` origin, or `args` JSON pointers to globs.
+ */
+export const callShapeSchema = {
+  $id: 'CallShape',
+  type: 'object',
+  additionalProperties: true,
+  required: ['kind', 'tool'],
+  properties: {
+    kind: { type: 'string', enum: ['shell', 'path', 'url', 'args'] },
+    tool: { type: 'string', minLength: 1, maxLength: 256 },
+    commands: {
+      type: 'array',
+      maxItems: 64,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['program'],
+        properties: {
+          program: { type: 'string', minLength: 1, maxLength: 256 },
+          subcommand: { type: 'array', maxItems: 8, items: { type: 'string', minLength: 1, maxLength: 256 } },
+          args: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 512 } },
+          writes: { type: 'boolean' },
+        },
+      },
+    },
+    paths: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 4096 } },
+    scheme: { type: 'string', enum: ['http', 'https'] },
+    host: { type: 'string', minLength: 1, maxLength: 256 },
+    pointers: { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', maxLength: 4096 } },
+  },
+} as const;
+
+/** A standing approval (`GET /v1/standing-approvals`). */
+export const standingApprovalSchema = {
+  $id: 'StandingApproval',
+  type: 'object',
+  additionalProperties: true,
+  required: ['id', 'tool_id', 'shape', 'level', 'principal', 'scope', 'by', 'created_at', 'approval_id'],
+  properties: {
+    id: { type: 'string' },
+    tool_id: { type: 'string' },
+    shape: { $ref: 'CallShape#' },
+    description: { type: 'string', description: 'The shape in one line' },
+    level: { type: 'string', description: 'The hold level it was given at; it never covers a stricter one' },
+    principal: { type: 'string', description: 'The caller it covers, <kind>:<id>' },
+    scope: { type: 'string', enum: ['session', 'workspace', 'persistent'] },
+    session_id: { type: 'string' },
+    workspace: { type: 'string' },
+    expires_at: { type: 'string' },
+    by: { type: 'string', description: 'The token that answered always' },
+    created_at: { type: 'string' },
+    approval_id: { type: 'string', description: 'The held call it was given on' },
+  },
+} as const;
+
 /** Every shared schema, for `addSchema`. */
 export const SHARED_SCHEMAS = [
   eventSchema,
@@ -170,6 +227,8 @@ export const SHARED_SCHEMAS = [
   dispatchResponseSchema,
   tokenInfoSchema,
   toolInfoSchema,
+  callShapeSchema,
+  standingApprovalSchema,
 ] as const;
 
 /** `{$ref}` to a shared schema. */

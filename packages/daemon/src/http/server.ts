@@ -12,7 +12,7 @@ import { installErrorHandling } from './errors.js';
 import { type HostPolicy, installHostCheck } from './host-check.js';
 import { DEFAULT_BODY_LIMIT, installJsonBody } from './json-body.js';
 import type { RouteDeps } from './route-deps.js';
-import { approvalRoutes } from './routes/approvals.js';
+import { approvalRoutes, standingApprovalRoutes } from './routes/approvals.js';
 import { auditRoutes } from './routes/audit.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
@@ -118,6 +118,7 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   grantRoutes(app, deps);
   undoRoutes(app, deps);
   approvalRoutes(app, deps);
+  standingApprovalRoutes(app, deps);
   auditRoutes(app, deps);
   policyRoutes(app, deps);
   taskRoutes(app, deps);

@@ -48,7 +48,7 @@ export function answeredBy(by: GateAnswerer): AnsweredBy {
 
 /**
  * Throws E_INVALID_ARGS for a malformed answer (decision, reason ≤ 2000 chars, args only with
- * approve/always) and E_FORBIDDEN without an authenticated principal holding an answer role.
+ * approve/always, shape/scope/expires_at only with always, agent_fault only with reject) and E_FORBIDDEN without an authenticated principal holding an answer role.
  */
 export function checkAnswer(a: GateAnswer, rule: AnswererRule): void {
   if (typeof a !== 'object' || a === null) throw new FingerError('E_INVALID_ARGS', 'an answer must be an object');
@@ -65,6 +65,18 @@ export function checkAnswer(a: GateAnswer, rule: AnswererRule): void {
   if (a.args !== undefined && a.decision !== 'approve' && a.decision !== 'always') {
     throw new FingerError('E_INVALID_ARGS', 'args may only come with approve or always', {
       issues: [{ path: '$.args', message: 'only with approve or always' }],
+    });
+  }
+  for (const k of ['shape', 'scope', 'expires_at'] as const) {
+    if (a[k] !== undefined && a.decision !== 'always') {
+      throw new FingerError('E_INVALID_ARGS', `${k} may only come with always`, {
+        issues: [{ path: `$.${k}`, message: 'only with always' }],
+      });
+    }
+  }
+  if (a.agent_fault !== undefined && (a.decision !== 'reject' || typeof a.agent_fault !== 'boolean')) {
+    throw new FingerError('E_INVALID_ARGS', 'agent_fault is a boolean that may only come with reject', {
+      issues: [{ path: '$.agent_fault', message: 'a boolean, only with reject' }],
     });
   }
   if (!a.by || typeof a.by.id !== 'string' || !Array.isArray(a.by.roles)) {

@@ -5,6 +5,7 @@ import { rfc3339 } from '@finger/protocol';
 
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
 import { bindingOf } from './binding.js';
+import { type CallShape, type ShapeClass, type ShapeFacts } from './call-shape.js';
 import type {
   DecidedBy,
   GateAnswerer,
@@ -12,8 +13,10 @@ import type {
   GateRejectCode,
   PendingApproval,
   ReviewerConfig,
+  StandingOffer,
 } from './gate-types.js';
 import type { ReviewerRun, ReviewerVerdict } from './reviewer.js';
+import type { StandingApproval } from './standing-approvals.js';
 
 /** The gate's bookkeeping around one held call. */
 export interface GateEntry {
@@ -28,6 +31,12 @@ export interface GateEntry {
   lateReview?: ReviewerVerdict;
   timer: unknown;
   reviewer?: ReviewerRun;
+  /** The held call's shape facts (undefined: no resolver, or they could not be resolved). */
+  shape?: ShapeFacts;
+  /** The shape classes the adaptation counts the answer in (undefined: the whole tool, as before shapes). */
+  classes?: ShapeClass[];
+  /** The offered shape, when one is. */
+  proposed?: CallShape;
   resolve(d: GateDecision): void;
 }
 
@@ -37,6 +46,10 @@ export interface FinishMeta {
   decision: string;
   by?: GateAnswerer;
   edited?: boolean;
+  /** `always`: the standing approval it created. */
+  standing?: StandingApproval;
+  /** `reject`: the person said it was not the agent's fault. */
+  excused?: boolean;
 }
 
 /** True when a rule marked `human_only` matched (on the Evaluation, a matched rule or the facts). */
@@ -83,6 +96,7 @@ export function newPendingApproval(o: {
   reviewer: ReviewerConfig | undefined;
   now: number;
   timeoutMs: number;
+  standing: StandingOffer;
 }): PendingApproval {
   const { id, ev, facts, args, humanOnly, reviewer, now } = o;
   const approval: PendingApproval = {
@@ -101,6 +115,7 @@ export function newPendingApproval(o: {
     },
     risk: riskExplanation(ev),
     human_only: humanOnly,
+    standing: structuredClone(o.standing),
     status: reviewer ? 'reviewing' : 'waiting',
     binding: bindingOf(args, ev.preview),
     created_at: rfc3339(now),

@@ -5,7 +5,9 @@ import type { AuditRecord } from '../audit/audit-entry.js';
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
 import { answeredBy } from './answer-checks.js';
 import type { FinishMeta, GateEntry } from './approval-record.js';
+import { describeShape } from './call-shape.js';
 import type { GateDecision, GateEvents, GatePerception } from './gate-types.js';
+import type { StandingApproval } from './standing-approvals.js';
 
 /** The `approval.requested` audit record of a new hold. */
 export function requestedAuditRecord(entry: GateEntry, humanOnly: boolean): AuditRecord {
@@ -51,8 +53,85 @@ export function resolvedAuditRecord(entry: GateEntry, d: GateDecision, meta: Fin
       latency_ms: latency,
       ...(meta.by ? { answered_by: answeredBy(meta.by) } : {}),
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
+      ...(meta.standing ? { standing_approval: standingSummary(meta.standing) } : {}),
+      ...(meta.excused ? { agent_fault: false } : {}),
     },
   };
+}
+
+/** What the audit log and events say of a standing approval (its shape, scope, caller and expiry). */
+export function standingSummary(a: StandingApproval): Record<string, unknown> {
+  return {
+    id: a.id,
+    tool_id: a.tool_id,
+    shape: a.shape,
+    description: describeShape(a.shape),
+    level: a.level,
+    principal: a.principal,
+    scope: a.scope,
+    ...(a.session_id !== undefined ? { session_id: a.session_id } : {}),
+    ...(a.workspace !== undefined ? { workspace: a.workspace } : {}),
+    ...(a.expires_at !== undefined ? { expires_at: a.expires_at } : {}),
+    by: a.by,
+  };
+}
+
+/** The matched rule a standing approval adds to the Evaluation of a call it lets through: id `standing:<id>`. */
+export function standingRule(ev: Evaluation, a: StandingApproval): Evaluation['matched_rules'][number] {
+  return {
+    source: 'user',
+    id: `standing:${a.id}`,
+    level: ev.level,
+    reason: `standing approval ${a.id} by ${a.by} (${a.scope}): ${describeShape(a.shape)}`,
+  };
+}
+
+/** The `approval.resolved` audit record (decision `standing`) of a call a standing approval let through. */
+export function standingAuditRecord(
+  ev: Evaluation,
+  facts: ToolCallFacts,
+  d: GateDecision,
+  a: StandingApproval,
+): AuditRecord {
+  return {
+    type: 'approval.resolved',
+    actor: { kind: 'human', id: a.by },
+    request_id: facts.request_id,
+    correlation_id: facts.correlation_id,
+    tool: facts.tool_id,
+    args_digest: d.binding!.args_digest === 'unserializable' ? null : d.binding!.args_digest,
+    verdict: { ...ev, matched_rules: [...ev.matched_rules, standingRule(ev, a)] },
+    decision: 'standing',
+    details: {
+      session_id: facts.session_id,
+      level: ev.level,
+      decided_by: 'standing',
+      standing_approval: standingSummary(a),
+    },
+  };
+}
+
+/** APPROVAL_RESOLVED for a call a standing approval let through (no approval id). */
+export function emitStandingResolved(events: GateEvents | undefined, facts: ToolCallFacts, a: StandingApproval): void {
+  events?.emit(
+    'APPROVAL_RESOLVED',
+    {
+      request_id: facts.request_id,
+      correlation_id: facts.correlation_id,
+      session_id: facts.session_id,
+      target: facts.tool_id,
+    },
+    {
+      id: null,
+      tool_id: facts.tool_id,
+      decision: 'standing',
+      approved: true,
+      decided_by: 'standing',
+      by: a.by,
+      standing_approval_id: a.id,
+      matched_rule: `standing:${a.id}`,
+    },
+  );
 }
 
 /** APPROVAL_REQUESTED for a hold a person is asked to answer (carries a copy of the approval). */
@@ -117,6 +196,7 @@ export function recordPerception(
 ): void {
   if (!p) return;
   const { tool_id, session_id } = entry.facts;
+  const classes = entry.classes !== undefined ? { classes: entry.classes } : {};
   if (d.approved) {
     if (d.decided_by === 'human' || d.decided_by === 'reviewer') {
       p.recordApproval({
@@ -125,6 +205,7 @@ export function recordPerception(
         latency_ms: latency,
         source: d.decided_by,
         edited: meta.edited === true,
+        ...classes,
       });
     }
     return;
@@ -138,34 +219,11 @@ export function recordPerception(
         ? d.decided_by
         : undefined;
   if (source)
-    p.recordRejection({ tool_id, session_id, source, ...(d.reason !== undefined ? { reason: d.reason } : {}) });
-}
-
-/** The `approval.resolved` audit record of a call a session approval (`always`) let through. */
-export function sessionAuditRecord(ev: Evaluation, facts: ToolCallFacts, d: GateDecision, by: string): AuditRecord {
-  return {
-    type: 'approval.resolved',
-    actor: { kind: 'human', id: by },
-    request_id: facts.request_id,
-    correlation_id: facts.correlation_id,
-    tool: facts.tool_id,
-    args_digest: d.binding!.args_digest === 'unserializable' ? null : d.binding!.args_digest,
-    verdict: ev,
-    decision: 'session',
-    details: { session_id: facts.session_id, level: ev.level },
-  };
-}
-
-/** APPROVAL_RESOLVED for a call a session approval let through (no approval id). */
-export function emitSessionResolved(events: GateEvents | undefined, facts: ToolCallFacts, by: string): void {
-  events?.emit(
-    'APPROVAL_RESOLVED',
-    {
-      request_id: facts.request_id,
-      correlation_id: facts.correlation_id,
-      session_id: facts.session_id,
-      target: facts.tool_id,
-    },
-    { id: null, tool_id: facts.tool_id, decision: 'session', approved: true, decided_by: 'session', by },
-  );
+    p.recordRejection({
+      tool_id,
+      session_id,
+      source,
+      ...(d.reason !== undefined ? { reason: d.reason } : {}),
+      ...classes,
+    });
 }

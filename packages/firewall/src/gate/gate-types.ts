@@ -7,6 +7,9 @@ import type { EventType } from '@finger/protocol';
 import type { AuditRecord } from '../audit/audit-entry.js';
 import type { Evaluation, Level, ToolCallFacts } from '../engine/evaluation.js';
 import type { ApprovalSample, RejectionSample } from '../perception/perception-bus.js';
+import type { CallShape } from './call-shape.js';
+import type { ShapeResolver } from './shape-facts.js';
+import type { StandingApproval, StandingApprovals, StandingScope } from './standing-approvals.js';
 
 /** What a person may answer (§3.8 HumanGate). */
 export type GateAnswerDecision = 'approve' | 'reject' | 'always' | 'abort';
@@ -28,8 +31,26 @@ export interface GateAnswer {
   args?: unknown;
   /** Fed back to the agent on `reject`; recorded with every answer. */
   reason?: string;
+  /** `always` only: the shape to approve — the pending approval's proposed one (default) or narrower. */
+  shape?: CallShape;
+  /** `always` only: where the standing approval applies (default `session`). */
+  scope?: StandingScope;
+  /** `always` only: RFC 3339 expiry (required for `persistent`, at most a year ahead). */
+  expires_at?: string;
+  /**
+   * `reject` only: false when the rejection is not the agent's fault (the person changed their
+   * mind, the moment is wrong): it does not count toward the agent's denial breaker.
+   */
+  agent_fault?: boolean;
   by: GateAnswerer;
 }
+
+/**
+ * What `always` would leave behind for a held call, shown before the person accepts: a standing
+ * approval of `shape`, or why none can be given (the call is answered once).
+ */
+export type StandingOffer =
+  { offered: true; shape: CallShape; description: string } | { offered: false; reason: string };
 
 /**
  * What an approval covers: the canonical-JSON digest of the exact arguments shown and, for
@@ -42,7 +63,7 @@ export interface ApprovalBinding {
 }
 
 /** Who or what settled a hold. */
-export type DecidedBy = 'human' | 'reviewer' | 'session' | 'timeout' | 'abort' | 'gate';
+export type DecidedBy = 'human' | 'reviewer' | 'session' | 'standing' | 'timeout' | 'abort' | 'gate';
 
 /** Error codes a refused hold carries; the interceptor throws a FingerError with it. */
 export type GateRejectCode =
@@ -107,8 +128,10 @@ export interface PendingApproval {
   facts: ApprovalFacts;
   /** One-paragraph risk explanation: level, deciding layer, rules and reasons. */
   risk: string;
-  /** A rule marked `human_only` matched: no reviewer, no session approval. */
+  /** A rule marked `human_only` matched: no reviewer, no standing approval. */
   human_only: boolean;
+  /** What `always` would approve from now on (the shape), or why it would approve this call only. */
+  standing: StandingOffer;
   status: 'reviewing' | 'waiting';
   review?: ApprovalReview;
   binding: ApprovalBinding;
@@ -124,8 +147,10 @@ export interface AnswerResult {
   tool_id: string;
   /** The arguments were edited (and re-evaluated). */
   edited: boolean;
-  /** `always` was recorded for (session, tool). False for `human_only` rules. */
+  /** `always` left a standing approval (kept under this name for older clients). */
   session_approval: boolean;
+  /** The standing approval `always` created. */
+  standing_approval?: StandingApproval;
   reason?: string;
   code?: GateRejectCode;
   args_digest?: string;
@@ -236,8 +261,12 @@ export interface HumanGateOptions {
   max_pending?: number;
   /** Answered ids remembered to tell E_CONFLICT from E_NOT_FOUND. Default 1000. */
   max_resolved?: number;
-  /** Sessions whose abort state / session approvals are kept. Default 10,000 (oldest dropped). */
+  /** Sessions whose abort state is kept. Default 10,000 (oldest dropped). */
   max_sessions?: number;
+  /** Resolves a held call's shape facts (command model, real paths, roots); without it `always` approves once. */
+  shapes?: ShapeResolver;
+  /** The standing approvals (default: a new, empty set; the daemon passes one it persists and shares). */
+  standing?: StandingApprovals;
   /** Roles allowed to answer. Default `admin`, `operator`. */
   answer_roles?: readonly string[];
   /**

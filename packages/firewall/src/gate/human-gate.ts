@@ -9,7 +9,7 @@
 // APPROVAL_RESOLVED is emitted for every outcome. With an `audit`, each outcome is written
 // before the hold resolves; a failed write turns an approval into a refusal.
 
-import { FingerError, ulid } from '@finger/protocol';
+import { FingerError, rfc3339, ulid } from '@finger/protocol';
 
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
 import { answeredBy, type AnswererRule, answerResult, checkAnswer, checkAnswerer } from './answer-checks.js';
@@ -17,13 +17,24 @@ import { argsOf, type FinishMeta, type GateEntry, isHumanOnly, newPendingApprova
 import {
   emitRequested,
   emitResolved,
-  emitSessionResolved,
+  emitStandingResolved,
   recordPerception,
   requestedAuditRecord,
   resolvedAuditRecord,
-  sessionAuditRecord,
+  standingAuditRecord,
+  standingSummary,
 } from './approval-reporting.js';
 import { argsDigest, bindingOf } from './binding.js';
+import {
+  type CallShape,
+  deriveShape,
+  describeShape,
+  matchShape,
+  narrows,
+  parseShape,
+  shapeClasses,
+  type ShapeFacts,
+} from './call-shape.js';
 import {
   type AbortResult,
   type AnswerResult,
@@ -33,10 +44,18 @@ import {
   type GateDecision,
   type HumanGateOptions,
   type PendingApproval,
+  type StandingOffer,
   systemGateClock,
 } from './gate-types.js';
 import { type ReviewerVerdict, runReviewer } from './reviewer.js';
 import { principalKey, SessionState } from './session-state.js';
+import {
+  coverableLevel,
+  STANDING_SCOPES,
+  type StandingApproval,
+  StandingApprovals,
+  type StandingScope,
+} from './standing-approvals.js';
 
 export { isHumanOnly, riskExplanation } from './approval-record.js';
 
@@ -45,6 +64,15 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 
 /** Default bound on pending approvals. */
 export const DEFAULT_MAX_PENDING = 1000;
+
+/** A persistent standing approval given without `expires_at` lasts this long (30 days). */
+export const DEFAULT_PERSISTENT_MS = 30 * 24 * 60 * 60_000;
+
+/** No standing approval lasts longer than this from its creation (one year). */
+export const MAX_STANDING_MS = 366 * 24 * 60 * 60_000;
+
+/** What `always` will leave behind: a standing approval to add once the answer is recorded, or why none. */
+type StandingPlan = { approval: StandingApproval } | { note: string };
 
 /**
  * Pending approvals and their answers. Construct once per daemon; the firewall interceptor
@@ -61,6 +89,9 @@ export class HumanGate {
   /** Answered ids → their outcome word, oldest first (bounded). */
   private readonly resolved = new Map<string, string>();
   private readonly sessions: SessionState;
+  private readonly standing: StandingApprovals;
+  /** Approval ids rejected as "not the agent's fault" (bounded like `resolved`). */
+  private readonly excused = new Set<string>();
   private readonly counters = { held: 0, approved: 0, rejected: 0, timeouts: 0, overloaded: 0, session_approved: 0 };
   private closed = false;
 
@@ -75,18 +106,25 @@ export class HumanGate {
       ...(options.answerers ? { answerers: [...options.answerers] } : {}),
     };
     this.sessions = new SessionState(options.max_sessions ?? 10_000);
+    this.standing = options.standing ?? new StandingApprovals();
   }
 
-  /** Session approvals and abort phases (distributed mode shares them through its `onChange`/`restore` seam). */
+  /** Abort phases (distributed mode shares them through its `onChange`/`restore` seam). */
   get sessionState(): SessionState {
     return this.sessions;
+  }
+
+  /** The standing approvals (`always`); the daemon persists and shares them through their `onChange`/`restore` seam. */
+  get standingApprovals(): StandingApprovals {
+    return this.standing;
   }
 
   /**
    * Holds one call until it is answered. Never rejects: every outcome is a GateDecision. DENY is
    * refused at once (E_DENIED_BY_POLICY); an aborted session's calls are refused ('aborted'); a
-   * session approval of (session, tool) at this level or stricter approves at once (not for
-   * `human_only` rules); past `max_pending` the call is refused (E_OVERLOADED).
+   * standing approval of the caller whose shape covers the call approves it at once (never an
+   * APPROVE hold, never `human_only`, never a hold stricter than it was given at); past
+   * `max_pending` the call is refused (E_OVERLOADED).
    */
   async hold(ev: Evaluation, facts: ToolCallFacts): Promise<GateDecision> {
     if (this.closed) return refuse('E_PROVIDER_CLOSED', 'the human gate is closed', 'gate');
@@ -100,9 +138,17 @@ export class HumanGate {
     }
     const args = argsOf(ev, facts);
     const humanOnly = isHumanOnly(ev, facts);
-    if (!humanOnly) {
-      const sa = this.sessions.approvalFor(facts.session_id, facts.tool_id, ev.level, principalKey(facts.principal));
-      if (sa) return this.sessionApproved(ev, facts, args, sa.by);
+    const shape = this.shapeFactsOf(facts, args);
+    if (!humanOnly && shape !== undefined && coverableLevel(ev.level)) {
+      const sa = this.standing.find({
+        facts: shape,
+        level: ev.level,
+        principal: principalKey(facts.principal),
+        session_id: facts.session_id,
+        workspace: this.o.shapes?.workspaceOf(facts.principal),
+        now: this.clock.now(),
+      });
+      if (sa) return this.standingApproved(ev, facts, args, sa);
     }
     if (this.pending.size >= this.maxPending) {
       this.counters.overloaded++;
@@ -112,15 +158,17 @@ export class HumanGate {
         'gate',
       );
     }
-    return this.create(ev, facts, args, humanOnly);
+    return this.create(ev, facts, args, humanOnly, shape);
   }
 
   /**
    * Answers a pending approval. Throws E_FORBIDDEN (answerer lacks operator/admin, or is not
    * one of the configured `answerers`: `details.reason: "not_an_answerer"`, still pending),
    * E_INVALID_ARGS (bad answer, or edited args the firewall rejects as invalid — the approval
-   * then stays pending), E_NOT_FOUND (unknown id), E_CONFLICT (already answered or being answered),
-   * E_STORE_UNAVAILABLE (`always` while the cluster's shared store is unreachable; still pending).
+   * then stays pending; a `shape` that is not the proposed one or narrower, or does not cover the
+   * held call; a bad `scope` or `expires_at`), E_NOT_FOUND (unknown id), E_CONFLICT (already
+   * answered or being answered), E_STORE_UNAVAILABLE (`always` while the cluster's shared store is
+   * unreachable; still pending).
    */
   async answer(id: string, a: GateAnswer): Promise<AnswerResult> {
     checkAnswer(a, this.answerRule);
@@ -142,17 +190,25 @@ export class HumanGate {
     }
     if (a.decision === 'reject') {
       const reason = a.reason?.trim() || `rejected by ${a.by.id}`;
+      const excused = a.agent_fault === false;
+      if (excused) this.excuse(id);
       const d = await this.finish(entry, refuse('E_REJECTED_BY_HUMAN', reason, 'human', id), {
         decision: 'reject',
         by: a.by,
+        ...(excused ? { excused } : {}),
       });
       return answerResult(base, d);
     }
     // approve | always
-    // a session approval the cluster cannot share is refused before anything changes (still pending)
-    if (a.decision === 'always' && !entry.approval.human_only) this.sessions.assertShareable?.();
-    entry.state = 'answering';
+    // a standing approval the cluster cannot share is refused before anything changes (still pending)
+    if (a.decision === 'always' && !entry.approval.human_only) this.standing.assertShareable?.();
     const edited = a.args !== undefined && argsDigest(a.args) !== entry.approval.binding.args_digest;
+    // a bad shape, scope or expiry leaves the approval pending
+    let plan: StandingPlan | undefined =
+      a.decision === 'always' && !edited
+        ? this.planStanding(entry, a, entry.shape, entry.proposed, entry.approval.level)
+        : undefined;
+    entry.state = 'answering';
     let d: GateDecision;
     if (edited) {
       let ev: Evaluation;
@@ -165,7 +221,20 @@ export class HumanGate {
       if ((entry.state as GateEntry['state']) === 'done') {
         throw new FingerError('E_CONFLICT', `approval ${id} was answered meanwhile`, { id });
       }
+      if (a.decision === 'always') {
+        // the shape of what will run: the edited call's
+        const shape = this.shapeFactsOf({ ...entry.facts, args: a.args }, ev.args !== undefined ? ev.args : a.args);
+        const proposed = shape !== undefined ? (deriveShape(shape) ?? undefined) : undefined;
+        try {
+          plan = this.planStanding(entry, a, shape, proposed, ev.level);
+        } catch (e) {
+          this.reopen(entry);
+          throw e;
+        }
+      }
       if (ev.level === 'DENY' || ev.action === 'deny') {
+        // the person's edit was refused: not the agent's doing
+        this.excuse(id);
         d = refuse(
           'E_DENIED_BY_POLICY',
           `the edited arguments are denied: ${ev.reasons.join('; ') || 'by policy'}`,
@@ -187,30 +256,170 @@ export class HumanGate {
       const { args, binding } = entry.approval;
       d = { approved: true, args, decided_by: 'human', approval_id: id, binding };
     }
-    let sessionApproval = false;
-    if (a.decision === 'always' && d.approved) {
-      if (entry.approval.human_only)
-        d.reason = 'approved once: a human_only rule matched, so no session approval was recorded';
-      else if (entry.facts.session_id === '')
-        // no session to scope it to: "always" would cover every session-less call of this caller
-        d.reason = 'approved once: the call names no session, so no session approval was recorded';
-      else {
-        this.sessions.approve(entry.facts.session_id, {
-          tool_id: entry.facts.tool_id,
-          level: entry.approval.level,
-          principal: principalKey(entry.facts.principal),
-          by: a.by.id,
-          at: this.clock.now(),
-        });
-        sessionApproval = true;
-      }
+    let standing: StandingApproval | undefined;
+    if (a.decision === 'always' && d.approved && plan !== undefined) {
+      if ('note' in plan) d.reason = plan.note;
+      else standing = plan.approval;
     }
     if (a.reason?.trim() && d.reason === undefined) d.reason = a.reason.trim();
     const word = !d.approved ? 'reject' : a.decision === 'always' ? 'always' : edited ? 'approve_edited' : 'approve';
-    const final = await this.finish(entry, d, { decision: word, by: a.by, edited });
-    const r = answerResult({ ...base, edited, session_approval: sessionApproval && final.approved }, final);
+    const final = await this.finish(entry, d, {
+      decision: word,
+      by: a.by,
+      edited,
+      ...(standing !== undefined && d.approved ? { standing } : {}),
+    });
+    // kept only once the answer is on record
+    const kept = standing !== undefined && final.approved;
+    if (kept) {
+      this.standing.add(standing!);
+      this.emitStandingChange('created', standing!);
+    }
+    const r = answerResult({ ...base, edited, session_approval: kept }, final);
+    if (kept) r.standing_approval = structuredClone(standing!);
     if (d.evaluation) r.evaluation = d.evaluation;
     return r;
+  }
+
+  /**
+   * Revokes a standing approval: audited (`policy.changed`, `change: "standing_approval.revoked"`)
+   * before it takes effect, then POLICY_CHANGED. Throws E_FORBIDDEN (not an answerer),
+   * E_NOT_FOUND (no such id), E_STORE_UNAVAILABLE (the audit entry could not be written: nothing changed).
+   */
+  async revokeStanding(id: string, by: GateAnswerer): Promise<StandingApproval> {
+    checkAnswerer(by, this.answerRule);
+    const a = this.standing.get(id);
+    if (a === undefined) throw new FingerError('E_NOT_FOUND', `no standing approval ${id}`, { id });
+    if (this.o.audit) {
+      try {
+        await this.o.audit.append({
+          type: 'policy.changed',
+          actor: { kind: by.kind ?? 'human', id: by.id },
+          tool: a.tool_id,
+          details: { change: 'standing_approval.revoked', standing_approval: standingSummary(a) },
+        });
+      } catch (e) {
+        this.o.logger?.warn({ err: e, id }, 'audit append of a standing approval revocation failed');
+        throw new FingerError('E_STORE_UNAVAILABLE', 'the revocation could not be written to the audit log', { id });
+      }
+    }
+    this.standing.revoke(id);
+    this.emitStandingChange('revoked', a);
+    return a;
+  }
+
+  /** True when approval `id` was rejected as "not the agent's fault" (or its edit was refused): no denial for the breaker. */
+  isExcused(approval_id: string): boolean {
+    return this.excused.has(approval_id);
+  }
+
+  private excuse(id: string): void {
+    this.excused.add(id);
+    if (this.excused.size > this.maxResolved) this.excused.delete(this.excused.values().next().value as string);
+  }
+
+  private emitStandingChange(op: 'created' | 'revoked', a: StandingApproval): void {
+    this.o.events?.emit(
+      'POLICY_CHANGED',
+      { ...(a.session_id !== undefined ? { session_id: a.session_id } : {}), target: a.tool_id },
+      { change: `standing_approval.${op}`, standing_approval: standingSummary(a) },
+    );
+  }
+
+  /** The shape facts of a call, or undefined (no resolver, or they could not be resolved: then nothing is covered). */
+  private shapeFactsOf(facts: ToolCallFacts, args: unknown): ShapeFacts | undefined {
+    if (this.o.shapes === undefined) return undefined;
+    try {
+      return this.o.shapes.facts({ tool_id: facts.tool_id, args, principal: facts.principal, tool: facts.tool });
+    } catch (e) {
+      this.o.logger?.warn({ err: e, tool: facts.tool_id }, 'the shape of a held call could not be resolved');
+      return undefined;
+    }
+  }
+
+  /** What `always` would offer for a hold (shown with the pending approval). */
+  private offerFor(level: Evaluation['level'], humanOnly: boolean, proposed: CallShape | undefined): StandingOffer {
+    if (humanOnly) return { offered: false, reason: 'a human_only rule matched: always approves this call only' };
+    if (!coverableLevel(level))
+      return {
+        offered: false,
+        reason: `a standing approval never covers an ${level} hold: always approves this call only`,
+      };
+    if (proposed === undefined)
+      return { offered: false, reason: 'no shape can be made of this call: always approves this call only' };
+    return { offered: true, shape: structuredClone(proposed), description: describeShape(proposed) };
+  }
+
+  /** Checks an `always` answer's shape, scope and expiry (E_INVALID_ARGS) and plans the standing approval. */
+  private planStanding(
+    entry: GateEntry,
+    a: GateAnswer,
+    facts: ShapeFacts | undefined,
+    proposed: CallShape | undefined,
+    level: Evaluation['level'],
+  ): StandingPlan {
+    const scope: StandingScope = a.scope ?? 'session';
+    if (!STANDING_SCOPES.includes(scope))
+      throw new FingerError('E_INVALID_ARGS', `scope must be one of ${STANDING_SCOPES.join(', ')}`, {
+        issues: [{ path: '$.scope', message: `must be one of ${STANDING_SCOPES.join(', ')}` }],
+      });
+    const now = this.clock.now();
+    let expires: number | undefined;
+    if (a.expires_at !== undefined) {
+      expires = typeof a.expires_at === 'string' ? Date.parse(a.expires_at) : NaN;
+      if (!Number.isFinite(expires) || expires <= now || expires > now + MAX_STANDING_MS)
+        throw new FingerError(
+          'E_INVALID_ARGS',
+          'expires_at must be an RFC 3339 time in the future, at most a year ahead',
+          {
+            issues: [{ path: '$.expires_at', message: 'must be a future RFC 3339 time, at most a year ahead' }],
+          },
+        );
+    } else if (scope === 'persistent') expires = now + DEFAULT_PERSISTENT_MS;
+    const once = (why: string): StandingPlan => ({
+      note: `approved once: ${why}, so no standing approval was recorded`,
+    });
+    if (entry.approval.human_only) return once('a human_only rule matched');
+    if (!coverableLevel(level)) return once(`a standing approval never covers an ${level} hold`);
+    if (facts === undefined || proposed === undefined) return once('no shape can be made of this call');
+    let shape = proposed;
+    if (a.shape !== undefined) {
+      shape = parseShape(a.shape);
+      if (!narrows(shape, proposed) || !matchShape(shape, facts))
+        throw new FingerError(
+          'E_INVALID_ARGS',
+          `the shape must be the proposed one (${describeShape(proposed)}) or narrower, and cover the held call`,
+          {
+            issues: [
+              { path: '$.shape', message: 'not the proposed shape or narrower, or does not cover the held call' },
+            ],
+          },
+        );
+    }
+    const principal = entry.facts.principal;
+    const approval: StandingApproval = {
+      id: ulid(),
+      tool_id: entry.facts.tool_id,
+      shape: structuredClone(shape),
+      level,
+      principal: principalKey(principal),
+      scope,
+      by: a.by.id,
+      created_at: rfc3339(now),
+      approval_id: entry.approval.id,
+    };
+    if (expires !== undefined) approval.expires_at = rfc3339(expires);
+    if (scope === 'session') {
+      // no session to scope it to: it would cover every session-less call of this caller
+      if (entry.facts.session_id === '')
+        return once('the call names no session (answer with scope workspace or persistent)');
+      approval.session_id = entry.facts.session_id;
+    } else if (scope === 'workspace') {
+      const ws = this.o.shapes?.workspaceOf(principal);
+      if (ws === undefined) return once('the caller has no workspace');
+      approval.workspace = ws;
+    }
+    return { approval };
   }
 
   /**
@@ -223,6 +432,8 @@ export class HumanGate {
   async abort(session_id: string, by?: GateAnswerer): Promise<AbortResult> {
     if (by) checkAnswerer(by, this.answerRule);
     const phase = this.sessions.abort(session_id);
+    // an aborted session keeps no standing approval of its own: after a reset it asks again
+    this.standing.forgetSession(session_id);
     const victims = [...this.pending.values()].filter((e) => e.facts.session_id === session_id && e.state !== 'done');
     await Promise.all(
       victims.map((e) =>
@@ -245,19 +456,10 @@ export class HumanGate {
     return this.sessions.abortPhase(session_id);
   }
 
-  /** Forgets a session's abort phase and session approvals (a new task may start in it). */
+  /** Forgets a session's abort phase and its session-scoped standing approvals (a new task may start in it). */
   resetSession(session_id: string): void {
     this.sessions.reset(session_id);
-  }
-
-  /** True when `always` was answered for (session, caller, tool) at `level` or stricter. */
-  hasSessionApproval(
-    session_id: string,
-    tool_id: string,
-    principal: { kind: string; id: string },
-    level: Evaluation['level'] = 'APPROVE',
-  ): boolean {
-    return this.sessions.approvalFor(session_id, tool_id, level, principalKey(principal)) !== undefined;
+    this.standing.forgetSession(session_id);
   }
 
   /** Pending approvals, newest first (copies). */
@@ -318,11 +520,29 @@ export class HumanGate {
     );
   }
 
-  private create(ev: Evaluation, facts: ToolCallFacts, args: unknown, humanOnly: boolean): Promise<GateDecision> {
+  private create(
+    ev: Evaluation,
+    facts: ToolCallFacts,
+    args: unknown,
+    humanOnly: boolean,
+    shape: ShapeFacts | undefined,
+  ): Promise<GateDecision> {
     const now = this.clock.now();
     const id = ulid();
     const reviewer = humanOnly ? undefined : this.o.reviewer;
-    const approval = newPendingApproval({ id, ev, facts, args, humanOnly, reviewer, now, timeoutMs: this.timeoutMs });
+    const proposed = shape !== undefined ? (deriveShape(shape) ?? undefined) : undefined;
+    const standing = this.offerFor(ev.level, humanOnly, proposed);
+    const approval = newPendingApproval({
+      id,
+      ev,
+      facts,
+      args,
+      humanOnly,
+      reviewer,
+      now,
+      timeoutMs: this.timeoutMs,
+      standing,
+    });
     let resolve!: (d: GateDecision) => void;
     const done = new Promise<GateDecision>((r) => (resolve = r));
     const entry: GateEntry = {
@@ -335,6 +555,11 @@ export class HumanGate {
       timer: undefined,
       resolve,
     };
+    if (shape !== undefined) {
+      entry.shape = shape;
+      entry.classes = shapeClasses(shape);
+    }
+    if (proposed !== undefined && standing.offered) entry.proposed = proposed;
     entry.timer = this.clock.setTimeout(() => this.onTimeout(entry), this.timeoutMs);
     this.pending.set(id, entry);
     this.counters.held++;
@@ -431,24 +656,24 @@ export class HumanGate {
     return this.o.reevaluate({ ...entry.facts, args });
   }
 
-  private async sessionApproved(
+  private async standingApproved(
     ev: Evaluation,
     facts: ToolCallFacts,
     args: unknown,
-    by: string,
+    sa: StandingApproval,
   ): Promise<GateDecision> {
     const d: GateDecision = {
       approved: true,
       args,
-      decided_by: 'session',
+      decided_by: 'standing',
       binding: bindingOf(args, ev.preview),
-      reason: `session approval by ${by}`,
+      reason: `standing approval ${sa.id} by ${sa.by}: ${describeShape(sa.shape)}`,
     };
     if (this.o.audit) {
       try {
-        await this.o.audit.append(sessionAuditRecord(ev, facts, d, by));
+        await this.o.audit.append(standingAuditRecord(ev, facts, d, sa));
       } catch (e) {
-        this.o.logger?.warn({ err: e }, 'audit append of a session approval failed');
+        this.o.logger?.warn({ err: e }, 'audit append of a standing approval use failed');
         return refuse('E_STORE_UNAVAILABLE', 'the approval could not be written to the audit log', 'gate');
       }
     }
@@ -459,7 +684,7 @@ export class HumanGate {
       latency_ms: 0,
       source: 'session',
     });
-    emitSessionResolved(this.o.events, facts, by);
+    emitStandingResolved(this.o.events, facts, sa);
     return d;
   }
 

@@ -20,7 +20,7 @@ export const DEFAULT_ADAPTATION: AdaptationConfig = { rejections: 3, approvals_t
 
 /** Per-call inputs of {@link adapt}: what the UserPolicy already did and what was already seen. */
 export interface AdaptationInput extends Partial<AdaptationConfig> {
-  /** Tools the adaptation escalated and has not reverted (from the UserPolicy). */
+  /** Keys (tools, or shape classes `<tool>@<hash>`) the adaptation escalated and has not reverted (from the UserPolicy). */
   escalated?: Iterable<string>;
   /** Approvals with `seq` ≤ this were looked at already (no second hesitation for them). */
   after_seq?: number;
@@ -32,7 +32,16 @@ export interface AdaptationInput extends Partial<AdaptationConfig> {
  * explain its intent before using the tool again.
  */
 export type AdaptationAction =
-  | { kind: 'tighten'; tool: string; level: Extract<Level, 'APPROVE'>; rejections: number; hint: string }
+  | {
+      kind: 'tighten';
+      /** The escalation key: a tool id, or a shape class `<tool>@<hash>` (the rule id is `adaptation:<key>`). */
+      tool: string;
+      level: Extract<Level, 'APPROVE'>;
+      rejections: number;
+      hint: string;
+      /** A shape class: the tool it belongs to, what a person reads and the rule's `match`. */
+      shape?: { tool: string; label: string; match?: Record<string, string | string[]> };
+    }
   | { kind: 'revert'; tool: string; approvals: number }
   | { kind: 'hesitation'; tool: string; session_id: string; latency_ms: number; seq: number; hint: string };
 
@@ -62,9 +71,11 @@ export function adaptationConfig(input: Partial<AdaptationConfig> = {}): Adaptat
 }
 
 /**
- * The actions the counts call for (pure, deterministic: tools in id order, then hesitations in
- * seq order). A tool already `escalated` is not tightened again; only an escalated tool is
- * reverted. Only human answers count (PerceptionBus keeps streaks of those only).
+ * The actions the counts call for (pure, deterministic: tools in id order, then shape classes in
+ * key order, then hesitations in seq order). A key already `escalated` is not tightened again;
+ * only an escalated key is reverted. Only human answers count (PerceptionBus keeps streaks of
+ * those only). A rejected call with a shape counts for its shape classes — `git push`, one
+ * directory, one host — never for every call of its tool.
  */
 export function adapt(counts: PerceptionCounts, input: AdaptationInput = {}): AdaptationAction[] {
   const cfg = adaptationConfig(input);
@@ -83,6 +94,22 @@ export function adapt(counts: PerceptionCounts, input: AdaptationInput = {}): Ad
       });
     } else if (escalated.has(tool) && t.consecutive_approvals >= cfg.approvals_to_revert) {
       out.push({ kind: 'revert', tool, approvals: t.consecutive_approvals });
+    }
+  }
+  for (const key of Object.keys(counts.classes ?? {}).sort()) {
+    const c = counts.classes[key]!;
+    if (out.some((a) => a.tool === key)) continue;
+    if (!escalated.has(key) && c.consecutive_rejections >= cfg.rejections) {
+      out.push({
+        kind: 'tighten',
+        tool: key,
+        level: 'APPROVE',
+        rejections: c.consecutive_rejections,
+        hint: avoidanceHint(c.label, c.consecutive_rejections),
+        shape: { tool: c.tool, label: c.label, ...(c.match !== undefined ? { match: structuredClone(c.match) } : {}) },
+      });
+    } else if (escalated.has(key) && c.consecutive_approvals >= cfg.approvals_to_revert) {
+      out.push({ kind: 'revert', tool: key, approvals: c.consecutive_approvals });
     }
   }
   for (const a of counts.recent_approvals) {

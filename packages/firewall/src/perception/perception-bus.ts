@@ -4,6 +4,7 @@
 // at most `max_tools` tools and `max_sessions` sessions (least recently touched dropped first)
 // and fixed-size rings of recent samples.
 
+import type { ShapeClass } from '../gate/call-shape.js';
 import { type AdaptationConfig, adaptationConfig, avoidanceHint, explainHint } from './adaptation.js';
 
 /** Where an approval came from. Only `human` ones build streaks and hesitations. */
@@ -25,6 +26,8 @@ export interface ApprovalSample {
   source: ApprovalSource;
   /** The person edited the arguments. */
   edited?: boolean;
+  /** The shape classes of the call (call-shape.ts `shapeClasses`); absent: the streak is the tool's. */
+  classes?: ShapeClass[];
 }
 
 /** One rejection. `seq` and `at` are stamped by the bus. */
@@ -35,6 +38,16 @@ export interface RejectionSample {
   session_id: string;
   source: RejectionSource;
   reason?: string;
+  /** The shape classes of the call; absent: the streak is the tool's. */
+  classes?: ShapeClass[];
+}
+
+/** Streaks of one shape class (one program + subcommand, one directory, one host). */
+export interface ClassPerception extends ShapeClass {
+  approvals: number;
+  rejections: number;
+  consecutive_approvals: number;
+  consecutive_rejections: number;
 }
 
 /** Counts of one tool. */
@@ -69,6 +82,8 @@ export interface PerceptionCounts {
   /** Seq of the last record. */
   seq: number;
   tools: Record<string, ToolPerception>;
+  /** Streaks per shape class, by class key. */
+  classes: Record<string, ClassPerception>;
   sessions: Record<string, SessionPerception>;
   /** The most recent approvals, oldest first (ring of `max_samples`). */
   recent_approvals: ApprovalSample[];
@@ -107,6 +122,7 @@ export class PerceptionBus {
   private readonly maxHints: number;
   private seq = 0;
   private readonly tools = new Map<string, ToolPerception>();
+  private readonly classes = new Map<string, ClassPerception>();
   private readonly sessions = new Map<string, SessionPerception>();
   private readonly hints = new Map<string, AgentHint[]>();
   private readonly approvals: ApprovalSample[] = [];
@@ -128,9 +144,18 @@ export class PerceptionBus {
     const t = this.tool(s.tool_id);
     t.approvals++;
     t.last_latency_ms = s.latency_ms;
+    for (const c of this.classesOf(s.classes)) {
+      c.approvals++;
+      if (s.source === 'human') {
+        c.consecutive_approvals++;
+        c.consecutive_rejections = 0;
+      }
+    }
     if (s.source === 'human') {
-      t.consecutive_approvals++;
-      t.consecutive_rejections = 0;
+      if (s.classes === undefined) {
+        t.consecutive_approvals++;
+        t.consecutive_rejections = 0;
+      }
       if (s.latency_ms > this.cfg.hesitation_ms) {
         this.session(s.session_id).hesitations++;
         this.pushHint(s.session_id, { kind: 'explain', tool: s.tool_id, text: explainHint(s.tool_id, s.latency_ms) });
@@ -144,7 +169,15 @@ export class PerceptionBus {
     const s: RejectionSample = { ...sample, seq: ++this.seq, at: this.clock.now() };
     const t = this.tool(s.tool_id);
     t.rejections++;
-    if (s.source === 'human') {
+    for (const c of this.classesOf(s.classes)) {
+      c.rejections++;
+      if (s.source === 'human') {
+        c.consecutive_rejections++;
+        c.consecutive_approvals = 0;
+      }
+    }
+    // a call with shape classes counts for them only (an empty list: for nothing), never the whole tool
+    if (s.source === 'human' && s.classes === undefined) {
       t.consecutive_rejections++;
       t.consecutive_approvals = 0;
     }
@@ -191,9 +224,12 @@ export class PerceptionBus {
     for (const [id, t] of this.tools) tools[id] = { ...t, results: { ...t.results } };
     const sessions: Record<string, SessionPerception> = {};
     for (const [id, s] of this.sessions) sessions[id] = { ...s, confidence: { ...s.confidence } };
+    const classes: Record<string, ClassPerception> = {};
+    for (const [k, c] of this.classes) classes[k] = structuredClone(c);
     return {
       seq: this.seq,
       tools,
+      classes,
       sessions,
       recent_approvals: this.approvals.map((a) => ({ ...a })),
       recent_rejections: this.rejections.map((r) => ({ ...r })),
@@ -216,6 +252,11 @@ export class PerceptionBus {
     for (const t of [...this.tools.values()].sort((a, b) => (a.tool_id < b.tool_id ? -1 : 1))) {
       if (t.consecutive_rejections >= this.cfg.rejections) {
         out.push({ kind: 'avoid', tool: t.tool_id, text: avoidanceHint(t.tool_id, t.consecutive_rejections) });
+      }
+    }
+    for (const c of [...this.classes.values()].sort((a, b) => (a.key < b.key ? -1 : 1))) {
+      if (c.consecutive_rejections >= this.cfg.rejections) {
+        out.push({ kind: 'avoid', tool: c.tool, text: avoidanceHint(c.label, c.consecutive_rejections) });
       }
     }
     const pending = this.hints.get(session_id);
@@ -266,6 +307,23 @@ export class PerceptionBus {
     return t;
   }
 
+  /** The counters of the classes (made on first sight; the least recently touched dropped past `max_tools`). */
+  private classesOf(classes: ShapeClass[] | undefined): ClassPerception[] {
+    if (!hasClasses(classes)) return [];
+    const out: ClassPerception[] = [];
+    for (const k of classes) {
+      let c = this.classes.get(k.key);
+      if (c) this.classes.delete(k.key);
+      else {
+        c = { ...structuredClone(k), approvals: 0, rejections: 0, consecutive_approvals: 0, consecutive_rejections: 0 };
+        evictOldest(this.classes, this.maxTools - 1);
+      }
+      this.classes.set(k.key, c);
+      out.push(c);
+    }
+    return out;
+  }
+
   private session(session_id: string): SessionPerception {
     let s = this.sessions.get(session_id);
     if (s) this.sessions.delete(session_id);
@@ -293,6 +351,11 @@ export class PerceptionBus {
     if (list.length > this.maxHints) list.splice(0, list.length - this.maxHints);
     this.hints.set(session_id, list);
   }
+}
+
+/** True when a sample names shape classes other than the whole tool. */
+function hasClasses(classes: ShapeClass[] | undefined): classes is ShapeClass[] {
+  return classes !== undefined && classes.length > 0;
 }
 
 function push<T>(ring: T[], item: T, max: number): void {

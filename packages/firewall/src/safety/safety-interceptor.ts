@@ -35,6 +35,16 @@ function codeOf(e: unknown): string {
       : 'E_INTERNAL';
 }
 
+/** Options of {@link createSafetyInterceptor}. */
+export interface SafetyInterceptorOptions {
+  /**
+   * True for a denial that is not the agent's fault — a rejection the person marked
+   * `agent_fault: false`, or a refused edit of theirs (HumanGate.isExcused): it does not count
+   * toward the denial breaker (nor as a success).
+   */
+  excused?: (error: unknown) => boolean;
+}
+
 /**
  * The outermost interceptor of the hub chain (before grants): refuses every call with E_HALTED
  * while a halt runs and E_SAFETY_LOCKOUT while the system (or the calling agent) is locked. A
@@ -47,7 +57,10 @@ function codeOf(e: unknown): string {
  * for approval) fails with E_HALTED at once. Costs a human's call one lockout check; an agent's
  * success is synchronous bookkeeping.
  */
-export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyInterceptor {
+export function createSafetyInterceptor(
+  monitor: SafetyMonitor,
+  options: SafetyInterceptorOptions = {},
+): SafetyInterceptor {
   const fence = new HaltFence(monitor);
   return (call, next) => {
     const src = call.envelope.source;
@@ -66,7 +79,7 @@ export function createSafetyInterceptor(monitor: SafetyMonitor): SafetyIntercept
         else r.then(() => resolve(result), reject);
       },
       (e, reject) => {
-        onAgentError(monitor, agent_id, call, e).catch(reject);
+        onAgentError(monitor, agent_id, call, e, options.excused).catch(reject);
       },
     );
   };
@@ -119,7 +132,13 @@ class HaltFence {
   }
 }
 
-async function onAgentError(monitor: SafetyMonitor, agent_id: string, call: SafetyCall, e: unknown): Promise<never> {
+async function onAgentError(
+  monitor: SafetyMonitor,
+  agent_id: string,
+  call: SafetyCall,
+  e: unknown,
+  excused: ((error: unknown) => boolean) | undefined,
+): Promise<never> {
   const code = codeOf(e);
   if (SAFETY_CODES.has(code)) throw e;
   if (monitor.haltSignal.aborted) throw new FingerError('E_HALTED', 'the kill switch stopped the call', { code });
@@ -132,6 +151,7 @@ async function onAgentError(monitor: SafetyMonitor, agent_id: string, call: Safe
     workflow_id: env.workflow_id,
   };
   if (DENIAL_CODES.has(code)) {
+    if (excused?.(e) === true) throw e;
     await monitor.recordDenial({ agent_id, tool, code, correlation });
     throw e;
   }

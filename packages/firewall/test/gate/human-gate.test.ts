@@ -20,6 +20,7 @@ import {
   OPERATOR,
   VIEWER,
 } from './gate-fixtures.js';
+import { shapeResolver } from './shape-fixtures.js';
 
 const gates: HumanGate[] = [];
 const dirs: string[] = [];
@@ -51,9 +52,6 @@ async function errorOf(p: Promise<unknown>): Promise<FingerError> {
   throw new Error('expected a rejection');
 }
 
-/** The caller of the fixtures' calls (gate-fixtures.ts facts()). */
-const EXECUTOR = { kind: 'agent', id: 'executor-1' } as const;
-
 describe('HumanGate: approve', () => {
   it('holds the call, lists it with its preview, and approves exactly the args shown', async () => {
     const { gate, events, ask, clock } = setup();
@@ -77,6 +75,10 @@ describe('HumanGate: approve', () => {
       },
       risk: 'APPROVE: held by the permission layer. Reasons: command is dangerous. Rules: builtin risk → APPROVE (RiskAssessor: approve).',
       human_only: false,
+      standing: {
+        offered: false,
+        reason: 'a standing approval never covers an APPROVE hold: always approves this call only',
+      },
       status: 'waiting',
       binding: { args_digest: digestOf({ path: '/work/a.txt', content: 'new' }), file_sha256: 'ab'.repeat(32) },
       created_at: new Date(clock.t).toISOString(),
@@ -250,91 +252,204 @@ describe('HumanGate: reject, always, errors', () => {
     expect(events.of('APPROVAL_RESOLVED')[0]!.data).toMatchObject({ decision: 'reject', reason: 'too risky on main' });
   });
 
-  it('always: the same tool in the same session is approved at once; another session asks again', async () => {
-    const { gate, ask, events } = setup();
-    const first = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
+  it('always leaves a standing approval of the shape: the same shape runs at once, another shape, session or caller asks again', async () => {
+    const { gate, ask, events, clock } = setup({ shapes: await shapeResolver() });
+    const npmTest = facts({ session_id: 's1', args: { command: 'npm test' } });
+    const first = await ask(evaluation('CONFIRM'), npmTest);
+    expect(first.approval.standing).toEqual({
+      offered: true,
+      shape: { kind: 'shell', tool: 'shell.exec', commands: [{ program: 'npm', subcommand: ['test'] }] },
+      description: 'shell.exec: npm test …',
+    });
     const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    const sa = r.standing_approval!;
     expect(r).toMatchObject({ approved: true, session_approval: true });
-    expect((await first.decision).approved).toBe(true);
-    expect(gate.hasSessionApproval('s1', 'shell.exec', EXECUTOR)).toBe(true);
+    expect(sa).toEqual({
+      id: sa.id,
+      tool_id: 'shell.exec',
+      shape: first.approval.standing.offered ? first.approval.standing.shape : undefined,
+      level: 'CONFIRM',
+      principal: 'agent:executor-1',
+      scope: 'session',
+      session_id: 's1',
+      by: 'olga',
+      created_at: new Date(clock.t).toISOString(),
+      approval_id: first.approval.id,
+    });
+    expect(gate.standingApprovals.list()).toEqual([sa]);
 
-    const again = await gate.hold(evaluation('APPROVE'), facts({ session_id: 's1', args: { command: 'git push' } }));
+    const again = await gate.hold(
+      evaluation('CONFIRM'),
+      facts({ session_id: 's1', args: { command: 'npm test -- -u' } }),
+    );
     expect(again).toEqual({
       approved: true,
-      args: { command: 'git push' },
-      decided_by: 'session',
-      binding: { args_digest: digestOf({ command: 'git push' }) },
-      reason: 'session approval by olga',
+      args: { command: 'npm test -- -u' },
+      decided_by: 'standing',
+      binding: { args_digest: digestOf({ command: 'npm test -- -u' }) },
+      reason: `standing approval ${sa.id} by olga: shell.exec: npm test …`,
+    });
+    expect(events.of('APPROVAL_RESOLVED').at(-1)!.data).toMatchObject({
+      decision: 'standing',
+      standing_approval_id: sa.id,
+      matched_rule: `standing:${sa.id}`,
     });
     expect(events.of('APPROVAL_REQUESTED')).toHaveLength(1);
 
-    const other = await ask(evaluation('APPROVE'), facts({ session_id: 's2' }));
-    expect(gate.list().map((a) => a.id)).toEqual([other.approval.id]);
-    const otherTool = await ask(evaluation('APPROVE'), facts({ session_id: 's1', tool_id: 'fs.write' }));
-    expect(gate.list().map((a) => a.id)).toEqual([otherTool.approval.id, other.approval.id]);
+    // another shape, an APPROVE hold, another session, another caller: asked again
+    const cases: [Evaluation, ToolCallFacts][] = [
+      [evaluation('CONFIRM'), facts({ session_id: 's1', args: { command: 'npm publish' } })],
+      [evaluation('CONFIRM'), facts({ session_id: 's1', args: { command: 'npm test && rm -rf ~' } })],
+      [evaluation('APPROVE'), facts({ session_id: 's1', args: { command: 'npm test' } })],
+      [evaluation('CONFIRM'), facts({ session_id: 's2', args: { command: 'npm test' } })],
+      [
+        evaluation('CONFIRM'),
+        facts({
+          session_id: 's1',
+          args: { command: 'npm test' },
+          principal: { kind: 'agent', id: 'other-agent', roles: ['agent:executor'] },
+        }),
+      ],
+    ];
+    for (const [ev, f] of cases) await ask(ev, f);
+    expect(gate.list()).toHaveLength(cases.length);
   });
 
-  it('always while the session state cannot be shared: E_STORE_UNAVAILABLE, still pending; approve once works', async () => {
-    const { gate, ask } = setup();
-    gate.sessionState.assertShareable = () => {
+  it('always while the standing approvals cannot be shared: E_STORE_UNAVAILABLE, still pending; approve once works', async () => {
+    const { gate, ask } = setup({ shapes: await shapeResolver() });
+    gate.standingApprovals.assertShareable = () => {
       throw new FingerError('E_STORE_UNAVAILABLE', 'redis is unavailable');
     };
-    const held = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
+    const held = await ask(evaluation('CONFIRM'), facts({ session_id: 's1', args: { command: 'npm test' } }));
     const err = await errorOf(gate.answer(held.approval.id, { decision: 'always', by: OPERATOR }));
     expect(err.code).toBe('E_STORE_UNAVAILABLE');
     expect(gate.list().map((a) => a.id)).toEqual([held.approval.id]);
-    expect(gate.hasSessionApproval('s1', 'shell.exec', EXECUTOR)).toBe(false);
+    expect(gate.standingApprovals.size).toBe(0);
     const r = await gate.answer(held.approval.id, { decision: 'approve', by: OPERATOR });
     expect(r).toMatchObject({ approved: true, session_approval: false });
     expect((await held.decision).approved).toBe(true);
   });
 
-  it('always covers the caller it was given to only: another agent naming the same session asks again', async () => {
-    const { gate, ask } = setup();
-    const first = await ask(evaluation('APPROVE'), facts({ session_id: 's1' }));
-    await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
-    const intruder = { kind: 'agent', id: 'other-agent', roles: ['agent:executor'] } as const;
-    expect(gate.hasSessionApproval('s1', 'shell.exec', intruder)).toBe(false);
-    const held = await ask(
-      evaluation('APPROVE'),
-      facts({ session_id: 's1', principal: { ...intruder, roles: [...intruder.roles] } }),
+  it('always with a narrower shape, a workspace scope or an expiry; a wider shape is E_INVALID_ARGS and stays pending', async () => {
+    const { gate, ask, clock } = setup({ shapes: await shapeResolver() });
+    const held = await ask(evaluation('CONFIRM'), facts({ args: { command: 'npm test' } }));
+    const wider = { kind: 'shell', tool: 'shell.exec', commands: [{ program: 'npm', subcommand: [] }] } as const;
+    const err = await errorOf(gate.answer(held.approval.id, { decision: 'always', shape: wider, by: OPERATOR }));
+    expect([err.code, (err.details as { issues: { path: string }[] }).issues[0]!.path]).toEqual([
+      'E_INVALID_ARGS',
+      '$.shape',
+    ]);
+    const bad = await errorOf(
+      gate.answer(held.approval.id, { decision: 'always', scope: 'persistent', expires_at: 'soon', by: OPERATOR }),
     );
-    expect(gate.list().map((a) => a.id)).toEqual([held.approval.id]);
-    // the caller it was given to still runs at once
-    expect((await gate.hold(evaluation('APPROVE'), facts({ session_id: 's1' }))).decided_by).toBe('session');
-  });
-
-  it('always on a call that names no session approves once and records nothing', async () => {
-    const { gate, ask } = setup();
-    const first = await ask(evaluation('CONFIRM'), facts({ session_id: '' }));
-    const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
-    expect(r).toMatchObject({ approved: true, session_approval: false });
-    expect(r.reason).toBe('approved once: the call names no session, so no session approval was recorded');
-    expect(gate.hasSessionApproval('', 'shell.exec', EXECUTOR, 'CONFIRM')).toBe(false);
-    await ask(evaluation('CONFIRM'), facts({ session_id: '' })); // asks again
+    expect(bad.code).toBe('E_INVALID_ARGS');
+    expect(gate.list()).toHaveLength(1);
+    const narrower = {
+      kind: 'shell',
+      tool: 'shell.exec',
+      commands: [{ program: 'npm', subcommand: ['test'], args: ['*'] }],
+    } as const;
+    const r = await gate.answer(held.approval.id, {
+      decision: 'always',
+      shape: narrower,
+      scope: 'workspace',
+      expires_at: new Date(clock.t + 3_600_000).toISOString(),
+      by: OPERATOR,
+    });
+    expect(r.standing_approval).toMatchObject({ scope: 'workspace', workspace: '/work', shape: narrower });
+    expect(r.standing_approval!.session_id).toBeUndefined();
+    // workspace scope: another session of the same caller is covered
+    expect(
+      (await gate.hold(evaluation('CONFIRM'), facts({ session_id: 'other', args: { command: 'npm test' } })))
+        .decided_by,
+    ).toBe('standing');
+    // past its expiry it covers nothing
+    clock.t += 3_600_001;
+    await ask(evaluation('CONFIRM'), facts({ session_id: 'other', args: { command: 'npm test' } }));
     expect(gate.list()).toHaveLength(1);
   });
 
-  it('always given at CONFIRM does not cover an APPROVE hold', async () => {
-    const { gate, ask } = setup();
-    const first = await ask(evaluation('CONFIRM'));
-    await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
-    expect((await gate.hold(evaluation('CONFIRM'), facts())).decided_by).toBe('session');
-    const held = await ask(evaluation('APPROVE'));
-    expect(held.approval.level).toBe('APPROVE');
+  it('revoking a standing approval holds the next matching call again (audited before it takes effect)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'gate-standing-'));
+    dirs.push(dir);
+    const audit = await AuditLog.open({ dir });
+    const { gate, ask } = setup({ shapes: await shapeResolver(), audit });
+    const f = facts({ args: { command: 'npm test' } });
+    const held = await ask(evaluation('CONFIRM'), f);
+    const { standing_approval: sa } = await gate.answer(held.approval.id, { decision: 'always', by: OPERATOR });
+    expect((await gate.hold(evaluation('CONFIRM'), f)).decided_by).toBe('standing');
+    expect((await errorOf(gate.revokeStanding(sa!.id, VIEWER))).code).toBe('E_FORBIDDEN');
+    expect((await gate.revokeStanding(sa!.id, OPERATOR)).id).toBe(sa!.id);
+    expect((await errorOf(gate.revokeStanding(sa!.id, OPERATOR))).code).toBe('E_NOT_FOUND');
+    await ask(evaluation('CONFIRM'), f);
+    expect(gate.list()).toHaveLength(1);
+    const entries = await audit.read({});
+    const used = entries.find((e) => e.decision === 'standing')!;
+    expect((used.verdict as Evaluation).matched_rules.map((m) => `${m.source}:${m.id}`)).toContain(
+      `user:standing:${sa!.id}`,
+    );
+    const revoked = entries.find((e) => e.type === 'policy.changed')!;
+    expect(revoked.details).toMatchObject({ change: 'standing_approval.revoked', standing_approval: { id: sa!.id } });
+    const created = entries.find((e) => e.decision === 'always')!;
+    expect(created.details).toMatchObject({ standing_approval: { id: sa!.id, scope: 'session' } });
+    await audit.close();
   });
 
-  it('always on a human_only rule approves once and records no session approval', async () => {
-    const { gate, ask } = setup();
-    const ev = evaluation('APPROVE', { human_only: true }); // set by the engine for human_only rules
-    const first = await ask(ev);
+  it('always on a call that names no session approves once and records nothing (scope session)', async () => {
+    const { gate, ask } = setup({ shapes: await shapeResolver() });
+    const first = await ask(evaluation('CONFIRM'), facts({ session_id: '', args: { command: 'npm test' } }));
+    const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    expect(r).toMatchObject({ approved: true, session_approval: false });
+    expect(r.reason).toBe(
+      'approved once: the call names no session (answer with scope workspace or persistent), so no standing approval was recorded',
+    );
+    expect(gate.standingApprovals.size).toBe(0);
+    await ask(evaluation('CONFIRM'), facts({ session_id: '', args: { command: 'npm test' } })); // asks again
+    expect(gate.list()).toHaveLength(1);
+  });
+
+  it('always on an APPROVE hold, or without a shape resolver, approves once', async () => {
+    const { gate, ask } = setup({ shapes: await shapeResolver() });
+    const first = await ask(evaluation('APPROVE'), facts({ args: { command: 'npm test' } }));
+    const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
+    expect(r).toMatchObject({ approved: true, session_approval: false });
+    expect(r.reason).toBe(
+      'approved once: a standing approval never covers an APPROVE hold, so no standing approval was recorded',
+    );
+    const plain = setup();
+    const held = await plain.ask(evaluation('CONFIRM'));
+    expect(held.approval.standing).toEqual({
+      offered: false,
+      reason: 'no shape can be made of this call: always approves this call only',
+    });
+    const once = await plain.gate.answer(held.approval.id, { decision: 'always', by: OPERATOR });
+    expect(once.session_approval).toBe(false);
+  });
+
+  it('always on a human_only rule approves once and records no standing approval', async () => {
+    const { gate, ask } = setup({ shapes: await shapeResolver() });
+    const ev = evaluation('CONFIRM', { human_only: true }); // set by the engine for human_only rules
+    const first = await ask(ev, facts({ args: { command: 'npm test' } }));
     expect(first.approval.human_only).toBe(true);
     const r = await gate.answer(first.approval.id, { decision: 'always', by: OPERATOR });
     expect(r).toMatchObject({ approved: true, session_approval: false });
     expect(r.reason).toContain('human_only');
-    expect(gate.hasSessionApproval('sess-1', 'shell.exec', EXECUTOR)).toBe(false);
-    await ask(ev); // asks again
+    expect(gate.standingApprovals.size).toBe(0);
+    await ask(ev, facts({ args: { command: 'npm test' } })); // asks again
     expect(gate.list()).toHaveLength(1);
+  });
+
+  it('a rejection marked agent_fault: false is excused; agent_fault with another decision is E_INVALID_ARGS', async () => {
+    const { gate, ask } = setup();
+    const held = await ask();
+    expect(
+      (await errorOf(gate.answer(held.approval.id, { decision: 'approve', agent_fault: false, by: OPERATOR }))).code,
+    ).toBe('E_INVALID_ARGS');
+    await gate.answer(held.approval.id, { decision: 'reject', agent_fault: false, by: OPERATOR });
+    expect(gate.isExcused(held.approval.id)).toBe(true);
+    const other = await ask();
+    await gate.answer(other.approval.id, { decision: 'reject', by: OPERATOR });
+    expect(gate.isExcused(other.approval.id)).toBe(false);
   });
 
   it('only operators and admins may answer (E_FORBIDDEN); unknown id E_NOT_FOUND; twice E_CONFLICT', async () => {

@@ -1,11 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 
-import { GATE_ANSWER_DECISIONS, type GateAnswer } from '@finger/firewall';
+import {
+  type CallShape,
+  describeShape,
+  GATE_ANSWER_DECISIONS,
+  type GateAnswer,
+  type StandingApproval,
+} from '@finger/firewall';
 import { FingerError } from '@finger/protocol';
 
 import { ACCESS } from '../../auth/auth-hook.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
+import { idParams, ref } from '../schemas.js';
 import { principalOf } from './input.js';
 
 const approvalSchema = {
@@ -21,6 +28,19 @@ const approvalSchema = {
     facts: { type: 'object', additionalProperties: true },
     risk: { type: 'string' },
     human_only: { type: 'boolean' },
+    standing: {
+      type: 'object',
+      additionalProperties: true,
+      required: ['offered'],
+      description:
+        'What `always` would approve from now on: {offered: true, shape, description}, or {offered: false, reason} (always then approves this call only)',
+      properties: {
+        offered: { type: 'boolean' },
+        shape: ref('CallShape'),
+        description: { type: 'string' },
+        reason: { type: 'string' },
+      },
+    },
     status: { type: 'string', enum: ['reviewing', 'waiting'] },
     review: { type: 'object', additionalProperties: true },
     binding: { type: 'object', additionalProperties: true },
@@ -39,7 +59,8 @@ const answerResultSchema = {
     approved: { type: 'boolean' },
     tool_id: { type: 'string' },
     edited: { type: 'boolean' },
-    session_approval: { type: 'boolean' },
+    session_approval: { type: 'boolean', description: 'always left a standing approval (see standing_approval)' },
+    standing_approval: ref('StandingApproval'),
     reason: { type: 'string' },
     code: { type: 'string' },
     args_digest: { type: 'string' },
@@ -120,6 +141,24 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
             decision: { type: 'string', enum: [...GATE_ANSWER_DECISIONS] },
             args: { description: 'Edited arguments (approve/always only); re-validated and re-evaluated' },
             reason: { type: 'string', maxLength: 2000, description: 'Fed back to the agent on reject' },
+            shape: {
+              ...ref('CallShape'),
+              description: 'always only: the shape to approve, the proposed one (default) or narrower',
+            },
+            scope: {
+              type: 'string',
+              enum: ['session', 'workspace', 'persistent'],
+              description: 'always only: where the standing approval applies (default session)',
+            },
+            expires_at: {
+              type: 'string',
+              format: 'date-time',
+              description: 'always only: when it ends (persistent: default 30 days, at most a year)',
+            },
+            agent_fault: {
+              type: 'boolean',
+              description: 'reject only: false — not the agent’s fault, so it does not count toward the denial breaker',
+            },
           },
         },
         response: { 200: answerResultSchema, ...errorResponses(400, 404, 409, 503) },
@@ -133,6 +172,10 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const answer: GateAnswer = { decision: body.decision, by: principalOf(request) };
       if (body.args !== undefined) answer.args = body.args;
       if (body.reason !== undefined) answer.reason = body.reason;
+      if (body.shape !== undefined) answer.shape = body.shape;
+      if (body.scope !== undefined) answer.scope = body.scope;
+      if (body.expires_at !== undefined) answer.expires_at = body.expires_at;
+      if (body.agent_fault !== undefined) answer.agent_fault = body.agent_fault;
       try {
         return await deps.gate.answer(id, answer);
       } catch (e) {
@@ -145,6 +188,94 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
           { ...(e.details ?? {}), id, node },
         );
       }
+    },
+  );
+}
+
+/** A standing approval as the API shows it: with its shape in one line. */
+function shown(a: StandingApproval): StandingApproval & { description: string } {
+  return { ...a, description: describeShape(a.shape as CallShape) };
+}
+
+/**
+ * `GET /v1/standing-approvals` (viewer+: the standing approvals in force, oldest first; `?principal=`,
+ * `?session_id=`), `GET /v1/standing-approvals/:id` (viewer+) and `DELETE /v1/standing-approvals/:id`
+ * (operator/admin, and one of `approvals.answerers` when configured: revoked — audited as
+ * `policy.changed` before it takes effect, then POLICY_CHANGED; the next matching call is held again).
+ */
+export function standingApprovalRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const notFound = (id: string): FingerError => new FingerError('E_NOT_FOUND', `no standing approval ${id}`, { id });
+  app.get(
+    '/v1/standing-approvals',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Standing approvals (what `always` left behind): shape, scope, caller, expiry',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            principal: { type: 'string', minLength: 1, maxLength: 300, description: 'Only this caller (<kind>:<id>)' },
+            session_id: { type: 'string', minLength: 1, maxLength: 256, description: 'Only this session' },
+          },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['standing_approvals'],
+            properties: { standing_approvals: { type: 'array', items: ref('StandingApproval') } },
+          },
+          ...errorResponses(400),
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query as { principal?: string; session_id?: string };
+      const list = deps.gate?.standingApprovals.list(q) ?? [];
+      return { standing_approvals: list.map(shown) };
+    },
+  );
+  app.get(
+    '/v1/standing-approvals/:id',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['approvals'],
+        summary: 'One standing approval',
+        params: idParams,
+        response: { 200: ref('StandingApproval'), ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const a = deps.gate?.standingApprovals.get(id);
+      if (a === undefined) throw notFound(id);
+      return shown(a);
+    },
+  );
+  app.delete(
+    '/v1/standing-approvals/:id',
+    {
+      config: { roles: ACCESS.operator },
+      schema: {
+        tags: ['approvals'],
+        summary: 'Revoke a standing approval: the next call of its shape is held again',
+        params: idParams,
+        response: {
+          200: {
+            type: 'object',
+            required: ['revoked'],
+            properties: { revoked: ref('StandingApproval') },
+          },
+          ...errorResponses(404, 503),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      if (!deps.gate) throw notFound(id);
+      return { revoked: shown(await deps.gate.revokeStanding(id, principalOf(request))) };
     },
   );
 }
