@@ -43,6 +43,7 @@ export type {
   FirewallInterceptor,
   FirewallInterceptorOptions,
   FirewallTools,
+  SandboxProfileChannel,
 } from './engine/firewall-interceptor.js';
 export { createFirewallInterceptor } from './engine/firewall-interceptor.js';
 export type { ReadFile } from './engine/preview.js';
@@ -133,7 +134,13 @@ export type { CompileContext } from './policy/compile-policy.js';
 export { compilePolicy, DEFAULT_SHELL_TOOLS } from './policy/compile-policy.js';
 export type { CompiledDefaults, ToolRules } from './policy/compiled-policy.js';
 export { CompiledPolicy } from './policy/compiled-policy.js';
-export type { EffectivePolicy, PermissionVerdict, PolicyFacts } from './policy/evaluate-policy.js';
+export type {
+  EffectivePolicy,
+  PermissionVerdict,
+  PolicyFacts,
+  SandboxProfileName,
+  WorkspaceSandboxFacts,
+} from './policy/evaluate-policy.js';
 export { COMMAND_RISK_DEFAULTS, evaluatePolicy, RISK_LEVEL_DEFAULTS } from './policy/evaluate-policy.js';
 export { policySchema, policySchemaIssues } from './policy/policy-schema.js';
 export type { PolicyAudit, PolicyChange, PolicyStoreOptions, UserPolicyPersistence } from './policy/policy-store.js';
@@ -167,9 +174,12 @@ export type { CommandPattern } from './risk/command-pattern.js';
 export { compileCommandPattern } from './risk/command-pattern.js';
 export type { DaemonFacts } from './risk/finger-self.js';
 export { FORBIDDEN_REASON } from './risk/forbidden.js';
+export { networkNeed } from './risk/network-need.js';
 export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
 export { LONG_COMMAND, MAX_PARSE_LENGTH, RiskAssessor } from './risk/risk-assessor.js';
 export { safeProgramNames } from './risk/safe-commands.js';
+export type { Confinement } from './risk/workspace-confinement.js';
+export { confinementOf } from './risk/workspace-confinement.js';
 export type {
   RepeatEffect,
   RepeatEvent,

@@ -9,6 +9,8 @@ import type { ToolCallFacts } from './evaluation.js';
 /** What the firewall needs of a hub call (`@finger/hub`'s HubCall satisfies it). */
 export interface FirewallCall {
   readonly envelope: {
+    /** The hub's id of this execution (the module's `ctx.call_id`); the sandbox profile is handed over by it. */
+    readonly id?: string;
     readonly request_id: string;
     readonly correlation_id: string;
     readonly session_id: string;

@@ -16,6 +16,7 @@ export class EngineEvaluation implements Evaluation {
   declare human_only?: boolean;
   declare error?: Evaluation['error'];
   declare waived?: Level;
+  declare sandbox_profile?: 'workspace-write';
   #args: unknown;
 
   constructor(

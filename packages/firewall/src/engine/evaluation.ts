@@ -75,6 +75,12 @@ export interface Evaluation {
   error?: { code: string; message: string; details?: unknown };
   /** A human's direct dispatch: the level the pipeline reached before CONFIRM/APPROVE was waived. */
   waived?: Level;
+  /**
+   * The sandbox profile the call must run in: `workspace-write` when the RiskAssessor's `moderate`
+   * was lowered to NOTIFY because the command stays in the workspace and needs no network. The
+   * interceptor hands it to the module out of band (never through the payload).
+   */
+  sandbox_profile?: 'workspace-write';
 }
 
 /** The facts the firewall judges: one AI-initiated (or human direct) tool call. */

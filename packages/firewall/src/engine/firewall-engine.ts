@@ -8,9 +8,10 @@ import { readFileSync } from 'node:fs';
 
 import { internId, ulid } from '@finger/protocol';
 
-import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
+import { type EffectivePolicy, evaluatePolicy, type WorkspaceSandboxFacts } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
 import type { AssessContext } from '../risk/cwd-paths.js';
+import { confinementOf } from '../risk/workspace-confinement.js';
 import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
@@ -64,6 +65,14 @@ export interface FirewallEngineOptions {
    * default 4096 keys; 0 turns it off.
    */
   verdict_cache_size?: number;
+  /**
+   * The shell tools that run a call in the workspace-write sandbox when its Evaluation says
+   * `sandbox_profile: 'workspace-write'` (the daemon: `['shell.exec']` where the shell module's
+   * sandbox can run that profile). A `moderate` command of such a tool whose writes stay in the
+   * caller's workspace, which needs no network, names no credential and reaches nothing of
+   * finger's is NOTIFY instead of CONFIRM. Absent: no such lowering.
+   */
+  workspace_sandbox?: { tools: readonly string[] };
 }
 
 /** Options of one evaluation. */
@@ -154,6 +163,7 @@ export class FirewallEngine {
   readonly #filter = new ArgumentFilter();
   readonly #cache: VerdictCache | undefined;
   readonly #keys = new ArgsKeys();
+  readonly #workspaceTools: ReadonlySet<string>;
   #lastSession = { kind: '', id: '', session: '', key: '' };
 
   constructor(options: FirewallEngineOptions) {
@@ -166,6 +176,7 @@ export class FirewallEngine {
     this.#clock = options.clock ?? Date;
     this.#timeFromCall = options.time_from_call === true;
     this.behaviour = new BehaviourMonitor(options.behaviour);
+    this.#workspaceTools = new Set(options.workspace_sandbox?.tools ?? []);
   }
 
   /** The policy in force (both layers). */
@@ -326,6 +337,7 @@ export class FirewallEngine {
     }
     if (warnings !== undefined) ev.warnings = warnings;
     if (perm.human_only) ev.human_only = true;
+    if (perm.sandbox_profile !== undefined) ev.sandbox_profile = perm.sandbox_profile;
     if (ev.action === 'notify' || ev.action === 'hold')
       ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths, facts.principal);
     return ev;
@@ -365,6 +377,10 @@ export class FirewallEngine {
     });
     // an argument that is no command naming finger's own daemon or files (`web.fetch` of its URL): forbidden too
     const forbidden = command === undefined ? this.#forbiddenArgs(args, tool.input_schema) : undefined;
+    const ws =
+      shellCall && assessment.level === 'moderate' && this.#workspaceTools.has(tool_id)
+        ? this.#workspaceSandbox(assessment, context?.cwd, policy, principal)
+        : undefined;
     const perm = evaluatePolicy(
       policy,
       {
@@ -375,11 +391,42 @@ export class FirewallEngine {
         base: this.#sandbox.baseFor(principal),
         human: principal.kind === 'human',
         ...(forbidden !== undefined ? { forbidden } : {}),
+        ...(ws !== undefined ? { workspace_sandbox: ws } : {}),
       },
       assessment,
     );
     const sb = this.#sandbox.check(paths, policy, principal);
     return { st: { shellCall, assessment, perm }, paths, sb };
+  }
+
+  /**
+   * Whether a `moderate` shell command may run in the workspace-write sandbox at NOTIFY, and if
+   * not why: it must start in a workspace root, reach nothing of finger's, need no network, name
+   * no credential, and write only words that resolve inside the caller's workspace roots (real
+   * paths) and writable_paths. Reads outside the read roots are the PathSandbox's own holds.
+   */
+  #workspaceSandbox(
+    assessment: RiskAssessment,
+    cwd: string | null | undefined,
+    policy: EffectivePolicy,
+    principal: ToolCallFacts['principal'],
+  ): WorkspaceSandboxFacts {
+    const holds: { id: string; reason: string }[] = [];
+    if (assessment.unparseable === true || (assessment.forbidden?.length ?? 0) > 0) return { eligible: false, holds };
+    if (typeof cwd !== 'string') return { eligible: false, holds };
+    const c = confinementOf(assessment);
+    for (const need of c.needs) holds.push({ id: 'sandbox.needs_network', reason: need });
+    if (c.credential !== undefined)
+      holds.push({
+        id: 'sandbox.credential',
+        reason: `names the credential ${JSON.stringify(c.credential)}: not run unseen, sandbox or not`,
+      });
+    if (c.unknown !== undefined)
+      holds.push({ id: 'sandbox.unknown_write', reason: `not confined to the workspace: ${c.unknown}` });
+    const outside = this.#sandbox.writesOutside(c.writes, cwd, policy, principal);
+    if (outside.length > 0)
+      holds.push({ id: 'sandbox.outside_workspace', reason: `writes outside the workspace: ${outside.join(', ')}` });
+    return holds.length === 0 ? { eligible: true } : { eligible: false, holds };
   }
 
   /**

@@ -46,6 +46,16 @@ export interface FirewallEvaluator {
   fileSha256(path: string): string | null;
 }
 
+/**
+ * Where the interceptor hands a call's sandbox profile to the module that runs it (the daemon's
+ * Sandbox): by the hub's execution id, which the module sees as `ctx.call_id` — out of band, so
+ * no payload field can choose or drop it.
+ */
+export interface SandboxProfileChannel {
+  assign(call_id: string, profile: 'workspace-write'): void;
+  release(call_id: string): void;
+}
+
 /** How the interceptor is built. */
 export interface FirewallInterceptorOptions {
   engine: FirewallEvaluator;
@@ -66,6 +76,12 @@ export interface FirewallInterceptorOptions {
    * much as the whole evaluation when the event bus persists events.
    */
   auto_events?: boolean;
+  /**
+   * Hands `sandbox_profile` of a verdict to the module for the call's run (see
+   * {@link SandboxProfileChannel}). Without it a verdict that names a profile is refused
+   * (E_NO_SANDBOX): the call was let through only because it would run there.
+   */
+  sandboxProfiles?: SandboxProfileChannel;
 }
 
 /**
@@ -139,9 +155,24 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     });
   };
 
-  const run = (call: FirewallCall, args: unknown, next: () => Promise<unknown>): Promise<unknown> => {
+  const run = (
+    call: FirewallCall,
+    args: unknown,
+    next: () => Promise<unknown>,
+    profile?: Evaluation['sandbox_profile'],
+  ): Promise<unknown> => {
     if (args !== call.envelope.payload) call.envelope.payload = args;
-    return next();
+    if (profile === undefined) return next();
+    const id = call.envelope.id;
+    const channel = o.sandboxProfiles;
+    if (channel === undefined || id === undefined)
+      throw new FingerError(
+        'E_NO_SANDBOX',
+        `the call may run only in the ${profile} sandbox, and there is no way to hand it that profile: refused`,
+        { profile },
+      );
+    channel.assign(id, profile);
+    return next().finally(() => channel.release(id));
   };
 
   const refuse = (ev: Evaluation): never => {
@@ -164,7 +195,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     next: () => Promise<unknown>,
   ): Promise<unknown> => {
     for (let holds = 0; ; holds++) {
-      if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next);
+      if (ev.action === 'allow' || ev.action === 'notify')
+        return run(call, argsOf(ev, facts.args), next, ev.sandbox_profile);
       if (ev.action === 'deny') refuse(ev);
       if (o.gate === undefined)
         throw new FingerError(
@@ -191,7 +223,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       const approved = d.evaluation ?? ev;
       if (approved.action === 'deny') refuse(approved);
       const args = d.args !== undefined ? d.args : argsOf(approved, facts.args);
-      if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next);
+      if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next, approved.sandbox_profile);
       // what was shown is not what would run: evaluate again and hold again
       facts = { ...facts, args };
       ev = o.engine.evaluate(facts, { record: false });
@@ -230,7 +262,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       const recorded = verdict(call, facts, ev);
       if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
       // the AUTO path without an audit log: no extra promise before the call runs
-      if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next);
+      if (ev.action === 'allow' || ev.action === 'notify')
+        return run(call, argsOf(ev, facts.args), next, ev.sandbox_profile);
       return settle(call, facts, ev, next);
     } catch (e) {
       return Promise.reject(e);

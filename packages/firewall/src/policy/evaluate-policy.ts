@@ -37,7 +37,21 @@ export interface PolicyFacts {
   human?: boolean;
   /** Forbidden findings of arguments that are no command (`web.fetch` of finger's own URL): DENY as the assessment's are. */
   forbidden?: readonly string[];
+  /**
+   * The workspace-write sandbox, for a `moderate` shell call where it can run (the engine decides,
+   * FirewallEngine): `eligible` — the assessment contributes NOTIFY instead of CONFIRM and the
+   * verdict names the profile; otherwise `holds` says why the call may not run there ("needs
+   * network: npm install"), each a CONFIRM contribution.
+   */
+  workspace_sandbox?: WorkspaceSandboxFacts;
 }
+
+/** Whether a shell call may run in the workspace-write sandbox, and if not why (see {@link PolicyFacts}). */
+export type WorkspaceSandboxFacts =
+  { eligible: true } | { eligible: false; holds: readonly { id: string; reason: string }[] };
+
+/** The sandbox profile a lowered shell call must run in (the shell module runs it; an agent cannot choose it). */
+export type SandboxProfileName = 'workspace-write';
 
 /** The permission layer's verdict. */
 export interface PermissionVerdict {
@@ -48,6 +62,8 @@ export interface PermissionVerdict {
   reasons: string[];
   /** A matched rule or a `human_only` glob says only a person may decide. */
   human_only: boolean;
+  /** Set when the RiskAssessor's `moderate` was lowered to NOTIFY because the call runs in this profile. */
+  sandbox_profile?: SandboxProfileName;
 }
 
 /** Tool default from a declared `risk_level` (no `permission` declared). */
@@ -109,6 +125,26 @@ function riskContribution(a: RiskAssessment): Contribution {
       'permission',
     );
     byAssessment.set(a, c);
+  }
+  return c;
+}
+
+const bySandboxed = new WeakMap<RiskAssessment, Contribution>();
+/** A `moderate` assessment of a call that runs in the workspace-write sandbox: NOTIFY, saying so. */
+function sandboxedRiskContribution(a: RiskAssessment): Contribution {
+  let c = bySandboxed.get(a);
+  if (c === undefined) {
+    const why = a.reasons.length > 0 ? a.reasons.join('; ') : a.level;
+    c = contribution(
+      {
+        source: 'builtin',
+        id: 'risk',
+        level: 'NOTIFY',
+        reason: `RiskAssessor: ${a.level}: ${why}; runs in the workspace-write sandbox (writes only in the workspace, no network)`,
+      },
+      'permission',
+    );
+    bySandboxed.set(a, c);
   }
   return c;
 }
@@ -240,8 +276,16 @@ export function evaluatePolicy(
       );
   }
   let waivedBy: CompiledRule | undefined;
+  let profile: SandboxProfileName | undefined;
+  const ws = assessment?.level === 'moderate' ? facts.workspace_sandbox : undefined;
+  if (ws !== undefined && !ws.eligible)
+    for (const h of ws.holds)
+      contributions.push(
+        contribution({ source: 'builtin', id: h.id, level: 'CONFIRM', reason: h.reason }, 'permission'),
+      );
   if (assessment !== undefined) {
-    const risk = riskContribution(assessment);
+    const lowered = ws?.eligible === true && assessment.unparseable !== true;
+    const risk = lowered ? sandboxedRiskContribution(assessment) : riskContribution(assessment);
     const userMay = policy.admin.defaults.user_may_allow && assessment.level !== 'dangerous';
     for (const r of matched)
       if (r.loosening && r.command !== null && (r.layer === 'admin' || userMay)) {
@@ -251,6 +295,7 @@ export function evaluatePolicy(
     if (waivedBy === undefined || RANK[risk.entry.level] <= RANK[waivedBy.level]) {
       waivedBy = undefined;
       contributions.push(risk);
+      if (lowered) profile = 'workspace-write';
     }
   }
   for (const r of matched) contributions.push(ruleContribution(r));
@@ -277,5 +322,13 @@ export function evaluatePolicy(
     );
   let human_only = policy.admin.isHumanOnly(tool_id) || policy.user.isHumanOnly(tool_id);
   for (const r of matched) if (r.human_only) human_only = true;
-  return { level, layer, matched_rules: contributions.map((c) => c.entry), reasons, human_only };
+  const verdict: PermissionVerdict = {
+    level,
+    layer,
+    matched_rules: contributions.map((c) => c.entry),
+    reasons,
+    human_only,
+  };
+  if (profile !== undefined) verdict.sandbox_profile = profile;
+  return verdict;
 }

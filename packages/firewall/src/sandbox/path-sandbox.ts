@@ -311,6 +311,45 @@ export class PathSandbox {
   }
 
   /**
+   * The written words of a shell command (risk/workspace-confinement.ts) that do not stay in the
+   * caller's workspace, one line each: resolved from `cwd` to real paths (symlinks, `..`, nearest
+   * existing parent), a word must lie inside the workspace roots the shell module makes writable
+   * (the principal's own root and the configured ones) and inside both layers' `writable_paths`,
+   * and touch nothing that runs code or holds settings (a git hook or config, a start-up file).
+   * Empty when every write stays inside: the workspace-write sandbox may run the command.
+   */
+  writesOutside(
+    words: readonly string[],
+    cwd: string | undefined,
+    policy: EffectivePolicy,
+    principal?: Principal,
+  ): string[] {
+    const own = this.workspaceOf(principal);
+    const roots = own === undefined ? this.#defaults() : [own, ...this.#defaults()];
+    const aWrite = this.#real(policy.admin.writable) ?? roots;
+    const uWrite = this.#real(policy.user.writable);
+    const inside = (p: string, rs: readonly string[]): boolean => rs.some((r) => isInsideRoot(p, r));
+    const out: string[] = [];
+    for (const w of words) {
+      const r = this.#resolveOne('command', w, cwd, true);
+      const shown = JSON.stringify(w);
+      if (r.problem !== undefined) {
+        out.push(`${shown} (${r.problem})`);
+        continue;
+      }
+      const via = r.path !== this.#lexical(w, cwd) ? ` (it resolves to ${r.path})` : '';
+      if (!inside(r.path, roots) || !inside(r.path, aWrite) || (uWrite !== null && !inside(r.path, uWrite))) {
+        out.push(`${shown}${via}`);
+        continue;
+      }
+      const sensitive = sensitiveWriteTarget(r.path);
+      if (sensitive !== null) out.push(`${shown}${via}, which touches ${sensitive}`);
+      else if (r.nlink !== undefined && r.nlink > 1) out.push(`${shown}${via}, a file with ${r.nlink} hard links`);
+    }
+    return out;
+  }
+
+  /**
    * Whether writing `p` completes a bare git directory: a file named `config` where a `HEAD`
    * is, or a `HEAD` where a `config` is (any case: a case-insensitive disk reads `CONFIG`).
    */
