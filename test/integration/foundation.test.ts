@@ -37,6 +37,7 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
       'counter',
       'echo',
       'fs',
+      'grandchild', // test/fixtures/modules/grandchild (sandbox tree-kill tests)
       'nester',
       'ping',
       'pyworker',
@@ -143,7 +144,7 @@ describe('foundation: daemon + hub over real HTTP, WebSocket and child processes
       '$.tools[0].capability_level',
     ]);
     const list = await d.http('GET', '/v1/modules');
-    expect(list.body.modules).toHaveLength(12);
+    expect(list.body.modules).toHaveLength(13);
   });
 
   it('ignores a source forged in the body: the principal comes from the token', async () => {
