@@ -224,6 +224,7 @@ export function recordPerception(
       session_id,
       source,
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
+      ...(meta.excused === true ? { excused: true } : {}),
       ...classes,
     });
 }

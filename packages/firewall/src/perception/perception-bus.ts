@@ -40,6 +40,8 @@ export interface RejectionSample {
   reason?: string;
   /** The shape classes of the call; absent: the streak is the tool's. */
   classes?: ShapeClass[];
+  /** The person said it was not the agent's fault (`agent_fault: false`): counted, but no streak. */
+  excused?: boolean;
 }
 
 /** Streaks of one shape class (one program + subcommand, one directory, one host). */
@@ -169,15 +171,16 @@ export class PerceptionBus {
     const s: RejectionSample = { ...sample, seq: ++this.seq, at: this.clock.now() };
     const t = this.tool(s.tool_id);
     t.rejections++;
+    const streak = s.source === 'human' && s.excused !== true;
     for (const c of this.classesOf(s.classes)) {
       c.rejections++;
-      if (s.source === 'human') {
+      if (streak) {
         c.consecutive_rejections++;
         c.consecutive_approvals = 0;
       }
     }
     // a call with shape classes counts for them only (an empty list: for nothing), never the whole tool
-    if (s.source === 'human' && s.classes === undefined) {
+    if (streak && s.classes === undefined) {
       t.consecutive_rejections++;
       t.consecutive_approvals = 0;
     }
