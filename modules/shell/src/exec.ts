@@ -7,8 +7,9 @@ import { parseExecParams } from './args.js';
 import { buildChildEnv, type EnvDenyList } from './env-scrub.js';
 import { withGitHardening } from './git-hardening.js';
 import type { RunOutcome, RunSpec } from './run-process.js';
+import { sandboxHint, type SandboxReport } from './sandbox-hint.js';
 import type { ShellSettings } from './settings.js';
-import { resolveCwd } from './workspace.js';
+import { realRoots, resolveCwd } from './workspace.js';
 
 /** What both tools need from the module: settings, the deny list, the daemon env, run tracking. */
 export interface ShellDeps {
@@ -20,8 +21,11 @@ export interface ShellDeps {
   run: (spec: RunSpec) => Promise<RunOutcome>;
   /** The calling task's own workspace (setting `workspace_for`, from the daemon; never the payload). */
   workspaceFor?: (source: Principal) => string | undefined;
-  /** The daemon's sandbox (setting `sandbox`, from the daemon): every child runs inside it when active. */
-  sandbox?: Pick<Sandbox, 'appliesTo' | 'wrap'>;
+  /**
+   * The daemon's sandbox (setting `sandbox`, from the daemon): every child runs inside it when
+   * active; `profileOf` says which calls the firewall let through to run in the workspace-write profile.
+   */
+  sandbox?: Pick<Sandbox, 'appliesTo' | 'wrap'> & Partial<Pick<Sandbox, 'profileOf'>>;
 }
 
 /**
@@ -30,11 +34,27 @@ export interface ShellDeps {
  * Rejects E_NOT_FOUND for a program that does not exist (bubblewrap would only exit 1) and
  * E_NO_SANDBOX in mode `required` where no sandbox can run.
  */
-export function sandboxSpec(deps: ShellDeps, spec: RunSpec, roots: readonly string[]): void {
+export function sandboxSpec(
+  deps: ShellDeps,
+  spec: RunSpec,
+  roots: readonly string[],
+  profile?: 'workspace-write',
+): void {
   const sb = deps.sandbox;
+  if (profile !== undefined && (sb === undefined || !sb.appliesTo('shell')))
+    throw new FingerError(
+      'E_NO_SANDBOX',
+      'the call may run only in the workspace-write sandbox, which the shell module has not',
+      {
+        profile,
+      },
+    );
   if (sb === undefined || !sb.appliesTo('shell')) return;
   const keep = [...roots, spec.cwd].map((p) => ({ path: p, writable: true }));
-  const wrapped = sb.wrap([spec.file, ...spec.args], keep);
+  const wrapped =
+    profile !== undefined
+      ? sb.wrap([spec.file, ...spec.args], [], { profile, writable: roots, cwd: spec.cwd })
+      : sb.wrap([spec.file, ...spec.args], keep);
   if (wrapped === undefined) return;
   const program =
     spec.file.includes('/') && !path.isAbsolute(spec.file) ? path.resolve(spec.cwd, spec.file) : spec.file;
@@ -73,6 +93,8 @@ export interface ExecResult {
   stderr_bytes: number;
   truncated: { stdout: boolean; stderr: boolean };
   duration_ms: number;
+  /** Present when the call ran in a stricter sandbox profile (the firewall's choice), with a hint when it failed for want of something. */
+  sandbox?: SandboxReport;
 }
 
 /** The common part of both tools' results, in a fixed key order. */
@@ -157,8 +179,15 @@ export function createExec(deps: ShellDeps): (args: unknown, ctx?: ToolCallConte
     if (p.stdin !== undefined) spec.stdin = p.stdin;
     if (ctx !== undefined) spec.signal = ctx.signal;
     addLeaseHeartbeat(spec, ctx, settings.lease_heartbeat_ms);
-    sandboxSpec(deps, spec, callRoots(deps, ctx));
+    // the firewall's choice, handed over by the hub's execution id: never the payload's
+    const profile = ctx !== undefined ? deps.sandbox?.profileOf?.(ctx.call_id) : undefined;
+    const roots = callRoots(deps, ctx);
+    sandboxSpec(deps, spec, profile !== undefined ? await realRoots(roots) : roots, profile);
     const result = execResult(await deps.run(spec));
+    if (profile !== undefined) {
+      const hint = sandboxHint(result.exit_code, `${result.stderr}\n${result.stdout}`);
+      result.sandbox = hint === undefined ? { profile } : { profile, hint };
+    }
     if (result.timed_out) {
       throw timeoutError(p.argv ? `"${p.argv[0]}"` : 'command', timeout_ms, { ...result, cwd });
     }

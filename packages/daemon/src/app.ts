@@ -338,6 +338,11 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       ...(env.FINGER_URL ? { urls: [env.FINGER_URL] } : {}),
       // a shell call outside a sandbox outlives its timeout and the kill switch when it detaches
       contained: sandbox.active && !config.sandbox.exempt_modules.includes('shell'),
+      // a moderate shell call that stays in the workspace runs at NOTIFY in the workspace-write profile;
+      // not in distributed mode: a shell.exec served by another node would not get the profile handed over
+      ...(sandbox.workspaceWriteFor('shell') && !config.nats.url
+        ? { workspaceSandbox: { tools: ['shell.exec'], channel: sandbox } }
+        : {}),
     });
     const fw = firewall;
     // Distributed mode: UserPolicy and session approvals shared with the cluster (Redis).

@@ -21,6 +21,7 @@ import {
   PerceptionBus,
   PolicyStore,
   RiskAssessor,
+  type SandboxProfileChannel,
   StandingApprovals,
 } from '@finger/firewall';
 import type { Clock, MessageHub } from '@finger/hub';
@@ -97,6 +98,12 @@ export interface FirewallWiringOptions {
    * command (`setsid`, `nohup`, `&`…) APPROVE.
    */
   contained?: boolean;
+  /**
+   * Where the sandbox's workspace-write profile can run for the shell module: a `moderate`
+   * command of `tools` that stays in the workspace and needs no network is NOTIFY instead of
+   * CONFIRM, and runs in that profile (`channel`, the daemon's Sandbox, hands it to the module).
+   */
+  workspaceSandbox?: { tools: readonly string[]; channel: SandboxProfileChannel };
 }
 
 /** The wired firewall parts the daemon exposes. */
@@ -182,6 +189,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     sandbox,
     ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
     ...(o.behaviour ? { behaviour: o.behaviour } : {}),
+    ...(o.workspaceSandbox ? { workspace_sandbox: { tools: o.workspaceSandbox.tools } } : {}),
   });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
   // what `always` leaves behind: a standing approval of the held call's shape; persistent ones survive a restart
@@ -217,6 +225,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     audit: o.audit,
     gate: refuseHoldsOfReadOnlyCallers(gate),
     ...(o.confidenceOf ? { confidenceOf: (call) => o.confidenceOf?.(call.envelope.source) } : {}),
+    ...(o.workspaceSandbox ? { sandboxProfiles: o.workspaceSandbox.channel } : {}),
   });
 
   const sweep = setInterval(() => standing.sweep(now()), 60_000);

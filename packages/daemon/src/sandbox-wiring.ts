@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+
 import { Sandbox, sandboxUnavailable, sandboxWarning } from '@finger/hub';
 
 import type { DaemonConfig } from './config.js';
@@ -29,6 +31,8 @@ export function wireSandbox(o: SandboxWiringOptions): Sandbox {
     userHome: o.userHome,
     exempt: o.config.exempt_modules,
     env: o.env,
+    // the workspace-write profile's private tool caches, one directory per workspace, never mounted outside it
+    cacheRoot: join(o.home, 'state', 'sandbox-cache'),
   });
   const status = sandbox.status();
   if (status.mode === 'required' && !status.available) throw sandboxUnavailable(status.reason);

@@ -149,7 +149,14 @@ interface DaemonHealth {
   reasons?: string[];
   version?: string;
   nats?: { connected?: boolean; refused?: number; last_refused?: string; url?: string; cluster?: string };
-  sandbox?: { mode: 'auto' | 'required' | 'off'; available: boolean; active: boolean; reason?: string; bwrap?: string };
+  sandbox?: {
+    mode: 'auto' | 'required' | 'off';
+    available: boolean;
+    active: boolean;
+    reason?: string;
+    bwrap?: string;
+    profiles?: { 'workspace-write'?: { available: boolean; reason?: string } };
+  };
 }
 
 /**
@@ -166,17 +173,33 @@ async function checkSandbox(
   let where = 'the running daemon';
   if (s === undefined) {
     const mode = config?.sandbox.mode ?? 'auto';
-    const p = mode === 'off' ? { available: false, reason: 'sandbox.mode is off' } : hub.probeSandbox({ env });
+    const p: { available: boolean; reason?: string; bwrap?: string } =
+      mode === 'off' ? { available: false, reason: 'sandbox.mode is off' } : hub.probeSandbox({ env });
+    const ww =
+      mode !== 'off' && p.available && p.bwrap !== undefined
+        ? hub.probeWorkspaceWrite(p.bwrap)
+        : { available: false, reason: p.reason ?? 'no sandbox' };
     s = {
       mode,
       available: p.available,
       active: mode !== 'off' && p.available,
       ...(p.reason ? { reason: p.reason } : {}),
+      profiles: {
+        'workspace-write': ww.available ? { available: true } : { available: false, reason: ww.reason ?? '' },
+      },
     };
     where = 'a trial run here (daemon not reachable with a token)';
   }
   const warning = hub.sandboxWarning(s);
-  if (warning === undefined) return { name: 'sandbox', status: 'ok', detail: `bubblewrap, mode ${s.mode} (${where})` };
+  const ww = s.profiles?.['workspace-write'];
+  const profile =
+    ww === undefined
+      ? ''
+      : ww.available
+        ? '; workspace-write profile available (moderate shell calls that stay in the workspace run at NOTIFY)'
+        : `; workspace-write profile not available: ${ww.reason ?? 'unknown reason'} (moderate shell calls are held)`;
+  if (warning === undefined)
+    return { name: 'sandbox', status: 'ok', detail: `bubblewrap, mode ${s.mode}${profile} (${where})` };
   return { name: 'sandbox', status: s.mode === 'required' ? 'fail' : 'warn', detail: `${warning} (${where})` };
 }
 

@@ -5,7 +5,7 @@ import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 import { FingerError } from '@finger/protocol';
 
 import { credentialPaths, resolveMasks, type SandboxMask } from './sandbox-paths.js';
-import { WORKSPACE_WRITE_BASE_ARGS, type WorkspaceWriteArgs,workspaceWriteArgs } from './sandbox-profile.js';
+import { WORKSPACE_WRITE_BASE_ARGS, type WorkspaceWriteArgs, workspaceWriteArgs } from './sandbox-profile.js';
 
 /**
  * How the daemon sandboxes the processes it starts for AI-initiated calls (config `sandbox.mode`):
@@ -279,6 +279,7 @@ export class Sandbox {
   readonly #userHome: string | undefined;
   readonly #cacheRoot: string | undefined;
   readonly #profileProbe: SandboxProbe;
+  readonly #assigned = new Map<string, 'workspace-write'>();
 
   constructor(o: SandboxOptions) {
     this.mode = o.mode;
@@ -337,6 +338,25 @@ export class Sandbox {
     return this.mode !== 'off' && !this.#exempt.has(id);
   }
 
+  /**
+   * The firewall's hand-over (its SandboxProfileChannel): while call `call_id` (the hub's
+   * execution id, the module's `ctx.call_id`) runs it must run in `profile`. Set by the firewall
+   * interceptor only — never from a payload.
+   */
+  assign(call_id: string, profile: 'workspace-write'): void {
+    this.#assigned.set(call_id, profile);
+  }
+
+  /** The call has ended: its assignment goes. */
+  release(call_id: string): void {
+    this.#assigned.delete(call_id);
+  }
+
+  /** The profile the firewall assigned to call `call_id`, undefined for the default one. */
+  profileOf(call_id: string): 'workspace-write' | undefined {
+    return this.#assigned.get(call_id);
+  }
+
   /** The paths masked now (resolved, existing). */
   masks(): SandboxMask[] {
     return resolveMasks(this.#paths);
@@ -382,7 +402,7 @@ export class Sandbox {
  * The loud line for the start-up log, the banner and `doctor` when AI-initiated processes run
  * unsandboxed (mode `off`, or `auto` where no sandbox can run); undefined when they are sandboxed.
  */
-export function sandboxWarning(s: SandboxStatus): string | undefined {
+export function sandboxWarning(s: Pick<SandboxStatus, 'mode' | 'active' | 'reason'>): string | undefined {
   if (s.active) return undefined;
   const why = s.mode === 'off' ? 'sandbox.mode is "off"' : (s.reason ?? 'unknown reason');
   return (
