@@ -5,6 +5,7 @@
 
 import { BENIGN_PAGER, benignGitProgram, onlyBenignPrints, printsOnlyBenign, runsNothing } from './benign-forms.js';
 import { metadataEndpointIn } from './cloud-metadata.js';
+import { codeShellRules } from './code-shells.js';
 import { type CommandModel, type CommandRiskLevel, maxLevel, pipesInto, type SimpleCommand } from './command-model.js';
 import { copyInto } from './copy-destinations.js';
 import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
@@ -28,6 +29,7 @@ import {
   secretPath,
   sensitiveWriteTarget,
 } from './paths.js';
+import { orderReasons } from './primary-reason.js';
 import {
   DISK_TOOLS,
   FETCHERS,
@@ -43,8 +45,10 @@ import {
 import { READERS } from './read-builtins.js';
 import { readWords } from './read-words.js';
 import type { RealPaths } from './real-paths.js';
+import { remoteShellRules } from './remote-shells.js';
 import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { traceSecrets } from './secret-flow.js';
+import { transferClientRules } from './transfer-clients.js';
 import { tunnelRules } from './tunnels.js';
 import { hasConfusableLetter } from './unicode.js';
 import { findIsBroad, findRoots } from './wrappers.js';
@@ -69,8 +73,9 @@ export class Findings {
     return this.#dangerous.length;
   }
 
+  /** The reasons, the primary one first (primary-reason.ts). */
   reasons(): string[] {
-    return [...this.#dangerous, ...this.#moderate];
+    return orderReasons(this.#dangerous, this.#moderate);
   }
 }
 
@@ -546,6 +551,9 @@ export function classify(
   credentialDirectoryRules(model, f);
   exfiltrationRules(model, (reason) => f.add('dangerous', reason), traceSecrets(model));
   tunnelRules(model, view.directories, view.isBroad, (reason) => f.add('dangerous', reason));
+  remoteShellRules(model, (reason) => f.add('dangerous', reason));
+  codeShellRules(model, (reason) => f.add('dangerous', reason));
+  transferClientRules(model, (reason) => f.add('dangerous', reason));
   const fl = model.flags;
   if (fl.substitution) f.add('moderate', 'uses command substitution');
   else if (fl.dynamic && !onlyBenignPrints(model)) f.add('moderate', 'uses values known only at run time');

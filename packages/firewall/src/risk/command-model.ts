@@ -139,7 +139,12 @@ export interface CommandModel {
 /** The RiskAssessor's result. */
 export interface RiskAssessment {
   level: CommandRiskLevel;
-  /** why, one line per finding, e.g. "segment 2: rm with -r and -f on '~'" */
+  /**
+   * why, one line per finding, e.g. "segment 2: rm with -r and -f on '~'". `reasons[0]` is the
+   * primary reason, the one a person can act on: the most specific and severe finding, naming the
+   * segment and what it does (primary-reason.ts orders them; docs/policy.md "What each reason
+   * means"); "X is not a read-only command" comes first only when nothing else was found.
+   */
   reasons: string[];
   model: CommandModel;
   /** the command could not be parsed completely (level is then at least `moderate`) */

@@ -56,7 +56,11 @@ export function fetchedFiles(seg: SimpleCommand): string[] {
   const p = seg.program;
   const out: string[] = [];
   if (p === 'curl' || p === 'wget') out.push(...parsedFetchFiles(seg));
-  else if (p === 'aria2c' || p === 'fetch') {
+  else if (p === 'lwp-download') {
+    // lwp-download URL [FILE]: the URL's name when no file is given
+    const [url, file] = a.slice(1).filter((w) => !w.startsWith('-'));
+    if (url !== undefined) out.push(file ?? urlFile(url));
+  } else if (p === 'aria2c' || p === 'fetch') {
     let dir = '';
     let named = false;
     for (let i = 1; i < a.length; i++) {

@@ -78,6 +78,7 @@ export const FETCHERS: ReadonlySet<string> = new Set([
   'xh',
   'aria2c',
   'lwp-request',
+  'lwp-download',
   'GET',
   'POST',
   'ftp',

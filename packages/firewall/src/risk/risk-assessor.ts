@@ -320,9 +320,12 @@ export class RiskAssessor {
       if (reads.size > 0) out.reads = frozen([...reads]);
       return frozen(out);
     }
+    // the primary reason (primary-reason.ts) stays first; the next says which reading found it
+    const [primary, ...rest] = worst.reasons;
     const reasons = frozen([
+      ...(primary === undefined ? [] : [primary]),
       "the command reads differently to /bin/sh than to bash (ANSI-C $'…' quoting, &>, or a here-document delimiter quoted in part): judged as the shell that runs it may read it",
-      ...worst.reasons,
+      ...rest,
     ]);
     const out: RiskAssessment = { level: worst.level, reasons, model: bothReadings(a.model, worst.model) };
     if (worst.unparseable === true) out.unparseable = true;

@@ -199,12 +199,6 @@ const RUNTIME_SOURCE =
 /** Shell-out calls whose argument, when it is not a literal, may be decoded or downloaded. */
 const SHELL_CALL =
   /\b(?:os\.system|os\.popen|subprocess\.\w+|system|exec|shell_exec|passthru|popen|execSync|IO\.popen|qx)\s*\(/g;
-/** Socket APIs. */
-const SOCKET_CODE =
-  /\bsocket\s*[.(]|\bnet\.(?:Socket|connect|createConnection)|\bcreateConnection\b|\bfsockopen\b|\bstream_socket_client\b|\bTCPSocket\b|\bIO::Socket\b|\buse Socket\b|\bsocket\s*\(\s*\w+\s*,|\bSocket\.(?:new|tcp)\b/;
-/** A shell program named in a string literal. */
-const SHELL_LITERAL =
-  /["'`](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da|k|c|tc|fi|)sh(?:\s+-i)?(?:\s[^"'`]{0,40})?["'`]|\bcmd\.exe\b/;
 const FORK_BOMB =
   /\bwhile\s*\(?\s*(?:1|True|true)\s*\)?\s*[:{]?\s*(?:os\.|Process\.|pcntl_)?fork\b|\bfork\s+while\s+fork\b|\bloop\s*(?:\{|do)\s*(?:Process\.)?fork\b|\bfor\s*\(\s*;\s*;\s*\)\s*\{?\s*(?:pcntl_)?fork\b/;
 /** Inline script code that talks to the network (as exfiltration.ts's NETWORK_CODE). */
@@ -431,8 +425,7 @@ function scanCode(
       break;
     }
   }
-  if (SOCKET_CODE.test(code) && SHELL_LITERAL.test(code))
-    add(`${label} connects a shell to a network socket (a reverse shell)`);
+  // a socket with a shell on it: code-shells.ts, which names the reverse or bind shell's end
   if (NETWORK_CODE.test(code)) {
     for (const m of matches(STRING_LITERAL, code)) {
       const p = (m[2] as string).replace(HOME_INTERPOLATED, '~');

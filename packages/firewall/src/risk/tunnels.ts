@@ -14,7 +14,8 @@
 import type { CommandModel, SimpleCommand } from './command-model.js';
 import type { Directories } from './cwd-paths.js';
 import { NETWORK_PROGRAMS } from './exfiltration.js';
-import { readsScriptFromStdin, SHELLS } from './programs.js';
+import { FETCHERS, readsScriptFromStdin, SHELLS } from './programs.js';
+import { type NetworkEnd, networkEnd, showEnd } from './remote-shells.js';
 
 /** Programs that carry a byte stream to or from another host. */
 const STREAMERS: ReadonlySet<string> = new Set([
@@ -80,7 +81,7 @@ function tunnel(seg: SimpleCommand): string | null {
     const k = a.findIndex((w) => w === '-display' || w === '-d');
     const display = k < 0 ? seg.assignments.find((x) => x.name === 'DISPLAY')?.value : a[k + 1];
     if (display !== undefined && /^[^:/]+:\d/.test(display) && !/^(?:localhost|127\.0\.0\.1|unix):/.test(display))
-      return `${p} opens a terminal on the remote display ${display}`;
+      return `${p} opens a reverse shell to ${display} (a terminal on that remote display)`;
   }
   if (p === 'zmodload' && a.some((w) => /^zsh\/net\/(?:tcp|socket)$/.test(w)))
     return 'zmodload loads zsh’s network module (a shell on a socket)';
@@ -188,11 +189,18 @@ export function tunnelRules(
     const id = pipelineId(seg);
     const peers = id === null ? [] : (streamers.get(id) ?? []);
     if (peers.length === 0) return;
-    const net = segs[peers[0] as number] as SimpleCommand;
     const fifo = stdinFile(seg).some((f) => peers.some((j) => stdoutFiles(segs[j] as SimpleCommand).includes(f)));
-    if (isInteractiveShell(seg) || fifo || readsScriptFromStdin(seg))
+    if (isInteractiveShell(seg) || fifo || readsScriptFromStdin(seg)) {
+      const k = peers.find((j) => networkEnd(segs[j] as SimpleCommand) !== null);
+      // a shell reading only what earlier fetchers download is classify.ts's `curl | sh`
+      const fetched = peers.every((j) => j < i && FETCHERS.has((segs[j] as SimpleCommand).program));
+      if (k === undefined && !isInteractiveShell(seg) && !fifo && fetched) return;
+      const at = k ?? (peers[0] as number);
+      const end: NetworkEnd =
+        k === undefined ? { listen: false } : (networkEnd(segs[k] as SimpleCommand) as NetworkEnd);
       add(
-        `${label}: ${seg.program} is wired to ${net.program} (segment ${(peers[0] as number) + 1}): a shell on the network (reverse shell)`,
+        `${label}: ${seg.program} ${showEnd(end)} (wired to ${(segs[at] as SimpleCommand).program}, segment ${at + 1})`,
       );
+    }
   });
 }

@@ -106,6 +106,7 @@ describe('known failures that are not rm', () => {
   it('a redirect overwriting ~/.ssh/authorized_keys', () => {
     expectCase('echo key >> ~/.ssh/authorized_keys', 'dangerous', false);
     expect(assessor.assess('echo key >> ~/.ssh/authorized_keys').reasons).toEqual([
+      "segment 1: writes the start-up file '~/.ssh/authorized_keys' (whoever holds a key listed there logs in)",
       "segment 1: redirect >> writes to '~/.ssh/authorized_keys' (~/.ssh)",
     ]);
   });
