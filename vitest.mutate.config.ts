@@ -1,5 +1,5 @@
 // The tests Stryker runs against each mutant of the firewall's decision core (stryker.config.mjs):
-// the firewall's own unit tests, with the same aliases as vitest.config.ts.
+// the firewall's decision tests and the risk tables of the rules it mutates, with the same aliases as vitest.config.ts.
 import { fileURLToPath } from 'node:url';
 
 import { defineConfig } from 'vitest/config';
@@ -14,7 +14,11 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['packages/firewall/test/{policy,gate,engine}/**/*.test.ts'],
+    include: [
+      'packages/firewall/test/{policy,gate,engine,sandbox}/**/*.test.ts',
+      // the risk tables that pin finger's own home and API, file-reading options and detaching
+      'packages/firewall/test/risk/{finger-self,path-evasions,option-evasions,credential-stores}.test.ts',
+    ],
     testTimeout: 20_000,
   },
 });
