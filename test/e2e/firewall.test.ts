@@ -133,7 +133,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
     expect(await readFile(file, 'utf8')).toBe('old line\n');
   });
 
-  it('(c) three rejections escalate fs.write in the UserPolicy (audited); policy reset reverts it', async () => {
+  it('(c) three rejections escalate writes to that directory (not every fs.write) in the UserPolicy (audited); policy reset reverts it', async () => {
     for (let i = 0; i < 3; i++) {
       const call = d.http(
         'POST',
@@ -151,14 +151,22 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
       const p = await d.http('GET', '/v1/policy');
       return p.body.user.rules.length > 0 ? p.body : undefined;
     }, 'the adaptation to escalate fs.write');
+    // the rejected shape: writes to that directory, not every call of fs.write
+    const [rule] = policy.user.rules;
     expect(policy.user.rules).toEqual([
-      expect.objectContaining({ id: 'adaptation:fs.write', tool: 'fs.write', level: 'APPROVE' }),
+      expect.objectContaining({ tool: 'fs.write', level: 'APPROVE', match: { path: outside } }),
     ]);
-    expect((await d.http('GET', '/v1/policy/effective')).body.escalated_tools).toEqual(['fs.write']);
+    expect(rule.id).toMatch(/^adaptation:fs\.write@[0-9a-f]{12}$/);
+    expect((await d.http('GET', '/v1/policy/effective')).body.escalated_tools).toEqual([
+      rule.id.slice('adaptation:'.length),
+    ]);
     const changes = await auditOf('?type=policy.changed');
     expect(changes.map((e) => [e.actor, e.details.change, e.details.rule?.id])).toEqual([
-      [{ kind: 'system', id: 'adaptation' }, 'add_rule', 'adaptation:fs.write'],
+      [{ kind: 'system', id: 'adaptation' }, 'add_rule', rule.id],
     ]);
+    const check = (path: string) =>
+      d.http('POST', '/v1/policy/check', { tool: 'fs.write', args: { path, content: 'x' }, principal_kind: 'agent' });
+    expect((await check(join(victim, 'w.txt'))).body.level).not.toBe('APPROVE');
 
     const reset = await d.http('POST', '/v1/policy/reset');
     expect(reset.status).toBe(200);

@@ -498,8 +498,30 @@ describe('interactive review', () => {
     expect(stdout.text).toContain('+bye\n');
     expect(stdout.text).toContain('unknown key "z"\n');
     expect(stdout.text).toContain('rejected A1 (fs.write): please do not touch /etc\n');
-    expect(prompter.asked[0]).toContain('[a]pprove  [r]eject  [A]lways');
+    expect(prompter.asked[0]).toContain("[a]pprove  [r]eject  [R]eject, not the agent's fault  [A]lways (this shape");
     expect(fake.posts).toEqual([{ id: 'A1', body: { decision: 'reject', reason: 'please do not touch /etc' } }]);
+  });
+
+  it("[R] rejects as not the agent's fault; [W] answers always for the workspace", async () => {
+    const r = setup(['R', 'wrong moment']);
+    expect(await reviewApproval(r.deps, A1)).toBe('answered');
+    const w = setup(['W']);
+    await reviewApproval(w.deps, A1); // the fake answers E_CONFLICT the second time: what was sent is what counts
+    expect(fake.posts).toEqual([
+      { id: 'A1', body: { decision: 'reject', reason: 'wrong moment', agent_fault: false } },
+      { id: 'A1', body: { decision: 'always', scope: 'workspace' } },
+    ]);
+  });
+
+  it('shows what always would approve from now on, or why it approves once', () => {
+    const plainColors = new Output({ stdout: new Capture(), stderr: new Capture(), env: {} }, false).c;
+    const offered = formatApproval(
+      { ...A1, standing: { offered: true, shape: {}, description: 'shell.exec: npm test …' } },
+      plainColors,
+    );
+    expect(offered).toContain('always:    from now on approves shell.exec: npm test …');
+    const once = formatApproval({ ...A1, standing: { offered: false, reason: 'no shape' } }, plainColors);
+    expect(once).toContain('always:    no shape');
   });
 
   it('[e]dit: refused args are reported and asked again; then the edited args are approved', async () => {
@@ -549,6 +571,27 @@ describe('interactive review', () => {
     expect(describeAnswer({ ...base, decision: 'always', approved: true, session_approval: true })).toBe(
       'approved A1 (fs.write) and for the rest of this session',
     );
+    const standing = {
+      id: 'S1',
+      tool_id: 'fs.write',
+      shape: {},
+      description: 'fs.write: /w/src/**',
+      level: 'CONFIRM',
+      principal: 'agent:a',
+      scope: 'workspace' as const,
+      by: 'admin',
+      created_at: 't',
+      approval_id: 'A1',
+    };
+    expect(
+      describeAnswer({
+        ...base,
+        decision: 'always',
+        approved: true,
+        session_approval: true,
+        standing_approval: standing,
+      }),
+    ).toBe('approved A1 (fs.write) and from now on: fs.write: /w/src/** (workspace, standing approval S1)');
     expect(describeAnswer({ ...base, decision: 'abort', approved: false, abort: 'stopped' })).toBe(
       'aborted the session of A1 (stopped): its pending approvals were rejected',
     );

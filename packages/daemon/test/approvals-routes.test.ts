@@ -155,7 +155,9 @@ describe('POST /v1/approvals/:id', () => {
     const ok = await d.call('POST', `/v1/approvals/${edited.id}`, {
       body: { decision: 'always', args: { path: '/etc/motd', content: 'ciao' } },
     });
-    expect(ok.json).toMatchObject({ approved: true, edited: true, session_approval: true });
+    // an APPROVE hold is never covered by a standing approval: always approves it once
+    expect(ok.json).toMatchObject({ approved: true, edited: true, session_approval: false });
+    expect(ok.json.reason).toMatch(/^approved once: /);
     expect(await edited.decision).toMatchObject({ approved: true, args: { path: '/etc/motd', content: 'ciao' } });
   });
 

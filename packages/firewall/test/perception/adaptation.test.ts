@@ -166,3 +166,59 @@ describe('HumanGate → PerceptionBus → adapt', () => {
     await gate.close();
   });
 });
+
+describe('Adaptation per shape (issue 23)', () => {
+  const push = {
+    key: 'shell.exec@aaaaaaaaaaaa',
+    tool: 'shell.exec',
+    label: 'shell.exec: git push',
+    match: { command: 'git push *' },
+  };
+  const status = {
+    key: 'shell.exec@bbbbbbbbbbbb',
+    tool: 'shell.exec',
+    label: 'shell.exec: git status',
+    match: { command: 'git status *' },
+  };
+  const rejected = (classes: (typeof push)[], excused = false) => ({
+    ...human('shell.exec'),
+    classes,
+    ...(excused ? { excused } : {}),
+  });
+
+  it('three rejections of `git push` tighten that shape, not the tool and not `git status`', () => {
+    const bus = new PerceptionBus();
+    bus.recordRejection(rejected([push]));
+    bus.recordRejection(rejected([push]));
+    bus.recordApproval({ ...human('shell.exec'), latency_ms: 10, classes: [status] });
+    bus.recordRejection(rejected([push]));
+    expect(adapt(bus.snapshot())).toEqual([
+      {
+        kind: 'tighten',
+        tool: push.key,
+        level: 'APPROVE',
+        rejections: 3,
+        hint: avoidanceHint('shell.exec: git push', 3),
+        shape: { tool: 'shell.exec', label: 'shell.exec: git push', match: { command: 'git push *' } },
+      },
+    ]);
+    expect(bus.toolCounts('shell.exec')).toMatchObject({ rejections: 3, consecutive_rejections: 0 });
+    expect(bus.hintsFor('s1').map((h) => h.text)).toEqual([avoidanceHint('shell.exec: git push', 3)]);
+  });
+
+  it('reverting works as before: human approvals of the escalated shape revert it', () => {
+    const bus = new PerceptionBus();
+    for (let i = 0; i < 5; i++) bus.recordApproval({ ...human('shell.exec'), latency_ms: 10, classes: [push] });
+    expect(adapt(bus.snapshot(), { escalated: [push.key] })).toEqual([
+      { kind: 'revert', tool: push.key, approvals: 5 },
+    ]);
+  });
+
+  it("rejections that were not the agent's fault build no streak; a call without a shape (empty classes) counts for nothing", () => {
+    const bus = new PerceptionBus();
+    for (let i = 0; i < 3; i++) bus.recordRejection(rejected([push], true));
+    for (let i = 0; i < 3; i++) bus.recordRejection(rejected([]));
+    expect(adapt(bus.snapshot())).toEqual([]);
+    expect(bus.snapshot().classes[push.key]).toMatchObject({ rejections: 3, consecutive_rejections: 0 });
+  });
+});
