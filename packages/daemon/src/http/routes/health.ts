@@ -97,6 +97,18 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   active: { type: 'boolean' },
                   reason: { type: 'string' },
                   bwrap: { type: 'string' },
+                  profiles: {
+                    type: 'object',
+                    description:
+                      'Whether each stricter profile can run: `workspace-write` lets a moderate shell call that stays in the workspace run at NOTIFY (docs/policy.md, "The workspace-write sandbox").',
+                    properties: {
+                      'workspace-write': {
+                        type: 'object',
+                        required: ['available'],
+                        properties: { available: { type: 'boolean' }, reason: { type: 'string' } },
+                      },
+                    },
+                  },
                 },
               },
               safety: {

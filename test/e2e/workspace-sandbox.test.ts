@@ -1,0 +1,156 @@
+// Issue 23 item 3 through the real daemon over HTTP, on a real bubblewrap: with the sandbox on,
+// everyday workspace commands an agent sends run without a question (NOTIFY) in the
+// workspace-write profile; the same commands touching ~/.bashrc, the network or a path outside
+// the workspace are held, each with its reason; inside the profile a program that reads
+// ~/.ssh/id_rsa finds nothing and one that connects to a server on the host's loopback fails,
+// and the result says so.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { sandboxForTests, startTestDaemon, type TestDaemon } from '@finger/testkit';
+
+describe.skipIf(!sandboxForTests())('the workspace-write sandbox through the daemon', () => {
+  let d: TestDaemon;
+  let agent: string;
+  let server: http.Server;
+  let port = 0;
+  let requests = 0;
+  const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'finger-ww-home-')));
+
+  beforeAll(async () => {
+    mkdirSync(path.join(home, '.ssh'), { recursive: true });
+    writeFileSync(path.join(home, '.ssh', 'id_rsa'), '-----BEGIN FAKE KEY-----\n');
+    d = await startTestDaemon({
+      env: { HOME: home },
+      config: { log: { level: 'silent' }, sandbox: { mode: 'required' } },
+    });
+    agent = await d.token('agent:executor', 'ww-agent');
+    const ws = d.workspace;
+    writeFileSync(path.join(ws, 'package.json'), JSON.stringify({ name: 'tiny', scripts: { test: 'node -e 0' } }));
+    writeFileSync(path.join(ws, 'Makefile'), 'all:\n\techo built > built.txt\n');
+    writeFileSync(path.join(ws, 'a.txt'), 'alpha\n');
+    const repo = path.join(ws, 'repo');
+    mkdirSync(repo);
+    const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, stdio: 'ignore' });
+    git('init', '-q');
+    git('config', 'user.email', 'a@example.com');
+    git('config', 'user.name', 'A');
+    writeFileSync(path.join(repo, 'f.txt'), 'one\n');
+    server = http.createServer((_q, r) => {
+      requests++;
+      r.end('reached');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+    writeFileSync(path.join(ws, 'readkey.sh'), `cat ${home}/.ssh/id_rsa || echo no-key\n`);
+    writeFileSync(
+      path.join(ws, 'net.js'),
+      `require('http').get('http://127.0.0.1:${port}/', (r) => r.pipe(process.stdout)).on('error', (e) => { console.error('net: ' + e.code); process.exit(3); });\n`,
+    );
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await d?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const asAgent = (args: Record<string, unknown>) =>
+    d.http<any>('POST', '/v1/tools/shell.exec/run', { args, timeout_ms: 60_000 }, agent);
+
+  it('health and doctor data say the workspace-write profile is available', async () => {
+    const h = await d.http<any>('GET', '/v1/health');
+    expect(h.body.sandbox.profiles).toEqual({ 'workspace-write': { available: true } });
+  });
+
+  it('npm test, make, git add/commit/stash, mkdir/touch/cp/mv/rm and sed -i run without a question, in the profile', async () => {
+    const commands: [string, string | undefined][] = [
+      ['npm test', undefined],
+      ['make', undefined],
+      ['git add f.txt && git commit -q -m first', 'repo'],
+      ["sed -i 's/one/two/' f.txt && git stash -q", 'repo'],
+      ['mkdir -p out/sub && touch out/sub/t.txt', undefined],
+      ['cp a.txt b.txt && mv b.txt c.txt && rm c.txt', undefined],
+      ["sed -i 's/alpha/beta/' a.txt", undefined],
+    ];
+    for (const [command, cwd] of commands) {
+      const r = await asAgent({ command, ...(cwd ? { cwd } : {}) });
+      expect([command, r.status, r.body.result?.exit_code, r.body.result?.sandbox]).toEqual([
+        command,
+        200,
+        0,
+        { profile: 'workspace-write' },
+      ]);
+    }
+    expect(readFileSync(path.join(d.workspace, 'built.txt'), 'utf8')).toBe('built\n');
+    expect(readFileSync(path.join(d.workspace, 'a.txt'), 'utf8')).toBe('beta\n');
+    expect(existsSync(path.join(d.workspace, 'out', 'sub', 't.txt'))).toBe(true);
+    expect(readFileSync(path.join(d.workspace, 'repo', 'f.txt'), 'utf8')).toBe('one\n'); // stashed
+    const log = execFileSync('git', ['log', '--format=%s'], { cwd: path.join(d.workspace, 'repo'), encoding: 'utf8' });
+    expect(log).toBe('first\n');
+  });
+
+  it('the same commands touching ~/.bashrc, the network or a path outside the workspace are held, each with its reason', async () => {
+    const outside = path.dirname(d.workspace);
+    const cases: [string, string, string][] = [
+      [
+        'touch ~/.bashrc',
+        'APPROVE',
+        "APPROVE: RiskAssessor: dangerous: segment 1: writes the start-up file '~/.bashrc' (bash runs it at every start); segment 1: touch writes to '~/.bashrc' (~/.bashrc)",
+      ],
+      ['npm install', 'CONFIRM', 'CONFIRM: needs network: npm install'],
+      ['git push', 'CONFIRM', 'CONFIRM: needs network: git push'],
+      [`curl http://127.0.0.1:${port}/`, 'CONFIRM', 'CONFIRM: needs network: curl'],
+      [
+        `cp a.txt ${outside}/x.txt`,
+        'CONFIRM',
+        `CONFIRM: writes outside the workspace: "${outside}/x.txt", "${outside}/x.txt/a.txt"`,
+      ],
+    ];
+    for (const [command, level, reason] of cases) {
+      const check = await d.http<any>('POST', '/v1/policy/check', { tool: 'shell.exec', args: { command } });
+      expect([command, check.body.level, check.body.sandbox_profile, check.body.reasons[0]]).toEqual([
+        command,
+        level,
+        undefined,
+        reason,
+      ]);
+    }
+    expect(requests).toBe(0);
+  });
+
+  it('inside the profile ~/.ssh/id_rsa reads as nothing and the host loopback is unreachable; the result says why', async () => {
+    const key = await asAgent({ command: 'sh readkey.sh' });
+    expect([key.status, key.body.result.stdout, key.body.result.sandbox]).toEqual([
+      200,
+      'no-key\n',
+      { profile: 'workspace-write' },
+    ]);
+    const net = await asAgent({ command: 'node net.js' });
+    expect([net.status, net.body.result.exit_code, net.body.result.stderr, net.body.result.sandbox]).toEqual([
+      200,
+      3,
+      'net: ECONNREFUSED\n',
+      {
+        profile: 'workspace-write',
+        hint: 'network is off in the workspace sandbox: this command needs it, so it failed there (it is not re-run outside; a person can run it as a held call)',
+      },
+    ]);
+    expect(requests).toBe(0);
+  });
+
+  it('a payload field cannot choose the profile: shell.exec refuses unknown arguments (E_INVALID_ARGS), nothing runs', async () => {
+    const r = await asAgent({ command: 'touch chosen.txt', sandbox_profile: 'default', sandbox: 'off' });
+    expect([r.status, r.body.error?.code]).toEqual([400, 'E_INVALID_ARGS']);
+    expect(existsSync(path.join(d.workspace, 'chosen.txt'))).toBe(false);
+    // the profile follows the verdict: a read-only command runs in the default profile
+    const ls = await asAgent({ command: 'ls' });
+    expect([ls.status, ls.body.result?.sandbox]).toEqual([200, undefined]);
+  });
+});
