@@ -274,3 +274,29 @@ describe('standing approvals and adaptation per shape, end to end', () => {
     expect((await stillOpen.answer).body.error.code).toBe('E_REJECTED_BY_HUMAN');
   });
 });
+
+describe('config firewall.behaviour reaches the behaviour layer', () => {
+  it('max_tool_calls: 2 holds the third call of the same tool in the window', async () => {
+    const d = await startTestDaemon({
+      config: { log: { level: 'silent' }, firewall: { approval_timeout_ms: 60_000, behaviour: { max_tool_calls: 2 } } },
+    });
+    try {
+      const agent = await d.token('agent:executor', 'busy-agent');
+      const run = (i: number) =>
+        d.http('POST', '/v1/input', { text: `/hub target=shell.exec {"command":"ls ${i}"}`, session_id: 'b' }, agent);
+      expect((await run(1)).status).toBe(200);
+      expect((await run(2)).status).toBe(200);
+      const third = run(3);
+      let pending: any[] = [];
+      for (let i = 0; i < 400 && pending.length === 0; i++) {
+        pending = (await d.http('GET', '/v1/approvals')).body.approvals;
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(pending.map((a) => [a.level, a.evaluation.layer])).toEqual([['CONFIRM', 'behaviour']]);
+      await d.http('POST', `/v1/approvals/${pending[0].id}`, { decision: 'reject', agent_fault: false });
+      expect((await third).body.error.code).toBe('E_REJECTED_BY_HUMAN');
+    } finally {
+      await d.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
-import { GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
+import { BEHAVIOUR_DEFAULTS, GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
 import { DEFAULT_LIMITS, NATS_URLS, REDIS_URL_FORM, redisUrlProblem, type SandboxMode } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
@@ -158,7 +158,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
   shutdown: { drain_ms: 10_000 },
   sandbox: { mode: 'auto', exempt_modules: [] },
-  firewall: { approval_timeout_ms: 300_000 },
+  firewall: { approval_timeout_ms: 300_000, behaviour: behaviourDefaults() },
   safety: { ...SAFETY_DEFAULTS },
   llm: { provider: 'offline', max_retries: 2, max_retry_wait_ms: 60_000, timeout_ms: 120_000 },
   router: { max_retries: 2, min_confidence: 0.5 },
@@ -496,6 +496,40 @@ export function readConfigFile(home: string): unknown {
       issues: [{ path: '$', message: `is not valid JSON: ${(e as Error).message}` }],
     });
   }
+}
+
+/** The behaviour layer's rate limits that config `firewall.behaviour` may set, at their defaults. */
+function behaviourDefaults(): NonNullable<DaemonConfig['firewall']['behaviour']> {
+  const b = BEHAVIOUR_DEFAULTS;
+  return {
+    window_ms: b.window_ms,
+    max_repeats: b.max_repeats,
+    max_repeats_low_confidence: b.max_repeats_low_confidence,
+    max_tool_calls: b.max_tool_calls,
+    low_confidence: b.low_confidence,
+    low_confidence_run: b.low_confidence_run,
+  };
+}
+
+/**
+ * The limits in force under `config` that decide how often an agent is stopped or asked: the
+ * denial breaker (`safety.denial_*`) and the behaviour layer's rate limits (`firewall.behaviour`,
+ * defaults filled in). Shown by `myfinger doctor`.
+ */
+export function firewallLimits(config: DaemonConfig): {
+  denial: Pick<SafetyConfig, 'denial_consecutive' | 'denial_threshold' | 'denial_window'>;
+  behaviour: Required<NonNullable<DaemonConfig['firewall']['behaviour']>>;
+} {
+  return {
+    denial: {
+      denial_consecutive: config.safety.denial_consecutive,
+      denial_threshold: config.safety.denial_threshold,
+      denial_window: config.safety.denial_window,
+    },
+    behaviour: { ...behaviourDefaults(), ...config.firewall.behaviour } as Required<
+      NonNullable<DaemonConfig['firewall']['behaviour']>
+    >,
+  };
 }
 
 /** The example config (`config/config.example.json`): every key with its default value. */

@@ -12,6 +12,7 @@ export {
   DEFAULT_CONFIG,
   envOverrides,
   exampleConfig,
+  firewallLimits,
   LOG_LEVELS,
   readConfigFile,
   resolveConfig,

@@ -10,7 +10,7 @@ import { EXIT } from '../exit-codes.js';
 
 /** Outcome of one `doctor` check. */
 export interface DoctorCheck {
-  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox';
+  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox' | 'limits';
   status: 'ok' | 'warn' | 'fail' | 'skip';
   detail: string;
 }
@@ -254,9 +254,36 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   ]);
   const { health, ...daemonCheck } = daemon;
   checks.push(daemonCheck, nats, redis, llm, await checkSandbox(config, health, ctx.io.env));
+  if (config) checks.push(limitsCheck((await import('@finger/daemon')).firewallLimits(config)));
   const differs = config ? runningDiffers(config, health, (await import('@finger/hub')).withoutCredentials) : undefined;
   if (differs !== undefined) checks.push({ name: 'config', status: 'warn', detail: differs });
   return checks;
+}
+
+/**
+ * The limits that decide how often an agent is stopped or asked (config `safety.denial_*` and
+ * `firewall.behaviour`), in words.
+ */
+export function limitsCheck(l: {
+  denial: { denial_consecutive: number; denial_threshold: number; denial_window: number };
+  behaviour: {
+    window_ms: number;
+    max_repeats: number;
+    max_repeats_low_confidence: number;
+    max_tool_calls: number;
+  };
+}): DoctorCheck {
+  const b = l.behaviour;
+  const secs = b.window_ms % 1000 === 0 ? `${b.window_ms / 1000} s` : `${b.window_ms} ms`;
+  return {
+    name: 'limits',
+    status: 'ok',
+    detail:
+      `denial breaker: ${l.denial.denial_consecutive} in a row or ${l.denial.denial_threshold} of the last ` +
+      `${l.denial.denial_window} decisions lock an agent (a rejection marked not the agent's fault does not count); ` +
+      `behaviour: the same call more than ${b.max_repeats} times (${b.max_repeats_low_confidence} at low confidence) ` +
+      `in ${secs} → APPROVE, the same tool more than ${b.max_tool_calls} times → CONFIRM`,
+  };
 }
 
 /**

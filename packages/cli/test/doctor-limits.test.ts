@@ -1,0 +1,46 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { tempDir } from '@finger/testkit';
+
+import { runCli } from './helpers.js';
+
+// Issue 23 item 2: the denial breaker's thresholds and the behaviour layer's rate limits are set
+// in config.json and shown by `myfinger doctor`.
+
+async function limits(home: string): Promise<{ status: string; detail: string } | undefined> {
+  // no daemon listens on port 1: the limits come from the config doctor reads
+  const r = await runCli(['doctor', '--json'], { env: { FINGER_HOME: home, FINGER_URL: 'http://127.0.0.1:1' } });
+  const check = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find(
+    (c) => c.name === 'limits',
+  );
+  return check && { status: check.status, detail: check.detail };
+}
+
+describe('doctor limits check', () => {
+  it('shows the defaults', async () => {
+    await using home = await tempDir('finger-doctor-');
+    expect(await limits(home.path)).toEqual({
+      status: 'ok',
+      detail:
+        "denial breaker: 3 in a row or 10 of the last 50 decisions lock an agent (a rejection marked not the agent's fault does not count); " +
+        'behaviour: the same call more than 5 times (3 at low confidence) in 60 s → APPROVE, the same tool more than 20 times → CONFIRM',
+    });
+  });
+
+  it('shows what config.json sets', async () => {
+    await using home = await tempDir('finger-doctor-');
+    await mkdir(join(home.path, 'config'), { recursive: true });
+    const config = {
+      safety: { denial_consecutive: 6, denial_threshold: 20, denial_window: 100 },
+      firewall: { behaviour: { max_tool_calls: 200, window_ms: 30_000 } },
+    };
+    await writeFile(join(home.path, 'config', 'config.json'), JSON.stringify(config));
+    expect((await limits(home.path))?.detail).toBe(
+      "denial breaker: 6 in a row or 20 of the last 100 decisions lock an agent (a rejection marked not the agent's fault does not count); " +
+        'behaviour: the same call more than 5 times (3 at low confidence) in 30 s → APPROVE, the same tool more than 200 times → CONFIRM',
+    );
+  });
+});
