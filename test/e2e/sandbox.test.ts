@@ -203,6 +203,12 @@ describe('sandbox: where none can run', () => {
       available: false,
       active: false,
       reason: 'bubblewrap ("bwrap") not found on PATH: install the bubblewrap package',
+      profiles: {
+        'workspace-write': {
+          available: false,
+          reason: 'bubblewrap ("bwrap") not found on PATH: install the bubblewrap package',
+        },
+      },
     });
     expect(banner(d.app, d.url)).toContain(
       'WARNING no sandbox: bubblewrap ("bwrap") not found on PATH: install the bubblewrap package; agents can read finger\'s files',
