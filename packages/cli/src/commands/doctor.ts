@@ -19,7 +19,7 @@ const TIMEOUT_MS = 2000;
 
 /** What a daemon of a NATS cluster without Redis keeps to itself (operations.md, "Redis: shared state"). */
 const CLUSTER_WITHOUT_REDIS =
-  'redis.url not set: with NATS alone each daemon keeps its own lockouts, budgets, idempotency records, UserPolicy and session approvals, and a halt or unlock reaches the others only as an event (missed by a daemon cut off from NATS then) — set redis.url to share them';
+  'redis.url not set: with NATS alone each daemon keeps its own lockouts, budgets, idempotency records, UserPolicy and standing approvals, and a halt or unlock reaches the others only as an event (missed by a daemon cut off from NATS then) — set redis.url to share them';
 
 /**
  * Opens a TCP connection to the first host of `url`, optionally writes `send`, and resolves with

@@ -6,7 +6,7 @@
 //   `git commit`, `npx` + `tsc`), optionally an argument pattern; a command is covered only when
 //   every one of its segments is.
 // - file tools (`fs.*`): real paths or directory globs (`<dir>/**`) inside the caller's roots.
-// - web: scheme + host (with its port).
+// - web (`web.*`): scheme + host (with its port).
 // - other tools (MCP…): the tool and JSON-pointer patterns over its arguments (at least one).
 
 import { createHash } from 'node:crypto';
@@ -80,8 +80,9 @@ function isFsTool(tool: string): boolean {
   return tool.startsWith('fs.');
 }
 
-function isWebTool(tool: string, args: unknown): boolean {
-  return tool.startsWith('web.') || typeof urlOf(args) === 'string';
+/** The web tools (`web.*`): their shape is the origin. Another tool with a `url` argument is shaped by all its arguments. */
+function isWebTool(tool: string): boolean {
+  return tool.startsWith('web.');
 }
 
 function urlOf(args: unknown): string | undefined {
@@ -150,7 +151,7 @@ export function deriveShape(f: ShapeFacts): CallShape | null {
     }
     return { kind: 'path', tool: f.tool_id, paths: [...out].sort() };
   }
-  if (isWebTool(f.tool_id, f.args)) {
+  if (isWebTool(f.tool_id)) {
     const o = origin(urlOf(f.args));
     return o === null ? null : { kind: 'url', tool: f.tool_id, ...o };
   }
