@@ -2,11 +2,12 @@
 // over HTTP, as an agent (`agent:executor`) answered by a scripted person. Nothing risky runs: a
 // call that must not be covered is only held, checked and rejected.
 
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { build } from '@finger/daemon';
 import { type EventsClient, runCli, startTestDaemon, type TestDaemon } from '@finger/testkit';
 
 describe('standing approvals and adaptation per shape, end to end', () => {
@@ -297,6 +298,60 @@ describe('config firewall.behaviour reaches the behaviour layer', () => {
       expect((await third).body.error.code).toBe('E_REJECTED_BY_HUMAN');
     } finally {
       await d.close();
+    }
+  });
+});
+
+describe('persistent standing approvals survive a restart', () => {
+  it('given before the restart, it still covers its shape after it (state/standing-approvals.json, 0600)', async () => {
+    const config = { log: { level: 'silent' as const }, sandbox: { mode: 'off' as const, exempt_modules: [] } };
+    const d = await startTestDaemon({ keepHome: true, config });
+    const workspace = d.workspace;
+    let restarted: Awaited<ReturnType<typeof build>> | undefined;
+    try {
+      const agent = await d.token('agent:executor', 'restart-agent');
+      const send = (url: string) =>
+        fetch(`${url}/v1/input`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ text: '/hub target=shell.exec {"command":"npm test"}', session_id: 'r1' }),
+        });
+      const first = send(d.url);
+      let pending: any[] = [];
+      for (let i = 0; i < 400 && pending.length === 0; i++) {
+        pending = (await d.http('GET', '/v1/approvals')).body.approvals;
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 25));
+      }
+      const r = await d.http('POST', `/v1/approvals/${pending[0].id}`, { decision: 'always', scope: 'persistent' });
+      const id = r.body.standing_approval.id;
+      await first;
+      const file = join(d.home, 'state', 'standing-approvals.json');
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      await d.close();
+
+      await mkdir(workspace, { recursive: true });
+      restarted = await build({
+        home: d.home,
+        env: {},
+        config: { ...config, server: { host: '127.0.0.1', port: 0 }, workspace: { roots: [workspace] } },
+      });
+      const { url } = await restarted.listen();
+      const admin = (await readFile(restarted.tokenFile, 'utf8')).trim();
+      const list = await (
+        await fetch(`${url}/v1/standing-approvals`, { headers: { authorization: `Bearer ${admin}` } })
+      ).json();
+      expect(list.standing_approvals.map((a: any) => [a.id, a.scope])).toEqual([[id, 'persistent']]);
+      // covered at once, in another session too: nothing is held
+      const again = await fetch(`${url}/v1/input`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: '/hub target=shell.exec {"command":"npm test"}', session_id: 'r2' }),
+      });
+      expect(again.status).toBe(200);
+    } finally {
+      await restarted?.close();
+      await rm(d.home, { recursive: true, force: true });
+      await rm(workspace, { recursive: true, force: true });
     }
   });
 });
