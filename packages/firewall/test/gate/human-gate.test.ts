@@ -6,7 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { FingerError } from '@finger/protocol';
 
-import type { Evaluation, GateDecision, HumanGateOptions, PendingApproval, ToolCallFacts } from '../../src/index.js';
+import type {
+  CallShape,
+  Evaluation,
+  GateDecision,
+  HumanGateOptions,
+  PendingApproval,
+  ToolCallFacts,
+} from '../../src/index.js';
 import { AuditLog, digestOf, HumanGate } from '../../src/index.js';
 import {
   ADMIN,
@@ -333,7 +340,7 @@ describe('HumanGate: reject, always, errors', () => {
   it('always with a narrower shape, a workspace scope or an expiry; a wider shape is E_INVALID_ARGS and stays pending', async () => {
     const { gate, ask, clock } = setup({ shapes: await shapeResolver() });
     const held = await ask(evaluation('CONFIRM'), facts({ args: { command: 'npm test' } }));
-    const wider = { kind: 'shell', tool: 'shell.exec', commands: [{ program: 'npm', subcommand: [] }] } as const;
+    const wider: CallShape = { kind: 'shell', tool: 'shell.exec', commands: [{ program: 'npm', subcommand: [] }] };
     const err = await errorOf(gate.answer(held.approval.id, { decision: 'always', shape: wider, by: OPERATOR }));
     expect([err.code, (err.details as { issues: { path: string }[] }).issues[0]!.path]).toEqual([
       'E_INVALID_ARGS',
@@ -344,11 +351,11 @@ describe('HumanGate: reject, always, errors', () => {
     );
     expect(bad.code).toBe('E_INVALID_ARGS');
     expect(gate.list()).toHaveLength(1);
-    const narrower = {
+    const narrower: CallShape = {
       kind: 'shell',
       tool: 'shell.exec',
       commands: [{ program: 'npm', subcommand: ['test'], args: ['*'] }],
-    } as const;
+    };
     const r = await gate.answer(held.approval.id, {
       decision: 'always',
       shape: narrower,
