@@ -6,6 +6,7 @@
 
 import type { CommandModel } from './command-model.js';
 import type { Directories } from './cwd-paths.js';
+import { fingerPathsInText } from './finger-home-text.js';
 import { fingerPlaceOf } from './finger-home-words.js';
 import type { FingerSelf } from './finger-self.js';
 import { pathParts } from './path-parts.js';
@@ -83,6 +84,9 @@ export function forbiddenFindings(
   });
   for (const loop of model.loop_variables ?? [])
     check(`the loop over '$${loop.name}'`, loop.words, directories(loop.at));
+  // paths the shell does not pass as words: inline code, here-documents, strings read at run time
+  if (files.length === 0)
+    for (const hit of fingerPathsInText(raw, self)) forbid(`the command's text names finger's own files: ${hit}`);
   selfGovernanceRules(model, raw, self, into(governs));
   return { files, governs };
 }

@@ -26,6 +26,32 @@ beforeAll(async () => {
 const forbidden = (command: string, cwd = WS) => a.assess(command, { cwd }).forbidden ?? [];
 
 describe('forbidden findings', () => {
+  it('finger’s paths spelled inside inline code or here-documents are forbidden too; other text is not', () => {
+    const rows: [string, string[]][] = [
+      [
+        `python3 -c "print(open('/srv/fh/token').read())"`,
+        ["the command's text names finger's own files: '/srv/fh/token' (/srv/fh)"],
+      ],
+      [
+        `node -e "require('fs').readFileSync(require('os').homedir() + '/.finger/token')"`,
+        ["the command's text names finger's own files: '/.finger/token' (~/.finger)"],
+      ],
+      [
+        "python3 - <<'EOF'\nprint(open('/srv/fh/config/config.json').read())\nEOF",
+        ["the command's text names finger's own files: '/srv/fh/config/config.json' (/srv/fh)"],
+      ],
+      [
+        `perl -e 'open F, "/etc/finger/admin.token"'`,
+        ["the command's text names finger's own files: '/etc/finger/admin.token' (/etc/finger/admin.token)"],
+      ],
+      // the name of the variable is no path, a longer directory name is another directory
+      ['grep -rn FINGER_HOME packages', []],
+      ['ls /work/.finger-test /srv/fhx/token', []],
+      [`python3 -c "print('/srv/fhx/token')"`, []],
+    ];
+    expect(rows.map(([c]) => [c, forbidden(c)])).toEqual(rows);
+  });
+
   it('name the segment and what of finger it reaches', () => {
     const rows: [string, string[]][] = [
       ['cat ../fh/token', ["segment 1: '../fh/token' reaches finger's own files (/srv/fh: /srv/fh/token)"]],
