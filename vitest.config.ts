@@ -11,6 +11,7 @@ const alias = {
   '@finger/hub/nats': r('./packages/hub/src/nats.ts'),
   '@finger/hub/redis': r('./packages/hub/src/redis.ts'),
   '@finger/hub': r('./packages/hub/src/index.ts'),
+  '@finger/firewall/net': r('./packages/firewall/src/net/index.ts'),
   '@finger/firewall': r('./packages/firewall/src/index.ts'),
   '@finger/agents': r('./packages/agents/src/index.ts'),
   '@finger/daemon': r('./packages/daemon/src/index.ts'),

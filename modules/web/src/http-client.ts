@@ -9,7 +9,7 @@ import type { LookupFunction, Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 
-import { canonicalAddress } from './address-policy.js';
+import { canonicalAddress } from '@finger/firewall/net';
 
 /** One resolved address of a host name. */
 export interface ResolvedAddress {

@@ -114,6 +114,12 @@ export type {
 export { createGrantInterceptor, decideGrant } from './grants/grant-interceptor.js';
 export type { GrantEntry, ToolGrantProfileOptions } from './grants/tool-grant-profile.js';
 export { DEFAULT_ROLE_GRANTS, ToolGrantProfile } from './grants/tool-grant-profile.js';
+export type { AddressClass, AddressKind, AddressPolicyOptions, AddressVerdict } from './net/address-class.js';
+export { addressClass, AddressPolicy, canonicalAddress, classifyAddress, parseAddress } from './net/address-class.js';
+export type { HostLookupFn, HostResolverOptions } from './net/host-resolver.js';
+export { HostResolver, systemHostLookup } from './net/host-resolver.js';
+export type { HostResolution, ResolvedHosts, UrlArgument, UrlFinding } from './net/url-args.js';
+export { hostsToResolve, judgeUrls, parseHttpUrl, urlArguments } from './net/url-args.js';
 export type { AdaptationAction, AdaptationConfig, AdaptationInput } from './perception/adaptation.js';
 export { adapt, adaptationConfig, avoidanceHint, DEFAULT_ADAPTATION, explainHint } from './perception/adaptation.js';
 export type {

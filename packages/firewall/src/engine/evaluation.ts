@@ -3,6 +3,8 @@
  * the FirewallEngine returns and what goes to the audit log as-is.
  */
 
+import type { ResolvedHosts } from '../net/url-args.js';
+
 /** Permission levels, loosest first. `DENY` is stricter than all of them. */
 export type Level = 'AUTO' | 'NOTIFY' | 'CONFIRM' | 'APPROVE' | 'DENY';
 
@@ -95,6 +97,12 @@ export interface ToolCallFacts {
   direct: boolean;
   /** Model self-report, only ever raises the level. */
   confidence?: number;
+  /**
+   * What the host names of the call's URL arguments resolved to, looked up before the engine runs
+   * (the interceptor, `POST /v1/policy/check`: {@link FirewallEngine.withResolvedHosts}). A host
+   * name missing here is judged unresolved (CONFIRM); IP literals need no entry.
+   */
+  hosts?: ResolvedHosts;
   /** Tool metadata from the ToolRegistry. */
   tool: {
     risk_level: 'low' | 'medium' | 'high' | 'critical';

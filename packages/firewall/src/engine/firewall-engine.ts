@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 
 import { internId, ulid } from '@finger/protocol';
 
+import { HostResolver } from '../net/host-resolver.js';
+import { type HostResolution, hostsToResolve, judgeUrls, urlArguments } from '../net/url-args.js';
 import { type EffectivePolicy, evaluatePolicy, type WorkspaceSandboxFacts } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
 import type { AssessContext } from '../risk/cwd-paths.js';
@@ -73,6 +75,11 @@ export interface FirewallEngineOptions {
    * finger's is NOTIFY instead of CONFIRM. Absent: no such lowering.
    */
   workspace_sandbox?: { tools: readonly string[] };
+  /**
+   * Resolves the host names of URL arguments for {@link FirewallEngine.withResolvedHosts} (default:
+   * a {@link HostResolver} on the system resolver: 2 s per lookup, a 30 s cache).
+   */
+  hosts?: { resolveAll(hosts: readonly string[]): Promise<ReadonlyMap<string, HostResolution>> };
 }
 
 /** Options of one evaluation. */
@@ -164,6 +171,7 @@ export class FirewallEngine {
   readonly #cache: VerdictCache | undefined;
   readonly #keys = new ArgsKeys();
   readonly #workspaceTools: ReadonlySet<string>;
+  readonly #hosts: NonNullable<FirewallEngineOptions['hosts']>;
   #lastSession = { kind: '', id: '', session: '', key: '' };
 
   constructor(options: FirewallEngineOptions) {
@@ -177,6 +185,19 @@ export class FirewallEngine {
     this.#timeFromCall = options.time_from_call === true;
     this.behaviour = new BehaviourMonitor(options.behaviour);
     this.#workspaceTools = new Set(options.workspace_sandbox?.tools ?? []);
+    this.#hosts = options.hosts ?? new HostResolver();
+  }
+
+  /**
+   * The facts with `hosts` filled in: what the host names of the call's URL arguments resolve to
+   * (docs/policy.md, "URLs"). Undefined when the call has no URL argument whose host must be
+   * resolved (no promise on the common path). Never rejects: a failed or slow lookup is an answer
+   * the engine judges (CONFIRM, "cannot resolve …").
+   */
+  withResolvedHosts(facts: ToolCallFacts): Promise<ToolCallFacts> | undefined {
+    const names = hostsToResolve(urlArguments(facts.args, facts.tool.input_schema));
+    if (names.length === 0) return undefined;
+    return this.#hosts.resolveAll(names).then((hosts) => ({ ...facts, hosts }));
   }
 
   /** The policy in force (both layers). */
@@ -226,6 +247,8 @@ export class FirewallEngine {
       sb = l.sb;
       if (
         cache !== undefined &&
+        // a verdict on what a host name resolved to holds only as long as the answer
+        !l.resolved &&
         ak !== null &&
         warnings === undefined &&
         paths.list.length === 0 &&
@@ -353,7 +376,7 @@ export class FirewallEngine {
     policy: EffectivePolicy,
     facts: ToolCallFacts,
     args: unknown,
-  ): { st: StaticVerdict; paths: ResolvedPaths; sb: SandboxVerdict } {
+  ): { st: StaticVerdict; paths: ResolvedPaths; sb: SandboxVerdict; resolved: boolean } {
     const { tool_id, tool } = facts;
     const shell = policy.admin.shellTools(tool_id);
     const command = shell || tool.capability_level === 'L2' ? commandOf(args) : undefined;
@@ -377,6 +400,9 @@ export class FirewallEngine {
     });
     // an argument that is no command naming finger's own daemon or files (`web.fetch` of its URL): forbidden too
     const forbidden = command === undefined ? this.#forbiddenArgs(args, tool.input_schema) : undefined;
+    // URL arguments to loopback, link-local, private or metadata addresses (after resolution): APPROVE
+    const urls = urlArguments(args, tool.input_schema);
+    const urlFindings = urls.length > 0 ? judgeUrls(urls, facts.hosts) : undefined;
     const ws =
       shellCall && assessment.level === 'moderate' && this.#workspaceTools.has(tool_id)
         ? this.#workspaceSandbox(assessment, context?.cwd, policy, principal)
@@ -391,12 +417,13 @@ export class FirewallEngine {
         base: this.#sandbox.baseFor(principal),
         human: principal.kind === 'human',
         ...(forbidden !== undefined ? { forbidden } : {}),
+        ...(urlFindings !== undefined && urlFindings.length > 0 ? { urls: urlFindings } : {}),
         ...(ws !== undefined ? { workspace_sandbox: ws } : {}),
       },
       assessment,
     );
     const sb = this.#sandbox.check(paths, policy, principal);
-    return { st: { shellCall, assessment, perm }, paths, sb };
+    return { st: { shellCall, assessment, perm }, paths, sb, resolved: urls.some((u) => !u.literal) };
   }
 
   /**

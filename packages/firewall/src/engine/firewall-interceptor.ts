@@ -44,6 +44,11 @@ export interface FirewallEvaluator {
     confidence: number | undefined,
   ): Evaluation | CachedAllow | undefined;
   fileSha256(path: string): string | null;
+  /**
+   * The facts with the host names of URL arguments resolved (see FirewallEngine.withResolvedHosts);
+   * undefined when there is nothing to resolve. Optional: without it such hosts are judged unresolved.
+   */
+  withResolvedHosts?(facts: ToolCallFacts): Promise<ToolCallFacts> | undefined;
 }
 
 /**
@@ -226,9 +231,27 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next, approved.sandbox_profile);
       // what was shown is not what would run: evaluate again and hold again
       facts = { ...facts, args };
+      facts = (await o.engine.withResolvedHosts?.(facts)) ?? facts;
       ev = o.engine.evaluate(facts, { record: false });
       await verdict(call, facts, ev);
     }
+  };
+
+  /** Records the verdict, then runs, refuses or holds the call. */
+  const decide = (
+    call: FirewallCall,
+    facts: ToolCallFacts,
+    ev: Evaluation,
+    next: () => Promise<unknown>,
+  ): Promise<unknown> => {
+    // a cached plain AUTO allow, asked for only when neither an event nor an audit entry is due
+    if (ev instanceof AutoEvaluation) return run(call, facts.args, next);
+    const recorded = verdict(call, facts, ev);
+    if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
+    // the AUTO path without an audit log: no extra promise before the call runs
+    if (ev.action === 'allow' || ev.action === 'notify')
+      return run(call, argsOf(ev, facts.args), next, ev.sandbox_profile);
+    return settle(call, facts, ev, next);
   };
 
   // a plain AUTO allow needs no Evaluation: the engine's cache path builds none
@@ -256,15 +279,12 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       // the engine ran nothing that changes the arguments: they go as they came
       if (ev === CACHED_ALLOW) return next();
       const facts = factsOf(call, tool, confidence);
-      ev ??= engine.evaluate(facts, lean);
-      // a cached plain AUTO allow, asked for only when neither an event nor an audit entry is due
-      if (ev instanceof AutoEvaluation) return run(call, facts.args, next);
-      const recorded = verdict(call, facts, ev);
-      if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
-      // the AUTO path without an audit log: no extra promise before the call runs
-      if (ev.action === 'allow' || ev.action === 'notify')
-        return run(call, argsOf(ev, facts.args), next, ev.sandbox_profile);
-      return settle(call, facts, ev, next);
+      if (ev === undefined) {
+        // the host names of URL arguments are resolved first: the engine judges the addresses
+        const resolving = engine.withResolvedHosts?.(facts);
+        if (resolving !== undefined) return resolving.then((f) => decide(call, f, engine.evaluate(f, lean), next));
+      }
+      return decide(call, facts, ev ?? engine.evaluate(facts, lean), next);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -9,6 +9,7 @@ import path from 'node:path';
 
 import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
 import { LEVEL_ORDER } from '../engine/evaluation.js';
+import type { UrlFinding } from '../net/url-args.js';
 import type { CommandRiskLevel, RiskAssessment } from '../risk/command-model.js';
 import { FORBIDDEN_REASON } from '../risk/forbidden.js';
 import { commandCandidates, type CompiledPolicy, type ToolRules } from './compiled-policy.js';
@@ -37,6 +38,12 @@ export interface PolicyFacts {
   human?: boolean;
   /** Forbidden findings of arguments that are no command (`web.fetch` of finger's own URL): DENY as the assessment's are. */
   forbidden?: readonly string[];
+  /**
+   * What the URL arguments reach (net/url-args.ts): APPROVE for a loopback, link-local, private,
+   * unspecified or metadata address, CONFIRM for a host that did not resolve. Builtin contributions
+   * like the tool's own risk: no rule sets them aside.
+   */
+  urls?: readonly UrlFinding[];
   /**
    * The workspace-write sandbox, for a `moderate` shell call where it can run (the engine decides,
    * FirewallEngine): `eligible` — the assessment contributes NOTIFY instead of CONFIRM and the
@@ -299,6 +306,8 @@ export function evaluatePolicy(
     }
   }
   for (const r of matched) contributions.push(ruleContribution(r));
+  for (const u of facts.urls ?? [])
+    contributions.push(contribution({ source: 'builtin', id: u.id, level: u.level, reason: u.reason }, 'permission'));
   if (facts.human !== true) {
     for (const f of assessment?.forbidden ?? []) contributions.push(forbiddenContribution(f));
     for (const f of facts.forbidden ?? []) contributions.push(forbiddenContribution(f));

@@ -1,11 +1,16 @@
 /**
- * The SSRF address policy of `web.fetch`: which resolved addresses a request may connect to.
- * Pure logic, no I/O. Everything that is not a global unicast address is refused unless the
- * operator allows it by host name (`allow_hosts`) or by range (`allow_cidrs`).
+ * The one classification of network addresses: which addresses are global unicast, and what the
+ * others are (loopback, link-local, private, unspecified, cloud metadata…). Pure logic, no I/O.
+ * Two users: the firewall, which holds a URL argument that reaches a non-global address
+ * (net/url-args.ts), and the `web` module's SSRF gate, which refuses to connect to one unless the
+ * operator allows it by host name (`allow_hosts`) or by range (`allow_cidrs`) — {@link AddressPolicy}.
+ * Both judge the same address the same way because both call this file (`@finger/firewall/net`).
  */
 import net from 'node:net';
 
 import ipaddr from 'ipaddr.js';
+
+import { metadataHost } from '../risk/cloud-metadata.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -64,6 +69,11 @@ function embeddedIPv4(a: ipaddr.IPv6, range: string): ipaddr.IPv4 | null {
   return null;
 }
 
+/** The IPv4 address an IPv6 translation form (SIIT, NAT64 /96, 6to4) carries, or null. */
+function embedded(a: Address): ipaddr.IPv4 | null {
+  return a.kind() === 'ipv6' ? embeddedIPv4(a as ipaddr.IPv6, (a as ipaddr.IPv6).range()) : null;
+}
+
 /** The range name of an address; `unicast` means globally routable. */
 function rangeOf(a: Address): string {
   if (a.kind() === 'ipv4') return a.range();
@@ -86,6 +96,38 @@ export function classifyAddress(text: string): AddressVerdict {
   const range = rangeOf(a);
   if (range === 'unicast') return { allowed: true };
   return { allowed: false, reason: REASONS[range] ?? `special-purpose range (${range})` };
+}
+
+/** What a non-global address is, as a person reads it in a hold's reason. */
+export type AddressKind = 'metadata' | 'loopback' | 'link-local' | 'private' | 'unspecified' | 'special';
+
+/** The kind of an address, or `public` (global unicast); `range` is ipaddr.js's name, `metadata` the endpoint. */
+export type AddressClass = { kind: 'public' } | { kind: AddressKind; range: string; metadata?: string };
+
+const KIND_OF_RANGE: Record<string, AddressKind> = {
+  loopback: 'loopback',
+  linkLocal: 'link-local',
+  private: 'private',
+  uniqueLocal: 'private',
+  deprecatedSiteLocal: 'private',
+  carrierGradeNat: 'private',
+  unspecified: 'unspecified',
+};
+
+/**
+ * The class of one IP literal (any spelling `net.isIP` accepts, brackets allowed; IPv4-mapped and
+ * translated IPv6 forms are judged by the IPv4 address they carry). A cloud metadata endpoint
+ * (169.254.169.254, fd00:ec2::254, 100.100.100.200… — risk/cloud-metadata.ts's list) is
+ * `metadata` before its range; unparseable text is `special` (never `public`).
+ */
+export function addressClass(text: string): AddressClass {
+  const a = parseAddress(text);
+  if (a === null) return { kind: 'special', range: 'not an IP address' };
+  const range = rangeOf(a);
+  const meta = metadataHost(a.toString()) ?? metadataHost(embedded(a)?.toString() ?? '');
+  if (meta !== null) return { kind: 'metadata', range, metadata: meta };
+  if (range === 'unicast') return { kind: 'public' };
+  return { kind: KIND_OF_RANGE[range] ?? 'special', range };
 }
 
 /**
