@@ -294,7 +294,7 @@ export function registerPolicy(program: Command, state: RunState): void {
           direct: opts.direct === true && kind === 'human',
           tool: meta.tool,
         };
-        const ev = engine.evaluate(facts, { record: false });
+        const ev = engine.evaluate((await engine.withResolvedHosts(facts)) ?? facts, { record: false });
         if (ctx.out.json) ctx.out.printJson(ev);
         else {
           for (const l of evaluationLines(meta.id, ev, meta.source)) ctx.out.line(l);

@@ -11,7 +11,7 @@
 import net from 'node:net';
 
 import { metadataHost } from '../risk/cloud-metadata.js';
-import { addressClass, type AddressKind } from './address-class.js';
+import { addressClass, type AddressKind, canonicalAddress } from './address-class.js';
 
 /** What the resolver found for one host name: its addresses, or why there are none. */
 export type HostResolution = { addresses: readonly string[] } | { error: string };
@@ -173,7 +173,7 @@ function judgeOne(u: UrlArgument, hosts: ResolvedHosts | undefined): UrlFinding 
     const c = addressClass(a);
     if (c.kind === 'public') continue;
     if (best === undefined || PRIORITY.indexOf(c.kind) < PRIORITY.indexOf(best.kind))
-      best = { kind: c.kind, address: c.metadata ?? a, range: c.range };
+      best = { kind: c.kind, address: c.metadata ?? canonicalAddress(a), range: c.range };
   }
   if (best === undefined) return null;
   const via = u.literal ? '' : ` (${u.host})`;

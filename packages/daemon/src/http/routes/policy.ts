@@ -179,7 +179,8 @@ export function policyRoutes(app: FastifyInstance, deps: RouteDeps): void {
         tool: info ?? FALLBACK_TOOL,
       };
       if (body.confidence !== undefined) facts.confidence = body.confidence;
-      const ev = deps.engine.evaluate(facts, { record: false });
+      // the host names of URL arguments are resolved as the interceptor resolves them
+      const ev = deps.engine.evaluate((await deps.engine.withResolvedHosts(facts)) ?? facts, { record: false });
       return { ...JSON.parse(JSON.stringify(ev)), tool_known: info !== undefined };
     },
   );
