@@ -14,6 +14,43 @@ export type {
   FakeLlmTextReply,
 } from './fake-llm-server.js';
 export { startFakeLlmServer } from './fake-llm-server.js';
+export type {
+  CallVerdict,
+  ClaudeCodeVariant,
+  DayCall,
+  DayCallSpec,
+  DayDecision,
+  DayFigures,
+  DayKind,
+  DayOutcome,
+  DayPlaces,
+  DayPrompt,
+  DayRun,
+  DayRunOptions,
+  DayScript,
+  DayStep,
+  ModelOutcome,
+  SystemFigures,
+} from './human-day/index.js';
+export {
+  bashPrefix,
+  bashSegments,
+  claudeCodeDay,
+  claudeCodeFigures,
+  dayCalls,
+  dayRows,
+  dayTable,
+  figures,
+  fingerFigures,
+  formatDayTable,
+  GUARD_RECORDED,
+  guardAllowlist,
+  HUMAN_DAY_DIR,
+  HUMAN_DAY_GUARD,
+  readDayScript,
+  runHumanDay,
+  stepOffsetMs,
+} from './human-day/index.js';
 export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
 export { requestEnvelope } from './request-envelope.js';
 export { sandboxForTests } from './sandbox-for-tests.js';
