@@ -10,11 +10,13 @@ export default {
     'packages/firewall/src/gate/binding.ts',
     'packages/firewall/src/gate/answer-checks.ts',
     'packages/firewall/src/gate/human-gate.ts',
+    'packages/firewall/src/gate/call-shape.ts',
     'packages/firewall/src/engine/firewall-interceptor.ts',
     // finger's own home and API (issue 22): what an agent may never reach
     'packages/firewall/src/risk/forbidden.ts',
     'packages/firewall/src/risk/finger-self.ts',
     'packages/firewall/src/risk/finger-home-words.ts',
+    'packages/firewall/src/risk/finger-home-text.ts',
     'packages/firewall/src/risk/path-parts.ts',
     'packages/firewall/src/risk/daemon-address.ts',
     'packages/firewall/src/risk/self-governance.ts',
