@@ -450,6 +450,8 @@ export class FirewallEngine {
       });
     if (c.unknown !== undefined)
       holds.push({ id: 'sandbox.unknown_write', reason: `not confined to the workspace: ${c.unknown}` });
+    for (const gone of c.destroys)
+      holds.push({ id: 'sandbox.not_undoable', reason: `${gone}: not undoable, so not run unseen, sandbox or not` });
     const outside = this.#sandbox.writesOutside(c.writes, cwd, policy, principal);
     if (outside.length > 0)
       holds.push({ id: 'sandbox.outside_workspace', reason: `writes outside the workspace: ${outside.join(', ')}` });

@@ -22,6 +22,36 @@ export interface Confinement {
   needs: readonly string[];
   /** A credential the command names (a credential read is never let through unseen). */
   credential?: string;
+  /**
+   * What the command destroys beyond undoing (a directory tree removed, untracked files cleaned,
+   * uncommitted work reset): shell changes in the sandbox cannot be undone, so these are seen first.
+   */
+  destroys: readonly string[];
+}
+
+/** `rm` options that remove directory trees. */
+const RECURSIVE = /^-(?:[a-zA-Z]*[rR][a-zA-Z]*)$|^--recursive$/;
+
+/** What one segment destroys beyond undoing (see {@link Confinement.destroys}), or null. */
+function destroys(seg: SimpleCommand): string | null {
+  const p = seg.program;
+  const args = seg.argv.slice(1);
+  if ((p === 'rm' || p === 'grm') && args.some((w) => RECURSIVE.test(w))) {
+    const trees = args.filter((w) => !w.startsWith('-'));
+    return `${p} removes the directory tree${trees.length === 1 ? '' : 's'} ${trees.map((t) => `'${t}'`).join(', ')}`;
+  }
+  if (
+    p === 'find' &&
+    args.some((w, i) => w === '-delete' || (/^-(?:exec|execdir|ok|okdir)$/.test(w) && args[i + 1] === 'rm'))
+  )
+    return `find deletes what it finds under ${args.find((w) => !w.startsWith('-')) ?? '.'}`;
+  if (p === 'git') {
+    const sub = args.find((w) => !w.startsWith('-'));
+    if (sub === 'clean' && args.some((w) => /^-[a-zA-Z]*f/.test(w) || w === '--force'))
+      return 'git clean deletes untracked files';
+    if (sub === 'reset' && args.includes('--hard')) return 'git reset --hard discards uncommitted changes';
+  }
+  return null;
 }
 
 /** Programs that change every operand they name (beside the copiers of written-files.ts). */
@@ -148,6 +178,7 @@ export function confinementOf(a: RiskAssessment): Confinement {
   if (hit !== undefined) return hit;
   const writes = new Set<string>();
   const needs = new Set<string>();
+  const destroyed = new Set<string>();
   let unknown: string | undefined;
   let credential: string | undefined;
   const dirs: string[] = [];
@@ -168,6 +199,8 @@ export function confinementOf(a: RiskAssessment): Confinement {
   for (const seg of segs) {
     const need = networkNeed(seg);
     if (need !== null) needs.add(need);
+    const gone = destroys(seg);
+    if (gone !== null) destroyed.add(gone);
     for (let i = 0; i < seg.argv.length && credential === undefined; i++) {
       if (seg.dynamic.includes(i)) continue;
       if (secretPath(seg.argv[i]!) !== null) credential = seg.argv[i]!;
@@ -196,7 +229,11 @@ export function confinementOf(a: RiskAssessment): Confinement {
     for (const w of joinedOptionValues(seg)) add(w);
     for (const f of writtenFiles(seg)) add(f.path);
   }
-  const out: Confinement = { writes: Object.freeze([...writes]), needs: Object.freeze([...needs]) };
+  const out: Confinement = {
+    writes: Object.freeze([...writes]),
+    needs: Object.freeze([...needs]),
+    destroys: Object.freeze([...destroyed]),
+  };
   if (unknown !== undefined) out.unknown = unknown;
   if (credential !== undefined) out.credential = credential;
   Object.freeze(out);

@@ -105,6 +105,35 @@ describe('the workspace-write profile in the FirewallEngine', () => {
     }
   });
 
+  it('what cannot be undone inside the workspace is held with its reason: trees removed, untracked files cleaned, work reset', () => {
+    const { judge } = setup();
+    for (const [c, reason] of [
+      ['rm -rf old-prototype', "rm removes the directory tree 'old-prototype'"],
+      ['rm -r build dist', "rm removes the directory trees 'build', 'dist'"],
+      ['rm --recursive -f tmp', "rm removes the directory tree 'tmp'"],
+      ['find . -name "*.o" -delete', 'find deletes what it finds under .'],
+      ['find src -exec rm {} +', 'find deletes what it finds under src'],
+      ['git clean -fdx', 'git clean deletes untracked files'],
+      ['git reset --hard HEAD~1', 'git reset --hard discards uncommitted changes'],
+    ] as const) {
+      const ev = judge(c);
+      expect([c, ev.level, ev.sandbox_profile, ev.matched_rules.find((m) => m.id === 'sandbox.not_undoable')]).toEqual([
+        c,
+        'CONFIRM',
+        undefined,
+        {
+          source: 'builtin',
+          id: 'sandbox.not_undoable',
+          level: 'CONFIRM',
+          reason: `${reason}: not undoable, so not run unseen, sandbox or not`,
+        },
+      ]);
+    }
+    // a file removed, a dry run: still in the profile
+    for (const c of ['rm notes.txt', 'rm -f a.txt b.txt', 'git clean -n'])
+      expect([c, judge(c).level]).toEqual([c, 'NOTIFY']);
+  });
+
   it('writes outside the workspace, to a start-up file, a credential read and a write known only at run time are held, each with its reason', () => {
     const { dir, judge } = setup({ readable_paths: ['/'] } as Partial<PolicyDocument>);
     const expectHeld = (c: string, level: string, reason: string) => {
@@ -152,6 +181,7 @@ describe('confinementOf (pure)', () => {
     expect(c).toEqual({
       writes: ['log', 'sub/log', 'f.txt', 'sub/f.txt', 'a', 'sub/a', 'b', 'sub/b', 'b/a', 'sub/b/a', 'out', 'sub/out'],
       needs: [],
+      destroys: [],
     });
   });
 });
