@@ -102,6 +102,18 @@ const RANK: Readonly<Record<Level, number>> = Object.freeze(
   Object.fromEntries(LEVEL_ORDER.map((l, i) => [l, i])) as Record<Level, number>,
 );
 
+/** The rank of a reason line's level (`"CONFIRM: …"`), -1 when it names none. */
+function reasonRank(line: string): number {
+  const colon = line.indexOf(':');
+  const r = colon > 0 ? RANK[line.slice(0, colon) as Level] : undefined;
+  return r ?? -1;
+}
+
+/** Stricter reasons first. */
+function byLevelDesc(a: string, b: string): number {
+  return reasonRank(b) - reasonRank(a);
+}
+
 /** Node's file read: null when the file does not exist. */
 export function nodeReadFile(p: string): Uint8Array | null {
   try {
@@ -351,6 +363,8 @@ export class FirewallEngine {
     }
 
     const decided = level as Level;
+    // the reason a person reads first is one that decided the level (stable: the layers' order stays within a level)
+    if (reasons.length > 1 && !reasons[0]!.startsWith(`${decided}:`)) reasons.sort(byLevelDesc);
     const ev = new EngineEvaluation(ulid(), decided, actionOf(decided), layer, matched, reasons, args);
     if (direct && (decided === 'CONFIRM' || decided === 'APPROVE')) {
       ev.waived = decided;

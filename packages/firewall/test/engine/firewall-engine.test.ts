@@ -252,7 +252,8 @@ describe('FirewallEngine: behaviour and metacognitive layers', () => {
     expect(ev('d')).toMatchObject({ level: 'AUTO' });
     const third = ev('e', 0.1);
     expect(third).toMatchObject({ level: 'CONFIRM', action: 'hold', layer: 'metacognitive' });
-    expect(third.reasons.at(-1)).toBe(
+    // the reason that decided comes first
+    expect(third.reasons[0]).toBe(
       'CONFIRM: 3 low-confidence calls in a row in this session (confidence 0.1 < 0.5): a person must look',
     );
     expect(ev('f', 0.95)).toMatchObject({ level: 'AUTO' });

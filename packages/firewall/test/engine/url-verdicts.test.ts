@@ -87,7 +87,7 @@ describe('the engine judges URL arguments after resolution', () => {
     expect(view(await judge('web.fetch', { url }))).toEqual({
       level: 'APPROVE',
       layer: 'permission',
-      reasons: [NOTIFY_DEFAULT, `APPROVE: ${reason}`],
+      reasons: [`APPROVE: ${reason}`, NOTIFY_DEFAULT],
     });
   });
 
@@ -106,7 +106,7 @@ describe('the engine judges URL arguments after resolution', () => {
     expect(view(await judge('web.fetch', { url: 'https://nowhere.invalid/' }))).toEqual({
       level: 'CONFIRM',
       layer: 'permission',
-      reasons: [NOTIFY_DEFAULT, 'CONFIRM: cannot resolve nowhere.invalid (ENOTFOUND)'],
+      reasons: ['CONFIRM: cannot resolve nowhere.invalid (ENOTFOUND)', NOTIFY_DEFAULT],
     });
   });
 
@@ -116,16 +116,16 @@ describe('the engine judges URL arguments after resolution', () => {
       level: 'APPROVE',
       layer: 'permission',
       reasons: [
-        'AUTO: tool default for risk_level low',
         'APPROVE: argument endpoint: reaches a private address 10.0.0.1:5432 (db.internal)',
+        'AUTO: tool default for risk_level low',
       ],
     });
     expect(view(await judge('mcp.crawler.get', { page: 'http://0xa9fea9fe/' }, CRAWLER))).toEqual({
       level: 'APPROVE',
       layer: 'permission',
       reasons: [
-        'AUTO: tool default for risk_level low',
         'APPROVE: argument page: reaches a cloud metadata address 169.254.169.254',
+        'AUTO: tool default for risk_level low',
       ],
     });
     expect(view(await judge('mcp.crawler.get', { endpoint: 'https://example.com/' }, CRAWLER)).level).toBe('AUTO');
@@ -138,8 +138,8 @@ describe('the engine judges URL arguments after resolution', () => {
       level: 'CONFIRM',
       layer: 'permission',
       reasons: [
-        'AUTO: tool default for risk_level low',
         'CONFIRM: argument endpoint: cannot resolve example.com (not resolved before judging)',
+        'AUTO: tool default for risk_level low',
       ],
     });
   });
@@ -176,7 +176,7 @@ describe('the interceptor resolves, then judges', () => {
     const err = await rejection(i.run(call('web.fetch', { url: 'http://db.internal/' })));
     expect(err.code).toBe('E_REJECTED_BY_HUMAN');
     expect(i.held).toEqual([
-      { level: 'APPROVE', reasons: [NOTIFY_DEFAULT, 'APPROVE: reaches a private address 10.0.0.1 (db.internal)'] },
+      { level: 'APPROVE', reasons: ['APPROVE: reaches a private address 10.0.0.1 (db.internal)', NOTIFY_DEFAULT] },
     ]);
     expect(i.ran).toEqual([]);
     expect(s.asked).toEqual([['db.internal']]);
@@ -197,8 +197,8 @@ describe('the interceptor resolves, then judges', () => {
       {
         level: 'APPROVE',
         reasons: [
-          'AUTO: tool default for risk_level low',
           'APPROVE: argument endpoint: reaches loopback 127.0.0.1 (example.com)',
+          'AUTO: tool default for risk_level low',
         ],
       },
     ]);
