@@ -18,6 +18,7 @@ import { SUBCOMMAND_PROGRAMS } from '../risk/options.js';
 import { isStandardProgramPath } from '../risk/paths.js';
 import { subcommandWords } from '../risk/subcommand-words.js';
 import { compileValueGlob } from '../value-glob.js';
+import { compileWildcardWords, matchWildcardWords } from '../wildcard-words.js';
 
 /** One command of a shell shape: a program with its subcommand words, optionally an argument pattern. */
 export interface ShellCommandShape {
@@ -229,30 +230,6 @@ function pathMatcher(glob: string): (p: string) => boolean {
   return (p) => rx.test(p);
 }
 
-/** Glob words against words: `*` any run of words (two-pointer wildcard match). */
-function wordsMatch(patterns: readonly string[], words: readonly string[]): boolean {
-  const tokens = patterns.map((w) => (w === '*' ? null : compileValueGlob(w, false)));
-  let a = 0;
-  let t = 0;
-  let starT = -1;
-  let starA = 0;
-  while (a < words.length) {
-    const tok = tokens[t];
-    if (t < tokens.length && tok !== null && tok !== undefined && tok(words[a] as string)) {
-      a++;
-      t++;
-    } else if (t < tokens.length && tok === null) {
-      starT = t++;
-      starA = a;
-    } else if (starT >= 0) {
-      t = starT + 1;
-      a = ++starA;
-    } else return false;
-  }
-  while (t < tokens.length && tokens[t] === null) t++;
-  return t === tokens.length;
-}
-
 function commandCovers(c: ShellCommandShape, seg: SimpleCommand): boolean {
   const s = segmentShape(seg);
   if (s === null || s.program !== c.program) return false;
@@ -263,7 +240,7 @@ function commandCovers(c: ShellCommandShape, seg: SimpleCommand): boolean {
   if (c.subcommand.length < s.subcommand.length && c.args !== undefined) return false;
   if (c.args === undefined) return true;
   const last = subcommandEnd(seg, s.subcommand);
-  return wordsMatch(c.args, seg.argv.slice(last));
+  return matchWildcardWords(compileWildcardWords(c.args), seg.argv, last);
 }
 
 /** The index in argv after the subcommand words (1 when there are none). */

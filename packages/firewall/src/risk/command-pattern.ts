@@ -6,6 +6,7 @@
 import { FingerError } from '@finger/protocol';
 
 import { compileValueGlob, type Matcher } from '../value-glob.js';
+import { compileWildcardWords, matchWildcardWords } from '../wildcard-words.js';
 import type { CommandModel, SimpleCommand } from './command-model.js';
 import { parseArgs, type ParsedArgs, SUBCOMMAND_PROGRAMS } from './options.js';
 import { isStandardProgramPath } from './paths.js';
@@ -107,32 +108,7 @@ function compileDeny(source: string, words: string[]): CommandPattern {
 function compileAllow(source: string, words: string[]): CommandPattern {
   const prog = words[0] as string;
   const progHasSlash = prog.includes('/');
-  const tokens = words.slice(1).map((w) => (w === '*' ? null : compileGlob(w)));
-
-  /** `*` tokens match any run of arguments: the two-pointer wildcard match, O(args × tokens). */
-  const argsMatch = (args: readonly string[]): boolean => {
-    let a = 1;
-    let t = 0;
-    let starT = -1;
-    let starA = 1;
-    while (a < args.length) {
-      const tok = tokens[t];
-      if (t < tokens.length && tok !== null && tok !== undefined && tok(args[a] as string)) {
-        a++;
-        t++;
-      } else if (t < tokens.length && tok === null) {
-        starT = t++;
-        starA = a;
-      } else if (starT >= 0) {
-        t = starT + 1;
-        a = ++starA;
-      } else {
-        return false;
-      }
-    }
-    while (t < tokens.length && tokens[t] === null) t++;
-    return t === tokens.length;
-  };
+  const tokens = compileWildcardWords(words.slice(1));
 
   const plain = (model: CommandModel): SimpleCommand | null => {
     if (model.segments.length !== 1 || model.unparseable !== undefined || model.notes.length > 0) return null;
@@ -154,7 +130,7 @@ function compileAllow(source: string, words: string[]): CommandPattern {
       const progOk = progHasSlash
         ? seg.path === prog
         : seg.path === prog || (seg.program === prog && !seg.local_binary && isStandardProgramPath(seg.path));
-      return progOk && argsMatch(seg.argv) ? 0 : -1;
+      return progOk && matchWildcardWords(tokens, seg.argv, 1) ? 0 : -1;
     },
     test(model) {
       return this.firstMatch(model) >= 0;
