@@ -28,10 +28,12 @@ describe('a day of work through the firewall (issue 23 item 6)', () => {
   beforeAll(async () => {
     run = await runHumanDay();
     table = dayTable(run);
-    // the table and every question the person was asked, for whoever reads the test's output
-    console.log(`${formatDayTable(dayRows(table))}\nworkspace-write profile: ${run.workspace_write}`);
-    for (const p of run.prompts) {
-      console.log(`asked ${p.level} ${p.decision}: ${describeCall(run.calls[p.index]!)} — ${p.reason}`);
+    // a passing run is quiet: the table and every question asked with FINGER_DAY_REPORT=1 (or `npm run bench -- human-day`)
+    if (process.env.FINGER_DAY_REPORT === '1') {
+      console.log(`${formatDayTable(dayRows(table))}\nworkspace-write profile: ${run.workspace_write}`);
+      for (const p of run.prompts) {
+        console.log(`asked ${p.level} ${p.decision}: ${describeCall(run.calls[p.index]!)} — ${p.reason}`);
+      }
     }
   }, 120_000);
   afterAll(() => {
