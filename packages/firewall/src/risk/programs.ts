@@ -124,6 +124,25 @@ export const DISK_TOOLS: ReadonlySet<string> = new Set([
   'newfs',
 ]);
 
+/**
+ * Programs that change every operand they name: delete it, create it, or change its mode, owner
+ * or attributes. Classify's writers and workspace confinement's operand changers both hold them.
+ */
+export const OPERAND_CHANGERS: readonly string[] = [
+  'rm',
+  'rmdir',
+  'unlink',
+  'shred',
+  'truncate',
+  'touch',
+  'mkdir',
+  'chmod',
+  'chown',
+  'chgrp',
+  'chattr',
+  'setfacl',
+];
+
 /** Stops or restarts the machine. */
 export const POWER_TOOLS: ReadonlySet<string> = new Set(['shutdown', 'reboot', 'halt', 'poweroff', 'kexec', 'telinit']);
 

@@ -10,6 +10,7 @@
 import type { RiskAssessment, SimpleCommand } from './command-model.js';
 import { networkNeed } from './network-need.js';
 import { isNullSink, secretPath } from './paths.js';
+import { OPERAND_CHANGERS } from './programs.js';
 import { writtenFiles } from './written-files.js';
 
 /** What {@link confinementOf} finds. */
@@ -55,23 +56,7 @@ function destroys(seg: SimpleCommand): string | null {
 }
 
 /** Programs that change every operand they name (beside the copiers of written-files.ts). */
-const CHANGES_OPERANDS: ReadonlySet<string> = new Set([
-  'rm',
-  'rmdir',
-  'unlink',
-  'shred',
-  'truncate',
-  'touch',
-  'mkdir',
-  'chmod',
-  'chown',
-  'chgrp',
-  'chattr',
-  'setfacl',
-  'mktemp',
-  'mkfifo',
-  'mknod',
-]);
+const CHANGES_OPERANDS: ReadonlySet<string> = new Set([...OPERAND_CHANGERS, 'mktemp', 'mkfifo', 'mknod']);
 /** Programs that edit their file operands in place with `-i` (sed, perl) or always (patch writes where it runs). */
 const IN_PLACE: ReadonlySet<string> = new Set(['sed', 'gsed', 'perl']);
 /** Options of any program whose value is a directory or file it writes in (`make -C d`, `cargo --target-dir d`, `-o f`). */
