@@ -138,6 +138,7 @@ export type { Graph, GraphEvent, GraphState, GraphStatus, GraphStep, StepState, 
 export { checkGraph, transition as graphTransition, initialState, NON_RETRYABLE, readySteps } from './super/graph.js';
 export type { StepInput, SuperAgentOptions, SuperResult } from './super/super-agent.js';
 export { SuperAgent } from './super/super-agent.js';
+export { writeFileAtomicSync } from './tasks/atomic-file.js';
 export { CheckpointStore } from './tasks/checkpoint-store.js';
 export type { CostTally, ModelPrices } from './tasks/cost.js';
 export { addTally, callCost, emptyTally, formatTally } from './tasks/cost.js';

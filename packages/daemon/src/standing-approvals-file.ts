@@ -2,32 +2,16 @@
 // (mode 0600, written atomically on every change of a persistent one). Session- and
 // workspace-scoped ones live in memory (and Redis) only: a restart asks again.
 
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
+import { writeFileAtomicSync } from '@finger/agents';
 import type { StandingApproval, StandingApprovals } from '@finger/firewall';
 import { FingerError } from '@finger/protocol';
 
 /** The state file of persistent standing approvals. */
 export function standingApprovalsPath(home: string): string {
   return join(home, 'state', 'standing-approvals.json');
-}
-
-function writeAtomic(file: string, text: string): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(tmp, file);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
 }
 
 /**
@@ -62,7 +46,7 @@ export function persistStandingApprovals(
   const save = (): void => {
     const approvals = store.list({ now: o.now() }).filter((a) => a.scope === 'persistent');
     try {
-      writeAtomic(file, `${JSON.stringify({ version: 1, approvals }, null, 2)}\n`);
+      writeFileAtomicSync(file, `${JSON.stringify({ version: 1, approvals }, null, 2)}\n`);
     } catch (e) {
       o.warn({ err: e, file }, 'persistent standing approvals could not be written');
     }
