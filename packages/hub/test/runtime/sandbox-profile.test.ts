@@ -7,23 +7,13 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { isFingerError } from '@finger/protocol';
-import { sandboxForTests } from '@finger/testkit';
+import { sandboxForTests, thrownBy } from '@finger/testkit';
 
 import { Sandbox, sandboxArgv } from '../../src/runtime/sandbox.js';
 import { WORKSPACE_WRITE_BASE_ARGS, workspaceCacheDir, workspaceWriteArgs } from '../../src/runtime/sandbox-profile.js';
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'finger-ww-')));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-function thrownCode(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return isFingerError(e) ? e.code : `not a FingerError: ${String(e)}`;
-  }
-  return undefined;
-}
 
 describe('sandboxArgv with the workspace-write profile (pure)', () => {
   it('read-only root, private /tmp and /run, the roots writable, git hooks read-only, private caches, masks deepest last', () => {
@@ -102,7 +92,7 @@ describe('sandboxArgv with the workspace-write profile (pure)', () => {
 describe('Sandbox.wrap with the workspace-write profile', () => {
   it('throws E_NO_SANDBOX instead of running unwrapped when the profile cannot run', () => {
     const off = new Sandbox({ mode: 'off', protect: [] });
-    expect(thrownCode(() => off.wrap(['true'], [], { profile: 'workspace-write', writable: [tmp] }))).toBe(
+    expect(thrownBy(() => off.wrap(['true'], [], { profile: 'workspace-write', writable: [tmp] })).code).toBe(
       'E_NO_SANDBOX',
     );
     const noProfile = new Sandbox({
@@ -115,7 +105,7 @@ describe('Sandbox.wrap with the workspace-write profile', () => {
       'workspace-write': { available: false, reason: 'no network namespace' },
     });
     expect(noProfile.workspaceWriteFor('shell')).toBe(false);
-    expect(thrownCode(() => noProfile.wrap(['true'], [], { profile: 'workspace-write', writable: [tmp] }))).toBe(
+    expect(thrownBy(() => noProfile.wrap(['true'], [], { profile: 'workspace-write', writable: [tmp] })).code).toBe(
       'E_NO_SANDBOX',
     );
   });

@@ -5,8 +5,7 @@ import path from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { isFingerError } from '@finger/protocol';
-import { sandboxForTests } from '@finger/testkit';
+import { sandboxForTests, thrownBy } from '@finger/testkit';
 
 import { probeSandbox, Sandbox, SANDBOX_BASE_ARGS, sandboxArgv, sandboxWarning } from '../../src/runtime/sandbox.js';
 import { credentialPaths, resolveMasks } from '../../src/runtime/sandbox-paths.js';
@@ -18,15 +17,6 @@ const UNAVAILABLE = {
   available: false,
   reason: 'bubblewrap ("bwrap") not found on PATH: install the bubblewrap package',
 };
-
-function thrownCode(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return isFingerError(e) ? e.code : `not a FingerError: ${String(e)}`;
-  }
-  return undefined;
-}
 
 describe('sandboxArgv (pure)', () => {
   it('hides masks, keeps the deeper workspace below FINGER_HOME writable, and masks a credential dir inside it', () => {
@@ -159,7 +149,7 @@ describe('probe and modes', () => {
 
   it('required without a sandbox refuses to wrap: E_NO_SANDBOX', () => {
     const sb = new Sandbox({ mode: 'required', protect: [tmp], probe: UNAVAILABLE });
-    expect(thrownCode(() => sb.wrap(['true']))).toBe('E_NO_SANDBOX');
+    expect(thrownBy(() => sb.wrap(['true'])).code).toBe('E_NO_SANDBOX');
     expect(sb.status()).toEqual({
       mode: 'required',
       available: false,
