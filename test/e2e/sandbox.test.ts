@@ -3,13 +3,13 @@
 // double fork); the timeout, a cancel and the kill switch leave none alive. A script written by one
 // call and run by a later one (a program the firewall cannot see inside) finds no token and cannot
 // unmount or remount what hides it.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { banner, build } from '@finger/daemon';
-import { sandboxForTests, startTestDaemon, tempDir, type TestDaemon } from '@finger/testkit';
+import { pidsWith, sandboxForTests, startTestDaemon, tempDir, type TestDaemon } from '@finger/testkit';
 
 const GRANDCHILD_MODULE = fileURLToPath(new URL('../fixtures/modules/grandchild/', import.meta.url));
 const GRANDCHILD_MCP = fileURLToPath(new URL('../fixtures/mcp/grandchild-server.mjs', import.meta.url));
@@ -17,22 +17,6 @@ const GRANDCHILD_MCP = fileURLToPath(new URL('../fixtures/mcp/grandchild-server.
 let seq = 0;
 /** A `sleep` argument no other process has: `300.<pid><n>`. */
 const marker = () => `300.${process.pid}${++seq}${Date.now() % 1000}`;
-
-/** Pids of live (non-zombie) processes whose argv holds `m`. */
-function pidsWith(m: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes(m)) out.push(Number(p));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 /** Waits (bounded) until every marker has a live process: the descendants really started. */
 async function started(markers: string[], what: string): Promise<void> {

@@ -1,25 +1,10 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import { killProcessGroup } from '../../src/runtime/process-tree.js';
+import { pidsWith } from '@finger/testkit';
 
-/** Pids whose command line holds `marker` (not zombies). */
-export function pidsWith(marker: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes(marker)) out.push(Number(p));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
+import { killProcessGroup } from '../../src/runtime/process-tree.js';
 
 async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
   const end = Date.now() + ms;
