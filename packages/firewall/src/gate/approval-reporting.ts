@@ -225,6 +225,15 @@ export function recordPerception(
       source,
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
       ...(meta.excused === true ? { excused: true } : {}),
+      ...(heldAsDangerous(entry.ev) ? { dangerous: true } : {}),
       ...classes,
     });
+}
+
+/** Held at APPROVE by the RiskAssessor's `dangerous` (its builtin `risk` rule), not by a root or a rule. */
+function heldAsDangerous(ev: Evaluation): boolean {
+  return (
+    ev.level === 'APPROVE' &&
+    ev.matched_rules.some((r) => r.source === 'builtin' && r.id === 'risk' && r.level === 'APPROVE')
+  );
 }

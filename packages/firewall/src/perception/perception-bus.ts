@@ -42,6 +42,12 @@ export interface RejectionSample {
   classes?: ShapeClass[];
   /** The person said it was not the agent's fault (`agent_fault: false`): counted, but no streak. */
   excused?: boolean;
+  /**
+   * The call was held at `APPROVE` for a `dangerous` assessment. Its rejection says nothing about
+   * the ordinary use of its shape (`rm -rf x` about `rm a.txt`), and it was already asked at the
+   * highest level: counted, no rejection streak.
+   */
+  dangerous?: boolean;
 }
 
 /** Streaks of one shape class (one program + subcommand, one directory, one host). */
@@ -171,18 +177,18 @@ export class PerceptionBus {
     const s: RejectionSample = { ...sample, seq: ++this.seq, at: this.clock.now() };
     const t = this.tool(s.tool_id);
     t.rejections++;
-    const streak = s.source === 'human' && s.excused !== true;
+    const human = s.source === 'human' && s.excused !== true;
+    // a dangerous call's rejection still breaks an approval streak (no revert), but builds no rejection streak
+    const streak = human && s.dangerous !== true;
     for (const c of this.classesOf(s.classes)) {
       c.rejections++;
-      if (streak) {
-        c.consecutive_rejections++;
-        c.consecutive_approvals = 0;
-      }
+      if (human) c.consecutive_approvals = 0;
+      if (streak) c.consecutive_rejections++;
     }
     // a call with shape classes counts for them only (an empty list: for nothing), never the whole tool
-    if (streak && s.classes === undefined) {
-      t.consecutive_rejections++;
+    if (human && s.classes === undefined) {
       t.consecutive_approvals = 0;
+      if (streak) t.consecutive_rejections++;
     }
     push(this.rejections, s, this.maxSamples);
   }

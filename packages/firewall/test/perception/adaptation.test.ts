@@ -148,7 +148,7 @@ describe('HumanGate → PerceptionBus → adapt', () => {
     const perception = new PerceptionBus({ clock });
     const gate = new HumanGate({ clock, events, perception });
     for (let i = 0; i < 3; i++) {
-      const d = gate.hold(evaluation('APPROVE'), facts());
+      const d = gate.hold(evaluation('CONFIRM'), facts());
       const a = (await events.next('APPROVAL_REQUESTED')).data.approval as PendingApproval;
       await gate.answer(a.id, { decision: 'reject', by: OPERATOR });
       await d;
@@ -220,5 +220,101 @@ describe('Adaptation per shape (issue 23)', () => {
     for (let i = 0; i < 3; i++) bus.recordRejection(rejected([]));
     expect(adapt(bus.snapshot())).toEqual([]);
     expect(bus.snapshot().classes[push.key]).toMatchObject({ rejections: 3, consecutive_rejections: 0 });
+  });
+});
+
+describe('Adaptation: a rejection of a dangerous call held at APPROVE builds no streak (rm -rf raised every rm)', () => {
+  const rm = {
+    key: 'shell.exec@cccccccccccc',
+    tool: 'shell.exec',
+    label: 'shell.exec: rm',
+    match: { command: 'rm *' },
+  };
+  const rejectedAt = (level: 'CONFIRM' | 'APPROVE') => ({
+    ...human('shell.exec'),
+    classes: [rm],
+    ...(level === 'APPROVE' ? { dangerous: true } : {}),
+  });
+
+  it('three rejected dangerous calls held at APPROVE through the gate call for no tightening; the rejections are still counted', async () => {
+    const clock = new ManualClock();
+    const events = new EventRecorder();
+    const perception = new PerceptionBus({ clock });
+    const gate = new HumanGate({ clock, events, perception });
+    for (let i = 0; i < 3; i++) {
+      const d = gate.hold(evaluation('APPROVE'), facts({ args: { command: 'rm -rf x' } }));
+      const a = (await events.next('APPROVAL_REQUESTED')).data.approval as PendingApproval;
+      await gate.answer(a.id, { decision: 'reject', by: OPERATOR });
+      await d;
+    }
+    expect(adapt(perception.snapshot())).toEqual([]);
+    expect(perception.hintsFor('sess-1')).toEqual([]);
+    expect(perception.snapshot().recent_rejections.map((r) => [r.source, r.dangerous])).toEqual([
+      ['human', true],
+      ['human', true],
+      ['human', true],
+    ]);
+    await gate.close();
+  });
+
+  it('an APPROVE hold that is not a dangerous assessment (a write outside the roots) still counts', async () => {
+    const clock = new ManualClock();
+    const events = new EventRecorder();
+    const perception = new PerceptionBus({ clock });
+    const gate = new HumanGate({ clock, events, perception });
+    const outside = evaluation('APPROVE', {
+      matched_rules: [
+        { source: 'builtin', id: 'sandbox.outside_write', level: 'APPROVE', reason: 'write to "/x" is outside' },
+      ],
+    });
+    for (let i = 0; i < 3; i++) {
+      const d = gate.hold(outside, facts({ tool_id: 'fs.write', args: { path: '/x', content: 'x' } }));
+      const a = (await events.next('APPROVAL_REQUESTED')).data.approval as PendingApproval;
+      await gate.answer(a.id, { decision: 'reject', by: OPERATOR });
+      await d;
+    }
+    expect(adapt(perception.snapshot()).map((x) => [x.kind, x.tool])).toEqual([['tighten', 'fs.write']]);
+    await gate.close();
+  });
+
+  it('three rejected dangerous APPROVE-level calls of the rm shape leave `rm a.txt` alone; three CONFIRM-level ones still raise it', () => {
+    const bus = new PerceptionBus();
+    for (let i = 0; i < 3; i++) bus.recordRejection(rejectedAt('APPROVE'));
+    expect(adapt(bus.snapshot())).toEqual([]);
+    expect(bus.snapshot().classes[rm.key]).toMatchObject({ rejections: 3, consecutive_rejections: 0 });
+    for (let i = 0; i < 3; i++) bus.recordRejection(rejectedAt('CONFIRM'));
+    expect(adapt(bus.snapshot())).toEqual([
+      {
+        kind: 'tighten',
+        tool: rm.key,
+        level: 'APPROVE',
+        rejections: 3,
+        hint: avoidanceHint('shell.exec: rm', 3),
+        shape: { tool: 'shell.exec', label: 'shell.exec: rm', match: { command: 'rm *' } },
+      },
+    ]);
+  });
+
+  it('an APPROVE hold rejected between CONFIRM rejections neither counts nor breaks the streak; it does break a revert streak', () => {
+    const bus = new PerceptionBus();
+    bus.recordRejection(rejectedAt('CONFIRM'));
+    bus.recordRejection(rejectedAt('APPROVE'));
+    bus.recordRejection(rejectedAt('CONFIRM'));
+    expect(adapt(bus.snapshot())).toEqual([]);
+    bus.recordRejection(rejectedAt('CONFIRM'));
+    expect(adapt(bus.snapshot()).map((a) => [a.kind, a.tool])).toEqual([['tighten', rm.key]]);
+    const escalated = new PerceptionBus();
+    for (let i = 0; i < 4; i++) escalated.recordApproval({ ...human('shell.exec'), latency_ms: 10, classes: [rm] });
+    escalated.recordRejection(rejectedAt('APPROVE'));
+    escalated.recordApproval({ ...human('shell.exec'), latency_ms: 10, classes: [rm] });
+    expect(adapt(escalated.snapshot(), { escalated: [rm.key] })).toEqual([]);
+    expect(escalated.snapshot().classes[rm.key]).toMatchObject({ consecutive_approvals: 1, consecutive_rejections: 0 });
+  });
+
+  it('a tool without shapes: three rejected dangerous calls do not escalate the whole tool', () => {
+    const bus = new PerceptionBus();
+    for (let i = 0; i < 3; i++) bus.recordRejection({ ...human('web.post'), dangerous: true });
+    expect(adapt(bus.snapshot())).toEqual([]);
+    expect(bus.toolCounts('web.post')).toMatchObject({ rejections: 3, consecutive_rejections: 0 });
   });
 });
