@@ -16,6 +16,7 @@ import type { CommandModel } from '../risk/command-model.js';
 import { FORBIDDEN_REASON } from '../risk/forbidden.js';
 import { sensitiveWriteTarget } from '../risk/paths.js';
 import { TOO_MANY_WORDS } from '../risk/read-words.js';
+import { startupFile } from '../risk/startup-files.js';
 import { FingerPlaces } from './finger-places.js';
 import { isPathArg, isWriteTool, pathValues } from './path-args.js';
 import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real-path.js';
@@ -274,6 +275,15 @@ export class PathSandbox {
         continue;
       }
       const via = p.path !== this.#lexical(p.input, own) ? ` (it resolves to ${p.path})` : '';
+      // a write tool's start-up file, inside the roots or not, named as the shell's redirection is
+      // (a redirection is the RiskAssessor's); the real path and the name written both count
+      const startup = p.write && p.arg !== 'redirect' ? this.#startupOf(p.path, this.#lexical(p.input, own)) : null;
+      if (startup !== null)
+        add(
+          'sandbox.sensitive_write',
+          'APPROVE',
+          `${what} writes the start-up file '${startup.file}' (${startup.why})${via}`,
+        );
       if (p.write) {
         if (!inside(p.path, aWrite) || (uWrite !== null && !inside(p.path, uWrite))) {
           add('sandbox.outside_write', outsideWrite, `${what} is outside writable_paths${via}`);
@@ -289,7 +299,7 @@ export class PathSandbox {
         // finger's own home — what a shell redirection there is judged dangerous for (the next
         // `git commit` runs a hook); and a HEAD beside a config (a bare git directory: git run in
         // it obeys that config), redirections included
-        const sensitive = p.arg === 'redirect' ? null : sensitiveWriteTarget(p.path);
+        const sensitive = p.arg === 'redirect' || startup !== null ? null : sensitiveWriteTarget(p.path);
         if (sensitive !== null)
           add(
             'sandbox.sensitive_write',
@@ -363,6 +373,20 @@ export class PathSandbox {
     } catch {
       return false;
     }
+  }
+
+  /** The start-up file (in its `~/` spelling under the user's home) the first of `paths` that is one names, or null. */
+  #startupOf(...paths: string[]): { file: string; why: string } | null {
+    const homes = [path.resolve(this.#homeDir)];
+    const real = resolveReal(this.#fs, homes[0]!);
+    if (real.ok && real.real !== homes[0]) homes.push(real.real);
+    for (const p of paths) {
+      const h = homes.find((d) => isInsideRoot(p, d));
+      const file = h === undefined ? p : p === h ? '~' : `~/${path.relative(h, p)}`;
+      const why = startupFile(file);
+      if (why !== null) return { file, why };
+    }
+    return null;
   }
 
   #lexical(input: string, base = this.base): string {
