@@ -15,6 +15,7 @@ import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
 import { extractionRule, EXTRACTORS } from './extraction.js';
 import { fetchedIntoSensitive } from './fetched-names.js';
 import { fileReadingValues } from './file-reading-options.js';
+import { foundCredentials } from './find-exec.js';
 import type { FingerSelf } from './finger-self.js';
 import { forbiddenFindings } from './forbidden.js';
 import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
@@ -373,6 +374,11 @@ function optionReadRule(seg: SimpleCommand, label: string, f: Findings): boolean
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   if (NO_CONTENT.has(seg.program)) return optionReadRule(seg, label, f);
   let found = false;
+  const fromFind = seg.program === 'find' ? foundCredentials(seg.argv, seg.dynamic) : null;
+  if (fromFind !== null) {
+    found = true;
+    f.add('moderate', `${label}: reads ${fromFind}`);
+  }
   let network: boolean | undefined;
   let auth: Set<number> | undefined;
   let upload: ReturnType<typeof cloudUpload> | undefined;

@@ -8,6 +8,7 @@
 import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
 import { downloadRunRules } from './download-run.js';
 import { fingerModelRules } from './escalation.js';
+import { foundCredentials } from './find-exec.js';
 import { findWriteRules } from './find-writes.js';
 import { GIT_CONFIG, gitConfigShowsCredential } from './git-options.js';
 import { literalCommandRules } from './literal-commands.js';
@@ -247,6 +248,8 @@ export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): str
   }
   const printer = fromSubstitution ? null : credentialCommand(seg);
   if (printer !== null) out.push(printer);
+  const found = p === 'find' ? foundCredentials(seg.argv, seg.dynamic) : null;
+  if (found !== null) out.push(found);
   for (let i = 1; i < seg.argv.length; i++) {
     const w = seg.argv[i] as string;
     if (PROC_ENVIRON.test(w) && !PRINTS_ARGS.has(p)) out.push(`the environment of a process (${quote(w)})`);
