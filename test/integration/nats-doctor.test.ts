@@ -39,6 +39,7 @@ describe.skipIf(!url)('myfinger doctor', () => {
         redis: 'warn',
         llm: 'skip',
         sandbox: SANDBOX_STATUS,
+        limits: 'ok',
       });
       // a cluster without Redis: said, not failed
       expect(report.checks.find((c) => c.name === 'redis')!.detail).toMatch(
