@@ -20,7 +20,7 @@ beforeAll(async () => {
   });
 });
 
-const forbidden = (command: string, cwd = WS): string[] => a.assess(command, { cwd }).forbidden ?? [];
+const forbidden = (command: string, cwd = WS): readonly string[] => a.assess(command, { cwd }).forbidden ?? [];
 const text = (shown: string, place = HOME): string =>
   `the command's text names finger's own files: '${shown}' (${place})`;
 const word = (w: string, to = w): string => `segment 1: '${w}' reaches finger's own files (${HOME}: ${to})`;
