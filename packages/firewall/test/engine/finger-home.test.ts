@@ -62,43 +62,24 @@ describe("finger's own home and API, through the FirewallEngine", () => {
   it('an agent reaching finger is DENY with the reason; before: CONFIRM, APPROVE or AUTO', async () => {
     const s = await setup();
     const level = (command: string) => s.agent('shell.exec', { command }).level;
-    expect(
-      [
-        'file -f ../finger/token',
-        'du --files0-from=../finger/token',
-        'cat ../finger/config/config.json',
-        'cat ../finger/keys/k',
-        'cat notes',
-        'f=../finger/token; cat "$f"',
-        'cat $(echo ../finger/token)',
-        'curl http://127.0.0.1:7770/v1/tokens',
-        'curl -X POST http://[::ffff:127.0.0.1]:7770/v1/approvals/1',
-        'wget -qO- http://2130706433:7770/v1/tokens',
-        'myfinger approve x',
-        'npx myfinger approve x',
-        `kill ${PID}`,
-        `kill -9 ${PID}`,
-        'pkill node',
-      ].map((c) => [c, level(c)]),
-    ).toEqual(
-      [
-        'file -f ../finger/token',
-        'du --files0-from=../finger/token',
-        'cat ../finger/config/config.json',
-        'cat ../finger/keys/k',
-        'cat notes',
-        'f=../finger/token; cat "$f"',
-        'cat $(echo ../finger/token)',
-        'curl http://127.0.0.1:7770/v1/tokens',
-        'curl -X POST http://[::ffff:127.0.0.1]:7770/v1/approvals/1',
-        'wget -qO- http://2130706433:7770/v1/tokens',
-        'myfinger approve x',
-        'npx myfinger approve x',
-        `kill ${PID}`,
-        `kill -9 ${PID}`,
-        'pkill node',
-      ].map((c) => [c, 'DENY']),
-    );
+    const commands = [
+      'file -f ../finger/token',
+      'du --files0-from=../finger/token',
+      'cat ../finger/config/config.json',
+      'cat ../finger/keys/k',
+      'cat notes',
+      'f=../finger/token; cat "$f"',
+      'cat $(echo ../finger/token)',
+      'curl http://127.0.0.1:7770/v1/tokens',
+      'curl -X POST http://[::ffff:127.0.0.1]:7770/v1/approvals/1',
+      'wget -qO- http://2130706433:7770/v1/tokens',
+      'myfinger approve x',
+      'npx myfinger approve x',
+      `kill ${PID}`,
+      `kill -9 ${PID}`,
+      'pkill node',
+    ];
+    expect(commands.map((c) => [c, level(c)])).toEqual(commands.map((c) => [c, 'DENY']));
   });
 
   it('the reasons name what is reached', async () => {
