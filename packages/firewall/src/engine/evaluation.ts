@@ -83,6 +83,13 @@ export interface Evaluation {
    * interceptor hands it to the module out of band (never through the payload).
    */
   sandbox_profile?: 'workspace-write';
+  /**
+   * With `sandbox_profile`: the package registries are reachable in the profile through the
+   * daemon's filtering proxy (config `sandbox.network.allow`) — a `npm ci`, `pip install -r …` or
+   * `cargo build` that fetches what the project's lock file or manifest names. Handed to the
+   * module with the profile; absent, the profile has no network.
+   */
+  sandbox_network?: 'registries';
 }
 
 /** The facts the firewall judges: one AI-initiated (or human direct) tool call. */

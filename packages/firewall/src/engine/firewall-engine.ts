@@ -13,6 +13,7 @@ import { type HostResolution, hostsToResolve, judgeUrls, urlArguments } from '..
 import { type EffectivePolicy, evaluatePolicy, type WorkspaceSandboxFacts } from '../policy/evaluate-policy.js';
 import type { RiskAssessment } from '../risk/command-model.js';
 import type { AssessContext } from '../risk/cwd-paths.js';
+import { networkNeeds } from '../risk/registry-fetch.js';
 import { confinementOf } from '../risk/workspace-confinement.js';
 import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
@@ -74,7 +75,18 @@ export interface FirewallEngineOptions {
    * caller's workspace, which needs no network, names no credential and reaches nothing of
    * finger's is NOTIFY instead of CONFIRM. Absent: no such lowering.
    */
-  workspace_sandbox?: { tools: readonly string[] };
+  workspace_sandbox?: {
+    tools: readonly string[];
+    /**
+     * `registries`: the profile lets the package registries through a filtering proxy (config
+     * `sandbox.network.allow`). A command whose only network need is installing what the lock
+     * file or manifest names (`npm ci`, `pip install -r …`, `cargo fetch`, `go mod download`) or a
+     * build that fetches its dependencies is then eligible too, its Evaluation saying
+     * `sandbox_network: 'registries'`; adding a named package, other hosts, git and curl stay held.
+     * Absent: no network in the profile.
+     */
+    network?: 'registries';
+  };
   /**
    * Resolves the host names of URL arguments for {@link FirewallEngine.withResolvedHosts} (default:
    * a {@link HostResolver} on the system resolver: 2 s per lookup, a 30 s cache).
@@ -183,6 +195,7 @@ export class FirewallEngine {
   readonly #cache: VerdictCache | undefined;
   readonly #keys = new ArgsKeys();
   readonly #workspaceTools: ReadonlySet<string>;
+  readonly #registries: boolean;
   readonly #hosts: NonNullable<FirewallEngineOptions['hosts']>;
   #lastSession = { kind: '', id: '', session: '', key: '' };
 
@@ -197,6 +210,7 @@ export class FirewallEngine {
     this.#timeFromCall = options.time_from_call === true;
     this.behaviour = new BehaviourMonitor(options.behaviour);
     this.#workspaceTools = new Set(options.workspace_sandbox?.tools ?? []);
+    this.#registries = options.workspace_sandbox?.network === 'registries';
     this.#hosts = options.hosts ?? new HostResolver();
   }
 
@@ -375,6 +389,7 @@ export class FirewallEngine {
     if (warnings !== undefined) ev.warnings = warnings;
     if (perm.human_only) ev.human_only = true;
     if (perm.sandbox_profile !== undefined) ev.sandbox_profile = perm.sandbox_profile;
+    if (perm.sandbox_network !== undefined) ev.sandbox_network = perm.sandbox_network;
     if (ev.action === 'notify' || ev.action === 'hold')
       ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths, facts.principal);
     return ev;
@@ -456,7 +471,9 @@ export class FirewallEngine {
     if (assessment.unparseable === true || (assessment.forbidden?.length ?? 0) > 0) return { eligible: false, holds };
     if (typeof cwd !== 'string') return { eligible: false, holds };
     const c = confinementOf(assessment);
-    for (const need of c.needs) holds.push({ id: 'sandbox.needs_network', reason: need });
+    // with the registry proxy on, installs from the lock file or manifest are no hold: they get the proxy
+    const net = this.#registries ? networkNeeds(assessment.model, true) : { held: c.needs, registries: false };
+    for (const need of net.held) holds.push({ id: 'sandbox.needs_network', reason: need });
     if (c.credential !== undefined)
       holds.push({
         id: 'sandbox.credential',
@@ -469,7 +486,8 @@ export class FirewallEngine {
     const outside = this.#sandbox.writesOutside(c.writes, cwd, policy, principal);
     if (outside.length > 0)
       holds.push({ id: 'sandbox.outside_workspace', reason: `writes outside the workspace: ${outside.join(', ')}` });
-    return holds.length === 0 ? { eligible: true } : { eligible: false, holds };
+    if (holds.length > 0) return { eligible: false, holds };
+    return net.registries ? { eligible: true, network: 'registries' } : { eligible: true };
   }
 
   /**

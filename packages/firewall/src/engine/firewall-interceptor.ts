@@ -57,7 +57,8 @@ export interface FirewallEvaluator {
  * no payload field can choose or drop it.
  */
 export interface SandboxProfileChannel {
-  assign(call_id: string, profile: 'workspace-write'): void;
+  /** `network`: the profile's package-registry proxy is on for this call (the verdict's `sandbox_network`). */
+  assign(call_id: string, profile: 'workspace-write', network?: 'registries'): void;
   release(call_id: string): void;
 }
 
@@ -164,9 +165,10 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     call: FirewallCall,
     args: unknown,
     next: () => Promise<unknown>,
-    profile?: Evaluation['sandbox_profile'],
+    verdict?: Pick<Evaluation, 'sandbox_profile' | 'sandbox_network'>,
   ): Promise<unknown> => {
     if (args !== call.envelope.payload) call.envelope.payload = args;
+    const profile = verdict?.sandbox_profile;
     if (profile === undefined) return next();
     const id = call.envelope.id;
     const channel = o.sandboxProfiles;
@@ -176,7 +178,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
         `the call may run only in the ${profile} sandbox, and there is no way to hand it that profile: refused`,
         { profile },
       );
-    channel.assign(id, profile);
+    if (verdict?.sandbox_network !== undefined) channel.assign(id, profile, verdict.sandbox_network);
+    else channel.assign(id, profile);
     return next().finally(() => channel.release(id));
   };
 
@@ -200,8 +203,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     next: () => Promise<unknown>,
   ): Promise<unknown> => {
     for (let holds = 0; ; holds++) {
-      if (ev.action === 'allow' || ev.action === 'notify')
-        return run(call, argsOf(ev, facts.args), next, ev.sandbox_profile);
+      if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next, ev);
       if (ev.action === 'deny') refuse(ev);
       if (o.gate === undefined)
         throw new FingerError(
@@ -228,7 +230,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       const approved = d.evaluation ?? ev;
       if (approved.action === 'deny') refuse(approved);
       const args = d.args !== undefined ? d.args : argsOf(approved, facts.args);
-      if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next, approved.sandbox_profile);
+      if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next, approved);
       // what was shown is not what would run: evaluate again and hold again
       facts = { ...facts, args };
       facts = (await o.engine.withResolvedHosts?.(facts)) ?? facts;
@@ -249,8 +251,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     const recorded = verdict(call, facts, ev);
     if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
     // the AUTO path without an audit log: no extra promise before the call runs
-    if (ev.action === 'allow' || ev.action === 'notify')
-      return run(call, argsOf(ev, facts.args), next, ev.sandbox_profile);
+    if (ev.action === 'allow' || ev.action === 'notify') return run(call, argsOf(ev, facts.args), next, ev);
     return settle(call, facts, ev, next);
   };
 

@@ -55,7 +55,7 @@ export interface PolicyFacts {
 
 /** Whether a shell call may run in the workspace-write sandbox, and if not why (see {@link PolicyFacts}). */
 export type WorkspaceSandboxFacts =
-  { eligible: true } | { eligible: false; holds: readonly { id: string; reason: string }[] };
+  { eligible: true; network?: 'registries' } | { eligible: false; holds: readonly { id: string; reason: string }[] };
 
 /** The sandbox profile a lowered shell call must run in (the shell module runs it; an agent cannot choose it). */
 export type SandboxProfileName = 'workspace-write';
@@ -71,6 +71,8 @@ export interface PermissionVerdict {
   human_only: boolean;
   /** Set when the RiskAssessor's `moderate` was lowered to NOTIFY because the call runs in this profile. */
   sandbox_profile?: SandboxProfileName;
+  /** With `sandbox_profile`: the package registries are reachable there through the filtering proxy. */
+  sandbox_network?: 'registries';
 }
 
 /** Tool default from a declared `risk_level` (no `permission` declared). */
@@ -284,6 +286,7 @@ export function evaluatePolicy(
   }
   let waivedBy: CompiledRule | undefined;
   let profile: SandboxProfileName | undefined;
+  let network: 'registries' | undefined;
   const ws = assessment?.level === 'moderate' ? facts.workspace_sandbox : undefined;
   if (ws !== undefined && !ws.eligible)
     for (const h of ws.holds)
@@ -303,6 +306,7 @@ export function evaluatePolicy(
       waivedBy = undefined;
       contributions.push(risk);
       if (lowered) profile = 'workspace-write';
+      if (lowered && ws?.eligible === true && ws.network !== undefined) network = ws.network;
     }
   }
   for (const r of matched) contributions.push(ruleContribution(r));
@@ -339,5 +343,6 @@ export function evaluatePolicy(
     human_only,
   };
   if (profile !== undefined) verdict.sandbox_profile = profile;
+  if (profile !== undefined && network !== undefined) verdict.sandbox_network = network;
   return verdict;
 }
