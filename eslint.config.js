@@ -31,7 +31,7 @@ export default tseslint.config(
     ],
   },
   {
-    files: ['**/*.{js,mjs,cjs,ts}'],
+    files: ['**/*.{js,mjs,cjs,ts,tsx}'],
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: nodeGlobals },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     plugins: { 'simple-import-sort': simpleImportSort, n },
@@ -47,7 +47,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     extends: [tseslint.configs.recommended],
     rules: {
       '@typescript-eslint/consistent-type-imports': [

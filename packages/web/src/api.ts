@@ -1,0 +1,77 @@
+// The console's only door to the daemon: same-origin fetch with the session cookie (never a
+// token in script memory), the CSRF token on every state-changing request, and the daemon's error
+// body `{error: {code, message, details}}` turned into an ApiError that keeps the code.
+
+/** An error answer of the daemon, with its stable code (`E_FORBIDDEN`, `E_NOT_FOUND`, …). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The signed-in session as `POST`/`GET /v1/session` return it. */
+export interface Session {
+  principal: { kind: string; id: string };
+  roles: string[];
+  csrf_token: string;
+  expires_at: string;
+}
+
+let csrfToken = '';
+let onUnauthenticated: (() => void) | undefined;
+
+/** Remembers the CSRF token of the current session (sent as `X-CSRF-Token`). */
+export function setCsrfToken(token: string): void {
+  csrfToken = token;
+}
+
+/** Called when a request answers 401 (the session ended: expiry, revocation, sign-out elsewhere). */
+export function onSessionLost(fn: () => void): void {
+  onUnauthenticated = fn;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Sends one JSON request to the daemon. Rejects with ApiError for any non-2xx answer; a 401 also
+ * tells the app its session is gone (except for the sign-in request itself).
+ */
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (!SAFE_METHODS.has(method)) headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    cache: 'no-store',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  if (text !== '') {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  if (!res.ok) {
+    const err = (parsed as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+    if (res.status === 401 && path !== '/v1/session') onUnauthenticated?.();
+    throw new ApiError(res.status, err?.code ?? `HTTP_${res.status}`, err?.message ?? res.statusText, err?.details);
+  }
+  return parsed as T;
+}
+
+/** A readable one-line message of an error (code first when the daemon gave one). */
+export function errorText(e: unknown): string {
+  if (e instanceof ApiError) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
