@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 
 import { registerApprovals } from './commands/approvals.js';
 import { registerAudit } from './commands/audit.js';
+import { registerConsole } from './commands/console.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
@@ -70,6 +71,7 @@ export function buildProgram(state: RunState): Command {
   registerRun(program, state);
   registerTasks(program, state);
   registerSafety(program, state);
+  registerConsole(program, state);
   return program;
 }
 
