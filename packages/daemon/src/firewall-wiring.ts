@@ -154,7 +154,11 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
   } catch (e) {
     if (!isFingerError(e)) throw e;
     const d = (e.details ?? {}) as { source?: string; issues?: { path: string; message: string }[] };
-    const issues = (d.issues ?? []).map((i) => `${i.path}: ${i.message}`).join('; ');
+    // an issue the message already states (a file's JSON syntax error) is not repeated
+    const issues = (d.issues ?? [])
+      .filter((i) => !e.message.includes(i.message))
+      .map((i) => `${i.path}: ${i.message}`)
+      .join('; ');
     throw new FingerError(
       e.code,
       `the policy refuses to load, so the daemon does not start: ${e.message}${issues && !e.message.includes(issues) ? ` (${issues})` : ''}`,

@@ -1,8 +1,8 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 import { type SandboxStatus, sandboxWarning } from '@finger/hub';
-import { isFingerError, type ValidationIssue } from '@finger/protocol';
+import { isFingerError, toErrorInfo, type ValidationIssue } from '@finger/protocol';
 
 import { build, type FingerApp } from './app.js';
 import type { DaemonConfigInput } from './config.js';
@@ -58,6 +58,26 @@ export function describeStartError(e: unknown): string {
 }
 
 /**
+ * Environment variable naming the file a start error is written to as `{code, message, details}`
+ * JSON (one object): how `myfinger daemon start` learns the real code of a background daemon that
+ * refused to start, instead of reading it back from the log.
+ */
+export const START_ERROR_FILE_ENV = 'FINGER_START_ERROR_FILE';
+
+/** Writes `e` to the start-error file when the environment names one (best effort: the log has it too). */
+function writeStartError(file: string | undefined, e: unknown): void {
+  if (!file) return;
+  const info = isFingerError(e)
+    ? toErrorInfo(e)
+    : { code: 'E_INTERNAL', message: `failed to start: ${e instanceof Error ? e.message : String(e)}` };
+  try {
+    writeFileSync(file, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+  } catch {
+    // the CLI falls back to the log's last lines
+  }
+}
+
+/**
  * Builds and starts the daemon, prints the banner, and resolves once a SIGINT/SIGTERM has
  * stopped it (stop accepting, drain in-flight calls up to `shutdown.drain_ms`, close modules,
  * flush the stores). A second signal exits at once with code 1. A start error (bad config, port
@@ -81,6 +101,7 @@ export async function runDaemon(opts: RunDaemonOptions = {}): Promise<void> {
     url = (await app.listen()).url;
   } catch (e) {
     err(describeStartError(e));
+    writeStartError(env[START_ERROR_FILE_ENV], e);
     await app?.close().catch(() => undefined);
     exit(1);
     return;
@@ -127,6 +148,7 @@ if (isMain()) {
     () => process.exit(0),
     (e: unknown) => {
       process.stderr.write(describeStartError(e));
+      writeStartError(process.env[START_ERROR_FILE_ENV], e);
       process.exit(1);
     },
   );

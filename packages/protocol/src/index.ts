@@ -9,7 +9,8 @@ export { FingerError, isFingerError, toErrorInfo } from './finger-error.js';
 export type { HubCommand } from './hub-command.js';
 export { isHubCommand, parseHubCommand } from './hub-command.js';
 export { internId, isUlid, ulid } from './ids.js';
-export { jsonErrorPosition } from './json-error-position.js';
+export type { JsonSyntaxProblem } from './json-error-position.js';
+export { describeJsonSyntax, jsonErrorPosition, jsonSyntaxProblem } from './json-error-position.js';
 export type { JsonLimitOptions, JsonLimitProblem } from './json-limits.js';
 export {
   formatJsonPath,

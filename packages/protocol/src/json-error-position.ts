@@ -113,3 +113,43 @@ export function jsonErrorPosition(text: string): number {
     return typeof at === 'number' ? at : 0;
   }
 }
+
+/** Where JSON text goes wrong, for a person: see {@link jsonSyntaxProblem}. */
+export interface JsonSyntaxProblem {
+  /** 0-based index of the offending character (the text's length when it ends too early). */
+  position: number;
+  /** 1-based line and column of `position`. */
+  line: number;
+  column: number;
+  /** JSON.parse's reason without the text it echoes and without its position ("Unexpected token 'x'"). */
+  reason: string;
+}
+
+/**
+ * The line, column and reason of a JSON.parse `error` thrown for `text`, so a start-up error can
+ * name the file and the spot ("line 3 column 8: Unexpected token 'x'"). V8 on Node 20 echoes the
+ * text (several lines) instead of a position; the position comes from {@link jsonErrorPosition}.
+ */
+export function jsonSyntaxProblem(text: string, error: unknown): JsonSyntaxProblem {
+  const found = jsonErrorPosition(text);
+  const position = found < 0 ? 0 : found;
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const column = position - (before.lastIndexOf('\n') + 1) + 1;
+  const message = error instanceof Error ? error.message : String(error);
+  const reason =
+    message
+      .replace(/, (?:\.\.\.)?"[\s\S]*" is not valid JSON$/, '')
+      .replace(/^(?:\.\.\.)?"[\s\S]*" is not valid JSON$/, 'not valid JSON')
+      .replace(/ in JSON at position \d+[\s\S]*$/, '')
+      .replace(/ at position \d+[\s\S]*$/, '')
+      .split('\n')[0]!
+      .trim() || 'not valid JSON';
+  return { position, line, column, reason };
+}
+
+/** `line L column C: <reason>` of {@link jsonSyntaxProblem}, one line. */
+export function describeJsonSyntax(text: string, error: unknown): string {
+  const p = jsonSyntaxProblem(text, error);
+  return `line ${p.line} column ${p.column}: ${p.reason}`;
+}

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { jsonErrorPosition } from '@finger/protocol';
+import { describeJsonSyntax, jsonErrorPosition, jsonSyntaxProblem } from '@finger/protocol';
 
 describe('jsonErrorPosition', () => {
   it('returns -1 for any valid JSON', () => {
@@ -32,5 +32,31 @@ describe('jsonErrorPosition', () => {
     ['-', 1],
   ])('points at the first bad character of %s', (text, pos) => {
     expect(jsonErrorPosition(text)).toBe(pos);
+  });
+});
+
+describe('jsonSyntaxProblem (start-up errors name the line and column, not the echoed text)', () => {
+  const parseError = (text: string): unknown => {
+    try {
+      JSON.parse(text);
+    } catch (e) {
+      return e;
+    }
+    throw new Error('valid');
+  };
+  it.each([
+    ['{\n  "a": 1,\n  "b": x\n}\n', { position: 19, line: 3, column: 8, reason: "Unexpected token 'x'" }],
+    [
+      '{"a": 1',
+      { position: 7, line: 1, column: 8, reason: expect.stringMatching(/^Expected ',' or '}' after property value/) },
+    ],
+    ['', { position: 0, line: 1, column: 1, reason: 'Unexpected end of JSON input' }],
+    ['[1]\n x', { position: 5, line: 2, column: 2, reason: 'Unexpected non-whitespace character after JSON' }],
+  ])('%j', (text, want) => {
+    expect(jsonSyntaxProblem(text, parseError(text))).toEqual(want);
+  });
+  it('describes it on one line', () => {
+    const text = '{"rules": [,]}';
+    expect(describeJsonSyntax(text, parseError(text))).toBe("line 1 column 12: Unexpected token ','");
   });
 });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -108,6 +108,27 @@ function logTail(file: string, from: number, max = 20): string[] {
   }
 }
 
+/**
+ * The file a background daemon writes its start error to (`{code, message, details}`), named to it
+ * by this environment variable (START_ERROR_FILE_ENV of @finger/daemon's main; keep in step).
+ */
+const START_ERROR_FILE_ENV = 'FINGER_START_ERROR_FILE';
+
+/** The start error the daemon wrote to `file`, or undefined when it wrote none (or an unreadable one). */
+export function readStartError(file: string): { code: string; message: string } | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const o = v as { code?: unknown; message?: unknown } | null;
+  if (typeof o !== 'object' || o === null || typeof o.code !== 'string' || !/^E_[A-Z0-9_]+$/.test(o.code))
+    return undefined;
+  if (typeof o.message !== 'string') return undefined;
+  return { code: o.code, message: o.message };
+}
+
 /** `finger daemon: <message> [E_CODE]`: how the daemon prints the error it refused to start with (describeStartError). */
 const START_ERROR_RE = /^finger daemon: (.+) \[(E_[A-Z0-9_]+)\]$/;
 
@@ -151,7 +172,13 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const logFile = path.join(home, 'daemon.log');
   const fd = openSync(logFile, 'a', 0o600);
   const logStart = statSync(logFile).size;
-  const env: Record<string, string | undefined> = { ...ctx.io.env, FINGER_HOME: home };
+  const errorFile = path.join(home, 'daemon.start-error.json');
+  rmSync(errorFile, { force: true });
+  const env: Record<string, string | undefined> = {
+    ...ctx.io.env,
+    FINGER_HOME: home,
+    [START_ERROR_FILE_ENV]: errorFile,
+  };
   if (port !== undefined) env.FINGER_PORT = String(port);
   if (opts.host) env.FINGER_HOST = opts.host;
   let exited: string | undefined;
@@ -174,7 +201,12 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const deadline = Date.now() + DAEMON_WAIT_MS;
   for (;;) {
     if (exited !== undefined || pid === undefined || !pidAlive(pid)) {
-      // the daemon printed why it refused to start, with its code: report that, not E_INTERNAL
+      // the daemon said why it refused to start, with its code: report that, not E_INTERNAL
+      const written = readStartError(errorFile);
+      if (written) {
+        rmSync(errorFile, { force: true });
+        throw new CliError(written.code, written.message, { notes: [`the whole log: ${logFile}`] });
+      }
       const refused = startErrorOf(logTail(logFile, logStart));
       if (refused) throw new CliError(refused.code, refused.message, { notes: failNotes() });
       throw new CliError('E_INTERNAL', `the daemon stopped before answering (${exited ?? 'exited'})`, {

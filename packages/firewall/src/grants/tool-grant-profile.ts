@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-import { FingerError, type ValidationIssue } from '@finger/protocol';
+import {
+  describeJsonSyntax,
+  FingerError,
+  type JsonSyntaxProblem,
+  jsonSyntaxProblem,
+  type ValidationIssue,
+} from '@finger/protocol';
 
 import { checkGrantGlob, compileGrantGlob, grantRole } from './grant-glob.js';
 
@@ -225,11 +231,11 @@ function cloneStored(s: StoredGrants): StoredGrants {
   return { version: 1, granted: copy(s.granted), revoked: copy(s.revoked) };
 }
 
-function corrupt(file: string, why: string): FingerError {
+function corrupt(file: string, why: string, where?: JsonSyntaxProblem): FingerError {
   return new FingerError(
     'E_STORE_UNAVAILABLE',
-    `${file} is corrupt (${why}); refusing to run with unknown tool grants — fix the file, or remove it to reset grants to the defaults and config`,
-    { file },
+    `${file}: ${why} — the file is corrupt; refusing to run with unknown tool grants — fix the file, or remove it to reset grants to the defaults and config`,
+    { file, ...where },
   );
 }
 
@@ -246,7 +252,7 @@ function readStored(file: string): StoredGrants {
   try {
     json = JSON.parse(raw);
   } catch (e) {
-    throw corrupt(file, `not valid JSON: ${(e as Error).message}`);
+    throw corrupt(file, `${describeJsonSyntax(raw, e)} (not valid JSON)`, jsonSyntaxProblem(raw, e));
   }
   const o = json as Partial<StoredGrants> | null;
   if (typeof o !== 'object' || o === null || Array.isArray(o)) throw corrupt(file, 'not a JSON object');

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
-import { FingerError, jsonErrorPosition } from '@finger/protocol';
+import { describeJsonSyntax, FingerError, jsonSyntaxProblem } from '@finger/protocol';
 
 import type { AuditActor, AuditRecord } from '../audit/audit-entry.js';
 import { atomicWriteFile } from '../undo/atomic-write.js';
@@ -80,10 +80,14 @@ function parseJson(text: string, layer: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    const at = jsonErrorPosition(text);
-    const line = at < 0 ? 0 : text.slice(0, at).split('\n').length;
-    const msg = `not valid JSON${line > 0 ? ` (line ${line})` : ''}: ${(e as Error).message}`;
-    throw invalid(`invalid ${layer} policy (${source}): ${msg}`, layer, source, [{ path: '$', message: msg }]);
+    const at = jsonSyntaxProblem(text, e);
+    const msg = `${describeJsonSyntax(text, e)} (not valid JSON)`;
+    throw new FingerError('E_INVALID_ARGS', `${source}: ${msg}: invalid ${layer} policy`, {
+      layer,
+      source,
+      issues: [{ path: '$', message: msg }],
+      ...at,
+    });
   }
 }
 

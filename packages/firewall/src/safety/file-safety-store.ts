@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-import { FingerError } from '@finger/protocol';
+import { describeJsonSyntax, FingerError, jsonSyntaxProblem } from '@finger/protocol';
 
 import { atomicWriteFile } from '../undo/atomic-write.js';
 import { MemorySafetyStore } from './memory-safety-store.js';
@@ -53,7 +53,11 @@ export class FileSafetyStore extends MemorySafetyStore {
     try {
       doc = JSON.parse(text) as Partial<SafetyFile>;
     } catch (e) {
-      throw new FingerError('E_STORE_UNAVAILABLE', `${this.file} is not valid JSON: ${(e as Error).message}`);
+      throw new FingerError(
+        'E_STORE_UNAVAILABLE',
+        `${this.file}: ${describeJsonSyntax(text, e)} (not valid JSON; fix the file, or remove it to clear lockouts, counters and breakers)`,
+        { file: this.file, ...jsonSyntaxProblem(text, e) },
+      );
     }
     if (
       typeof doc !== 'object' ||
