@@ -21,20 +21,20 @@ const alias = {
 export default defineConfig({
   resolve: { alias },
   test: {
+    // Projects inherit these (`extends: true`): without it the unit project ran with vitest's 5 s
+    // default, too tight for a daemon start on a loaded 2-core machine.
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // Test daemons log to files (shown when a test fails), fast-check runs with a fixed seed.
+    setupFiles: [r('./test/vitest-setup.ts')],
     projects: [
       {
-        resolve: { alias },
+        extends: true,
         test: { name: 'unit', include: ['packages/*/test/**/*.test.ts', 'modules/*/test/**/*.test.ts'] },
       },
       {
-        resolve: { alias },
-        test: {
-          name: 'integration',
-          include: ['test/**/*.test.ts'],
-          testTimeout: 60_000,
-        },
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], testTimeout: 60_000 },
       },
     ],
   },

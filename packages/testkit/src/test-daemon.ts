@@ -1,7 +1,11 @@
 import { readFile, realpath } from 'node:fs/promises';
+import { basename } from 'node:path';
+
+import { pino } from 'pino';
 
 import { build, type BuildOptions, type FingerApp } from '@finger/daemon';
 
+import { type DaemonLog, daemonLogPath, describeDaemonLogs, registerDaemonLog } from './daemon-logs.js';
 import { tempDir } from './temp-home.js';
 import { connectEvents, type EventsClient } from './ws-client.js';
 
@@ -34,12 +38,34 @@ export interface TestDaemon extends AsyncDisposable {
 let tokenSeq = 0;
 
 /**
+ * A pino logger at `level` writing synchronously (nothing is lost when the test process ends) to a
+ * new file named for `name`, registered so a failing test shows its tail.
+ */
+function openDaemonLog(name: string, level: string): DaemonLog & { logger: pino.Logger } {
+  const path = daemonLogPath(name);
+  const dest = pino.destination({ dest: path, sync: true });
+  let closed = false;
+  const log = {
+    path,
+    logger: pino({ level, base: { pid: process.pid } }, dest),
+    close() {
+      if (closed) return;
+      closed = true;
+      dest.end();
+    },
+  };
+  registerDaemonLog(log);
+  return log;
+}
+
+/**
  * Builds and starts a daemon on a temp home with a temp workspace beside it (`workspace.roots`
  * unless `options.config.workspace` is given); `options.config` overrides config.json keys. With
  * `keepHome: true`, close() leaves the home in place (the test removes it) so its files can be
  * inspected with the daemon stopped; the workspace is removed either way (a daemon built again on
  * the home with `workspace.roots: [d.workspace]` makes it anew). `prepareHome` runs on the new home
- * before the build.
+ * before the build. Unless `options.logger` is given, the daemon logs to a file of its own (see
+ * daemon-logs.ts), never to the test's stdout; a start that fails carries that log's tail.
  */
 export async function startTestDaemon(
   options: Omit<BuildOptions, 'home' | 'env'> & {
@@ -69,12 +95,25 @@ export async function startTestDaemon(
     server: { host: '127.0.0.1', port: 0, ...(options.config?.server ?? {}) },
     workspace: options.config?.workspace ?? { roots: [ws.path] },
   };
+  const level = options.config?.log?.level ?? options.env?.FINGER_LOG_LEVEL ?? 'info';
+  const log = options.logger || level === 'silent' ? undefined : openDaemonLog(basename(dir.path), level);
+  const failed = (e: unknown) => {
+    log?.close();
+    if (log && e instanceof Error) e.message += `\n${describeDaemonLogs([log])}`;
+    return e;
+  };
   let app: FingerApp;
   try {
-    app = await build({ ...buildOptions, home: dir.path, env: options.env ?? {}, config });
+    app = await build({
+      ...buildOptions,
+      ...(log ? { logger: log.logger } : {}),
+      home: dir.path,
+      env: options.env ?? {},
+      config,
+    });
   } catch (e) {
     await removeAll();
-    throw e;
+    throw failed(e);
   }
   let url: string;
   try {
@@ -82,7 +121,7 @@ export async function startTestDaemon(
   } catch (e) {
     await app.close();
     await removeAll();
-    throw e;
+    throw failed(e);
   }
   const adminToken = (await readFile(app.tokenFile, 'utf8')).trim();
   const workspace = app.workspaceRoots[0] ?? (await realpath(ws.path));
@@ -113,7 +152,7 @@ export async function startTestDaemon(
   const close = async () => {
     if (closed) return;
     closed = true;
-    await app.close();
+    await app.close().finally(() => log?.close());
     await ws.remove();
     if (!keepHome) await dir.remove();
   };
