@@ -55,7 +55,7 @@ export { pidsWith } from './live-pids.js';
 export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
 export { requestEnvelope } from './request-envelope.js';
 export { sandboxForTests } from './sandbox-for-tests.js';
-export type { NatsServerChild, ServiceSpec } from './services.js';
+export type { NatsServerChild, ServiceLookup, ServiceSpec } from './services.js';
 export {
   binaryForTests,
   firstBytes,

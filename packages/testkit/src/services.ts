@@ -33,21 +33,33 @@ export interface ServiceSpec {
 
 const found = new Map<string, Promise<string | undefined>>();
 
+/** Where {@link serviceUrlForTests} looks and reports (the test of the skip mechanism passes its own). */
+export interface ServiceLookup {
+  /** Environment (default `process.env`): the spec's URL variable and `FINGER_REQUIRE_SERVICES`. */
+  env?: Record<string, string | undefined>;
+  /** Receives the SKIPPED banner (default `console.warn`: a real skip is loud). */
+  warn?: (banner: string) => void;
+}
+
 /**
  * Resolves the URL of a running server for `spec` (memoised per test process), or undefined after
  * printing a loud SKIPPED banner. Throws when `FINGER_REQUIRE_SERVICES=1` and none was found.
  */
-export function serviceUrlForTests(spec: ServiceSpec): Promise<string | undefined> {
+export function serviceUrlForTests(spec: ServiceSpec, lookup: ServiceLookup = {}): Promise<string | undefined> {
   let p = found.get(spec.name);
   if (p === undefined) {
-    p = locate(spec);
+    p = locate(spec, lookup.env ?? process.env, lookup.warn ?? ((b) => console.warn(b)));
     found.set(spec.name, p);
   }
   return p;
 }
 
-async function locate(spec: ServiceSpec): Promise<string | undefined> {
-  const fromEnv = process.env[spec.envVar];
+async function locate(
+  spec: ServiceSpec,
+  env: Record<string, string | undefined>,
+  warn: (banner: string) => void,
+): Promise<string | undefined> {
+  const fromEnv = env[spec.envVar];
   const tried: string[] = [];
   for (const url of fromEnv ? [fromEnv] : [spec.defaultUrl]) {
     tried.push(url);
@@ -59,11 +71,11 @@ async function locate(spec: ServiceSpec): Promise<string | undefined> {
     tried.push(`(no ${spec.name} binary could be started)`);
   }
   const message = `${spec.name} not reachable (tried ${tried.join(', ')}; set ${spec.envVar})`;
-  if (process.env.FINGER_REQUIRE_SERVICES === '1') {
+  if (env.FINGER_REQUIRE_SERVICES === '1') {
     throw new Error(`FINGER_REQUIRE_SERVICES=1 but ${message}`);
   }
   const bar = '!'.repeat(78);
-  console.warn(`\n${bar}\n!! SKIPPED: tests needing ${spec.name} — ${message}\n${bar}\n`);
+  warn(`\n${bar}\n!! SKIPPED: tests needing ${spec.name} — ${message}\n${bar}\n`);
   return undefined;
 }
 

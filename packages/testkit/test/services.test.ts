@@ -13,19 +13,35 @@ describe('serviceUrlForTests', () => {
     expect(url).toBe('tcp://127.0.0.1:1');
   });
 
-  it('falls back to start() and then reports undefined (or throws when services are required)', async () => {
-    const spec = {
-      name: 'probe-no',
-      envVar: 'FINGER_TEST_PROBE_NO_URL',
-      defaultUrl: 'tcp://127.0.0.1:1',
-      probe: async () => false,
-      start: async () => undefined,
-    };
-    if (process.env.FINGER_REQUIRE_SERVICES === '1') {
-      await expect(serviceUrlForTests(spec)).rejects.toThrow(/FINGER_REQUIRE_SERVICES=1 but probe-no not reachable/);
-    } else {
-      expect(await serviceUrlForTests(spec)).toBeUndefined();
-    }
+  const missing = (name: string) => ({
+    name,
+    envVar: 'FINGER_TEST_PROBE_NO_URL',
+    defaultUrl: 'tcp://127.0.0.1:1',
+    probe: async () => false,
+    start: async () => undefined,
+  });
+
+  it('falls back to start() and then reports undefined with a SKIPPED banner (to its reporter, not the run)', async () => {
+    const banners: string[] = [];
+    expect(await serviceUrlForTests(missing('probe-no'), { env: {}, warn: (b) => banners.push(b) })).toBeUndefined();
+    const bar = '!'.repeat(78);
+    expect(banners).toEqual([
+      `\n${bar}\n!! SKIPPED: tests needing probe-no — probe-no not reachable (tried tcp://127.0.0.1:1, ` +
+        `(no probe-no binary could be started); set FINGER_TEST_PROBE_NO_URL)\n${bar}\n`,
+    ]);
+  });
+
+  it('throws instead when FINGER_REQUIRE_SERVICES=1, printing nothing', async () => {
+    const banners: string[] = [];
+    await expect(
+      serviceUrlForTests(missing('probe-required'), {
+        env: { FINGER_REQUIRE_SERVICES: '1' },
+        warn: (b) => banners.push(b),
+      }),
+    ).rejects.toThrow(
+      'FINGER_REQUIRE_SERVICES=1 but probe-required not reachable (tried tcp://127.0.0.1:1, (no probe-required binary could be started); set FINGER_TEST_PROBE_NO_URL)',
+    );
+    expect(banners).toEqual([]);
   });
 
   it('uses what start() returns', async () => {
