@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { build, runDaemon } from '@finger/daemon';
+import { waitFor } from '@finger/testkit';
 
 import { startDaemon, tempDir } from './helpers.js';
 
@@ -38,7 +39,7 @@ describe('daemon lifecycle', () => {
       headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' },
       body: JSON.stringify({ target: 'fx.sleep', payload: { ms: 400 } }),
     });
-    for (let i = 0; i < 200 && d.app.hub.stats().inflight === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the call in flight', async () => (d.app.hub.stats().inflight > 0 ? true : undefined));
     expect(d.app.hub.stats().inflight).toBe(1);
     const closing = d.app.close();
     const again = d.app.close();
@@ -59,7 +60,7 @@ describe('daemon lifecycle', () => {
       headers: { authorization: `Bearer ${d.admin}`, 'content-type': 'application/json' },
       body: JSON.stringify({ target: 'fx.sleep', payload: { ms: 60_000 } }),
     });
-    for (let i = 0; i < 200 && d.app.hub.stats().inflight === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the call in flight', async () => (d.app.hub.stats().inflight > 0 ? true : undefined));
     await d.app.close();
     const res = await inflight;
     expect(res.status).toBe(503);
@@ -130,7 +131,7 @@ describe('daemon lifecycle', () => {
       let out = '';
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      for (let i = 0; i < 300 && !out.includes('API docs'); i++) await new Promise((r) => setTimeout(r, 50));
+      await waitFor('the banner', async () => (out.includes('API docs') ? true : undefined));
       expect(out).toMatch(/^finger daemon listening on http:\/\/127\.0\.0\.1:\d+ \(pid \d+\)$/m);
       expect(out).toContain(`  home: ${home}\n`);
       expect(out).toContain(`  admin token: ${join(home, 'token')}\n`);
