@@ -93,13 +93,19 @@ function obj<T>(args: T): T {
 export default async function createFsModule(opts: FsModuleOptions): Promise<FsModule> {
   const settings = parseFsSettings(opts.settings ?? {});
   for (const root of settings.workspace_roots) await fsp.mkdir(root, { recursive: true });
-  const undo = new UndoManager({
+  const undoOptions = {
     backups_dir: settings.backups_dir,
     workspace_roots: settings.workspace_roots,
     max_backups: settings.max_backups,
     max_total_bytes: settings.max_backup_total_bytes,
     max_backup_bytes: settings.max_backup_bytes,
-  });
+  };
+  // the daemon shares the store with the shell module's delete snapshots (setting `undo_manager_for`)
+  const shared = opts.settings?.undo_manager_for;
+  const undo =
+    typeof shared === 'function'
+      ? (shared as (o: typeof undoOptions) => UndoManager)(undoOptions)
+      : new UndoManager(undoOptions);
   // a supervised task's own workspace: a root for that task's calls only, first (relative paths resolve there)
   const workspaceFor = workspaceForOf(opts.settings ?? {});
   const ownRoots = (call?: FsCallContext): readonly string[] => {

@@ -25,8 +25,20 @@ export interface ShellDeps {
    * The daemon's sandbox (setting `sandbox`, from the daemon): every child runs inside it when
    * active; `profileOf` says which calls the firewall let through to run in the workspace-write profile.
    */
-  sandbox?: Pick<Sandbox, 'appliesTo' | 'wrap'> & Partial<Pick<Sandbox, 'profileOf'>>;
+  sandbox?: Pick<Sandbox, 'appliesTo' | 'wrap'> & Partial<Pick<Sandbox, 'profileOf' | 'undoSnapshotOf' | 'networkOf'>>;
+  /**
+   * The undo store's hard-link snapshot (setting `undo_snapshot`, from the daemon): takes it before
+   * a deleting command the firewall let through on the strength of it, and resolves with the
+   * function to call once the command has ended (it keeps only what was deleted).
+   */
+  undoSnapshot?: UndoSnapshotPort;
 }
+
+/** See {@link ShellDeps.undoSnapshot}. */
+export type UndoSnapshotPort = (
+  paths: readonly string[],
+  meta: { source: Principal; request_id: string },
+) => Promise<() => Promise<void>>;
 
 /**
  * Puts `spec` into the daemon's sandbox when there is one for the shell module: the roots and the
@@ -39,6 +51,7 @@ export function sandboxSpec(
   spec: RunSpec,
   roots: readonly string[],
   profile?: 'workspace-write',
+  network?: 'registries',
 ): void {
   const sb = deps.sandbox;
   if (profile !== undefined && (sb === undefined || !sb.appliesTo('shell')))
@@ -53,7 +66,12 @@ export function sandboxSpec(
   const keep = [...roots, spec.cwd].map((p) => ({ path: p, writable: true }));
   const wrapped =
     profile !== undefined
-      ? sb.wrap([spec.file, ...spec.args], [], { profile, writable: roots, cwd: spec.cwd })
+      ? sb.wrap([spec.file, ...spec.args], [], {
+          profile,
+          writable: roots,
+          cwd: spec.cwd,
+          ...(network !== undefined ? { network } : {}),
+        })
       : sb.wrap([spec.file, ...spec.args], keep);
   if (wrapped === undefined) return;
   const program =
@@ -181,9 +199,30 @@ export function createExec(deps: ShellDeps): (args: unknown, ctx?: ToolCallConte
     addLeaseHeartbeat(spec, ctx, settings.lease_heartbeat_ms);
     // the firewall's choice, handed over by the hub's execution id: never the payload's
     const profile = ctx !== undefined ? deps.sandbox?.profileOf?.(ctx.call_id) : undefined;
+    // with the profile, whether the firewall let the package registries through its proxy
+    const network = profile !== undefined && ctx !== undefined ? deps.sandbox?.networkOf?.(ctx.call_id) : undefined;
     const roots = callRoots(deps, ctx);
-    sandboxSpec(deps, spec, profile !== undefined ? await realRoots(roots) : roots, profile);
-    const result = execResult(await deps.run(spec));
+    sandboxSpec(deps, spec, profile !== undefined ? await realRoots(roots) : roots, profile, network);
+    // a delete let through because it is undoable: its snapshot first, or it does not run
+    const snapshot =
+      profile !== undefined && ctx !== undefined ? deps.sandbox?.undoSnapshotOf?.(ctx.call_id) : undefined;
+    let settle: (() => Promise<void>) | undefined;
+    if (snapshot !== undefined) {
+      if (deps.undoSnapshot === undefined)
+        throw new FingerError(
+          'E_NO_SANDBOX',
+          'the delete was let through because a snapshot makes it undoable, and the shell module has no undo store: not run',
+          { profile },
+        );
+      settle = await deps.undoSnapshot(snapshot, { source: ctx!.source, request_id: ctx!.request_id });
+    }
+    let outcome: RunOutcome;
+    try {
+      outcome = await deps.run(spec);
+    } finally {
+      await settle?.();
+    }
+    const result = execResult(outcome);
     if (profile !== undefined) {
       const hint = sandboxHint(result.exit_code, `${result.stderr}\n${result.stdout}`);
       result.sandbox = hint === undefined ? { profile } : { profile, hint };

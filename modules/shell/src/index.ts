@@ -48,6 +48,9 @@ export function createShellModule(opts: ShellModuleOptions): ShellModule {
     deny: compileEnvDeny(settings.env_deny),
     baseEnv: () => process.env,
     ...(isSandbox(opts.settings.sandbox) ? { sandbox: opts.settings.sandbox } : {}),
+    ...(typeof opts.settings.undo_snapshot === 'function'
+      ? { undoSnapshot: opts.settings.undo_snapshot as NonNullable<ShellDeps['undoSnapshot']> }
+      : {}),
     ...(typeof opts.settings.workspace_for === 'function'
       ? { workspaceFor: opts.settings.workspace_for as NonNullable<ShellDeps['workspaceFor']> }
       : {}),

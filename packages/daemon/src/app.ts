@@ -59,6 +59,7 @@ import { type SafetyWiring, wireSafety } from './safety-wiring.js';
 import { wireSandbox } from './sandbox-wiring.js';
 import { TaskConfidence } from './task-confidence.js';
 import { TaskWorkspaces } from './task-workspace.js';
+import { wireUndoSnapshots } from './undo-wiring.js';
 import { type TaskService, wireTasks } from './tasks-wiring.js';
 import { VERSION } from './version.js';
 import { resolveWorkspaceRoots } from './workspace.js';
@@ -241,6 +242,13 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   // A supervised task's own workspace root, for its calls only (firewall sandbox, fs and shell).
   const taskWorkspaces = new TaskWorkspaces();
   const taskConfidence = new TaskConfidence();
+  // one undo store for the fs module's backups and the shell module's delete snapshots
+  const undoStore = wireUndoSnapshots({
+    home,
+    ...(config.modules.settings.fs ? { fsSettings: config.modules.settings.fs } : {}),
+    workspaceFor: taskWorkspaces.workspaceFor,
+    warn,
+  });
   let listeningPort: number | undefined;
   const settingsFor = (id: string): Record<string, unknown> => ({
     home,
@@ -251,6 +259,9 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     ...(id === 'fs' || id === 'shell' || id === 'scratchpad' ? { workspace_for: taskWorkspaces.workspaceFor } : {}),
     // an object, not config: the shell module runs every command inside it
     ...(id === 'shell' ? { sandbox } : {}),
+    // functions, not config: the fs module's undo store, shared with the shell module's delete snapshots
+    ...(id === 'fs' ? { undo_manager_for: undoStore.undoManagerFor } : {}),
+    ...(id === 'shell' ? { undo_snapshot: undoStore.undoSnapshot } : {}),
     // a function, not config: the web module never fetches finger's own daemon (known once it listens)
     ...(id === 'web' ? { daemon_ports: () => (listeningPort === undefined ? [] : [listeningPort]) } : {}),
   });
@@ -341,7 +352,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       // a moderate shell call that stays in the workspace runs at NOTIFY in the workspace-write profile;
       // not in distributed mode: a shell.exec served by another node would not get the profile handed over
       ...(sandbox.workspaceWriteFor('shell') && !config.nats.url
-        ? { workspaceSandbox: { tools: ['shell.exec'], channel: sandbox } }
+        ? { workspaceSandbox: { tools: ['shell.exec'], channel: sandbox }, undoSnapshots: { store: undoStore.store } }
         : {}),
     });
     const fw = firewall;

@@ -104,6 +104,11 @@ export interface FirewallWiringOptions {
    * CONFIRM, and runs in that profile (`channel`, the daemon's Sandbox, hands it to the module).
    */
   workspaceSandbox?: { tools: readonly string[]; channel: SandboxProfileChannel };
+  /**
+   * With `workspaceSandbox`: the undo store (its directory) where the shell module hard-links what
+   * `rm -r`, `find -delete` and `git clean` delete, so those run in the profile too (undo-wiring.ts).
+   */
+  undoSnapshots?: { store: string };
 }
 
 /** The wired firewall parts the daemon exposes. */
@@ -194,6 +199,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
     ...(o.behaviour ? { behaviour: o.behaviour } : {}),
     ...(o.workspaceSandbox ? { workspace_sandbox: { tools: o.workspaceSandbox.tools } } : {}),
+    ...(o.workspaceSandbox && o.undoSnapshots ? { undo_snapshots: o.undoSnapshots } : {}),
   });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
   // what `always` leaves behind: a standing approval of the held call's shape; persistent ones survive a restart

@@ -247,6 +247,8 @@ export { PathSandbox } from './sandbox/path-sandbox.js';
 export type { SandboxFs } from './sandbox/real-path.js';
 export { nodeSandboxFs } from './sandbox/real-path.js';
 export { atomicWriteFile } from './undo/atomic-write.js';
+export type { LinkBounds, SnapshotWord } from './undo/link-snapshot.js';
+export { LINK_DEFAULTS, planLinkSnapshot } from './undo/link-snapshot.js';
 export type { SnapshotType } from './undo/snapshot.js';
 export type { BackupEntry, BackupKind, RestoreResult, RestoreScope, UndoManagerOptions } from './undo/undo-manager.js';
 export { UNDO_DEFAULTS, UndoManager } from './undo/undo-manager.js';

@@ -17,6 +17,7 @@ export class EngineEvaluation implements Evaluation {
   declare error?: Evaluation['error'];
   declare waived?: Level;
   declare sandbox_profile?: 'workspace-write';
+  declare undo_snapshot?: readonly string[];
   declare sandbox_network?: 'registries';
   #args: unknown;
 

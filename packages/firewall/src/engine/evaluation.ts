@@ -78,6 +78,12 @@ export interface Evaluation {
   /** A human's direct dispatch: the level the pipeline reached before CONFIRM/APPROVE was waived. */
   waived?: Level;
   /**
+   * With `sandbox_profile`: the real paths a deleting command (rm -r, find -delete, git clean) may
+   * remove, hard-linked into the undo store before it runs (undo/link-snapshot.ts), so its deletes
+   * are undoable. Handed to the module with the profile, out of band.
+   */
+  undo_snapshot?: readonly string[];
+  /**
    * The sandbox profile the call must run in: `workspace-write` when the RiskAssessor's `moderate`
    * was lowered to NOTIFY because the command stays in the workspace and needs no network. The
    * interceptor hands it to the module out of band (never through the payload).

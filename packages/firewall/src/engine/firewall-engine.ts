@@ -17,6 +17,7 @@ import { networkNeeds } from '../risk/registry-fetch.js';
 import { confinementOf } from '../risk/workspace-confinement.js';
 import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
+import { planLinkSnapshot } from '../undo/link-snapshot.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
 import type { FirewallCall } from './call-facts.js';
@@ -87,6 +88,14 @@ export interface FirewallEngineOptions {
      */
     network?: 'registries';
   };
+  /**
+   * The undo store a deleting command's hard-link snapshot goes to (the daemon: the fs module's
+   * backups directory, where the shell module takes it). With it `rm -r`, `find -delete` and `git
+   * clean` in the workspace are eligible for the workspace-write profile when their trees resolve
+   * inside the workspace, on the store's file system, within `max_entries` (default 200,000); the
+   * Evaluation's `undo_snapshot` lists them. Absent: such deletes are held (`sandbox.not_undoable`).
+   */
+  undo_snapshots?: { store: string; max_entries?: number };
   /**
    * Resolves the host names of URL arguments for {@link FirewallEngine.withResolvedHosts} (default:
    * a {@link HostResolver} on the system resolver: 2 s per lookup, a 30 s cache).
@@ -195,6 +204,7 @@ export class FirewallEngine {
   readonly #cache: VerdictCache | undefined;
   readonly #keys = new ArgsKeys();
   readonly #workspaceTools: ReadonlySet<string>;
+  readonly #undo: FirewallEngineOptions['undo_snapshots'];
   readonly #registries: boolean;
   readonly #hosts: NonNullable<FirewallEngineOptions['hosts']>;
   #lastSession = { kind: '', id: '', session: '', key: '' };
@@ -210,6 +220,7 @@ export class FirewallEngine {
     this.#timeFromCall = options.time_from_call === true;
     this.behaviour = new BehaviourMonitor(options.behaviour);
     this.#workspaceTools = new Set(options.workspace_sandbox?.tools ?? []);
+    this.#undo = options.undo_snapshots;
     this.#registries = options.workspace_sandbox?.network === 'registries';
     this.#hosts = options.hosts ?? new HostResolver();
   }
@@ -389,6 +400,7 @@ export class FirewallEngine {
     if (warnings !== undefined) ev.warnings = warnings;
     if (perm.human_only) ev.human_only = true;
     if (perm.sandbox_profile !== undefined) ev.sandbox_profile = perm.sandbox_profile;
+    if (perm.undo_snapshot !== undefined) ev.undo_snapshot = perm.undo_snapshot;
     if (perm.sandbox_network !== undefined) ev.sandbox_network = perm.sandbox_network;
     if (ev.action === 'notify' || ev.action === 'hold')
       ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths, facts.principal);
@@ -434,7 +446,12 @@ export class FirewallEngine {
     const urlFindings = urls.length > 0 ? judgeUrls(urls, facts.hosts) : undefined;
     const ws =
       shellCall && assessment.level === 'moderate' && this.#workspaceTools.has(tool_id)
-        ? this.#workspaceSandbox(assessment, context?.cwd, policy, principal)
+        ? this.#undoable(
+            this.#workspaceSandbox(assessment, context?.cwd, policy, principal),
+            assessment,
+            context?.cwd,
+            principal,
+          )
         : undefined;
     const perm = evaluatePolicy(
       policy,
@@ -482,12 +499,50 @@ export class FirewallEngine {
     if (c.unknown !== undefined)
       holds.push({ id: 'sandbox.unknown_write', reason: `not confined to the workspace: ${c.unknown}` });
     for (const gone of c.destroys)
-      holds.push({ id: 'sandbox.not_undoable', reason: `${gone}: not undoable, so not run unseen, sandbox or not` });
+      holds.push({ id: 'sandbox.not_undoable', reason: `${gone}, so not run unseen, sandbox or not` });
     const outside = this.#sandbox.writesOutside(c.writes, cwd, policy, principal);
     if (outside.length > 0)
       holds.push({ id: 'sandbox.outside_workspace', reason: `writes outside the workspace: ${outside.join(', ')}` });
     if (holds.length > 0) return { eligible: false, holds };
     return net.registries ? { eligible: true, network: 'registries' } : { eligible: true };
+  }
+
+  /**
+   * An eligible call that deletes trees (confinement's `undoable`) stays eligible only when their
+   * hard-link snapshot can be planned (undo/link-snapshot.ts: inside the workspace, on the undo
+   * store's file system, within the bounds); it then carries the paths as `undo_snapshot`.
+   * Otherwise it is held, `sandbox.not_undoable`, saying why.
+   */
+  #undoable(
+    ws: WorkspaceSandboxFacts,
+    assessment: RiskAssessment,
+    cwd: string | null | undefined,
+    principal: ToolCallFacts['principal'],
+  ): WorkspaceSandboxFacts {
+    const deletes = confinementOf(assessment).undoable;
+    if (deletes.length === 0) return ws;
+    const hold = (why: string): WorkspaceSandboxFacts => ({
+      eligible: false,
+      holds: [
+        ...(ws.eligible ? [] : ws.holds),
+        ...deletes.map((d) => ({
+          id: 'sandbox.not_undoable',
+          reason: `${d.gone}: not undoable (${why}), so not run unseen, sandbox or not`,
+        })),
+      ],
+    });
+    if (this.#undo === undefined) return hold('no undo store for its snapshot');
+    if (!ws.eligible || typeof cwd !== 'string') return ws;
+    const own = this.#sandbox.workspaceOf(principal);
+    const roots = own === undefined ? this.#sandbox.defaultRoots : [own, ...this.#sandbox.defaultRoots];
+    const plan = planLinkSnapshot(
+      deletes.flatMap((d) => d.words),
+      cwd,
+      roots,
+      this.#undo,
+    );
+    if ('reason' in plan) return hold(plan.reason);
+    return plan.paths.length > 0 ? { ...ws, undo_snapshot: Object.freeze(plan.paths) } : ws;
   }
 
   /**

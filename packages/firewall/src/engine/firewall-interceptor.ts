@@ -60,6 +60,11 @@ export interface SandboxProfileChannel {
   /** `network`: the profile's package-registry proxy is on for this call (the verdict's `sandbox_network`). */
   assign(call_id: string, profile: 'workspace-write', network?: 'registries'): void;
   release(call_id: string): void;
+  /**
+   * The paths the module hard-links into the undo store before call `call_id` runs (the verdict's
+   * `undo_snapshot`), handed over with {@link assign}. A channel without it refuses such a call.
+   */
+  snapshotFor?(call_id: string, paths: readonly string[]): void;
 }
 
 /** How the interceptor is built. */
@@ -172,6 +177,13 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     if (profile === undefined) return next();
     const id = call.envelope.id;
     const channel = o.sandboxProfiles;
+    const snapshot = (verdict as Pick<Evaluation, 'undo_snapshot'> | undefined)?.undo_snapshot;
+    if (snapshot !== undefined && channel !== undefined && channel.snapshotFor === undefined)
+      throw new FingerError(
+        'E_NO_SANDBOX',
+        'the delete was let through because a snapshot makes it undoable, and there is no way to hand over its paths: refused',
+        { profile },
+      );
     if (channel === undefined || id === undefined)
       throw new FingerError(
         'E_NO_SANDBOX',
@@ -180,6 +192,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       );
     if (verdict?.sandbox_network !== undefined) channel.assign(id, profile, verdict.sandbox_network);
     else channel.assign(id, profile);
+    if (snapshot !== undefined) channel.snapshotFor!(id, snapshot);
     return next().finally(() => channel.release(id));
   };
 

@@ -55,7 +55,8 @@ export interface PolicyFacts {
 
 /** Whether a shell call may run in the workspace-write sandbox, and if not why (see {@link PolicyFacts}). */
 export type WorkspaceSandboxFacts =
-  { eligible: true; network?: 'registries' } | { eligible: false; holds: readonly { id: string; reason: string }[] };
+  | { eligible: true; undo_snapshot?: readonly string[]; network?: 'registries' }
+  | { eligible: false; holds: readonly { id: string; reason: string }[] };
 
 /** The sandbox profile a lowered shell call must run in (the shell module runs it; an agent cannot choose it). */
 export type SandboxProfileName = 'workspace-write';
@@ -71,6 +72,8 @@ export interface PermissionVerdict {
   human_only: boolean;
   /** Set when the RiskAssessor's `moderate` was lowered to NOTIFY because the call runs in this profile. */
   sandbox_profile?: SandboxProfileName;
+  /** With `sandbox_profile`: the paths to hard-link before the run, so its deletes are undoable. */
+  undo_snapshot?: readonly string[];
   /** With `sandbox_profile`: the package registries are reachable there through the filtering proxy. */
   sandbox_network?: 'registries';
 }
@@ -286,6 +289,7 @@ export function evaluatePolicy(
   }
   let waivedBy: CompiledRule | undefined;
   let profile: SandboxProfileName | undefined;
+  let snapshot: readonly string[] | undefined;
   let network: 'registries' | undefined;
   const ws = assessment?.level === 'moderate' ? facts.workspace_sandbox : undefined;
   if (ws !== undefined && !ws.eligible)
@@ -306,6 +310,7 @@ export function evaluatePolicy(
       waivedBy = undefined;
       contributions.push(risk);
       if (lowered) profile = 'workspace-write';
+      if (lowered && ws?.eligible === true && ws.undo_snapshot !== undefined) snapshot = ws.undo_snapshot;
       if (lowered && ws?.eligible === true && ws.network !== undefined) network = ws.network;
     }
   }
@@ -343,6 +348,7 @@ export function evaluatePolicy(
     human_only,
   };
   if (profile !== undefined) verdict.sandbox_profile = profile;
+  if (profile !== undefined && snapshot !== undefined) verdict.undo_snapshot = snapshot;
   if (profile !== undefined && network !== undefined) verdict.sandbox_network = network;
   return verdict;
 }

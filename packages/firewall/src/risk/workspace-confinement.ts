@@ -7,6 +7,7 @@
 // roots (PathSandbox.writesOutside); what a program writes without naming it is contained by the
 // sandbox itself (the file system is read-only there outside the workspace).
 
+import type { SnapshotWord } from '../undo/link-snapshot.js';
 import type { RiskAssessment, SimpleCommand } from './command-model.js';
 import { networkNeed } from './network-need.js';
 import { isNullSink, secretPath } from './paths.js';
@@ -25,32 +26,108 @@ export interface Confinement {
   credential?: string;
   /**
    * What the command destroys beyond undoing (a directory tree removed, untracked files cleaned,
-   * uncommitted work reset): shell changes in the sandbox cannot be undone, so these are seen first.
+   * uncommitted work reset) when no hard-link snapshot can make it undoable: "…: not undoable (why)".
    */
   destroys: readonly string[];
+  /**
+   * The deletes a hard-link snapshot taken before the run makes undoable (rm -r, find -delete, git
+   * clean as the only or first segments): what each removes and the words to snapshot. The engine
+   * resolves the words; without an undo store they count as {@link destroys}.
+   */
+  undoable: readonly { gone: string; words: readonly SnapshotWord[] }[];
 }
 
 /** `rm` options that remove directory trees. */
 const RECURSIVE = /^-(?:[a-zA-Z]*[rR][a-zA-Z]*)$|^--recursive$/;
 
-/** What one segment destroys beyond undoing (see {@link Confinement.destroys}), or null. */
-function destroys(seg: SimpleCommand): string | null {
+/** What one deleting segment removes, and how a hard-link snapshot could make it undoable. */
+interface Deletion {
+  /** What it removes, for a person: "rm removes the directory tree 'build'". */
+  gone: string;
+  /** The words to snapshot before it runs; absent when no snapshot can make it undoable ({@link why}). */
+  words?: SnapshotWord[];
+  /** Why no snapshot can (absent when one can). */
+  why?: string;
+}
+
+/** `find` options that come before its starting points. */
+const FIND_LEADING = /^-(?:[HLP]|D|O\d*)$/;
+
+/** `.` (or `./`): the directory the program starts in. */
+const isDot = (w: string): boolean => /^\.\/*$/.test(w);
+
+/** What one segment deletes beyond undoing without a snapshot (see {@link Confinement.destroys}), or null. */
+function deletion(seg: SimpleCommand): Deletion | null {
   const p = seg.program;
   const args = seg.argv.slice(1);
+  const late = (idx: readonly number[]): string | undefined =>
+    idx.some((i) => seg.dynamic.includes(i))
+      ? 'it names a path known only at run time'
+      : seg.unknown_tail
+        ? 'it is given more arguments at run time (xargs)'
+        : seg.find_broad === true
+          ? 'it runs on every file find finds'
+          : seg.via.length > 0
+            ? `it runs through ${seg.via.join(', ')}`
+            : undefined;
   if ((p === 'rm' || p === 'grm') && args.some((w) => RECURSIVE.test(w))) {
-    const trees = args.filter((w) => !w.startsWith('-'));
-    return `${p} removes the directory tree${trees.length === 1 ? '' : 's'} ${trees.map((t) => `'${t}'`).join(', ')}`;
+    const idx = operands(seg);
+    const trees = idx.map((i) => seg.argv[i]!);
+    const gone = `${p} removes the directory tree${trees.length === 1 ? '' : 's'} ${trees.map((t) => `'${t}'`).join(', ')}`;
+    const why = late(idx);
+    return why !== undefined ? { gone, why } : { gone, words: trees.map((word) => ({ word, kind: 'tree' })) };
   }
   if (
     p === 'find' &&
     args.some((w, i) => w === '-delete' || (/^-(?:exec|execdir|ok|okdir)$/.test(w) && args[i + 1] === 'rm'))
-  )
-    return `find deletes what it finds under ${args.find((w) => !w.startsWith('-')) ?? '.'}`;
+  ) {
+    let i = 1;
+    while (i < seg.argv.length && FIND_LEADING.test(seg.argv[i]!)) i += /^-[DO]$/.test(seg.argv[i]!) ? 2 : 1;
+    const roots: number[] = [];
+    for (; i < seg.argv.length && !/^[-(!,]/.test(seg.argv[i]!); i++) roots.push(i);
+    const gone = `find deletes what it finds under ${roots.length > 0 ? roots.map((r) => seg.argv[r]).join(', ') : '.'}`;
+    const why =
+      late(roots) ??
+      (args.some((w) => w === '-L' || w === '-H' || w === '-follow')
+        ? 'it follows symbolic links'
+        : !args.includes('-delete')
+          ? 'it runs rm on what it finds'
+          : undefined);
+    if (why !== undefined) return { gone, why };
+    const words = roots.map((r) => seg.argv[r]!);
+    return {
+      gone,
+      words: (words.length > 0 ? words : ['.']).map((word) =>
+        isDot(word) ? { word: '.', kind: 'cwd' } : { word, kind: 'tree' },
+      ),
+    };
+  }
   if (p === 'git') {
-    const sub = args.find((w) => !w.startsWith('-'));
-    if (sub === 'clean' && args.some((w) => /^-[a-zA-Z]*f/.test(w) || w === '--force'))
-      return 'git clean deletes untracked files';
-    if (sub === 'reset' && args.includes('--hard')) return 'git reset --hard discards uncommitted changes';
+    const subAt = args.findIndex((w) => !w.startsWith('-'));
+    const sub = args[subAt];
+    if (sub === 'clean' && args.some((w) => /^-[a-zA-Z]*f/.test(w) || w === '--force')) {
+      const gone = 'git clean deletes untracked files';
+      const rest = args.slice(subAt + 1);
+      const forces = rest.reduce(
+        (n, w) => n + (w === '--force' ? 1 : /^-[a-zA-Z]+$/.test(w) ? (w.match(/f/g) ?? []).length : 0),
+        0,
+      );
+      const why =
+        late(operands(seg)) ??
+        (subAt > 0
+          ? 'git is given options before clean'
+          : forces > 1
+            ? 'a second -f removes nested repositories'
+            : rest.some((w) => !w.startsWith('-') && (w.startsWith('/') || w.split('/').includes('..')))
+              ? 'a pathspec reaches above where it runs'
+              : undefined);
+      return why !== undefined ? { gone, why } : { gone, words: [{ word: '.', kind: 'cwd' }] };
+    }
+    if (sub === 'reset' && args.includes('--hard'))
+      return {
+        gone: 'git reset --hard discards uncommitted changes',
+        why: 'it rewrites tracked files in place, which a hard-link snapshot cannot keep',
+      };
   }
   return null;
 }
@@ -181,11 +258,19 @@ export function confinementOf(a: RiskAssessment): Confinement {
     writes.add(w);
     for (const d of dirs) writes.add(joinDir(d, w));
   };
+  const undoable: { gone: string; words: readonly SnapshotWord[] }[] = [];
+  // a snapshot is the state before the run: sound only for deletes that nothing ran before (a
+  // command before them may move files into what they delete) and that start where the call does
+  let others = dirs.length > 0 ? 'after cd' : undefined;
   for (const seg of segs) {
     const need = networkNeed(seg);
     if (need !== null) needs.add(need);
-    const gone = destroys(seg);
-    if (gone !== null) destroyed.add(gone);
+    const d = deletion(seg);
+    if (d !== null) {
+      const why = d.why ?? (others !== undefined ? `it runs ${others}, which may change what it deletes` : undefined);
+      if (why !== undefined || d.words === undefined) destroyed.add(`${d.gone}: not undoable (${why ?? 'unknown'})`);
+      else undoable.push({ gone: d.gone, words: Object.freeze(d.words) });
+    } else if (!CHANGES_DIR.has(seg.program)) others ??= `after ${seg.program || 'another command'}`;
     for (let i = 0; i < seg.argv.length && credential === undefined; i++) {
       if (seg.dynamic.includes(i)) continue;
       if (secretPath(seg.argv[i]!) !== null) credential = seg.argv[i]!;
@@ -218,6 +303,7 @@ export function confinementOf(a: RiskAssessment): Confinement {
     writes: Object.freeze([...writes]),
     needs: Object.freeze([...needs]),
     destroys: Object.freeze([...destroyed]),
+    undoable: Object.freeze(undoable),
   };
   if (unknown !== undefined) out.unknown = unknown;
   if (credential !== undefined) out.credential = credential;

@@ -6,8 +6,11 @@ import { FingerError, ulid } from '@finger/protocol';
 
 import { atomicWriteFile, fsyncDir } from './atomic-write.js';
 
-/** What a path was when it was backed up. */
-export type SnapshotType = 'file' | 'dir' | 'absent';
+/**
+ * What a path was when it was backed up; `links`: the trees a deleting shell command removed, kept
+ * as hard links (link-snapshot.ts).
+ */
+export type SnapshotType = 'file' | 'dir' | 'absent' | 'links';
 
 /** The recorded state of one path (stored in the index entry). */
 export interface SnapshotInfo {

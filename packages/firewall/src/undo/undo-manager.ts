@@ -4,8 +4,9 @@ import path from 'node:path';
 import { FingerError, rfc3339, ulid } from '@finger/protocol';
 
 import { appendSynced, atomicWriteFile } from './atomic-write.js';
+import { applyLinks, captureLinks, LINK_DEFAULTS, type LinkBounds, linkedTrees, pruneLinks } from './link-snapshot.js';
 import { applySnapshot, captureSnapshot, removeSnapshot, type SnapshotType } from './snapshot.js';
-import { realRoots, resolveWorkspacePath } from './workspace-path.js';
+import { isInside, realRoots, resolveWorkspacePath } from './workspace-path.js';
 
 /** Why a backup was taken: the change about to happen, or `undo` (the state an undo replaced). */
 export type BackupKind = 'write' | 'delete' | 'patch' | 'undo';
@@ -37,6 +38,8 @@ export interface BackupEntry {
    * configured one: a restore may then reach that root again (the path is resolved inside it anew).
    */
   workspace?: string;
+  /** Type `links`: every tree the command could delete (`path` is the first). */
+  paths?: string[];
   /** Set once this entry was restored: the id of the `undo` backup taken then. */
   restored_by?: string;
   /**
@@ -71,6 +74,8 @@ export interface UndoManagerOptions {
   max_backup_bytes?: number;
   /** Epoch-ms time source (tests). Default `Date.now`. */
   now?: () => number;
+  /** Bounds of one hard-link snapshot ({@link UndoManager.snapshotLinks}). Default {@link LINK_DEFAULTS}. */
+  links?: Partial<LinkBounds>;
 }
 
 /** What {@link UndoManager.restore} did. */
@@ -130,6 +135,7 @@ export class UndoManager {
   readonly #maxTotal: number;
   readonly #maxOne: number;
   readonly #now: () => number;
+  readonly #links: LinkBounds;
   #entries: BackupEntry[] = [];
   #ready: Promise<void> | null = null;
   #queue: Promise<unknown> = Promise.resolve();
@@ -147,6 +153,100 @@ export class UndoManager {
     this.#maxTotal = positiveInt('max_total_bytes', opts.max_total_bytes, UNDO_DEFAULTS.max_total_bytes);
     this.#maxOne = positiveInt('max_backup_bytes', opts.max_backup_bytes, UNDO_DEFAULTS.max_backup_bytes);
     this.#now = opts.now ?? Date.now;
+    this.#links = { ...LINK_DEFAULTS, ...opts.links };
+  }
+
+  /** The store's directory (hard-link snapshots must be on its file system). */
+  get dir(): string {
+    return path.dirname(this.#index);
+  }
+
+  /** The bounds of one hard-link snapshot. */
+  get linkBounds(): LinkBounds {
+    return { ...this.#links };
+  }
+
+  /**
+   * Before a deleting shell command runs (rm -r, find -delete, git clean in the workspace-write
+   * sandbox): hard-links the trees at `paths` (real paths inside the roots, planned by the
+   * firewall) into the store as one entry of type `links`. Call {@link settleLinks} once the command
+   * has ended. Throws E_DENIED_BY_POLICY (details `{reason: 'not_undoable'}`) when a path is on
+   * another file system or over the bounds, E_FORBIDDEN when a path is outside the roots.
+   */
+  snapshotLinks(
+    paths: readonly string[],
+    opts: { request_id?: string; extra_roots?: readonly string[]; principal?: string },
+  ): Promise<BackupEntry> {
+    return this.#serial(async () => {
+      if (opts.principal !== undefined) checkPrincipal(opts.principal);
+      if (paths.length === 0) throw new FingerError('E_INVALID_ARGS', 'no paths to snapshot');
+      const extra = opts.extra_roots ?? [];
+      const roots = extra.length ? [...this.#roots, ...extra] : this.#roots;
+      const real = await realRoots(roots);
+      for (const p of paths) {
+        // the parent must resolve to itself inside a root: the last component is never followed
+        // (a root itself, which `git clean` may clean, must be its own real path)
+        const ok = real.includes(p)
+          ? (await fsp.realpath(p).catch(() => '')) === p
+          : (await resolveWorkspacePath(path.dirname(p), roots)).path === path.dirname(p);
+        if (!ok || !real.some((r) => isInside(p, r)))
+          throw new FingerError('E_FORBIDDEN', `${p} is not a real path inside the workspace`, { path: p });
+      }
+      const own = extra.length ? real.find((r) => paths.some((p) => isInside(p, r))) : undefined;
+      const now = this.#now();
+      const id = ulid(now);
+      const bytes = await captureLinks(paths, path.join(this.#blobs, `${id}.d`), this.#links);
+      const entry: BackupEntry = {
+        id,
+        path: paths[0]!,
+        ts: rfc3339(now),
+        kind: 'delete',
+        existed: true,
+        type: 'links',
+        size: bytes,
+        sha256: null,
+        paths: [...paths],
+      };
+      if (opts.request_id !== undefined) entry.request_id = opts.request_id;
+      if (own !== undefined && !(await realRoots(this.#roots)).includes(own)) entry.workspace = own;
+      if (opts.principal !== undefined) entry.principal = opts.principal;
+      try {
+        await appendSynced(this.#index, JSON.stringify(entry) + '\n');
+      } catch (e) {
+        await removeSnapshot(path.join(this.#blobs, id));
+        throw new FingerError('E_STORE_UNAVAILABLE', `cannot write the backup index: ${(e as Error).message}`);
+      }
+      this.#entries.push(entry);
+      return { ...entry };
+    });
+  }
+
+  /**
+   * After the command of a {@link snapshotLinks} entry ended: keeps in the snapshot only what the
+   * command removed (what is still in place is dropped, so its files lose the extra link). An
+   * entry left with nothing (nothing was deleted) is dropped. Returns the entry, or undefined when
+   * it was dropped or evicted meanwhile.
+   */
+  settleLinks(id: string): Promise<BackupEntry | undefined> {
+    return this.#serial(async () => {
+      const i = this.#entries.findIndex((e) => e.id === id && e.type === 'links');
+      if (i < 0) return undefined;
+      const entry = this.#entries[i]!;
+      const dir = path.join(this.#blobs, `${id}.d`);
+      const kept = await pruneLinks(dir);
+      if (kept.entries === 0) {
+        this.#entries.splice(i, 1);
+        await this.#rewriteIndex();
+        await removeSnapshot(path.join(this.#blobs, id));
+        return undefined;
+      }
+      entry.size = kept.bytes;
+      entry.paths = await linkedTrees(dir);
+      entry.path = entry.paths[0] ?? entry.path;
+      await appendSynced(this.#index, JSON.stringify(entry) + '\n');
+      await this.#evict();
+      return { ...entry };
+    });
   }
 
   /** Runs `fn` after every earlier operation, with the index loaded. */
@@ -356,6 +456,7 @@ export class UndoManager {
         );
       }
       const roots = entry.workspace !== undefined ? [...this.#roots, entry.workspace] : this.#roots;
+      if (entry.type === 'links') return this.#restoreLinks(entry, roots, scope);
       const resolved = await resolveWorkspacePath(entry.path, roots);
       const undo = await this.#capture(resolved.path, 'undo', {
         undo_of: entry.id,
@@ -370,5 +471,89 @@ export class UndoManager {
       await this.#evict();
       return result;
     });
+  }
+
+  /**
+   * Restores a `links` entry (see {@link snapshotLinks}): what the command deleted comes back, the
+   * same inodes; nothing is overwritten (E_CONFLICT when a path exists again). The `undo` record is
+   * the absence of the one tree when it is absent now (restoring it deletes the tree again), else a
+   * `links` record that cannot itself be restored (E_INVALID_ARGS).
+   */
+  async #restoreLinks(entry: BackupEntry, roots: readonly string[], scope: RestoreScope): Promise<RestoreResult> {
+    if (entry.kind === 'undo')
+      throw new FingerError(
+        'E_INVALID_ARGS',
+        `backup "${entry.id}" records the restore of deleted files, which is not undone by a restore: delete them again`,
+        { id: entry.id },
+      );
+    if (entry.restored_by !== undefined)
+      throw new FingerError('E_CONFLICT', `backup "${entry.id}" was already restored (by ${entry.restored_by})`, {
+        id: entry.id,
+        restored_by: entry.restored_by,
+      });
+    const real = await realRoots(roots);
+    const check = async (top: string): Promise<void> => {
+      const ok = real.includes(top)
+        ? (await fsp.realpath(top).catch(() => '')) === top
+        : (await resolveWorkspacePath(path.dirname(top), roots)).path === path.dirname(top);
+      if (!ok)
+        throw new FingerError('E_FORBIDDEN', `${top} no longer resolves to itself inside the workspace: not restored`, {
+          path: top,
+        });
+    };
+    const dir = path.join(this.#blobs, `${entry.id}.d`);
+    const trees = entry.paths ?? [entry.path];
+    const single = trees.length === 1 && (await fsp.lstat(trees[0]!).catch(() => null)) === null;
+    let undo: BackupEntry;
+    if (single) {
+      await check(trees[0]!);
+      undo = await this.#capture(trees[0]!, 'undo', {
+        undo_of: entry.id,
+        workspace: entry.workspace,
+        principal: scope.principal,
+      });
+    } else {
+      const now = this.#now();
+      undo = {
+        id: ulid(now),
+        path: entry.path,
+        ts: rfc3339(now),
+        kind: 'undo',
+        existed: true,
+        type: 'links',
+        size: 0,
+        sha256: null,
+        paths: trees,
+        undo_of: entry.id,
+        principal: scope.principal,
+      };
+      if (entry.workspace !== undefined) undo.workspace = entry.workspace;
+    }
+    try {
+      await applyLinks(dir, check);
+    } catch (e) {
+      if (single) await this.#drop(undo.id);
+      throw e;
+    }
+    if (!single) {
+      await appendSynced(this.#index, JSON.stringify(undo) + '\n');
+      this.#entries.push(undo);
+    }
+    const marker: RestoredMarker = { restored: entry.id, by: undo.id };
+    await appendSynced(this.#index, JSON.stringify(marker) + '\n');
+    entry.restored_by = undo.id;
+    // the restored files are the linked inodes: the store lets go of them (no second link stays)
+    await removeSnapshot(path.join(this.#blobs, entry.id));
+    entry.size = 0;
+    const result = { entry: { ...entry }, undo: { ...undo } };
+    await this.#evict();
+    return result;
+  }
+
+  /** Forgets entry `id` and its content (a record taken for a restore that then failed). */
+  async #drop(id: string): Promise<void> {
+    this.#entries = this.#entries.filter((e) => e.id !== id);
+    await this.#rewriteIndex();
+    await removeSnapshot(path.join(this.#blobs, id));
   }
 }

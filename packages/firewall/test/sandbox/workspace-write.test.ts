@@ -108,13 +108,25 @@ describe('the workspace-write profile in the FirewallEngine', () => {
   it('what cannot be undone inside the workspace is held with its reason: trees removed, untracked files cleaned, work reset', () => {
     const { judge } = setup();
     for (const [c, reason] of [
-      ['rm -rf old-prototype', "rm removes the directory tree 'old-prototype'"],
-      ['rm -r build dist', "rm removes the directory trees 'build', 'dist'"],
-      ['rm --recursive -f tmp', "rm removes the directory tree 'tmp'"],
-      ['find . -name "*.o" -delete', 'find deletes what it finds under .'],
-      ['find src -exec rm {} +', 'find deletes what it finds under src'],
-      ['git clean -fdx', 'git clean deletes untracked files'],
-      ['git reset --hard HEAD~1', 'git reset --hard discards uncommitted changes'],
+      [
+        'rm -rf old-prototype',
+        "rm removes the directory tree 'old-prototype': not undoable (no undo store for its snapshot)",
+      ],
+      [
+        'rm -r build dist',
+        "rm removes the directory trees 'build', 'dist': not undoable (no undo store for its snapshot)",
+      ],
+      ['rm --recursive -f tmp', "rm removes the directory tree 'tmp': not undoable (no undo store for its snapshot)"],
+      [
+        'find . -name "*.o" -delete',
+        'find deletes what it finds under .: not undoable (no undo store for its snapshot)',
+      ],
+      ['find src -exec rm {} +', 'find deletes what it finds under src: not undoable (it runs rm on what it finds)'],
+      ['git clean -fdx', 'git clean deletes untracked files: not undoable (no undo store for its snapshot)'],
+      [
+        'git reset --hard HEAD~1',
+        'git reset --hard discards uncommitted changes: not undoable (it rewrites tracked files in place, which a hard-link snapshot cannot keep)',
+      ],
     ] as const) {
       const ev = judge(c);
       expect([c, ev.level, ev.sandbox_profile, ev.matched_rules.find((m) => m.id === 'sandbox.not_undoable')]).toEqual([
@@ -125,7 +137,7 @@ describe('the workspace-write profile in the FirewallEngine', () => {
           source: 'builtin',
           id: 'sandbox.not_undoable',
           level: 'CONFIRM',
-          reason: `${reason}: not undoable, so not run unseen, sandbox or not`,
+          reason: `${reason}, so not run unseen, sandbox or not`,
         },
       ]);
     }
@@ -182,6 +194,7 @@ describe('confinementOf (pure)', () => {
       writes: ['log', 'sub/log', 'f.txt', 'sub/f.txt', 'a', 'sub/a', 'b', 'sub/b', 'b/a', 'sub/b/a', 'out', 'sub/out'],
       needs: [],
       destroys: [],
+      undoable: [],
     });
   });
 });

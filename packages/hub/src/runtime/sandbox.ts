@@ -281,6 +281,9 @@ export class Sandbox {
   readonly #profileProbe: SandboxProbe;
   readonly #assigned = new Map<string, 'workspace-write'>();
 
+  /** Per call: the paths to hard-link into the undo store before it runs (the firewall's `undo_snapshot`). */
+  readonly #snapshots = new Map<string, readonly string[]>();
+
   constructor(o: SandboxOptions) {
     this.mode = o.mode;
     this.#probe =
@@ -350,6 +353,21 @@ export class Sandbox {
   /** The call has ended: its assignment goes. */
   release(call_id: string): void {
     this.#assigned.delete(call_id);
+    this.#snapshots.delete(call_id);
+  }
+
+  /**
+   * The firewall's hand-over of a deleting call's undo snapshot (its SandboxProfileChannel's
+   * `snapshotFor`): the real paths the shell module hard-links into the undo store before call
+   * `call_id` runs. Set by the firewall interceptor only — never from a payload.
+   */
+  snapshotFor(call_id: string, paths: readonly string[]): void {
+    this.#snapshots.set(call_id, Object.freeze([...paths]));
+  }
+
+  /** The paths to snapshot before call `call_id` runs, undefined when none. */
+  undoSnapshotOf(call_id: string): readonly string[] | undefined {
+    return this.#snapshots.get(call_id);
   }
 
   /** The profile the firewall assigned to call `call_id`, undefined for the default one. */
