@@ -31,6 +31,7 @@ import {
 import { type ErrorInfo, FingerError, rfc3339, toErrorInfo } from '@finger/protocol';
 
 import { wireAgents } from './agents-wiring.js';
+import { SESSION_DEFAULTS, SessionStore } from './auth/session-store.js';
 import { TokenStore, writeFileAtomic } from './auth/token-store.js';
 import { clusterRuntimes, type ClusterWiring, daemonNodeId, wireCluster } from './cluster-wiring.js';
 import {
@@ -115,6 +116,8 @@ export interface FingerApp {
   readonly logger: PinoLogger;
   readonly gateway: InputGateway;
   readonly eventGateway: EventGateway;
+  /** Browser sessions of the web console (`/v1/session`; in memory, ended by sign-out, expiry or revocation). */
+  readonly sessions: SessionStore;
   /** Role grants of agent principals (enforced by the hub's grant interceptor). */
   readonly grants: ToolGrantProfile;
   /**
@@ -397,9 +400,17 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       confidence: taskConfidence,
       logger: logger.child({ component: 'tasks' }),
     });
+    const sessionLimits = {
+      ...SESSION_DEFAULTS,
+      idle_ms: config.ui.session_idle_ms,
+      absolute_ms: config.ui.session_absolute_ms,
+      max_sessions: config.ui.max_sessions,
+    };
+    const sessions = new SessionStore(tokens, sessionLimits, () => clock.now());
     const eventGateway = new EventGateway({
       events,
       tokens,
+      sessions,
       logger: logger.child({ component: 'ws' }),
       ...config.ws,
       halt: (actor) => sw.monitor.halt({ actor }),
@@ -444,6 +455,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         version: VERSION,
         isClosing: () => closing !== undefined,
         hosts: hostPolicy(config.server),
+        sessions,
+        sessionLimits,
+        ...(config.ui.dir !== undefined ? { uiDir: resolve(home, config.ui.dir) } : {}),
+        now: () => clock.now(),
       },
       deps,
     );
@@ -461,6 +476,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       logger,
       gateway,
       eventGateway,
+      sessions,
       grants,
       workspaceRoots,
       moduleErrors,
@@ -511,6 +527,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       close() {
         closing ??= (async () => {
           eventGateway.close();
+          sessions.close();
           await tasks.close().catch((e: unknown) => logger.warn({ err: e }, 'tasks close failed'));
           await fw.close();
           const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));

@@ -69,6 +69,12 @@ export interface DaemonConfig {
   /** Event store bounds; absent keys keep the store defaults. */
   events: { max_segment_bytes?: number; max_segments?: number };
   ws: { max_buffered_events: number; max_buffered_bytes: number; heartbeat_ms: number; auth_timeout_ms: number };
+  /**
+   * The web console: browser sessions end `session_idle_ms` after their last use and
+   * `session_absolute_ms` after sign-in; at most `max_sessions` are held (the least recently used
+   * ends first). `dir`: the built app served under /ui (default packages/web/dist).
+   */
+  ui: { session_idle_ms: number; session_absolute_ms: number; max_sessions: number; dir?: string };
   shutdown: { drain_ms: number };
   /**
    * The OS boundary of AI-initiated processes (shell commands, stdio/MCP module children):
@@ -156,6 +162,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   hub: {},
   events: {},
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
+  ui: { session_idle_ms: 8 * 3_600_000, session_absolute_ms: 24 * 3_600_000, max_sessions: 256 },
   shutdown: { drain_ms: 10_000 },
   sandbox: { mode: 'auto', exempt_modules: [] },
   firewall: { approval_timeout_ms: 300_000, behaviour: behaviourDefaults() },
@@ -238,6 +245,12 @@ export const configSchema = {
       max_buffered_bytes: { type: 'integer', minimum: 1024 },
       heartbeat_ms: ms(100, 600_000),
       auth_timeout_ms: ms(10),
+    }),
+    ui: section({
+      session_idle_ms: ms(1000),
+      session_absolute_ms: ms(1000),
+      max_sessions: { type: 'integer', minimum: 1, maximum: 100_000 },
+      dir: { type: 'string', minLength: 1 },
     }),
     shutdown: section({ drain_ms: ms(0) }),
     sandbox: section({
@@ -547,6 +560,7 @@ export function exampleConfig(): Record<string, unknown> {
     hub: { ...DEFAULT_LIMITS },
     events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
     ws: DEFAULT_CONFIG.ws,
+    ui: DEFAULT_CONFIG.ui,
     shutdown: DEFAULT_CONFIG.shutdown,
     sandbox: DEFAULT_CONFIG.sandbox,
     firewall: DEFAULT_CONFIG.firewall,

@@ -425,7 +425,10 @@ describe('HTTP routes', () => {
         '/metrics',
       ]),
     );
-    expect(res.json.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer' } });
+    expect(res.json.components.securitySchemes).toEqual({
+      bearer: { type: 'http', scheme: 'bearer' },
+      session: expect.objectContaining({ type: 'apiKey', in: 'cookie', name: 'finger_session' }),
+    });
     expect(res.json.paths['/v1/messages'].post.requestBody.content['application/json'].schema.required).toEqual([
       'target',
     ]);

@@ -72,6 +72,15 @@ export {
   workspaceCacheDir,
   workspaceWriteArgs,
 } from './runtime/sandbox-profile.js';
+export type {
+  ProxyAddressVerdict,
+  ProxyRefusal,
+  SandboxProxyLimits,
+  SandboxProxyOptions,
+} from './runtime/sandbox-proxy.js';
+export { SANDBOX_PROXY_DEFAULTS, SandboxProxy } from './runtime/sandbox-proxy.js';
+export type { ProxyAllowEntry } from './runtime/sandbox-proxy-allow.js';
+export { expandAllow, PACKAGE_REGISTRIES, parseAllowEntry } from './runtime/sandbox-proxy-allow.js';
 export type { ProcRef } from './runtime/sandbox-tree.js';
 export { isRunning, killSandbox, sandboxInit, signalSandboxMembers, waitGone } from './runtime/sandbox-tree.js';
 export type { StdioRuntimeStats } from './runtime/stdio.js';

@@ -6,6 +6,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 
 import { ACCESS, installAuth } from '../auth/auth-hook.js';
+import { SESSION_DEFAULTS, type SessionLimits, type SessionStore } from '../auth/session-store.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
@@ -24,10 +25,13 @@ import { moduleRoutes } from './routes/modules.js';
 import { policyRoutes } from './routes/policy.js';
 import { requestRoutes } from './routes/requests.js';
 import { safetyRoutes } from './routes/safety.js';
+import { sessionRoutes } from './routes/session.js';
+import { stateRoutes } from './routes/state.js';
 import { taskRoutes } from './routes/tasks.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { toolRoutes } from './routes/tools.js';
 import { trustRoutes } from './routes/trust.js';
+import { uiRoutes } from './routes/ui.js';
 import { undoRoutes } from './routes/undo.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 
@@ -44,6 +48,14 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Largest accepted WebSocket message (bytes). */
   wsMaxPayload?: number;
+  /** Browser sessions of the web console (cookie + CSRF token); absent: no `/v1/session` routes, no cookies. */
+  sessions?: SessionStore;
+  /** Their limits (for the cookie's Max-Age). */
+  sessionLimits?: SessionLimits;
+  /** The built web console served under `/ui` (default packages/web/dist). */
+  uiDir?: string;
+  /** Clock of the snapshot's counts and audit re-verification (default Date.now). */
+  now?: () => number;
 }
 
 /**
@@ -61,7 +73,13 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   installErrorHandling(app);
   installJsonBody(app);
   installHostCheck(app, o.hosts);
-  installAuth(app, { tokens: o.tokens, defaults: { '/docs': ACCESS.viewer }, isClosing: o.isClosing });
+  installAuth(app, {
+    tokens: o.tokens,
+    ...(o.sessions ? { sessions: o.sessions } : {}),
+    navigable: ['/docs'],
+    defaults: { '/docs': ACCESS.viewer },
+    isClosing: o.isClosing,
+  });
   app.addHook('onResponse', async (request, reply) => {
     o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
     request.log.debug(
@@ -93,8 +111,18 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
         version: o.version,
         description: 'Governed message hub between AI and the real world.',
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'finger_session',
+            description: 'Browser session (POST /v1/session); send X-CSRF-Token too, and Origin on changes',
+          },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
@@ -122,5 +150,8 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   auditRoutes(app, deps);
   policyRoutes(app, deps);
   taskRoutes(app, deps);
+  stateRoutes(app, deps, o.now);
+  if (o.sessions) sessionRoutes(app, o.sessions, o.sessionLimits ?? SESSION_DEFAULTS);
+  await uiRoutes(app, o.uiDir);
   return app;
 }

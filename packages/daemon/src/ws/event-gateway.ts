@@ -12,12 +12,18 @@ import {
 } from '@finger/protocol';
 
 import { ACCESS, hasRole } from '../auth/auth-hook.js';
+import type { SessionStore } from '../auth/session-store.js';
 import type { TokenStore } from '../auth/token-store.js';
 
 /** Options of {@link EventGateway}. */
 export interface EventGatewayOptions {
   events: EventBus;
   tokens: TokenStore;
+  /**
+   * Browser sessions: an upgrade authenticated by the session cookie (and the daemon's own Origin)
+   * shows the session's CSRF token in `{"op":"auth","csrf":…}` before it is ready.
+   */
+  sessions?: SessionStore;
   logger: Logger;
   /** Most frames queued per client beyond the socket buffer; past it new events are dropped and counted. */
   max_buffered_events: number;
@@ -93,6 +99,8 @@ function parseSubscribe(msg: Record<string, unknown>): WireFilter {
  */
 class Client {
   principal: Principal | undefined;
+  /** A browser session's key and principal, waiting for its CSRF token (then kept: sign-out closes). */
+  session: { key: string; principal: Principal } | undefined;
   alive = true;
   private unsubscribe: (() => void) | undefined;
   private queue: (string | undefined)[] = [];
@@ -187,12 +195,14 @@ class Client {
   revoke(message: string): void {
     this.dispose();
     this.principal = undefined;
+    this.session = undefined;
     this.fail('E_UNAUTHENTICATED', message);
   }
 
   startAuthTimer(ms: number): void {
+    const what = this.session ? '{"op":"auth","csrf":…}' : '{"op":"auth","token":…}';
     this.authTimer = setTimeout(() => {
-      if (!this.principal) this.fail('E_UNAUTHENTICATED', `no {"op":"auth","token":…} within ${ms} ms`);
+      if (!this.principal) this.fail('E_UNAUTHENTICATED', `no ${what} within ${ms} ms`);
     }, ms);
     this.authTimer.unref();
   }
@@ -240,6 +250,7 @@ export class EventGateway {
   private readonly clients = new Set<Client>();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly stopRevoked: () => void;
+  private readonly stopSessionEnded: () => void;
   private closed = false;
 
   constructor(private readonly o: EventGatewayOptions) {
@@ -248,6 +259,7 @@ export class EventGateway {
     this.heartbeat = setInterval(() => this.beat(), o.heartbeat_ms);
     this.heartbeat.unref();
     this.stopRevoked = o.tokens.onRevoked((name) => this.revoked(name));
+    this.stopSessionEnded = o.sessions?.onEnded((key) => this.sessionEnded(key)) ?? (() => undefined);
   }
 
   /** The `wsHandler` of `GET /v1/events`. `request.principal` is set when a valid header came with the upgrade. */
@@ -266,7 +278,10 @@ export class EventGateway {
       this.clients.delete(client);
     });
     socket.on('message', (data, isBinary) => this.onMessage(client, data, isBinary));
-    if (request.principal) client.authenticated(request.principal);
+    if (request.sessionKey && request.principal) {
+      client.session = { key: request.sessionKey, principal: request.principal };
+      client.startAuthTimer(this.o.auth_timeout_ms);
+    } else if (request.principal) client.authenticated(request.principal);
     else if (request.headers.authorization) client.fail('E_UNAUTHENTICATED', 'invalid bearer token');
     else client.startAuthTimer(this.o.auth_timeout_ms);
   }
@@ -282,6 +297,7 @@ export class EventGateway {
     this.closed = true;
     clearInterval(this.heartbeat);
     this.stopRevoked();
+    this.stopSessionEnded();
     for (const c of this.clients) {
       c.dispose();
       c.socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
@@ -303,6 +319,15 @@ export class EventGateway {
     const tooDeep = jsonLimitError(msg, 'message');
     if (tooDeep) {
       client.sendError(tooDeep.toJSON());
+      return;
+    }
+    if (!client.principal && client.session) {
+      const { key, principal } = client.session;
+      if (msg.op !== 'auth') return client.fail('E_UNAUTHENTICATED', 'authenticate first: {"op":"auth","csrf":…}');
+      const ok = typeof msg.csrf === 'string' && this.o.sessions?.checkCsrf(key, msg.csrf) === true;
+      if (!ok) return client.fail('E_UNAUTHENTICATED', 'invalid csrf token for this session');
+      if (!this.o.sessions?.isLive(key)) return client.fail('E_UNAUTHENTICATED', 'the browser session has ended');
+      client.authenticated(principal);
       return;
     }
     if (!client.principal) {
@@ -363,8 +388,19 @@ export class EventGateway {
     }
   }
 
+  /** A browser session ended (sign-out, expiry, eviction): its sockets close like a revoked token's. */
+  private sessionEnded(key: string): void {
+    for (const c of this.clients) {
+      if (c.session?.key !== key) continue;
+      c.revoke('the browser session has ended');
+    }
+  }
+
   private beat(): void {
     for (const c of this.clients) {
+      // an open console keeps its session in use; one that expired (absolute lifetime) is closed
+      // (an expired one ends here: sessionEnded closes its sockets)
+      if (c.session && c.principal && this.o.sessions && !this.o.sessions.isLive(c.session.key, true)) continue;
       if (!c.alive) {
         this.o.logger.debug({ principal: c.principal?.id }, 'websocket client missed a heartbeat; terminating');
         c.dispose();

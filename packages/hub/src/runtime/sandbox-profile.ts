@@ -29,6 +29,12 @@ export interface WorkspaceWriteArgs {
   /** Empty private directories over these (existing) paths: `/tmp`, `/var/tmp`, `/run`. */
   tmpfs: readonly string[];
   caches?: readonly SandboxCacheBind[];
+  /**
+   * The package-registry proxy (config `sandbox.network.allow`): the daemon's proxy socket
+   * `socket`, bound read-only at `inside`, where the bridge started before the command forwards
+   * its HTTP_PROXY connections (sandbox-bridge.ts). Absent: no network at all.
+   */
+  proxy?: { socket: string; inside: string };
 }
 
 /**

@@ -4,6 +4,7 @@ import { delimiter, isAbsolute, join, relative, sep } from 'node:path';
 
 import { FingerError } from '@finger/protocol';
 
+import { bridgeSocketInside, SANDBOX_BRIDGE_CODE } from './sandbox-bridge.js';
 import { credentialPaths, resolveMasks, type SandboxMask } from './sandbox-paths.js';
 import { WORKSPACE_WRITE_BASE_ARGS, type WorkspaceWriteArgs, workspaceWriteArgs } from './sandbox-profile.js';
 
@@ -108,10 +109,15 @@ export function sandboxArgv(o: SandboxArgvOptions): string[] {
     for (const d of ww.tmpfs) ops.push({ path: d, order: -1, args: ['--tmpfs', d] });
     for (const c of ww.caches ?? []) ops.push({ path: c.target, order: 0, args: ['--bind', c.source, c.target] });
     for (const r of ww.readOnly ?? []) ops.push({ path: r, order: 1, args: ['--ro-bind', r, r] });
+    if (ww.proxy !== undefined)
+      ops.push({ path: ww.proxy.inside, order: 1, args: ['--ro-bind', ww.proxy.socket, ww.proxy.inside] });
   }
   ops.sort((a, b) => depth(a.path) - depth(b.path) || a.order - b.order || (a.path < b.path ? -1 : 1));
   const base = ww ? WORKSPACE_WRITE_BASE_ARGS : SANDBOX_BASE_ARGS;
-  return [o.bwrap, ...base, ...ops.flatMap((x) => x.args), '--', ...o.command];
+  // with the registry proxy the bridge starts first and runs the command (sandbox-bridge.ts)
+  const command =
+    ww?.proxy !== undefined ? [process.execPath, '-e', SANDBOX_BRIDGE_CODE, ww.proxy.inside, ...o.command] : o.command;
+  return [o.bwrap, ...base, ...ops.flatMap((x) => x.args), '--', ...command];
 }
 
 /** Whether a sandbox can run on this host, and why not. */
@@ -136,6 +142,11 @@ export interface SandboxStatus {
    * run a `moderate` shell call that stays in the workspace at NOTIFY instead of CONFIRM.
    */
   profiles: { 'workspace-write': { available: boolean; reason?: string } };
+  /**
+   * The workspace-write profile's filtering proxy (config `sandbox.network.allow`), when set: the
+   * entries as configured, the host:port pairs they expand to, and the proxy's Unix socket.
+   */
+  network?: { allow: readonly string[]; hosts: readonly string[]; socket: string };
 }
 
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -240,6 +251,8 @@ export interface WorkspaceWriteRequest {
   writable: readonly string[];
   /** The directory the command starts in (its repository's `.git/hooks` and `.git/config` stay read-only too). */
   cwd?: string;
+  /** `registries`: the firewall let the call through with the package-registry proxy (its verdict's `sandbox_network`). */
+  network?: 'registries';
 }
 
 /** Options of a {@link Sandbox}. */
@@ -264,6 +277,12 @@ export interface SandboxOptions {
   cacheRoot?: string;
   /** The workspace-write probe to use instead of running one (tests). */
   profileProbe?: SandboxProbe;
+  /**
+   * The workspace-write profile's package-registry proxy, running (the daemon's SandboxProxy):
+   * its Unix socket, the configured `allow` entries and the host:port pairs they expand to.
+   * Absent: a call let through with `network: 'registries'` is refused (E_NO_SANDBOX).
+   */
+  proxy?: { socket: string; allow: readonly string[]; hosts: readonly string[] };
 }
 
 /**
@@ -279,7 +298,8 @@ export class Sandbox {
   readonly #userHome: string | undefined;
   readonly #cacheRoot: string | undefined;
   readonly #profileProbe: SandboxProbe;
-  readonly #assigned = new Map<string, 'workspace-write'>();
+  readonly #assigned = new Map<string, { profile: 'workspace-write'; network?: 'registries' }>();
+  readonly #proxy: SandboxOptions['proxy'];
 
   /** Per call: the paths to hard-link into the undo store before it runs (the firewall's `undo_snapshot`). */
   readonly #snapshots = new Map<string, readonly string[]>();
@@ -294,6 +314,7 @@ export class Sandbox {
     this.#exempt = new Set(o.exempt ?? []);
     this.#userHome = o.userHome;
     this.#cacheRoot = o.cacheRoot;
+    this.#proxy = o.proxy;
     this.#profileProbe =
       o.profileProbe ??
       (this.#probe.available && this.#probe.bwrap !== undefined
@@ -317,6 +338,8 @@ export class Sandbox {
     };
     if (p.reason !== undefined) s.reason = p.reason;
     if (p.bwrap !== undefined) s.bwrap = p.bwrap;
+    if (this.#proxy !== undefined)
+      s.network = { allow: [...this.#proxy.allow], hosts: [...this.#proxy.hosts], socket: this.#proxy.socket };
     return s;
   }
 
@@ -344,10 +367,10 @@ export class Sandbox {
   /**
    * The firewall's hand-over (its SandboxProfileChannel): while call `call_id` (the hub's
    * execution id, the module's `ctx.call_id`) runs it must run in `profile`. Set by the firewall
-   * interceptor only — never from a payload.
+   * interceptor only — never from a payload. `network`: the call gets the package-registry proxy.
    */
-  assign(call_id: string, profile: 'workspace-write'): void {
-    this.#assigned.set(call_id, profile);
+  assign(call_id: string, profile: 'workspace-write', network?: 'registries'): void {
+    this.#assigned.set(call_id, network !== undefined ? { profile, network } : { profile });
   }
 
   /** The call has ended: its assignment goes. */
@@ -372,7 +395,12 @@ export class Sandbox {
 
   /** The profile the firewall assigned to call `call_id`, undefined for the default one. */
   profileOf(call_id: string): 'workspace-write' | undefined {
-    return this.#assigned.get(call_id);
+    return this.#assigned.get(call_id)?.profile;
+  }
+
+  /** `registries` when the firewall let call `call_id` through with the package-registry proxy. */
+  networkOf(call_id: string): 'registries' | undefined {
+    return this.#assigned.get(call_id)?.network;
   }
 
   /** The paths masked now (resolved, existing). */
@@ -399,12 +427,20 @@ export class Sandbox {
           `the call was let through to run in the workspace-write sandbox, which cannot run here: ${this.status().profiles['workspace-write'].reason ?? 'unknown reason'}`,
           { profile: 'workspace-write' },
         );
+      if (profile.network !== undefined && this.#proxy === undefined)
+        throw new FingerError(
+          'E_NO_SANDBOX',
+          'the call was let through to reach the package registries through the sandbox proxy, which is not running',
+          { profile: 'workspace-write', network: profile.network },
+        );
       const args = workspaceWriteArgs({
         writable: profile.writable,
         ...(profile.cwd !== undefined ? { cwd: profile.cwd } : {}),
         ...(this.#userHome !== undefined ? { userHome: this.#userHome } : {}),
         ...(this.#cacheRoot !== undefined ? { cacheRoot: this.#cacheRoot } : {}),
       });
+      if (profile.network !== undefined && this.#proxy !== undefined)
+        args.proxy = { socket: this.#proxy.socket, inside: bridgeSocketInside(args.tmpfs) };
       return sandboxArgv({ bwrap: this.#probe.bwrap, masks: this.masks(), command, profile: args });
     }
     if (this.mode === 'off') return undefined;

@@ -193,7 +193,7 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
 }
 
 /** A standing approval as the API shows it: with its shape in one line. */
-function shown(a: StandingApproval): StandingApproval & { description: string } {
+export function shown(a: StandingApproval): StandingApproval & { description: string } {
   return { ...a, description: describeShape(a.shape as CallShape) };
 }
 

@@ -37,7 +37,7 @@ const idParams = {
 } as const;
 
 /** The list view of a task: no history, no context. */
-function brief(t: TaskRecord): Record<string, unknown> {
+export function brief(t: TaskRecord): Record<string, unknown> {
   const { context: _c, steps: _s, current: _cur, ...rest } = t;
   return { ...rest, steps_done: t.steps.length };
 }
