@@ -85,6 +85,8 @@ export interface FirewallWiringOptions {
   behaviour?: Partial<BehaviourOptions>;
   /** Config `approvals.answerers`: only these token names may answer held calls (absent: any admin/operator). */
   answerers?: readonly string[];
+  /** Config `approvals.max_pending`, `max_pending_per_principal`, `human_reserve` (holdQuotas of config.ts). */
+  holdQuotas?: { max_pending: number; max_pending_per_principal: number; human_reserve: number };
   logger: WiringLogger;
   clock?: Clock;
   /** A gate to use instead of a HumanGate built here (tests). */
@@ -226,6 +228,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
       perception,
       timeout_ms: o.approvalTimeoutMs,
       ...(o.answerers ? { answerers: o.answerers } : {}),
+      ...o.holdQuotas,
       logger: o.logger,
     });
   const interceptor = createFirewallInterceptor({

@@ -31,6 +31,11 @@ export function setCsrfToken(token: string): void {
   csrfToken = token;
 }
 
+/** The CSRF token of the current session (the WebSocket shows it in its `auth` message). */
+export function csrfTokenOf(): string {
+  return csrfToken;
+}
+
 /** Called when a request answers 401 (the session ended: expiry, revocation, sign-out elsewhere). */
 export function onSessionLost(fn: () => void): void {
   onUnauthenticated = fn;
@@ -45,7 +50,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (!SAFE_METHODS.has(method)) headers['x-csrf-token'] = csrfToken;
+  // required on every state-changing request; sent on reads too (the daemon may ask for it there)
+  if (csrfToken !== '' || !SAFE_METHODS.has(method)) headers['x-csrf-token'] = csrfToken;
   const res = await fetch(path, {
     method,
     headers,

@@ -2,10 +2,11 @@
 // WebSocket's events; every (re)connect fetches the snapshot again, so a reconnect never leaves
 // stale state. Every list here is bounded.
 
-import { api, ApiError } from './api.ts';
+import { api, ApiError, csrfTokenOf } from './api.ts';
 import type {
   AuditState,
   Breaker,
+  Counts,
   FingerEvent,
   Level,
   ModuleInfo,
@@ -59,6 +60,8 @@ export interface ConsoleState {
   answered: Answered[];
   holdReasons: Record<string, number>;
   minutes: MinuteBucket[];
+  /** Answer times over the snapshot's window (p50, p90, max), when the daemon gave them. */
+  answerMs?: Counts['answer_ms'];
 }
 
 export const MAX_ACTIVITY = 500;
@@ -173,6 +176,8 @@ export class ConsoleStore {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     const ws = new WebSocket(`${scheme}://${location.host}/v1/events`);
     this.socket = ws;
+    // the cookie authenticated the upgrade; the session's CSRF token completes it
+    ws.onopen = () => ws.send(JSON.stringify({ op: 'auth', csrf: csrfTokenOf() }));
     ws.onmessage = (m) => {
       let msg: { type?: string; event?: FingerEvent };
       try {
@@ -222,6 +227,7 @@ export class ConsoleStore {
         tasks: snap.tasks ?? [],
         standing: snap.standing_approvals ?? [],
         audit: snap.audit ?? { state: 'unknown', entries: 0 },
+        ...(snap.counts ? fromCounts(snap.counts) : {}),
       });
       for (const e of pending) this.apply(e, false);
     } catch (e) {
@@ -319,6 +325,20 @@ export class ConsoleStore {
         if (REFRESHING.has(e.type)) this.scheduleRefresh();
     }
   }
+}
+
+/** The charts' data from the snapshot's counts (live events add to it until the next snapshot). */
+function fromCounts(c: Counts): Pick<ConsoleState, 'minutes' | 'holdReasons' | 'answerMs'> {
+  const first = Math.floor(Date.parse(c.since) / 60_000);
+  const minutes: MinuteBucket[] = [];
+  for (let i = 0; i < c.buckets && i < MAX_MINUTES; i++) {
+    const counts: MinuteBucket['counts'] = {};
+    for (const [level, per] of Object.entries(c.levels) as [Level, number[]][]) if (per[i]) counts[level] = per[i];
+    if (Object.keys(counts).length > 0 || minutes.length > 0) minutes.push({ minute: first + i, counts });
+  }
+  const holdReasons: Record<string, number> = {};
+  for (const r of c.top_hold_reasons) holdReasons[r.reason] = r.count;
+  return { minutes, holdReasons, answerMs: c.answer_ms };
 }
 
 function newestFirst(a: PendingApproval, b: PendingApproval): number {

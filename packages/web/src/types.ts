@@ -112,8 +112,20 @@ export interface SafetyState {
 export interface AuditState {
   state: 'intact' | 'broken' | 'unknown';
   entries: number;
-  first_bad?: { seq: number; reason: string } | null;
+  first_bad?: { seq: number | null; reason: string } | null;
   checked_at?: string;
+}
+
+/** Counts of the last minutes in the snapshot (per-minute buckets, oldest first). */
+export interface Counts {
+  since: string;
+  bucket_ms: number;
+  buckets: number;
+  levels: Partial<Record<Level, number[]>>;
+  holds: number[];
+  decisions: Record<string, number>;
+  answer_ms: { count: number; p50: number | null; p90: number | null; max: number | null };
+  top_hold_reasons: { reason: string; count: number }[];
 }
 
 /** `GET /v1/state`: what the console renders first, before the WebSocket's events. */
@@ -127,7 +139,7 @@ export interface Snapshot {
   tasks: TaskInfo[];
   standing_approvals: StandingApproval[];
   audit: AuditState;
-  counts?: unknown;
+  counts?: Counts;
 }
 
 export interface FingerEvent {

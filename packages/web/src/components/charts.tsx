@@ -2,7 +2,7 @@
 // holds): no chart library. Each has a title and a text alternative for screen readers.
 
 import type { Answered, MinuteBucket } from '../store.ts';
-import { type Level, LEVELS } from '../types.ts';
+import { type Counts, type Level, LEVELS } from '../types.ts';
 
 const W = 300;
 const H = 100;
@@ -40,7 +40,7 @@ export function LevelChart({ minutes }: { minutes: MinuteBucket[] }) {
 }
 
 /** Answer time of each settled hold (newest right), in seconds. */
-export function AnswerTimesChart({ answered }: { answered: Answered[] }) {
+export function AnswerTimesChart({ answered, summary }: { answered: Answered[]; summary?: Counts['answer_ms'] }) {
   const last = answered.slice(0, 30).reverse();
   const max = Math.max(1, ...last.map((a) => a.latency_ms));
   const bw = W / Math.max(last.length, 10);
@@ -48,7 +48,9 @@ export function AnswerTimesChart({ answered }: { answered: Answered[] }) {
   return (
     <figure class="chart">
       <figcaption>
-        Holds answered: {answered.length}, median answer time {(median / 1000).toFixed(1)} s
+        {summary && summary.count > 0
+          ? `Holds answered (30 min): ${summary.count}, median ${((summary.p50 ?? 0) / 1000).toFixed(1)} s, p90 ${((summary.p90 ?? 0) / 1000).toFixed(1)} s`
+          : `Holds answered: ${answered.length}, median answer time ${(median / 1000).toFixed(1)} s`}
       </figcaption>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`Answer times of ${last.length} holds`}>
         {last.map((a, i) => {

@@ -11,7 +11,8 @@ function diffClass(line: string): string {
   return 'd-ctx';
 }
 
-const SHELL_TOKEN = /(\s+|&&|\|\||[|;&]|[0-9]?>>?|<|"(?:[^"\\]|\\.)*"|'[^']*'|\$\([^)]*\)|\$\{?\w+\}?|[^\s|;&<>"'$]+)/g;
+const SHELL_TOKEN =
+  /(\s+|&&|\|\||[|;&]|[0-9]?>>?|<|"(?:[^"\\]|\\.)*"|'[^']*'|\$\([^)]*\)|\$\{?\w+\}?|[^\s|;&<>"'$]+|.)/g;
 
 function shellClass(tok: string, first: boolean): string | undefined {
   if (/^\s+$/.test(tok)) return undefined;
@@ -55,9 +56,10 @@ export function CodeView({ preview, label }: { preview: Preview; label: string }
             {line}
             {'\n'}
           </span>
-        ) : preview.kind === 'command' && !/^(cwd|stdin)\b/.test(line) ? (
+        ) : preview.kind === 'command' && line.startsWith('$ ') ? (
           <span key={i} class="line">
-            <ShellLine line={line} />
+            <span class="c-prompt">$ </span>
+            <ShellLine line={line.slice(2)} />
             {'\n'}
           </span>
         ) : (

@@ -25,7 +25,7 @@ export function ActivityPage() {
       <h1>Activity</h1>
       <section class="charts" aria-label="Charts">
         <LevelChart minutes={s.minutes} />
-        <AnswerTimesChart answered={s.answered} />
+        <AnswerTimesChart answered={s.answered} summary={s.answerMs} />
         <HoldReasonsChart reasons={s.holdReasons} />
       </section>
       <section aria-label="Calls and verdicts">
