@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
  */
 const DAEMON_NODE_FLAGS = ['--max-semi-space-size=1'];
 
+/** Agents whose hook runs the lean entry (keep in step with HOOK_AGENTS in src/commands/hook-map.ts). */
+const HOOK_AGENTS = ['claude', 'codex', 'cursor', 'copilot'];
+
 const entry = new URL('../dist/main.js', import.meta.url);
 if (!existsSync(entry)) {
   process.stderr.write('myfinger is not built; run npm install (or npm run build) in the repo\n');
@@ -40,6 +43,17 @@ if (foregroundDaemon && !DAEMON_NODE_FLAGS.every((f) => process.execArgv.include
       throw e;
     });
   }
-  const { run } = await import(entry.href);
-  process.exitCode = await run(args);
+  if (args[0] === 'hook' && HOOK_AGENTS.includes(args[1])) {
+    // an agent's pre/post-tool hook: the lean entry (no commander, no other command) — start-up is its cost
+    const { runHook } = await import(new URL('../dist/commands/hook-run.js', import.meta.url).href);
+    process.exitCode = await runHook(args, {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      env: process.env,
+    });
+  } else {
+    const { run } = await import(entry.href);
+    process.exitCode = await run(args);
+  }
 }

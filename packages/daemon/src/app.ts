@@ -47,6 +47,7 @@ import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { resolveTokenFile } from './home-paths.js';
+import { DelegatedCalls } from './hooks/delegated-calls.js';
 import { hostPolicy } from './http/host-check.js';
 import { createServer } from './http/server.js';
 import {
@@ -445,6 +446,15 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       renderMetrics,
       safety: sw.monitor,
       tasks,
+      // delegated mode: agents' hooks ask for verdicts on calls they run themselves
+      delegated: new DelegatedCalls({
+        engine: fw.delegatedEngine,
+        gate: fw.gate,
+        audit: auditLog,
+        tools: { metadata: (id) => hub.tools.metadata(id) },
+        events,
+        safety: sw.monitor,
+      }),
       sandbox: sandbox.status(),
       ...(cluster ? { cluster } : {}),
       ...(redis ? { redis } : {}),

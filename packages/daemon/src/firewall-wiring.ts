@@ -117,6 +117,11 @@ export interface FirewallWiringOptions {
 export interface FirewallWiring {
   policy: PolicyStore;
   engine: FirewallEngine;
+  /**
+   * The engine for delegated calls (agents' hooks): the same policy, assessor and sandbox, without
+   * the workspace-write lowering — what a delegated agent runs is outside finger's sandbox.
+   */
+  delegatedEngine: FirewallEngine;
   gate: HumanGate;
   perception: PerceptionBus;
   sandbox: PathSandbox;
@@ -202,6 +207,12 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     ...(o.behaviour ? { behaviour: o.behaviour } : {}),
     ...(o.workspaceSandbox ? { workspace_sandbox: { tools: o.workspaceSandbox.tools } } : {}),
     ...(o.workspaceSandbox && o.undoSnapshots ? { undo_snapshots: o.undoSnapshots } : {}),
+  });
+  const delegatedEngine = new FirewallEngine({
+    policy,
+    risk: assessor,
+    sandbox,
+    ...(o.behaviour ? { behaviour: o.behaviour } : {}),
   });
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
   // what `always` leaves behind: a standing approval of the held call's shape; persistent ones survive a restart
@@ -293,6 +304,7 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
   return {
     policy,
     engine,
+    delegatedEngine,
     gate,
     perception,
     sandbox,

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'MODULE_HEALTH',
   'TASK_STATE',
   'DEGRADED',
+  'FLAG',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -5,7 +5,15 @@ import { dirname, join } from 'node:path';
 import { FingerError, type Principal, rfc3339 } from '@finger/protocol';
 
 /** Every role a token may carry (§3.11). */
-export const ROLES = ['admin', 'operator', 'viewer', 'agent:supervisor', 'agent:executor', 'agent:reviewer'] as const;
+export const ROLES = [
+  'admin',
+  'operator',
+  'viewer',
+  'agent:supervisor',
+  'agent:executor',
+  'agent:reviewer',
+  'agent:delegated',
+] as const;
 export type Role = (typeof ROLES)[number];
 
 /** What `list()` and `GET /v1/tokens` show of a token: never the token or its hash. */

@@ -13,6 +13,7 @@ import type { ClusterWiring } from '../cluster-wiring.js';
 import type { DaemonConfig } from '../config.js';
 import type { RedisWiring } from '../distributed/redis-wiring.js';
 import type { InputGateway } from '../gateway/input-gateway.js';
+import type { DelegatedCalls } from '../hooks/delegated-calls.js';
 import type { TaskService } from '../tasks-wiring.js';
 import type { EventGateway } from '../ws/event-gateway.js';
 
@@ -51,4 +52,6 @@ export interface RouteDeps {
   sandbox?: SandboxStatus;
   /** Breakers, kill switch and lockout (`/v1/halt`, `/v1/unlock`, health); absent: no safety routes. */
   safety?: SafetyMonitor;
+  /** Delegated mode: agents' pre-tool hooks (`/v1/hooks/evaluate`, `/v1/audit/report`); absent: no such routes. */
+  delegated?: DelegatedCalls;
 }

@@ -18,6 +18,7 @@ import { auditRoutes } from './routes/audit.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
 import { healthRoutes } from './routes/health.js';
+import { hookRoutes } from './routes/hooks.js';
 import { inputRoutes } from './routes/input.js';
 import { messageRoutes } from './routes/messages.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -146,6 +147,7 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   grantRoutes(app, deps);
   undoRoutes(app, deps);
   approvalRoutes(app, deps);
+  if (deps.delegated) hookRoutes(app, { ...deps, delegated: deps.delegated });
   standingApprovalRoutes(app, deps);
   auditRoutes(app, deps);
   policyRoutes(app, deps);

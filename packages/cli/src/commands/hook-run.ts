@@ -1,0 +1,215 @@
+// `myfinger hook <agent>`: the process an agent's pre/post-tool hook runs. Lean on purpose — the
+// bin shim loads this file directly (not the commander program), and it imports only node
+// built-ins and the pure mapping/answer files: start-up is most of a hook call's cost.
+// Catches everything: any failure is an explicit deny in the agent's format and exit 2.
+
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+import { combine, denyAnswer, type HookAnswer, type HookVerdict, type PendingAs, preAnswer } from './hook-answer.js';
+import { type HookAgent, HookInputError, isHookAgent, type MappedCall, parseHookEvent } from './hook-map.js';
+
+/** Default wait for a person, per agent: below its hook timeout (Claude Code, Codex 600 s; what `hook install` sets for Cursor, Copilot: 60 s). */
+export const DEFAULT_HOLD_MS: Readonly<Record<HookAgent, number>> = {
+  claude: 240_000,
+  codex: 240_000,
+  cursor: 45_000,
+  copilot: 45_000,
+};
+
+/** Largest payload read from stdin. */
+const MAX_STDIN = 4 * 1024 * 1024;
+/** How long stdin may take to arrive. */
+const STDIN_MS = 10_000;
+
+/** Streams and environment of one hook run (the process's own by default). */
+export interface HookIo {
+  stdin: NodeJS.ReadableStream;
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+  env: NodeJS.ProcessEnv;
+}
+
+/** Options of the hook command line: `hook <agent> [--hold-ms N] [--pending ask|deny] [--url U] [--home H]`. */
+export interface HookOptions {
+  agent: HookAgent;
+  hold_ms?: number;
+  pending?: PendingAs;
+  url?: string;
+  home?: string;
+}
+
+/** Reads `hook <agent> …` arguments; throws HookInputError on anything else. */
+export function parseHookArgs(argv: readonly string[]): HookOptions {
+  const [cmd, agent, ...rest] = argv;
+  if (cmd !== 'hook' || !isHookAgent(agent))
+    throw new HookInputError('usage: myfinger hook <claude|codex|cursor|copilot>');
+  const o: HookOptions = { agent };
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!;
+    const [flag, inline] = a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = (): string => {
+      const v = inline ?? rest[++i];
+      if (v === undefined) throw new HookInputError(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--hold-ms') {
+      const n = Number(value());
+      if (!Number.isSafeInteger(n) || n < 0) throw new HookInputError('--hold-ms must be a whole number of ms');
+      o.hold_ms = n;
+    } else if (flag === '--pending') {
+      const v = value();
+      if (v !== 'ask' && v !== 'deny') throw new HookInputError('--pending must be ask or deny');
+      o.pending = v;
+    } else if (flag === '--url') o.url = value();
+    else if (flag === '--home') o.home = value();
+    else throw new HookInputError(`unknown option ${flag}`);
+  }
+  return o;
+}
+
+function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const timer = setTimeout(() => reject(new HookInputError('no hook payload on stdin')), STDIN_MS);
+    stream.on('data', (c: Buffer | string) => {
+      const b = typeof c === 'string' ? Buffer.from(c) : c;
+      size += b.length;
+      if (size > MAX_STDIN) {
+        clearTimeout(timer);
+        reject(new HookInputError('the hook payload is too large'));
+        return;
+      }
+      chunks.push(b);
+    });
+    stream.on('end', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    stream.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+/** FINGER_HOME the way the CLI finds it. */
+function homeOf(o: HookOptions, env: NodeJS.ProcessEnv): string {
+  const raw = o.home ?? env.FINGER_HOME ?? path.join(env.HOME ?? os.homedir(), '.finger');
+  return path.resolve(raw);
+}
+
+/** The hook token file of `agent` (written by `myfinger hook install`). */
+export function hookTokenPath(home: string, agent: HookAgent): string {
+  return path.join(home, 'hooks', `${agent}.token`);
+}
+
+async function locate(o: HookOptions, env: NodeJS.ProcessEnv): Promise<{ url: string; token: string }> {
+  const home = homeOf(o, env);
+  let url = o.url ?? env.FINGER_URL;
+  if (url === undefined) {
+    try {
+      const info = JSON.parse(await readFile(path.join(home, 'daemon.json'), 'utf8')) as { url?: unknown };
+      if (typeof info.url === 'string') url = info.url;
+    } catch {
+      // not running here, or elsewhere: the default
+    }
+  }
+  let token = env.FINGER_HOOK_TOKEN?.trim();
+  if (!token) {
+    try {
+      token = (await readFile(hookTokenPath(home, o.agent), 'utf8')).split('\n')[0]!.trim();
+    } catch {
+      throw new Error(`no hook token: run \`myfinger hook install ${o.agent}\` (or set FINGER_HOOK_TOKEN)`);
+    }
+  }
+  return { url: (url ?? 'http://127.0.0.1:7770').replace(/\/+$/, ''), token };
+}
+
+async function post<T>(url: string, token: string, body: unknown, timeoutMs: number): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (e) {
+    throw new Error(`the finger daemon is unreachable at ${url}: ${(e as Error).message}`);
+  }
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`the finger daemon answered ${res.status} with no JSON`);
+  }
+  if (res.status !== 200) {
+    const err = (parsed as { error?: { code?: string; message?: string } }).error;
+    throw new Error(`${err?.code ?? `HTTP ${res.status}`}: ${err?.message ?? 'refused'}`);
+  }
+  return parsed as T;
+}
+
+/** One hook run: stdin → the daemon → the agent's answer. Never throws. */
+export async function answerHook(o: HookOptions, io: HookIo): Promise<HookAnswer> {
+  try {
+    const text = await readStdin(io.stdin);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      throw new HookInputError('the hook payload is not JSON');
+    }
+    const ev = parseHookEvent(o.agent, payload);
+    const { url, token } = await locate(o, io.env);
+    const hold = o.hold_ms ?? DEFAULT_HOLD_MS[o.agent];
+    if (ev.phase === 'post') {
+      for (const c of ev.calls)
+        await post(
+          `${url}/v1/audit/report`,
+          token,
+          { ...c, ok: ev.ok ?? true, ...(ev.detail ? { detail: ev.detail } : {}) },
+          10_000,
+        );
+      return { stdout: '', stderr: '', exit: 0 };
+    }
+    const verdicts: HookVerdict[] = [];
+    for (const c of ev.calls) {
+      const v = await post<HookVerdict>(
+        `${url}/v1/hooks/evaluate`,
+        token,
+        { ...c, hold_ms: hold } satisfies MappedCall & { hold_ms: number },
+        hold + 10_000,
+      );
+      verdicts.push(v);
+      if (v.outcome === 'deny') break;
+    }
+    const pending: PendingAs = o.pending ?? 'ask';
+    return preAnswer(o.agent, ev, combine(verdicts), pending);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return denyAnswer(o.agent, `refused (the hook could not get finger's verdict): ${why}`, 2);
+  }
+}
+
+/** The hook process: answers, writes, and resolves with the exit code. */
+export async function runHook(argv: readonly string[], io: HookIo): Promise<number> {
+  let o: HookOptions;
+  try {
+    o = parseHookArgs(argv);
+  } catch (e) {
+    const agent = isHookAgent(argv[1]) ? argv[1] : 'claude';
+    const a = denyAnswer(agent, (e as Error).message, 2);
+    io.stdout.write(a.stdout);
+    io.stderr.write(a.stderr);
+    return a.exit;
+  }
+  const a = await answerHook(o, io);
+  if (a.stdout !== '') io.stdout.write(a.stdout);
+  if (a.stderr !== '') io.stderr.write(a.stderr);
+  return a.exit;
+}
