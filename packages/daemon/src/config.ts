@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 
-import { BEHAVIOUR_DEFAULTS, GRANT_GLOB_PATTERN, SAFETY_DEFAULTS, type SafetyConfig } from '@finger/firewall';
+import {
+  BEHAVIOUR_DEFAULTS,
+  DEFAULT_HUMAN_RESERVE_SHARE,
+  DEFAULT_MAX_PENDING,
+  DEFAULT_MAX_PENDING_PER_PRINCIPAL,
+  GRANT_GLOB_PATTERN,
+  SAFETY_DEFAULTS,
+  type SafetyConfig,
+} from '@finger/firewall';
 import { DEFAULT_LIMITS, NATS_URLS, REDIS_URL_FORM, redisUrlProblem, type SandboxMode } from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
@@ -43,8 +51,17 @@ export interface DaemonConfig {
    * Who may answer held calls. `answerers`: token names (`myfinger token list`); when set, only
    * those tokens (with an admin or operator role) may answer, others get 403 E_FORBIDDEN
    * `{reason: "not_an_answerer"}`. Absent: every admin and operator token.
+   * Hold quotas (see {@link holdQuotas}): `max_pending` calls held at once in all (default 1000),
+   * `max_pending_per_principal` of one token (default 100), `human_reserve` places of
+   * `max_pending` only people's own calls may take (default a tenth of `max_pending`; must be
+   * below it). Past a bound the call is refused at once with E_OVERLOADED naming it.
    */
-  approvals: { answerers?: string[] };
+  approvals: {
+    answerers?: string[];
+    max_pending?: number;
+    max_pending_per_principal?: number;
+    human_reserve?: number;
+  };
   /** Tool registry: which module wins when several offer the same tool name (first listed wins). */
   tools: { preferred_provider_order: string[] };
   /** Extra tool-id globs granted to each agent role, on top of the built-in defaults. */
@@ -225,6 +242,9 @@ export const configSchema = {
         minItems: 1,
         uniqueItems: true,
       },
+      max_pending: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      max_pending_per_principal: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      human_reserve: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     }),
     tools: section({ preferred_provider_order: { ...STRINGS, uniqueItems: true } }),
     grants: section({ supervisor: GLOBS, executor: GLOBS, reviewer: GLOBS }),
@@ -532,8 +552,10 @@ function behaviourDefaults(): NonNullable<DaemonConfig['firewall']['behaviour']>
 export function firewallLimits(config: DaemonConfig): {
   denial: Pick<SafetyConfig, 'denial_consecutive' | 'denial_threshold' | 'denial_window'>;
   behaviour: Required<NonNullable<DaemonConfig['firewall']['behaviour']>>;
+  holds: ReturnType<typeof holdQuotas>;
 } {
   return {
+    holds: holdQuotas(config),
     denial: {
       denial_consecutive: config.safety.denial_consecutive,
       denial_threshold: config.safety.denial_threshold,
@@ -545,6 +567,21 @@ export function firewallLimits(config: DaemonConfig): {
   };
 }
 
+/** The hold quotas in force under `config` (`approvals.*`, defaults filled in): what the HumanGate gets and doctor shows. */
+export function holdQuotas(config: Pick<DaemonConfig, 'approvals'>): {
+  max_pending: number;
+  max_pending_per_principal: number;
+  human_reserve: number;
+} {
+  const a = config.approvals;
+  const max_pending = a.max_pending ?? DEFAULT_MAX_PENDING;
+  return {
+    max_pending,
+    max_pending_per_principal: a.max_pending_per_principal ?? DEFAULT_MAX_PENDING_PER_PRINCIPAL,
+    human_reserve: a.human_reserve ?? Math.floor(max_pending * DEFAULT_HUMAN_RESERVE_SHARE),
+  };
+}
+
 /** The example config (`config/config.example.json`): every key with its default value. */
 export function exampleConfig(): Record<string, unknown> {
   return {
@@ -553,7 +590,7 @@ export function exampleConfig(): Record<string, unknown> {
     modules: DEFAULT_CONFIG.modules,
     workspace: DEFAULT_CONFIG.workspace,
     token_file: 'token',
-    approvals: DEFAULT_CONFIG.approvals,
+    approvals: holdQuotas(DEFAULT_CONFIG),
     tools: DEFAULT_CONFIG.tools,
     grants: DEFAULT_CONFIG.grants,
     mcp: DEFAULT_CONFIG.mcp,
