@@ -17,6 +17,7 @@ import { registerSend } from './commands/send.js';
 import { registerTasks } from './commands/tasks.js';
 import { registerToken } from './commands/token.js';
 import { registerTool } from './commands/tool.js';
+import { registerUi } from './commands/ui.js';
 import { registerUndo } from './commands/undo.js';
 import type { CliIo, RunOptions, RunState } from './context.js';
 import { EXIT } from './exit-codes.js';
@@ -72,6 +73,7 @@ export function buildProgram(state: RunState): Command {
   registerTasks(program, state);
   registerSafety(program, state);
   registerConsole(program, state);
+  registerUi(program, state);
   return program;
 }
 

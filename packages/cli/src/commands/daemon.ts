@@ -14,6 +14,7 @@ import { EXIT } from '../exit-codes.js';
 import { formatDuration } from '../output.js';
 import { EXIT_INTERRUPTED, pause } from '../wait.js';
 import { type SafetyHealth, safetyLines } from './safety.js';
+import { type SignInLink, signInLink } from './ui.js';
 
 /**
  * V8 flags the daemon runs with: a small young generation keeps the idle daemon's resident memory
@@ -141,6 +142,16 @@ export function startErrorOf(lines: string[]): { code: string; message: string }
   return undefined;
 }
 
+/** A one-time sign-in link to the web console for the admin token, or undefined when the daemon gives none. */
+async function consoleLink(url: string, token: string | undefined): Promise<SignInLink | undefined> {
+  if (!token) return undefined;
+  try {
+    return await signInLink(new DaemonClient({ url, token }));
+  } catch {
+    return undefined; // an older daemon, or a token it does not know: the start itself succeeded
+  }
+}
+
 async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const { out, home } = ctx;
   const port = parsePort(opts.port);
@@ -215,11 +226,18 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
     }
     const info = await readDaemonInfo(home);
     if (info && info.pid === pid && (await probe(info.url, undefined, 1_000))) {
-      if (out.json) out.printJson({ running: true, started: true, pid, url: info.url, home, log: logFile });
-      else
+      const link = await consoleLink(info.url, await readToken(home, ctx.io.env, info));
+      if (out.json)
+        out.printJson({
+          ...{ running: true, started: true, pid, url: info.url, home, log: logFile },
+          ...(link ? { console_url: link.url } : {}),
+        });
+      else {
         out.line(
           `finger daemon started (pid ${pid}) at ${info.url}; token in ${info.token_file ?? path.join(home, 'token')}`,
         );
+        if (link) out.line(`web console: ${link.url} (one-time sign-in link, valid 120 s; myfinger ui prints another)`);
+      }
       return EXIT.OK;
     }
     if (Date.now() >= deadline) {
