@@ -13,6 +13,7 @@ export {
   envOverrides,
   exampleConfig,
   firewallLimits,
+  holdQuotas,
   LOG_LEVELS,
   readConfigFile,
   resolveConfig,

@@ -82,7 +82,9 @@ export type {
 export { GATE_ANSWER_DECISIONS, systemGateClock } from './gate/gate-types.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_HUMAN_RESERVE_SHARE,
   DEFAULT_MAX_PENDING,
+  DEFAULT_MAX_PENDING_PER_PRINCIPAL,
   DEFAULT_PERSISTENT_MS,
   HumanGate,
   isHumanOnly,

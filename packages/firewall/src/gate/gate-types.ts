@@ -259,6 +259,17 @@ export interface HumanGateOptions {
   timeout_ms?: number;
   /** Default 1000; beyond it new holds are rejected at once (E_OVERLOADED). */
   max_pending?: number;
+  /**
+   * Calls one principal (`<kind>:<id>`) may have held at once; beyond it that principal's new
+   * holds are refused (E_OVERLOADED naming this quota), others' are not. Default 100.
+   */
+  max_pending_per_principal?: number;
+  /**
+   * Of `max_pending`, the places only human principals (a person's own direct calls) may take:
+   * agents, modules and the system together hold at most `max_pending - human_reserve`. Default
+   * a tenth of `max_pending` (100); must be below `max_pending`.
+   */
+  human_reserve?: number;
   /** Answered ids remembered to tell E_CONFLICT from E_NOT_FOUND. Default 1000. */
   max_resolved?: number;
   /** Sessions whose abort state is kept. Default 10,000 (oldest dropped). */

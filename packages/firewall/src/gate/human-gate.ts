@@ -65,6 +65,12 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 /** Default bound on pending approvals. */
 export const DEFAULT_MAX_PENDING = 1000;
 
+/** Default bound on one principal's pending approvals: 1,000 holds from one agent cannot fill the queue. */
+export const DEFAULT_MAX_PENDING_PER_PRINCIPAL = 100;
+
+/** Default share of the pending bound kept for human principals' own calls: a tenth (100 of 1000). */
+export const DEFAULT_HUMAN_RESERVE_SHARE = 0.1;
+
 /** A persistent standing approval given without `expires_at` lasts this long (30 days). */
 export const DEFAULT_PERSISTENT_MS = 30 * 24 * 60 * 60_000;
 
@@ -83,6 +89,11 @@ export class HumanGate {
   private readonly clock: GateClock;
   private readonly timeoutMs: number;
   private readonly maxPending: number;
+  private readonly maxPerPrincipal: number;
+  private readonly humanReserve: number;
+  /** Pending holds per principal key, and of principals that are not human (for the reserve). */
+  private readonly heldBy = new Map<string, number>();
+  private heldByNonHumans = 0;
   private readonly maxResolved: number;
   private readonly answerRule: AnswererRule;
   private readonly pending = new Map<string, GateEntry>();
@@ -100,6 +111,14 @@ export class HumanGate {
     this.clock = options.clock ?? systemGateClock;
     this.timeoutMs = options.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     this.maxPending = options.max_pending ?? DEFAULT_MAX_PENDING;
+    this.maxPerPrincipal = options.max_pending_per_principal ?? DEFAULT_MAX_PENDING_PER_PRINCIPAL;
+    this.humanReserve = options.human_reserve ?? Math.floor(this.maxPending * DEFAULT_HUMAN_RESERVE_SHARE);
+    if (options.human_reserve !== undefined && options.human_reserve >= this.maxPending)
+      throw new FingerError(
+        'E_INVALID_ARGS',
+        `approvals.human_reserve (${options.human_reserve}) must be below approvals.max_pending (${this.maxPending})`,
+        { issues: [{ path: '$.approvals.human_reserve', message: `must be below max_pending (${this.maxPending})` }] },
+      );
     this.maxResolved = options.max_resolved ?? 1000;
     this.answerRule = {
       roles: options.answer_roles ?? ['admin', 'operator'],
@@ -124,7 +143,8 @@ export class HumanGate {
    * refused at once (E_DENIED_BY_POLICY); an aborted session's calls are refused ('aborted'); a
    * standing approval of the caller whose shape covers the call approves it at once (never an
    * APPROVE hold, never `human_only`, never a hold stricter than it was given at); past
-   * `max_pending` the call is refused (E_OVERLOADED).
+   * `max_pending`, past its principal's `max_pending_per_principal`, or — for a principal that is
+   * not human — past `max_pending - human_reserve`, the call is refused (E_OVERLOADED naming the bound).
    */
   async hold(ev: Evaluation, facts: ToolCallFacts): Promise<GateDecision> {
     if (this.closed) return refuse('E_PROVIDER_CLOSED', 'the human gate is closed', 'gate');
@@ -150,13 +170,10 @@ export class HumanGate {
       });
       if (sa) return this.standingApproved(ev, facts, args, sa);
     }
-    if (this.pending.size >= this.maxPending) {
+    const overloaded = this.overloadOf(facts.principal);
+    if (overloaded !== undefined) {
       this.counters.overloaded++;
-      return refuse(
-        'E_OVERLOADED',
-        `too many pending approvals (${this.maxPending}): answer or reject some before new calls can be held`,
-        'gate',
-      );
+      return refuse('E_OVERLOADED', overloaded, 'gate');
     }
     return this.create(ev, facts, args, humanOnly, shape);
   }
@@ -520,6 +537,28 @@ export class HumanGate {
     );
   }
 
+  /** Why a new hold of `principal` is refused (which bound it hit), or undefined when it may be held. */
+  private overloadOf(principal: ToolCallFacts['principal']): string | undefined {
+    const key = principalKey(principal);
+    const mine = this.heldBy.get(key) ?? 0;
+    if (mine >= this.maxPerPrincipal)
+      return `${key} has ${mine} calls held for a person, its quota (approvals.max_pending_per_principal = ${this.maxPerPrincipal}): answer or reject some of them before it can hold more; others' calls are still held`;
+    if (this.pending.size >= this.maxPending)
+      return `too many pending approvals (approvals.max_pending = ${this.maxPending}): answer or reject some before new calls can be held`;
+    if (principal.kind !== 'human' && this.heldByNonHumans >= this.maxPending - this.humanReserve)
+      return `too many pending approvals of agents (${this.heldByNonHumans}; approvals.max_pending ${this.maxPending} less approvals.human_reserve ${this.humanReserve} kept for people's own calls): answer or reject some before ${key} can hold more`;
+    return undefined;
+  }
+
+  /** Counts a hold of `principal` in (+1) or out (-1) of its quotas. */
+  private countHold(principal: ToolCallFacts['principal'], delta: 1 | -1): void {
+    const key = principalKey(principal);
+    const n = (this.heldBy.get(key) ?? 0) + delta;
+    if (n > 0) this.heldBy.set(key, n);
+    else this.heldBy.delete(key);
+    if (principal.kind !== 'human') this.heldByNonHumans += delta;
+  }
+
   private create(
     ev: Evaluation,
     facts: ToolCallFacts,
@@ -562,6 +601,7 @@ export class HumanGate {
     if (proposed !== undefined && standing.offered) entry.proposed = proposed;
     entry.timer = this.clock.setTimeout(() => this.onTimeout(entry), this.timeoutMs);
     this.pending.set(id, entry);
+    this.countHold(facts.principal, 1);
     this.counters.held++;
     if (this.o.audit) {
       this.o.audit.append(requestedAuditRecord(entry, humanOnly)).catch((e: unknown) => {
@@ -696,6 +736,7 @@ export class HumanGate {
     entry.reviewer?.cancel();
     const { approval } = entry;
     this.pending.delete(approval.id);
+    this.countHold(entry.facts.principal, -1);
     this.resolved.set(approval.id, meta.decision);
     if (this.resolved.size > this.maxResolved) this.resolved.delete(this.resolved.keys().next().value as string);
     const latency = Math.max(0, this.clock.now() - entry.createdMs);

@@ -155,8 +155,67 @@ describe('HumanGate: approve', () => {
     const d = await gate.hold(evaluation('APPROVE'), facts());
     expect(d.approved).toBe(false);
     expect(d.code).toBe('E_OVERLOADED');
-    expect(d.reason).toContain('too many pending approvals (2)');
+    expect(d.reason).toBe(
+      'too many pending approvals (approvals.max_pending = 2): answer or reject some before new calls can be held',
+    );
     expect(gate.stats()).toMatchObject({ pending: 2, held: 2, overloaded: 1 });
+  });
+
+  const agent = (id: string): ToolCallFacts['principal'] => ({ kind: 'agent', id, roles: ['agent:executor'] });
+  const person: ToolCallFacts['principal'] = { kind: 'human', id: 'alice', roles: ['operator'] };
+
+  it('issue 28: 1,000 holds from one agent take its quota (100), not the queue: other agents and people are still held', async () => {
+    const { gate } = setup();
+    const flood = Array.from({ length: 1000 }, () =>
+      gate.hold(evaluation('APPROVE'), facts({ principal: agent('bot') })),
+    );
+    const refused = await Promise.all(flood.slice(100));
+    expect(new Set(refused.map((d) => `${d.code}: ${d.reason}`))).toEqual(
+      new Set([
+        "E_OVERLOADED: agent:bot has 100 calls held for a person, its quota (approvals.max_pending_per_principal = 100): answer or reject some of them before it can hold more; others' calls are still held",
+      ]),
+    );
+    expect(gate.stats()).toMatchObject({ pending: 100, overloaded: 900 });
+    void gate.hold(evaluation('APPROVE'), facts({ principal: agent('other') }));
+    void gate.hold(evaluation('APPROVE'), facts({ principal: person }));
+    expect(gate.stats()).toMatchObject({ pending: 102, overloaded: 900 });
+  });
+
+  it('a principal under its quota again (one answered) may hold again', async () => {
+    const { gate, ask } = setup({ max_pending_per_principal: 2 });
+    const first = await ask(evaluation('APPROVE'), facts({ principal: agent('bot') }));
+    await ask(evaluation('APPROVE'), facts({ principal: agent('bot') }));
+    expect(await gate.hold(evaluation('APPROVE'), facts({ principal: agent('bot') }))).toMatchObject({
+      approved: false,
+      code: 'E_OVERLOADED',
+    });
+    await gate.answer(first.approval.id, { decision: 'reject', by: OPERATOR });
+    void gate.hold(evaluation('APPROVE'), facts({ principal: agent('bot') }));
+    expect(gate.stats()).toMatchObject({ pending: 2, overloaded: 1 });
+  });
+
+  it("agents together stop at max_pending - human_reserve; a person's own calls take the reserve", async () => {
+    const { gate } = setup({ max_pending: 10, human_reserve: 3 });
+    for (let i = 0; i < 7; i++) void gate.hold(evaluation('APPROVE'), facts({ principal: agent(`a${i}`) }));
+    const d = await gate.hold(evaluation('APPROVE'), facts({ principal: agent('a7') }));
+    expect(d).toMatchObject({
+      approved: false,
+      code: 'E_OVERLOADED',
+      reason:
+        "too many pending approvals of agents (7; approvals.max_pending 10 less approvals.human_reserve 3 kept for people's own calls): answer or reject some before agent:a7 can hold more",
+    });
+    for (let i = 0; i < 3; i++) void gate.hold(evaluation('APPROVE'), facts({ principal: person }));
+    expect(gate.stats()).toMatchObject({ pending: 10, overloaded: 1 });
+    expect((await gate.hold(evaluation('APPROVE'), facts({ principal: person }))).code).toBe('E_OVERLOADED');
+  });
+
+  it('refuses a human_reserve that leaves agents no place (E_INVALID_ARGS)', () => {
+    expect(() => new HumanGate({ max_pending: 10, human_reserve: 10 })).toThrow(
+      expect.objectContaining({
+        code: 'E_INVALID_ARGS',
+        message: 'approvals.human_reserve (10) must be below approvals.max_pending (10)',
+      }),
+    );
   });
 });
 
