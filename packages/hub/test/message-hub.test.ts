@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { FingerError, type FingerEvent } from '@finger/protocol';
+import { ManualClock } from '@finger/testkit/clock';
 
 import {
   type HubCall,
@@ -22,11 +23,13 @@ function makeHub(
   mods: Record<string, InProcessModule>,
   made: Record<string, ObjectRuntime> = {},
   copy: 'none' | 'json' = 'none',
+  clock?: ManualClock,
 ) {
   const hub = new MessageHub({
     createRuntime: objectRuntimes(mods, made),
     transport: new InProcessTransport({ copy }),
     limits: { lease_sweep_ms: 5 },
+    ...(clock ? { clock } : {}),
   });
   hubs.push(hub);
   return hub;
@@ -119,15 +122,22 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     ]);
   });
 
-  it('keeps a call alive while the module heartbeats', async () => {
+  it('keeps a call alive while the module heartbeats, and expires it once the heartbeats stop (injected clock)', async () => {
+    // the hub's time is the test's: 150 ms of heartbeats at 25 ms under a 60 ms lease, however loaded the machine
+    const clock = new ManualClock();
     const hub = makeHub(
       {
         hb: {
           tools: {
-            work: async (_a, ctx) => {
-              for (let i = 0; i < 6; i++) {
+            work: async (a: { beats: number }, ctx) => {
+              for (let i = 0; i < a.beats; i++) {
                 ctx.extendLease(80);
-                await new Promise((r) => setTimeout(r, 25));
+                await Promise.resolve();
+                clock.advance(25); // the lease sweeper runs every 5 ms of it
+              }
+              if (a.beats === 0) {
+                clock.advance(61); // silent past the lease
+                await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('x'))));
               }
               return 'done';
             },
@@ -136,9 +146,13 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
       },
       {},
       copy,
+      clock,
     );
     await hub.registry.register(manifest('hb', [{ name: 'work', timeout_ms: 60 }]), { baseDir: '.' });
-    expect(await hub.request({ target: 'hb.work', payload: {}, source: human })).toBe('done');
+    expect(await hub.request({ target: 'hb.work', payload: { beats: 6 }, source: human })).toBe('done');
+    const e = await rejectionOf(hub.request({ target: 'hb.work', payload: { beats: 0 }, source: human }));
+    expect(e.code).toBe('E_LEASE_EXPIRED');
+    expect(hub.stats()).toMatchObject({ inflight: 0, leases_active: 0 });
   });
 
   it('forwards module progress to the caller', async () => {

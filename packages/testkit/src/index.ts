@@ -52,6 +52,7 @@ export {
   stepOffsetMs,
 } from './human-day/index.js';
 export { pidsWith } from './live-pids.js';
+export { ManualClock } from './manual-clock.js';
 export { isRedis, redisServerBinary, RedisServerChild, redisUrlForTests, testRedisPrefix } from './redis-for-tests.js';
 export { requestEnvelope } from './request-envelope.js';
 export { sandboxForTests } from './sandbox-for-tests.js';
