@@ -13,6 +13,8 @@ import { pidsWith, startTestDaemon, type TestDaemon, waitFor } from '@finger/tes
 import { ConsolePane, hasTmux } from './console-tmux.js';
 
 const tmux = hasTmux();
+// CI (.ci/run) installs tmux and sets FINGER_REQUIRE_SERVICES=1: there a missing tmux fails the suite
+if (!tmux && process.env.FINGER_REQUIRE_SERVICES === '1') throw new Error('the console suite needs tmux on the PATH');
 if (!tmux)
   console.warn(`\n${'!'.repeat(78)}\n!! SKIPPED: the console suite needs tmux on the PATH\n${'!'.repeat(78)}\n`);
 
@@ -134,7 +136,10 @@ describe.runIf(tmux)('myfinger console in tmux against a real daemon', () => {
       expect(widest(screen)).toBeLessThanOrEqual(80);
       con.save(name);
     }
-    con.keys('3', '/');
+    con.keys('3');
+    await con.waitFor('[/] filter');
+    con.keys('/');
+    await con.waitFor(/^\/█$/m);
     con.type('REJECT');
     con.keys('Enter');
     await con.waitFor('filter "REJECT"');

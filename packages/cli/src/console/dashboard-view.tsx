@@ -34,9 +34,14 @@ export function DashboardView(p: DashboardViewProps): ReactNode {
     lines.push({ text: `  ${level.padEnd(8)} ${sparkline(series)} ${total}`, color: lc(level) });
   }
   const h = data.holds;
-  const mean = h.answered ? `${Math.round(h.answerMsTotal / h.answered / 1000)}s` : '-';
+  const mean =
+    h.p50Ms !== undefined
+      ? `p50 ${Math.round(h.p50Ms / 1000)}s p90 ${Math.round((h.p90Ms ?? h.p50Ms) / 1000)}s`
+      : h.answered && h.answerMsTotal
+        ? `mean ${Math.round(h.answerMsTotal / h.answered / 1000)}s`
+        : '-';
   lines.push({
-    text: `holds: ${data.approvals.length} pending · ${h.held} held · ${h.answered} answered · mean answer ${mean}`,
+    text: `holds: ${data.approvals.length} pending · ${h.held} held · ${h.answered} answered · answer ${mean}`,
     bold: true,
   });
   const s = data.safety;

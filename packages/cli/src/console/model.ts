@@ -36,7 +36,7 @@ export interface ActivityLine {
 export interface AuditState {
   state: 'intact' | 'broken' | 'unknown';
   entries?: number;
-  first_bad?: { seq: number; reason: string };
+  first_bad?: { seq: number | null; reason: string };
   checked_at?: string;
 }
 
@@ -70,7 +70,8 @@ export interface ConsoleData {
   activity: ActivityLine[];
   /** Verdicts per minute (epoch minute → level → count), the last {@link SPARK_MINUTES} minutes. */
   levels: Record<number, Record<string, number>>;
-  holds: { held: number; answered: number; answerMsTotal: number };
+  /** Holds and answers seen (counted from the snapshot where the daemon has `/v1/state`). */
+  holds: { held: number; answered: number; answerMsTotal: number; p50Ms?: number; p90Ms?: number };
   /** The last thing an action said (shown in the status line). */
   notice?: { text: string; error: boolean };
 }

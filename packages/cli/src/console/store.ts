@@ -77,6 +77,36 @@ interface StateSnapshot {
   tasks?: TaskView[];
   standing_approvals?: StandingApprovalView[];
   audit?: AuditState;
+  counts?: SnapshotCounts;
+}
+
+/** `counts` of `GET /v1/state`: per-level calls and holds in one-minute buckets from `since`. */
+interface SnapshotCounts {
+  since: string;
+  bucket_ms: number;
+  levels: Record<string, number[]>;
+  holds: number[];
+  answer_ms: { count: number; p50: number | null; p90: number | null };
+}
+
+/** The snapshot's counts as the console keeps them (epoch minute → level → count) and its holds. */
+export function fromCounts(c: SnapshotCounts): Pick<ConsoleData, 'levels' | 'holds'> {
+  const start = Date.parse(c.since);
+  const levels: ConsoleData['levels'] = {};
+  for (const [level, series] of Object.entries(c.levels))
+    series.forEach((n, i) => {
+      if (!n) return;
+      const m = Math.floor((start + (i + 1) * c.bucket_ms - 1) / 60_000);
+      levels[m] = { ...(levels[m] ?? {}), [level]: (levels[m]?.[level] ?? 0) + n };
+    });
+  const holds: ConsoleData['holds'] = {
+    held: c.holds.reduce((a, b) => a + b, 0),
+    answered: c.answer_ms.count,
+    answerMsTotal: 0,
+  };
+  if (c.answer_ms.p50 !== null) holds.p50Ms = c.answer_ms.p50;
+  if (c.answer_ms.p90 !== null) holds.p90Ms = c.answer_ms.p90;
+  return { levels, holds };
 }
 
 /** Options of a {@link ConsoleStore}. */
@@ -237,6 +267,7 @@ export class ConsoleStore {
     };
     if (s.safety) next.safety = s.safety;
     if (s.audit) next.audit = s.audit;
+    if (s.counts && Number.isFinite(Date.parse(s.counts.since))) Object.assign(next, fromCounts(s.counts));
     this.set(next);
     if (!s.audit && this.data.audit.state === 'unknown') void this.verifyAudit().catch(() => undefined);
   }
