@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
 import { ClusterNode, runtimeSwitch, serveKeyOf, startModuleServer, WireAuth } from '@finger/hub/nats';
 import type { ModuleManifest, Principal } from '@finger/protocol';
-import { natsUrlForTests, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, testClusterName, waitFor } from '@finger/testkit';
+import { ManualClock } from '@finger/testkit/clock';
 
 const url = await natsUrlForTests();
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));
@@ -38,8 +39,11 @@ async function conn(): Promise<NatsConnection> {
   return nc;
 }
 
-/** A daemon-side hub that imports the cluster's modules (heartbeats every 100 ms, unhealthy after 300 ms). */
-async function importer(cluster: string) {
+/**
+ * A daemon-side hub that imports the cluster's modules (heartbeats every 100 ms, unhealthy after
+ * 300 ms), judging silence by `clock` (the real one unless a test moves time itself).
+ */
+async function importer(cluster: string, clock?: ManualClock) {
   const rs = runtimeSwitch(createRuntime);
   const hub = new MessageHub({ createRuntime: rs.create, events: new LocalEventBus() });
   cleanup.push(() => hub.close(0));
@@ -52,6 +56,7 @@ async function importer(cluster: string) {
     bridgeEvents: false,
     heartbeat_ms: 100,
     unhealthy_after_ms: 300,
+    ...(clock ? { clock } : {}),
   });
   rs.bind(node);
   await node.start();
@@ -72,9 +77,24 @@ async function serveProbe(cluster: string) {
   return server;
 }
 
-const waitFor = async (fn: () => boolean) => {
-  for (let i = 0; i < 500 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
-};
+/** Waits (bounded) until `fn` holds. */
+const until = (what: string, fn: () => boolean) => waitFor(what, async () => (fn() ? true : undefined));
+
+/** A call to the remote-probe's `slow` tool, and a promise settled once the module has started it. */
+function slowCall(hub: MessageHub, ms: number) {
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  const call = hub.request({
+    target: 'remote-probe.slow',
+    payload: { ms },
+    source: human,
+    timeout_ms: 30_000,
+    onProgress: (message) => {
+      if (message === 'started') started();
+    },
+  });
+  return { call, running };
+}
 
 describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', () => {
   it('fails with E_MODULE_UNHEALTHY (outcome unknown) once no node is heard of, long before its deadline', async () => {
@@ -95,7 +115,7 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
     beat();
     const beating = setInterval(beat, 100);
     cleanup.push(async () => clearInterval(beating));
-    for (let i = 0; i < 300 && hub.registry.get('far') === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    await until('far announced', () => hub.registry.get('far') !== undefined);
     expect(hub.registry.get('far')).toMatchObject({ runtime: 'nats', healthy: true });
 
     const call = hub.request({ target: 'far.slow', payload: {}, source: human, timeout_ms: 60_000 });
@@ -103,7 +123,7 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
       () => 'answered',
       (e: { code?: string; details?: unknown }) => e,
     );
-    for (let i = 0; i < 300 && taken.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until('the call taken by the node', () => taken.length > 0);
     expect(taken).toHaveLength(1);
     clearInterval(beating); // the node dies: no more heartbeats, no reply
 
@@ -124,10 +144,10 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
         JSON.stringify({ node: 'dead-peer', modules: [{ ...manifest, runtime: { type: 'nats' } }] }),
       ),
     );
-    await waitFor(() => hub.registry.get('remote-probe')?.healthy === true);
+    await until('remote-probe healthy', () => hub.registry.get('remote-probe')?.healthy === true);
     expect(hub.registry.get('remote-probe')).toMatchObject({ runtime: 'nats', healthy: true });
-    const call = hub.request({ target: 'remote-probe.slow', payload: { ms: 1500 }, source: human, timeout_ms: 30_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    const { call, running } = slowCall(hub, 1500);
+    await running;
     // it stops with a 5 s drain: the call (1.5 s) ends within it and its answer arrives
     await server.close(5000);
     expect(await call).toMatchObject({ done: true });
@@ -137,40 +157,42 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
     const cluster = testClusterName('drained');
     const hub = await importer(cluster);
     const server = await serveProbe(cluster);
-    await waitFor(() => hub.registry.get('remote-probe')?.healthy === true);
-    const call = hub.request({
-      target: 'remote-probe.slow',
-      payload: { ms: 20_000 },
-      source: human,
-      timeout_ms: 30_000,
-    });
+    await until('remote-probe healthy', () => hub.registry.get('remote-probe')?.healthy === true);
+    const { call, running } = slowCall(hub, 20_000);
     const outcome = call.then(
       () => 'answered',
       (e: { code?: string }) => e.code,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await running;
     await server.close(300);
     expect(await outcome).toBe('E_PROVIDER_CLOSED');
   });
   it('judges a node by the heartbeat period it announces when that is longer than the daemon’s', async () => {
     const cluster = testClusterName('slowbeat');
-    const hub = await importer(cluster); // unhealthy after 300 ms of silence…
+    // silence is measured on the test's clock: exact, however late the heartbeats are delivered
+    const clock = new ManualClock();
+    const hub = await importer(cluster, clock); // unhealthy after 300 ms of silence…
     const remote = await conn();
     const auth = new WireAuth({ role: 'daemon', node: 'slow-beater', cluster_key: KEY });
+    const beat = (hb_ms: number) =>
+      remote.publish(
+        `finger.${cluster}.registry.hb`,
+        auth.sealJson('hb', JSON.stringify({ node: 'slow-beater', hb_ms, modules: [far] })),
+      );
+    const healthy = async () => (await hub.registry.checkHealth('far')).healthy;
     // …but this node beats every 1000 ms and says so: silent for less than three of its beats, it is healthy
-    remote.publish(
-      `finger.${cluster}.registry.hb`,
-      auth.sealJson('hb', JSON.stringify({ node: 'slow-beater', hb_ms: 1000, modules: [far] })),
-    );
-    await waitFor(() => hub.registry.get('far') !== undefined);
-    await new Promise((r) => setTimeout(r, 700));
-    expect((await hub.registry.checkHealth('far')).healthy).toBe(true);
-    // a period outside 100 ms–10 min is not believed: judged by the daemon's own
-    remote.publish(
-      `finger.${cluster}.registry.hb`,
-      auth.sealJson('hb', JSON.stringify({ node: 'slow-beater', hb_ms: 99_999_999, modules: [far] })),
-    );
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await hub.registry.checkHealth('far')).healthy).toBe(false);
+    beat(1000);
+    await until('far announced', () => hub.registry.get('far') !== undefined);
+    clock.advance(2999);
+    expect(await healthy()).toBe(true);
+    clock.advance(2);
+    expect(await healthy()).toBe(false);
+    // a period outside 100 ms–10 min is not believed: judged by the daemon's own 300 ms
+    beat(99_999_999);
+    await waitFor('the second heartbeat', async () => ((await healthy()) ? true : undefined));
+    clock.advance(299);
+    expect(await healthy()).toBe(true);
+    clock.advance(2);
+    expect(await healthy()).toBe(false);
   });
 });
