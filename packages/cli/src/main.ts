@@ -8,6 +8,7 @@ import { registerConsole } from './commands/console.js';
 import { registerDaemon } from './commands/daemon.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
+import { registerHook } from './commands/hook.js';
 import { registerModule } from './commands/module.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerRouter } from './commands/router.js';
@@ -72,6 +73,7 @@ export function buildProgram(state: RunState): Command {
   registerRun(program, state);
   registerTasks(program, state);
   registerSafety(program, state);
+  registerHook(program, state);
   registerConsole(program, state);
   registerUi(program, state);
   return program;

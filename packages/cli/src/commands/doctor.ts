@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import os from 'node:os';
 
 import type { Command } from 'commander';
 
@@ -7,10 +8,11 @@ import { toErrorInfo } from '@finger/protocol';
 
 import { action, type CommandContext, type RunState } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { allWirings } from './hook-install.js';
 
 /** Outcome of one `doctor` check. */
 export interface DoctorCheck {
-  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox' | 'limits';
+  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox' | 'limits' | 'hooks';
   status: 'ok' | 'warn' | 'fail' | 'skip';
   detail: string;
 }
@@ -255,9 +257,26 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   const { health, ...daemonCheck } = daemon;
   checks.push(daemonCheck, nats, redis, llm, await checkSandbox(config, health, ctx.io.env));
   if (config) checks.push(limitsCheck((await import('@finger/daemon')).firewallLimits(config)));
+  checks.push(...(await hooksChecks(process.cwd(), ctx.io.env.HOME ?? os.homedir())));
   const differs = config ? runningDiffers(config, health, (await import('@finger/hub')).withoutCredentials) : undefined;
   if (differs !== undefined) checks.push({ name: 'config', status: 'warn', detail: differs });
   return checks;
+}
+
+/**
+ * One line per agent wired to finger (delegated mode) here or for this user: ok when the agent
+ * blocks a call whose hook failed (Claude Code `onFailure: "block"`, Cursor `failClosed`), warn when
+ * only the hook's own deny stands between a crash and the call (Codex, Copilot); skip when none is.
+ */
+export async function hooksChecks(cwd: string, userHome: string): Promise<DoctorCheck[]> {
+  const wired = (await allWirings(cwd, userHome)).filter((w) => w.wired);
+  if (wired.length === 0)
+    return [{ name: 'hooks', status: 'skip', detail: 'no agent wired (myfinger hook install <agent>)' }];
+  return wired.map((w) => ({
+    name: 'hooks',
+    status: w.fail_closed ? 'ok' : 'warn',
+    detail: `${w.agent} (${w.scope}, ${w.file}): ${w.fail_closed ? 'fails closed' : 'fails open if the hook itself cannot answer (the agent has no fail-closed switch)'}${w.post ? '; post events audited' : ''}`,
+  }));
 }
 
 /**
