@@ -59,6 +59,7 @@ import {
   statsFamilies,
 } from './metrics.js';
 import { type SafetyWiring, wireSafety } from './safety-wiring.js';
+import { wireSandboxProxy } from './sandbox-proxy-wiring.js';
 import { wireSandbox } from './sandbox-wiring.js';
 import { TaskConfidence } from './task-confidence.js';
 import { TaskWorkspaces } from './task-workspace.js';
@@ -230,7 +231,17 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const workspaceRoots = resolveWorkspaceRoots(config.workspace.roots, { home, userHome, tokenFile });
   const clock = options.clock ?? systemClock;
   // before anything can start a process: mode `required` without a sandbox refuses the start
-  const sandbox = wireSandbox({ config: config.sandbox, home, tokenFile, userHome, env, warn });
+  // the workspace-write profile's package-registry proxy (config sandbox.network.allow): listens from listen() on
+  const sandboxProxy = wireSandboxProxy({ config: config.sandbox, home, logger });
+  const sandbox = wireSandbox({
+    config: config.sandbox,
+    home,
+    tokenFile,
+    userHome,
+    env,
+    warn,
+    ...(sandboxProxy !== undefined ? { proxy: sandboxProxy } : {}),
+  });
   const tokens = new TokenStore(home, { tokenFile, warn });
   if (config.approvals.answerers) {
     const known = new Set(tokens.list().map((t) => t.name));
@@ -358,7 +369,14 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       // a moderate shell call that stays in the workspace runs at NOTIFY in the workspace-write profile;
       // not in distributed mode: a shell.exec served by another node would not get the profile handed over
       ...(sandbox.workspaceWriteFor('shell') && !config.nats.url
-        ? { workspaceSandbox: { tools: ['shell.exec'], channel: sandbox }, undoSnapshots: { store: undoStore.store } }
+        ? {
+            workspaceSandbox: {
+              tools: ['shell.exec'],
+              channel: sandbox,
+              ...(sandboxProxy !== undefined ? { network: 'registries' as const } : {}),
+            },
+            undoSnapshots: { store: undoStore.store },
+          }
         : {}),
     });
     const fw = firewall;
@@ -504,6 +522,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       async listen() {
         const { host, port } = config.server;
         try {
+          await sandboxProxy?.start();
           await fastify.listen({ host, port });
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
@@ -542,6 +561,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           sessions.close();
           await tasks.close().catch((e: unknown) => logger.warn({ err: e }, 'tasks close failed'));
           await fw.close();
+          await sandboxProxy?.close().catch((e: unknown) => logger.warn({ err: e }, 'sandbox proxy close failed'));
           const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
           await cluster?.close();
           await hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed'));

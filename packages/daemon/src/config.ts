@@ -11,7 +11,14 @@ import {
   SAFETY_DEFAULTS,
   type SafetyConfig,
 } from '@finger/firewall';
-import { DEFAULT_LIMITS, NATS_URLS, REDIS_URL_FORM, redisUrlProblem, type SandboxMode } from '@finger/hub';
+import {
+  DEFAULT_LIMITS,
+  NATS_URLS,
+  parseAllowEntry,
+  REDIS_URL_FORM,
+  redisUrlProblem,
+  type SandboxMode,
+} from '@finger/hub';
 import { compileChecker, createAjv, FingerError, type ValidationIssue } from '@finger/protocol';
 
 /** Log levels accepted by `log.level` / `FINGER_LOG_LEVEL`. */
@@ -98,9 +105,12 @@ export interface DaemonConfig {
    * bubblewrap with FINGER_HOME, the token file and the credential places masked. `auto` sandboxes
    * where it can and warns where it cannot; `required` refuses the start without one
    * (E_NO_SANDBOX); `off` never sandboxes. `exempt_modules`: module ids whose children the operator
-   * runs unsandboxed.
+   * runs unsandboxed. `network.allow`: what the workspace-write profile may reach through the
+   * daemon's filtering proxy — `"registries"` (the public package registries, @finger/hub's
+   * PACKAGE_REGISTRIES) and/or `host`, `host:port`, `ip:port` entries; empty (the default): no
+   * network there. With it, installs from the lock file or manifest run sandboxed at NOTIFY.
    */
-  sandbox: { mode: SandboxMode; exempt_modules: string[] };
+  sandbox: { mode: SandboxMode; exempt_modules: string[]; network: { allow: string[] } };
   /**
    * The firewall: how long a held call waits for a person before it is rejected
    * (E_APPROVAL_TIMEOUT), and the behaviour layer's rate limits (absent keys keep its defaults:
@@ -181,7 +191,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
   ui: { session_idle_ms: 8 * 3_600_000, session_absolute_ms: 24 * 3_600_000, max_sessions: 256 },
   shutdown: { drain_ms: 10_000 },
-  sandbox: { mode: 'auto', exempt_modules: [] },
+  sandbox: { mode: 'auto', exempt_modules: [], network: { allow: [] } },
   firewall: { approval_timeout_ms: 300_000, behaviour: behaviourDefaults() },
   safety: { ...SAFETY_DEFAULTS },
   llm: { provider: 'offline', max_retries: 2, max_retry_wait_ms: 60_000, timeout_ms: 120_000 },
@@ -276,6 +286,14 @@ export const configSchema = {
     sandbox: section({
       mode: { enum: ['auto', 'required', 'off'] },
       exempt_modules: { ...STRINGS, uniqueItems: true },
+      network: section({
+        allow: {
+          type: 'array',
+          items: { type: 'string', minLength: 1, maxLength: 262 },
+          maxItems: 256,
+          uniqueItems: true,
+        },
+      }),
     }),
     firewall: section({
       approval_timeout_ms: POS_INT,
@@ -390,6 +408,19 @@ function redisUrlIssue(url: unknown, path: string): ValidationIssue[] {
     : [{ path, message: `is not a valid Redis URL: ${problem}; expected ${REDIS_URL_FORM}` }];
 }
 
+/** The entries of `sandbox.network.allow` that are not `registries`, a host or an IP with an optional port. */
+function allowIssues(allow: readonly string[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  allow.forEach((entry, i) => {
+    try {
+      parseAllowEntry(entry);
+    } catch (e) {
+      out.push({ path: `$.sandbox.network.allow[${i}]`, message: (e as Error).message });
+    }
+  });
+  return out;
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -490,6 +521,7 @@ export function resolveConfig(
   const { $schema: _ignored, ...fileConfig } = file as DaemonConfigInput & { $schema?: string };
   const merged = merge(merge(merge(DEFAULT_CONFIG, fileConfig), fromEnv), overrides);
   const finalIssues = checkConfig(merged);
+  if (!finalIssues.length) finalIssues.push(...allowIssues(merged.sandbox.network.allow));
   if (finalIssues.length) throw invalid('config', finalIssues);
   return merged;
 }

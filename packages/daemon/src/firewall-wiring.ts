@@ -105,7 +105,12 @@ export interface FirewallWiringOptions {
    * command of `tools` that stays in the workspace and needs no network is NOTIFY instead of
    * CONFIRM, and runs in that profile (`channel`, the daemon's Sandbox, hands it to the module).
    */
-  workspaceSandbox?: { tools: readonly string[]; channel: SandboxProfileChannel };
+  workspaceSandbox?: {
+    tools: readonly string[];
+    channel: SandboxProfileChannel;
+    /** `registries`: the profile reaches the package registries through the daemon's filtering proxy. */
+    network?: 'registries';
+  };
   /**
    * With `workspaceSandbox`: the undo store (its directory) where the shell module hard-links what
    * `rm -r`, `find -delete` and `git clean` delete, so those run in the profile too (undo-wiring.ts).
@@ -205,7 +210,14 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     sandbox,
     ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
     ...(o.behaviour ? { behaviour: o.behaviour } : {}),
-    ...(o.workspaceSandbox ? { workspace_sandbox: { tools: o.workspaceSandbox.tools } } : {}),
+    ...(o.workspaceSandbox
+      ? {
+          workspace_sandbox: {
+            tools: o.workspaceSandbox.tools,
+            ...(o.workspaceSandbox.network !== undefined ? { network: o.workspaceSandbox.network } : {}),
+          },
+        }
+      : {}),
     ...(o.workspaceSandbox && o.undoSnapshots ? { undo_snapshots: o.undoSnapshots } : {}),
   });
   const delegatedEngine = new FirewallEngine({

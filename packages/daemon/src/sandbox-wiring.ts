@@ -17,6 +17,8 @@ export interface SandboxWiringOptions {
   env: Record<string, string | undefined>;
   /** Says loudly, once, where no sandbox runs. */
   warn(message: string, details: object): void;
+  /** The workspace-write profile's package-registry proxy (sandbox-proxy-wiring.ts), when config `sandbox.network.allow` is set. */
+  proxy?: { socketPath: string; hosts: readonly string[] };
 }
 
 /**
@@ -33,6 +35,9 @@ export function wireSandbox(o: SandboxWiringOptions): Sandbox {
     env: o.env,
     // the workspace-write profile's private tool caches, one directory per workspace, never mounted outside it
     cacheRoot: join(o.home, 'state', 'sandbox-cache'),
+    ...(o.proxy !== undefined
+      ? { proxy: { socket: o.proxy.socketPath, allow: o.config.network.allow, hosts: o.proxy.hosts } }
+      : {}),
   });
   const status = sandbox.status();
   if (status.mode === 'required' && !status.available) throw sandboxUnavailable(status.reason);

@@ -93,7 +93,6 @@ function App() {
   useEffect(() => {
     onSessionLost(() => {
       store.stop();
-      setCsrfToken('');
       setSession(null);
     });
     if (location.pathname === '/ui/signin' && location.hash.includes('code=')) {
@@ -101,9 +100,7 @@ function App() {
       return;
     }
     api<Session>('GET', '/v1/session').then(signedIn, (e: unknown) => {
-      // 401: no session; 403: a session this tab holds no CSRF token for (opened elsewhere)
-      if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) setStatus(String(e));
-      setCsrfToken('');
+      if (!(e instanceof ApiError) || e.status !== 401) setStatus(String(e));
       setSession(null);
     });
   }, []);
@@ -119,7 +116,6 @@ function App() {
   const signOut = () => {
     void api('DELETE', '/v1/session').finally(() => {
       store.stop();
-      setCsrfToken('');
       setSession(null);
       navigate('/ui/signin', true);
     });

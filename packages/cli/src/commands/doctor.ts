@@ -158,6 +158,7 @@ interface DaemonHealth {
     reason?: string;
     bwrap?: string;
     profiles?: { 'workspace-write'?: { available: boolean; reason?: string } };
+    network?: { allow: string[]; hosts: string[]; socket: string };
   };
 }
 
@@ -200,8 +201,15 @@ async function checkSandbox(
       : ww.available
         ? '; workspace-write profile available (moderate shell calls that stay in the workspace run at NOTIFY)'
         : `; workspace-write profile not available: ${ww.reason ?? 'unknown reason'} (moderate shell calls are held)`;
+  // the package-registry proxy: what the running daemon reports, else what the config says
+  const allow = health?.sandbox !== undefined ? (s.network?.allow ?? []) : (config?.sandbox.network.allow ?? []);
+  const network =
+    allow.length === 0
+      ? '; no network in the workspace-write profile'
+      : `; the workspace-write profile reaches ${allow.join(', ')} through the filtering proxy` +
+        (s.network !== undefined ? ` (${s.network.hosts.length} host:port pairs, socket ${s.network.socket})` : '');
   if (warning === undefined)
-    return { name: 'sandbox', status: 'ok', detail: `bubblewrap, mode ${s.mode}${profile} (${where})` };
+    return { name: 'sandbox', status: 'ok', detail: `bubblewrap, mode ${s.mode}${profile}${network} (${where})` };
   return { name: 'sandbox', status: s.mode === 'required' ? 'fail' : 'warn', detail: `${warning} (${where})` };
 }
 

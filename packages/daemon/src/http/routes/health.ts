@@ -109,6 +109,17 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                       },
                     },
                   },
+                  network: {
+                    type: 'object',
+                    description:
+                      "The workspace-write profile's filtering proxy (config `sandbox.network.allow`), when set: the entries, the host:port pairs they expand to, the proxy's Unix socket.",
+                    required: ['allow', 'hosts', 'socket'],
+                    properties: {
+                      allow: { type: 'array', items: { type: 'string' } },
+                      hosts: { type: 'array', items: { type: 'string' } },
+                      socket: { type: 'string' },
+                    },
+                  },
                 },
               },
               safety: {
