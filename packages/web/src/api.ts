@@ -23,12 +23,33 @@ export interface Session {
   expires_at: string;
 }
 
-let csrfToken = '';
+const CSRF_KEY = 'finger.csrf';
+
+/**
+ * The session's CSRF token, kept in this tab's sessionStorage so a reload can show it to
+ * `GET /v1/session` (the daemon asks for it there too). It is no secret from the page itself; it
+ * only proves a request came from this page and not from another site that rides the cookie.
+ */
+let csrfToken = readStoredCsrf();
 let onUnauthenticated: (() => void) | undefined;
 
-/** Remembers the CSRF token of the current session (sent as `X-CSRF-Token`). */
+function readStoredCsrf(): string {
+  try {
+    return sessionStorage.getItem(CSRF_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** Remembers the CSRF token of the current session (sent as `X-CSRF-Token`); '' forgets it. */
 export function setCsrfToken(token: string): void {
   csrfToken = token;
+  try {
+    if (token === '') sessionStorage.removeItem(CSRF_KEY);
+    else sessionStorage.setItem(CSRF_KEY, token);
+  } catch {
+    // storage refused (private mode): the token lives in memory only; a reload signs in again
+  }
 }
 
 /** The CSRF token of the current session (the WebSocket shows it in its `auth` message). */

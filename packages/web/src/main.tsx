@@ -93,6 +93,7 @@ function App() {
   useEffect(() => {
     onSessionLost(() => {
       store.stop();
+      setCsrfToken('');
       setSession(null);
     });
     if (location.pathname === '/ui/signin' && location.hash.includes('code=')) {
@@ -100,7 +101,9 @@ function App() {
       return;
     }
     api<Session>('GET', '/v1/session').then(signedIn, (e: unknown) => {
-      if (!(e instanceof ApiError) || e.status !== 401) setStatus(String(e));
+      // 401: no session; 403: a session this tab holds no CSRF token for (opened elsewhere)
+      if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) setStatus(String(e));
+      setCsrfToken('');
       setSession(null);
     });
   }, []);
@@ -116,6 +119,7 @@ function App() {
   const signOut = () => {
     void api('DELETE', '/v1/session').finally(() => {
       store.stop();
+      setCsrfToken('');
       setSession(null);
       navigate('/ui/signin', true);
     });
