@@ -3,17 +3,19 @@
 // workspace-write profile; the same commands touching ~/.bashrc, the network or a path outside
 // the workspace are held, each with its reason; inside the profile a program that reads
 // ~/.ssh/id_rsa finds nothing and one that connects to a server on the host's loopback fails,
-// and the result says so.
-import { execFileSync } from 'node:child_process';
+// and the result says so. A developer's own toolchains under their home (rustup's cargo, pyenv's
+// pytest) build and test a project there, read-only.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { sandboxForTests, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { findProgram } from '@finger/hub';
+import { binaryForTests, sandboxForTests, startTestDaemon, type TestDaemon } from '@finger/testkit';
 
 describe.skipIf(!sandboxForTests())('the workspace-write sandbox through the daemon', () => {
   let d: TestDaemon;
@@ -112,13 +114,51 @@ describe.skipIf(!sandboxForTests())('the workspace-write sandbox through the dae
         'CONFIRM',
         `CONFIRM: writes outside the workspace: "${outside}/x.txt", "${outside}/x.txt/a.txt"`,
       ],
+      // the rest of the everyday commands of the first test, sent out of the workspace
+      [
+        "sed -i 's/a/b/' ~/.bashrc",
+        'APPROVE',
+        "APPROVE: RiskAssessor: dangerous: segment 1: writes the start-up file '~/.bashrc' (bash runs it at every start); segment 1: sed writes to '~/.bashrc' (~/.bashrc)",
+      ],
+      [
+        'echo x >> ~/.bashrc',
+        'APPROVE',
+        "APPROVE: RiskAssessor: dangerous: segment 1: writes the start-up file '~/.bashrc' (bash runs it at every start); segment 1: redirect >> writes to '~/.bashrc' (~/.bashrc)",
+      ],
+      [`mkdir ${outside}/d`, 'CONFIRM', `CONFIRM: writes outside the workspace: "${outside}/d"`],
+      [`touch ${outside}/t`, 'CONFIRM', `CONFIRM: writes outside the workspace: "${outside}/t"`],
+      [
+        `mv a.txt ${outside}/a.txt`,
+        'CONFIRM',
+        `CONFIRM: writes outside the workspace: "${outside}/a.txt", "${outside}/a.txt/a.txt"`,
+      ],
+      [`rm ${outside}/x.txt`, 'CONFIRM', `CONFIRM: writes outside the workspace: "${outside}/x.txt"`],
+      [`make -C ${outside}`, 'CONFIRM', `CONFIRM: writes outside the workspace: "${outside}"`],
+      [
+        'git add ~/.bashrc',
+        'CONFIRM',
+        `CONFIRM: the command's path word "~/.bashrc" is outside readable_paths (${d.workspace})`,
+      ],
+      ['git clone https://example.com/x.git', 'CONFIRM', 'CONFIRM: needs network: git clone'],
+      ['cargo install ripgrep', 'CONFIRM', 'CONFIRM: needs network: cargo install'],
+      ['cargo publish', 'CONFIRM', 'CONFIRM: needs network: cargo publish'],
+      [`cargo build --target-dir ${outside}/t`, 'CONFIRM', `CONFIRM: writes outside the workspace: "${outside}/t"`],
+      ['pip install requests', 'CONFIRM', 'CONFIRM: needs network: pip install'],
+      [
+        `python3 -m pytest --basetemp=${outside}/t`,
+        'CONFIRM',
+        `CONFIRM: the command's path word "${outside}/t" is outside readable_paths (${d.workspace})`,
+      ],
     ];
+    // held by the PathSandbox (a read outside the read roots) after the risk was lowered: once a
+    // person approves it, it still runs in the profile (docs/policy.md, "The workspace-write sandbox")
+    const profileOnceApproved = new Set(['git add ~/.bashrc', `python3 -m pytest --basetemp=${outside}/t`]);
     for (const [command, level, reason] of cases) {
       const check = await d.http<any>('POST', '/v1/policy/check', { tool: 'shell.exec', args: { command } });
       expect([command, check.body.level, check.body.sandbox_profile, check.body.reasons[0]]).toEqual([
         command,
         level,
-        undefined,
+        profileOnceApproved.has(command) ? 'workspace-write' : undefined,
         reason,
       ]);
     }
@@ -154,3 +194,128 @@ describe.skipIf(!sandboxForTests())('the workspace-write sandbox through the dae
     expect([ls.status, ls.body.result?.sandbox]).toEqual([200, undefined]);
   });
 });
+
+/** `python3 -m pytest` when it runs on the PATH the daemon's shell children get (this process's). */
+function pytestHere(): string | undefined {
+  const r = spawnSync('python3', ['-m', 'pytest', '--version'], { stdio: 'ignore', timeout: 30_000 });
+  return r.status === 0 ? 'python3 -m pytest' : undefined;
+}
+
+/** What `program args` prints (trimmed), or undefined when it cannot run. */
+function printed(program: string, args: string[]): string | undefined {
+  const r = spawnSync(program, args, { encoding: 'utf8', timeout: 30_000 });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+// Missing cargo or pytest is a loud skip here, a failure under FINGER_REQUIRE_SERVICES=1 (.ci/run
+// puts ~/.cargo/bin on PATH and installs Debian's cargo or python3-pytest when they are missing).
+const sandboxHere = sandboxForTests();
+const cargo = sandboxHere
+  ? binaryForTests(
+      findProgram('cargo', process.env.PATH),
+      'cargo build in the workspace-write sandbox',
+      "cargo is not on PATH (rustup's ~/.cargo/bin, or Debian's cargo)",
+    )
+  : undefined;
+const pytest = sandboxHere
+  ? binaryForTests(
+      pytestHere(),
+      'pytest in the workspace-write sandbox',
+      '`python3 -m pytest` does not run (python3-pytest)',
+    )
+  : undefined;
+
+describe.skipIf(cargo === undefined || pytest === undefined)(
+  "a developer's toolchains under their own home, in the workspace-write sandbox",
+  () => {
+    let d: TestDaemon;
+    let agent: string;
+    // the daemon runs as the user it would run as (its real home): the toolchains rustup and
+    // pyenv put there, the credential masks and the private tool caches apply to that home
+    const home = homedir();
+    const toolchains: string[] = [];
+
+    beforeAll(async () => {
+      d = await startTestDaemon({
+        env: { HOME: home },
+        config: { log: { level: 'silent' }, sandbox: { mode: 'required' } },
+      });
+      agent = await d.token('agent:executor', 'ww-toolchains');
+      const ws = d.workspace;
+      mkdirSync(path.join(ws, 'crate', 'src'), { recursive: true });
+      writeFileSync(
+        path.join(ws, 'crate', 'Cargo.toml'),
+        '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+      );
+      writeFileSync(path.join(ws, 'crate', 'src', 'main.rs'), 'fn main() {\n    println!("tiny");\n}\n');
+      mkdirSync(path.join(ws, 'py'));
+      writeFileSync(path.join(ws, 'py', 'test_one.py'), 'def test_one():\n    assert 1 + 1 == 2\n');
+      // where the toolchains live (cargo's directory, the Rust sysroot, Python's prefix)
+      toolchains.push(path.dirname(cargo!));
+      const sysroot = printed('rustc', ['--print', 'sysroot']);
+      if (sysroot !== undefined) toolchains.push(sysroot);
+      const prefix = printed('python3', ['-c', 'import sys; print(sys.prefix)']);
+      if (prefix !== undefined) toolchains.push(prefix);
+      // a program that writes without naming the place: the OS keeps it out, not the firewall
+      writeFileSync(
+        path.join(ws, 'write-toolchains.sh'),
+        toolchains
+          .map(
+            (t) =>
+              `if touch '${t}/.finger-probe' 2>/dev/null; then rm -f '${t}/.finger-probe'; echo 'wrote ${t}'; else echo 'read-only ${t}'; fi\n`,
+          )
+          .join(''),
+      );
+    });
+
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    const asAgent = (command: string, cwd: string) =>
+      d.http<any>('POST', '/v1/tools/shell.exec/run', { args: { command, cwd }, timeout_ms: 120_000 }, agent);
+
+    it('cargo build of a crate with no dependencies runs without a question in the profile and builds it', async () => {
+      const check = await d.http<any>('POST', '/v1/policy/check', {
+        tool: 'shell.exec',
+        args: { command: 'cargo build', cwd: 'crate' },
+      });
+      expect([check.body.level, check.body.sandbox_profile]).toEqual(['NOTIFY', 'workspace-write']);
+      const r = await asAgent('cargo build', 'crate');
+      expect([r.status, r.body.result?.exit_code, r.body.result?.sandbox, r.body.result?.stderr]).toEqual([
+        200,
+        0,
+        { profile: 'workspace-write' },
+        expect.stringContaining('Compiling tiny v0.1.0'),
+      ]);
+      const built = path.join(d.workspace, 'crate', 'target', 'debug', 'tiny');
+      expect(execFileSync(built, { encoding: 'utf8' })).toBe('tiny\n');
+    });
+
+    it('python3 -m pytest of a one-test project runs without a question in the profile and passes', async () => {
+      const check = await d.http<any>('POST', '/v1/policy/check', {
+        tool: 'shell.exec',
+        args: { command: pytest, cwd: 'py' },
+      });
+      expect([check.body.level, check.body.sandbox_profile]).toEqual(['NOTIFY', 'workspace-write']);
+      const r = await asAgent(`${pytest} -q -p no:cacheprovider`, 'py');
+      expect([r.status, r.body.result?.exit_code, r.body.result?.sandbox, r.body.result?.stdout]).toEqual([
+        200,
+        0,
+        { profile: 'workspace-write' },
+        expect.stringMatching(/^1 passed\b/m),
+      ]);
+    });
+
+    it('the toolchains stay read-only inside the profile: a program writing there fails, the host is unchanged', async () => {
+      const r = await asAgent('sh write-toolchains.sh', '.');
+      expect([r.status, r.body.result?.exit_code, r.body.result?.sandbox, r.body.result?.stdout]).toEqual([
+        200,
+        0,
+        { profile: 'workspace-write' },
+        toolchains.map((t) => `read-only ${t}\n`).join(''),
+      ]);
+      for (const t of toolchains) expect(existsSync(path.join(t, '.finger-probe'))).toBe(false);
+    });
+  },
+);
