@@ -15,8 +15,8 @@ const alias = {
   '@finger/firewall': r('./packages/firewall/src/index.ts'),
   '@finger/agents': r('./packages/agents/src/index.ts'),
   '@finger/daemon': r('./packages/daemon/src/index.ts'),
-  // the clock alone, for unit tests that should not load the whole testkit (the daemon with it)
-  '@finger/testkit/clock': r('./packages/testkit/src/manual-clock.ts'),
+  // helpers without workspace dependencies, for unit tests that should not load the whole testkit
+  '@finger/testkit/core': r('./packages/testkit/src/core.ts'),
   '@finger/testkit': r('./packages/testkit/src/index.ts'),
 };
 

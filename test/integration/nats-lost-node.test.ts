@@ -11,8 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRuntime, LocalEventBus, MessageHub } from '@finger/hub';
 import { ClusterNode, runtimeSwitch, serveKeyOf, startModuleServer, WireAuth } from '@finger/hub/nats';
 import type { ModuleManifest, Principal } from '@finger/protocol';
-import { natsUrlForTests, testClusterName, waitFor } from '@finger/testkit';
-import { ManualClock } from '@finger/testkit/clock';
+import { ManualClock, natsUrlForTests, testClusterName, waitFor } from '@finger/testkit';
 
 const url = await natsUrlForTests();
 const PROBE = fileURLToPath(new URL('../fixtures/modules/remote-probe/module.json', import.meta.url));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { FingerError, type FingerEvent } from '@finger/protocol';
-import { ManualClock } from '@finger/testkit/clock';
+import { ManualClock } from '@finger/testkit/core';
 
 import {
   type HubCall,

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { FingerError } from '@finger/protocol';
+import { waitFor } from '@finger/testkit/core';
 
 import { MessageHub } from '../../src/message-hub.js';
 import type { McpRuntime } from '../../src/runtime/mcp.js';
@@ -44,11 +45,13 @@ describe('halt kills a stdio MCP server (McpRuntime.kill through hub.abortAll)',
     const call = hub
       .request({ target: 'mcp.fix.sleep', payload: { ms: 60_000 }, source: human, timeout_ms: 120_000 })
       .catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 200));
+    // started at the server (what abortAll cancels and kills), not still on its way
+    await waitFor('the call running at the server', async () =>
+      hub.registry.get('mcp.fix')?.inflight ? true : undefined,
+    );
     const r = await hub.abortAll(new FingerError('E_HALTED', 'halted'), 0);
     expect(r).toMatchObject({ cancelled: 1, aborted: 1, killed: ['mcp.fix'] });
     expect(await call).toMatchObject({ code: 'E_HALTED' });
-    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((res) => setTimeout(res, 20));
-    expect(alive(pid)).toBe(false);
+    await waitFor('the server process gone', async () => (alive(pid) ? undefined : true), 5000);
   });
 });
