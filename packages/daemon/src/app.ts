@@ -17,6 +17,7 @@ import {
   type PerceptionBus,
   type PolicyStore,
   type SafetyMonitor,
+  settleAbandonedHolds,
   ToolGrantProfile,
 } from '@finger/firewall';
 import {
@@ -380,6 +381,13 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         : {}),
     });
     const fw = firewall;
+    // holds a kill -9 left unanswered get their resolution (abandoned) before the gate takes new ones
+    await settleAbandonedHolds({
+      audit: auditLog,
+      markerFile: join(home, 'state', 'approvals-settled.json'),
+      events,
+      logger: logger.child({ component: 'firewall' }),
+    });
     // Distributed mode: UserPolicy and session approvals shared with the cluster (Redis).
     if (redis)
       await redis.shareFirewall({

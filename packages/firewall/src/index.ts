@@ -50,6 +50,8 @@ export type { ReadFile } from './engine/preview.js';
 export { argsPreview, commandPreview, MAX_DIFF_BYTES, writePreview } from './engine/preview.js';
 export { unifiedDiff } from './engine/unified-diff.js';
 export type { VerdictCacheStats } from './engine/verdict-cache.js';
+export type { AbandonedHoldsAudit, AbandonedHoldsOptions } from './gate/abandoned-holds.js';
+export { ABANDONED_REASON, abandonedAuditRecord, pairHolds, settleAbandonedHolds } from './gate/abandoned-holds.js';
 export type { BindingCheck } from './gate/binding.js';
 export { argsDigest, bindingHolds, bindingOf, verifyBinding } from './gate/binding.js';
 export type { CallShape, ShapeClass, ShapeFacts, ShapePath, ShellCommandShape } from './gate/call-shape.js';

@@ -1,8 +1,30 @@
 // Layer 1, the argument filter: unknown (hallucinated) top-level arguments are stripped with a
 // warning, then the arguments are validated against the tool's input_schema. Schemas are
-// compiled once per schema object.
+// compiled once per schema object. A path argument holding a NUL byte is refused here too, so it is
+// never held for a person (no file system takes it; it was refused only after approval).
 
 import { createAjv, formatAjvErrors, type ValidationIssue } from '@finger/protocol';
+
+import { isPathArg, pathValues } from '../sandbox/path-args.js';
+
+/**
+ * Issues for path arguments (a well-known name or `format: "path"` in `schema`) whose value, or an
+ * item of it, contains a NUL byte: `$.path must not contain a NUL byte`.
+ */
+export function nulPathIssues(schema: Record<string, unknown> | undefined, args: unknown): ValidationIssue[] {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return [];
+  let out: ValidationIssue[] | undefined;
+  for (const key in args) {
+    if (!Object.hasOwn(args, key) || !isPathArg(key, schema)) continue;
+    const value = (args as Record<string, unknown>)[key];
+    if (!pathValues(value).some((v) => v.includes('\0'))) continue;
+    (out ??= []).push({
+      path: `$.${key}${Array.isArray(value) ? `[${value.findIndex((v) => typeof v === 'string' && v.includes('\0'))}]` : ''}`,
+      message: 'must not contain a NUL byte',
+    });
+  }
+  return out ?? [];
+}
 
 /** Outcome of {@link ArgumentFilter.filter}. */
 export type FilterResult =
@@ -60,9 +82,17 @@ export class ArgumentFilter {
 
   /**
    * Strips unknown top-level keys (a copy is made only when something is stripped) and validates
-   * the rest. A schema that does not compile fails closed: every call is refused.
+   * the rest. A schema that does not compile fails closed: every call is refused. A path argument
+   * with a NUL byte is refused, with or without a schema.
    */
   filter(schema: Record<string, unknown> | undefined, args: unknown): FilterResult {
+    const r = this.#filter(schema, args);
+    if (!r.ok) return r;
+    const nul = nulPathIssues(schema, r.args);
+    return nul.length === 0 ? r : { ok: false, args: r.args, stripped: r.stripped, issues: nul };
+  }
+
+  #filter(schema: Record<string, unknown> | undefined, args: unknown): FilterResult {
     if (schema === undefined) return { ok: true, args, stripped: NO_STRIP };
     const c = this.#compile(schema);
     if (c instanceof Error)
