@@ -45,6 +45,13 @@ describe('web console in Chromium against a real daemon', () => {
           rules: [
             { id: 'shell-asked', tool: 'shell.exec', level: 'CONFIRM', reason: 'shell commands are asked' },
             { id: 'writes-asked', tool: 'fs.write', level: 'CONFIRM', reason: 'writes are asked' },
+            {
+              id: 'printf-second-look',
+              tool: 'shell.exec',
+              match: { command: 'printf *' },
+              level: 'APPROVE',
+              reason: 'printf needs a second look',
+            },
           ],
         };
         await writeFile(join(home, 'config', 'admin-policy.json'), JSON.stringify(policy));
@@ -148,6 +155,41 @@ describe('web console in Chromium against a real daemon', () => {
     await page.getByLabel('Reason for rejecting').fill('checked only');
     await page.getByRole('button', { name: 'Reject' }).click();
     expect((await answer).body.error.code).toBe('E_REJECTED_BY_HUMAN');
+  });
+
+  it('keys: j/k move, a on an APPROVE-level hold asks first, r rejects; a link in a new tab opens signed in', async () => {
+    const approveLevel = agentCall('shell.exec', { command: 'printf approve-level-ok' });
+    await pending(1);
+    const confirmLevel = agentCall('shell.exec', { command: 'echo by-keyboard' });
+    const [newer, older] = await pending(2);
+    expect([newer.level, older.level]).toEqual(['CONFIRM', 'APPROVE']);
+    const tab = await admin.newPage();
+    await tab.goto(`${d.url}/ui/approvals/${older.id}`);
+    await tab
+      .getByRole('article', { name: 'Held call shell.exec' })
+      .getByText('printf needs a second look')
+      .first()
+      .waitFor();
+    await tab.keyboard.press('k');
+    await expect.poll(() => tab.url()).toBe(`${d.url}/ui/approvals/${newer.id}`);
+    await tab.keyboard.press('j');
+    await expect.poll(() => tab.url()).toBe(`${d.url}/ui/approvals/${older.id}`);
+    await tab.keyboard.press('a');
+    const dialog = tab.getByRole('dialog', { name: 'Approve an APPROVE-level call?' });
+    await dialog.getByRole('button', { name: 'Confirm approval' }).click();
+    const approved = await approveLevel;
+    expect(approved.status).toBe(200);
+    expect(JSON.stringify(approved.body.result)).toContain('approve-level-ok');
+    await tab.getByRole('link', { name: 'CONFIRM shell.exec from web-agent' }).click();
+    await tab.keyboard.press('r');
+    await tab.keyboard.type('rejected by keyboard');
+    await tab.keyboard.press('Enter');
+    const rejected = await confirmLevel;
+    expect([rejected.body.error.code, rejected.body.error.message.includes('rejected by keyboard')]).toEqual([
+      'E_REJECTED_BY_HUMAN',
+      true,
+    ]);
+    await tab.close();
   });
 
   it('a viewer sees no answer buttons, and a forged POST from its session is 403', async () => {

@@ -26,16 +26,17 @@ export interface Session {
 const CSRF_KEY = 'finger.csrf';
 
 /**
- * The session's CSRF token, kept in this tab's sessionStorage so a reload can show it to
- * `GET /v1/session` (the daemon asks for it there too). It is no secret from the page itself; it
- * only proves a request came from this page and not from another site that rides the cookie.
+ * The session's CSRF token, kept in the origin's localStorage so a reload, or an approval link
+ * opened in another tab, can show it to `GET /v1/session` (the daemon asks for it there too).
+ * Storage is per origin (scheme, host and port), so a page on another loopback port cannot read
+ * it; it only proves a request came from this console and not from a site riding the cookie.
  */
 let csrfToken = readStoredCsrf();
 let onUnauthenticated: (() => void) | undefined;
 
 function readStoredCsrf(): string {
   try {
-    return sessionStorage.getItem(CSRF_KEY) ?? '';
+    return localStorage.getItem(CSRF_KEY) ?? '';
   } catch {
     return '';
   }
@@ -45,8 +46,8 @@ function readStoredCsrf(): string {
 export function setCsrfToken(token: string): void {
   csrfToken = token;
   try {
-    if (token === '') sessionStorage.removeItem(CSRF_KEY);
-    else sessionStorage.setItem(CSRF_KEY, token);
+    if (token === '') localStorage.removeItem(CSRF_KEY);
+    else localStorage.setItem(CSRF_KEY, token);
   } catch {
     // storage refused (private mode): the token lives in memory only; a reload signs in again
   }

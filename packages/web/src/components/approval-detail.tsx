@@ -2,7 +2,7 @@
 // waiting time and deadline) and, for operators and admins, its answers: approve, reject with a
 // reason, approve edited arguments after seeing their new verdict, and the scoped standing answer.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { api, errorText } from '../api.ts';
 import { canAnswer, useApp, useConsole, useNow } from '../context.ts';
@@ -11,10 +11,17 @@ import type { Evaluation, PendingApproval } from '../types.ts';
 import { CodeView } from './code-view.tsx';
 import { Confirm } from './confirm.tsx';
 
+/** A key press to act on: `n` counts presses, `id` is the call selected when it was pressed. */
+export interface KeyCommand {
+  kind: 'approve' | 'reject';
+  n: number;
+  id: string;
+}
+
 export interface DetailProps {
   approval: PendingApproval;
   /** Bumped by the keyboard (a / r) to start an answer. */
-  command: { kind: 'approve' | 'reject'; n: number } | undefined;
+  command: KeyCommand | undefined;
 }
 
 export function ApprovalDetail({ approval: a, command }: DetailProps) {
@@ -40,8 +47,11 @@ export function ApprovalDetail({ approval: a, command }: DetailProps) {
     setConfirming(undefined);
   }, [a.id]);
 
+  // a key press acts once, on the call it was pressed for: never again when this view mounts anew
+  const handled = useRef(command?.n);
   useEffect(() => {
-    if (!command || !answerer) return;
+    if (!command || command.n === handled.current || command.id !== a.id || !answerer) return;
+    handled.current = command.n;
     if (command.kind === 'approve') approve();
     else document.getElementById('reject-reason')?.focus();
   }, [command?.n]);
@@ -178,7 +188,9 @@ export function ApprovalDetail({ approval: a, command }: DetailProps) {
               value={reason}
               onInput={(e) => setReason(e.currentTarget.value)}
               onKeyDown={(e) => {
-                if (e.key === 'Enter') void send({ decision: 'reject', reason }, `Rejected ${a.tool_id}`);
+                // the field's own value: state set by the last keystroke may not be rendered yet
+                if (e.key === 'Enter')
+                  void send({ decision: 'reject', reason: e.currentTarget.value }, `Rejected ${a.tool_id}`);
               }}
             />
             <button

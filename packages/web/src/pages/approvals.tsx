@@ -4,7 +4,7 @@
 
 import { useEffect, useState } from 'preact/hooks';
 
-import { ApprovalDetail } from '../components/approval-detail.tsx';
+import { ApprovalDetail, type KeyCommand } from '../components/approval-detail.tsx';
 import { useApp, useConsole, useNow } from '../context.ts';
 import { duration, summary } from '../format.ts';
 import { linkClick, navigate } from '../router.ts';
@@ -20,7 +20,7 @@ export function ApprovalsPage({ id }: { id: string | undefined }) {
   const { store } = useApp();
   const { approvals, loaded } = useConsole();
   const now = useNow();
-  const [command, setCommand] = useState<{ kind: 'approve' | 'reject'; n: number }>();
+  const [command, setCommand] = useState<KeyCommand>();
   const [notifyOn, setNotifyOn] = useState(
     () =>
       typeof Notification !== 'undefined' &&
@@ -54,7 +54,8 @@ export function ApprovalsPage({ id }: { id: string | undefined }) {
         if (next) navigate(`/ui/approvals/${next.id}`, true);
       } else if ((e.key === 'a' || e.key === 'r') && selected) {
         e.preventDefault();
-        setCommand((c) => ({ kind: e.key === 'a' ? 'approve' : 'reject', n: (c?.n ?? 0) + 1 }));
+        const kind = e.key === 'a' ? 'approve' : 'reject';
+        setCommand((c) => ({ kind, n: (c?.n ?? 0) + 1, id: selected.id }));
       }
     };
     addEventListener('keydown', onKey);
