@@ -128,28 +128,51 @@ async function locate(o: HookOptions, env: NodeJS.ProcessEnv): Promise<{ url: st
   return { url: (url ?? 'http://127.0.0.1:7770').replace(/\/+$/, ''), token };
 }
 
+/**
+ * One JSON POST with node:http(s) and no keep-alive: `fetch` costs the hook ≈ 200 ms of undici
+ * loading here, and a kept-alive socket would hold the process open after it answered.
+ */
 async function post<T>(url: string, token: string, body: unknown, timeoutMs: number): Promise<T> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (e) {
-    throw new Error(`the finger daemon is unreachable at ${url}: ${(e as Error).message}`);
-  }
-  const text = await res.text();
+  const u = new URL(url);
+  const mod = u.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const data = JSON.stringify(body);
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = mod.request(
+      u,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(data),
+          authorization: `Bearer ${token}`,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_STDIN) req.destroy(new Error('the answer is too large'));
+          else chunks.push(c);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (e) => reject(new Error(`the finger daemon is unreachable at ${url}: ${e.message}`)));
+    req.end(data);
+  });
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error(`the finger daemon answered ${res.status} with no JSON`);
+    throw new Error(`the finger daemon answered ${status} with no JSON`);
   }
-  if (res.status !== 200) {
+  if (status !== 200) {
     const err = (parsed as { error?: { code?: string; message?: string } }).error;
-    throw new Error(`${err?.code ?? `HTTP ${res.status}`}: ${err?.message ?? 'refused'}`);
+    throw new Error(`${err?.code ?? `HTTP ${status}`}: ${err?.message ?? 'refused'}`);
   }
   return parsed as T;
 }
