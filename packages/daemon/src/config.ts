@@ -76,9 +76,11 @@ export interface DaemonConfig {
   /**
    * MCP servers used as tool providers, each a module `mcp.<name>` (entries: `McpServerConfig`
    * of @finger/hub). Entries are checked one by one at start: bad or duplicate ones are skipped
-   * with a warning (and listed in `moduleErrors`), the others load.
+   * with a warning (and listed in `moduleErrors`), the others load. `hold_ms`: how long one
+   * tools/call on the `/mcp` gateway waits for a person before it answers "held" (default 45 s,
+   * below the 60 s request timeout of MCP clients).
    */
-  mcp: { servers: unknown[] };
+  mcp: { servers: unknown[]; hold_ms?: number };
   /** Overrides of the hub's limits (`HubLimits`); absent keys keep the hub defaults. */
   hub: {
     max_nesting_depth?: number;
@@ -258,7 +260,7 @@ export const configSchema = {
     }),
     tools: section({ preferred_provider_order: { ...STRINGS, uniqueItems: true } }),
     grants: section({ supervisor: GLOBS, executor: GLOBS, reviewer: GLOBS }),
-    mcp: section({ servers: { type: 'array' } }),
+    mcp: section({ servers: { type: 'array' }, hold_ms: ms(0, 540_000) }),
     hub: section({
       max_nesting_depth: { type: 'integer', minimum: 1, maximum: 64 },
       default_timeout_ms: ms(1),

@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { ACCESS, installAuth } from '../auth/auth-hook.js';
 import { SESSION_DEFAULTS, type SessionLimits, type SessionStore } from '../auth/session-store.js';
 import type { TokenStore } from '../auth/token-store.js';
+import { mcpRoutes } from '../mcp-gateway/mcp-route.js';
 import type { RouteCounters } from '../metrics.js';
 import { installErrorHandling } from './errors.js';
 import { type HostPolicy, installHostCheck } from './host-check.js';
@@ -153,6 +154,7 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   policyRoutes(app, deps);
   taskRoutes(app, deps);
   stateRoutes(app, deps, o.now);
+  mcpRoutes(app, deps);
   if (o.sessions) sessionRoutes(app, o.sessions, o.sessionLimits ?? SESSION_DEFAULTS);
   await uiRoutes(app, o.uiDir);
   return app;
