@@ -37,7 +37,9 @@ function cliVersion(): string {
 const EXIT_HELP = `
 Exit codes: 0 ok · 1 error · 2 usage · 3 daemon not running · 4 auth · 5 not found ·
             6 timeout · 7 module failure · 8 denied/locked · 130 interrupted
-Environment: FINGER_HOME (default ~/.finger), FINGER_URL, FINGER_TOKEN, NO_COLOR`;
+Environment: FINGER_HOME (default ~/.finger; one daemon per home), FINGER_PORT (daemon start:
+             port, default 7770; 0 picks a free one), FINGER_HOST, FINGER_URL, FINGER_TOKEN,
+             FINGER_TOKEN_FILE, NO_COLOR`;
 
 /** Builds the `myfinger` commander program; actions record their exit code in `state`. */
 export function buildProgram(state: RunState): Command {

@@ -152,6 +152,31 @@ async function consoleLink(url: string, token: string | undefined): Promise<Sign
   }
 }
 
+/** FINGER_PORT as a number, or undefined when unset or not a port (the daemon reports a bad value itself). */
+function envPort(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n <= 65_535 ? n : undefined;
+}
+
+/**
+ * What `daemon start` asked for that the daemon running at `url` does not have: `port N` or
+ * `host H`, or undefined when it asked for nothing else (no port, port 0 — any port —, the same).
+ */
+export function otherAddress(url: string, port: number | undefined, host: string | undefined): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const runningPort = Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  if (port !== undefined && port !== 0 && port !== runningPort) return `port ${port}`;
+  const runningHost = u.hostname.replace(/^\[|\]$/g, '');
+  if (host !== undefined && host !== '' && host !== runningHost) return `host ${host}`;
+  return undefined;
+}
+
 async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   const { out, home } = ctx;
   const port = parsePort(opts.port);
@@ -160,6 +185,25 @@ async function start(ctx: CommandContext, opts: StartOptions): Promise<number> {
   if (running && health) {
     // without a valid token health names no pid: daemon.json's is the one that answered there
     const pid = health.pid ?? running.pid;
+    const other = otherAddress(
+      running.url,
+      port ?? envPort(ctx.io.env.FINGER_PORT),
+      opts.host ?? ctx.io.env.FINGER_HOST,
+    );
+    if (other !== undefined) {
+      // a second daemon was asked for: say which one runs here, and how to run another beside it
+      throw new CliError(
+        'E_CONFLICT',
+        `a finger daemon is already running in FINGER_HOME ${home} (pid ${pid}) at ${running.url}; it was not started again on ${other}`,
+        {
+          notes: [
+            'one FINGER_HOME runs one daemon; to run a second one, give it its own home:',
+            `  FINGER_HOME=${home}-2 ${other.startsWith('port ') ? `FINGER_PORT=${other.slice(5)} ` : ''}myfinger daemon start`,
+            'or stop this one first: myfinger daemon stop',
+          ],
+        },
+      );
+    }
     if (out.json) out.printJson({ running: true, started: false, pid, url: running.url, home });
     else out.line(`finger daemon is already running (pid ${pid}) at ${running.url}`);
     return EXIT.OK;
