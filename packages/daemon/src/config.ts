@@ -116,8 +116,9 @@ export interface DaemonConfig {
   /**
    * The firewall: how long a held call waits for a person before it is rejected
    * (E_APPROVAL_TIMEOUT), and the behaviour layer's rate limits (absent keys keep its defaults:
-   * the same call more than 5 times — 3 at low confidence — in 60 s → APPROVE, the same tool
-   * more than 20 times → CONFIRM).
+   * the same call more than 5 times — 3 at low confidence — in 60 s → APPROVE; the same call
+   * shape more than 20 times → CONFIRM, counted for the principal kinds in `volume_kinds`,
+   * default agents and modules).
    */
   firewall: {
     approval_timeout_ms: number;
@@ -126,6 +127,7 @@ export interface DaemonConfig {
       max_repeats?: number;
       max_repeats_low_confidence?: number;
       max_tool_calls?: number;
+      volume_kinds?: string[];
       low_confidence?: number;
       low_confidence_run?: number;
     };
@@ -304,6 +306,11 @@ export const configSchema = {
         max_repeats: POS_INT,
         max_repeats_low_confidence: POS_INT,
         max_tool_calls: POS_INT,
+        volume_kinds: {
+          type: 'array',
+          items: { enum: ['human', 'agent', 'module', 'system'] },
+          uniqueItems: true,
+        },
         low_confidence: { type: 'number', minimum: 0, maximum: 1 },
         low_confidence_run: POS_INT,
       }),
@@ -573,6 +580,7 @@ function behaviourDefaults(): NonNullable<DaemonConfig['firewall']['behaviour']>
     max_repeats: b.max_repeats,
     max_repeats_low_confidence: b.max_repeats_low_confidence,
     max_tool_calls: b.max_tool_calls,
+    volume_kinds: [...b.volume_kinds],
     low_confidence: b.low_confidence,
     low_confidence_run: b.low_confidence_run,
   };

@@ -298,6 +298,7 @@ export function limitsCheck(l: {
     max_repeats: number;
     max_repeats_low_confidence: number;
     max_tool_calls: number;
+    volume_kinds?: readonly string[];
   };
   holds?: { max_pending: number; max_pending_per_principal: number; human_reserve: number };
 }): DoctorCheck {
@@ -310,7 +311,12 @@ export function limitsCheck(l: {
       `denial breaker: ${l.denial.denial_consecutive} in a row or ${l.denial.denial_threshold} of the last ` +
       `${l.denial.denial_window} decisions lock an agent (a rejection marked not the agent's fault does not count); ` +
       `behaviour: the same call more than ${b.max_repeats} times (${b.max_repeats_low_confidence} at low confidence) ` +
-      `in ${secs} → APPROVE, the same tool more than ${b.max_tool_calls} times → CONFIRM` +
+      `in ${secs} → APPROVE, the same call shape (tool, or shell program) more than ${b.max_tool_calls} times → CONFIRM` +
+      (b.volume_kinds === undefined
+        ? ''
+        : b.volume_kinds.length === 0
+          ? ' (counted for no caller)'
+          : ` (counted for ${b.volume_kinds.join(', ')} callers; firewall.behaviour.volume_kinds)`) +
       (l.holds
         ? `; holds: ${l.holds.max_pending} calls held for a person at most, ${l.holds.max_pending_per_principal} per token, ` +
           `${l.holds.human_reserve} of them kept for people's own calls (approvals.max_pending, max_pending_per_principal, human_reserve)`

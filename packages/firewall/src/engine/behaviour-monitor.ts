@@ -1,6 +1,7 @@
 // Layers 2 and 5 keep per-session memory: the behaviour layer counts the same call (tool +
-// canonical args) and the same tool within a sliding window; the metacognitive breaker counts a
-// run of low-confidence calls. Bounded: sessions and fingerprints per session are capped.
+// canonical args) and, for callers that are rate-held (agents), the same call shape (the tool, or
+// a shell tool's programs) within a sliding window; the metacognitive breaker counts a run of
+// low-confidence calls. Bounded: sessions, fingerprints and shapes per session are capped.
 
 export { callFingerprint } from './call-key.js';
 import type { Level } from './evaluation.js';
@@ -13,8 +14,17 @@ export interface BehaviourOptions {
   max_repeats: number;
   /** … when the call's confidence is low (default 3). */
   max_repeats_low_confidence: number;
-  /** The same tool more than this many times in the window → CONFIRM (default 20). */
+  /**
+   * The same call shape (the tool; for a shell tool, the same programs) more than this many times
+   * in the window → CONFIRM (default 20). Counted only for callers of a kind in `volume_kinds`.
+   */
   max_tool_calls: number;
+  /**
+   * Principal kinds whose calls count toward `max_tool_calls` (default agents and modules): a
+   * person's or a service's volume of distinct calls is not a loop. The repeat limit
+   * (`max_repeats`) counts every caller.
+   */
+  volume_kinds: readonly string[];
   /** Confidence below this is low (default 0.5). */
   low_confidence: number;
   /** A run of this many low-confidence calls in a session → at least CONFIRM (default 3). */
@@ -31,6 +41,7 @@ export const BEHAVIOUR_DEFAULTS: Readonly<BehaviourOptions> = Object.freeze({
   max_repeats: 5,
   max_repeats_low_confidence: 3,
   max_tool_calls: 20,
+  volume_kinds: Object.freeze(['agent', 'module']),
   low_confidence: 0.5,
   low_confidence_run: 3,
   max_sessions: 10_000,
@@ -83,9 +94,14 @@ class Stamps {
   }
 }
 
-/** One tool's memory in a session: its calls, and each distinct call's. */
+/** Call shapes remembered per tool and session besides the tool itself (oldest dropped). */
+const MAX_SHAPES_PER_TOOL = 256;
+
+/** One tool's memory in a session: its calls, each distinct call's, and each narrower shape's. */
 interface ToolMemory {
   stamps: Stamps;
+  /** Stamps per call shape other than the bare tool (a shell tool's programs), made on first use. */
+  shapes: Map<string, Stamps> | undefined;
   calls: Map<string, Stamps>;
   /** The fingerprint of the tool's last call, and its stamps (no map lookup when it comes again). */
   lastFingerprint: string | undefined;
@@ -110,6 +126,18 @@ function count(stamps: Stamps, now: number, window: number, keep: number, record
   return record ? stamps.push(now, keep) : n + 1;
 }
 
+/** The stamps of one shape of a tool's calls (made when recording; the oldest shape goes past the bound). */
+function shapeStamps(tool: ToolMemory, shape: string, create: boolean): Stamps | undefined {
+  let shapes = tool.shapes;
+  let st = shapes?.get(shape);
+  if (st !== undefined || !create) return st;
+  shapes ??= tool.shapes = new Map();
+  if (shapes.size >= MAX_SHAPES_PER_TOOL) shapes.delete(shapes.keys().next().value as string);
+  st = new Stamps();
+  shapes.set(shape, st);
+  return st;
+}
+
 /** Per-session memory of the behaviour layer and the metacognitive breaker. */
 export class BehaviourMonitor {
   readonly options: Readonly<BehaviourOptions>;
@@ -120,10 +148,12 @@ export class BehaviourMonitor {
 
   /** Stamps kept per call and per tool: enough to count past both limits. */
   readonly #keep: number;
+  readonly #volumeKinds: ReadonlySet<string>;
 
   constructor(options: Partial<BehaviourOptions> = {}) {
     this.options = Object.freeze({ ...BEHAVIOUR_DEFAULTS, ...options });
     this.#keep = Math.max(this.options.max_repeats, this.options.max_tool_calls) + 1;
+    this.#volumeKinds = new Set(this.options.volume_kinds);
   }
 
   /** True when `confidence` counts as low (NaN or out of [0, 1] counts as low: fail safe). */
@@ -134,8 +164,11 @@ export class BehaviourMonitor {
 
   /**
    * Layer 2: counts this call in its session's window (recording it unless `record` is false)
-   * and returns the findings: the same call repeated → APPROVE, the same tool too often → CONFIRM.
-   * `fingerprint` names the call's arguments within the tool (see argsFingerprint in call-key.ts).
+   * and returns the findings: the same call repeated → APPROVE, the same call shape too often →
+   * CONFIRM. `fingerprint` names the call's arguments within the tool (see argsFingerprint in
+   * call-key.ts). `shape` is the call's shape for the volume count: undefined counts the tool as a
+   * whole, a string a narrower shape of it (`git,ls` for a shell command), null not at all (a
+   * caller that is not rate-held, see {@link BehaviourMonitor.countsVolume}).
    */
   behaviour(
     session: string,
@@ -144,6 +177,7 @@ export class BehaviourMonitor {
     confidence: number | undefined,
     now: number,
     record: boolean,
+    shape?: string | null,
   ): readonly LayerFinding[] {
     const o = this.options;
     const s = this.#session(session, record);
@@ -153,7 +187,13 @@ export class BehaviourMonitor {
     let out: LayerFinding[] | undefined;
     let tool = s === undefined ? undefined : s.lastTool === tool_id ? s.lastMemory : s.tools.get(tool_id);
     if (tool === undefined && s !== undefined && record) {
-      tool = { stamps: new Stamps(), calls: new Map(), lastFingerprint: undefined, lastCalls: undefined };
+      tool = {
+        stamps: new Stamps(),
+        shapes: undefined,
+        calls: new Map(),
+        lastFingerprint: undefined,
+        lastCalls: undefined,
+      };
       s.tools.set(tool_id, tool);
     }
     if (s !== undefined && tool !== undefined && s.lastMemory !== tool) {
@@ -183,14 +223,22 @@ export class BehaviourMonitor {
         id: 'behaviour.loop',
         reason: `the same call (${tool_id}, same arguments) ${n} times within ${o.window_ms / 1000} s (limit ${maxRepeats}${low ? ', tightened for low confidence' : ''})`,
       });
-    const t = tool === undefined ? 1 : count(tool.stamps, now, o.window_ms, keep, record);
+    if (shape === null) return out ?? NO_FINDINGS;
+    const stamps =
+      tool === undefined ? undefined : shape === undefined ? tool.stamps : shapeStamps(tool, shape, record);
+    const t = stamps === undefined ? 1 : count(stamps, now, o.window_ms, keep, record);
     if (t > o.max_tool_calls)
       (out ??= []).push({
         level: 'CONFIRM',
         id: 'behaviour.tool_repeat',
-        reason: `${tool_id} called ${t} times within ${o.window_ms / 1000} s (limit ${o.max_tool_calls})`,
+        reason: `${tool_id}${shape === undefined ? '' : ` (${shape})`} called ${t} times within ${o.window_ms / 1000} s (limit ${o.max_tool_calls})`,
       });
     return out ?? NO_FINDINGS;
+  }
+
+  /** Whether a caller of this principal kind counts toward the volume limit (`volume_kinds`). */
+  countsVolume(kind: string): boolean {
+    return this.#volumeKinds.has(kind);
   }
 
   /**

@@ -182,11 +182,32 @@ function commandOf(args: unknown): string | readonly string[] | undefined {
   return undefined;
 }
 
+/** The volume shape of each assessed command, made once per assessment (cached verdicts share it). */
+const SHAPES = new WeakMap<RiskAssessment, string>();
+
+/**
+ * The shape the behaviour layer's volume limit counts a call under: for a shell command the
+ * programs it runs (sorted, each once: `git,ls`), so an agent's `ls`, `cat` and `git status` are
+ * not one run of `shell.exec`; undefined (the tool as a whole) for any other call.
+ */
+function volumeShape(st: StaticVerdict): string | undefined {
+  const a = st.assessment;
+  if (!st.shellCall || a === undefined) return undefined;
+  let shape = SHAPES.get(a);
+  if (shape === undefined) {
+    const programs = new Set<string>();
+    for (const seg of a.model.segments) if (!seg.wrapper) programs.add(seg.program === '' ? '?' : seg.program);
+    shape = [...programs].sort().join(',') || '?';
+    SHAPES.set(a, shape);
+  }
+  return shape;
+}
+
 /**
  * Evaluates tool calls (§3.8). Layers, in order: (1) argument filter — unknown top-level
  * arguments stripped (a warning), invalid arguments → `deny` with `error.code` E_INVALID_ARGS;
  * (2) behaviour — the same call more than 5 times in 60 s (3 at low confidence) → APPROVE, the
- * same tool more than 20 times → CONFIRM; (3) permission — {@link evaluatePolicy}; (4) path
+ * same call shape more than 20 times → CONFIRM (agents and modules only, see `volume_kinds`); (3) permission — {@link evaluatePolicy}; (4) path
  * sandbox; (5) metacognitive breaker — low confidence → NOTIFY, a run of 3 → CONFIRM. The
  * strictest contribution decides `level` and `layer`. A human's direct dispatch turns CONFIRM and
  * APPROVE into AUTO (`waived` records what was skipped); DENY stays DENY. Role grants are not
@@ -302,7 +323,8 @@ export class FirewallEngine {
 
     // 2. behaviour, 5. metacognitive breaker: stateful, on every call
     const session = this.#sessionKey(facts.principal, facts.session_id);
-    const found = this.behaviour.behaviour(session, tool_id, fingerprint, facts.confidence, now, record);
+    const shape = this.behaviour.countsVolume(facts.principal.kind) ? volumeShape(st) : null;
+    const found = this.behaviour.behaviour(session, tool_id, fingerprint, facts.confidence, now, record, shape);
     const meta = this.behaviour.metacognitive(session, facts.confidence, record);
     if (hit && options.lean === true && found.length === 0 && meta === null) return new AutoEvaluation(st.perm, args);
 
@@ -336,7 +358,16 @@ export class FirewallEngine {
     const now = this.#timeFromCall && call.now !== undefined ? call.now : this.#clock.now();
     const direct = call.direct && principal.kind === 'human';
     const session = this.#sessionKey(principal, env.session_id);
-    const found = this.behaviour.behaviour(session, tool_id, argsFingerprint(args, ak.key), confidence, now, !direct);
+    const shape = this.behaviour.countsVolume(principal.kind) ? volumeShape(st) : null;
+    const found = this.behaviour.behaviour(
+      session,
+      tool_id,
+      argsFingerprint(args, ak.key),
+      confidence,
+      now,
+      !direct,
+      shape,
+    );
     const meta = this.behaviour.metacognitive(session, confidence, !direct);
     if (found.length === 0 && meta === null) return CACHED_ALLOW;
     return this.#decide(factsOf(call, tool, confidence), args, st, NO_PATHS, undefined, undefined, found, meta, direct);

@@ -242,6 +242,45 @@ describe('FirewallEngine: behaviour and metacognitive layers', () => {
     expect(engine.evaluate(facts('fs.read', { path: 'f20' }))).toMatchObject({ level: 'CONFIRM', layer: 'behaviour' });
   });
 
+  it("a person's or a service's volume of distinct calls is not rate-held; their repeated call still is a loop", () => {
+    const { engine } = setup();
+    const operator = { principal: { kind: 'human' as const, id: 'alice', roles: ['operator'] } };
+    for (let i = 0; i < 10_000; i++) {
+      const ev = engine.evaluate(facts('echo.echo', { text: `v-${i}` }, operator));
+      if (ev.level !== 'AUTO') throw new Error(`call ${i}: ${ev.level} ${ev.reasons.join('; ')}`);
+    }
+    const system = { principal: { kind: 'system' as const, id: 'svc', roles: [] } };
+    for (let i = 0; i < 100; i++)
+      expect(engine.evaluate(facts('fs.read', { path: `f${i}` }, system)).level).toBe('AUTO');
+    const again = () => engine.evaluate(facts('echo.echo', { text: 'same' }, operator));
+    for (let i = 0; i < 5; i++) expect(again().level).toBe('AUTO');
+    expect(again()).toMatchObject({ level: 'APPROVE', layer: 'behaviour' });
+  });
+
+  it("an agent's volume counts per call shape: each shell program apart, a module caller like an agent", () => {
+    const { engine } = setup();
+    for (let i = 0; i < 20; i++) {
+      expect(engine.evaluate(facts('shell.exec', { command: `ls -la d${i}` })).level).toBe('AUTO');
+      expect(engine.evaluate(facts('shell.exec', { command: `cat f${i}` })).level).toBe('AUTO');
+    }
+    const ls = engine.evaluate(facts('shell.exec', { command: 'ls -la d20' }));
+    expect(ls).toMatchObject({ level: 'CONFIRM', layer: 'behaviour' });
+    expect(ls.reasons[0]).toBe('CONFIRM: shell.exec (ls) called 21 times within 60 s (limit 20)');
+    const mod = { principal: { kind: 'module' as const, id: 'planner', roles: [] } };
+    for (let i = 0; i < 20; i++) expect(engine.evaluate(facts('fs.read', { path: `f${i}` }, mod)).level).toBe('AUTO');
+    expect(engine.evaluate(facts('fs.read', { path: 'f20' }, mod))).toMatchObject({ level: 'CONFIRM' });
+  });
+
+  it('volume_kinds decides who is rate-held (config firewall.behaviour.volume_kinds)', () => {
+    const { engine } = setup({}, { behaviour: { volume_kinds: ['agent', 'human'], max_tool_calls: 3 } });
+    const operator = { principal: { kind: 'human' as const, id: 'alice', roles: ['operator'] } };
+    for (let i = 0; i < 3; i++)
+      expect(engine.evaluate(facts('echo.echo', { text: `${i}` }, operator)).level).toBe('AUTO');
+    expect(engine.evaluate(facts('echo.echo', { text: '3' }, operator)).level).toBe('CONFIRM');
+    const none = setup({}, { behaviour: { volume_kinds: [], max_tool_calls: 3 } }).engine;
+    for (let i = 0; i < 10; i++) expect(none.evaluate(facts('fs.read', { path: `f${i}` })).level).toBe('AUTO');
+  });
+
   it('low confidence only raises: one low call → NOTIFY, a run of 3 → CONFIRM, a confident call ends the run', () => {
     const { engine } = setup();
     const ev = (text: string, confidence?: number) =>
