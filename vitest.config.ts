@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 import { defineConfig } from 'vitest/config';
@@ -20,9 +21,16 @@ const alias = {
   '@finger/testkit': r('./packages/testkit/src/index.ts'),
 };
 
+// Test files run in parallel, each in its own process (every test has its own FINGER_HOME, port 0,
+// cluster name and Redis prefix). vitest's default is one worker fewer than the CPUs: a single
+// worker on the 2-core CI machine, where most of a file's time is spent waiting on daemons, child
+// processes and NATS, not computing. FINGER_TEST_WORKERS overrides it.
+const workers = Number(process.env.FINGER_TEST_WORKERS) || Math.max(2, availableParallelism());
+
 export default defineConfig({
   resolve: { alias },
   test: {
+    maxWorkers: workers,
     // Projects inherit these (`extends: true`): without it the unit project ran with vitest's 5 s
     // default, too tight for a daemon start on a loaded 2-core machine.
     testTimeout: 20_000,
@@ -36,7 +44,8 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], testTimeout: 60_000 },
+        // whole daemons and CLI children start in their hooks: bounds for a loaded machine, not expectations
+        test: { name: 'integration', include: ['test/**/*.test.ts'], testTimeout: 60_000, hookTimeout: 60_000 },
       },
     ],
   },
