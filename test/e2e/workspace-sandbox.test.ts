@@ -292,6 +292,27 @@ describe.skipIf(cargo === undefined || pytest === undefined)(
       expect(execFileSync(built, { encoding: 'utf8' })).toBe('tiny\n');
     });
 
+    it('a cargo build that needs a crate it has not fetched fails inside (no network), says why, and is not re-run outside', async () => {
+      const dep = path.join(d.workspace, 'dep');
+      mkdirSync(path.join(dep, 'src'), { recursive: true });
+      writeFileSync(
+        path.join(dep, 'Cargo.toml'),
+        '[package]\nname = "dep"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nitoa = "1"\n',
+      );
+      writeFileSync(path.join(dep, 'src', 'main.rs'), 'fn main() {}\n');
+      const r = await asAgent('cargo build', 'dep');
+      expect([r.status, r.body.result?.exit_code, r.body.result?.sandbox, r.body.result?.stderr]).toEqual([
+        200,
+        101,
+        {
+          profile: 'workspace-write',
+          hint: 'network is off in the workspace sandbox: this command needs it, so it failed there (it is not re-run outside; a person can run it as a held call)',
+        },
+        expect.stringContaining('failed to get `itoa` as a dependency'),
+      ]);
+      expect(existsSync(path.join(dep, 'target', 'debug', 'dep'))).toBe(false);
+    });
+
     it('python3 -m pytest of a one-test project runs without a question in the profile and passes', async () => {
       const check = await d.http<any>('POST', '/v1/policy/check', {
         tool: 'shell.exec',
