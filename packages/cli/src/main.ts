@@ -9,6 +9,7 @@ import { registerDaemon } from './commands/daemon.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
 import { registerHook } from './commands/hook.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerModule } from './commands/module.js';
 import { registerPolicy } from './commands/policy.js';
 import { registerRouter } from './commands/router.js';
@@ -76,6 +77,7 @@ export function buildProgram(state: RunState): Command {
   registerTasks(program, state);
   registerSafety(program, state);
   registerHook(program, state);
+  registerMcp(program, state);
   registerConsole(program, state);
   registerUi(program, state);
   return program;
