@@ -21,6 +21,8 @@ const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-ne
 const SHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'reports', 'screenshots');
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
+/** Messages of Chromium refusing something under the /ui CSP (there must be none). */
+const CSP_REFUSALS: string[] = [];
 const SLEEP_MARKER = `300.${process.pid}7`;
 
 describe('web console in Chromium against a real daemon', () => {
@@ -62,6 +64,9 @@ describe('web console in Chromium against a real daemon', () => {
     admin = await browser.newContext({ viewport: DESKTOP });
     admin.setDefaultTimeout(15_000);
     page = await admin.newPage();
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) CSP_REFUSALS.push(m.text());
+    });
     await mkdir(SHOTS, { recursive: true });
   }, 60_000);
   afterAll(async () => {
@@ -181,7 +186,9 @@ describe('web console in Chromium against a real daemon', () => {
     expect(approved.status).toBe(200);
     expect(JSON.stringify(approved.body.result)).toContain('approve-level-ok');
     await tab.getByRole('link', { name: 'CONFIRM shell.exec from web-agent' }).click();
+    await tab.getByRole('article', { name: 'Held call shell.exec' }).getByText('echo by-keyboard').first().waitFor();
     await tab.keyboard.press('r');
+    expect(await tab.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Reason for rejecting');
     await tab.keyboard.type('rejected by keyboard');
     await tab.keyboard.press('Enter');
     const rejected = await confirmLevel;
@@ -190,6 +197,28 @@ describe('web console in Chromium against a real daemon', () => {
       true,
     ]);
     await tab.close();
+  });
+
+  it('always: shows the standing shape, leaves a standing approval for the session; Control revokes it', async () => {
+    const first = agentCall('shell.exec', { command: 'echo standing-one' }, 'web-standing');
+    const [held] = await pending(1);
+    expect(held.standing.offered).toBe(true);
+    await page.getByRole('link', { name: 'CONFIRM shell.exec from web-agent' }).click();
+    await page.getByText('Always allow…').click();
+    await page.getByText(held.standing.description).waitFor();
+    const shape = JSON.parse(await page.getByLabel('Standing shape (JSON)').inputValue());
+    expect(shape).toEqual(held.standing.shape);
+    await page.getByLabel('Scope').selectOption('session');
+    await page.getByRole('button', { name: 'Always allow' }).click();
+    expect((await first).status).toBe(200);
+    // the same shape in the same session runs without asking
+    const second = await agentCall('shell.exec', { command: 'echo standing-two' }, 'web-standing');
+    expect([second.status, JSON.stringify(second.body.result).includes('standing-two')]).toEqual([200, true]);
+    await page.getByRole('link', { name: 'Control' }).click();
+    await page.getByRole('button', { name: /^Revoke standing approval shell\.exec: echo/ }).click();
+    await page.getByRole('region', { name: 'Standing approvals' }).getByText('None.').waitFor();
+    expect((await d.http('GET', '/v1/standing-approvals')).body.standing_approvals).toEqual([]);
+    await page.getByRole('link', { name: /^Approvals/ }).click();
   });
 
   it('a viewer sees no answer buttons, and a forged POST from its session is 403', async () => {
@@ -269,6 +298,7 @@ describe('web console in Chromium against a real daemon', () => {
       .getByText(/^Audit chain intact/)
       .waitFor();
     await shoot(page, 'audit');
+    expect(CSP_REFUSALS).toEqual([]);
   });
 
   it('halt from the page stops a running sleep 300', async () => {

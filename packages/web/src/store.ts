@@ -372,14 +372,14 @@ export async function loadSnapshot(): Promise<Snapshot> {
     api<{ standing_approvals: StandingApproval[] }>('GET', '/v1/standing-approvals'),
     api<{ modules: ModuleInfo[] }>('GET', '/v1/modules'),
     api<{ tasks: TaskInfo[] }>('GET', '/v1/tasks?all=true'),
-    api<{ safety?: SafetyState & { breakers?: Breaker[] } }>('GET', '/v1/health'),
+    api<{ safety?: SafetyState & { breakers?: Record<string, Omit<Breaker, 'id'>> } }>('GET', '/v1/health'),
     api<{ ok: boolean; entries: number; first_bad: number | null; reason: string | null }>('GET', '/v1/audit/verify'),
   ]);
   return {
     generated_at: new Date().toISOString(),
     approvals: approvals.approvals,
     safety: health.safety ?? {},
-    breakers: Array.isArray(health.safety?.breakers) ? health.safety.breakers : [],
+    breakers: Object.entries(health.safety?.breakers ?? {}).map(([id, b]) => ({ ...b, id })),
     modules: modules.modules,
     tasks: tasks.tasks.slice(0, 50),
     standing_approvals: standing.standing_approvals,

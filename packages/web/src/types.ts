@@ -83,6 +83,13 @@ export interface ModuleInfo {
   tools?: { name: string }[];
 }
 
+/** One step of a task's checkpoint (`GET /v1/tasks/:id`). */
+export interface TaskStep {
+  step: number;
+  calls?: { tool: string; class?: string; summary?: string; error?: { code?: string; message?: string } }[];
+  [key: string]: unknown;
+}
+
 export interface TaskInfo {
   id: string;
   state: string;
@@ -90,22 +97,36 @@ export interface TaskInfo {
   step?: number;
   max_steps?: number;
   updated_at?: string;
+  steps_done?: number;
   usage?: { input_tokens?: number; output_tokens?: number; cost?: number };
-  steps?: { step: number; calls?: { tool: string; summary?: string; error?: unknown }[] }[];
+  question?: { kind: string; message: string };
 }
 
+/** One agent's breaker counters (`safety.breakers` of the snapshot, keyed by agent id). */
 export interface Breaker {
-  breaker?: string;
+  id: string;
+  status: string;
+  repeat?: number;
+  errors?: number;
+  denials?: number;
+}
+
+/** A lockout: of the whole system (no agent_id) or of one agent. */
+export interface Lockout {
   agent_id?: string;
-  state?: string;
-  [key: string]: unknown;
+  cause?: string;
+  breaker?: string;
+  reason: string;
+  by: string;
+  at: string;
 }
 
 export interface SafetyState {
   state?: string;
   locked?: boolean;
-  agents_locked?: number | string[];
-  lockout?: { reason?: string; by?: string; at?: string } | null;
+  agents_locked?: string[];
+  lockout?: Lockout | null;
+  agents?: Lockout[];
   [key: string]: unknown;
 }
 

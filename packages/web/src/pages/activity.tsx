@@ -3,10 +3,44 @@
 
 import { useState } from 'preact/hooks';
 
+import { api, errorText } from '../api.ts';
 import { AnswerTimesChart, HoldReasonsChart, LevelChart } from '../components/charts.tsx';
 import { useConsole } from '../context.ts';
 import { clock } from '../format.ts';
-import { LEVELS } from '../types.ts';
+import { LEVELS, type TaskStep } from '../types.ts';
+
+/** A task's steps and their calls, fetched when opened (the snapshot carries no history). */
+function TaskSteps({ id }: { id: string }) {
+  const [steps, setSteps] = useState<TaskStep[]>();
+  const [error, setError] = useState('');
+  const load = () => {
+    if (steps !== undefined) return;
+    api<{ steps: TaskStep[] }>('GET', `/v1/tasks/${encodeURIComponent(id)}`).then(
+      (t) => setSteps(t.steps),
+      (e: unknown) => setError(errorText(e)),
+    );
+  };
+  return (
+    <details onToggle={load}>
+      <summary>Steps</summary>
+      {error && <p class="error">{error}</p>}
+      <ol>
+        {(steps ?? []).map((st) => (
+          <li key={st.step}>
+            {(st.calls ?? []).length === 0
+              ? 'no tool calls'
+              : (st.calls ?? []).map((c, i) => (
+                  <div key={i}>
+                    <code>{c.tool}</code> {c.summary ?? ''} {c.class ? `— ${c.class}` : ''}
+                    {c.error ? <span class="bad"> {c.error.code}</span> : null}
+                  </div>
+                ))}
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
 
 export function ActivityPage() {
   const s = useConsole();
@@ -106,10 +140,12 @@ export function ActivityPage() {
                 <tr key={t.id}>
                   <td>
                     <code>{t.id}</code> {t.text}
+                    {t.question ? <div class="bad">asks: {t.question.message}</div> : null}
+                    <TaskSteps id={t.id} />
                   </td>
                   <td>{t.state}</td>
                   <td>
-                    {t.step ?? t.steps?.length ?? 0}
+                    {t.step ?? t.steps_done ?? 0}
                     {t.max_steps !== undefined ? `/${t.max_steps}` : ''}
                   </td>
                   <td>{(t.usage?.input_tokens ?? 0) + (t.usage?.output_tokens ?? 0)}</td>
@@ -123,15 +159,32 @@ export function ActivityPage() {
       <section aria-label="Breakers">
         <h2>Breakers</h2>
         {s.breakers.length === 0 ? (
-          <p class="empty">No breaker tripped.</p>
+          <p class="empty">No agent has breaker counters yet.</p>
         ) : (
-          <ul>
-            {s.breakers.map((b, i) => (
-              <li key={i}>
-                <code>{b.breaker ?? 'breaker'}</code> {b.agent_id ?? ''} {b.state ?? ''}
-              </li>
-            ))}
-          </ul>
+          <table>
+            <thead>
+              <tr>
+                <th>agent</th>
+                <th>status</th>
+                <th>repeated failures</th>
+                <th>errors</th>
+                <th>denials</th>
+              </tr>
+            </thead>
+            <tbody>
+              {s.breakers.map((b) => (
+                <tr key={b.id}>
+                  <td>{b.id}</td>
+                  <td>
+                    <span class={b.status === 'ok' ? 'ok' : 'bad'}>{b.status}</span>
+                  </td>
+                  <td>{b.repeat ?? 0}</td>
+                  <td>{b.errors ?? 0}</td>
+                  <td>{b.denials ?? 0}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
         )}
       </section>
       <section aria-label="Modules">

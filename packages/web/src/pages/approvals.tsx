@@ -52,10 +52,13 @@ export function ApprovalsPage({ id }: { id: string | undefined }) {
       if (e.key === 'j' || e.key === 'k') {
         const next = approvals[Math.min(approvals.length - 1, Math.max(0, i + (e.key === 'j' ? 1 : -1)))];
         if (next) navigate(`/ui/approvals/${next.id}`, true);
-      } else if ((e.key === 'a' || e.key === 'r') && selected) {
+      } else if (e.key === 'r' && selected) {
+        // focus at once (not after a render), so the next keys typed are the reason, not shortcuts
         e.preventDefault();
-        const kind = e.key === 'a' ? 'approve' : 'reject';
-        setCommand((c) => ({ kind, n: (c?.n ?? 0) + 1, id: selected.id }));
+        document.getElementById('reject-reason')?.focus();
+      } else if (e.key === 'a' && selected) {
+        e.preventDefault();
+        setCommand((c) => ({ kind: 'approve', n: (c?.n ?? 0) + 1, id: selected.id }));
       }
     };
     addEventListener('keydown', onKey);

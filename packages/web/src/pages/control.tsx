@@ -75,7 +75,7 @@ export function ControlPage() {
   };
 
   const safety = s.safety;
-  const locked = safety.locked === true || safety.state === 'SAFETY_LOCKOUT';
+  const locked = safety.locked === true;
   return (
     <div class="control">
       <h1>Control</h1>
@@ -110,6 +110,30 @@ export function ControlPage() {
           </div>
         )}
       </section>
+      {(safety.agents ?? []).length > 0 && (
+        <section aria-label="Locked agents">
+          <h2>Locked agents</h2>
+          <ul>
+            {(safety.agents ?? []).map((l) => (
+              <li key={l.agent_id}>
+                <code>{l.agent_id}</code> {l.breaker ? `(${l.breaker}) ` : ''}
+                {l.reason} — by {l.by} at {clock(l.at)}{' '}
+                {admin && l.agent_id !== undefined && (
+                  <button
+                    type="button"
+                    aria-label={`Unlock agent ${l.agent_id}`}
+                    onClick={() =>
+                      void act(() => api('POST', '/v1/unlock', { agent_id: l.agent_id }), `Unlocked ${l.agent_id}`)
+                    }
+                  >
+                    Unlock
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       <section aria-label="Standing approvals">
         <h2>Standing approvals</h2>
         {s.standing.length === 0 ? (
