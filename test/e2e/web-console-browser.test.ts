@@ -5,6 +5,7 @@
 // One browser and one daemon for the file; the halt and the tampered audit log come last.
 // Screenshots of each page at desktop and phone width go to reports/screenshots/ (git-ignored).
 
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +19,8 @@ import { pidsWith, startTestDaemon, type TestDaemon, waitFor } from '@finger/tes
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'];
-const SHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'reports', 'screenshots');
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SHOTS = join(REPO, 'reports', 'screenshots');
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 /** Messages of Chromium refusing something under the /ui CSP (there must be none). */
@@ -33,6 +35,8 @@ describe('web console in Chromium against a real daemon', () => {
   let agent: string;
 
   beforeAll(async () => {
+    if (!existsSync(join(REPO, 'packages', 'web', 'dist', 'index.html')))
+      throw new Error('the web console is not built: run `npm run build` first (packages/web/dist)');
     d = await startTestDaemon({
       config: {
         log: { level: 'silent' },
