@@ -250,6 +250,9 @@ describe('web console in Chromium against a real daemon', () => {
       return { status: r.status, code: (await r.json()).error.code };
     }, held.id);
     expect(forged).toEqual({ status: 403, code: 'E_FORBIDDEN' });
+    // revoking the token ends its session at once: the live connection closes, the page signs out
+    expect((await d.http('DELETE', '/v1/tokens/web-viewer')).status).toBe(200);
+    await vp.getByLabel('API token').waitFor();
     await viewer.close();
     expect((await d.http('POST', `/v1/approvals/${held.id}`, { decision: 'reject', reason: 'cleanup' })).status).toBe(
       200,

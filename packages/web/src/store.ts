@@ -198,6 +198,8 @@ export class ConsoleStore {
       this.socket = undefined;
       if (this.stopped) return;
       this.set({ connection: 'offline' });
+      // the session may have ended (sign-out, expiry, revoked token): a 401 here signs the page out
+      void this.refresh();
       this.retryTimer = setTimeout(() => this.connect(), this.retryMs);
       this.retryMs = Math.min(this.retryMs * 2, 10_000);
     };
