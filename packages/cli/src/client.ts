@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
-import { Agent, fetch } from 'undici';
+import type { Agent, fetch as undiciFetch, Response } from 'undici';
 
 import type { DaemonInfo, HealthResult } from './api-types.js';
 import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './errors.js';
@@ -14,7 +14,20 @@ import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './err
  * as not running; the daemon bounds every call itself, and a command's own `timeoutMs` or Ctrl-C
  * still ends the wait.
  */
-export const DAEMON_DISPATCHER = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
+export function daemonDispatcher(): Promise<Agent> {
+  return (dispatcher ??= loadUndici().then((u) => new u.Agent({ headersTimeout: 0, bodyTimeout: 0 })));
+}
+let dispatcher: Promise<Agent> | undefined;
+
+interface Undici {
+  Agent: typeof Agent;
+  fetch: typeof undiciFetch;
+}
+let undici: Promise<Undici> | undefined;
+/** undici, imported on the first request: `--help` and `--version` never load it (start-up time). */
+function loadUndici(): Promise<Undici> {
+  return (undici ??= import('undici').then((u) => ({ Agent: u.Agent, fetch: u.fetch })));
+}
 
 /** Environment variables as the CLI sees them (injected, so tests need not touch process.env). */
 export type Env = Record<string, string | undefined>;
@@ -209,15 +222,17 @@ export class DaemonClient {
       opts.signal,
       opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined,
     ].filter((s): s is AbortSignal => s !== undefined);
-    let res: Awaited<ReturnType<typeof fetch>>;
+    let res: Response;
     let text: string;
+    const { fetch } = await loadUndici();
+    const dispatcher = await daemonDispatcher();
     try {
       res = await fetch(this.url + p, {
         method,
         headers,
         body: body === undefined ? null : JSON.stringify(body),
         signal: signals.length ? AbortSignal.any(signals) : null,
-        dispatcher: DAEMON_DISPATCHER,
+        dispatcher,
       });
       text = await res.text();
     } catch (e) {

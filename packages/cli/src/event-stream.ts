@@ -1,5 +1,3 @@
-import WebSocket from 'ws';
-
 import type { EventStreamMessage } from './api-types.js';
 import type { DaemonClient } from './client.js';
 import type { CommandContext } from './context.js';
@@ -54,61 +52,65 @@ export function streamEvents(
   const out = ctx.out;
   const headers: Record<string, string> = client.token ? { authorization: `Bearer ${client.token}` } : {};
   const subscribe = JSON.stringify(h.subscribe);
-  return new Promise<number>((resolve) => {
-    const ws = new WebSocket(client.wsUrl('/v1/events'), { headers });
-    let done = false;
-    let opened = false;
-    const finish = (code: number): void => {
-      if (done) return;
-      done = true;
-      signal.removeEventListener('abort', onAbort);
-      if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
-      resolve(code);
-    };
-    const fail = (err: unknown): void => {
-      if (!done) finish(reportError(out, err, ctx.errorContext));
-    };
-    const control: StreamControl = {
-      fail,
-      get done() {
-        return done;
-      },
-    };
-    const onAbort = (): void => finish(EXIT.OK);
-    signal.addEventListener('abort', onAbort, { once: true });
-    if (signal.aborted) return finish(EXIT.OK);
+  // ws is imported here, not at the top: commands that never stream do not load it (start-up time)
+  return import('ws').then(
+    ({ default: WebSocket }) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(client.wsUrl('/v1/events'), { headers });
+        let done = false;
+        let opened = false;
+        const finish = (code: number): void => {
+          if (done) return;
+          done = true;
+          signal.removeEventListener('abort', onAbort);
+          if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.terminate();
+          resolve(code);
+        };
+        const fail = (err: unknown): void => {
+          if (!done) finish(reportError(out, err, ctx.errorContext));
+        };
+        const control: StreamControl = {
+          fail,
+          get done() {
+            return done;
+          },
+        };
+        const onAbort = (): void => finish(EXIT.OK);
+        signal.addEventListener('abort', onAbort, { once: true });
+        if (signal.aborted) return finish(EXIT.OK);
 
-    ws.on('open', () => {
-      opened = true;
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => fail(upgradeError(res.statusCode, text)));
-    });
-    ws.on('message', (raw) => {
-      let msg: EventStreamMessage;
-      try {
-        msg = JSON.parse(String(raw)) as EventStreamMessage;
-      } catch {
-        h.onGarbage?.(String(raw));
-        return;
-      }
-      if (msg.type === 'ready') ws.send(subscribe);
-      else if (msg.type === 'error') fail(new ApiError(0, msg.error));
-      else h.onMessage(msg, control);
-    });
-    ws.on('error', (err) => {
-      if (!opened) fail(new DaemonNotRunningError(client.url));
-      else fail(new CliError('E_INTERNAL', `event stream failed: ${err.message}`));
-    });
-    ws.on('close', (code) => {
-      if (done) return;
-      if (code === 4401)
-        return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
-      out.errLine(`the daemon closed the event stream (code ${code})`);
-      finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
-    });
-  });
+        ws.on('open', () => {
+          opened = true;
+        });
+        ws.on('unexpected-response', (_req, res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => fail(upgradeError(res.statusCode, text)));
+        });
+        ws.on('message', (raw) => {
+          let msg: EventStreamMessage;
+          try {
+            msg = JSON.parse(String(raw)) as EventStreamMessage;
+          } catch {
+            h.onGarbage?.(String(raw));
+            return;
+          }
+          if (msg.type === 'ready') ws.send(subscribe);
+          else if (msg.type === 'error') fail(new ApiError(0, msg.error));
+          else h.onMessage(msg, control);
+        });
+        ws.on('error', (err) => {
+          if (!opened) fail(new DaemonNotRunningError(client.url));
+          else fail(new CliError('E_INTERNAL', `event stream failed: ${err.message}`));
+        });
+        ws.on('close', (code) => {
+          if (done) return;
+          if (code === 4401)
+            return fail(new ApiError(401, { code: 'E_UNAUTHENTICATED', message: 'the daemon refused the token' }));
+          out.errLine(`the daemon closed the event stream (code ${code})`);
+          finish(code === 1001 || code === 1006 ? EXIT.NOT_RUNNING : EXIT.GENERIC);
+        });
+      }),
+  );
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { DAEMON_DISPATCHER, DaemonClient } from '../src/client.js';
+import { DaemonClient, daemonDispatcher } from '../src/client.js';
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -10,7 +10,8 @@ afterEach(async () => {
 });
 
 describe('DaemonClient', () => {
-  it('waits for the daemon as long as its call lasts: fetch’s 300 s header and body limits are off', () => {
+  it('waits for the daemon as long as its call lasts: fetch’s 300 s header and body limits are off', async () => {
+    const DAEMON_DISPATCHER = await daemonDispatcher();
     // undici's defaults cut a call held for a person (approval timeout 5 min) or a long tool
     // call off at 300 s, and the CLI then said the daemon was not running
     const options = Object.getOwnPropertySymbols(DAEMON_DISPATCHER).find((s) => s.description === 'options');
@@ -29,6 +30,7 @@ describe('DaemonClient', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const { port } = server.address() as { port: number };
     const seen: string[] = [];
+    const DAEMON_DISPATCHER = await daemonDispatcher();
     const dispatch = DAEMON_DISPATCHER.dispatch.bind(DAEMON_DISPATCHER);
     DAEMON_DISPATCHER.dispatch = (opts, handler) => {
       seen.push(String(opts.path));

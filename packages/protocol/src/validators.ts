@@ -5,9 +5,19 @@ import type { ModuleManifest } from './manifest.js';
 import { manifestSchema, MCP_MODULE_ID_PATTERN } from './manifest.js';
 import { compileChecker, createAjv, type ValidationIssue } from './validation.js';
 
-const ajv = createAjv();
-const checkEnvelope = compileChecker(ajv, envelopeSchema);
-const checkManifestSchema = compileChecker(ajv, manifestSchema);
+type Checker = (value: unknown) => ValidationIssue[];
+let checkers: { envelope: Checker; manifest: Checker } | undefined;
+
+/** The envelope and manifest checkers, compiled on first use (importing the package compiles nothing). */
+function compiled(): { envelope: Checker; manifest: Checker } {
+  if (checkers === undefined) {
+    const ajv = createAjv();
+    checkers = { envelope: compileChecker(ajv, envelopeSchema), manifest: compileChecker(ajv, manifestSchema) };
+  }
+  return checkers;
+}
+const checkEnvelope: Checker = (value) => (checkers ?? compiled()).envelope(value);
+const checkManifestSchema: Checker = (value) => (checkers ?? compiled()).manifest(value);
 const MCP_ID = new RegExp(MCP_MODULE_ID_PATTERN);
 
 /** Lists every problem of an envelope that came from outside the process. */
