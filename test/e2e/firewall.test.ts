@@ -4,18 +4,11 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { type EventsClient, runCli, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { type EventsClient, runCli, startTestDaemon, type TestDaemon, waitFor } from '@finger/testkit';
 
-/** Polls `fn` until it returns something defined (bounded). */
-async function until<T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+// Each test stands alone (run one with -t, or in any order): approvals are found by the file a test
+// wrote, audit entries are counted from a mark taken at the test's start, the policy test starts
+// from a reset policy, and agents that are refused are each test's own (the denial breaker).
 
 describe('the firewall end to end over HTTP and WS (admin policy, approvals, adaptation, direct dispatch)', () => {
   let d: TestDaemon;
@@ -71,14 +64,19 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
 
   const requested = (): any[] =>
     ws.messages.filter((m) => m.type === 'event' && m.event.type === 'APPROVAL_REQUESTED').map((m) => m.event);
-  /** Waits for the n-th APPROVAL_REQUESTED (1-based) and returns it. */
-  const nthRequest = async (n: number): Promise<any> => {
-    await ws.waitFor(() => requested().length >= n, `APPROVAL_REQUESTED #${n}`);
-    return requested()[n - 1];
+  /** Waits for the APPROVAL_REQUESTED of the held call that writes `path` and returns it. */
+  const requestFor = async (path: string): Promise<any> => {
+    const of = () => requested().find((e) => e.data.approval?.args?.path === path);
+    await ws.waitFor(() => of() !== undefined, `APPROVAL_REQUESTED for ${path}`);
+    return of();
   };
-  const auditOf = async (query: string): Promise<any[]> => (await d.http('GET', `/v1/audit${query}`)).body.entries;
+  const auditOf = async (query: string): Promise<any[]> =>
+    (await d.http('GET', `/v1/audit${query}${query.includes('?') ? '&' : '?'}limit=10000`)).body.entries;
+  /** The audit entries of `query` recorded since `mark` (a count taken earlier with the same query). */
+  const auditSince = async (query: string, mark: number): Promise<any[]> => (await auditOf(query)).slice(mark);
 
   it("(a) the admin DENY on `rm -rf *` refuses the agent's `sh -c 'rm -fr …'`: 403, nothing ran", async () => {
+    const mark = (await auditOf('?type=tool.call')).length;
     const r = await d.http(
       'POST',
       '/v1/tools/shell.exec/run',
@@ -88,7 +86,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('E_DENIED_BY_POLICY');
     expect((await stat(victim)).isDirectory()).toBe(true);
-    const calls = (await auditOf('?type=tool.call')).filter((e) => e.tool === 'shell.exec');
+    const calls = (await auditSince('?type=tool.call', mark)).filter((e) => e.tool === 'shell.exec');
     expect(calls.map((e) => [e.actor, e.decision, e.verdict.layer])).toEqual([
       [{ kind: 'agent', id: 'exec-1' }, 'deny', 'permission'],
     ]);
@@ -108,8 +106,9 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
   it('(b) a write outside writable_paths is held at APPROVE with a diff; approving edited args re-evaluates and runs', async () => {
     const file = join(outside, 'a.txt');
     await writeFile(file, 'old line\n');
-    const call = d.http('POST', '/v1/tools/fs.write/run', { args: { path: file, content: 'new line\n' } }, agent);
-    const ev = await nthRequest(1);
+    const own = await d.token('agent:executor', 'exec-b');
+    const call = d.http('POST', '/v1/tools/fs.write/run', { args: { path: file, content: 'new line\n' } }, own);
+    const ev = await requestFor(file);
     expect(ev.target).toBe('fs.write');
     expect(ev.data.level).toBe('APPROVE');
     const approval = ev.data.approval;
@@ -134,23 +133,27 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
   });
 
   it('(c) three rejections escalate writes to that directory (not every fs.write) in the UserPolicy (audited); policy reset reverts it', async () => {
+    expect((await d.http('POST', '/v1/policy/reset')).status).toBe(200);
+    const mark = (await auditOf('?type=policy.changed')).length;
+    // an agent of its own: the denial breaker counts another test's denial of exec-1 with these rejections
+    const own = await d.token('agent:executor', 'exec-c');
     for (let i = 0; i < 3; i++) {
       const call = d.http(
         'POST',
         '/v1/tools/fs.write/run',
         { args: { path: join(outside, `r${i}.txt`), content: 'x' } },
-        agent,
+        own,
       );
-      const ev = await nthRequest(2 + i);
+      const ev = await requestFor(join(outside, `r${i}.txt`));
       const r = await d.http('POST', `/v1/approvals/${ev.data.id}`, { decision: 'reject', reason: `no ${i}` });
       expect(r.status).toBe(200);
       const res = await call;
       expect([res.status, res.body.error.code]).toEqual([403, 'E_REJECTED_BY_HUMAN']);
     }
-    const policy = await until(async () => {
+    const policy = await waitFor('the adaptation to escalate fs.write', async () => {
       const p = await d.http('GET', '/v1/policy');
       return p.body.user.rules.length > 0 ? p.body : undefined;
-    }, 'the adaptation to escalate fs.write');
+    });
     // the rejected shape: writes to that directory, not every call of fs.write
     const [rule] = policy.user.rules;
     expect(policy.user.rules).toEqual([
@@ -160,7 +163,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
     expect((await d.http('GET', '/v1/policy/effective')).body.escalated_tools).toEqual([
       rule.id.slice('adaptation:'.length),
     ]);
-    const changes = await auditOf('?type=policy.changed');
+    const changes = await auditSince('?type=policy.changed', mark);
     expect(changes.map((e) => [e.actor, e.details.change, e.details.rule?.id])).toEqual([
       [{ kind: 'system', id: 'adaptation' }, 'add_rule', rule.id],
     ]);
@@ -172,7 +175,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
     expect(reset.status).toBe(200);
     expect(reset.body.user.rules).toEqual([]);
     expect((await d.http('GET', '/v1/policy')).body.user.rules).toEqual([]);
-    const after = await auditOf('?type=policy.changed');
+    const after = await auditSince('?type=policy.changed', mark);
     expect(after.map((e) => [e.actor, e.details.change])).toEqual([
       [{ kind: 'system', id: 'adaptation' }, 'add_rule'],
       [{ kind: 'human', id: 'admin' }, 'reset'],
@@ -186,6 +189,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
 
   it("(d) a human's direct /hub dispatch of the same write needs no approval but is audited", async () => {
     const before = requested().length;
+    const mark = (await auditOf('?type=tool.call')).length;
     const file = join(outside, 'direct.txt');
     const r = await d.http('POST', '/v1/input', {
       text: `/hub target=fs.write ${JSON.stringify({ path: file, content: 'by hand\n' })}`,
@@ -193,7 +197,7 @@ describe('the firewall end to end over HTTP and WS (admin policy, approvals, ada
     expect(r.status).toBe(200);
     expect(await readFile(file, 'utf8')).toBe('by hand\n');
     expect(requested().length).toBe(before);
-    const calls = (await auditOf('?type=tool.call&limit=10000')).filter(
+    const calls = (await auditSince('?type=tool.call', mark)).filter(
       (e) => e.tool === 'fs.write' && e.actor.kind === 'human',
     );
     expect(calls.map((e) => [e.actor, e.decision, e.verdict.level, e.verdict.waived])).toEqual([
