@@ -70,7 +70,8 @@ export function ApprovalDetail({ approval: a, command }: DetailProps) {
     }
   };
   const approve = (args?: unknown) => {
-    if (a.level === 'APPROVE') setConfirming({ args });
+    // edited arguments ask first when their own verdict is APPROVE, even on a CONFIRM hold
+    if (a.level === 'APPROVE' || (args !== undefined && checked?.level === 'APPROVE')) setConfirming({ args });
     else
       void send(args === undefined ? { decision: 'approve' } : { decision: 'approve', args }, `Approved ${a.tool_id}`);
   };
