@@ -14,12 +14,41 @@ const DAEMON_NODE_FLAGS = ['--max-semi-space-size=1'];
 /** Agents whose hook runs the lean entry (keep in step with HOOK_AGENTS in src/commands/hook-map.ts). */
 const HOOK_AGENTS = ['claude', 'codex', 'cursor', 'copilot'];
 
+/**
+ * An explicit deny in a hook agent's own format (keep in step with denyAnswer in
+ * src/commands/hook-answer.ts): used when the compiled hook cannot even load, since every agent's
+ * hook fails open on a crash (Codex on exit 1) — exit 2 and a deny make it refuse the call.
+ */
+function hookDeny(agent, reason) {
+  const out =
+    agent === 'cursor'
+      ? { permission: 'deny', user_message: `finger: ${reason}`, agent_message: reason }
+      : agent === 'copilot'
+        ? { permissionDecision: 'deny', permissionDecisionReason: reason }
+        : {
+            hookSpecificOutput: {
+              hookEventName: 'PreToolUse',
+              permissionDecision: 'deny',
+              permissionDecisionReason: reason,
+            },
+          };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  process.stderr.write(`finger: ${reason}\n`);
+  process.exitCode = 2;
+}
+
 const entry = new URL('../dist/main.js', import.meta.url);
+const args = process.argv.slice(2);
+const hookAgent = args[0] === 'hook' && HOOK_AGENTS.includes(args[1]) ? args[1] : undefined;
 if (!existsSync(entry)) {
-  process.stderr.write('myfinger is not built; run npm install (or npm run build) in the repo\n');
+  const why = 'myfinger is not built; run npm install (or npm run build) in the repo';
+  if (hookAgent !== undefined) {
+    hookDeny(hookAgent, `${why} (refused: the hook cannot get finger's verdict)`);
+    process.exit();
+  }
+  process.stderr.write(`${why}\n`);
   process.exit(1);
 }
-const args = process.argv.slice(2);
 const foregroundDaemon = args[0] === 'daemon' && args[1] === 'start' && args.includes('--foreground');
 if (foregroundDaemon && !DAEMON_NODE_FLAGS.every((f) => process.execArgv.includes(f))) {
   // run the foreground daemon in a node with the daemon flags; signals go to it, its exit is ours
@@ -43,15 +72,22 @@ if (foregroundDaemon && !DAEMON_NODE_FLAGS.every((f) => process.execArgv.include
       throw e;
     });
   }
-  if (args[0] === 'hook' && HOOK_AGENTS.includes(args[1])) {
+  if (hookAgent !== undefined) {
     // an agent's pre/post-tool hook: the lean entry (no commander, no other command) — start-up is its cost
-    const { runHook } = await import(new URL('../dist/commands/hook-run.js', import.meta.url).href);
-    process.exitCode = await runHook(args, {
-      stdin: process.stdin,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
-    });
+    let runHook;
+    try {
+      ({ runHook } = await import(new URL('../dist/commands/hook-run.js', import.meta.url).href));
+    } catch (e) {
+      runHook = undefined;
+      hookDeny(hookAgent, `the hook cannot load (${e instanceof Error ? e.message : String(e)}): refused`);
+    }
+    if (runHook !== undefined)
+      process.exitCode = await runHook(args, {
+        stdin: process.stdin,
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: process.env,
+      });
   } else {
     const { run } = await import(entry.href);
     process.exitCode = await run(args);

@@ -480,6 +480,9 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         tools: { metadata: (id) => hub.tools.metadata(id) },
         events,
         safety: sw.monitor,
+        // the same role grants as finger's own calls, and the fs module's undo store for backups
+        grants,
+        backup: undoStore.backup,
       }),
       sandbox: sandbox.status(),
       ...(cluster ? { cluster } : {}),

@@ -81,6 +81,13 @@ export interface DaemonConfig {
    * below the 60 s request timeout of MCP clients).
    */
   mcp: { servers: unknown[]; hold_ms?: number };
+  /**
+   * Delegated mode (`myfinger hook <agent>`): how long a hook's request waits for a person before
+   * it answers "pending", per agent — below the hook timeout `myfinger hook install` sets (600 s
+   * for Claude Code and Codex, 60 s for Cursor and Copilot), capped at 540 s and 50 s. A hook's own
+   * `--hold-ms` wins when it is lower.
+   */
+  hooks: { hold_ms: { claude: number; codex: number; cursor: number; copilot: number } };
   /** Overrides of the hub's limits (`HubLimits`); absent keys keep the hub defaults. */
   hub: {
     max_nesting_depth?: number;
@@ -190,6 +197,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   tools: { preferred_provider_order: [] },
   grants: {},
   mcp: { servers: [] },
+  hooks: { hold_ms: { claude: 240_000, codex: 240_000, cursor: 45_000, copilot: 45_000 } },
   hub: {},
   events: {},
   ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
@@ -263,6 +271,14 @@ export const configSchema = {
     tools: section({ preferred_provider_order: { ...STRINGS, uniqueItems: true } }),
     grants: section({ supervisor: GLOBS, executor: GLOBS, reviewer: GLOBS }),
     mcp: section({ servers: { type: 'array' }, hold_ms: ms(0, 540_000) }),
+    hooks: section({
+      hold_ms: section({
+        claude: ms(0, 540_000),
+        codex: ms(0, 540_000),
+        cursor: ms(0, 50_000),
+        copilot: ms(0, 50_000),
+      }),
+    }),
     hub: section({
       max_nesting_depth: { type: 'integer', minimum: 1, maximum: 64 },
       default_timeout_ms: ms(1),
@@ -636,6 +652,7 @@ export function exampleConfig(): Record<string, unknown> {
     tools: DEFAULT_CONFIG.tools,
     grants: DEFAULT_CONFIG.grants,
     mcp: DEFAULT_CONFIG.mcp,
+    hooks: DEFAULT_CONFIG.hooks,
     hub: { ...DEFAULT_LIMITS },
     events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
     ws: DEFAULT_CONFIG.ws,

@@ -26,6 +26,15 @@ export interface UndoWiring {
     paths: readonly string[],
     meta: { source: Principal; request_id: string },
   ) => Promise<() => Promise<void>>;
+  /**
+   * Delegated mode: backs up a file a delegated agent is allowed to write, patch or delete (the
+   * hook's pre event), in the same store, so `myfinger undo <id>` restores it. Rejects with
+   * E_NO_TARGET before the fs module has loaded, E_FORBIDDEN outside the workspace roots.
+   */
+  backup: (
+    path: string,
+    meta: { kind: 'write' | 'patch' | 'delete'; request_id: string; principal: string },
+  ) => Promise<{ id: string }>;
 }
 
 /**
@@ -38,19 +47,20 @@ export function wireUndoSnapshots(o: UndoWiringOptions): UndoWiring {
   const dir = o.fsSettings?.backups_dir;
   const store = typeof dir === 'string' && dir !== '' ? dir : join(o.home, 'backups');
   let manager: UndoManager | undefined;
+  const loaded = (what: string): UndoManager => {
+    if (manager === undefined)
+      throw new FingerError('E_NO_TARGET', `the fs module (the undo store) is not loaded: ${what}`, { target: 'fs' });
+    return manager;
+  };
   return {
     store,
     undoManagerFor: (opts) => (manager = new UndoManager(opts)),
+    backup: async (path, meta) => {
+      const m = loaded('a delegated change cannot be backed up');
+      return m.backup(path, meta);
+    },
     undoSnapshot: async (paths, meta) => {
-      const m = manager;
-      if (m === undefined)
-        throw new FingerError(
-          'E_NO_TARGET',
-          'the fs module (the undo store) is not loaded: a delete cannot be made undoable',
-          {
-            target: 'fs',
-          },
-        );
+      const m = loaded('a delete cannot be made undoable');
       const own = o.workspaceFor(meta.source);
       const entry = await m.snapshotLinks(paths, {
         request_id: meta.request_id,

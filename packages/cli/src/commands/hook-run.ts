@@ -10,13 +10,18 @@ import path from 'node:path';
 import { combine, denyAnswer, type HookAnswer, type HookVerdict, type PendingAs, preAnswer } from './hook-answer.js';
 import { type HookAgent, HookInputError, isHookAgent, type MappedCall, parseHookEvent } from './hook-map.js';
 
-/** Default wait for a person, per agent: below its hook timeout (Claude Code, Codex 600 s; what `hook install` sets for Cursor, Copilot: 60 s). */
-export const DEFAULT_HOLD_MS: Readonly<Record<HookAgent, number>> = {
-  claude: 240_000,
-  codex: 240_000,
-  cursor: 45_000,
-  copilot: 45_000,
+/**
+ * The longest the daemon may hold a hook's request, per agent (config `hooks.hold_ms` is capped
+ * there): below the hook timeout `hook install` sets (Claude Code, Codex 600 s; Cursor, Copilot 60 s).
+ */
+export const MAX_HOLD_MS: Readonly<Record<HookAgent, number>> = {
+  claude: 540_000,
+  codex: 540_000,
+  cursor: 50_000,
+  copilot: 50_000,
 };
+/** How long past the hold the hook waits for the daemon's answer (still below the agent's hook timeout). */
+const ANSWER_MARGIN_MS = 5_000;
 
 /** Largest payload read from stdin. */
 const MAX_STDIN = 4 * 1024 * 1024;
@@ -189,7 +194,8 @@ export async function answerHook(o: HookOptions, io: HookIo): Promise<HookAnswer
     }
     const ev = parseHookEvent(o.agent, payload);
     const { url, token } = await locate(o, io.env);
-    const hold = o.hold_ms ?? DEFAULT_HOLD_MS[o.agent];
+    // the daemon waits config hooks.hold_ms of this agent, or --hold-ms when that is lower
+    const hold = Math.min(o.hold_ms ?? MAX_HOLD_MS[o.agent], MAX_HOLD_MS[o.agent]);
     if (ev.phase === 'post') {
       for (const c of ev.calls)
         await post(
@@ -205,8 +211,8 @@ export async function answerHook(o: HookOptions, io: HookIo): Promise<HookAnswer
       const v = await post<HookVerdict>(
         `${url}/v1/hooks/evaluate`,
         token,
-        { ...c, hold_ms: hold } satisfies MappedCall & { hold_ms: number },
-        hold + 10_000,
+        (o.hold_ms !== undefined ? { ...c, hold_ms: hold } : c) satisfies MappedCall & { hold_ms?: number },
+        hold + ANSWER_MARGIN_MS,
       );
       verdicts.push(v);
       if (v.outcome === 'deny') break;

@@ -21,7 +21,10 @@ export function registerToken(program: Command, state: RunState): void {
     .command('create')
     .description('mint a token (printed once)')
     .requiredOption('--name <name>', 'token name')
-    .requiredOption('--role <role>', 'admin | operator | viewer | agent:supervisor | agent:executor | agent:reviewer')
+    .requiredOption(
+      '--role <role>',
+      'admin | operator | viewer | agent:supervisor | agent:executor | agent:reviewer | agent:delegated (an agent hook: myfinger hook install)',
+    )
     .action(
       action<CreateOptions>(state, async (ctx, _args, opts) => {
         const client = await ctx.client();

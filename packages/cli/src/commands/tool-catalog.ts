@@ -116,7 +116,7 @@ export function registerToolCatalog(tool: Command, state: RunState): void {
   tool
     .command('list')
     .description('list every registered tool with its risk, capability level and provider')
-    .option('--role <role>', 'only the tools this agent role is granted (supervisor, executor, reviewer)')
+    .option('--role <role>', 'only the tools this agent role is granted (supervisor, executor, reviewer, delegated)')
     .action(
       action<ListOptions>(state, async (ctx, _args, opts) => {
         const client = await ctx.client();
@@ -172,7 +172,7 @@ export function registerToolCatalog(tool: Command, state: RunState): void {
   tool
     .command('grant')
     .description('grant an agent role a tool id or glob (admin); --revoke takes a stored grant back')
-    .requiredOption('--role <role>', 'agent role: supervisor, executor or reviewer')
+    .requiredOption('--role <role>', 'agent role: supervisor, executor, reviewer or delegated (hook tokens)')
     .requiredOption('--tool <glob>', 'tool id or glob over tool ids, e.g. fs.read or web.*')
     .option('--revoke', 'revoke instead of grant')
     .action(

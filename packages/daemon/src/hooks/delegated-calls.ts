@@ -6,8 +6,16 @@
 
 import { createHash } from 'node:crypto';
 
-import type { AuditLog, Evaluation, FirewallEngine, HumanGate, SafetyMonitor, ToolCallFacts } from '@finger/firewall';
-import { digestOf } from '@finger/firewall';
+import type {
+  AuditLog,
+  Evaluation,
+  FirewallEngine,
+  GrantChecker,
+  HumanGate,
+  SafetyMonitor,
+  ToolCallFacts,
+} from '@finger/firewall';
+import { decideGrant, digestOf } from '@finger/firewall';
 import { type EventType, FingerError, type Principal, ulid } from '@finger/protocol';
 
 /** A call as the hook normalised it to finger's vocabulary (shell.exec, fs.*, web.fetch, mcp.<server>.<tool>). */
@@ -38,6 +46,8 @@ export interface DelegatedVerdict {
   /** Approved with edits: the arguments a person approved instead (finger's vocabulary). */
   args?: Record<string, unknown>;
   edited?: boolean;
+  /** An allowed local file write, patch or delete: the backup finger took first (`myfinger undo <id>`). */
+  backup_id?: string;
 }
 
 /** A post event (what ran, and how it ended). */
@@ -86,8 +96,32 @@ export interface DelegatedCallsOptions {
   tools: { metadata(id: string): ToolCallFacts['tool'] | undefined };
   events: { emit(type: EventType, correlation: Record<string, string>, data?: Record<string, unknown>): unknown };
   safety?: SafetyMonitor;
+  /**
+   * The role grants of finger's own calls (the hub's grant interceptor): a delegated call whose
+   * principal's role has no grant for its tool is denied with E_FORBIDDEN before it is judged.
+   * Without it every delegated tool is granted (tests of the verdict alone).
+   */
+  grants?: GrantChecker;
+  /**
+   * The undo store (undo-wiring.ts): an allowed local fs.write, fs.patch or fs.delete is backed up
+   * here before the hook answers, so `myfinger undo <id>` restores the file the agent then changed.
+   */
+  backup?: DelegatedBackup;
   now?: () => number;
 }
+
+/** Backs up `path` before a delegated change; rejects with the store's code (E_FORBIDDEN outside its roots). */
+export type DelegatedBackup = (
+  path: string,
+  meta: { kind: 'write' | 'patch' | 'delete'; request_id: string; principal: string },
+) => Promise<{ id: string }>;
+
+/** The backup kind of a delegated file tool. */
+const BACKUP_KIND: Readonly<Record<string, 'write' | 'patch' | 'delete'>> = {
+  'fs.write': 'write',
+  'fs.patch': 'patch',
+  'fs.delete': 'delete',
+};
 
 /** Bounded insertion-ordered map: the oldest entry goes first. */
 function bounded<K, V>(m: Map<K, V>, k: K, v: V, max: number): void {
@@ -118,7 +152,9 @@ export class DelegatedCalls {
    * The verdict on `call` for `principal` (the hook's token). A hold waits up to `hold_ms` for a
    * person; still unanswered → `pending` (the approval stays open; the same call retried later
    * finds its answer once). `signal` aborts the wait when the hook went away: a later answer is
-   * then kept for the retry instead of being handed to nobody.
+   * then kept for the retry instead of being handed to nobody. The principal's role must be granted
+   * the tool (E_FORBIDDEN otherwise). `local`: the hook runs on this machine (it reached the daemon
+   * over loopback), so an allowed file change is backed up here first (`backup_id`).
    */
   async evaluate(
     principal: Principal,
@@ -126,6 +162,7 @@ export class DelegatedCalls {
     hold_ms: number,
     origin: string,
     signal?: AbortSignal,
+    local = true,
   ): Promise<DelegatedVerdict> {
     const o = this.#o;
     const request_id = ulid();
@@ -135,6 +172,10 @@ export class DelegatedCalls {
     } catch (e) {
       const code = (e as FingerError).code ?? 'E_SAFETY_LOCKOUT';
       return { outcome: 'deny', level: 'DENY', decision_id: request_id, reason: (e as Error).message, code };
+    }
+    if (o.grants !== undefined) {
+      const g = decideGrant(o.grants, principal, call.tool);
+      if (!g.allowed) return this.#forbidden(principal, call, request_id, g.role, g.reason);
     }
     let facts: ToolCallFacts = {
       tool_id: call.tool,
@@ -163,6 +204,21 @@ export class DelegatedCalls {
       details: { ...details, ...(approval_id !== undefined ? { claimed_approval: approval_id } : {}) },
     });
     if (ev.level !== 'AUTO') this.#emitVerdict(facts, ev, call);
+    const verdict = await this.#judged(principal, call, facts, ev, key, claim, hold_ms, origin, signal);
+    return verdict.outcome === 'allow' && local ? this.#backedUp(principal, call, request_id, verdict) : verdict;
+  }
+
+  async #judged(
+    principal: Principal,
+    call: DelegatedCall,
+    facts: ToolCallFacts,
+    ev: Evaluation,
+    key: string,
+    claim: Claim | undefined,
+    hold_ms: number,
+    origin: string,
+    signal: AbortSignal | undefined,
+  ): Promise<DelegatedVerdict> {
     if (ev.action === 'allow' || ev.action === 'notify') return this.#allowed(principal, call, ev, key);
     if (ev.action === 'deny') {
       await this.#denial(principal, call, 'E_DENIED_BY_POLICY');
@@ -212,6 +268,75 @@ export class DelegatedCalls {
     return pre !== undefined
       ? { matched: true, flagged: false, decision_id: pre.decision_id }
       : { matched: false, flagged: true };
+  }
+
+  /**
+   * An allowed local file change is backed up first (the post event comes after the write). A path
+   * outside the store's roots (E_FORBIDDEN) has no store to go to: the verdict stands, not undoable.
+   * Any other failure (the file is over the store's size bound, the store is down or not loaded)
+   * denies the call with the store's code, as finger's own fs tools refuse a change they cannot back up.
+   */
+  async #backedUp(
+    principal: Principal,
+    call: DelegatedCall,
+    request_id: string,
+    v: DelegatedVerdict,
+  ): Promise<DelegatedVerdict> {
+    const kind = BACKUP_KIND[call.tool];
+    const target = (v.args ?? call.args).path;
+    if (kind === undefined || this.#o.backup === undefined || typeof target !== 'string') return v;
+    const principal_ = `${principal.kind}:${principal.id}`;
+    try {
+      const b = await this.#o.backup(target, { kind, request_id, principal: principal_ });
+      return { ...v, backup_id: b.id };
+    } catch (e) {
+      const code = (e as FingerError).code ?? 'E_STORE_UNAVAILABLE';
+      if (code === 'E_FORBIDDEN') return v;
+      return {
+        outcome: 'deny',
+        level: v.level,
+        decision_id: v.decision_id,
+        code,
+        reason: `finger could not back up ${target} before the change, so it is refused: ${(e as Error).message}`,
+      };
+    }
+  }
+
+  /** A tool the principal's role has no grant for: denied (E_FORBIDDEN), audited, as the hub's grant check does. */
+  async #forbidden(
+    principal: Principal,
+    call: DelegatedCall,
+    request_id: string,
+    role: string,
+    reason: string,
+  ): Promise<DelegatedVerdict> {
+    const session_id = `${call.agent}:${call.session_id}`;
+    await this.#o.audit.append({
+      type: 'tool.call',
+      actor: { kind: principal.kind, id: principal.id },
+      request_id,
+      correlation_id: request_id,
+      tool: call.tool,
+      args: call.args,
+      decision: 'deny',
+      details: { ...detailsOf(call), layer: 'permission', code: 'E_FORBIDDEN', role },
+    });
+    this.#o.events.emit(
+      'FIREWALL_VERDICT',
+      { request_id, correlation_id: request_id, session_id, target: call.tool },
+      {
+        action: 'deny',
+        level: 'DENY',
+        layer: 'permission',
+        tool: call.tool,
+        role,
+        principal: { kind: principal.kind, id: principal.id },
+        reasons: [reason],
+        direct: false,
+        delegated: { agent: call.agent, ...(call.cwd !== undefined ? { cwd: call.cwd } : {}) },
+      },
+    );
+    return { outcome: 'deny', level: 'DENY', decision_id: request_id, code: 'E_FORBIDDEN', reason };
   }
 
   /** Pending holds and kept answers (for health and tests). */

@@ -14,12 +14,16 @@ import { checkGrantGlob, compileGrantGlob, grantRole } from './grant-glob.js';
 
 /**
  * The built-in role grants (globs over tool ids). `supervisor` routes and reads status, so it
- * gets read-only tools; `executor` does the work; `reviewer` reads and audits.
+ * gets read-only tools; `executor` does the work; `reviewer` reads and audits; `delegated` (the
+ * hook tokens of agents that run their calls themselves, which cannot dispatch through the hub)
+ * is granted the whole delegated vocabulary — the firewall still judges each call — and an admin
+ * narrows it (`myfinger tool grant --revoke --role delegated --tool 'shell.*'`).
  */
 export const DEFAULT_ROLE_GRANTS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   supervisor: Object.freeze(['echo.*', 'fs.read', 'fs.list', 'fs.stat', 'scratchpad.read', 'web.search']),
   executor: Object.freeze(['fs.*', 'shell.*', 'web.*', 'scratchpad.*', 'echo.*']),
   reviewer: Object.freeze(['fs.read', 'fs.list', 'fs.stat', 'scratchpad.read', 'audit.*']),
+  delegated: Object.freeze(['shell.*', 'fs.*', 'web.*', 'mcp.**', 'agent.*']),
 });
 
 /** How a profile is built (the daemon: `file` = `<home>/state/grants.json`, `extra` = config `grants`). */

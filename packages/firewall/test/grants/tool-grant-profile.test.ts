@@ -25,8 +25,13 @@ describe('ToolGrantProfile', () => {
       executor: ['fs.*', 'shell.*', 'web.*', 'scratchpad.*', 'echo.*'],
       reviewer: ['fs.read', 'fs.list', 'fs.stat', 'scratchpad.read', 'audit.*'],
       supervisor: ['echo.*', 'fs.read', 'fs.list', 'fs.stat', 'scratchpad.read', 'web.search'],
+      delegated: ['shell.*', 'fs.*', 'web.*', 'mcp.**', 'agent.*'],
     });
-    expect(Object.keys(DEFAULT_ROLE_GRANTS)).toEqual(['supervisor', 'executor', 'reviewer']);
+    expect(Object.keys(DEFAULT_ROLE_GRANTS)).toEqual(['supervisor', 'executor', 'reviewer', 'delegated']);
+    // the delegated role (agents' hook tokens) reaches every MCP tool, however many segments its name has
+    expect(p.isGranted('agent:delegated', 'mcp.memory.create_entities')).toBe(true);
+    expect(p.isGranted('delegated', 'mcp.srv.a.b')).toBe(true);
+    expect(p.isGranted('delegated', 'scratchpad.write')).toBe(false);
   });
 
   it('answers isGranted per role, accepting agent:<role>', () => {

@@ -38,11 +38,18 @@ const verdictSchema = {
     approval_url: { type: 'string' },
     args: { type: 'object', additionalProperties: true },
     edited: { type: 'boolean' },
+    backup_id: { type: 'string' },
   },
 } as const;
 
-/** Default wait for a person when the hook names none (below every agent's hook timeout). */
-const DEFAULT_HOLD_MS = 20_000;
+type HookAgent = keyof RouteDeps['config']['hooks']['hold_ms'];
+
+/** True for a request from this machine (loopback): the files the hook's agent writes are the daemon's own. */
+function isLoopbackAddress(a: string | undefined): boolean {
+  if (a === undefined) return false;
+  const v4 = a.startsWith('::ffff:') ? a.slice(7) : a;
+  return v4 === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
 
 function callOf(body: Record<string, unknown>): DelegatedCall {
   const call: DelegatedCall = {
@@ -72,7 +79,8 @@ export function hookRoutes(app: FastifyInstance, deps: RouteDeps & { delegated: 
       config: { roles: DELEGATED },
       schema: {
         tags: ['hooks'],
-        summary: 'The verdict on a call a delegated agent is about to run (a hold waits up to hold_ms for a person)',
+        summary:
+          "The verdict on a call a delegated agent is about to run (a hold waits up to config hooks.hold_ms of the agent for a person, or the body's hold_ms when lower)",
         body: {
           type: 'object',
           required: ['agent', 'tool', 'args'],
@@ -89,12 +97,16 @@ export function hookRoutes(app: FastifyInstance, deps: RouteDeps & { delegated: 
       // the hook went away (killed by its agent's timeout): its answer is kept for the retry
       request.raw.on('close', () => controller.abort());
       request.raw.socket.once('close', () => controller.abort());
+      // config hooks.hold_ms of the agent; the hook's own --hold-ms only when lower
+      const configured = deps.config.hooks.hold_ms[call.agent as HookAgent];
+      const asked = body.hold_ms as number | undefined;
       return delegated.evaluate(
         principalOf(request),
         call,
-        (body.hold_ms as number | undefined) ?? DEFAULT_HOLD_MS,
+        asked === undefined ? configured : Math.min(asked, configured),
         `${request.protocol}://${request.host}`,
         controller.signal,
+        isLoopbackAddress(request.socket.remoteAddress),
       );
     },
   );

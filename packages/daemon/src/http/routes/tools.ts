@@ -8,7 +8,7 @@ import { idSchema, ref } from '../schemas.js';
 import { idHeaders, principalOf } from './input.js';
 
 /** The agent roles grants are kept for (`agent:<role>` principals). */
-export const GRANT_ROLES = ['supervisor', 'executor', 'reviewer'] as const;
+export const GRANT_ROLES = ['supervisor', 'executor', 'reviewer', 'delegated'] as const;
 
 /** `:id` of a tool: `<module>.<tool>`, `mcp.<server>.<tool>`, or a bare tool name. */
 export const toolIdParams = {
