@@ -161,6 +161,13 @@ describe('web console in Chromium against a real daemon', () => {
     await expect
       .poll(() => page.getByRole('status', { name: 'New verdict' }).textContent())
       .toMatch(/^New verdict: APPROVE/);
+    // approving them asks first, as an APPROVE hold does; cancelled, nothing is sent
+    await page.getByRole('button', { name: 'Approve edited arguments' }).click();
+    await page
+      .getByRole('dialog', { name: 'Approve an APPROVE-level call?' })
+      .getByRole('button', { name: 'Cancel' })
+      .click();
+    expect((await d.http('GET', '/v1/approvals')).body.approvals).toHaveLength(1);
     await page.getByLabel('Reason for rejecting').fill('checked only');
     await page.getByRole('button', { name: 'Reject' }).click();
     expect((await answer).body.error.code).toBe('E_REJECTED_BY_HUMAN');
