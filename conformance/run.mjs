@@ -1,7 +1,9 @@
 // `npm run test:conformance`: the official MCP conformance suite (server scenarios) against
 // finger's /mcp. Starts the built daemon on a temp FINGER_HOME (port 0), mints an agent:executor
 // token, and puts a loopback relay in front of /mcp that adds the bearer header (the suite sends
-// none). Runs under Node 22 (the suite needs it); expected-failures.yml lists what fails and why.
+// none). The suite's test_* tools come from fixture.mjs, loaded as modules of this daemon only
+// (FINGER_MODULE_PATHS). Runs under Node 22 (the suite needs it); expected-failures.yml lists what
+// fails and why.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,6 +11,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { writeFixtureModules } from './fixture.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..');
@@ -23,11 +27,20 @@ if (!existsSync(CLI)) {
 }
 
 const home = mkdtempSync(join(tmpdir(), 'finger-conformance-'));
+const fixture = join(home, 'conformance-modules');
+writeFixtureModules(fixture);
 const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FINGER_'))) };
 // the daemon runs on the repository's Node (20), not this script's 22
 const daemonNode = process.env.FINGER_DAEMON_NODE ?? 'node';
 const daemon = spawn(daemonNode, [MAIN], {
-  env: { ...env, FINGER_HOME: home, FINGER_PORT: '0', FINGER_HOST: '127.0.0.1', FINGER_LOG_LEVEL: 'warn' },
+  env: {
+    ...env,
+    FINGER_HOME: home,
+    FINGER_PORT: '0',
+    FINGER_HOST: '127.0.0.1',
+    FINGER_LOG_LEVEL: 'warn',
+    FINGER_MODULE_PATHS: fixture,
+  },
   stdio: 'ignore',
 });
 let code = 1;

@@ -60,7 +60,10 @@ export interface McpTask {
 
 /** What one tools/call may do besides run: report progress, give up with the client, take a task. */
 export interface McpCallOptions {
-  /** Called while the call waits for a person (only when the client asked for progress). */
+  /**
+   * Called (only when the client asked for progress) while the call waits for a person and for
+   * each progress report of the tool itself; `progress` increases across both.
+   */
   progress?: (message: string, progress: number) => void;
   /** The client went away or cancelled: stop waiting (the held call stays kept for a claim). */
   signal?: AbortSignal;
@@ -92,6 +95,10 @@ interface HeldCall {
   /** When a settled outcome is dropped unclaimed. */
   expires: number;
   cancel_requested: boolean;
+  /** The waiting tools/call's progress sink (none while nobody waits). */
+  relay: ((message: string) => void) | undefined;
+  /** Progress reported so far (a client sees it increase across waits). */
+  ticks: number;
 }
 
 /** Options of {@link McpGateway}. */
@@ -276,6 +283,8 @@ export class McpGateway {
       updated_at: now,
       expires: Number.POSITIVE_INFINITY,
       cancel_requested: false,
+      relay: undefined,
+      ticks: 0,
     };
     const unsubscribe = hub.events.subscribe({ types: ['APPROVAL_REQUESTED'], request_id }, (e) => {
       const id = (e.data as { id?: unknown } | undefined)?.id;
@@ -294,6 +303,8 @@ export class McpGateway {
         generated_id: true,
         correlation_id: request_id,
         direct: false,
+        // the tool's own progress reaches the client that waits for it
+        onProgress: (message) => held.relay?.(message),
       });
     } catch (e) {
       unsubscribe();
@@ -319,6 +330,9 @@ export class McpGateway {
 
   /** Waits for the outcome up to hold_ms (progress while a person is asked); still pending → task or "held". */
   async #wait(held: HeldCall, opts: McpCallOptions): Promise<McpCallResult | McpTaskResult> {
+    const progress = opts.progress;
+    const relay = progress === undefined ? undefined : (message: string): void => progress(message, ++held.ticks);
+    held.relay = relay;
     const outcome = await new Promise<Outcome | undefined>((resolve) => {
       let finished = false;
       let timer: NodeJS.Timeout | undefined;
@@ -326,6 +340,7 @@ export class McpGateway {
       const finish = (o: Outcome | undefined): void => {
         if (finished) return;
         finished = true;
+        if (held.relay === relay) held.relay = undefined;
         clearTimeout(timer);
         clearInterval(ticker);
         opts.signal?.removeEventListener('abort', gone);
@@ -339,11 +354,9 @@ export class McpGateway {
       void held.known.then(() => {
         if (finished || held.outcome !== undefined) return;
         const started = this.#now();
-        let n = 0;
         const tick = (): void => {
-          n++;
           const waited = Math.round((this.#now() - started) / 1000);
-          opts.progress?.(`held for a person as ${held.approval_id ?? '(pending)'} (${waited} s)`, n);
+          relay?.(`held for a person as ${held.approval_id ?? '(pending)'} (${waited} s)`);
         };
         tick();
         ticker = setInterval(tick, this.#progressMs);
