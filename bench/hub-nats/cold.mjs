@@ -71,7 +71,11 @@ async function serveStack(root) {
   const peer = new natsPkg.WireAuth({ role: 'daemon', node: 'cold-peer', cluster_key: KEY });
   const registry = subs.find((s) => s.subject.startsWith('finger.cold.registry'));
   const hello = JSON.stringify({ node: 'cold-peer', seq: Date.now() });
-  registry.cb(null, { subject: 'finger.cold.registry.hello', data: peer.sealJson('hello', hello), headers: undefined });
+  registry.cb(null, {
+    subject: 'finger.cold.registry.hello',
+    data: peer.sealJson('finger.cold.registry.hello', 'hello', hello),
+    headers: undefined,
+  });
   for (let i = 0; i < 100 && !subs.some((s) => s.subject === 'finger.cold.call.echo'); i++)
     await new Promise((r) => setTimeout(r, 10));
   const sub = subs.find((s) => s.subject === 'finger.cold.call.echo');
@@ -112,7 +116,8 @@ function requestFrame(natsPkg) {
     PAYLOAD,
   ];
   const token = (++seq).toString(36);
-  return { data: auth.sealJson('request', `${token} ${JSON.stringify(env)}`), reply: `_INBOX.cold.${token}` };
+  const data = auth.sealJson('finger.cold.call.echo', 'request', `${token} ${JSON.stringify(env)}`);
+  return { data, reply: `_INBOX.cold.${token}` };
 }
 
 /** The calling daemon of one build: echo imported as a `{type: "nats"}` module. */
@@ -151,7 +156,7 @@ async function callerStack(root) {
     const token = pub.reply.slice(pub.reply.lastIndexOf('.') + 1);
     const id = `01JD0000000000000000000${String(n++ % 1000).padStart(3, '0')}`;
     const reply = JSON.stringify([2, id, ['module', 'echo', []], new Date().toISOString(), PAYLOAD, 0]);
-    const frame = server.sealJson('reply', `${token} ${reply}`, false);
+    const frame = server.sealJson(pub.reply, 'reply', `${token} ${reply}`, false);
     if (idle) await idle();
     const inbox = subs.find((s) => s.subject.startsWith('_INBOX.'));
     const t1 = process.hrtime.bigint();

@@ -377,11 +377,11 @@ async function main() {
       events_cpu_finger_over_raw: round(fe.ops_per_cpu_s / re.ops_per_cpu_s),
     };
     const target = {
-      rule: 'c100: finger ≥ 1.2× moleculer and ≥ 1.0× raw, p99 ≤ moleculer; c1 p50 ≤ 1.1× raw; events ≥ 0.5× raw',
+      rule: 'c100: finger ≥ 1.2× moleculer and ≥ 1.0× raw, p99 ≤ moleculer; c1 p50 ≤ 1.3× raw (issue 26: node:crypto HMAC-SHA256 frames); events ≥ 0.5× raw',
       c100_vs_moleculer: ratios.c100_ops_finger_over_moleculer >= 1.2,
       c100_vs_raw: ratios.c100_ops_finger_over_raw >= 1.0,
       c100_p99: f100.p99_us <= m100.p99_us,
-      c1_p50: ratios.c1_p50_finger_over_raw <= 1.1,
+      c1_p50: ratios.c1_p50_finger_over_raw <= 1.3,
       events: ratios.events_finger_over_raw >= 0.5,
     };
     printTable(BENCH, rows);
@@ -391,7 +391,7 @@ async function main() {
         '',
         `c100 finger ÷ moleculer: ${ratios.c100_ops_finger_over_moleculer}× ops/s (target 1.2: ${yes(target.c100_vs_moleculer)}), p99 ratio ${ratios.c100_p99_finger_over_moleculer} (≤ 1: ${yes(target.c100_p99)})`,
         `c100 finger ÷ raw nats.js: ${ratios.c100_ops_finger_over_raw}× ops/s (target 1.0: ${yes(target.c100_vs_raw)}); transport alone ÷ raw: ${ratios.c100_ops_transport_over_raw}×`,
-        `c1 p50 finger ÷ raw nats.js: ${ratios.c1_p50_finger_over_raw} (target ≤ 1.1: ${yes(target.c1_p50)}); median of the per-round ratios: ${ratios.c1_p50_finger_over_raw_paired}`,
+        `c1 p50 finger ÷ raw nats.js: ${ratios.c1_p50_finger_over_raw} (target ≤ 1.3: ${yes(target.c1_p50)}); median of the per-round ratios: ${ratios.c1_p50_finger_over_raw_paired}`,
         `events finger ÷ raw pub/sub: ${ratios.events_finger_over_raw}× (target 0.5: ${yes(target.events)})`,
         `per CPU-second (ops_per_cpu_s_both: caller + serving process): c100 finger ÷ moleculer ${ratios.c100_cpu_finger_over_moleculer}×, ÷ raw ${ratios.c100_cpu_finger_over_raw}×; events finger ÷ raw ${ratios.events_cpu_finger_over_raw}× (this process)`,
         '',
@@ -404,7 +404,7 @@ async function main() {
       options: { ...opts, nats_url: NATS_URL, events: EVENTS, event_rounds: EVENT_ROUNDS },
       notes: [
         'Two processes on one machine and one nats-server: this one calls, a child process serves (finger: MessageHub + ClusterNode with modules/echo; raw: a nats.js responder echoing the bytes; Moleculer: a broker with the NATS transporter and an echo action).',
-        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as a positional JSON array after a frame line with two signatures (the cluster key and the serve key of the called module; keyed BLAKE2s for a lone request or reply, HMAC-SHA256 for batches over 384 bytes: wire FW5), verified and schema-validated on both ends; the reply carries id, source, timestamp, payload and error, signed once. finger-transport = NatsTransport.request() alone.',
+        'finger = the caller hub.request(): the remote echo is a {type:"nats"} module in the local registry (lease, guards, concurrency gate), then NatsTransport: the envelope as a positional JSON array after a frame line with a timestamp and two signatures (the cluster key and the serve key of the called module; node:crypto HMAC-SHA256 over the frame version, key id, kind, node, timestamp, subject and body, the whole tag: wire FW6), verified and schema-validated on both ends; the reply carries id, source, timestamp, payload and error, signed once. finger-transport = NatsTransport.request() alone.',
         'All three request/reply systems send the same payload ({text:"hi"}). ops_per_cpu_s = ops ÷ CPU of this (calling) process; ops_per_cpu_s_both = ops ÷ CPU of both processes in the round (the NATS server not counted). Every case is warmed up, then the cases run interleaved in rotating order for BENCH_ROUNDS rounds; each row is the median round.',
         'raw-nats = nc.request() with noAsyncTraces, JSON encode/decode of the payload on the caller only.',
         "events: finger-events = LocalEventBus.emit on one connection → NatsEventBridge batches (≤ 256 per signed message) → the other connection → dedup → LocalEventBus.publish; raw-pubsub = nc.publish of a similar JSON event, counted by a subscriber on the other connection. Both in this process, 1000 emits per event-loop turn; ops/s = events ÷ time until the last one arrived; BENCH_NATS_EVENT_ROUNDS (3) alternating rounds after a warmup, the median reported; ops_per_cpu_s = events ÷ this process's CPU (both ends).",

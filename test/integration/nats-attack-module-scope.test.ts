@@ -50,14 +50,14 @@ describe.skipIf(!url)("a serve host acting for another module's host", () => {
     // the attacker hears remote-probe's calls and answers each at once, in remote-probe's name
     const heard = evil.nc.subscribe(`finger.${name}.call.remote-probe`, {
       callback: (_e: unknown, msg: Msg) => {
-        const opened = evil.auth.open(msg.data); // quiet: signed for remote-probe's hosts, not its own
+        const opened = evil.auth.open(msg.data, msg.subject); // quiet: signed for remote-probe's hosts, not its own
         expect(opened).toMatchObject({ ok: false, quiet: true });
         const line = Buffer.from(msg.data).toString('utf8');
         const token = msg.reply!.slice(msg.reply!.lastIndexOf('.') + 1);
         const id = JSON.parse(line.slice(line.indexOf(' ', line.indexOf('\n')) + 1))[1] as string;
-        evil.nc.publish(msg.reply!, evil.auth.sealJson('progress', JSON.stringify({ message: 'forged' })));
+        evil.nc.publish(msg.reply!, evil.auth.sealJson(msg.reply!, 'progress', JSON.stringify({ message: 'forged' })));
         const env = [2, `forged-${id}`, ['module', 'remote-probe', []], new Date().toISOString(), { forged: true }, 0];
-        evil.nc.publish(msg.reply!, evil.auth.sealJson('reply', `${token} ${JSON.stringify(env)}`));
+        evil.nc.publish(msg.reply!, evil.auth.sealJson(msg.reply!, 'reply', `${token} ${JSON.stringify(env)}`));
       },
     });
     cleanup.push(async () => heard.unsubscribe());
@@ -96,7 +96,7 @@ describe.skipIf(!url)("a serve host acting for another module's host", () => {
     const registry = (node: string, kind: 'hb' | 'bye', body: object) =>
       evil.nc.publish(
         `finger.${name}.registry.${kind}`,
-        as(node).sealJson(kind, JSON.stringify({ node, ...body, seq: seq++ })),
+        as(node).sealJson(`finger.${name}.registry.${kind}`, kind, JSON.stringify({ node, ...body, seq: seq++ })),
       );
     registry('host-b', 'bye', { drain_ms: 0 });
     registry('host-b', 'hb', { hb_ms: 200, modules: [] });
@@ -137,6 +137,7 @@ describe.skipIf(!url)("a serve host acting for another module's host", () => {
     evil.nc.publish(
       subject,
       evil.auth.sealJson(
+        subject,
         'events',
         [event('remote-probe'), event('whoami', 'remote-probe'), event('whoami')].join('\n'),
       ),

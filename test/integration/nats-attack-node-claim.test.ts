@@ -46,7 +46,8 @@ describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", 
     cleanup.push(() => nc.drain());
     const evil = new WireAuth({ role: 'serve', node: 'daemon-b', serve_key: serveKeyOf(KEY, 'evil-mod') });
     const body = kind === 'bye' ? { node: 'daemon-b', drain_ms: 0 } : { node: 'daemon-b', hb_ms: 10_000, modules: [] };
-    nc.publish(`finger.${cluster}.registry.${kind}`, evil.sealJson(kind, JSON.stringify(body)));
+    const subject = `finger.${cluster}.registry.${kind}`;
+    nc.publish(subject, evil.sealJson(subject, kind, JSON.stringify(body)));
     // then an unsigned message on the same subject: once A reports it, A has read the claim
     nc.publish(`finger.${cluster}.registry.${kind}`, Buffer.from('not a frame'));
     await nc.flush();
@@ -75,9 +76,10 @@ describe.skipIf(!url)("a serve host naming a daemon's node id in the registry", 
     const line = (node: string) =>
       JSON.stringify({ id: `ev-${node}`, type: 'DEGRADED', ts: new Date().toISOString(), data: { component: 'x' } });
     const as = (node: string) => new WireAuth({ role: 'serve', node, serve_key: serveKeyOf(KEY, 'evil-mod') });
-    nc.publish(`finger.${cluster}.events.DEGRADED`, as('daemon-b').sealJson('events', line('daemon-b'), false));
+    const subject = `finger.${cluster}.events.DEGRADED`;
+    nc.publish(subject, as('daemon-b').sealJson(subject, 'events', line('daemon-b'), false));
     // the same from a node id no daemon has: delivered (so the drop above is the node claim)
-    nc.publish(`finger.${cluster}.events.DEGRADED`, as('serve-x').sealJson('events', line('serve-x'), false));
+    nc.publish(subject, as('serve-x').sealJson(subject, 'events', line('serve-x'), false));
     await nc.flush();
     await until(() => seen.length > 0 && a.dropped.length > 0);
     expect(seen).toEqual(['serve-x']);

@@ -35,7 +35,8 @@ function forgeReplies(nc: NatsConnection, auth: WireAuth, inbox: string, from: n
     const env = [2, `forged-${i}`, ['module', module, []], new Date().toISOString(), { forged: true }, 0];
     lines.push(`${i.toString(36)} ${JSON.stringify(env)}`);
   }
-  nc.publish(`${inbox}${from.toString(36)}`, auth.sealJson('reply', lines.join('\n')));
+  const subject = `${inbox}${from.toString(36)}`;
+  nc.publish(subject, auth.sealJson(subject, 'reply', lines.join('\n')));
 }
 
 describe.skipIf(!url)('a serve host answering calls of another module', () => {

@@ -32,8 +32,11 @@ describe.skipIf(!url)('a deep event from a serve host', () => {
     const depth = 20_000;
     const deep = `{"reason":"x","k":${'['.repeat(depth)}1${']'.repeat(depth)}}`;
     const subject = `finger.${cluster}.events.DEGRADED`;
-    nc.publish(subject, auth.sealJson('events', event('01DEEPEVENT0000000000000001', deep), false));
-    nc.publish(subject, auth.sealJson('events', event('01DEEPEVENT0000000000000002', '{"reason":"y"}'), false));
+    nc.publish(subject, auth.sealJson(subject, 'events', event('01DEEPEVENT0000000000000001', deep), false));
+    nc.publish(
+      subject,
+      auth.sealJson(subject, 'events', event('01DEEPEVENT0000000000000002', '{"reason":"y"}'), false),
+    );
     await nc.flush();
     await until(() => seen.length > 0);
     expect(seen).toEqual(['01DEEPEVENT0000000000000002']);

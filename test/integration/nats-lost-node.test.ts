@@ -109,7 +109,7 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
     const beat = () =>
       remote.publish(
         `finger.${cluster}.registry.hb`,
-        auth.sealJson('hb', JSON.stringify({ node: 'remote', modules: [far] })),
+        auth.sealJson(`finger.${cluster}.registry.hb`, 'hb', JSON.stringify({ node: 'remote', modules: [far] })),
       );
     beat();
     const beating = setInterval(beat, 100);
@@ -139,6 +139,7 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
     peer.publish(
       `finger.${cluster}.registry.hb`,
       new WireAuth({ role: 'daemon', node: 'dead-peer', cluster_key: KEY }).sealJson(
+        `finger.${cluster}.registry.hb`,
         'hb',
         JSON.stringify({ node: 'dead-peer', modules: [{ ...manifest, runtime: { type: 'nats' } }] }),
       ),
@@ -176,7 +177,11 @@ describe.skipIf(!url)('a call in flight when the module’s nodes fall silent', 
     const beat = (hb_ms: number) =>
       remote.publish(
         `finger.${cluster}.registry.hb`,
-        auth.sealJson('hb', JSON.stringify({ node: 'slow-beater', hb_ms, modules: [far] })),
+        auth.sealJson(
+          `finger.${cluster}.registry.hb`,
+          'hb',
+          JSON.stringify({ node: 'slow-beater', hb_ms, modules: [far] }),
+        ),
       );
     const healthy = async () => (await hub.registry.checkHealth('far')).healthy;
     // …but this node beats every 1000 ms and says so: silent for less than three of its beats, it is healthy

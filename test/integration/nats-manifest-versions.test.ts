@@ -54,7 +54,8 @@ async function announce(
       : new WireAuth({ role, node, cluster_key: KEY });
   const kind = modules === 'bye' ? 'bye' : 'hb';
   const body = modules === 'bye' ? { node } : { node, modules };
-  nc.publish(`finger.${cluster}.registry.${kind}`, auth.sealJson(kind, JSON.stringify(body)));
+  const subject = `finger.${cluster}.registry.${kind}`;
+  nc.publish(subject, auth.sealJson(subject, kind, JSON.stringify(body)));
   await nc.flush();
 }
 

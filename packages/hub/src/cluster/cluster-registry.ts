@@ -6,7 +6,7 @@ import { jsonLimitError, manifestIssues, MAX_WIRE_JSON_DEPTH } from '@finger/pro
 import { type Clock, systemClock } from '../clock.js';
 import { type Logger, silentLogger } from '../logger.js';
 import type { DroppedMessage } from '../transport/nats.js';
-import { daemonNodeClaimed } from '../transport/nats-options.js';
+import { daemonNodeClaimed, frameRefused } from '../transport/nats-options.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import {
   type ClusterSubjects,
@@ -369,21 +369,18 @@ export class ClusterRegistry {
     if (this.closed && kind !== 'bye') return;
     if (!this.up || this.o.connection.isClosed()) return;
     try {
-      this.o.connection.publish(this.subjects.registry(kind), this.o.auth.sealJson(kind, json));
+      const subject = this.subjects.registry(kind);
+      this.o.connection.publish(subject, this.o.auth.sealJson(subject, kind, json));
     } catch (e) {
       this.logger.warn({ error: (e as Error).message }, 'registry message not sent');
     }
   }
 
   private onMessage(msg: Msg): void {
-    const check = this.o.auth.open(msg.data);
+    const check = this.o.auth.open(msg.data, msg.subject);
     if (!check.ok) {
       if (check.quiet) return; // a serve host hears other modules' hosts: not for it
-      this.o.onDropped?.({
-        reason: check.reason,
-        subject: msg.subject,
-        ...(check.claimed_node ? { claimed_node: check.claimed_node } : {}),
-      });
+      this.o.onDropped?.(frameRefused(check, msg.subject));
       return;
     }
     if (check.node === this.o.auth.node) return;

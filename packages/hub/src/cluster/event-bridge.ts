@@ -9,7 +9,7 @@ import { type EventHead, parseEvent, readEventHead } from '../events/event-json.
 import { type Logger, silentLogger } from '../logger.js';
 import { IdWindow } from '../transport/id-window.js';
 import type { DroppedMessage } from '../transport/nats.js';
-import { daemonNodeClaimed } from '../transport/nats-options.js';
+import { daemonNodeClaimed, frameRefused } from '../transport/nats-options.js';
 import { subscribeChecked } from '../transport/nats-subscribe.js';
 import {
   type ClusterSubjects,
@@ -240,7 +240,8 @@ export class NatsEventBridge {
     const body = n === 1 ? lines[0]! : lines.join('\n');
     try {
       // daemons' batches go to daemons only (serve processes do not receive events): no serve signature
-      this.o.connection.publish(this.subjects.event(type), this.o.auth.sealJson('events', body, false));
+      const subject = this.subjects.event(type);
+      this.o.connection.publish(subject, this.o.auth.sealJson(subject, 'events', body, false));
       this.counters.sent += n;
     } catch (e) {
       this.counters.dropped_outbound += n;
@@ -252,16 +253,12 @@ export class NatsEventBridge {
     // our own batches come back on the shared subscription: skip them before verifying (a frame
     // merely claiming our node id is dropped either way)
     if (claimsNode(msg.data, this.ownLine)) return;
-    const check = this.o.auth.open(msg.data);
+    const check = this.o.auth.open(msg.data, msg.subject);
     if (!check.ok || check.kind !== 'events') {
       this.o.onDropped?.(
         check.ok
           ? { reason: 'not an events message', subject: msg.subject, node: check.node }
-          : {
-              reason: check.reason,
-              subject: msg.subject,
-              ...(check.claimed_node ? { claimed_node: check.claimed_node } : {}),
-            },
+          : frameRefused(check, msg.subject),
       );
       return;
     }

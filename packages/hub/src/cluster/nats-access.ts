@@ -40,9 +40,9 @@ export async function natsAccessProblems(nc: NatsConnection, cluster: string, au
   nc.publish(s.call(probe));
   nc.publish(`${inbox}.probe`);
   if (auth !== undefined) {
-    nc.publish(s.registry('bye'), auth.sealJson('bye', JSON.stringify({ node: auth.node })));
-    nc.publish(s.event('DEGRADED'), auth.sealJson('events', '', false));
-    nc.publish(s.cancel, auth.sealJson('cancel', JSON.stringify({ id: probe, reason: 'doctor probe' })));
+    nc.publish(s.registry('bye'), auth.sealJson(s.registry('bye'), 'bye', JSON.stringify({ node: auth.node })));
+    nc.publish(s.event('DEGRADED'), auth.sealJson(s.event('DEGRADED'), 'events', '', false));
+    nc.publish(s.cancel, auth.sealJson(s.cancel, 'cancel', JSON.stringify({ id: probe, reason: 'doctor probe' })));
   }
   await nc.flush();
   await new Promise((r) => setImmediate(r)); // the status events of the refusals reach the loop above

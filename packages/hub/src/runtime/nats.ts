@@ -33,7 +33,7 @@ class CallHooks implements RequestHooks {
  * always been sent (NatsRuntime's before forwarding: the time left to the deadline, expiring at
  * the deadline, which the wire writes as `null`) and `blocking: true`, so the bytes on the wire
  * stay what they were. The hub's own lease (the tool's ttl, expiring before the deadline) would
- * add 8 bytes to the bench's echo request, and each 64 bytes more is a BLAKE2s block more for
+ * add 8 bytes to the bench's echo request, and each 64 bytes more is a SHA-256 block more for
  * each MAC of the frame.
  */
 function wireRequest(e: Envelope, now: number): Envelope {

@@ -2,7 +2,7 @@ import type { NatsConnection } from 'nats';
 
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { WireAuth } from './nats-wire.js';
+import type { WireAuth, WireCheck } from './nats-wire.js';
 
 /** Why a message was dropped, for the DEGRADED event the wiring emits. */
 export interface DroppedMessage {
@@ -13,6 +13,22 @@ export interface DroppedMessage {
   role?: string;
   /** The sender the frame names when it failed authentication (not proven: a hint, e.g. a host with a wrong key). */
   claimed_node?: string;
+  /**
+   * For a frame refused by {@link WireAuth.open}: `E_UNAUTHENTICATED` (no frame, a missing or
+   * wrong MAC, a stale timestamp) or `E_INVALID_ENVELOPE` (a malformed frame line, another frame
+   * version).
+   */
+  code?: string;
+  /** The version a frame of another format names (`FW5`): its sender runs another finger. */
+  version?: string;
+}
+
+/** The drop of a frame {@link WireAuth.open} refused on `subject`. */
+export function frameRefused(check: Extract<WireCheck, { ok: false }>, subject: string): DroppedMessage {
+  const d: DroppedMessage = { reason: check.reason, subject, code: check.code };
+  if (check.claimed_node !== undefined) d.claimed_node = check.claimed_node;
+  if (check.version !== undefined) d.version = check.version;
+  return d;
 }
 
 /** Whether a message was dropped for failing authentication (its sender has another key, or forges). */

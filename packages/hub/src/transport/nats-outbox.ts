@@ -57,7 +57,8 @@ export class ReplyOutbox {
     if (forServe !== false || (this.o.idle() && !this.outboxScheduled)) {
       // nothing else being served, nothing to batch with: no wait for the end of the turn (the
       // frame is written from head and json: no joined line string to build and flatten)
-      this.sendReply(inbox + token, this.o.auth.sealJson('reply', json, forServe, bytes - head.length, head));
+      const subject = inbox + token;
+      this.sendReply(subject, this.o.auth.sealJson(subject, 'reply', json, forServe, bytes - head.length, head));
       flushNow(this.o.connection);
       return;
     }
@@ -89,7 +90,8 @@ export class ReplyOutbox {
 
   /** One frame of replies to one caller, published to the reply subject of its first request. */
   private sendReplies(b: WireBatch): void {
-    this.sendReply(`${b.subject}${b.tokens[0]}`, this.o.auth.sealJson('reply', b.body(), false, b.bytes));
+    const subject = `${b.subject}${b.tokens[0]}`;
+    this.sendReply(subject, this.o.auth.sealJson(subject, 'reply', b.body(), false, b.bytes));
   }
 
   private sendReply(reply: string, frame: Uint8Array): void {

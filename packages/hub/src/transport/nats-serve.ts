@@ -9,7 +9,7 @@ import { IdWindow } from './id-window.js';
 import { inboxOf, parseBatch } from './nats-batch.js';
 import { InflightCalls, NatsServerChannel } from './nats-channel.js';
 import { readRequest } from './nats-envelope.js';
-import type { DroppedMessage, NatsTransportOptions } from './nats-options.js';
+import { type DroppedMessage, frameRefused, type NatsTransportOptions } from './nats-options.js';
 import { ReplyOutbox } from './nats-outbox.js';
 import { type CheckedSubscription, subscribeChecked } from './nats-subscribe.js';
 import { type ClusterSubjects, decodeJson, type OpenedFrame, type ServeScope, type WireAuth } from './nats-wire.js';
@@ -29,6 +29,16 @@ export function reportDropped(
   if (node !== undefined) info.node = node;
   if (role !== undefined) info.role = role;
   if (claimed_node !== undefined) info.claimed_node = claimed_node;
+  logger.warn(info, 'NATS message dropped');
+  onDropped?.(info);
+}
+
+/** Reports a frame {@link WireAuth.open} refused ({@link frameRefused}) to the log and to `onDropped`. */
+export function reportRefused(
+  logger: Logger,
+  onDropped: ((info: DroppedMessage) => void) | undefined,
+  info: DroppedMessage,
+): void {
   logger.warn(info, 'NATS message dropped');
   onDropped?.(info);
 }
@@ -175,17 +185,17 @@ export class NatsServeSide {
   publishControl(reply: string, kind: 'progress' | 'lease', data: unknown, forServe: ServeScope): void {
     if (!this.connected()) return;
     try {
-      this.nc.publish(reply, this.auth.sealJson(kind, JSON.stringify(data), forServe));
+      this.nc.publish(reply, this.auth.sealJson(reply, kind, JSON.stringify(data), forServe));
     } catch {
       // connection gone: the caller's deadline settles the call
     }
   }
 
   private onRequest(msg: Msg, handler: TransportHandler): void {
-    const check = this.auth.open(msg.data);
+    const check = this.auth.open(msg.data, msg.subject);
     if (!check.ok || check.kind !== 'request') {
       if (check.ok) this.drop(`unexpected ${check.kind} on a call subject`, msg, check.node);
-      else this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
+      else this.refused(frameRefused(check, msg.subject));
       return;
     }
     const inbox = msg.reply ? inboxOf(msg.reply) : undefined;
@@ -271,10 +281,10 @@ export class NatsServeSide {
   }
 
   private onCancel(msg: Msg): void {
-    const check = this.auth.open(msg.data);
+    const check = this.auth.open(msg.data, msg.subject);
     if (!check.ok) {
       // a cancel for another module's calls, signed for its hosts: none of this host's
-      if (!check.quiet) this.drop(check.reason, msg, undefined, undefined, check.claimed_node);
+      if (!check.quiet) this.refused(frameRefused(check, msg.subject));
       return;
     }
     if (check.role === 'serve' && this.auth.role === 'daemon') {
@@ -285,6 +295,10 @@ export class NatsServeSide {
     const d = decodeJson(check.text()) as { id?: unknown; reason?: unknown } | undefined;
     if (typeof d?.id !== 'string') return;
     this.inflight.get(d.id)?.cancel(typeof d.reason === 'string' ? d.reason : 'cancelled');
+  }
+
+  private refused(info: DroppedMessage): void {
+    reportRefused(this.logger, this.o.onDropped, info);
   }
 
   private drop(reason: string, msg: Msg, node?: string, role?: string, claimed_node?: string): void {

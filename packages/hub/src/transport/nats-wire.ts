@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 
-import { FrameMac, SIG_LEN } from './nats-mac.js';
+import { FrameKey, MAC_LEN, signingHeader } from './nats-mac.js';
 
 /**
  * The wire format of the hub over NATS (subjects, frames, authentication).
@@ -8,26 +8,37 @@ import { FrameMac, SIG_LEN } from './nats-mac.js';
  * Subjects of a cluster `c`: module calls `finger.c.call.<module>` (queue group per module),
  * cancels `finger.c.cancel`, events `finger.c.events.<type>`, registry `finger.c.registry.<hb|hello|bye>`.
  *
- * Every message is one frame: an ASCII line `FW4 <kind> <node> <sig> <ssig>` and a newline, then
- * the body (a request batch, one `<token> <envelope JSON array>` line per request, see
- * nats-batch.ts and nats-envelope.ts; a reply envelope as a JSON array; the JSON of a heartbeat or control
- * message; an event batch is one event JSON per line). No NATS headers: building and parsing
- * nats.js header objects cost about as much as the rest of a call, and a frame line is read with
- * one `indexOf`.
+ * Every message is one frame: an ASCII line, then the body (a request batch, one `<token>
+ * <envelope JSON array>` line per request, see nats-batch.ts and nats-envelope.ts; a reply
+ * envelope as a JSON array; the JSON of a heartbeat or control message; an event batch is one
+ * event JSON per line). No NATS headers: building and parsing nats.js header objects cost about
+ * as much as the rest of a call. The line (version 6):
  *
- * Authentication: `sig` = MAC(cluster key, kind \n node \n body), from daemons only; `ssig` =
- * `<mac>.<module>`, the same MAC under the serve key of one module, for the serve hosts of that
- * module, or a bare `<mac>` under the registry key, for every serve host (a daemon's registry
- * messages). MAC is keyed BLAKE2s-256 for a message (the MAC's input) of at most 384 bytes and
- * HMAC-SHA256 above (nats-mac.ts; the length decides, so no field names the algorithm); a
- * signature left out is `-` (daemons leave the serve signature out where no serve host has to
- * verify: replies, progress and lease messages, events). A serve host holds only its module's
- * serve key and the registry key ({@link serveKeyOf}, derived from the cluster key), so it can
- * never produce a daemon signature, nor speak for a host of another module: a daemon treats a
- * message carrying only a valid serve signature as coming from a serve host of the module the
- * signature names (which may answer that module's calls and announce it, never originate a
- * request), and a message of a serve host with a bare registry signature as unsigned. Anything
- * else is dropped.
+ *     FW6 <kind> <node> <ts> <sig> <ssig>\n
+ *
+ * - `ts`: the sender's clock, milliseconds since the epoch, 13 digits. A receiver refuses a frame
+ *   whose `ts` is more than `max_skew_ms` (2 min) from its own clock (`stale frame`); within that
+ *   window the id windows refuse replays (a request's id at its server, an event's id, a registry
+ *   message's `seq`).
+ * - `sig`: `c:<mac>` under the cluster key, from daemons only, or `-`.
+ * - `ssig`: `m.<module>:<mac>` under the serve secret of one module, for (or from) the serve
+ *   hosts of that module; `r:<mac>` under the registry secret, for every serve host (a daemon's
+ *   registry messages); or `-`.
+ * - `<mac>` = base64url(HMAC-SHA256(key, `FW6\n<key id>\n<kind>\n<node>\n<ts>\n<subject>\n` ‖
+ *   body)), the whole 256-bit tag (43 characters), made and checked with `node:crypto`
+ *   (nats-mac.ts; compared with `timingSafeEqual`). The key id is `c`, `r` or `m.<module>`; the
+ *   subject is the NATS subject the frame is published on, so a frame replayed on another subject
+ *   (another module's calls, another inbox, another event type) fails.
+ *
+ * A serve host holds only its module's serve secret and the registry secret ({@link serveKeyOf},
+ * derived from the cluster key), so it can never produce a daemon signature, nor speak for a host
+ * of another module: a daemon treats a message carrying only a valid serve signature as coming
+ * from a serve host of the module the signature names (which may answer that module's calls and
+ * announce it, never originate a request), and a message of a serve host with a registry
+ * signature as unsigned. Anything else is dropped, with a code: `E_UNAUTHENTICATED` (no frame, no
+ * or a wrong MAC, a stale timestamp) or `E_INVALID_ENVELOPE` (a malformed line, or a frame of
+ * another version — `FW1`–`FW5` came before this format: every node of a cluster is upgraded
+ * together).
  */
 
 /** Who signed a message: a daemon (cluster key) or a `module serve` process (serve key only). */
@@ -120,7 +131,14 @@ export interface WireAuthOptions {
   cluster_key?: string;
   /** A serve host's {@link serveKeyOf} (the module it may speak for is named in it). */
   serve_key?: string;
+  /** The clock frames are stamped and checked with (ms since the epoch). Default `Date.now`. */
+  now?: () => number;
+  /** How far a frame's timestamp may be from this clock, in ms. Default {@link MAX_FRAME_SKEW_MS}. */
+  max_skew_ms?: number;
 }
+
+/** How far a frame's timestamp may be from the receiver's clock by default (ms): keep clocks in step (NTP). */
+export const MAX_FRAME_SKEW_MS = 120_000;
 
 /**
  * A frame that passed {@link WireAuth.open}: who signed it, and its body. The body is read from the
@@ -154,45 +172,47 @@ export class OpenedFrame {
   }
 }
 
+/** Why a frame was refused: `E_UNAUTHENTICATED` (no frame, no or a wrong MAC, stale) or `E_INVALID_ENVELOPE` (malformed, another version). */
+export type WireRefusalCode = 'E_UNAUTHENTICATED' | 'E_INVALID_ENVELOPE';
+
 /** Result of opening one frame: the opened frame, or why it was refused. */
 export type WireCheck =
   | OpenedFrame
   /**
    * `claimed_node`: the node the frame line names — not authenticated, a hint for the operator.
    * `quiet`: a message a serve host is not meant to read (signed for another module's hosts, or
-   * for daemons only), ignored without a report.
+   * for daemons only), ignored without a report. `version`: the version a frame of another
+   * format names (`FW5`).
    */
-  | { ok: false; reason: string; claimed_node?: string; quiet?: true };
+  | { ok: false; code: WireRefusalCode; reason: string; claimed_node?: string; quiet?: true; version?: string };
 
-/** The kind and node of a frame line seen recently, with the MAC prefix they make. */
-interface LineHead {
-  /** The line's bytes from the kind to the space after the node. */
-  bytes: Uint8Array;
-  kind: WireKind;
-  node: string;
-  prefix: string;
-}
-/** Frame-line heads remembered (a process hears from few peers, mostly one per call). */
-const HEADS = 4;
-
-/**
- * Frame version 5: a request frame carries a batch of requests (nats-batch.ts, since FW2), the
- * envelopes in their version-2 compact form (nats-envelope.ts, since FW3), small messages signed
- * with keyed BLAKE2s (nats-mac.ts, since FW4), serve signatures per module (since FW5).
- */
-export const FRAME_MAGIC = 'FW5 ';
+/** The frame format's version: its line starts `FW6 `. */
+export const FRAME_VERSION = 'FW6';
+/** How a frame starts. */
+export const FRAME_MAGIC = `${FRAME_VERSION} `;
 const MAGIC = FRAME_MAGIC;
-/** Longest frame line read: magic, kind, a node id of ≤ 128 characters, two signatures, a module id. */
-const MAX_LINE = 320;
+/** Digits of a frame's timestamp (ms since the epoch, zero-padded). */
+const TS_LEN = 13;
+const TS_RE = /^[0-9]{13}$/;
+/** Longest frame line read: magic, kind, a node id of ≤ 128 characters, the timestamp, two signatures, a module id. */
+const MAX_LINE = 400;
+const KINDS: ReadonlySet<string> = new Set<WireKind>([
+  'request',
+  'reply',
+  'progress',
+  'lease',
+  'cancel',
+  'events',
+  'hb',
+  'hello',
+  'bye',
+]);
 /** Kinds a daemon signs with the registry secret for serve hosts. */
 const REGISTRY_KINDS = new Set<WireKind>(['hb', 'hello', 'bye']);
 const NL = 10;
 const SP = 0x20;
-const DASH = 0x2d;
-
-/** Serve-key MACs a daemon keeps (one per module it signs for or hears from; least recent out). */
+/** Serve keys a daemon keeps (one per module it signs for or hears from; least recent out). */
 const MAX_SCOPES = 1024;
-const DOT = 0x2e;
 
 /** Signs outgoing and verifies incoming frames of one process (see the file comment). */
 export class WireAuth {
@@ -200,49 +220,51 @@ export class WireAuth {
   readonly node: string;
   /** A serve host's module (the one its key signs for); undefined on a daemon. */
   readonly module: string | undefined;
-  private readonly clusterKey: FrameMac | undefined;
+  private readonly clusterKey: FrameKey | undefined;
   /** Daemon: the cluster key, to derive serve keys from. */
   private readonly clusterSecret: string | undefined;
-  /** Registry-secret MAC: a daemon signs its registry messages with it, a serve host verifies them. */
-  private readonly registryKey: FrameMac;
-  /** Serve host: its module's serve key. */
-  private readonly ownKey: FrameMac | undefined;
-  /** Daemon: serve-key MACs by module (bounded, {@link MAX_SCOPES}). */
-  private readonly scoped = new Map<string, FrameMac>();
-  private readonly heads: LineHead[] = [];
-  private nextHead = 0;
+  /** The registry secret: a daemon signs its registry messages with it, a serve host verifies them. */
+  private readonly registryKey: FrameKey;
+  /** Serve host: its module's serve secret. */
+  private readonly ownKey: FrameKey | undefined;
+  /** Daemon: serve keys by module (bounded, {@link MAX_SCOPES}). */
+  private readonly scoped = new Map<string, FrameKey>();
+  private readonly now: () => number;
+  private readonly maxSkew: number;
 
   constructor(o: WireAuthOptions) {
     if (!/^[\x21-\x7e]{1,128}$/.test(o.node))
       throw new Error(`invalid node id "${o.node}" (1–128 printable characters)`);
     this.role = o.role;
     this.node = o.node;
+    this.now = o.now ?? Date.now;
+    this.maxSkew = o.max_skew_ms ?? MAX_FRAME_SKEW_MS;
     if (o.role === 'daemon') {
       if (!o.cluster_key) throw new Error('a daemon needs the cluster key (nats.cluster_key)');
-      this.clusterKey = new FrameMac(Buffer.from(o.cluster_key, 'utf8'));
+      this.clusterKey = new FrameKey('c', o.cluster_key);
       this.clusterSecret = o.cluster_key;
-      this.registryKey = new FrameMac(Buffer.from(registrySecret(o.cluster_key), 'utf8'));
+      this.registryKey = new FrameKey('r', registrySecret(o.cluster_key));
       this.module = undefined;
     } else {
       if (!o.serve_key) throw new Error('a serve process needs the serve key');
       const k = parseServeKey(o.serve_key);
       if (typeof k === 'string') throw new Error(k);
       this.module = k.module;
-      this.ownKey = new FrameMac(Buffer.from(k.module_secret, 'utf8'));
-      this.registryKey = new FrameMac(Buffer.from(k.registry_secret, 'utf8'));
+      this.ownKey = new FrameKey(`m.${k.module}`, k.module_secret);
+      this.registryKey = new FrameKey('r', k.registry_secret);
     }
   }
 
   /**
-   * The frame of a message of `kind` with `body`, signed for the serve hosts `forServe` names
-   * ({@link ServeScope}; a daemon leaves the serve signature out for `false`: one MAC less). A
-   * serve host always signs with its own module's key.
+   * The frame of a message of `kind` with `body`, to be published on `subject`, signed for the
+   * serve hosts `forServe` names ({@link ServeScope}; a daemon leaves the serve signature out for
+   * `false`: one MAC less). A serve host always signs with its own module's key.
    */
-  seal(kind: WireKind, body: Uint8Array, forServe: ServeScope = true): Buffer {
+  seal(subject: string, kind: WireKind, body: Uint8Array, forServe: ServeScope = true): Buffer {
     const lineLen = this.lineLength(kind, forServe);
     const out = Buffer.allocUnsafe(lineLen + body.length);
     out.set(body, lineLen);
-    this.writeLine(out, kind, forServe, lineLen);
+    this.writeLine(out, subject, kind, forServe, lineLen);
     return out;
   }
 
@@ -252,24 +274,31 @@ export class WireAuth {
    * (ASCII, e.g. a batch line's token and space), the body is `head + json`, written without
    * joining the two strings first.
    */
-  sealJson(kind: WireKind, json: string, forServe: ServeScope = true, jsonBytes?: number, head = ''): Buffer {
+  sealJson(
+    subject: string,
+    kind: WireKind,
+    json: string,
+    forServe: ServeScope = true,
+    jsonBytes?: number,
+    head = '',
+  ): Buffer {
     const lineLen = this.lineLength(kind, forServe);
     const bytes = jsonBytes ?? utf8Length(json);
     const out = Buffer.allocUnsafe(lineLen + head.length + bytes);
     const at = head.length === 0 ? lineLen : putLatin1(out, lineLen, head);
     if (bytes === json.length && bytes <= SHORT) putLatin1(out, at, json);
     else out.write(json, at, 'utf8');
-    this.writeLine(out, kind, forServe, lineLen);
+    this.writeLine(out, subject, kind, forServe, lineLen);
     return out;
   }
 
   /** Bytes of the frame line {@link sealJson} writes for `kind` (the frame is this plus the body). */
   lineLength(kind: WireKind, forServe: ServeScope = true): number {
     const scope = this.scopeOf(forServe);
-    const withSig = this.clusterKey !== undefined;
-    const ssig = scope === false ? 1 : scope === true ? SIG_LEN : SIG_LEN + 1 + scope.length;
-    // magic, kind, node, two signatures (or "-"): three spaces and the newline
-    return MAGIC.length + kind.length + this.node.length + 4 + (withSig ? SIG_LEN : 1) + ssig;
+    const sig = this.clusterKey !== undefined ? 2 + MAC_LEN : 1;
+    const ssig = scope === false ? 1 : scope === true ? 2 + MAC_LEN : 3 + scope.length + MAC_LEN;
+    // magic, kind, node, timestamp, two signatures: four spaces and the newline
+    return MAGIC.length + kind.length + this.node.length + TS_LEN + sig + ssig + 5;
   }
 
   /** Whom this process signs a message for: a serve host, always its own module. */
@@ -277,151 +306,118 @@ export class WireAuth {
     return this.module ?? forServe;
   }
 
-  /**
-   * Writes the frame line `FW5 <kind> <node> <sig> <ssig>\n` into `out[0, lineLen)`, signing the
-   * body after it: byte by byte, the signatures straight into place (no strings to build and copy
-   * for a small frame).
-   */
-  private writeLine(out: Buffer, kind: WireKind, forServe: ServeScope, lineLen: number): void {
-    const end = out.length;
-    let p = putLatin1(out, 0, MAGIC);
-    p = putLatin1(out, p, kind);
-    out[p++] = SP;
-    p = putLatin1(out, p, this.node);
-    out[p++] = SP;
-    const prefix = `${kind}\n${this.node}\n`;
-    if (this.clusterKey !== undefined) {
-      this.clusterKey.signInto(prefix, out, lineLen, end, out, p);
-      p += SIG_LEN;
-    } else out[p++] = DASH;
-    out[p++] = SP;
+  /** Writes the frame line `FW6 <kind> <node> <ts> <sig> <ssig>\n` into `out[0, lineLen)`, signing the body after it. */
+  private writeLine(out: Buffer, subject: string, kind: WireKind, forServe: ServeScope, lineLen: number): void {
+    const ts = String(Math.max(0, Math.floor(this.now()))).padStart(TS_LEN, '0');
+    if (ts.length !== TS_LEN) throw new Error(`clock out of range for a frame timestamp: ${ts}`);
+    const sign = (key: FrameKey) =>
+      `${key.id}:${key.mac(signingHeader(FRAME_VERSION, key.id, kind, this.node, ts, subject), out, lineLen).toString('latin1')}`;
+    const sig = this.clusterKey !== undefined ? sign(this.clusterKey) : '-';
     const scope = this.scopeOf(forServe);
-    if (scope === false) out[p++] = DASH;
-    else if (scope === true) {
-      this.registryKey.signInto(prefix, out, lineLen, end, out, p);
-      p += SIG_LEN;
-    } else {
-      const mac = this.serveKeyFor(scope);
-      if (mac === undefined) throw new Error(`cannot sign for the serve hosts of "${scope}" (not a module id)`);
-      mac.signInto(prefix, out, lineLen, end, out, p);
-      p += SIG_LEN;
-      out[p++] = DOT;
-      p = putLatin1(out, p, scope);
+    let ssig = '-';
+    if (scope === true) ssig = sign(this.registryKey);
+    else if (scope !== false) {
+      const key = this.serveKeyFor(scope);
+      if (key === undefined) throw new Error(`cannot sign for the serve hosts of "${scope}" (not a module id)`);
+      ssig = sign(key);
     }
-    out[p] = NL;
+    const end = putLatin1(out, 0, `${MAGIC}${kind} ${this.node} ${ts} ${sig} ${ssig}`);
+    if (end !== lineLen - 1) throw new Error('frame line length mismatch'); // lineLength and this line disagree: a bug
+    out[end] = NL;
   }
 
-  /** The MAC of module `module_id`'s serve key: a serve host has its own only, a daemon derives any. */
-  private serveKeyFor(module_id: string): FrameMac | undefined {
+  /** The key of module `module_id`'s serve hosts: a serve host has its own only, a daemon derives any. */
+  private serveKeyFor(module_id: string): FrameKey | undefined {
     if (this.ownKey !== undefined) return module_id === this.module ? this.ownKey : undefined;
-    let mac = this.scoped.get(module_id);
-    if (mac !== undefined) return mac;
+    let key = this.scoped.get(module_id);
+    if (key !== undefined) return key;
     if (!MODULE_ID_RE.test(module_id)) return undefined;
-    mac = new FrameMac(Buffer.from(moduleServeSecret(this.clusterSecret!, module_id), 'utf8'));
+    key = new FrameKey(`m.${module_id}`, moduleServeSecret(this.clusterSecret!, module_id));
     if (this.scoped.size >= MAX_SCOPES) this.scoped.delete(this.scoped.keys().next().value!);
-    this.scoped.set(module_id, mac);
-    return mac;
+    this.scoped.set(module_id, key);
+    return key;
   }
 
   /**
-   * Verifies a received frame and returns its body. A daemon reports `role: 'daemon'` only for a
-   * valid cluster-key signature; a valid module serve signature alone means `serve` (with its
-   * module as `scope`). A serve host reports `daemon` for a frame signed with its module's key or,
-   * for a registry message, the registry key; one signed for another module's hosts, or for
-   * daemons only, is `quiet`. The frame line is read in place (its fields located by their
-   * spaces, the signatures compared as bytes).
+   * Verifies a frame received on `subject` and returns its body. A daemon reports `role: 'daemon'`
+   * only for a valid cluster-key signature; a valid module serve signature alone means `serve`
+   * (with its module as `scope`). A serve host reports `daemon` for a frame signed with its
+   * module's key or, for a registry message, the registry key; one signed for another module's
+   * hosts, or for daemons only, is `quiet`. A frame that verifies but whose timestamp is more than
+   * `max_skew_ms` from this clock is refused (`stale frame`).
    */
-  open(data: Uint8Array): WireCheck {
+  open(data: Uint8Array, subject: string): WireCheck {
     // nats.js hands over a Buffer (a view of what the socket read): no second view made of it
     const buf = data instanceof Buffer ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     const len = buf.length;
-    if (len < 4 || buf[0] !== 0x46 || buf[1] !== 0x57 || buf[3] !== SP)
-      return { ok: false, reason: 'unsigned message (no frame)' };
-    if (buf[2] !== 0x35) return { ok: false, reason: 'unsupported frame version' }; // "FW? "
-    // the frame line: "FW5 " kind SP node SP sig SP ssig NL, at most MAX_LINE bytes
-    const limit = len < MAX_LINE + 1 ? len : MAX_LINE + 1;
-    let s1 = -1;
-    let s2 = -1;
-    let s3 = -1;
-    let nl = -1;
-    let extra = false;
-    for (let i = MAGIC.length; i < limit; i++) {
-      const c = buf[i];
-      if (c === NL) {
-        nl = i;
-        break;
-      }
-      if (c !== SP) continue;
-      if (s1 < 0) s1 = i;
-      else if (s2 < 0) s2 = i;
-      else if (s3 < 0) s3 = i;
-      else extra = true;
+    if (len < 4 || buf[0] !== 0x46 || buf[1] !== 0x57 || buf[3] !== SP) return unsigned('unsigned message (no frame)');
+    const v = buf[2]!;
+    if (v !== 0x36) {
+      if (v < 0x30 || v > 0x39) return unsigned('unsigned message (no frame)');
+      return { ok: false, code: 'E_INVALID_ENVELOPE', reason: 'unsupported frame version', version: `FW${v - 0x30}` };
     }
-    if (nl < 0) return { ok: false, reason: 'unsigned message (no frame)' };
-    if (extra || s3 < 0 || s1 === MAGIC.length || s2 === s1 + 1) return { ok: false, reason: 'malformed frame line' };
-    const head = this.headOf(buf, s1, s2);
+    const nl = buf.subarray(0, Math.min(len, MAX_LINE + 1)).indexOf(NL);
+    if (nl < 0) return unsigned('unsigned message (no frame)');
+    const fields = buf.toString('latin1', MAGIC.length, nl).split(' ');
+    const [kind = '', node = '', ts = '', sig = '', ssig = ''] = fields;
+    if (fields.length !== 5 || !KINDS.has(kind) || node === '' || !TS_RE.test(ts) || sig === '' || ssig === '')
+      return { ok: false, code: 'E_INVALID_ENVELOPE', reason: 'malformed frame line' };
+    const k = kind as WireKind;
     const at = nl + 1;
-    const sigAt = s2 + 1;
-    const sigLen = s3 - sigAt;
-    const daemonSigned = !(sigLen === 1 && buf[sigAt] === DASH);
-    if (this.clusterKey !== undefined && daemonSigned) {
-      if (this.clusterKey.verify(head.prefix, buf, at, len, buf, sigAt, sigLen))
-        return new OpenedFrame('daemon', head.node, head.kind, buf, at);
+    const sigAt = MAGIC.length + kind.length + node.length + ts.length + 3;
+    const ssigAt = sigAt + sig.length + 1;
+    const verify = (key: FrameKey, macAt: number, macLen: number) =>
+      key.verify(signingHeader(FRAME_VERSION, key.id, kind, node, ts, subject), buf, at, len, buf, macAt, macLen);
+    const daemonSigned = sig !== '-';
+    if (this.clusterKey !== undefined && daemonSigned && sig.startsWith('c:'))
+      if (verify(this.clusterKey, sigAt + 2, sig.length - 2))
+        return this.fresh(ts, new OpenedFrame('daemon', node, k, buf, at));
+    const bad = { ok: false, code: 'E_UNAUTHENTICATED', reason: 'bad signature', claimed_node: node } as const;
+    if (ssig === '-') {
+      if (this.clusterKey === undefined && daemonSigned)
+        return { ok: false, code: 'E_UNAUTHENTICATED', reason: 'for daemons', quiet: true };
+      return { ...bad, reason: this.clusterKey !== undefined && daemonSigned ? 'bad signature' : 'unsigned message' };
     }
-    const ssigAt = s3 + 1;
-    const ssigLen = nl - ssigAt;
-    if (ssigLen === 1 && buf[ssigAt] === DASH) {
-      if (this.clusterKey === undefined && daemonSigned) return { ok: false, reason: 'for daemons', quiet: true };
-      return {
-        ok: false,
-        reason: this.clusterKey !== undefined && daemonSigned ? 'bad signature' : 'unsigned message',
-        claimed_node: head.node,
-      };
-    }
-    if (ssigLen === SIG_LEN) {
+    const colon = ssig.indexOf(':');
+    if (colon < 0) return bad;
+    const keyId = ssig.slice(0, colon);
+    const macAt = ssigAt + colon + 1;
+    const macLen = ssig.length - colon - 1;
+    if (keyId === 'r') {
       // the registry secret: every serve host holds it, so only a serve host trusts it (for a daemon's registry message)
-      if (this.clusterKey !== undefined || !REGISTRY_KINDS.has(head.kind))
-        return { ok: false, reason: 'bad signature', claimed_node: head.node };
-      if (!this.registryKey.verify(head.prefix, buf, at, len, buf, ssigAt, SIG_LEN))
-        return { ok: false, reason: 'bad signature', claimed_node: head.node };
-      return new OpenedFrame('daemon', head.node, head.kind, buf, at);
+      if (this.clusterKey !== undefined || !REGISTRY_KINDS.has(k) || !verify(this.registryKey, macAt, macLen))
+        return bad;
+      return this.fresh(ts, new OpenedFrame('daemon', node, k, buf, at));
     }
-    if (ssigLen < SIG_LEN + 2 || buf[ssigAt + SIG_LEN] !== DOT)
-      return { ok: false, reason: 'bad signature', claimed_node: head.node };
-    const scope = buf.toString('latin1', ssigAt + SIG_LEN + 1, nl);
+    if (!keyId.startsWith('m.')) return bad;
+    const scope = keyId.slice(2);
     if (this.module !== undefined && scope !== this.module)
-      return { ok: false, reason: `for module ${scope}`, quiet: true };
-    const mac = this.serveKeyFor(scope);
-    if (mac === undefined || !mac.verify(head.prefix, buf, at, len, buf, ssigAt, SIG_LEN))
-      return { ok: false, reason: 'bad signature', claimed_node: head.node };
+      return { ok: false, code: 'E_UNAUTHENTICATED', reason: `for module ${scope}`, quiet: true };
+    const key = this.serveKeyFor(scope);
+    if (key === undefined || !verify(key, macAt, macLen)) return bad;
     // a serve host cannot tell daemons from other hosts of its module: both sign with its key
-    return this.clusterKey === undefined
-      ? new OpenedFrame('daemon', head.node, head.kind, buf, at)
-      : new OpenedFrame('serve', head.node, head.kind, buf, at, scope);
+    return this.fresh(
+      ts,
+      this.clusterKey === undefined
+        ? new OpenedFrame('daemon', node, k, buf, at)
+        : new OpenedFrame('serve', node, k, buf, at, scope),
+    );
   }
 
-  /**
-   * The kind and node of the frame line in `buf` (kind from byte 4 to `s1`, node to `s2`): one
-   * remembered when the same bytes came before (the same peer sending the same kind), so a lone
-   * call decodes no strings and builds no MAC prefix for its frame line.
-   */
-  private headOf(buf: Buffer, s1: number, s2: number): LineHead {
-    const from = MAGIC.length;
-    const n = s2 - from;
-    for (const h of this.heads) {
-      const b = h.bytes;
-      if (b.length !== n) continue;
-      let i = 0;
-      while (i < n && b[i] === buf[from + i]) i++;
-      if (i === n) return h;
-    }
-    const kind = buf.toString('latin1', from, s1) as WireKind;
-    const node = buf.toString('latin1', s1 + 1, s2);
-    const head: LineHead = { bytes: Uint8Array.from(buf.subarray(from, s2)), kind, node, prefix: `${kind}\n${node}\n` };
-    this.heads[this.nextHead] = head;
-    this.nextHead = (this.nextHead + 1) % HEADS;
-    return head;
+  /** The opened frame, or `stale frame` when its timestamp is too far from this clock. */
+  private fresh(ts: string, frame: OpenedFrame): WireCheck {
+    if (Math.abs(this.now() - Number(ts)) <= this.maxSkew) return frame;
+    return {
+      ok: false,
+      code: 'E_UNAUTHENTICATED',
+      reason: 'stale frame',
+      claimed_node: frame.node,
+    };
   }
+}
+
+function unsigned(reason: string): WireCheck {
+  return { ok: false, code: 'E_UNAUTHENTICATED', reason };
 }
 
 /**

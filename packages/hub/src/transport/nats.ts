@@ -11,9 +11,9 @@ import { moduleOf } from './in-process.js';
 import { MAX_BATCH, parseBatch, WireBatch } from './nats-batch.js';
 import { encodeRequest, readReply } from './nats-envelope.js';
 import { flushNow } from './nats-flush.js';
-import type { NatsTransportOptions } from './nats-options.js';
+import { frameRefused, type NatsTransportOptions } from './nats-options.js';
 import { Pending, PromiseSink, RequestCanceller } from './nats-pending.js';
-import { NatsServeSide, reportDropped } from './nats-serve.js';
+import { NatsServeSide, reportDropped, reportRefused } from './nats-serve.js';
 import { permissionRefusal, subscribeChecked } from './nats-subscribe.js';
 import {
   type ClusterSubjects,
@@ -154,9 +154,10 @@ export class NatsTransport implements Transport {
     let batch = this.batches.get(module_id);
     if (batch === undefined && this.pending.size === 1 && !this.batchesScheduled) {
       // nothing else outstanding, nothing to batch with: no wait for the end of the turn
-      const frame = this.auth.sealJson('request', line, forServe, lineBytes);
+      const subject = this.subjects.call(module_id);
+      const frame = this.auth.sealJson(subject, 'request', line, forServe, lineBytes);
       try {
-        this.nc.publish(this.subjects.call(module_id), frame, { reply: `${this.inbox}.${token}` });
+        this.nc.publish(subject, frame, { reply: `${this.inbox}.${token}` });
         flushNow(this.nc);
       } catch (e) {
         this.pending.delete(token);
@@ -251,7 +252,7 @@ export class NatsTransport implements Transport {
     if (!this.connected) failure = 'NATS is unavailable';
     else {
       try {
-        const frame = this.auth.sealJson('request', b.body(), b.forServe, b.bytes);
+        const frame = this.auth.sealJson(b.subject, 'request', b.body(), b.forServe, b.bytes);
         this.nc.publish(b.subject, frame, { reply: `${this.inbox}.${tokens[0]}` });
         if (tokens.length > 1 && first !== undefined) first.batch = tokens;
         return;
@@ -316,10 +317,9 @@ export class NatsTransport implements Transport {
       }
       return;
     }
-    const check = this.auth.open(msg.data);
+    const check = this.auth.open(msg.data, msg.subject);
     if (!check.ok) {
-      if (!check.quiet)
-        reportDropped(this.logger, this.o.onDropped, check.reason, msg, undefined, undefined, check.claimed_node);
+      if (!check.quiet) reportRefused(this.logger, this.o.onDropped, frameRefused(check, msg.subject));
       return;
     }
     if (check.kind === 'reply') {
@@ -432,7 +432,7 @@ export class NatsTransport implements Transport {
     if (!this.connected) return;
     try {
       const body = JSON.stringify({ id, reason });
-      this.nc.publish(this.subjects.cancel, this.auth.sealJson('cancel', body, module_id));
+      this.nc.publish(this.subjects.cancel, this.auth.sealJson(this.subjects.cancel, 'cancel', body, module_id));
     } catch {
       // best effort: the server's own lease bounds the call
     }

@@ -64,7 +64,10 @@ async function heartbeat(
       ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY, ids[0] ?? 'x') })
       : new WireAuth({ role, node, cluster_key: KEY });
   const body = JSON.stringify({ node, modules: ids.map((id) => manifest(id, description)) });
-  nc.publish(clusterSubjects(cluster).registry('hb'), auth.sealJson('hb', body));
+  nc.publish(
+    clusterSubjects(cluster).registry('hb'),
+    auth.sealJson(clusterSubjects(cluster).registry('hb'), 'hb', body),
+  );
   await nc.flush();
 }
 
@@ -130,7 +133,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     const bye = new WireAuth({ role: 'serve', node: 'h1', serve_key: serveKeyOf(KEY, 'x') });
     nc.publish(
       clusterSubjects(cluster).registry('bye'),
-      bye.sealJson('bye', JSON.stringify({ node: 'h1', drain_ms: 0 })),
+      bye.sealJson(clusterSubjects(cluster).registry('bye'), 'bye', JSON.stringify({ node: 'h1', drain_ms: 0 })),
     );
     await until(() => r.locations('x').length === 2);
     await heartbeat(nc, cluster, 'serve', 'h4', ['x'], 'd'.repeat(500));
@@ -144,6 +147,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     const subject = clusterSubjects(cluster).registry('hb');
     const sealed = (node: string, seq: number, ids: string[]) =>
       new WireAuth({ role: 'daemon', node, cluster_key: KEY }).sealJson(
+        subject,
         'hb',
         JSON.stringify({ node, seq, modules: ids.map((id) => manifest(id)) }),
       );

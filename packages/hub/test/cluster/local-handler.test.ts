@@ -85,7 +85,7 @@ describe.skipIf(!url)('a serving node over NATS', () => {
           max: 1,
           callback: (err, msg) => {
             if (err) return reject(err);
-            const check = auth.open(msg.data);
+            const check = auth.open(msg.data, msg.subject);
             if (!check.ok) return reject(new Error(check.reason));
             const part = parseBatch(check.text())![0]!;
             resolve(readReply(part.json, req)!);
@@ -93,7 +93,8 @@ describe.skipIf(!url)('a serving node over NATS', () => {
         });
       });
       await caller.flush();
-      caller.publish(`finger.${cluster}.call.${subjectModule}`, auth.sealJson('request', `t1 ${encodeRequest(req)}`), {
+      const subject = `finger.${cluster}.call.${subjectModule}`;
+      caller.publish(subject, auth.sealJson(subject, 'request', `t1 ${encodeRequest(req)}`), {
         reply: `${inbox}.t1`,
       });
       return got;

@@ -77,13 +77,13 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function transport(cluster: string, node: string, role: 'daemon' | 'serve' = 'daemon') {
+async function transport(cluster: string, node: string, role: 'daemon' | 'serve' = 'daemon', now?: () => number) {
   const nc: NatsConnection = await connect({ servers: url!, noAsyncTraces: true });
   const dropped: DroppedMessage[] = [];
   const auth =
     role === 'serve'
-      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY, 'echo') })
-      : new WireAuth({ role, node, cluster_key: KEY });
+      ? new WireAuth({ role, node, serve_key: serveKeyOf(KEY, 'echo'), ...(now ? { now } : {}) })
+      : new WireAuth({ role, node, cluster_key: KEY, ...(now ? { now } : {}) });
   const t = new NatsTransport({ connection: nc, cluster, auth, onDropped: (d) => dropped.push(d) });
   cleanup.push(async () => {
     await t.close();
@@ -109,7 +109,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     const replyFrames: string[] = [];
     server.nc.subscribe('_INBOX.>', {
       callback: (_e, m) => {
-        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW5 reply') replyFrames.push(m.subject);
+        if (Buffer.from(m.data).toString('latin1', 0, 9) === 'FW6 reply') replyFrames.push(m.subject);
       },
     });
     let handled = 0;
@@ -210,17 +210,25 @@ describe.skipIf(!url)('request batches over NATS', () => {
     await expect(calls[0]).resolves.toMatchObject({ error: { code: 'E_MODULE_ERROR' } });
   });
 
-  it('drops a frame of the previous wire version, reporting it', async () => {
+  it('drops a frame of an earlier wire version with E_INVALID_ENVELOPE naming the version, reporting it', async () => {
     const cluster = testClusterName('batch');
     const server = await transport(cluster, 'srv');
     await server.t.serve('echo', async (req) => echo(req));
     const nc = await connect({ servers: url!, noAsyncTraces: true });
     cleanup.push(() => nc.drain());
-    const old = Buffer.from(`FW1 request d1 ${'A'.repeat(43)} -\n[1]`, 'latin1');
+    // as finger before the FW6 frame signed it: 22-character MACs, no timestamp, no key ids
+    const old = Buffer.from(`FW5 request d1 ${'A'.repeat(22)} ${'B'.repeat(22)}.echo\n1abc [2]`, 'latin1');
     nc.publish(`finger.${cluster}.call.echo`, old, { reply: '_INBOX.old.1' });
     await nc.flush();
     for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(server.dropped).toEqual([{ reason: 'unsupported frame version', subject: `finger.${cluster}.call.echo` }]);
+    expect(server.dropped).toEqual([
+      {
+        code: 'E_INVALID_ENVELOPE',
+        reason: 'unsupported frame version',
+        version: 'FW5',
+        subject: `finger.${cluster}.call.echo`,
+      },
+    ]);
   });
 
   it('drops a reply naming a principal other than the called module or the answering node', async () => {
@@ -283,5 +291,51 @@ describe.skipIf(!url)('request batches over NATS', () => {
       { reason: 'replayed request', subject: `finger.${cluster}.call.echo`, node: 'cli', role: 'daemon' },
     ]);
     expect(runs).toBe(1);
+  });
+
+  it("refuses a captured request replayed on another module's call subject, and one replayed past the time window", async () => {
+    const cluster = testClusterName('batch');
+    let skew = 0;
+    const server = await transport(cluster, 'srv', 'daemon', () => Date.now() + skew);
+    const caller = await transport(cluster, 'cli');
+    const runs: string[] = [];
+    for (const m of ['echo', 'other'])
+      await server.t.serve(m, async (req) => {
+        runs.push(req.target);
+        return echo(req);
+      });
+    const spy = await connect({ servers: url!, noAsyncTraces: true });
+    cleanup.push(() => spy.drain());
+    const captured: { data: Uint8Array; reply: string }[] = [];
+    spy.subscribe(`finger.${cluster}.call.echo`, {
+      callback: (_e, m) => captured.push({ data: m.data, reply: m.reply! }),
+    });
+    await spy.flush();
+    await expect(caller.t.request(request('echo.say', { n: 1 }))).resolves.toMatchObject({ payload: { n: 1 } });
+    expect(captured).toHaveLength(1);
+    // the subject is signed: the frame fails on another module's call subject
+    spy.publish(`finger.${cluster}.call.other`, captured[0]!.data, { reply: captured[0]!.reply });
+    await spy.flush();
+    for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.dropped).toEqual([
+      {
+        code: 'E_UNAUTHENTICATED',
+        reason: 'bad signature',
+        subject: `finger.${cluster}.call.other`,
+        claimed_node: 'cli',
+      },
+    ]);
+    // on its own subject, once the server's clock is past the window: stale (the id window need not remember it)
+    skew = 121_000;
+    spy.publish(`finger.${cluster}.call.echo`, captured[0]!.data, { reply: captured[0]!.reply });
+    await spy.flush();
+    for (let i = 0; i < 100 && server.dropped.length === 1; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(server.dropped[1]).toEqual({
+      code: 'E_UNAUTHENTICATED',
+      reason: 'stale frame',
+      subject: `finger.${cluster}.call.echo`,
+      claimed_node: 'cli',
+    });
+    expect(runs).toEqual(['echo.say']);
   });
 });
