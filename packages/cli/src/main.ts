@@ -2,25 +2,6 @@ import { readFileSync } from 'node:fs';
 
 import { Command, CommanderError } from 'commander';
 
-import { registerApprovals } from './commands/approvals.js';
-import { registerAudit } from './commands/audit.js';
-import { registerConsole } from './commands/console.js';
-import { registerDaemon } from './commands/daemon.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerEvents } from './commands/events.js';
-import { registerHook } from './commands/hook.js';
-import { registerMcp } from './commands/mcp.js';
-import { registerModule } from './commands/module.js';
-import { registerPolicy } from './commands/policy.js';
-import { registerRouter } from './commands/router.js';
-import { registerRun } from './commands/run.js';
-import { registerSafety } from './commands/safety.js';
-import { registerSend } from './commands/send.js';
-import { registerTasks } from './commands/tasks.js';
-import { registerToken } from './commands/token.js';
-import { registerTool } from './commands/tool.js';
-import { registerUi } from './commands/ui.js';
-import { registerUndo } from './commands/undo.js';
 import type { CliIo, RunOptions, RunState } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { colorEnabled, makeColors, Output } from './output.js';
@@ -42,8 +23,73 @@ Environment: FINGER_HOME (default ~/.finger; one daemon per home), FINGER_PORT (
              port, default 7770; 0 picks a free one), FINGER_HOST, FINGER_URL, FINGER_TOKEN,
              FINGER_TOKEN_FILE, NO_COLOR`;
 
-/** Builds the `myfinger` commander program; actions record their exit code in `state`. */
-export function buildProgram(state: RunState): Command {
+type Register = (program: Command, state: RunState) => void;
+/** A command module: the top-level commands it registers, and how to load its register function. */
+interface CommandModule {
+  names: readonly string[];
+  load: () => Promise<Register>;
+}
+
+/**
+ * Every command module, in the order `--help` lists them. Each is imported only when needed
+ * (start-up time: `myfinger approvals` loads the approvals module, not the console's Ink or the
+ * daemon's): a new command module goes here with the top-level names it registers.
+ */
+const COMMANDS: readonly CommandModule[] = [
+  { names: ['daemon'], load: async () => (await import('./commands/daemon.js')).registerDaemon },
+  { names: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctor },
+  { names: ['send', 'request'], load: async () => (await import('./commands/send.js')).registerSend },
+  { names: ['module'], load: async () => (await import('./commands/module.js')).registerModule },
+  { names: ['tool'], load: async () => (await import('./commands/tool.js')).registerTool },
+  { names: ['events'], load: async () => (await import('./commands/events.js')).registerEvents },
+  { names: ['token'], load: async () => (await import('./commands/token.js')).registerToken },
+  { names: ['undo'], load: async () => (await import('./commands/undo.js')).registerUndo },
+  {
+    names: ['approvals', 'approve', 'reject'],
+    load: async () => (await import('./commands/approvals.js')).registerApprovals,
+  },
+  { names: ['audit'], load: async () => (await import('./commands/audit.js')).registerAudit },
+  { names: ['policy'], load: async () => (await import('./commands/policy.js')).registerPolicy },
+  { names: ['router'], load: async () => (await import('./commands/router.js')).registerRouter },
+  { names: ['run'], load: async () => (await import('./commands/run.js')).registerRun },
+  { names: ['tasks'], load: async () => (await import('./commands/tasks.js')).registerTasks },
+  { names: ['halt', 'unlock'], load: async () => (await import('./commands/safety.js')).registerSafety },
+  { names: ['hook'], load: async () => (await import('./commands/hook.js')).registerHook },
+  { names: ['mcp'], load: async () => (await import('./commands/mcp.js')).registerMcp },
+  { names: ['console'], load: async () => (await import('./commands/console.js')).registerConsole },
+  { names: ['ui'], load: async () => (await import('./commands/ui.js')).registerUi },
+];
+
+/** Options of the program itself that take a value (the word after them is not a command). */
+const VALUE_OPTIONS = new Set(['--home', '--url']);
+
+/**
+ * The register functions `argv` needs: only the named command's module when the first word that
+ * is not a global option names one; every module otherwise (no command, `--help`, a typo: the
+ * help and commander's suggestions list them all); none for `--version`.
+ */
+export async function commandsFor(argv: readonly string[]): Promise<Register[]> {
+  let word: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) {
+      word = a;
+      break;
+    }
+  }
+  // `myfinger --version` needs no command at all
+  if (word === undefined && (argv.includes('--version') || argv.includes('-V')) && !argv.includes('--help')) return [];
+  const one = word === undefined ? undefined : COMMANDS.find((c) => c.names.includes(word));
+  return Promise.all((one ? [one] : COMMANDS).map((c) => c.load()));
+}
+
+/**
+ * Builds the `myfinger` commander program with the commands of `commands` (default: every one,
+ * see {@link commandsFor}); actions record their exit code in `state`.
+ */
+export async function buildProgram(state: RunState, commands?: readonly Register[]): Promise<Command> {
+  commands ??= await commandsFor([]);
   const { io } = state;
   const program = new Command('myfinger');
   program
@@ -61,25 +107,7 @@ export function buildProgram(state: RunState): Command {
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', EXIT_HELP);
-  registerDaemon(program, state);
-  registerDoctor(program, state);
-  registerSend(program, state);
-  registerModule(program, state);
-  registerTool(program, state);
-  registerEvents(program, state);
-  registerToken(program, state);
-  registerUndo(program, state);
-  registerApprovals(program, state);
-  registerAudit(program, state);
-  registerPolicy(program, state);
-  registerRouter(program, state);
-  registerRun(program, state);
-  registerTasks(program, state);
-  registerSafety(program, state);
-  registerHook(program, state);
-  registerMcp(program, state);
-  registerConsole(program, state);
-  registerUi(program, state);
+  for (const register of commands) register(program, state);
   return program;
 }
 
@@ -99,7 +127,8 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<num
   if (options.daemonEntry) io.daemonEntry = options.daemonEntry;
   const state: RunState = { io, exitCode: EXIT.OK, cleanups: [] };
   try {
-    await buildProgram(state).parseAsync(argv, { from: 'user' });
+    const program = await buildProgram(state, await commandsFor(argv));
+    await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
       // help/version exit 0; usage errors were already printed by commander.
