@@ -8,36 +8,33 @@ import { runCli, startTestDaemon, type TestDaemon } from '@finger/testkit';
 
 const SEGMENT = 'audit-0000000001.jsonl';
 
-describe('myfinger audit (built CLI) against a real daemon, then offline on its files', () => {
+/** Grants and revokes a grant, creates and revokes a token: four audited admin changes. Returns the token. */
+async function adminChanges(d: TestDaemon): Promise<string> {
+  expect((await d.http('POST', '/v1/grants', { role: 'executor', tool: 'calc.*' })).status).toBe(201);
+  const viewer = await d.token('viewer', 'e2e-viewer');
+  expect((await d.http('DELETE', '/v1/tokens/e2e-viewer')).status).toBe(200);
+  expect((await d.http('DELETE', '/v1/grants', { role: 'executor', tool: 'calc.*' })).status).toBe(200);
+  return viewer;
+}
+
+// The two describes are independent: each has a daemon of its own, and every offline test writes
+// the file it checks from the pristine copy taken once the daemon stopped.
+describe('myfinger audit (built CLI) against a real daemon', () => {
   let d: TestDaemon;
   let home: string;
   let file: string;
-  let original: string;
-  let entries: number;
 
   beforeAll(async () => {
-    d = await startTestDaemon({ keepHome: true, config: { log: { level: 'silent' } } });
+    d = await startTestDaemon({ config: { log: { level: 'silent' } } });
     home = d.home;
     file = join(home, 'audit', SEGMENT);
   });
   afterAll(async () => {
     await d?.close();
-    if (home) await rm(home, { recursive: true, force: true });
   });
 
-  /** `audit verify --json` with the daemon stopped (daemon.json gone: the files are read). */
-  const verifyOffline = async (): Promise<{ code: number | null; json: any; stderr: string }> => {
-    const r = await runCli(['audit', 'verify', '--json', '--home', home], {});
-    return { code: r.code, json: JSON.parse(r.stdout), stderr: r.stderr };
-  };
-  const lines = (): string[] => original.split('\n').slice(0, -1);
-  const writeLines = (ls: string[]): Promise<void> => writeFile(file, ls.map((l) => `${l}\n`).join(''));
-
   it('audits admin changes and shows and verifies them through the daemon', async () => {
-    expect((await d.http('POST', '/v1/grants', { role: 'executor', tool: 'calc.*' })).status).toBe(201);
-    const viewer = await d.token('viewer', 'e2e-viewer');
-    expect((await d.http('DELETE', '/v1/tokens/e2e-viewer')).status).toBe(200);
-    expect((await d.http('DELETE', '/v1/grants', { role: 'executor', tool: 'calc.*' })).status).toBe(200);
+    const viewer = await adminChanges(d);
 
     const env = { FINGER_HOME: home };
     const show = await runCli(['audit', 'show', '--type', 'grant.changed', '--json'], env);
@@ -52,7 +49,7 @@ describe('myfinger audit (built CLI) against a real daemon, then offline on its 
         { role: 'executor', tool: 'calc.*', action: 'revoke' },
       ],
     ]);
-    entries = page.head.seq;
+    const entries = page.head.seq;
     expect(entries).toBeGreaterThanOrEqual(4);
 
     const table = await runCli(['audit', 'show', '--type', 'token.changed'], env);
@@ -69,10 +66,41 @@ describe('myfinger audit (built CLI) against a real daemon, then offline on its 
     expect(JSON.parse(live.stdout)).toEqual({ ok: true, entries, first_bad: null, reason: null });
     expect(await readFile(file, 'utf8')).not.toContain(viewer);
   });
+});
+
+describe('myfinger audit verify (built CLI) offline on a stopped daemon’s files', () => {
+  let home: string;
+  let file: string;
+  let original: string;
+  let entries: number;
+
+  beforeAll(async () => {
+    const d = await startTestDaemon({ keepHome: true, config: { log: { level: 'silent' } } });
+    home = d.home;
+    file = join(home, 'audit', SEGMENT);
+    try {
+      await adminChanges(d);
+    } finally {
+      await d.close();
+    }
+    original = await readFile(file, 'utf8');
+    entries = original.split('\n').length - 1;
+  });
+  afterAll(async () => {
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  /** `audit verify --json` with the daemon stopped (daemon.json gone: the files are read). */
+  const verifyOffline = async (): Promise<{ code: number | null; json: any; stderr: string }> => {
+    const r = await runCli(['audit', 'verify', '--json', '--home', home], {});
+    return { code: r.code, json: JSON.parse(r.stdout), stderr: r.stderr };
+  };
+  const lines = (): string[] => original.split('\n').slice(0, -1);
+  const writeLines = (ls: string[]): Promise<void> => writeFile(file, ls.map((l) => `${l}\n`).join(''));
 
   it('verifies the files with the daemon stopped', async () => {
-    await d.close();
-    original = await readFile(file, 'utf8');
+    await writeFile(file, original);
+    expect(entries).toBeGreaterThanOrEqual(4);
     const r = await verifyOffline();
     expect([r.code, r.json]).toEqual([0, { ok: true, entries, first_bad: null, reason: null }]);
     const human = await runCli(['audit', 'verify', '--home', home], {});
