@@ -44,6 +44,7 @@ import {
   resolveConfig,
   resolveHome,
 } from './config.js';
+import { DiskWatch } from './disk-watch.js';
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
@@ -51,6 +52,7 @@ import { resolveTokenFile } from './home-paths.js';
 import { DelegatedCalls } from './hooks/delegated-calls.js';
 import { hostPolicy } from './http/host-check.js';
 import { createServer } from './http/server.js';
+import { LogDestination } from './log-destination.js';
 import {
   COUNTER_KEYS,
   hubFamilies,
@@ -83,6 +85,11 @@ export interface BuildOptions {
   config?: DaemonConfigInput;
   /** A pino logger to use instead of one made from `log.level`. */
   logger?: PinoLogger;
+  /**
+   * Where the logger made from `log.level` writes (default a new {@link LogDestination} on stdout):
+   * main.ts passes its own so it can flush it before the process exits.
+   */
+  logDestination?: LogDestination;
   /** Where the built-in modules live (default: the repository's `modules/`). */
   builtinModulesDir?: string;
   clock?: Clock;
@@ -224,7 +231,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const env = options.env ?? {};
   const home = resolveHome(options.home, env);
   const config = resolveConfig(readConfigFile(home), env, options.config ?? {});
-  const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } });
+  // never pino's default destination: a failed write (a full disk) must not throw or block (log-destination.ts)
+  const logDestination = options.logger ? undefined : (options.logDestination ?? new LogDestination());
+  const logger =
+    options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } }, logDestination as LogDestination);
   const warn = (message: string, details: object) => logger.warn(details, message);
   const userHome = env.HOME || homedir();
   const tokenFile = resolveTokenFile(home, config.token_file, userHome);
@@ -454,9 +464,20 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         ...counters.families(),
         ...processFamilies(startedAt),
       ]);
+    // what health says about FINGER_HOME's storage: the writers that cannot write, a full disk
+    const storage = new DiskWatch({
+      home,
+      sources: [
+        { name: 'audit log', failure: () => auditLog.writeFailure() },
+        { name: 'safety state', failure: () => sw.writeFailure() },
+        ...(logDestination ? [{ name: 'log', failure: () => logDestination.failure() }] : []),
+      ],
+    });
     const deps = {
       hub,
       tokens,
+      storage,
+      ...(logDestination ? { logStats: () => logDestination.stats() } : {}),
       gateway,
       eventGateway,
       config,
@@ -584,12 +605,19 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
           clearTimeout(timer);
           await httpClosed;
           await events.close().catch(() => undefined);
-          tokens.flush();
+          try {
+            tokens.flush();
+          } catch (e) {
+            // a full disk: the last-used times are informational; the shutdown goes on
+            logger.warn({ err: e }, 'token usage not saved');
+          }
           await sw.close().catch((e: unknown) => logger.warn({ err: e }, 'safety close failed'));
           await auditLog.close().catch((e: unknown) => logger.warn({ err: e }, 'audit close failed'));
           await redis?.close().catch((e: unknown) => logger.warn({ err: e }, 'redis close failed'));
+        })().finally(() => {
+          // whatever failed above: a stopped daemon never leaves its daemon.json behind
           if (daemonFile) removeDaemonFile(daemonFile);
-        })();
+        });
         return closing;
       },
     };

@@ -1,11 +1,13 @@
-import { realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { type SandboxStatus, sandboxWarning } from '@finger/hub';
 import { isFingerError, toErrorInfo, type ValidationIssue } from '@finger/protocol';
 
 import { build, type FingerApp } from './app.js';
-import type { DaemonConfigInput } from './config.js';
+import { type DaemonConfigInput, resolveHome } from './config.js';
+import { LogDestination } from './log-destination.js';
 
 /** Options of {@link runDaemon}. */
 export interface RunDaemonOptions {
@@ -22,7 +24,12 @@ export interface RunDaemonOptions {
   err?: (text: string) => void;
   /** Exit function for start errors and a second signal (default `process.exit`). */
   exit?: (code: number) => void;
+  /** Where the daemon's log lines go (default a {@link LogDestination} on stdout, flushed before an exit). */
+  logDestination?: LogDestination;
 }
+
+/** How long the last log lines may take to be written before the process exits anyway. */
+const LOG_FLUSH_MS = 2000;
 
 /** The lines printed once the daemon listens. */
 export function banner(app: FingerApp, url: string): string {
@@ -88,6 +95,9 @@ export async function runDaemon(opts: RunDaemonOptions = {}): Promise<void> {
   const out = opts.out ?? ((t: string) => void process.stdout.write(t));
   const err = opts.err ?? ((t: string) => void process.stderr.write(t));
   const exit = opts.exit ?? ((code: number) => process.exit(code));
+  // the last lines (a start error's warnings, 'shutting down') are written before the process ends,
+  // for at most LOG_FLUSH_MS: a full disk never keeps the process from exiting
+  const logDestination = opts.logDestination ?? new LogDestination();
   const overrides: DaemonConfigInput = {};
   if (opts.host !== undefined || opts.port !== undefined) {
     overrides.server = {};
@@ -97,12 +107,13 @@ export async function runDaemon(opts: RunDaemonOptions = {}): Promise<void> {
   let app: FingerApp | undefined;
   let url: string;
   try {
-    app = await build({ home: opts.home, env, config: overrides });
+    app = await build({ home: opts.home, env, config: overrides, logDestination });
     url = (await app.listen()).url;
   } catch (e) {
     err(describeStartError(e));
     writeStartError(env[START_ERROR_FILE_ENV], e);
     await app?.close().catch(() => undefined);
+    await logDestination.flush(LOG_FLUSH_MS);
     exit(1);
     return;
   }
@@ -125,7 +136,7 @@ export async function runDaemon(opts: RunDaemonOptions = {}): Promise<void> {
         .finally(() => {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
-          resolve();
+          void logDestination.flush(LOG_FLUSH_MS).then(() => resolve());
         });
     };
     process.on('SIGINT', onSignal);
@@ -143,7 +154,24 @@ function isMain(): boolean {
   }
 }
 
+/**
+ * At exit, whatever the cause (an uncaught error included), removes `<home>/daemon.json` when it
+ * still names this process: the CLI must never find a stale one (close() removes it on a clean stop).
+ */
+function removeDaemonFileAtExit(home: string): void {
+  process.once('exit', () => {
+    const file = join(home, 'daemon.json');
+    try {
+      const info = JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown };
+      if (info.pid === process.pid) unlinkSync(file);
+    } catch {
+      // none, or another daemon's
+    }
+  });
+}
+
 if (isMain()) {
+  removeDaemonFileAtExit(resolveHome(undefined, process.env));
   runDaemon({ foreground: true }).then(
     () => process.exit(0),
     (e: unknown) => {

@@ -31,6 +31,11 @@ export interface SafetyWiring {
   store: SafetyStateStore;
   /** Goes first in the hub chain (before the grant interceptor). */
   interceptor: Interceptor;
+  /**
+   * The failure of the last write of `state/safety.json` while what is in memory (a halt's lockout)
+   * is not yet in the file; the file store retries it every second. Undefined for a shared store.
+   */
+  writeFailure(): { code: string; message: string; at: number } | undefined;
   /** Unsubscribes the monitor; closes the store when this wiring opened it. */
   close(): Promise<void>;
 }
@@ -43,7 +48,8 @@ export interface SafetyWiring {
  */
 export async function wireSafety(o: SafetyWiringOptions): Promise<SafetyWiring> {
   const owned = o.store === undefined;
-  const store = o.store ?? (await FileSafetyStore.open(join(o.home, 'state', 'safety.json')));
+  const file = owned ? await FileSafetyStore.open(join(o.home, 'state', 'safety.json')) : undefined;
+  const store = o.store ?? (file as FileSafetyStore);
   try {
     const monitor = await SafetyMonitor.open({
       store,
@@ -62,6 +68,7 @@ export async function wireSafety(o: SafetyWiringOptions): Promise<SafetyWiring> 
       monitor,
       store,
       interceptor,
+      writeFailure: () => file?.writeFailure(),
       async close() {
         monitor.close();
         if (owned) await store.close();

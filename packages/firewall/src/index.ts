@@ -9,7 +9,7 @@ export type { AuditFile, AuditFileSystem } from './audit/audit-files.js';
 export { nodeAuditFileSystem } from './audit/audit-files.js';
 export type { AuditHead, AuditHeadStore, SourcedHead } from './audit/audit-head.js';
 export { asAuditHead, auditHeadPath, FileAuditHeadStore, readAuditHeadFile } from './audit/audit-head.js';
-export type { AuditLogger, AuditLogOptions, AuditLogStats, AuditQuery } from './audit/audit-log.js';
+export type { AuditLogger, AuditLogOptions, AuditLogStats, AuditQuery, AuditWriteFailure } from './audit/audit-log.js';
 export { AuditLog } from './audit/audit-log.js';
 export type { AuditVerifyOptions, AuditVerifyResult } from './audit/audit-verify.js';
 export { verifyAuditLog } from './audit/audit-verify.js';

@@ -11,9 +11,11 @@ import type { MessageHub, SandboxStatus } from '@finger/hub';
 import type { TokenStore } from '../auth/token-store.js';
 import type { ClusterWiring } from '../cluster-wiring.js';
 import type { DaemonConfig } from '../config.js';
+import type { DiskWatch } from '../disk-watch.js';
 import type { RedisWiring } from '../distributed/redis-wiring.js';
 import type { InputGateway } from '../gateway/input-gateway.js';
 import type { DelegatedCalls } from '../hooks/delegated-calls.js';
+import type { LogDestinationStats } from '../log-destination.js';
 import type { TaskService } from '../tasks-wiring.js';
 import type { EventGateway } from '../ws/event-gateway.js';
 
@@ -52,6 +54,10 @@ export interface RouteDeps {
   sandbox?: SandboxStatus;
   /** Breakers, kill switch and lockout (`/v1/halt`, `/v1/unlock`, health); absent: no safety routes. */
   safety?: SafetyMonitor;
+  /** FINGER_HOME's storage for `/v1/health` (a full disk, writers that cannot write); absent: not reported. */
+  storage?: Pick<DiskWatch, 'status'>;
+  /** The log destination's counters for `/v1/health` (lines written, dropped); absent: not reported. */
+  logStats?: () => LogDestinationStats;
   /** Delegated mode: agents' pre-tool hooks (`/v1/hooks/evaluate`, `/v1/audit/report`); absent: no such routes. */
   delegated?: DelegatedCalls;
 }

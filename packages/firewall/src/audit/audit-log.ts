@@ -69,6 +69,15 @@ export interface AuditLogStats {
   segment: number;
 }
 
+/** The last write or sync that failed, until a later one works (see {@link AuditLog.writeFailure}). */
+export interface AuditWriteFailure {
+  /** The operating-system code (`ENOSPC`, `EIO`, …), or `E_UNKNOWN`. */
+  code: string;
+  message: string;
+  /** Epoch ms (wall clock, whatever clock the log was given: compared with the daemon's disk probe). */
+  at: number;
+}
+
 /** Filter of {@link AuditLog.read} (`GET /v1/audit`). */
 export interface AuditQuery {
   request_id?: string;
@@ -113,6 +122,7 @@ export class AuditLog {
   private scheduled = false;
   private closed = false;
   private broken: FingerError | null = null;
+  private lastFailure: AuditWriteFailure | undefined;
   private readonly counters = { appends: 0, failed: 0, fsyncs: 0, batches: 0 };
   /** First seq of each closed segment (read lazily), to skip segments in read(). */
   private readonly firstSeqs = new Map<number, number>();
@@ -228,6 +238,15 @@ export class AuditLog {
   }
 
   /**
+   * The last failed write or sync (a full disk: `ENOSPC`), undefined once a later batch was
+   * written and synced — what `/v1/health` reports. Appends meanwhile reject with
+   * E_STORE_UNAVAILABLE; the next one tries the disk again.
+   */
+  writeFailure(): AuditWriteFailure | undefined {
+    return this.lastFailure ? { ...this.lastFailure } : undefined;
+  }
+
+  /**
    * Acknowledged entries matching `query`, oldest first (`GET /v1/audit`); lines that do not
    * parse are skipped (verify() reports them). Rejects with E_STORE_UNAVAILABLE when the files
    * cannot be read.
@@ -337,6 +356,8 @@ export class AuditLog {
           await this.rotate();
         } catch (e) {
           this.logger?.error({ err: e, dir: this.dir }, 'audit segment rotation failed');
+          const code = (e as NodeJS.ErrnoException | null)?.code;
+          this.lastFailure = { code: typeof code === 'string' ? code : 'E_UNKNOWN', message: msg(e), at: Date.now() };
           return this.rejectFrom(batch, start, unavailable(`audit log: cannot start a new segment: ${msg(e)}`, e));
         }
       }
@@ -365,6 +386,7 @@ export class AuditLog {
         );
       }
       this.size += bytes;
+      this.lastFailure = undefined;
       const last = chunk[chunk.length - 1] as { entry: AuditEntry };
       this.headSeq = last.entry.seq;
       this.headHash = last.entry.hash;
@@ -393,6 +415,8 @@ export class AuditLog {
    * check then decides).
    */
   private async recover(cause: unknown): Promise<void> {
+    const code = (cause as NodeJS.ErrnoException | null)?.code;
+    this.lastFailure = { code: typeof code === 'string' ? code : 'E_UNKNOWN', message: msg(cause), at: Date.now() };
     this.logger?.error({ err: cause, dir: this.dir, segment: this.segment }, 'audit append failed');
     try {
       await this.file.truncate(this.size);

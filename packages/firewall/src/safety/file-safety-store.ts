@@ -21,12 +21,22 @@ interface SafetyFile {
  * every change is written atomically (temp file, fsync, rename, directory fsync) before the
  * call resolves, so a lockout survives a crash or restart. Writes are coalesced: changes made
  * while a write runs go out together in the next one. One process per file.
+ *
+ * A write that fails (a full disk) rejects the change's call with E_STORE_UNAVAILABLE — the change
+ * itself stays in memory and in force (a halt's lockout locks at once) — and is retried every
+ * `retry_ms` until the file is written; {@link writeFailure} says so meanwhile (`/v1/health`).
  */
 export class FileSafetyStore extends MemorySafetyStore {
   private writing: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
+  private failure: { code: string; message: string; at: number } | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
-  private constructor(private readonly file: string) {
+  private constructor(
+    private readonly file: string,
+    private readonly retryMs: number,
+  ) {
     super();
   }
 
@@ -34,8 +44,8 @@ export class FileSafetyStore extends MemorySafetyStore {
    * Opens (or starts) the file. A file that is not valid JSON of the expected shape refuses to
    * open with E_STORE_UNAVAILABLE: a lockout must never be silently dropped.
    */
-  static async open(file: string): Promise<FileSafetyStore> {
-    const s = new FileSafetyStore(file);
+  static async open(file: string, options: { retry_ms?: number } = {}): Promise<FileSafetyStore> {
+    const s = new FileSafetyStore(file, options.retry_ms ?? 1000);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     let text: string | undefined;
     try {
@@ -93,8 +103,19 @@ export class FileSafetyStore extends MemorySafetyStore {
         this.writing = next;
         try {
           await atomicWriteFile(this.file, Buffer.from(this.snapshot()), { mode: 0o600 });
+          this.failure = undefined;
         } catch (e) {
-          throw new FingerError('E_STORE_UNAVAILABLE', `cannot write ${this.file}: ${(e as Error).message}`);
+          const code = (e as NodeJS.ErrnoException).code;
+          this.failure = {
+            code: typeof code === 'string' ? code : 'E_UNKNOWN',
+            message: (e as Error).message,
+            at: Date.now(),
+          };
+          this.scheduleRetry();
+          throw new FingerError('E_STORE_UNAVAILABLE', `cannot write ${this.file}: ${(e as Error).message}`, {
+            file: this.file,
+            retrying: true,
+          });
         } finally {
           if (this.writing === next) this.writing = undefined;
         }
@@ -114,7 +135,28 @@ export class FileSafetyStore extends MemorySafetyStore {
     this.persist().catch(() => undefined);
   }
 
+  /**
+   * The failure of the last write while the state in memory is not yet in the file (retried every
+   * `retry_ms`); undefined once it is written.
+   */
+  writeFailure(): { code: string; message: string; at: number } | undefined {
+    return this.failure ? { ...this.failure } : undefined;
+  }
+
+  /** One retry timer at a time, not keeping the process alive; none after close. */
+  private scheduleRetry(): void {
+    if (this.retryTimer !== undefined || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (this.failure !== undefined && !this.stopped) this.persist().catch(() => undefined);
+    }, this.retryMs);
+    this.retryTimer.unref();
+  }
+
   override async close(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     await (this.queued ?? this.writing)?.catch(() => undefined);
     await super.close();
   }

@@ -9,7 +9,8 @@ import { healthView, SAFETY_HEALTH_SCHEMA } from './safety.js';
  * it answers what a liveness or readiness probe needs and names nothing: `status`, coarse
  * `reasons`, the module count, `nats`/`redis` `{connected}` and `safety` `{state, locked}` — no
  * module, agent, node or principal names, no paths, versions or pids. A valid token gets the whole
- * body.
+ * body. A full disk (a writer's ENOSPC, or < 64 KiB free in FINGER_HOME) is `degraded` with
+ * `disk full`; it turns `ok` by itself once the disk takes data again (disk-watch.ts).
  */
 export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get(
@@ -122,6 +123,38 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
                   },
                 },
               },
+              storage: {
+                type: 'object',
+                description:
+                  "With a valid token only: FINGER_HOME's storage. `full` when a writer failed for want of space (ENOSPC, EDQUOT) or less than 64 KiB is free; `failures` are the writers (audit log, safety state, log) whose last write failed, until one works again or a probe write shows the disk takes data; `log` counts the daemon's log lines (dropped while they cannot be written).",
+                required: ['full', 'failures'],
+                properties: {
+                  full: { type: 'boolean' },
+                  free_bytes: { type: 'integer' },
+                  failures: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['source', 'code', 'message', 'at'],
+                      properties: {
+                        source: { type: 'string' },
+                        code: { type: 'string' },
+                        message: { type: 'string' },
+                        at: { type: 'string', format: 'date-time' },
+                      },
+                    },
+                  },
+                  log: {
+                    type: 'object',
+                    required: ['written', 'dropped', 'queued'],
+                    properties: {
+                      written: { type: 'integer' },
+                      dropped: { type: 'integer' },
+                      queued: { type: 'integer' },
+                    },
+                  },
+                },
+              },
               safety: {
                 ...SAFETY_HEALTH_SCHEMA,
                 description:
@@ -157,6 +190,17 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
             : 'NATS messages fail authentication',
         );
       if (redis !== undefined && !redis.connected) reasons.push('Redis unreachable');
+      const storage = await deps.storage?.status();
+      if (storage !== undefined) {
+        const failed = [...new Set(storage.failures.map((f) => `${f.source} (${f.code})`))].join(', ');
+        if (storage.full)
+          reasons.push(
+            detailed ? `disk full: ${failed || `${storage.free_bytes ?? 0} bytes free`} in ${deps.home}` : 'disk full',
+          );
+        else if (storage.failures.length > 0)
+          reasons.push(detailed ? `storage cannot be written: ${failed}` : 'storage cannot be written');
+      }
+      const log = deps.logStats?.();
       const status = reasons.length > 0 ? 'degraded' : 'ok';
       if (!detailed)
         return {
@@ -179,6 +223,14 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
         ...(redis ? { redis } : {}),
         ...(safety ? { safety } : {}),
         ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+        ...(storage
+          ? {
+              storage: {
+                ...storage,
+                ...(log ? { log: { written: log.written, dropped: log.dropped, queued: log.queued } } : {}),
+              },
+            }
+          : {}),
       };
     },
   );
