@@ -186,10 +186,13 @@ describe('web console in Chromium against a real daemon', () => {
       .getByText('printf needs a second look')
       .first()
       .waitFor();
+    const detail = tab.getByRole('article', { name: 'Held call shell.exec' });
     await tab.keyboard.press('k');
     await expect.poll(() => tab.url()).toBe(`${d.url}/ui/approvals/${newer.id}`);
+    await detail.getByText('echo by-keyboard').first().waitFor();
     await tab.keyboard.press('j');
     await expect.poll(() => tab.url()).toBe(`${d.url}/ui/approvals/${older.id}`);
+    await detail.getByText('printf needs a second look').first().waitFor();
     await tab.keyboard.press('a');
     const dialog = tab.getByRole('dialog', { name: 'Approve an APPROVE-level call?' });
     await dialog.getByRole('button', { name: 'Confirm approval' }).click();
@@ -197,7 +200,7 @@ describe('web console in Chromium against a real daemon', () => {
     expect(approved.status).toBe(200);
     expect(JSON.stringify(approved.body.result)).toContain('approve-level-ok');
     await tab.getByRole('link', { name: 'CONFIRM shell.exec from web-agent' }).click();
-    await tab.getByRole('article', { name: 'Held call shell.exec' }).getByText('echo by-keyboard').first().waitFor();
+    await detail.getByText('echo by-keyboard').first().waitFor();
     await tab.keyboard.press('r');
     expect(await tab.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Reason for rejecting');
     await tab.keyboard.type('rejected by keyboard');

@@ -2,7 +2,7 @@
 // full beside the list (below it on a phone). Keyboard: j/k move, a approves (APPROVE level asks
 // first), r goes to the rejection reason. Opt-in browser notification for new holds.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { ApprovalDetail, type KeyCommand } from '../components/approval-detail.tsx';
 import { useApp, useConsole, useNow } from '../context.ts';
@@ -45,9 +45,14 @@ export function ApprovalsPage({ id }: { id: string | undefined }) {
     return () => (store.onNewHold = undefined);
   }, [notifyOn, store]);
 
+  // the key handler reads what the last render showed (set during render, not in an effect, so a
+  // key pressed right after a change acts on the call now on screen)
+  const shown = useRef({ approvals, selected });
+  shown.current = { approvals, selected };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (typing(e.target) || e.metaKey || e.ctrlKey || e.altKey || document.querySelector('dialog[open]')) return;
+      const { approvals, selected } = shown.current;
       const i = selected ? approvals.indexOf(selected) : -1;
       if (e.key === 'j' || e.key === 'k') {
         const next = approvals[Math.min(approvals.length - 1, Math.max(0, i + (e.key === 'j' ? 1 : -1)))];
@@ -63,7 +68,7 @@ export function ApprovalsPage({ id }: { id: string | undefined }) {
     };
     addEventListener('keydown', onKey);
     return () => removeEventListener('keydown', onKey);
-  }, [approvals, selected]);
+  }, []);
 
   const toggleNotify = async () => {
     if (notifyOn) {
