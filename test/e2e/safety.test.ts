@@ -84,7 +84,9 @@ async function prepareQueueModule(home: string): Promise<void> {
 }
 
 describe('kill switch end to end: halt, lockout across a restart, unlock (real children)', () => {
+  // The two tests stand alone: each has a daemon of its own (the restart test halts its own first).
   let d: TestDaemon;
+  let first: TestDaemon | undefined;
   let restarted: FingerApp | undefined;
   let operator: string;
   const config = {
@@ -99,9 +101,11 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
   });
   afterAll(async () => {
     await restarted?.close();
-    await d?.close();
-    if (d) await rm(d.home, { recursive: true, force: true });
-    if (d) await rm(d.workspace, { recursive: true, force: true });
+    for (const x of [d, first]) {
+      await x?.close();
+      if (x) await rm(x.home, { recursive: true, force: true });
+      if (x) await rm(x.workspace, { recursive: true, force: true });
+    }
   });
 
   it('halt: 5 calls in flight + 100 queued → children gone, no queued call starts, every caller gets E_HALTED', async () => {
@@ -148,7 +152,13 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
 
     const answers = await Promise.all([...inflight, ...queued]);
     expect(answers.map((a) => `${a.status} ${a.body.error?.code}`)).toEqual(Array<string>(105).fill('423 E_HALTED'));
-    await new Promise((r) => setTimeout(r, 200));
+    // nothing left that could still start: no call queued or running at qmod
+    await until(async () => {
+      const m = (await d.http<{ modules: { id: string; inflight: number; queued: number }[] }>('GET', '/v1/modules'))
+        .body.modules;
+      const q = m.find((x) => x.id === 'qmod');
+      return q?.queued === 0 && q.inflight === 0 ? true : undefined;
+    }, 'qmod idle');
     expect(await readFile(join(d.home, 'qmod', 'calls.log'), 'utf8').catch(() => '')).toBe('');
 
     await ws.waitFor((m) => m.some((x) => x.type === 'event' && x.event.type === 'HALTED'), 'HALTED');
@@ -172,6 +182,9 @@ describe('kill switch end to end: halt, lockout across a restart, unlock (real c
   });
 
   it('after a restart on the same home: still E_SAFETY_LOCKOUT; operator unlock E_FORBIDDEN; admin unlock works', async () => {
+    const d = (first = await startTestDaemon({ keepHome: true, config, prepareHome: prepareQueueModule }));
+    const operator = await d.token('operator', 'op-1');
+    expect((await d.http('POST', '/v1/halt', { reason: 'e2e' }, operator)).status).toBe(200);
     await d.close();
     restarted = await build({
       home: d.home,
