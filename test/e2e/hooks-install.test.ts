@@ -8,7 +8,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { runCli, startTestDaemon, tempDir,type TestDaemon } from '@finger/testkit';
+import { runCli, startTestDaemon, tempDir, type TestDaemon } from '@finger/testkit';
 
 let d: TestDaemon;
 let project: Awaited<ReturnType<typeof tempDir>>;
@@ -105,7 +105,14 @@ describe('myfinger hook install', () => {
       'codex/user': false,
       'copilot/user': false,
     });
-    const doctor = JSON.parse((await runCli(['doctor', '--json'], env())).stdout);
+    const run = await runCli(['doctor', '--json'], env());
+    const doctor = JSON.parse(run.stdout);
+    // an agent that cannot fail closed is a warning, and warnings do not fail doctor (exit 0 unless a check fails)
+    expect(doctor.ok).toBe(doctor.checks.every((c: any) => c.status !== 'fail'));
+    expect(run.code).toBe(doctor.ok ? 0 : 1);
+    expect(doctor.checks.find((c: any) => c.name === 'hooks' && c.detail.startsWith('codex')).detail).toMatch(
+      /; waits up to 240 s for a person \(hooks\.hold_ms\.codex\)$/,
+    );
     const hooks = doctor.checks
       .filter((c: any) => c.name === 'hooks')
       .map((c: any) => [c.status, c.detail.split(' ')[0]]);

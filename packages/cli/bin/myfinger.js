@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The `myfinger` command: a committed shim that loads the compiled CLI from ../dist.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -52,6 +51,8 @@ if (!existsSync(entry)) {
 const foregroundDaemon = args[0] === 'daemon' && args[1] === 'start' && args.includes('--foreground');
 if (foregroundDaemon && !DAEMON_NODE_FLAGS.every((f) => process.execArgv.includes(f))) {
   // run the foreground daemon in a node with the daemon flags; signals go to it, its exit is ours
+  // (child_process loaded here only: with net and dgram it costs every hook process start-up time)
+  const { spawn } = await import('node:child_process');
   const child = spawn(
     process.execPath,
     [...process.execArgv, ...DAEMON_NODE_FLAGS, fileURLToPath(import.meta.url), ...args],

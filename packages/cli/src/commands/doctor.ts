@@ -265,7 +265,7 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   const { health, ...daemonCheck } = daemon;
   checks.push(daemonCheck, nats, redis, llm, await checkSandbox(config, health, ctx.io.env));
   if (config) checks.push(limitsCheck((await import('@finger/daemon')).firewallLimits(config)));
-  checks.push(...(await hooksChecks(process.cwd(), ctx.io.env.HOME ?? os.homedir())));
+  checks.push(...(await hooksChecks(process.cwd(), ctx.io.env.HOME ?? os.homedir(), config?.hooks.hold_ms)));
   const differs = config ? runningDiffers(config, health, (await import('@finger/hub')).withoutCredentials) : undefined;
   if (differs !== undefined) checks.push({ name: 'config', status: 'warn', detail: differs });
   return checks;
@@ -274,17 +274,27 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
 /**
  * One line per agent wired to finger (delegated mode) here or for this user: ok when the agent
  * blocks a call whose hook failed (Claude Code `onFailure: "block"`, Cursor `failClosed`), warn when
- * only the hook's own deny stands between a crash and the call (Codex, Copilot); skip when none is.
+ * only the hook's own deny stands between a crash and the call (Codex, Copilot) — a warning, so
+ * doctor still exits 0; skip when none is. `holdMs` (config `hooks.hold_ms`): how long each
+ * agent's hook waits for a person.
  */
-export async function hooksChecks(cwd: string, userHome: string): Promise<DoctorCheck[]> {
+export async function hooksChecks(
+  cwd: string,
+  userHome: string,
+  holdMs?: Readonly<Record<string, number>>,
+): Promise<DoctorCheck[]> {
   const wired = (await allWirings(cwd, userHome)).filter((w) => w.wired);
   if (wired.length === 0)
     return [{ name: 'hooks', status: 'skip', detail: 'no agent wired (myfinger hook install <agent>)' }];
-  return wired.map((w) => ({
-    name: 'hooks',
-    status: w.fail_closed ? 'ok' : 'warn',
-    detail: `${w.agent} (${w.scope}, ${w.file}): ${w.fail_closed ? 'fails closed' : 'fails open if the hook itself cannot answer (the agent has no fail-closed switch)'}${w.post ? '; post events audited' : ''}`,
-  }));
+  return wired.map((w) => {
+    const hold = holdMs?.[w.agent];
+    const waits = hold === undefined ? '' : `; waits up to ${hold / 1000} s for a person (hooks.hold_ms.${w.agent})`;
+    return {
+      name: 'hooks',
+      status: w.fail_closed ? 'ok' : 'warn',
+      detail: `${w.agent} (${w.scope}, ${w.file}): ${w.fail_closed ? 'fails closed' : 'fails open if the hook itself cannot answer (the agent has no fail-closed switch)'}${w.post ? '; post events audited' : ''}${waits}`,
+    };
+  });
 }
 
 /**

@@ -3,8 +3,8 @@
 // built-ins and the pure mapping/answer files: start-up is most of a hook call's cost.
 // Catches everything: any failure is an explicit deny in the agent's format and exit 2.
 
-import { readFile } from 'node:fs/promises';
-import os from 'node:os';
+// node:fs, not node:fs/promises (which loads readline's interface), and node:os only when HOME is unset
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 import { combine, denyAnswer, type HookAnswer, type HookVerdict, type PendingAs, preAnswer } from './hook-answer.js';
@@ -101,8 +101,8 @@ function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 /** FINGER_HOME the way the CLI finds it. */
-function homeOf(o: HookOptions, env: NodeJS.ProcessEnv): string {
-  const raw = o.home ?? env.FINGER_HOME ?? path.join(env.HOME ?? os.homedir(), '.finger');
+async function homeOf(o: HookOptions, env: NodeJS.ProcessEnv): Promise<string> {
+  const raw = o.home ?? env.FINGER_HOME ?? path.join(env.HOME ?? (await import('node:os')).homedir(), '.finger');
   return path.resolve(raw);
 }
 
@@ -112,11 +112,11 @@ export function hookTokenPath(home: string, agent: HookAgent): string {
 }
 
 async function locate(o: HookOptions, env: NodeJS.ProcessEnv): Promise<{ url: string; token: string }> {
-  const home = homeOf(o, env);
+  const home = await homeOf(o, env);
   let url = o.url ?? env.FINGER_URL;
   if (url === undefined) {
     try {
-      const info = JSON.parse(await readFile(path.join(home, 'daemon.json'), 'utf8')) as { url?: unknown };
+      const info = JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8')) as { url?: unknown };
       if (typeof info.url === 'string') url = info.url;
     } catch {
       // not running here, or elsewhere: the default
@@ -125,7 +125,7 @@ async function locate(o: HookOptions, env: NodeJS.ProcessEnv): Promise<{ url: st
   let token = env.FINGER_HOOK_TOKEN?.trim();
   if (!token) {
     try {
-      token = (await readFile(hookTokenPath(home, o.agent), 'utf8')).split('\n')[0]!.trim();
+      token = readFileSync(hookTokenPath(home, o.agent), 'utf8').split('\n')[0]!.trim();
     } catch {
       throw new Error(`no hook token: run \`myfinger hook install ${o.agent}\` (or set FINGER_HOOK_TOKEN)`);
     }
