@@ -57,6 +57,11 @@ export const ERROR_CODES = {
   },
   E_SAFETY_LOCKOUT: { status: 423, retryable: false, when: 'the system or agent is locked until an admin unlocks it' },
   E_HALTED: { status: 423, retryable: false, when: 'the kill switch stopped the call' },
+  E_WITHDRAWN: {
+    status: 409,
+    retryable: false,
+    when: 'the caller withdrew its held call before a person answered (MCP tasks/cancel)',
+  },
   E_ROUTE_FAILED: { status: 503, retryable: false, when: 'the router refused the input (reject, unreachable target)' },
   E_LLM_UNAVAILABLE: {
     status: 503,

@@ -101,10 +101,18 @@ interface HeldCall {
   ticks: number;
 }
 
+/** What the gateway asks of the human gate. */
+export interface McpApprovals {
+  /** Resolves the pending approval `id` of `by`'s call as cancelled (audited); false when it is not pending. */
+  withdraw(id: string, by: { kind: string; id: string; roles: readonly string[] }, reason: string): Promise<boolean>;
+}
+
 /** Options of {@link McpGateway}. */
 export interface McpGatewayOptions {
   hub: MessageHub;
   grants: { isGranted(role: string, tool_id: string, module_grants?: readonly string[]): boolean };
+  /** The human gate (HumanGate satisfies it): a task's cancel withdraws its pending approval. */
+  approvals?: McpApprovals;
   /** How long one tools/call waits for a person before answering "held" (default {@link DEFAULT_MCP_HOLD_MS}). */
   hold_ms?: number;
   /** Progress period while waiting (default {@link PROGRESS_EVERY_MS}). */
@@ -242,13 +250,20 @@ export class McpGateway {
   }
 
   /**
-   * tasks/cancel: records the client's wish. The approval stays with the person (an agent cannot
-   * withdraw what it asked a person for); once answered, the outcome is dropped instead of kept.
+   * tasks/cancel of the caller's own task: a call still waiting for a person is withdrawn — its
+   * approval is resolved as `cancelled` (audited as answered by the caller; the call fails with
+   * E_WITHDRAWN and never runs). An approval already being answered, or a call already answered,
+   * cannot be taken back: its outcome is dropped instead of kept. False when the task is unknown
+   * (or another principal's).
    */
-  cancelTask(principal: Principal, taskId: string): boolean {
+  async cancelTask(principal: Principal, taskId: string): Promise<boolean> {
     const held = this.#byId.get(taskId);
     if (held === undefined || held.task_id !== taskId || held.owner !== ownerOf(principal)) return false;
     held.cancel_requested = true;
+    if (held.outcome === undefined && held.approval_id !== undefined && this.#o.approvals !== undefined) {
+      await this.#o.approvals.withdraw(held.approval_id, principal, `withdrawn by the caller (tasks/cancel ${taskId})`);
+    }
+    // settled (now or before): nobody will ask for it
     if (held.outcome !== undefined) this.#drop(held);
     return true;
   }

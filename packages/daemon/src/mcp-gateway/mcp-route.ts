@@ -39,7 +39,11 @@ function isTaskRequest(body: unknown): body is JsonRpcRequest {
 }
 
 /** tasks/get and tasks/cancel of the tasks extension, answered from the gateway's held calls. */
-function answerTask(gateway: McpGateway, principal: Principal, req: JsonRpcRequest): Record<string, unknown> {
+async function answerTask(
+  gateway: McpGateway,
+  principal: Principal,
+  req: JsonRpcRequest,
+): Promise<Record<string, unknown>> {
   const taskId = req.params?.taskId;
   const unknown = {
     jsonrpc: '2.0',
@@ -51,7 +55,7 @@ function answerTask(gateway: McpGateway, principal: Principal, req: JsonRpcReque
     const task = gateway.getTask(principal, taskId);
     return task === undefined ? unknown : { jsonrpc: '2.0', id: req.id, result: task };
   }
-  return gateway.cancelTask(principal, taskId)
+  return (await gateway.cancelTask(principal, taskId))
     ? { jsonrpc: '2.0', id: req.id, result: { resultType: 'complete' } }
     : unknown;
 }
@@ -112,6 +116,7 @@ export function mcpRoutes(app: FastifyInstance, deps: RouteDeps): McpGateway {
   const gateway = new McpGateway({
     hub: deps.hub,
     grants: deps.grants,
+    ...(deps.gate !== undefined ? { approvals: deps.gate } : {}),
     ...(holdMs !== undefined ? { hold_ms: holdMs } : {}),
   });
   const handler = createMcpHandler(mcpServerFactory(gateway, deps.version), {
@@ -136,7 +141,7 @@ export function mcpRoutes(app: FastifyInstance, deps: RouteDeps): McpGateway {
     checkOrigin(request, policy);
     const principal = request.principal!;
     if (request.method === 'POST' && isTaskRequest(request.body))
-      return reply.send(answerTask(gateway, principal, request.body));
+      return reply.send(await answerTask(gateway, principal, request.body));
     const abort = new AbortController();
     reply.raw.on('close', () => {
       if (!reply.raw.writableFinished) abort.abort();

@@ -42,7 +42,7 @@ export interface GateEntry {
 
 /** How a finish is recorded: the audit decision word, who answered, what perception counts. */
 export interface FinishMeta {
-  /** approve | approve_edited | always | reject | abort | timeout | reviewer_approve | reviewer_reject | closed | halted | store_failed */
+  /** approve | approve_edited | always | reject | abort | timeout | reviewer_approve | reviewer_reject | closed | halted | store_failed | cancelled */
   decision: string;
   by?: GateAnswerer;
   edited?: boolean;

@@ -63,7 +63,8 @@ export interface ApprovalBinding {
 }
 
 /** Who or what settled a hold. */
-export type DecidedBy = 'human' | 'reviewer' | 'session' | 'standing' | 'timeout' | 'abort' | 'gate';
+/** `caller`: the principal that made the held call withdrew it ({@link HumanGate.withdraw}). */
+export type DecidedBy = 'human' | 'reviewer' | 'session' | 'standing' | 'timeout' | 'abort' | 'gate' | 'caller';
 
 /** Error codes a refused hold carries; the interceptor throws a FingerError with it. */
 export type GateRejectCode =
@@ -73,7 +74,8 @@ export type GateRejectCode =
   | 'E_OVERLOADED'
   | 'E_STORE_UNAVAILABLE'
   | 'E_PROVIDER_CLOSED'
-  | 'E_HALTED';
+  | 'E_HALTED'
+  | 'E_WITHDRAWN';
 
 /**
  * The outcome of {@link HumanGate.hold}. Approved: run `args` (the edited ones when the person

@@ -463,6 +463,22 @@ export class HumanGate {
     return { session_id, phase, rejected: victims.length };
   }
 
+  /**
+   * Withdraws the pending approval `id` for the principal whose call it holds (an MCP client's
+   * `tasks/cancel`): it is resolved as `cancelled` — audited (`approval.resolved`, answered by that
+   * principal, with `reason`) and announced (APPROVAL_RESOLVED) — and the held call fails with
+   * E_WITHDRAWN, never running. Not a denial: no perception, no breaker. False when `id` is not
+   * pending (unknown, answered meanwhile, being answered) or `by` is not the call's principal.
+   */
+  async withdraw(id: string, by: GateAnswerer, reason: string): Promise<boolean> {
+    const entry = this.pending.get(id);
+    if (entry === undefined || entry.state !== 'pending') return false;
+    const p = entry.facts.principal;
+    if (p.id !== by.id || (by.kind !== undefined && p.kind !== by.kind)) return false;
+    await this.finish(entry, refuse('E_WITHDRAWN', reason, 'caller', id), { decision: 'cancelled', by });
+    return true;
+  }
+
   /** True once an abort was asked for the session (either phase): stop after the current step. */
   isAbortRequested(session_id: string): boolean {
     return this.sessions.abortPhase(session_id) !== null;

@@ -19,12 +19,13 @@ export const DENIAL_CODES: ReadonlySet<string> = new Set([
   'E_FORBIDDEN',
 ]);
 
-/** Refusals of the safety layer itself: neither a denial nor a tool failure. */
+/** Refusals of the safety layer itself, and a call its caller withdrew: neither a denial nor a tool failure. */
 const SAFETY_CODES: ReadonlySet<string> = new Set([
   'E_HALTED',
   'E_SAFETY_LOCKOUT',
   'E_LOOP_DETECTED',
   'E_BUDGET_EXHAUSTED',
+  'E_WITHDRAWN',
 ]);
 
 function codeOf(e: unknown): string {
