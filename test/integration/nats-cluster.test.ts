@@ -16,6 +16,7 @@ import {
   startTestDaemon,
   testClusterName,
   type TestDaemon,
+  waitFor,
 } from '@finger/testkit';
 
 const url = await natsUrlForTests();
@@ -64,15 +65,9 @@ async function serveReplica(manifest = PROBE, id = 'remote-probe'): Promise<Repl
   return { child, node, stopped };
 }
 
-async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** testkit's waitFor for a condition (`false` is "not yet"), bounded. */
+const until = <T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 20_000): Promise<T> =>
+  waitFor('the cluster condition', async () => (await fn()) || undefined, ms);
 
 type ModuleRow = { id: string; location?: string; nodes?: { node: string; healthy: boolean }[] };
 const nodesOf = async (d: TestDaemon, id: string) => {
@@ -214,8 +209,10 @@ describe.skipIf(!url)('two daemons and module serve processes on one NATS', () =
     try {
       await ws.subscribe({ types: ['DEGRADED'] });
       const sent = b.app.events.emit('DEGRADED', {}, { component: 'test', from: 'b' });
-      await ws.waitFor((m) => m.some((x) => x.type === 'event' && x.event.id === sent.id), 'bridged event');
-      await new Promise((r) => setTimeout(r, 300));
+      // a second event from B, bridged after the first on the same subject: once it is here, a
+      // duplicate of the first would be too (no fixed sleep to wait for one)
+      const after = b.app.events.emit('DEGRADED', {}, { component: 'test', from: 'b', marker: true });
+      await ws.waitFor((m) => m.some((x) => x.type === 'event' && x.event.id === after.id), 'the later bridged event');
       const copies = ws.messages.filter((x) => x.type === 'event' && x.event.id === sent.id);
       expect(copies).toHaveLength(1);
       // as emitted on B, naming B as its origin
