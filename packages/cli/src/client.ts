@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-
-import type { Agent, fetch as undiciFetch, Response } from 'undici';
 
 import type { DaemonInfo, HealthResult } from './api-types.js';
 import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './errors.js';
@@ -10,23 +9,44 @@ import { ApiError, CliError, DaemonNotRunningError, type ErrorBody } from './err
 /**
  * The daemon's answers wait as long as its calls do: a blocking call held for a person lasts up to
  * the approval timeout (5 min by default), a tool up to its own timeout. fetch's own limits (undici:
- * 300 s for the headers, 300 s between body chunks) would cut such a call off and report the daemon
- * as not running; the daemon bounds every call itself, and a command's own `timeoutMs` or Ctrl-C
- * still ends the wait.
+ * 300 s for the headers, 300 s between body chunks) cut such a call off and reported the daemon as
+ * not running; this agent has no timeout (node:http sets none): the daemon bounds every call
+ * itself, and a command's own `timeoutMs` or Ctrl-C still ends the wait. No keep-alive: a CLI
+ * process makes few requests and must not be held open by an idle socket.
  */
-export function daemonDispatcher(): Promise<Agent> {
-  return (dispatcher ??= loadUndici().then((u) => new u.Agent({ headersTimeout: 0, bodyTimeout: 0 })));
-}
-let dispatcher: Promise<Agent> | undefined;
+export const DAEMON_AGENT = new http.Agent({ keepAlive: false });
+let httpsAgent: Promise<http.Agent> | undefined;
 
-interface Undici {
-  Agent: typeof Agent;
-  fetch: typeof undiciFetch;
+/** The agent for `url`'s scheme; node:https is imported only for an https daemon. */
+function agentFor(url: URL): Promise<http.Agent> | http.Agent {
+  if (url.protocol === 'http:') return DAEMON_AGENT;
+  return (httpsAgent ??= import('node:https').then((h) => new h.Agent({ keepAlive: false })));
 }
-let undici: Promise<Undici> | undefined;
-/** undici, imported on the first request: `--help` and `--version` never load it (start-up time). */
-function loadUndici(): Promise<Undici> {
-  return (undici ??= import('undici').then((u) => ({ Agent: u.Agent, fetch: u.fetch })));
+
+/**
+ * One request with node:http (not fetch: undici's import alone costs a CLI process hundreds of ms
+ * on a loaded machine). No timeout of its own (see above); `signal` aborts it.
+ */
+async function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<{ status: number; text: string }> {
+  const agent = await agentFor(url);
+  const mod = url.protocol === 'http:' ? http : await import('node:https');
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, { method, headers, agent, ...(signal ? { signal } : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** Environment variables as the CLI sees them (injected, so tests need not touch process.env). */
@@ -222,30 +242,27 @@ export class DaemonClient {
       opts.signal,
       opts.timeoutMs !== undefined ? AbortSignal.timeout(opts.timeoutMs) : undefined,
     ].filter((s): s is AbortSignal => s !== undefined);
-    let res: Response;
-    let text: string;
-    const { fetch } = await loadUndici();
-    const dispatcher = await daemonDispatcher();
+    let res: { status: number; text: string };
     try {
-      res = await fetch(this.url + p, {
+      res = await send(
+        new URL(this.url + p),
         method,
         headers,
-        body: body === undefined ? null : JSON.stringify(body),
-        signal: signals.length ? AbortSignal.any(signals) : null,
-        dispatcher,
-      });
-      text = await res.text();
+        body === undefined ? undefined : JSON.stringify(body),
+        signals.length ? AbortSignal.any(signals) : undefined,
+      );
     } catch (e) {
       if (opts.signal?.aborted) throw e;
       throw new DaemonNotRunningError(this.url);
     }
+    const text = res.text;
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = undefined;
     }
-    if (!res.ok) {
+    if (res.status < 200 || res.status > 299) {
       if (isErrorBody(parsed)) throw new ApiError(res.status, parsed.error);
       const code = CODE_BY_STATUS[res.status] ?? 'E_INTERNAL';
       throw new ApiError(res.status, {
