@@ -336,10 +336,12 @@ describe('web console in Chromium against a real daemon', () => {
     await page.getByRole('status', { name: 'Last action' }).getByText('Halted').waitFor();
     expect(pidsWith(SLEEP_MARKER)).toEqual([]);
     expect((await sleeping).body.error.code).toBe('E_HALTED');
-    await page
-      .getByRole('status', { name: 'Safety state' })
-      .getByText(/locked/)
-      .waitFor();
+    const safety = page.getByRole('status', { name: 'Safety state' });
+    await safety.getByText(/^State: locked/).waitFor();
+    // an admin unlocks from the same page
+    await page.getByRole('button', { name: 'Unlock', exact: true }).click();
+    await safety.getByText('State: open').waitFor();
+    expect((await d.http('GET', '/v1/health')).body.safety.locked).toBe(false);
   });
 
   it('names the first bad entry once a byte of the audit log changed on disk', async () => {

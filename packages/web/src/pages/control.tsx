@@ -88,7 +88,7 @@ export function ControlPage() {
         <h2>Kill switch</h2>
         <p role="status" aria-label="Safety state" class={locked ? 'bad' : 'ok'}>
           State: {safety.state ?? 'unknown'}
-          {locked ? ' — locked' : ''}
+          {locked && safety.state !== 'locked' ? ' — locked' : ''}
           {safety.lockout?.reason ? ` (${safety.lockout.reason})` : ''}
         </p>
         {admin && (
