@@ -6,7 +6,8 @@
 // 100 ms for as long as the disk stays full (issue 28: the daemon hung > 8 minutes, deaf to
 // SIGTERM). Here a failed write never throws and never blocks: the lines it held are dropped and
 // counted, later lines are dropped (and counted) until `retry_ms` has passed, and the first write
-// that works again starts with one line saying how many were lost and why.
+// that works again — the next line logged, or a retry every `retry_ms` — starts with one line
+// saying how many were lost and why.
 
 import { write as fsWrite } from 'node:fs';
 
@@ -77,6 +78,8 @@ export class LogDestination {
   private busyTimer: NodeJS.Timeout | undefined;
   /** A write failed in the middle of a line: the next write starts a new line. */
   private torn = false;
+  /** After a failure: writes the notice of lost lines once `retry_ms` has passed, even if nothing else is logged. */
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: LogDestinationOptions = {}) {
     this.fd = options.fd ?? 1;
@@ -142,9 +145,10 @@ export class LogDestination {
     this.lost.why = why;
   }
 
-  private pump(): void {
+  private pump(retrying = false): void {
     if (this.writing || this.busyTimer !== undefined) return;
-    if (this.queue.length === 0) {
+    const owed = this.lost.lines > 0 || this.torn;
+    if (this.queue.length === 0 && !(retrying && owed)) {
       for (const d of [...this.drained]) d();
       return;
     }
@@ -212,6 +216,13 @@ export class LogDestination {
     this.retryAt = this.now() + this.retryMs;
     this.drop(lines + queued, this.failing.message);
     if (first) this.options.onFailure?.({ ...this.failing });
+    if (this.retryTimer === undefined) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        if (this.failing !== undefined) this.pump(true);
+      }, this.retryMs);
+      this.retryTimer.unref();
+    }
   }
 
   private succeeded(lines: number, noticed: number): void {

@@ -114,6 +114,26 @@ describe('LogDestination', () => {
     }
   });
 
+  it('says what it lost once the disk takes data again, even when nothing more is logged', async () => {
+    await using dir = await tempDir('finger-logdest-');
+    const file = join(dir.path, 'daemon.log');
+    const fd = openSync(file, 'a');
+    let room = 0;
+    const disk = diskOf(() => room);
+    try {
+      const d = new LogDestination({ fd, write: disk.write, retry_ms: 20 });
+      d.write(line(1));
+      d.write(line(2));
+      await waitFor('the write to fail', async () => d.stats().failing);
+      room = 1 << 20;
+      const notice = await waitFor('the notice', async () => readFileSync(file, 'utf8').trim() || undefined);
+      expect(JSON.parse(notice)).toMatchObject({ component: 'log', dropped: 2 });
+      expect(d.stats()).toEqual({ written: 0, dropped: 2, queued: 0 });
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it('keeps at most max_buffer_bytes waiting; the rest is dropped and counted', async () => {
     await using dir = await tempDir('finger-logdest-');
     const file = join(dir.path, 'daemon.log');

@@ -12,9 +12,13 @@ export function writeFileAtomicSync(file: string, text: string, mode = 0o600): v
   try {
     writeSync(fd, text);
     fsyncSync(fd);
-  } finally {
+  } catch (e) {
+    // a full disk: no half-written temp file is left behind
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw e;
   }
+  closeSync(fd);
   try {
     renameSync(tmp, file);
   } catch (e) {
