@@ -131,6 +131,45 @@ describe('a delegated file write is backed up at the pre event (item 1)', () => 
   });
 });
 
+describe('a delegated edit, and a file the store cannot hold', () => {
+  it('Claude Edit → fs.patch: backed up as a patch, restored by undo', async () => {
+    const file = path.join(ws, 'app.ts');
+    writeFileSync(file, 'const port = 3000;\n');
+    const p = fixture('claude-pre-edit.json');
+    const pre = { ...p, cwd: ws, tool_input: { ...p.tool_input, file_path: file }, tool_use_id: 'toolu_edit' };
+    const r = await runHook('claude', JSON.stringify(pre), env());
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    writeFileSync(file, 'const port = 8080;\n');
+    const backups = await d.http<{ backups: Record<string, any>[] }>('GET', '/v1/backups');
+    const b = backups.body.backups.find((x) => x.path === file)!;
+    expect(b).toMatchObject({ kind: 'patch', existed: true, principal: 'agent:hook-undo' });
+    expect((await d.http('POST', '/v1/undo', { id: b.id })).status).toBe(200);
+    expect(readFileSync(file, 'utf8')).toBe('const port = 3000;\n');
+  });
+
+  it('a file over the store’s size bound is refused with E_INVALID_ARGS (it could not be undone)', async () => {
+    const small = await startTestDaemon({
+      config: { log: { level: 'silent' }, modules: { settings: { fs: { max_backup_bytes: 8 } } } },
+    });
+    try {
+      const t = await small.token('agent:delegated', 'hook-small');
+      const file = path.join(small.workspace, 'big.txt');
+      writeFileSync(file, 'more than eight bytes\n');
+      const call = { agent: 'codex', tool: 'fs.write', args: { path: file, content: 'x' }, session_id: 's' };
+      const v = await small.http<Record<string, any>>('POST', '/v1/hooks/evaluate', call, t);
+      expect(v.status).toBe(200);
+      expect(v.body).toMatchObject({ outcome: 'deny', code: 'E_INVALID_ARGS' });
+      expect(v.body.reason).toMatch(
+        new RegExp(`^finger could not back up ${file} before the change, so it is refused: `),
+      );
+      expect(readFileSync(file, 'utf8')).toBe('more than eight bytes\n');
+    } finally {
+      await small.close();
+    }
+  }, 60_000);
+});
+
 describe('role grants apply to delegated calls (item 2)', () => {
   it('a delegated role without shell.* is denied Bash with E_FORBIDDEN, and may still read', async () => {
     const revoke = await d.http('DELETE', '/v1/grants', { role: 'delegated', tool: 'shell.*' });
