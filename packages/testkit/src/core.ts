@@ -2,4 +2,4 @@
 // for unit tests of the lower packages, where importing the whole testkit would cost seconds a file.
 export { ManualClock } from './manual-clock.js';
 export { thrownBy } from './thrown.js';
-export { waitFor } from './wait-for.js';
+export { waitFor, waitUntil } from './wait-for.js';

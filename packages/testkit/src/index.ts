@@ -74,6 +74,6 @@ export type { HttpAnswer, TestDaemon } from './test-daemon.js';
 export { startTestDaemon } from './test-daemon.js';
 export { thrownBy } from './thrown.js';
 export { toolContext } from './tool-context.js';
-export { waitFor } from './wait-for.js';
+export { waitFor, waitUntil } from './wait-for.js';
 export type { EventsClient, EventsMessage } from './ws-client.js';
 export { connectEvents } from './ws-client.js';

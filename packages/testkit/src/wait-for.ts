@@ -22,3 +22,16 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, interval_ms));
   }
 }
+
+/**
+ * Polls `cond` until it holds (a rejection counts as "not yet"); throws naming `what` after
+ * `timeout_ms`. For boolean conditions; {@link waitFor} returns a value.
+ */
+export async function waitUntil(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  timeout_ms = 20_000,
+  interval_ms = 50,
+): Promise<void> {
+  await waitFor(what, async () => ((await cond()) ? true : undefined), timeout_ms, interval_ms);
+}
