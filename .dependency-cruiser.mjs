@@ -1,0 +1,124 @@
+// Layering of the finger monorepo (docs/architecture.md "Packages"; issue 26 item 4), checked by
+// dependency-cruiser 17 in `npm run lint` (`npm run lint:deps`). The arrows below are the only
+// package-to-package imports allowed; every other one, a runtime import cycle inside a package, a
+// module importing the firewall or a package's internals, fails the lint. Type-only imports count
+// for layering (the package must still be a dependency) but not for cycles (they vanish at run time).
+// Violations that exist today and that another item of issue 26 removes are listed, each with that
+// item, in .dependency-cruiser-known-violations.json (`--ignore-known`) and docs/architecture.md
+// "Layering rules"; a new one fails.
+/**
+ * Which workspace packages each package may import (its own files always). Deny by default: a
+ * package missing here may import no other package. `name/entry` allows one entry point only
+ * (the CLI starts the daemon through `@finger/daemon/main` and imports nothing else of it).
+ * `modules` is every tool module under modules/*: it may not import another module either.
+ */
+export const LAYERS = {
+  protocol: [],
+  'module-sdk': ['protocol'],
+  'shell-risk': ['protocol'],
+  firewall: ['protocol', 'shell-risk'],
+  hub: ['protocol', 'module-sdk'],
+  agents: ['protocol', 'hub', 'firewall'],
+  daemon: ['protocol', 'module-sdk', 'shell-risk', 'hub', 'firewall', 'agents'],
+  cli: ['protocol', 'daemon/main'],
+  // test fixtures (a daemon on a temp home, clients): anything below the CLI
+  testkit: ['protocol', 'module-sdk', 'hub', 'firewall', 'agents', 'daemon'],
+  // the browser app declares the wire types it needs; it imports no server package
+  web: [],
+  modules: ['protocol', 'module-sdk', 'hub'],
+};
+
+const alt = (names) => `(${names.join('|')})`;
+const ENTRY = '\\.(ts|js|d\\.ts)$';
+/** The path patterns of what `allowed` (a LAYERS list) lets a package import. */
+const allowedPaths = (allowed) =>
+  allowed.map((a) => {
+    const [name, entry] = a.split('/');
+    return entry ? `^packages/${name}/(src|dist)/${entry}${ENTRY}` : `^packages/${name}/`;
+  });
+const describe = (allowed) =>
+  allowed.length === 0 ? 'no other workspace package' : allowed.map((a) => `@finger/${a}`).join(', ');
+
+const layerRules = Object.entries(LAYERS).map(([name, allowed]) => {
+  const modules = name === 'modules';
+  return {
+    name: `layer-${name}`,
+    comment: modules
+      ? `a module (modules/*) may import ${describe(allowed)} only — not @finger/firewall, the daemon or another module`
+      : `packages/${name} may import ${describe(allowed)} (docs/architecture.md "Packages")`,
+    severity: 'error',
+    from: { path: modules ? '^modules/([^/]+)/' : `^packages/${name}/` },
+    to: {
+      path: '^(packages|modules)/[^/]+/',
+      pathNot: [modules ? '^modules/$1/' : `^packages/${name}/`, ...allowedPaths(allowed)],
+    },
+  };
+});
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'layer-unlisted',
+      comment: 'a package not in LAYERS of .dependency-cruiser.mjs may import no other package (deny by default)',
+      severity: 'error',
+      from: { path: `^packages/(?!${alt(Object.keys(LAYERS))}/)([^/]+)/` },
+      to: { path: '^(packages|modules)/[^/]+/', pathNot: '^packages/$2/' },
+    },
+    {
+      name: 'no-internals',
+      comment:
+        "another package is imported through its entry points (package.json exports: src/index.ts, the hub's " +
+        'nats/redis, the daemon main, the firewall net, the testkit core), never by a path into its files',
+      severity: 'error',
+      from: { path: '^(packages|modules)/([^/]+)/' },
+      to: {
+        path: '^(packages|modules)/[^/]+/',
+        pathNot: [
+          '^$1/$2/',
+          '^packages/[^/]+/(src|dist)/index\\.(ts|js|d\\.ts)$',
+          '^packages/hub/(src|dist)/(nats|redis)\\.(ts|js|d\\.ts)$',
+          '^packages/daemon/(src|dist)/main\\.(ts|js|d\\.ts)$',
+          '^packages/firewall/(src|dist)/net/index\\.(ts|js|d\\.ts)$',
+          '^packages/testkit/(src|dist)/core\\.(ts|js|d\\.ts)$',
+        ],
+      },
+    },
+    {
+      name: 'no-runtime-cycle',
+      comment: 'a runtime import cycle inside a package (type-only imports do not count)',
+      severity: 'error',
+      from: { path: '^(packages|modules)/[^/]+/src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'an import that does not resolve (a typo, or a package that is not installed)',
+      severity: 'error',
+      from: { path: '^(packages|modules)/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    // packages/*/src and modules/*/src only (tests are exempt; a package resolved through
+    // node_modules to its dist/ still counts as that package); @finger/* that do not resolve stay in
+    // the graph so not-to-unresolvable reports them
+    includeOnly: '^(packages|modules)/[^/]+/(src|dist)/|^@finger/',
+    exclude: { path: '(^|/)(node_modules|test)/' },
+    doNotFollow: { path: ['node_modules', '/dist/'] },
+    tsPreCompilationDeps: true,
+    // @finger/* resolve to their src/ as in vitest and the test typecheck; one not mapped there
+    // resolves through node_modules to packages/<name>/dist/, which the rules match as well
+    tsConfig: { fileName: 'tsconfig.test.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'],
+    },
+    reporterOptions: {
+      archi: { collapsePattern: '^(packages|modules)/[^/]+' },
+      text: { highlightFocused: true },
+    },
+  },
+};
