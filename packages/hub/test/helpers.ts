@@ -1,5 +1,6 @@
 import type { ModuleManifest, ToolSpec } from '@finger/protocol';
 import { FingerError, type Principal } from '@finger/protocol';
+import { waitUntil } from '@finger/testkit/core';
 
 import type { InProcessModule, ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from '../src/index.js';
 
@@ -69,10 +70,6 @@ export async function rejectionOf(p: Promise<unknown>): Promise<{ code: string; 
 }
 
 /** Polls `cond` until true (bounded), for waiting on background effects without timing assertions. */
-export async function until(cond: () => boolean, what = 'condition', ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+export function until(cond: () => boolean, what = 'condition', ms = 10_000): Promise<void> {
+  return waitUntil(what, cond, ms, 5);
 }
