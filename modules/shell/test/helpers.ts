@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 import { InProcessRuntime, silentLogger, type ToolCallContext } from '@finger/hub';
 import { type ModuleManifest, ulid } from '@finger/protocol';
+import { waitUntil } from '@finger/testkit/core';
 
 export const MODULE_DIR = fileURLToPath(new URL('..', import.meta.url));
 export const MANIFEST = JSON.parse(await fs.readFile(path.join(MODULE_DIR, 'module.json'), 'utf8')) as ModuleManifest;
@@ -67,12 +68,8 @@ export async function rejectionOf(p: Promise<unknown>): Promise<{ code: string; 
 }
 
 /** Polls `cond` until true (bounded). */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function until(cond: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  return waitUntil(what, cond, ms, 20);
 }
 
 function isZombieOrGone(pid: number): boolean {
