@@ -12,6 +12,7 @@ import {
   serveKeyOf,
   WireAuth,
 } from '@finger/hub/nats';
+import { waitFor } from '@finger/testkit';
 
 /** A member: its hub, cluster node, connection, signing auth and the messages it dropped. */
 export interface ClusterMember {
@@ -75,12 +76,6 @@ export async function clusterMember(o: {
 }
 
 /** Polls `fn` every 20 ms until it returns something truthy (rejects after `ms`). */
-export async function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function until<T>(fn: () => T | undefined | false, ms = 5000): Promise<T> {
+  return waitFor('the cluster condition', async () => fn() || undefined, ms, 20);
 }

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 
 import { build, type FingerApp } from '@finger/daemon';
 import { RedisConnection } from '@finger/hub/redis';
-import { type TempDir, tempDir, testClusterName, testRedisPrefix } from '@finger/testkit';
+import { type TempDir, tempDir, testClusterName, testRedisPrefix, waitUntil } from '@finger/testkit';
 
 /** A connection under a fresh random key prefix, and a cleanup that deletes every key under it. */
 export function redisForTest(url: string, prefix = testRedisPrefix()) {
@@ -40,12 +40,8 @@ export function redisForTest(url: string, prefix = testRedisPrefix()) {
 }
 
 /** Polls `fn` until it returns true, for at most `ms` (throws naming `what`). */
-export async function until(fn: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+export function until(fn: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  return waitUntil(what, fn, ms, 20);
 }
 
 /** A daemon of {@link startRedisDaemons}: where it listens, its admin token and its home. */
