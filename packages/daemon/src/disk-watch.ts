@@ -51,17 +51,6 @@ export const DISK_FULL_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']
 
 const PROBE_BYTES = 4096;
 
-/** The operating-system code of `e` or of its `cause` chain (FingerError wraps the fs error). */
-export function storageErrorCode(e: unknown): string {
-  for (let c: unknown = e, depth = 0; c !== null && typeof c === 'object' && depth < 5; depth++) {
-    const code = (c as { code?: unknown }).code;
-    if (typeof code === 'string' && !code.startsWith('E_')) return code;
-    c = (c as { cause?: unknown }).cause;
-  }
-  const m = /\b(E[A-Z]{2,})\b/.exec(e instanceof Error ? e.message : String(e));
-  return m?.[1] ?? 'E_UNKNOWN';
-}
-
 /** See the file comment. */
 export class DiskWatch {
   private readonly sources: StorageSource[];

@@ -240,8 +240,11 @@ describe('AuditLog failures', () => {
     expect(errs.map((e) => e.code)).toEqual(['E_STORE_UNAVAILABLE', 'E_STORE_UNAVAILABLE']);
     expect(errs[0]?.message).toContain('ENOSPC');
     expect((await stat(file)).size).toBe(size);
+    // what /v1/health reports until a later write works
+    expect(log.writeFailure()).toMatchObject({ code: 'ENOSPC', message: expect.stringContaining('ENOSPC') });
     ctl.failWrite = null;
     expect((await log.append(record(5))).seq).toBe(4);
+    expect(log.writeFailure()).toBeUndefined();
     expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 4, first_bad: null, reason: null });
     expect(log.stats()).toMatchObject({ appends: 4, failed: 2 });
   });

@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
+
+import { waitFor } from '@finger/testkit/core';
 
 import {
   counterKey,
@@ -94,6 +96,28 @@ describe('FileSafetyStore', () => {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { counters: Record<string, number> };
     expect(Object.keys(doc.counters)).toHaveLength(20);
     expect(doc.counters.k19).toBe(19);
+    await s.close();
+  });
+
+  it('a write that fails keeps the change in memory, says so, and is retried until the file is written (a full disk)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'finger-safety-retry-'));
+    dirs.push(dir);
+    const file = join(dir, 'state', 'safety.json');
+    const s = await FileSafetyStore.open(file, { retry_ms: 20 });
+    // the directory becomes unwritable: a file where it was
+    rmSync(join(dir, 'state'), { recursive: true });
+    writeFileSync(join(dir, 'state'), '');
+    const err = await s.setLockout(LOCK).catch((e: { code: string; details: unknown }) => e);
+    expect(err).toMatchObject({ code: 'E_STORE_UNAVAILABLE', details: { file, retrying: true } });
+    expect(await s.getLockout()).toEqual(LOCK);
+    expect(s.writeFailure()).toMatchObject({ code: 'ENOTDIR' });
+    // writable again: the retry writes what is in memory, no further change needed
+    rmSync(join(dir, 'state'));
+    mkdirSync(join(dir, 'state'));
+    const written = await waitFor('the retry to write the file', async () =>
+      s.writeFailure() === undefined ? (JSON.parse(readFileSync(file, 'utf8')) as { lockouts: unknown[] }) : undefined,
+    );
+    expect(written.lockouts).toEqual([LOCK]);
     await s.close();
   });
 
