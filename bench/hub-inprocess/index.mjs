@@ -5,12 +5,11 @@
 // (c100). See bench/README.md.
 
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
-import { importBuilt, REPO_ROOT, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
+import { importBuilt, REPO_ROOT, requireBenchDep, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { round, runSuite } from '../lib/suite.mjs';
 
@@ -116,8 +115,7 @@ function printRatios(r) {
 runBench(BENCH, async () => {
   const hubPkg = await importBuilt('packages/hub');
   await requireBuilt('modules/echo');
-  const require = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
-  const { ServiceBroker, MOLECULER_VERSION: moleculerVersion } = require('moleculer');
+  const { ServiceBroker, MOLECULER_VERSION: moleculerVersion } = requireBenchDep('moleculer');
 
   const dirs = [];
   const hub = await startHub(hubPkg, dirs, 'plain');

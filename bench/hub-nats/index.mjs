@@ -8,12 +8,19 @@
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
-import { BenchSetupError, importBuilt, REPO_ROOT, requireBuilt, runBench, suiteOptions } from '../lib/bench-main.mjs';
+import {
+  BenchSetupError,
+  importBuilt,
+  REPO_ROOT,
+  requireBenchDep,
+  requireBuilt,
+  runBench,
+  suiteOptions,
+} from '../lib/bench-main.mjs';
 import { measureRound } from '../lib/measure.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { collectGarbage, median, round, runSuite } from '../lib/suite.mjs';
@@ -33,10 +40,9 @@ const EVENT_ROUNDS = Number(process.env.BENCH_NATS_EVENT_ROUNDS ?? 3);
 // ratios need all of them); BENCH_NATS_SCENARIOS=events runs only the two event rows
 const ONLY_SYSTEMS = process.env.BENCH_NATS_SYSTEMS?.split(',');
 const ONLY_SCENARIOS = process.env.BENCH_NATS_SCENARIOS?.split(',');
-const require = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
 
 function moleculerBroker(nodeID) {
-  const { ServiceBroker } = require('moleculer');
+  const { ServiceBroker } = requireBenchDep('moleculer');
   return new ServiceBroker({
     nodeID,
     namespace: CLUSTER,
@@ -399,7 +405,7 @@ async function main() {
     );
     const file = writeResults(BENCH, rows, {
       ratios: { ...ratios, target },
-      moleculer: require('moleculer').MOLECULER_VERSION,
+      moleculer: requireBenchDep('moleculer').MOLECULER_VERSION,
       nats_js: natsVersion(),
       options: { ...opts, nats_url: NATS_URL, events: EVENTS, event_rounds: EVENT_ROUNDS },
       notes: [

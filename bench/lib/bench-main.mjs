@@ -4,6 +4,7 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -82,6 +83,25 @@ export async function requireBuilt(pkgDir, entry = 'index.js') {
  */
 export async function importBuilt(pkgDir, entry = 'index.js') {
   return import(pathToFileURL(await requireBuilt(pkgDir, entry)).href);
+}
+
+const benchRequire = createRequire(join(REPO_ROOT, 'bench', 'package.json'));
+
+/**
+ * Requires one of the bench's own dependencies (bench/package.json: the peers finger is measured
+ * against), installed into bench/node_modules by `npm run bench`. Throws BenchSetupError with the
+ * install command when it is not installed (a bench started alone with `node bench/<name>/index.mjs`).
+ * @param {string} name package name, e.g. 'moleculer'
+ */
+export function requireBenchDep(name) {
+  try {
+    return benchRequire(name);
+  } catch (e) {
+    if (e?.code !== 'MODULE_NOT_FOUND') throw e;
+    throw new BenchSetupError(
+      `${name} is not installed: it is a dependency of bench/ only; \`npm run bench\` installs them, or \`npm ci --prefix bench\``,
+    );
+  }
 }
 
 /**
