@@ -80,6 +80,13 @@ describe('HTTP routes', () => {
       safety: { state: 'open', locked: false, agents_locked: [], breakers_tripped: {}, agents: [], breakers: {} },
       // whether bubblewrap runs depends on the machine; in auto mode the sandbox is on exactly when it can run
       sandbox: expect.objectContaining({ mode: 'auto', available: expect.any(Boolean) }),
+      // FINGER_HOME's storage, and the log's lines (none at level silent)
+      storage: {
+        full: false,
+        failures: [],
+        free_bytes: expect.any(Number),
+        log: { written: 0, dropped: 0, queued: 0 },
+      },
     });
     const sandbox = (res.json as { sandbox: { available: boolean; active: boolean } }).sandbox;
     expect(sandbox.active).toBe(sandbox.available);
