@@ -5,18 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { build, type FingerApp } from '@finger/daemon';
-import { connectEvents, runCli, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { connectEvents, runCli, startTestDaemon, type TestDaemon, waitFor } from '@finger/testkit';
 
-/** Polls `fn` until it returns something defined (bounded). */
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** testkit's waitFor with this file's argument order. */
+const until = <T>(fn: () => Promise<T | undefined> | T | undefined, what: string, ms = 10_000): Promise<T> =>
+  waitFor(what, async () => fn(), ms, 20);
 
 const SH1 = `300.${process.pid}1`;
 const SH2 = `300.${process.pid}2`;
