@@ -2,7 +2,8 @@
 // (b) a client declaring URL elicitation is sent to finger's approval page — `accept` means only
 // "opened", the call completes only once a person approved; and a task's `tasks/cancel` withdraws
 // the pending approval (resolved as `cancelled`, audited as answered by the caller; the call never
-// runs and fails with E_WITHDRAWN).
+// runs and fails with E_WITHDRAWN); and `subscriptions/listen` hears `notifications/tools/list_changed`
+// when grants or modules change.
 
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -206,5 +207,119 @@ describe('MCP gateway, 2026 era: tasks/cancel withdraws the pending approval', (
     const pending = await d.http<{ approvals: { id: string }[] }>('GET', '/v1/approvals');
     expect(pending.body.approvals.map((a) => a.id)).toContain(id);
     await runCli(['reject', id], cliEnv());
+  });
+});
+
+describe('MCP gateway, 2026 era: notifications/tools/list_changed on subscriptions/listen', () => {
+  /** Opens a listen stream; `next(method)` reads messages until one with `method` arrives. */
+  async function listen(): Promise<{ next(method: string): Promise<any>; close(): void }> {
+    const abort = new AbortController();
+    const r = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      signal: abort.signal,
+      headers: {
+        authorization: `Bearer ${executor}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'listen-1',
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true }, _meta: META({}) },
+      }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = r.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    const queue: any[] = [];
+    return {
+      async next(method: string) {
+        for (;;) {
+          const i = queue.findIndex((m) => m.method === method);
+          if (i >= 0) return queue.splice(i, 1)[0];
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the listen stream ended before ${method}`);
+          buffer += decoder.decode(value, { stream: true });
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            for (const line of frame.split('\n')) if (line.startsWith('data: ')) queue.push(JSON.parse(line.slice(6)));
+          }
+        }
+      },
+      close: () => abort.abort(),
+    };
+  }
+
+  const toolNames = async (): Promise<string[]> =>
+    (await rpc('tools/list', { _meta: META({}) }, 'tools/list')).result.tools.map((t: { name: string }) => t.name);
+
+  it('a grant change and a module registration each notify a listener, which re-lists and sees the change', async () => {
+    const stream = await listen();
+    try {
+      const ack = await stream.next('notifications/subscriptions/acknowledged');
+      expect(ack.params.notifications).toEqual({ toolsListChanged: true });
+
+      const before = await toolNames();
+      const all = (await d.http<{ tools: { id: string }[] }>('GET', '/v1/tools')).body.tools.map((t) => t.id);
+      const tool = all.find((id) => !before.includes(id))!;
+      expect(tool).toBeDefined();
+      expect((await d.http('POST', '/v1/grants', { role: 'executor', tool })).status).toBe(201);
+      await stream.next('notifications/tools/list_changed');
+      expect(await toolNames()).toContain(tool);
+
+      const dir = path.join(d.home, 'listen-module');
+      await mkdir(dir, { recursive: true });
+      await writeFile(path.join(dir, 'index.mjs'), 'export default { tools: { ping: () => "pong" } };\n');
+      const manifest = {
+        id: 'listen-probe',
+        name: 'listen probe',
+        version: '0.1.0',
+        kind: 'tool',
+        runtime: { type: 'inprocess', entry: './index.mjs' },
+        tools: [{ name: 'ping', description: 'pong' }],
+        grants: ['executor'],
+      };
+      expect((await d.http('POST', '/v1/modules', { manifest, base_dir: dir })).status).toBe(201);
+      await stream.next('notifications/tools/list_changed');
+      expect(await toolNames()).toContain('listen-probe.ping');
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('announces listChanged on the 2026 era only (2025-era serving is stateless)', async () => {
+    const discover = await rpc('server/discover', { _meta: META({}) }, 'server/discover');
+    expect(discover.result.capabilities.tools).toEqual({ listChanged: true });
+    const r = await fetch(`${d.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${executor}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } },
+      }),
+    });
+    const body = await r.text();
+    const init = body.startsWith('{')
+      ? JSON.parse(body)
+      : JSON.parse(
+          body
+            .split('\n')
+            .find((l) => l.startsWith('data: '))!
+            .slice(6),
+        );
+    expect(init.result.capabilities.tools).toEqual({ listChanged: false });
   });
 });

@@ -3,6 +3,7 @@
 // every route: the Host (DNS rebinding, host-check.ts), then the bearer token (401 with a
 // `WWW-Authenticate: Bearer` challenge), then here the Origin of a browser-sent request. The
 // tasks extension's tasks/get and tasks/cancel are served by hand (the SDK has no tasks runtime).
+// 2026-era `subscriptions/listen` streams hear `notifications/tools/list_changed` (watchToolList).
 
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -17,6 +18,40 @@ import { hostAllowed, hostnameOf, hostPolicy } from '../http/host-check.js';
 import type { RouteDeps } from '../http/route-deps.js';
 import { McpGateway } from './mcp-gateway.js';
 import { authInfoOf, mcpServerFactory } from './mcp-server.js';
+
+/** At most this many 2026-era `subscriptions/listen` streams are open at once (more: JSON-RPC -32603). */
+export const MAX_LISTENERS = 256;
+
+/**
+ * Tells the 2026-era listeners (`subscriptions/listen`) that the tool list may have changed: a
+ * module registered or unregistered, an MCP tool quarantined or trusted again (FIREWALL_VERDICT
+ * of layer `mcp_pin`), a role's grants changed (`/v1/grants` answered 2xx to a change). Changes in
+ * one turn of the event loop make one notification; it carries nothing but "list again", so every
+ * listener gets it and re-lists as itself. Returns the unsubscribe.
+ */
+function watchToolList(app: FastifyInstance, deps: RouteDeps, notify: () => void): () => void {
+  let queued = false;
+  const changed = (): void => {
+    if (queued) return;
+    queued = true;
+    setImmediate(() => {
+      queued = false;
+      notify();
+    });
+  };
+  const unsubscribe = deps.hub.events.subscribe(
+    { types: ['MODULE_REGISTERED', 'MODULE_UNREGISTERED', 'FIREWALL_VERDICT'] },
+    (e) => {
+      if (e.type === 'FIREWALL_VERDICT' && (e.data as { layer?: unknown } | undefined)?.layer !== 'mcp_pin') return;
+      changed();
+    },
+  );
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.method === 'GET' || reply.statusCode >= 300) return;
+    if (request.routeOptions.url?.startsWith('/v1/grants') === true) changed();
+  });
+  return unsubscribe;
+}
 
 /** The gateway's path. */
 export const MCP_PATH = '/mcp';
@@ -121,9 +156,12 @@ export function mcpRoutes(app: FastifyInstance, deps: RouteDeps): McpGateway {
   });
   const handler = createMcpHandler(mcpServerFactory(gateway, deps.version), {
     onerror: (e) => app.log.debug({ err: e.message }, 'mcp'),
+    maxSubscriptions: MAX_LISTENERS,
   });
   const policy = hostPolicy(deps.config.server);
+  const unwatch = watchToolList(app, deps, () => handler.notify.toolsChanged());
   app.addHook('onClose', async () => {
+    unwatch();
     gateway.close();
     await handler.close();
   });

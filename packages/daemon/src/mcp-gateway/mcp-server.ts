@@ -58,7 +58,12 @@ export function mcpServerFactory(gateway: McpGateway, version: string) {
     const server = new Server(
       { name: 'finger', version },
       {
-        capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+        // list changes reach 2026-era `subscriptions/listen` streams; the 2025 era is served
+        // statelessly here (no session, no stream to carry a notification)
+        capabilities: {
+          tools: { listChanged: ctx.era === 'modern' },
+          extensions: { [TASKS_EXTENSION]: {} },
+        },
         instructions:
           'finger governs these tools: each call is judged by its firewall as your token’s principal. A call held for a person returns "held … as <id>"; call finger_claim {"id": "<id>"} later (or retry the same call) to get its result once they answered.',
       },
