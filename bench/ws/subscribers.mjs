@@ -1,0 +1,48 @@
+// N WebSocket subscribers in one process (bench/ws): argv url, count, token ('-' for none). Each
+// answers `ready` with a subscribe to everything, then counts event frames, their bytes and the
+// `dropped` counts it is told of and the sockets closed (by close code). IPC: {cmd:'reset'} zeroes the counts, {cmd:'read'} answers them,
+// {cmd:'close'} closes every socket and exits. Sends {ready: n} once all are subscribed.
+
+import WebSocket from 'ws';
+
+const [url, countArg, token] = process.argv.slice(2);
+const count = Number(countArg);
+const c = { events: 0, bytes: 0, dropped: 0, other: 0, closed: 0, close_codes: {} };
+// stays up until told to close, whatever the sockets do
+const keepAlive = setInterval(() => undefined, 60_000);
+let subscribed = 0;
+const sockets = [];
+for (let i = 0; i < count; i++) {
+  const ws = new WebSocket(url, token && token !== '-' ? { headers: { authorization: `Bearer ${token}` } } : {});
+  sockets.push(ws);
+  ws.on('message', (raw) => {
+    const s = String(raw);
+    if (s.startsWith('{"type":"event"')) {
+      c.events++;
+      c.bytes += s.length;
+      return;
+    }
+    const m = JSON.parse(s);
+    if (m.type === 'ready') ws.send(JSON.stringify({ op: 'subscribe' }));
+    else if (m.type === 'subscribed') {
+      if (++subscribed === count) process.send({ ready: count });
+    } else if (m.type === 'dropped') c.dropped += m.count;
+    else c.other++;
+  });
+  ws.on('error', (e) => process.send({ error: String(e) }));
+  ws.on('close', (code) => {
+    c.closed++;
+    c.close_codes[code] = (c.close_codes[code] ?? 0) + 1;
+  });
+}
+process.on('message', (m) => {
+  if (m.cmd === 'reset') {
+    c.events = c.bytes = c.dropped = c.other = 0;
+    process.send({ reset: true });
+  } else if (m.cmd === 'read') process.send({ counts: { ...c } });
+  else if (m.cmd === 'close') {
+    clearInterval(keepAlive);
+    for (const ws of sockets) ws.terminate();
+    process.exit(0);
+  }
+});
