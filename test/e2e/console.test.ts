@@ -170,6 +170,8 @@ describe.runIf(tmux)('myfinger console in tmux against a real daemon', () => {
     con.keys('4');
     await con.waitFor('system: OPEN');
     expect(con.text()).not.toContain('[H] halt');
+    // who it is comes from GET /v1/whoami: the token's name and role, not a probe
+    expect(con.text()).toContain('token: console-viewer (viewer)');
     con.keys('H');
     await con.waitFor("your token's role (viewer) cannot halt");
     con.save('control-viewer');

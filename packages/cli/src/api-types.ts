@@ -86,6 +86,14 @@ export interface CreatedToken {
   token: string;
 }
 
+/** `GET /v1/whoami`: the caller as the daemon resolved it from its token or browser session. */
+export interface WhoAmI {
+  principal: { kind: string; id: string };
+  roles: string[];
+  token: { name?: string };
+  via: 'bearer' | 'session';
+}
+
 /** A message on the `/v1/events` WebSocket, server → client. */
 export type EventStreamMessage =
   | { type: 'ready' }

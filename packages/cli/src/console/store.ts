@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 
 import type { FingerEvent } from '@finger/protocol';
 
-import type { EventStreamMessage, ModuleInfo } from '../api-types.js';
+import type { EventStreamMessage, ModuleInfo, WhoAmI } from '../api-types.js';
 import { type DaemonClient, seg } from '../client.js';
 import type { AnswerResultView, ApprovalView, StandingApprovalView } from '../commands/approvals.js';
 import type { SafetyHealth } from '../commands/safety.js';
@@ -200,32 +200,12 @@ export class ConsoleStore {
   }
 
   /**
-   * The token's principal and roles: `GET /v1/session` where the daemon has it; else probed
-   * without side effects (admin reads `/v1/tokens`; an answer to a missing approval is 404 for
-   * an operator, 403 for a viewer).
+   * The token's name and roles, as the daemon resolved them: `GET /v1/whoami` (any authenticated
+   * role). Nothing is probed: a 401 (bad token) fails the connection like any other read.
    */
   private async whoAmI(): Promise<Who> {
-    const c = this.o.client;
-    try {
-      const s = await c.get<{ principal: { kind: string; id: string }; roles: string[] }>('/v1/session', {
-        timeoutMs: READ_TIMEOUT_MS,
-      });
-      if (Array.isArray(s.roles)) return { id: `${s.principal.kind}:${s.principal.id}`, roles: s.roles };
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-    }
-    const status = (p: Promise<unknown>): Promise<number> =>
-      p.then(
-        () => 200,
-        (e: unknown) => {
-          if (e instanceof ApiError) return e.status;
-          throw e;
-        },
-      );
-    if ((await status(c.get('/v1/tokens', { timeoutMs: READ_TIMEOUT_MS }))) === 200)
-      return { id: 'token', roles: ['admin'] };
-    const probe = await status(c.post('/v1/approvals/console-role-probe', { decision: 'reject' }));
-    return { id: 'token', roles: [probe === 403 ? 'viewer' : 'operator'] };
+    const w = await this.o.client.get<WhoAmI>('/v1/whoami', { timeoutMs: READ_TIMEOUT_MS });
+    return { id: w.token.name ?? `${w.principal.kind}:${w.principal.id}`, roles: w.roles };
   }
 
   /** Reads the whole picture again (on every (re)connect, after state-changing events, every 10 s). */

@@ -35,6 +35,7 @@ import { toolRoutes } from './routes/tools.js';
 import { trustRoutes } from './routes/trust.js';
 import { uiRoutes } from './routes/ui.js';
 import { undoRoutes } from './routes/undo.js';
+import { whoamiRoutes } from './routes/whoami.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 
 /** Options of {@link createServer}. */
@@ -141,6 +142,7 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   requestRoutes(app, deps);
   moduleRoutes(app, deps);
   tokenRoutes(app, deps);
+  whoamiRoutes(app);
   eventRoutes(app, deps);
   metricsRoutes(app, deps);
   toolRoutes(app, deps);
