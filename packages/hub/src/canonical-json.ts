@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Text already written out, or the end of a container (which leaves the cycle guard's set). */
 class Raw {
@@ -15,6 +15,44 @@ class Raw {
  * the boundary check) costs memory, not a RangeError. Throws a TypeError on a cycle.
  */
 export function canonicalJson(value: unknown): string {
+  // most payloads are shallow: a plain recursive walk, handed to the stack walker past FAST_DEPTH
+  // (a deep payload or a cycle, which the walker reports)
+  try {
+    return shallowCanonical(value, 0);
+  } catch (e) {
+    if (e !== TOO_DEEP) throw e;
+  }
+  return stackCanonical(value);
+}
+
+/** Nesting the recursive fast path handles before it gives up to the stack walker. */
+const FAST_DEPTH = 64;
+const TOO_DEEP = Symbol('too deep');
+
+function shallowCanonical(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (depth >= FAST_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(value)) {
+    const a = value as unknown[];
+    let s = '[';
+    for (let i = 0; i < a.length; i++) s += (i > 0 ? ',' : '') + shallowCanonical(a[i], depth + 1);
+    return `${s}]`;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.length > 1) keys.sort();
+  let s = '{';
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    s += `${first ? '' : ','}${JSON.stringify(k)}:${shallowCanonical(v, depth + 1)}`;
+    first = false;
+  }
+  return `${s}}`;
+}
+
+function stackCanonical(value: unknown): string {
   const out: string[] = [];
   const open = new Set<object>();
   const work: unknown[] = [value];
@@ -58,7 +96,20 @@ export function canonicalJson(value: unknown): string {
 
 /** `sha256:<hex>` of the canonical JSON of a call's payload: which arguments a request id was first used with. */
 export function payloadDigest(payload: unknown): string {
-  return `sha256:${createHash('sha256')
-    .update(canonicalJson(payload ?? null))
-    .digest('hex')}`;
+  // one-shot hash: no Hash object per call
+  return `sha256:${hash('sha256', canonicalJson(payload ?? null), 'hex')}`;
+}
+
+/** Canonical JSON up to this length is its own arguments key; longer is digested. */
+const ARGS_KEY_INLINE = 160;
+
+/**
+ * What a request id's arguments are compared by inside one process: the canonical JSON itself
+ * when short (exact, and no hash to compute), `sha256:<hex>` of it otherwise (a record stays
+ * small). The two never collide: canonical JSON never starts with `s`. Stores shared between
+ * daemons use {@link payloadDigest}.
+ */
+export function argsKey(payload: unknown): string {
+  const json = canonicalJson(payload ?? null);
+  return json.length <= ARGS_KEY_INLINE ? json : `sha256:${hash('sha256', json, 'hex')}`;
 }

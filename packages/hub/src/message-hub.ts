@@ -1,7 +1,7 @@
 import type { Envelope } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
 
-import { payloadDigest } from './canonical-json.js';
+import { argsKey, payloadDigest } from './canonical-json.js';
 import { type Clock, systemClock } from './clock.js';
 import { type DispatchRun, startRun } from './dispatch-run.js';
 import type { EventBus } from './events/event-bus.js';
@@ -22,7 +22,7 @@ import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js'
 import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
 import type { Sandbox } from './runtime/sandbox.js';
-import { MemoryRequestStore } from './store/memory-request-store.js';
+import { type MemoryRequestEntry, MemoryRequestStore } from './store/memory-request-store.js';
 import type { BeginOptions, RequestStore } from './store/request-store.js';
 import { invalidArgsError, type SchemaCheck } from './tools/schema-validator.js';
 import { ToolRegistry, type ToolRegistryOptions } from './tools/tool-registry.js';
@@ -105,6 +105,8 @@ export class MessageHub implements PendingCallHost {
   readonly leases: LeaseTable;
   readonly limits: HubLimits;
   private readonly requests: RequestStore;
+  /** The request store when it is the in-memory one: tracked calls take its synchronous path. */
+  private readonly local: MemoryRequestStore | undefined;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly interceptors: Interceptor[];
@@ -116,6 +118,7 @@ export class MessageHub implements PendingCallHost {
   private inflightTotal = 0;
   private idleWaiters: (() => void)[] = [];
   private pruneTimer: unknown;
+  private lastCaller: { kind: string; id: string; caller: string } | undefined;
   private readonly counters = { calls_total: 0, calls_failed: 0, idempotent_joins: 0, idempotent_hits: 0 };
 
   constructor(options: MessageHubOptions = {}) {
@@ -148,7 +151,9 @@ export class MessageHub implements PendingCallHost {
       quarantinable: (id) => typeof this.registry.runtimeOf(id)?.quarantined === 'function',
     });
     const store = this.requests;
+    this.local = store instanceof MemoryRequestStore ? store : undefined;
     if (store instanceof MemoryRequestStore) {
+      // the one sweeper of expired records (no timer per call)
       this.pruneTimer = this.clock.setInterval(() => store.prune(), 10_000);
     }
   }
@@ -327,7 +332,7 @@ export class MessageHub implements PendingCallHost {
     if (call.started) {
       this.events.emit('LEASE_EXPIRED', env, { lease_id: env.lease?.id ?? env.id, reason, ttl_ms: call.ttl, code });
     }
-    call.reject(new FingerError(code, message, { target: env.target, lease_id: env.lease?.id ?? env.id }));
+    call.fail(new FingerError(code, message, { target: env.target, lease_id: env.lease?.id ?? env.id }));
   }
 
   onReleased(entry: ModuleEntry): void {
@@ -353,6 +358,7 @@ export class MessageHub implements PendingCallHost {
     callerId: boolean,
     begun?: (error?: unknown) => void,
   ): Promise<unknown> {
+    if (this.local !== undefined) return this.trackedLocal(this.local, p, blocking, callerId, begun);
     const request_id = p.request_id!;
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     // a caller's id stands for one call: the same id with other arguments is refused, not answered
@@ -442,7 +448,120 @@ export class MessageHub implements PendingCallHost {
     }
   }
 
-  private execute(p: DispatchParams, resolved: TargetEntry | undefined, blocking = true): Promise<unknown> {
+  /**
+   * {@link tracked} over the in-memory store, synchronous up to the call itself: one map entry is
+   * both the record and what duplicates join (no second map, no timer, no promise per step), the
+   * result is kept by reference and copied into a record only when `getRequest` asks. Same
+   * outcomes as the shared-store path: a duplicate joins the running call or gets its stored
+   * outcome, another caller, target or arguments is E_CONFLICT, a refusal before dispatch of a
+   * blocking call forgets the id.
+   */
+  private trackedLocal(
+    store: MemoryRequestStore,
+    p: DispatchParams,
+    blocking: boolean,
+    callerId: boolean,
+    begun?: (error?: unknown) => void,
+  ): Promise<unknown> {
+    const request_id = p.request_id!;
+    const caller = this.callerOf(p.source);
+    // compared in this process only: short arguments by their canonical JSON, no hash
+    const args = callerId ? argsKey(p.payload) : undefined;
+    let resolved: TargetEntry | undefined;
+    try {
+      resolved = this.registry.resolve(p.target);
+    } catch {
+      resolved = undefined; // unknown now: compared as given, refused by execute
+    }
+    const target = resolved?.tool_id ?? p.target;
+    const existing = store.lookup(request_id);
+    if (existing !== undefined) {
+      const clash = reuseClash(request_id, existing, target, args, caller);
+      if (clash !== undefined) {
+        begun?.(clash);
+        return Promise.reject(clash);
+      }
+      begun?.();
+      if (existing.done !== undefined) {
+        this.counters.idempotent_joins++;
+        return existing.done;
+      }
+      this.counters.idempotent_hits++;
+      if (existing.status === 'succeeded') return Promise.resolve(existing.result);
+      if (existing.status === 'failed') return Promise.reject(FingerError.fromInfo(existing.error!));
+      // running without a promise here: written through the RequestStore interface by someone else
+      return Promise.reject(
+        new FingerError('E_CONFLICT', `request "${request_id}" is running elsewhere`, { request_id }),
+      );
+    }
+    const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
+    const entry = store.open(
+      request_id,
+      p.correlation_id ?? request_id,
+      target,
+      caller,
+      args,
+      rfc3339(this.clock.now()),
+      keep,
+      blocking,
+    );
+    begun?.();
+    let out: Promise<unknown>;
+    try {
+      out = this.execute(p, resolved, blocking, entry);
+    } catch (e) {
+      out = Promise.reject(e);
+    }
+    // a call that reached its module without interceptors carries the entry (send() set it, and
+    // the PendingCall writes the outcome): nothing to chain. Otherwise (a refusal, interceptors)
+    // one reaction writes it.
+    if (entry.done === out) return out;
+    const done = out.then(
+      (result) => {
+        this.onRecorded(entry, true, result);
+        return result;
+      },
+      (e: unknown) => {
+        this.onRecorded(entry, false, e);
+        throw e;
+      },
+    );
+    if (entry.status === 'running') entry.done = done;
+    return done;
+  }
+
+  /**
+   * `<kind>:<id>` of a call's source; the last one is reused while the same principal calls (one
+   * string kept per record instead of one made per call).
+   */
+  private callerOf(source: DispatchParams['source']): string {
+    const last = this.lastCaller;
+    if (last !== undefined && last.kind === source.kind && last.id === source.id) return last.caller;
+    const caller = `${source.kind}:${source.id}`;
+    this.lastCaller = { kind: source.kind, id: source.id, caller };
+    return caller;
+  }
+
+  /** The outcome of a tracked call on the in-memory store (a refusal before dispatch of a blocking call forgets its id). */
+  onRecorded(record: object, ok: boolean, value: unknown): void {
+    const store = this.local;
+    if (store === undefined) return;
+    const entry = record as MemoryRequestEntry;
+    if (ok) {
+      store.settle(entry, true, value, rfc3339(this.clock.now()));
+      return;
+    }
+    const info = toErrorInfo(value);
+    if (entry.forgettable && PRE_DISPATCH.has(info.code)) store.drop(entry);
+    else store.settle(entry, false, info, rfc3339(this.clock.now()));
+  }
+
+  private execute(
+    p: DispatchParams,
+    resolved: TargetEntry | undefined,
+    blocking = true,
+    record?: MemoryRequestEntry,
+  ): Promise<unknown> {
     this.counters.calls_total++;
     if (this.closed) return this.fail(new FingerError('E_PROVIDER_CLOSED', 'the hub is shutting down'));
     let target: TargetEntry;
@@ -514,7 +633,7 @@ export class MessageHub implements PendingCallHost {
       payload: p.payload,
     };
     const checkResult = target.check_result;
-    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now, checkResult, p.onProgress);
+    if (this.interceptors.length === 0) return this.send(envelope, entry, ttl, now, checkResult, p.onProgress, record);
     return startRun(this.interceptors, this.afterChain, this.abortEpoch, now, envelope, target, ttl, p);
   }
 
@@ -539,6 +658,7 @@ export class MessageHub implements PendingCallHost {
     now?: number,
     checkResult?: SchemaCheck,
     onProgress?: (message: string, fraction?: number) => void,
+    record?: MemoryRequestEntry,
   ): Promise<unknown> {
     if (entry.status === 'draining')
       return this.fail(
@@ -556,6 +676,10 @@ export class MessageHub implements PendingCallHost {
     }
     const call = new PendingCall(this, envelope, entry, ttl, checkResult);
     if (onProgress !== undefined) call.progressListener = onProgress;
+    if (record !== undefined) {
+      call.record = record;
+      record.done = call.promise;
+    }
     this.inflightTotal++;
     if (queueing) call.enqueue();
     else call.start(now);

@@ -16,6 +16,8 @@ export interface PendingCallHost {
   onReleased(entry: ModuleEntry): void;
   /** Called once per call that was counted in flight, when it ends (any way). */
   onEnded(failed: boolean): void;
+  /** A call with a {@link PendingCall.record}: its outcome, told before its caller's promise settles. */
+  onRecorded(record: object, ok: boolean, value: unknown): void;
 }
 
 /**
@@ -34,6 +36,8 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
   canceller?: Canceller;
   /** Set by the kill switch: the call then ends for its caller with this error (a cancelled call's late result is not a result). */
   haltedWith: unknown = undefined;
+  /** The hub's request record of a tracked call: its outcome is written without a promise chain of its own. */
+  record: object | undefined = undefined;
 
   constructor(
     private readonly host: PendingCallHost,
@@ -128,6 +132,12 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
     this.host.onExpired(this, reason);
   }
 
+  /** Ends the call for its caller with `error` (the hub's expiry answer); its request record first. */
+  fail(error: unknown): void {
+    if (this.record !== undefined) this.host.onRecorded(this.record, false, error);
+    this.reject(error);
+  }
+
   /** Fails the call at once (hub shutdown, halt): cancels it at the module with `reason` and rejects the caller. */
   abort(error: unknown, reason = 'shutdown'): void {
     if (this.done) return;
@@ -137,7 +147,7 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
     this.canceller?.cancel(reason);
     this.leaveModule();
     this.host.onEnded(true);
-    this.reject(error);
+    this.fail(error);
   }
 
   /** Frees the module concurrency slot taken by start() (lets a queued call go). */
@@ -154,8 +164,11 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
     this.slot = -1;
     this.leaveModule();
     this.host.onEnded(error !== undefined);
-    if (this.haltedWith !== undefined) this.reject(this.haltedWith);
-    else if (error !== undefined) this.reject(error);
-    else this.resolve(result);
+    if (this.haltedWith !== undefined) this.fail(this.haltedWith);
+    else if (error !== undefined) this.fail(error);
+    else {
+      if (this.record !== undefined) this.host.onRecorded(this.record, true, result);
+      this.resolve(result);
+    }
   }
 }

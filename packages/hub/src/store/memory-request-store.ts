@@ -1,20 +1,47 @@
+import type { ErrorInfo } from '@finger/protocol';
+
 import type { Clock } from '../clock.js';
 import type { RequestRecord } from '../hub-types.js';
 import type { RequestOutcome, RequestStore } from './request-store.js';
 
-interface Entry {
-  record: RequestRecord;
-  /** Epoch ms after which a finished record is forgotten. */
+/**
+ * A record as this store holds it: the record's fields plus the store's own bookkeeping. Never
+ * handed out — {@link MemoryRequestStore.peek} and `get` build a plain {@link RequestRecord} (the
+ * result by reference, not copied) only when someone asks.
+ */
+export interface MemoryRequestEntry {
+  readonly request_id: string;
+  correlation_id: string;
+  target: string;
+  args_digest: string | undefined;
+  caller: string | undefined;
+  status: RequestRecord['status'];
+  created_at: string;
+  finished_at: string | undefined;
+  result: unknown;
+  error: ErrorInfo | undefined;
+  /** Epoch ms after which a finished record is forgotten (+∞ while running). */
   until: number;
+  /** While the call runs in this process: what a duplicate joins. */
+  done: Promise<unknown> | undefined;
+  /** How long the outcome is kept once written. */
+  readonly keep_ms: number;
+  /** A refusal before the call reached its module forgets the id (a blocking call: its caller may retry). */
+  readonly forgettable: boolean;
 }
 
 /**
  * Request records in memory, bounded by count (`max_records`: the oldest finished records are
  * evicted first, in batches, from a FIFO of finishing order — no walk over the whole map) and by
- * age (`ttl_ms` after finishing). Running records are never evicted.
+ * age (`ttl_ms` after finishing; one sweeper, {@link prune}, called by the hub every 10 s, plus a
+ * check on every read — no timer per record). Running records are never evicted.
+ *
+ * The hub's tracked calls use the synchronous {@link lookup}/{@link open}/{@link settle} path (no
+ * promise per step); `begin`/`finish`/`get` are the {@link RequestStore} interface over the same
+ * entries.
  */
 export class MemoryRequestStore implements RequestStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, MemoryRequestEntry>();
   /** Ids in the order they finished; `head` is the next to evict. */
   private finished: string[] = [];
   private head = 0;
@@ -25,11 +52,88 @@ export class MemoryRequestStore implements RequestStore {
     private readonly ttl_ms: number,
   ) {}
 
+  /** The live entry of a request id (an expired one is dropped and answers undefined). */
+  lookup(request_id: string): MemoryRequestEntry | undefined {
+    const e = this.entries.get(request_id);
+    if (e === undefined) return undefined;
+    if (e.until <= this.clock.now()) {
+      this.entries.delete(request_id);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Creates the running entry of a request id the caller found absent with {@link lookup}. */
+  open(
+    request_id: string,
+    correlation_id: string,
+    target: string,
+    caller: string | undefined,
+    args_digest: string | undefined,
+    created_at: string,
+    keep_ms: number = this.ttl_ms,
+    forgettable = false,
+  ): MemoryRequestEntry {
+    const e: MemoryRequestEntry = {
+      request_id,
+      correlation_id,
+      target,
+      args_digest,
+      caller,
+      status: 'running',
+      created_at,
+      finished_at: undefined,
+      result: undefined,
+      error: undefined,
+      until: Number.POSITIVE_INFINITY,
+      done: undefined,
+      keep_ms,
+      forgettable,
+    };
+    this.entries.set(request_id, e);
+    if (this.entries.size > this.max_records) this.evict();
+    return e;
+  }
+
+  /** Records the outcome of a running entry from {@link open}, kept for `keep_ms` (default the entry's) from now (result by reference). */
+  settle(e: MemoryRequestEntry, ok: boolean, value: unknown, finished_at: string, keep_ms = e.keep_ms): void {
+    if (e.status !== 'running' || this.entries.get(e.request_id) !== e) return; // written already, or forgotten meanwhile
+    e.done = undefined;
+    e.finished_at = finished_at;
+    if (ok) {
+      e.status = 'succeeded';
+      e.result = value;
+    } else {
+      e.status = 'failed';
+      e.error = value as ErrorInfo;
+    }
+    e.until = this.clock.now() + keep_ms;
+    this.finished.push(e.request_id);
+  }
+
+  /** Drops an entry from {@link open} (a call refused before it reached its module may be retried). */
+  drop(e: MemoryRequestEntry): void {
+    if (e.status === 'running' && this.entries.get(e.request_id) === e) this.entries.delete(e.request_id);
+  }
+
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
     const existing = this.peek(record.request_id);
     if (existing !== undefined) return existing;
-    this.entries.set(record.request_id, { record, until: Number.POSITIVE_INFINITY });
-    if (this.entries.size > this.max_records) this.evict();
+    const e = this.open(
+      record.request_id,
+      record.correlation_id,
+      record.target,
+      record.caller,
+      record.args_digest,
+      record.created_at,
+    );
+    if (record.status !== 'running') {
+      // a record written finished (not what the hub does): keep it as given
+      e.status = record.status;
+      e.finished_at = record.finished_at;
+      e.result = record.result;
+      e.error = record.error;
+    }
     return undefined;
   }
 
@@ -41,13 +145,7 @@ export class MemoryRequestStore implements RequestStore {
   ): Promise<void> {
     const e = this.entries.get(request_id);
     if (e === undefined) return;
-    const r = e.record;
-    r.status = outcome.ok ? 'succeeded' : 'failed';
-    r.finished_at = finished_at;
-    if (outcome.ok) r.result = outcome.result;
-    else r.error = outcome.error;
-    e.until = this.clock.now() + keep_ms;
-    this.finished.push(request_id);
+    this.settle(e, outcome.ok, outcome.ok ? outcome.result : outcome.error, finished_at, keep_ms);
   }
 
   async get(request_id: string): Promise<RequestRecord | undefined> {
@@ -59,13 +157,8 @@ export class MemoryRequestStore implements RequestStore {
   }
 
   peek(request_id: string): RequestRecord | undefined {
-    const e = this.entries.get(request_id);
-    if (e === undefined) return undefined;
-    if (e.until <= this.clock.now()) {
-      this.entries.delete(request_id);
-      return undefined;
-    }
-    return e.record;
+    const e = this.lookup(request_id);
+    return e === undefined ? undefined : toRecord(e);
   }
 
   /** Drops expired records; called periodically by the hub. */
@@ -96,7 +189,7 @@ export class MemoryRequestStore implements RequestStore {
     while (this.entries.size > target && this.head < this.finished.length) {
       const id = this.finished[this.head++]!;
       const e = this.entries.get(id);
-      if (e !== undefined && e.record.status !== 'running') this.entries.delete(id);
+      if (e !== undefined && e.status !== 'running') this.entries.delete(id);
     }
     this.compact();
   }
@@ -107,4 +200,21 @@ export class MemoryRequestStore implements RequestStore {
       this.head = 0;
     }
   }
+}
+
+/** The public record of an entry (absent fields left out, the result by reference). */
+function toRecord(e: MemoryRequestEntry): RequestRecord {
+  const r: RequestRecord = {
+    request_id: e.request_id,
+    correlation_id: e.correlation_id,
+    target: e.target,
+    status: e.status,
+    created_at: e.created_at,
+  };
+  if (e.args_digest !== undefined) r.args_digest = e.args_digest;
+  if (e.caller !== undefined) r.caller = e.caller;
+  if (e.finished_at !== undefined) r.finished_at = e.finished_at;
+  if (e.status === 'succeeded') r.result = e.result;
+  if (e.error !== undefined) r.error = e.error;
+  return r;
 }
