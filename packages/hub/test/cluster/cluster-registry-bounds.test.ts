@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { ModuleManifest } from '@finger/protocol';
-import { natsUrlForTests, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, testClusterName, waitUntil } from '@finger/testkit';
 
 import {
   ClusterRegistry,
@@ -71,16 +71,14 @@ async function heartbeat(
   await nc.flush();
 }
 
-const until = async (fn: () => boolean) => {
-  for (let i = 0; i < 200 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
-};
+const until = (what: string, fn: () => boolean): Promise<void> => waitUntil(what, fn, 5000, 10);
 
 describe.skipIf(!url)('cluster registry bounds', () => {
   it('takes one module from a serve host, reporting the rest', async () => {
     const cluster = testClusterName('reg');
     const { r, nc, dropped } = await registry(cluster);
     await heartbeat(nc, cluster, 'serve', 'host-1', ['a', 'b', 'c']);
-    await until(() => r.list().length > 0 && dropped.length > 0);
+    await until('module a taken and the rest dropped', () => r.list().length > 0 && dropped.length > 0);
     expect(r.list().map((m) => m.manifest.id)).toEqual(['a']);
     expect(dropped).toEqual([
       { reason: 'a serve host announces one module', subject: `finger.${cluster}.registry.hb`, node: 'host-1' },
@@ -92,7 +90,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     const { r, nc, dropped } = await registry(cluster);
     const ids = Array.from({ length: MAX_MODULES_PER_NODE + 3 }, (_, i) => `m${i}`);
     await heartbeat(nc, cluster, 'daemon', 'daemon-2', ids);
-    await until(() => r.list().length >= MAX_MODULES_PER_NODE);
+    await until(`${MAX_MODULES_PER_NODE} modules listed`, () => r.list().length >= MAX_MODULES_PER_NODE);
     expect(r.list()).toHaveLength(MAX_MODULES_PER_NODE);
     expect(r.locations(`m${MAX_MODULES_PER_NODE}`)).toEqual([]);
     expect(dropped.map((d) => d.reason)).toEqual([`more than ${MAX_MODULES_PER_NODE} modules in a heartbeat`]);
@@ -106,7 +104,10 @@ describe.skipIf(!url)('cluster registry bounds', () => {
       const ids = Array.from({ length: MAX_MODULES_PER_NODE }, (_, i) => `n${n}-m${i}`);
       await heartbeat(nc, cluster, 'daemon', `daemon-${n}`, ids);
     }
-    await until(() => dropped.length >= MAX_MODULES_PER_NODE * nodes - MAX_REMOTE_MODULES);
+    await until(
+      'the modules over the remote limit dropped',
+      () => dropped.length >= MAX_MODULES_PER_NODE * nodes - MAX_REMOTE_MODULES,
+    );
     expect(r.list()).toHaveLength(MAX_REMOTE_MODULES);
     expect(new Set(dropped.map((d) => d.reason))).toEqual(new Set(['remote module limit reached']));
     expect(dropped).toHaveLength(MAX_MODULES_PER_NODE * nodes - MAX_REMOTE_MODULES);
@@ -116,7 +117,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     const cluster = testClusterName('reg');
     const { r, nc, dropped } = await registry(cluster);
     for (let n = 0; n < MAX_NODES_PER_MODULE + 2; n++) await heartbeat(nc, cluster, 'serve', `host-${n}`, ['x']);
-    await until(() => dropped.length >= 2);
+    await until('two messages dropped', () => dropped.length >= 2);
     expect(r.locations('x')).toHaveLength(MAX_NODES_PER_MODULE);
     expect(dropped.map((d) => d.reason)).toEqual(['node limit of a module reached', 'node limit of a module reached']);
   });
@@ -126,7 +127,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     const one = JSON.stringify(manifest('x', 'd'.repeat(500))).length;
     const { r, nc, dropped } = await registry(cluster, 3 * one);
     for (const n of ['h1', 'h2', 'h3', 'h4']) await heartbeat(nc, cluster, 'serve', n, ['x'], 'd'.repeat(500));
-    await until(() => dropped.length > 0);
+    await until('a message dropped', () => dropped.length > 0);
     expect(r.locations('x').map((l) => l.node)).toEqual(['h1', 'h2', 'h3']);
     expect(dropped.map((d) => [d.reason, d.node])).toEqual([['announced manifests over the size limit', 'h4']]);
     // h1 leaves: its room is free again
@@ -135,9 +136,9 @@ describe.skipIf(!url)('cluster registry bounds', () => {
       clusterSubjects(cluster).registry('bye'),
       bye.sealJson(clusterSubjects(cluster).registry('bye'), 'bye', JSON.stringify({ node: 'h1', drain_ms: 0 })),
     );
-    await until(() => r.locations('x').length === 2);
+    await until('x on two nodes', () => r.locations('x').length === 2);
     await heartbeat(nc, cluster, 'serve', 'h4', ['x'], 'd'.repeat(500));
-    await until(() => r.locations('x').length === 3);
+    await until('x on three nodes', () => r.locations('x').length === 3);
     expect(r.locations('x').map((l) => l.node)).toEqual(['h2', 'h3', 'h4']);
   });
 
@@ -154,12 +155,12 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     const first = sealed('d1', Date.now(), ['a']);
     nc.publish(subject, first);
     await nc.flush();
-    await until(() => r.list().length === 1);
+    await until('one module listed', () => r.list().length === 1);
     // the same message again (a capture published later), then one of a node dead ten minutes
     nc.publish(subject, first);
     nc.publish(subject, sealed('d2', Date.now() - 600_000, ['b']));
     await nc.flush();
-    await until(() => dropped.length >= 2);
+    await until('two messages dropped', () => dropped.length >= 2);
     expect(dropped.map((d) => [d.reason, d.node])).toEqual([
       ['replayed registry hb', 'd1'],
       ['stale registry hb (clocks more than 2 min apart?)', 'd2'],
@@ -168,7 +169,7 @@ describe.skipIf(!url)('cluster registry bounds', () => {
     // d1's next heartbeat (a higher seq) is taken: it now announces nothing
     nc.publish(subject, sealed('d1', Date.now() + 1, []));
     await nc.flush();
-    await until(() => r.list().length === 0);
+    await until('no module listed', () => r.list().length === 0);
     expect(r.list()).toEqual([]);
   });
 });

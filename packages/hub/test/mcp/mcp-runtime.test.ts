@@ -12,7 +12,7 @@ import { FingerError } from '@finger/protocol';
 import { MessageHub } from '../../src/message-hub.js';
 import type { McpRuntime } from '../../src/runtime/mcp.js';
 import { mcpManifest } from '../../src/runtime/mcp-config.js';
-import { human } from '../helpers.js';
+import { human, until } from '../helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('../../../../test/fixtures/mcp/fixture-server.mjs', import.meta.url));
 
@@ -28,14 +28,6 @@ async function failure(p: Promise<unknown>): Promise<FingerError> {
     throw e;
   }
   throw new Error('expected a failure');
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 describe('McpRuntime against the fixture server', () => {

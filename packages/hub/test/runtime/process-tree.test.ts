@@ -2,18 +2,9 @@ import { spawn } from 'node:child_process';
 
 import { describe, expect, it } from 'vitest';
 
-import { pidsWith } from '@finger/testkit';
+import { pidsWith, waitUntil } from '@finger/testkit';
 
 import { killProcessGroup } from '../../src/runtime/process-tree.js';
-
-async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
 
 describe('killProcessGroup', () => {
   it('signals the whole group (-pid), so a grandchild in the group dies too, not only the leader', async () => {
@@ -21,9 +12,12 @@ describe('killProcessGroup', () => {
     // the leader starts a grandchild in its own group and waits for it
     const child = spawn('sh', ['-c', `sleep ${marker} & wait`], { detached: true, stdio: 'ignore' });
     await new Promise((r) => child.once('spawn', r));
-    expect(await until(() => pidsWith(marker).length === 1)).toBe(true);
+    await waitUntil('the grandchild sleep in the group', () => pidsWith(marker).length === 1, 5000);
     expect(killProcessGroup(child.pid!, 'SIGKILL')).toBe(true);
-    const gone = await until(() => pidsWith(marker).length === 0);
+    const gone = await waitUntil('the group gone', () => pidsWith(marker).length === 0, 5000).then(
+      () => true,
+      () => false,
+    );
     if (!gone) for (const p of pidsWith(marker)) process.kill(p, 'SIGKILL'); // leave nothing behind
     expect(gone).toBe(true);
   });

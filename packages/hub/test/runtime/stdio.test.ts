@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { assertManifest, type ModuleManifest, ulid } from '@finger/protocol';
+import { waitUntil } from '@finger/testkit/core';
 
+import { type Clock, systemClock } from '../../src/clock.js';
 import type { Logger } from '../../src/logger.js';
 import { isProcessAlive } from '../../src/runtime/process-tree.js';
 import type { RuntimeLimits, RuntimeNotice, ToolCallContext } from '../../src/runtime/runtime.js';
@@ -79,12 +81,29 @@ async function errorOf(p: Promise<unknown>): Promise<{ code: string; message: st
   throw new Error('expected a rejection');
 }
 
-async function until(cond: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (cond()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`gave up waiting for ${what}`);
+const until = (cond: () => boolean, what: string): Promise<void> => waitUntil(what, cond, 10_000, 20);
+
+/** The real clock, keeping the timers of `ms` it set and did not clear or fire yet (`armed`). */
+function timersOf(ms: number): { clock: Clock; seen: { set: number; armed: Set<unknown> } } {
+  const seen = { set: 0, armed: new Set<unknown>() };
+  const clock: Clock = {
+    ...systemClock,
+    setTimeout(fn, after) {
+      if (after !== ms) return systemClock.setTimeout(fn, after);
+      seen.set++;
+      const t = systemClock.setTimeout(() => {
+        seen.armed.delete(t);
+        fn();
+      }, after);
+      seen.armed.add(t);
+      return t;
+    },
+    clearTimeout(h) {
+      seen.armed.delete(h);
+      systemClock.clearTimeout(h);
+    },
+  };
+  return { clock, seen };
 }
 
 interface Harness {
@@ -97,7 +116,12 @@ const runtimes: StdioRuntime[] = [];
 const pids: number[] = [];
 
 function harness(
-  opts: { limits?: RuntimeLimits; baseEnv?: Record<string, string | undefined>; manifest?: ModuleManifest } = {},
+  opts: {
+    limits?: RuntimeLimits;
+    baseEnv?: Record<string, string | undefined>;
+    manifest?: ModuleManifest;
+    clock?: Clock;
+  } = {},
 ): Harness {
   const notices: RuntimeNotice[] = [];
   const logs: LogEntry[] = [];
@@ -108,6 +132,7 @@ function harness(
     onNotice: (n) => notices.push(n),
     baseEnv: opts.baseEnv,
     limits: { restart_backoff_ms: [20, 200], ...opts.limits },
+    clock: opts.clock,
   });
   runtimes.push(rt);
   return { rt, notices, logs };
@@ -236,7 +261,8 @@ describe('StdioRuntime against modules/pyworker', () => {
   });
 
   it('does not kill a module that answers the cancel (sleep answers E_CANCELLED)', async () => {
-    const h = harness({ limits: { cancel_grace_ms: 200 } });
+    const grace = timersOf(250);
+    const h = harness({ limits: { cancel_grace_ms: 250 }, clock: grace.clock });
     const pid = await started(h);
     const ctx = makeCtx();
     const sleeping = errorOf(h.rt.invoke('sleep', { ms: 60_000 }, ctx));
@@ -247,7 +273,8 @@ describe('StdioRuntime against modules/pyworker', () => {
       code: 'E_MODULE_ERROR',
       details: { module_code: 'E_CANCELLED' },
     });
-    await new Promise((r) => setTimeout(r, 400)); // past the grace: nothing may be killed
+    // the answer disarmed the grace timer: nothing is left that could kill the group
+    expect({ set: grace.seen.set, armed: grace.seen.armed.size }).toEqual({ set: 1, armed: 0 });
     expect(h.rt.stats()).toMatchObject({ pid, restarts: 0, inflight: 0 });
     expect(h.notices.filter((n) => n.type === 'crashed')).toEqual([]);
   });
