@@ -101,7 +101,18 @@ export interface DaemonConfig {
   };
   /** Event store bounds; absent keys keep the store defaults. */
   events: { max_segment_bytes?: number; max_segments?: number };
-  ws: { max_buffered_events: number; max_buffered_bytes: number; heartbeat_ms: number; auth_timeout_ms: number };
+  ws: {
+    max_buffered_events: number;
+    max_buffered_bytes: number;
+    /** Bytes a client may fall behind before it is cut off (close 4008); 0: never. */
+    max_slow_bytes: number;
+    /** WebSocket clients open at once (over it: close 4429); 0: no limit. */
+    max_sockets: number;
+    /** WebSocket clients open at once per token (over it: close 4429); 0: no limit. */
+    max_sockets_per_token: number;
+    heartbeat_ms: number;
+    auth_timeout_ms: number;
+  };
   /**
    * The web console: browser sessions end `session_idle_ms` after their last use and
    * `session_absolute_ms` after sign-in; at most `max_sessions` are held (the least recently used
@@ -200,7 +211,15 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   hooks: { hold_ms: { claude: 240_000, codex: 240_000, cursor: 45_000, copilot: 45_000 } },
   hub: {},
   events: {},
-  ws: { max_buffered_events: 1000, max_buffered_bytes: 1 << 20, heartbeat_ms: 30_000, auth_timeout_ms: 5000 },
+  ws: {
+    max_buffered_events: 1000,
+    max_buffered_bytes: 1 << 20,
+    max_slow_bytes: 8 << 20,
+    max_sockets: 1000,
+    max_sockets_per_token: 64,
+    heartbeat_ms: 30_000,
+    auth_timeout_ms: 5000,
+  },
   ui: { session_idle_ms: 8 * 3_600_000, session_absolute_ms: 24 * 3_600_000, max_sessions: 256 },
   shutdown: { drain_ms: 10_000 },
   sandbox: { mode: 'auto', exempt_modules: [], network: { allow: [] } },
@@ -293,6 +312,9 @@ export const configSchema = {
     ws: section({
       max_buffered_events: POS_INT,
       max_buffered_bytes: { type: 'integer', minimum: 1024 },
+      max_slow_bytes: { type: 'integer', minimum: 0 },
+      max_sockets: { type: 'integer', minimum: 0 },
+      max_sockets_per_token: { type: 'integer', minimum: 0 },
       heartbeat_ms: ms(100, 600_000),
       auth_timeout_ms: ms(10),
     }),

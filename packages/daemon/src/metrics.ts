@@ -96,7 +96,7 @@ export function hubFamilies(stats: object): MetricFamily[] {
 export const COUNTER_KEYS = {
   events: ['emitted', 'persisted', 'dropped', 'persist_failures', 'listener_errors'],
   event_store: ['appended', 'written', 'write_failures', 'corrupt_lines'],
-  ws: ['events_sent', 'events_dropped', 'dropped_notices'],
+  ws: ['events_sent', 'events_dropped', 'dropped_notices', 'slow_closed', 'sockets_refused'],
 } as const;
 
 /** Process memory and uptime. */

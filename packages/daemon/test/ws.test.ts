@@ -78,7 +78,8 @@ describe('WebSocket /v1/events', () => {
   let url: string;
   beforeAll(async () => {
     d = await startDaemon({
-      ws: { auth_timeout_ms: 300, max_buffered_bytes: 64 * 1024, max_buffered_events: 1000 },
+      // max_slow_bytes 0: the paused reader below is dropped-and-told, never cut off (ws-limits.test.ts cuts)
+      ws: { auth_timeout_ms: 300, max_buffered_bytes: 64 * 1024, max_buffered_events: 1000, max_slow_bytes: 0 },
       events: { max_segment_bytes: 1 << 20, max_segments: 2 },
     });
     url = (await d.app.listen()).url.replace(/^http/, 'ws') + '/v1/events';

@@ -29,6 +29,15 @@ export interface EventGatewayOptions {
   max_buffered_events: number;
   /** Socket bytes in flight above which frames are queued instead of written. */
   max_buffered_bytes: number;
+  /**
+   * Bytes a client may fall behind (socket bytes in flight + queued frames + events dropped since
+   * it last caught up) before it is cut off: close 4008, counted in `slow_closed`. 0: never cut.
+   */
+  max_slow_bytes?: number;
+  /** Sockets open at once (authenticated or not); one more is refused with close 4429. 0: no limit. */
+  max_sockets?: number;
+  /** Sockets open at once per principal (token); one more is refused with close 4429. 0: no limit. */
+  max_sockets_per_token?: number;
   /** Ping period; a client that did not answer the previous ping is terminated. */
   heartbeat_ms: number;
   /** How long a client without an Authorization header has to send `{"op":"auth"}`. */
@@ -43,10 +52,22 @@ export interface EventGatewayStats {
   events_sent: number;
   events_dropped: number;
   dropped_notices: number;
+  /** Clients cut off for falling `max_slow_bytes` behind. */
+  slow_closed: number;
+  /** Sockets refused by `max_sockets` / `max_sockets_per_token`. */
+  sockets_refused: number;
 }
 
 /** Close codes used by the gateway. */
-export const WS_CLOSE = { unauthenticated: 4401, forbidden: 4403, shutdown: 1001 } as const;
+export const WS_CLOSE = {
+  unauthenticated: 4401,
+  forbidden: 4403,
+  shutdown: 1001,
+  /** The client fell `ws.max_slow_bytes` behind: cut off (reason "slow consumer"). */
+  slow_consumer: 4008,
+  /** Over `ws.max_sockets` or `ws.max_sockets_per_token` (reason E_OVERLOADED). */
+  too_many_sockets: 4429,
+} as const;
 
 const OPEN = 1;
 
@@ -91,11 +112,14 @@ function parseSubscribe(msg: Record<string, unknown>): WireFilter {
 }
 
 /**
- * One connected client. Events are forwarded as pre-serialised strings; when the socket's
- * buffer is above the byte bound, frames wait in a bounded queue; when the queue is full new
- * events are dropped and counted until the client has drained everything, then it is told
- * `{"type":"dropped","count":n}`. Nothing here ever waits for the client, so a stalled reader
- * costs the emitter one length check per event.
+ * One connected client. Events are forwarded as frames built once per event for every client (a
+ * shared Buffer: no per-socket string or UTF-8 encoding); when the socket's buffer is above the
+ * byte bound, frames wait in a queue bounded by count; when the queue is full new events are
+ * dropped and counted until the client has drained everything, then it is told
+ * `{"type":"dropped","count":n}`. A client that falls `max_slow_bytes` behind (bytes in the
+ * socket, queued, and dropped since it caught up) is cut off with close 4008 and its queue freed.
+ * Nothing here ever waits for the client, so a stalled reader costs the emitter a few compares
+ * per event, and a cut one none.
  */
 class Client {
   principal: Principal | undefined;
@@ -103,9 +127,18 @@ class Client {
   session: { key: string; principal: Principal } | undefined;
   alive = true;
   private unsubscribe: (() => void) | undefined;
-  private queue: (string | undefined)[] = [];
+  /** Event frames (shared Buffers) and control messages (strings), in order. */
+  private queue: (Buffer | string | undefined)[] = [];
   private head = 0;
   private dropped = 0;
+  /** Bytes of the frames in `queue`. */
+  private queuedBytes = 0;
+  /** Bytes of the events dropped since the client last caught up. */
+  private droppedBytes = 0;
+  /** Cut off (slow) or refused: nothing more is sent. */
+  private cut = false;
+  /** The principal id counted in the gateway's per-token socket counts. */
+  counted: string | undefined;
   private authTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -115,27 +148,55 @@ class Client {
 
   /** Bus listener: called synchronously on every matching emit. */
   readonly onEvent = (json: string): void => {
-    if (this.socket.readyState !== OPEN) return;
-    const s = this.gw.counters;
+    if (this.cut || this.socket.readyState !== OPEN) return;
+    const gw = this.gw;
+    const s = gw.counters;
     if (this.dropped > 0) {
       this.dropped++;
       s.events_dropped++;
+      this.droppedBytes += json.length;
+      if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) this.cutOff();
       return;
     }
-    const frame = '{"type":"event","event":' + json + '}';
-    if (this.head === this.queue.length && this.socket.bufferedAmount < this.gw.maxBytes) {
-      this.socket.send(frame, this.onSent);
+    const frame = gw.frameOf(json);
+    if (this.head === this.queue.length && this.socket.bufferedAmount < gw.maxBytes) {
+      this.socket.send(frame, TEXT, this.onSent);
       s.events_sent++;
       return;
     }
-    if (this.queue.length - this.head >= this.gw.maxEvents) {
+    if (this.queue.length - this.head >= gw.maxEvents) {
       this.dropped = 1;
       s.events_dropped++;
+      this.droppedBytes += json.length;
+      if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) this.cutOff();
       return;
     }
     this.queue.push(frame);
-    if (this.socket.bufferedAmount < this.gw.maxBytes) this.pump();
+    this.queuedBytes += frame.length;
+    if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) return this.cutOff();
+    if (this.socket.bufferedAmount < gw.maxBytes) this.pump();
   };
+
+  /** Bytes this client is behind: in the socket, queued here, and dropped since it caught up. */
+  private behind(): number {
+    return this.socket.bufferedAmount + this.queuedBytes + this.droppedBytes;
+  }
+
+  /** Cuts a client that fell too far behind: frees its queue, counts it, closes 4008. */
+  private cutOff(): void {
+    this.cut = true;
+    this.gw.counters.slow_closed++;
+    this.dispose();
+    this.socket.close(WS_CLOSE.slow_consumer, 'slow consumer');
+  }
+
+  /** Refuses a socket over a socket limit: an E_OVERLOADED error frame, then close 4429. */
+  refuse(message: string): void {
+    this.sendError({ code: 'E_OVERLOADED', message });
+    this.cut = true;
+    this.dispose();
+    this.socket.close(WS_CLOSE.too_many_sockets, 'E_OVERLOADED');
+  }
 
   /** Write callback of every frame: the socket made progress, so try to move the queue. */
   private readonly onSent = (err?: Error): void => {
@@ -150,16 +211,22 @@ class Client {
     while (this.head < this.queue.length && socket.bufferedAmount < max) {
       const frame = this.queue[this.head]!;
       this.queue[this.head++] = undefined;
-      socket.send(frame, this.onSent);
-      if (frame.startsWith('{"type":"event"')) this.gw.counters.events_sent++;
+      if (typeof frame === 'string') socket.send(frame, this.onSent);
+      else {
+        this.queuedBytes -= frame.length;
+        socket.send(frame, TEXT, this.onSent);
+        this.gw.counters.events_sent++;
+      }
     }
     if (this.head === this.queue.length) {
       this.queue = [];
       this.head = 0;
+      this.queuedBytes = 0;
       if (this.dropped > 0 && socket.bufferedAmount < max) {
         socket.send(`{"type":"dropped","count":${this.dropped}}`, this.onSent);
         this.gw.counters.dropped_notices++;
         this.dropped = 0;
+        this.droppedBytes = 0;
       }
     } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
@@ -169,7 +236,7 @@ class Client {
 
   /** Sends a control message in order with queued events (never dropped). */
   send(msg: object): void {
-    if (this.socket.readyState !== OPEN) return;
+    if (this.cut || this.socket.readyState !== OPEN) return;
     const frame = JSON.stringify(msg);
     if (this.head === this.queue.length && this.dropped === 0) this.socket.send(frame, this.onSent);
     else this.queue.push(frame);
@@ -235,8 +302,12 @@ class Client {
     this.unsubscribe = undefined;
     this.queue = [];
     this.head = 0;
+    this.queuedBytes = 0;
   }
 }
+
+/** ws send options of an event frame: a text frame from a Buffer (no per-socket encoding). */
+const TEXT = { binary: false } as const;
 
 /**
  * The WebSocket gateway of `/v1/events` (§3.9, http-api.md): authentication by header or first
@@ -244,10 +315,16 @@ class Client {
  * heartbeat that terminates clients which stop answering pings.
  */
 export class EventGateway {
-  readonly counters = { events_sent: 0, events_dropped: 0, dropped_notices: 0 };
+  readonly counters = { events_sent: 0, events_dropped: 0, dropped_notices: 0, slow_closed: 0, sockets_refused: 0 };
   readonly maxEvents: number;
   readonly maxBytes: number;
+  readonly maxSlowBytes: number;
   private readonly clients = new Set<Client>();
+  /** Open sockets per principal id (authenticated clients). */
+  private readonly perToken = new Map<string, number>();
+  /** The last event line framed, and its frame: every client of one emit shares it. */
+  private lastJson: string | undefined;
+  private lastFrame: Buffer = Buffer.alloc(0);
   private readonly heartbeat: NodeJS.Timeout;
   private readonly stopRevoked: () => void;
   private readonly stopSessionEnded: () => void;
@@ -256,10 +333,23 @@ export class EventGateway {
   constructor(private readonly o: EventGatewayOptions) {
     this.maxEvents = o.max_buffered_events;
     this.maxBytes = o.max_buffered_bytes;
+    this.maxSlowBytes = o.max_slow_bytes ?? 0;
     this.heartbeat = setInterval(() => this.beat(), o.heartbeat_ms);
     this.heartbeat.unref();
     this.stopRevoked = o.tokens.onRevoked((name) => this.revoked(name));
     this.stopSessionEnded = o.sessions?.onEnded((key) => this.sessionEnded(key)) ?? (() => undefined);
+  }
+
+  /**
+   * The frame of an event line, built once per event: the bus hands every subscriber of one emit
+   * the same line, so all clients (whatever their filter) share one Buffer.
+   */
+  frameOf(json: string): Buffer {
+    if (json !== this.lastJson) {
+      this.lastJson = json;
+      this.lastFrame = Buffer.from('{"type":"event","event":' + json + '}');
+    }
+    return this.lastFrame;
   }
 
   /** The `wsHandler` of `GET /v1/events`. `request.principal` is set when a valid header came with the upgrade. */
@@ -269,6 +359,12 @@ export class EventGateway {
       socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
       return;
     }
+    const max = this.o.max_sockets ?? 0;
+    if (max > 0 && this.clients.size >= max) {
+      this.counters.sockets_refused++;
+      client.refuse(`too many WebSocket clients (ws.max_sockets ${max})`);
+      return;
+    }
     this.clients.add(client);
     socket.on('pong', () => {
       client.alive = true;
@@ -276,14 +372,41 @@ export class EventGateway {
     socket.on('close', () => {
       client.dispose();
       this.clients.delete(client);
+      this.uncount(client);
     });
     socket.on('message', (data, isBinary) => this.onMessage(client, data, isBinary));
     if (request.sessionKey && request.principal) {
       client.session = { key: request.sessionKey, principal: request.principal };
       client.startAuthTimer(this.o.auth_timeout_ms);
-    } else if (request.principal) client.authenticated(request.principal);
+    } else if (request.principal) this.authenticated(client, request.principal);
     else if (request.headers.authorization) client.fail('E_UNAUTHENTICATED', 'invalid bearer token');
     else client.startAuthTimer(this.o.auth_timeout_ms);
+  }
+
+  /**
+   * A client proved who it is: refused (4429) past `max_sockets_per_token` sockets of that
+   * principal, else counted and ready.
+   */
+  private authenticated(client: Client, principal: Principal): void {
+    const max = this.o.max_sockets_per_token ?? 0;
+    const n = this.perToken.get(principal.id) ?? 0;
+    if (max > 0 && n >= max) {
+      this.counters.sockets_refused++;
+      client.refuse(`too many WebSocket clients for "${principal.id}" (ws.max_sockets_per_token ${max})`);
+      return;
+    }
+    this.perToken.set(principal.id, n + 1);
+    client.counted = principal.id;
+    client.authenticated(principal);
+  }
+
+  private uncount(client: Client): void {
+    const id = client.counted;
+    if (id === undefined) return;
+    client.counted = undefined;
+    const n = (this.perToken.get(id) ?? 1) - 1;
+    if (n > 0) this.perToken.set(id, n);
+    else this.perToken.delete(id);
   }
 
   /** Counters for /metrics. */
@@ -303,6 +426,7 @@ export class EventGateway {
       c.socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
     }
     this.clients.clear();
+    this.perToken.clear();
   }
 
   private onMessage(client: Client, data: unknown, isBinary: boolean): void {
@@ -327,14 +451,14 @@ export class EventGateway {
       const ok = typeof msg.csrf === 'string' && this.o.sessions?.checkCsrf(key, msg.csrf) === true;
       if (!ok) return client.fail('E_UNAUTHENTICATED', 'invalid csrf token for this session');
       if (!this.o.sessions?.isLive(key)) return client.fail('E_UNAUTHENTICATED', 'the browser session has ended');
-      client.authenticated(principal);
+      this.authenticated(client, principal);
       return;
     }
     if (!client.principal) {
       if (msg.op !== 'auth') return client.fail('E_UNAUTHENTICATED', 'authenticate first: {"op":"auth","token":…}');
       const principal = typeof msg.token === 'string' ? this.o.tokens.authenticate(msg.token) : undefined;
       if (!principal) return client.fail('E_UNAUTHENTICATED', 'invalid token');
-      client.authenticated(principal);
+      this.authenticated(client, principal);
       return;
     }
     try {
@@ -405,6 +529,7 @@ export class EventGateway {
         this.o.logger.debug({ principal: c.principal?.id }, 'websocket client missed a heartbeat; terminating');
         c.dispose();
         this.clients.delete(c);
+        this.uncount(c);
         c.socket.terminate();
         continue;
       }
