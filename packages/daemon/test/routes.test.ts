@@ -3,6 +3,8 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { waitFor } from '@finger/testkit/core';
+
 import { manifest, startDaemon, type TestDaemon } from './helpers.js';
 
 const ROUTES: ['GET' | 'POST' | 'PUT' | 'DELETE', string][] = [
@@ -38,15 +40,6 @@ const ROUTES: ['GET' | 'POST' | 'PUT' | 'DELETE', string][] = [
   ['GET', '/docs/json'],
   ['GET', '/v1/nowhere'],
 ];
-
-async function until<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 2000; i++) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('HTTP routes', () => {
   let d: TestDaemon;
@@ -175,10 +168,15 @@ describe('HTTP routes', () => {
       target: 'fx.sleep',
     });
     const id = res.json.request_id as string;
-    const rec = await until(async () => {
-      const r = await d.call('GET', `/v1/requests/${id}`);
-      return r.json.status === 'succeeded' ? r : undefined;
-    }, 'the request to finish');
+    const rec = await waitFor(
+      'the request to finish',
+      async () => {
+        const r = await d.call('GET', `/v1/requests/${id}`);
+        return r.json.status === 'succeeded' ? r : undefined;
+      },
+      20_000,
+      10,
+    );
     expect(rec.json).toEqual({
       request_id: id,
       correlation_id: res.json.correlation_id,
@@ -189,10 +187,15 @@ describe('HTTP routes', () => {
       result: { slept: 30 },
       caller: expect.stringMatching(/^human:/),
     });
-    const evs = await until(async () => {
-      const r = await d.call('GET', `/v1/requests/${id}/events`);
-      return r.json.events.some((e: { type: string }) => e.type === 'DISPATCH_RESULT') ? r : undefined;
-    }, 'DISPATCH_RESULT');
+    const evs = await waitFor(
+      'DISPATCH_RESULT',
+      async () => {
+        const r = await d.call('GET', `/v1/requests/${id}/events`);
+        return r.json.events.some((e: { type: string }) => e.type === 'DISPATCH_RESULT') ? r : undefined;
+      },
+      20_000,
+      10,
+    );
     expect(evs.json.events.map((e: { type: string }) => e.type)).toEqual([
       'INPUT_RECEIVED',
       'MODE_PARSED',
