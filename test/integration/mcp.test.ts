@@ -23,6 +23,7 @@ import {
 } from '@finger/hub';
 import type { FingerEvent, Principal } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
+import { waitUntil } from '@finger/testkit/core';
 
 const NM = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/', import.meta.url));
 const FS_SERVER = path.join(NM, 'server-filesystem', 'dist', 'index.js');
@@ -77,14 +78,6 @@ async function failure(p: Promise<unknown>): Promise<FingerError> {
     throw e;
   }
   throw new Error('expected a failure');
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 function freePort(): Promise<number> {
@@ -255,10 +248,15 @@ describe('MCP: @modelcontextprotocol/server-everything over stdio', () => {
         source: human,
       }),
     );
-    await until(() => rt.stats().inflight === 1, 'call in flight');
+    await waitUntil('call in flight', () => rt.stats().inflight === 1, 10_000, 25);
     process.kill(pid, 'SIGKILL');
     expect((await call).code).toBe('E_MODULE_CRASHED');
-    await until(() => events.some((e) => e.target === 'mcp.every' && e.data.runtime === 'crashed'), 'crash event');
+    await waitUntil(
+      'crash event',
+      () => events.some((e) => e.target === 'mcp.every' && e.data.runtime === 'crashed'),
+      10_000,
+      25,
+    );
     // calls wait for the restart instead of failing
     expect(
       await hub.request({ target: 'mcp.every.echo', payload: { message: 'again' }, source: human, timeout_ms: 20_000 }),
@@ -273,7 +271,7 @@ describe('MCP: @modelcontextprotocol/server-everything over stdio', () => {
     const rt = mcp('mcp.every');
     const pid = rt.stats().pid!;
     await rt.close();
-    await until(() => !alive(pid), 'server process gone');
+    await waitUntil('server process gone', () => !alive(pid), 10_000, 25);
     await rt.close();
     const err = await failure(hub.request({ target: 'mcp.every.echo', payload: { message: 'x' }, source: human }));
     expect(err.code).toBe('E_PROVIDER_CLOSED');

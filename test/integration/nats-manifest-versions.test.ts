@@ -15,7 +15,7 @@ import {
   WireAuth,
 } from '@finger/hub/nats';
 import type { ModuleManifest } from '@finger/protocol';
-import { natsUrlForTests, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, testClusterName, waitUntil } from '@finger/testkit';
 
 const url = await natsUrlForTests();
 const KEY = 'manifest-versions-test-key-0123456789';
@@ -59,10 +59,7 @@ async function announce(
   await nc.flush();
 }
 
-const until = async (fn: () => boolean, what: string) => {
-  for (let i = 0; i < 300 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!fn()) throw new Error(`not in time: ${what}`);
-};
+const until = (fn: () => boolean, what: string): Promise<void> => waitUntil(what, fn, 5000, 10);
 
 /**
  * A registry watching `cluster`: each change as it said when it came (`up 1.0.0 daemon`; the

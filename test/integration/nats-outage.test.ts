@@ -13,6 +13,7 @@ import {
   startTestDaemon,
   testClusterName,
   type TestDaemon,
+  waitUntil,
 } from '@finger/testkit';
 
 // The system nats-server on 4222 is shared: this test stops and restarts a private one.
@@ -28,11 +29,17 @@ let port = 0;
 
 async function startServer(): Promise<void> {
   server = spawn(bin!, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    if ((await firstBytes(`nats://127.0.0.1:${port}`, 300))?.startsWith('INFO ')) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('private nats-server did not start');
+  await answersInfo(port);
+}
+
+/** Until the nats-server on `at` answers with its INFO line. */
+function answersInfo(at: number): Promise<void> {
+  return waitUntil(
+    `the private nats-server on port ${at} to answer INFO`,
+    async () => (await firstBytes(`nats://127.0.0.1:${at}`, 300))?.startsWith('INFO ') === true,
+    10_000,
+    50,
+  );
 }
 
 async function stopServer(): Promise<void> {
@@ -44,15 +51,7 @@ async function stopServer(): Promise<void> {
   await exited;
 }
 
-async function until<T>(fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (what: string, fn: () => Promise<boolean>, ms: number): Promise<void> => waitUntil(what, fn, ms, 50);
 
 describe.skipIf(bin === undefined || shared === undefined)('NATS outage: stop and restart nats-server', () => {
   let a: TestDaemon;
@@ -85,10 +84,14 @@ describe.skipIf(bin === undefined || shared === undefined)('NATS outage: stop an
     }>;
 
   it('fails remote calls fast while NATS is down, keeps local modules working, recovers within 5 s', async () => {
-    await until(async () => (await remote()).status === 200, 8000);
+    await until('a remote call to succeed', async () => (await remote()).status === 200, 8000);
     await stopServer();
     // while down: every remote call errs with a clear code (never hangs), health says degraded
-    await until(async () => (await a.http('GET', '/v1/health')).body.nats?.connected === false, 5000);
+    await until(
+      'health to say NATS is disconnected',
+      async () => (await a.http('GET', '/v1/health')).body.nats?.connected === false,
+      5000,
+    );
     const health = await a.http('GET', '/v1/health');
     expect(health.body).toMatchObject({ status: 'degraded', nats: { connected: false } });
     for (let i = 0; i < 5; i++) {
@@ -103,7 +106,7 @@ describe.skipIf(bin === undefined || shared === undefined)('NATS outage: stop an
     );
     // back: success again within 5 s of the server's return
     await startServer();
-    await until(async () => (await remote()).status === 200, 5000);
+    await until('a remote call to succeed again', async () => (await remote()).status === 200, 5000);
     expect((await a.http('GET', '/v1/health')).body.nats.connected).toBe(true);
     expect(degraded.map((e) => e.data)).toContainEqual(
       expect.objectContaining({ component: 'nats', degraded: false, reason: 'NATS reconnected' }),
@@ -124,7 +127,11 @@ describe.skipIf(bin === undefined || shared === undefined)('NATS outage: stop an
       expect(h.body).toMatchObject({ status: 'degraded', nats: { connected: false } });
       expect((await c.http('POST', '/v1/input', { text: '/hub target=whoami {}' })).status).toBe(200);
       await startServer();
-      await until(async () => (await c.http('GET', '/v1/health')).body.nats?.connected === true, 8000);
+      await until(
+        'health to say NATS is connected',
+        async () => (await c.http('GET', '/v1/health')).body.nats?.connected === true,
+        8000,
+      );
     } finally {
       await c.close();
     }
@@ -136,10 +143,7 @@ describe.skipIf(bin === undefined || shared === undefined)('NATS outage: stop an
       stdio: 'ignore',
     });
     try {
-      for (let i = 0; i < 100; i++) {
-        if ((await firstBytes(`nats://127.0.0.1:${authPort}`, 300))?.startsWith('INFO ')) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await answersInfo(authPort);
       const config = (token: string) => ({
         nats: { url: `nats://127.0.0.1:${authPort}`, cluster_key: KEY, token },
         cluster: testClusterName('auth'),
