@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { runCli, startTestDaemon, tempDir, type TestDaemon } from '@finger/testkit';
+import { runCli, startTestDaemon, tempDir, type TestDaemon, waitFor } from '@finger/testkit';
 
 describe('myfinger (built CLI as a child process) against a real daemon', () => {
   let d: TestDaemon;
@@ -27,12 +27,15 @@ describe('myfinger (built CLI as a child process) against a real daemon', () => 
     const r = await runCli(['send', '--json', '/hub target=echo blocking=false {"text":"bg"}'], env);
     expect(r.code).toBe(0);
     const { request_id } = JSON.parse(r.stdout) as { request_id: string };
-    let rec: any;
-    for (let i = 0; i < 200; i++) {
-      rec = (await d.http('GET', `/v1/requests/${request_id}`)).body;
-      if (rec.status !== 'running') break;
-      await new Promise((res) => setTimeout(res, 25));
-    }
+    const rec = await waitFor(
+      `request ${request_id} to finish`,
+      async () => {
+        const body = (await d.http<any>('GET', `/v1/requests/${request_id}`)).body;
+        return body.status !== 'running' ? body : undefined;
+      },
+      10_000,
+      25,
+    );
     expect(rec).toMatchObject({ request_id, status: 'succeeded', result: { text: 'bg' } });
     await d.app.events.flush();
     const replay = await runCli(['events', 'replay', request_id, '--json'], env);

@@ -9,6 +9,7 @@ import {
   startFakeLlmServer,
   startTestDaemon,
   type TestDaemon,
+  waitFor,
 } from '@finger/testkit';
 
 // The breakers against a scripted agent: a real daemon running a supervised task whose model is
@@ -35,15 +36,7 @@ async function setup(script: FakeLlmScript) {
   return { d, llm, ws: join(d.workspace, 'proj') };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => waitFor(what, fn, ms, 25);
 
 const taskIn = (d: TestDaemon, id: string, states: string[]) =>
   until(`task ${id} in ${states.join('|')}`, async () => {
