@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { type FakeLlmReply, startFakeLlmServer } from '@finger/testkit';
+import { type FakeLlmReply, startFakeLlmServer, waitUntil } from '@finger/testkit';
 
 import { AnthropicAdapter } from '../../src/model/anthropic.js';
 import { OpenAiAdapter } from '../../src/model/openai.js';
@@ -58,7 +58,7 @@ describe('startFakeLlmServer', () => {
     const call = new OpenAiAdapter({ base_url: server.openaiBaseUrl, model: 'm', max_retries: 0 }).complete({
       messages,
     });
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil('the fake LLM server to receive the request', () => server.requests.length > 0, 10_000, 5);
     await Promise.all([server.close(), server.close()]);
     await expect(call).rejects.toMatchObject({ code: 'E_LLM_UNAVAILABLE' });
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { FingerError } from '@finger/protocol';
-import { type FakeLlmServer, startFakeLlmServer } from '@finger/testkit';
+import { type FakeLlmServer, startFakeLlmServer, waitUntil } from '@finger/testkit';
 
 import { OpenAiAdapter } from '../../src/model/openai.js';
 import {
@@ -184,7 +184,8 @@ describe('aborts and deadlines', () => {
     server = await startFakeLlmServer({ script: [{ kind: 'hang' }] });
     const ctl = new AbortController();
     const call = adapter(server).complete({ messages }, { signal: ctl.signal });
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const s = server;
+    await waitUntil('the fake LLM server to receive the request', () => s.requests.length > 0, 10_000, 5);
     ctl.abort('E_HALTED');
     await expect(call).rejects.toMatchObject({ code: 'E_HALTED' });
   });
@@ -193,7 +194,8 @@ describe('aborts and deadlines', () => {
     server = await startFakeLlmServer({ script: [{ kind: 'hang' }] });
     const ctl = new AbortController();
     const call = adapter(server).complete({ messages, stream: true }, { signal: ctl.signal });
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const s = server;
+    await waitUntil('the fake LLM server to receive the request', () => s.requests.length > 0, 10_000, 5);
     ctl.abort('deadline');
     await expect(call).rejects.toMatchObject({ code: 'E_TIMEOUT' });
   });
