@@ -8,6 +8,7 @@ import {
   type NatsServerChild,
   startConfiguredNats,
   testClusterName,
+  waitUntil,
 } from '@finger/testkit';
 
 import { ClusterRegistry } from '../../src/cluster/cluster-registry.js';
@@ -107,7 +108,7 @@ describe.skipIf(bin === undefined)('ClusterRegistry heartbeats under a small max
     try {
       await b.start();
       await a.start();
-      for (let i = 0; i < 100 && b.list().length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      await waitUntil('b to list two of a’s modules', () => b.list().length >= 2, 5000, 20);
       expect(b.list().map((m) => m.manifest.id)).toEqual(['small', 'other']);
       expect(errors).toHaveLength(1); // once, not every heartbeat
       expect(errors[0]!.obj).toEqual({

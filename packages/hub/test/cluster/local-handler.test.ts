@@ -4,7 +4,7 @@ import { connect, createInbox, type NatsConnection } from 'nats';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Envelope } from '@finger/protocol';
-import { natsUrlForTests, requestEnvelope, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, requestEnvelope, testClusterName, waitUntil } from '@finger/testkit';
 
 import { ClusterNode } from '../../src/cluster/cluster-node.js';
 import { MessageHub } from '../../src/message-hub.js';
@@ -73,10 +73,12 @@ describe.skipIf(!url)('a serving node over NATS', () => {
       await nc.drain();
       await caller.drain();
     });
-    for (let i = 0; peer.registry.get('ping') === undefined || peer.registry.get('whoami') === undefined; i++) {
-      if (i > 250) throw new Error('the serving node never announced its modules');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil(
+      'the serving node to announce its modules',
+      () => peer.registry.get('ping') !== undefined && peer.registry.get('whoami') !== undefined,
+      10_000,
+      20,
+    );
     /** Sends `req` on module `subjectModule`'s call subject and returns the reply envelope. */
     const call = async (subjectModule: string, req: Envelope): Promise<Envelope> => {
       const inbox = createInbox();

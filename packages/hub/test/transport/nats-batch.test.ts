@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Envelope } from '@finger/protocol';
 import { rfc3339, ulid } from '@finger/protocol';
-import { natsUrlForTests, requestEnvelope, testClusterName } from '@finger/testkit';
+import { natsUrlForTests, requestEnvelope, testClusterName, waitUntil } from '@finger/testkit';
 
 import { type DroppedMessage, NatsTransport } from '../../src/transport/nats.js';
 import { inboxOf, MAX_BATCH, parseBatch, WireBatch } from '../../src/transport/nats-batch.js';
@@ -220,7 +220,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     const old = Buffer.from(`FW5 request d1 ${'A'.repeat(22)} ${'B'.repeat(22)}.echo\n1abc [2]`, 'latin1');
     nc.publish(`finger.${cluster}.call.echo`, old, { reply: '_INBOX.old.1' });
     await nc.flush();
-    for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('the frame dropped', () => server.dropped.length > 0, 5000, 10);
     expect(server.dropped).toEqual([
       {
         code: 'E_INVALID_ENVELOPE',
@@ -286,7 +286,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     expect(captured).toHaveLength(1);
     spy.publish(`finger.${cluster}.call.echo`, captured[0]!.data, { reply: captured[0]!.reply });
     await spy.flush();
-    for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('the frame dropped', () => server.dropped.length > 0, 5000, 10);
     expect(server.dropped).toEqual([
       { reason: 'replayed request', subject: `finger.${cluster}.call.echo`, node: 'cli', role: 'daemon' },
     ]);
@@ -316,7 +316,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     // the subject is signed: the frame fails on another module's call subject
     spy.publish(`finger.${cluster}.call.other`, captured[0]!.data, { reply: captured[0]!.reply });
     await spy.flush();
-    for (let i = 0; i < 100 && server.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('the frame dropped', () => server.dropped.length > 0, 5000, 10);
     expect(server.dropped).toEqual([
       {
         code: 'E_UNAUTHENTICATED',
@@ -329,7 +329,7 @@ describe.skipIf(!url)('request batches over NATS', () => {
     skew = 121_000;
     spy.publish(`finger.${cluster}.call.echo`, captured[0]!.data, { reply: captured[0]!.reply });
     await spy.flush();
-    for (let i = 0; i < 100 && server.dropped.length === 1; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('a second frame dropped', () => server.dropped.length > 1, 5000, 10);
     expect(server.dropped[1]).toEqual({
       code: 'E_UNAUTHENTICATED',
       reason: 'stale frame',
