@@ -110,6 +110,28 @@ const ARGS_KEY_INLINE = 160;
  * daemons use {@link payloadDigest}.
  */
 export function argsKey(payload: unknown): string {
-  const json = canonicalJson(payload ?? null);
+  const json = flatCanonical(payload) ?? canonicalJson(payload ?? null);
   return json.length <= ARGS_KEY_INLINE ? json : `sha256:${hash('sha256', json, 'hex')}`;
+}
+
+/**
+ * The canonical JSON of the common small payload — a plain object of at most 8 keys, already in
+ * sorted order, whose values are strings, finite numbers, booleans or null — in one native
+ * JSON.stringify (the same text canonicalJson writes); undefined for anything else.
+ */
+function flatCanonical(payload: unknown): string | undefined {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
+  if (Object.getPrototypeOf(payload) !== Object.prototype) return undefined;
+  const obj = payload as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  if (keys.length > 8) return undefined;
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0 && keys[i - 1]! >= keys[i]!) return undefined;
+    const v = obj[keys[i]!];
+    const t = typeof v;
+    if (t === 'string' || t === 'boolean' || v === null) continue;
+    if (t === 'number' && Number.isFinite(v)) continue;
+    return undefined;
+  }
+  return JSON.stringify(obj);
 }

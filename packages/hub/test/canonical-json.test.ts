@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { canonicalJson, payloadDigest } from '../src/canonical-json.js';
+import { argsKey, canonicalJson, payloadDigest } from '../src/canonical-json.js';
 
 /** The recursive form this replaced, kept as the reference of what the output must be. */
 function recursiveCanonicalJson(value: unknown): string {
@@ -42,5 +44,23 @@ describe('canonicalJson', () => {
     // the same object twice side by side is no cycle
     const shared = { k: 1 };
     expect(canonicalJson([shared, shared])).toBe('[{"k":1},{"k":1}]');
+  });
+
+  it('argsKey is the canonical JSON when short, else its sha256 — whatever path computed it', () => {
+    const expected = (v: unknown) => {
+      const c = recursiveCanonicalJson(v ?? null);
+      return c.length <= 160 ? c : `sha256:${createHash('sha256').update(c).digest('hex')}`;
+    };
+    const primitive = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null));
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.dictionary(fc.string(), primitive, { maxKeys: 10 })), (v) => {
+        expect(argsKey(v)).toBe(expected(v));
+      }),
+      { seed: 27, numRuns: 500 },
+    );
+    // the flat path: sorted keys of primitives; integer-like keys, unsorted keys, NaN fall back
+    for (const v of [{ a: 1, b: 'x', c: null }, { b: 1, a: 2 }, { 2: 'x', 10: 'y' }, { a: Number.NaN }, { a: -0 }])
+      expect(argsKey(v)).toBe(expected(v));
+    expect(argsKey({ t: 'x'.repeat(200) })).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
