@@ -139,6 +139,10 @@ class Client {
   private cut = false;
   /** The principal id counted in the gateway's per-token socket counts. */
   counted: string | undefined;
+  /** The TCP socket while corked (until the gateway's flush). */
+  private corked: { uncork(): void } | false = false;
+  /** In the gateway's list of clients to flush. */
+  private scheduled = false;
   private authTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -160,8 +164,9 @@ class Client {
     }
     const frame = gw.frameOf(json);
     if (this.head === this.queue.length && this.socket.bufferedAmount < gw.maxBytes) {
-      this.socket.send(frame, TEXT, this.onSent);
+      this.write(frame);
       s.events_sent++;
+      if (this.socket.bufferedAmount >= gw.flushBytes) this.uncork();
       return;
     }
     if (this.queue.length - this.head >= gw.maxEvents) {
@@ -176,6 +181,54 @@ class Client {
     if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) return this.cutOff();
     if (this.socket.bufferedAmount < gw.maxBytes) this.pump();
   };
+
+  /**
+   * Writes an event frame: the gateway's wire bytes straight to the TCP socket (the same bytes for
+   * every client: server frames are not masked), through ws when an extension was negotiated.
+   * Called in order with {@link send}'s control messages, which ws writes synchronously.
+   */
+  private write(frame: Buffer): void {
+    const raw = this.rawSocket();
+    if (raw === undefined || this.socket.extensions !== '') {
+      this.socket.send(frame, TEXT, this.onSent);
+      return;
+    }
+    this.cork();
+    raw.write(this.gw.wireOf(frame), this.onSent);
+  }
+
+  private rawSocket(): RawSocket | undefined {
+    return (this.socket as unknown as { _socket?: RawSocket })._socket;
+  }
+
+  /**
+   * Holds this tick's frames in the TCP socket until the gateway's next flush (one write of many
+   * frames instead of one per frame); `bufferedAmount` still counts them.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    const raw = this.rawSocket();
+    if (raw === undefined) return;
+    raw.cork();
+    this.corked = raw;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.gw.flushLater(this);
+  }
+
+  /** The gateway's flush: writes what {@link cork} held. */
+  flushed(): void {
+    this.scheduled = false;
+    this.uncork();
+  }
+
+  /** Writes what {@link cork} held (at the flush, or at once past `flushBytes` held). */
+  private uncork(): void {
+    const raw = this.corked;
+    if (!raw) return;
+    this.corked = false;
+    raw.uncork();
+  }
 
   /** Bytes this client is behind: in the socket, queued here, and dropped since it caught up. */
   private behind(): number {
@@ -199,7 +252,7 @@ class Client {
   }
 
   /** Write callback of every frame: the socket made progress, so try to move the queue. */
-  private readonly onSent = (err?: Error): void => {
+  private readonly onSent = (err?: Error | null): void => {
     if (err) return;
     if (this.head < this.queue.length || this.dropped > 0) this.pump();
   };
@@ -214,8 +267,9 @@ class Client {
       if (typeof frame === 'string') socket.send(frame, this.onSent);
       else {
         this.queuedBytes -= frame.length;
-        socket.send(frame, TEXT, this.onSent);
+        this.write(frame);
         this.gw.counters.events_sent++;
+        if (socket.bufferedAmount >= this.gw.flushBytes) this.uncork();
       }
     }
     if (this.head === this.queue.length) {
@@ -309,6 +363,32 @@ class Client {
 /** ws send options of an event frame: a text frame from a Buffer (no per-socket encoding). */
 const TEXT = { binary: false } as const;
 
+/** What the gateway uses of a ws client's TCP socket. */
+interface RawSocket {
+  cork(): void;
+  uncork(): void;
+  write(data: Buffer, cb: (err?: Error | null) => void): boolean;
+}
+
+/** The whole WebSocket frame of a text message (RFC 6455 §5.2: FIN, opcode 1, unmasked). */
+function textFrame(payload: Buffer): Buffer {
+  const n = payload.length;
+  const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
+  const out = Buffer.allocUnsafe(head + n);
+  out[0] = 0x81;
+  if (n < 126) out[1] = n;
+  else if (n < 65536) {
+    out[1] = 126;
+    out.writeUInt16BE(n, 2);
+  } else {
+    out[1] = 127;
+    out.writeUInt32BE(Math.floor(n / 2 ** 32), 2);
+    out.writeUInt32BE(n >>> 0, 6);
+  }
+  payload.copy(out, head);
+  return out;
+}
+
 /**
  * The WebSocket gateway of `/v1/events` (§3.9, http-api.md): authentication by header or first
  * message, `subscribe` filters, per-client bounded buffering with `dropped` notices, and a
@@ -319,12 +399,19 @@ export class EventGateway {
   readonly maxEvents: number;
   readonly maxBytes: number;
   readonly maxSlowBytes: number;
+  /** Bytes a corked socket may hold before it is written at once (half the socket bound, ≤ 64 KiB). */
+  readonly flushBytes: number;
   private readonly clients = new Set<Client>();
   /** Open sockets per principal id (authenticated clients). */
   private readonly perToken = new Map<string, number>();
+  /** Clients corked since the last flush (each once), and whether a flush is scheduled. */
+  private toFlush: Client[] = [];
+  private flushing = false;
   /** The last event line framed, and its frame: every client of one emit shares it. */
   private lastJson: string | undefined;
   private lastFrame: Buffer = Buffer.alloc(0);
+  private wireFor: Buffer | undefined;
+  private wire: Buffer = Buffer.alloc(0);
   private readonly heartbeat: NodeJS.Timeout;
   private readonly stopRevoked: () => void;
   private readonly stopSessionEnded: () => void;
@@ -334,6 +421,7 @@ export class EventGateway {
     this.maxEvents = o.max_buffered_events;
     this.maxBytes = o.max_buffered_bytes;
     this.maxSlowBytes = o.max_slow_bytes ?? 0;
+    this.flushBytes = Math.min(64 * 1024, Math.floor(o.max_buffered_bytes / 2));
     this.heartbeat = setInterval(() => this.beat(), o.heartbeat_ms);
     this.heartbeat.unref();
     this.stopRevoked = o.tokens.onRevoked((name) => this.revoked(name));
@@ -350,6 +438,30 @@ export class EventGateway {
       this.lastFrame = Buffer.from('{"type":"event","event":' + json + '}');
     }
     return this.lastFrame;
+  }
+
+  /** Schedules the uncork of a client's socket (once per turn of the event loop for all). */
+  flushLater(client: Client): void {
+    this.toFlush.push(client);
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    const list = this.toFlush;
+    this.toFlush = [];
+    this.flushing = false;
+    for (const c of list) c.flushed();
+  };
+
+  /** The wire bytes of the last frame (built once per event, for the clients written raw). */
+  wireOf(frame: Buffer): Buffer {
+    if (frame !== this.wireFor) {
+      this.wireFor = frame;
+      this.wire = textFrame(frame);
+    }
+    return this.wire;
   }
 
   /** The `wsHandler` of `GET /v1/events`. `request.principal` is set when a valid header came with the upgrade. */
