@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { startTestDaemon, type TestDaemon, waitFor } from '@finger/testkit';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/modules/', import.meta.url));
 const PYWORKER = fileURLToPath(new URL('../../modules/pyworker/', import.meta.url));
@@ -19,13 +19,16 @@ afterAll(async () => {
 
 const input = (text: string, token?: string) => d.http('POST', '/v1/input', { text }, token);
 
-async function waitRecord(id: string): Promise<any> {
-  for (let i = 0; i < 400; i++) {
-    const r = await d.http('GET', `/v1/requests/${id}`);
-    if (r.status === 200 && r.body.status !== 'running') return r.body;
-    await new Promise((res) => setTimeout(res, 25));
-  }
-  throw new Error(`request ${id} never finished`);
+function waitRecord(id: string): Promise<any> {
+  return waitFor(
+    `request ${id} to finish`,
+    async () => {
+      const r = await d.http('GET', `/v1/requests/${id}`);
+      return r.status === 200 && r.body.status !== 'running' ? r.body : undefined;
+    },
+    10_000,
+    25,
+  );
 }
 
 describe('foundation: daemon + hub over real HTTP, WebSocket and child processes', () => {

@@ -32,11 +32,15 @@ describe.skipIf(!url)('the kill switch across a NATS-only cluster', () => {
     await new Promise((r) => setTimeout(r, 300)); // the event subscriptions are flushed with the join
 
     expect((await a.http('POST', '/v1/halt', { reason: 'relay test' })).status).toBe(200);
-    let seen = await state(b);
-    for (let i = 0; i < 50 && seen === 'open'; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      seen = await state(b);
-    }
+    const seen = await waitFor(
+      'B to leave the open state',
+      async () => {
+        const s = await state(b);
+        return s === 'open' ? undefined : s;
+      },
+      3000,
+      20,
+    );
     expect(seen).toMatch(/^(halting|locked)$/);
     await waitFor('both halts to be done', async () =>
       (await state(a)) === 'locked' && (await state(b)) === 'locked' ? true : undefined,

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { FingerApp } from '@finger/daemon';
-import { redisUrlForTests } from '@finger/testkit';
+import { redisUrlForTests, waitFor, waitUntil } from '@finger/testkit';
 
 import { httpCall as req, type RedisTestDaemon, startRedisDaemons } from './redis-helpers.js';
 
@@ -65,8 +65,12 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
       reason: 'r',
     };
     await apps[0]!.policy.addRule(rule, { actor: { kind: 'human', id: 'test' } });
-    for (let i = 0; i < 100 && apps[1]!.policy.userDigest() !== apps[0]!.policy.userDigest(); i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(
+      'the second daemon to hold the same user policy',
+      () => apps[1]!.policy.userDigest() === apps[0]!.policy.userDigest(),
+      5000,
+      20,
+    );
     expect(apps[1]!.policy.show().user.rules).toEqual([rule]);
   });
 
@@ -92,22 +96,29 @@ describe.skipIf(!url)('daemons with redis.url share idempotency and mirror their
     // B is halted within 1 s (polled through health: a burst of identical calls would be held by
     // the firewall's behaviour layer), and refuses calls
     const state = async (i: number) => (await req(daemons[i]!, 'GET', '/v1/health')).body.safety.state as string;
-    let seen = await state(1);
-    for (let i = 0; i < 50 && seen === 'open'; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      seen = await state(1);
-    }
+    const seen = await waitFor(
+      'daemon B to leave the open state',
+      async () => {
+        const s = await state(1);
+        return s === 'open' ? undefined : s;
+      },
+      3000,
+      20,
+    );
     expect(seen).toMatch(/^(halting|locked)$/);
     expect((await call(1)).body.error?.code).toMatch(/^E_(HALTED|SAFETY_LOCKOUT)$/);
     // B finishes its halt, then an admin unlocks on B
-    let unlocked: { status: number; body: unknown } | undefined;
-    for (let i = 0; i < 100; i++) {
-      unlocked = await req(daemons[1]!, 'POST', '/v1/unlock', {});
-      if (unlocked.status === 200) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const unlocked = await waitFor(
+      'an unlock on B to be taken (B finished its halt)',
+      async () => {
+        const r = await req(daemons[1]!, 'POST', '/v1/unlock', {});
+        return r.status === 200 ? r : undefined;
+      },
+      10_000,
+      50,
+    );
     expect(unlocked).toMatchObject({ status: 200, body: { unlocked: true } });
-    for (let i = 0; i < 50 && (await state(0)) !== 'open'; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil('daemon A open again', async () => (await state(0)) === 'open', 5000, 20);
     expect((await call(0)).status).toBe(200);
   });
 });

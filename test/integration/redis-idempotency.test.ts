@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MessageHub } from '@finger/hub';
 import { RedisRequestStore } from '@finger/hub/redis';
 import type { Principal } from '@finger/protocol';
-import { redisUrlForTests } from '@finger/testkit';
+import { redisUrlForTests, waitUntil } from '@finger/testkit';
 
 import { redisForTest } from './redis-helpers.js';
 
@@ -98,8 +98,7 @@ describe.skipIf(!url)('RedisRequestStore: one execution per request_id across da
     const before = await runs();
     const first = hubs[0]!.request({ target: 'counter.inc', payload: {}, source: human, request_id: 'once-5' });
     // wait until hub 0 has created the record, then join from hub 1 with a deadline shorter than the call
-    for (let i = 0; i < 100 && (await stores[1]!.get('once-5')) === undefined; i++)
-      await new Promise((r) => setTimeout(r, 2));
+    await waitUntil('hub 0 to create the record', async () => (await stores[1]!.get('once-5')) !== undefined, 5000, 2);
     const late = hubs[1]!.request({
       target: 'counter.inc',
       payload: {},
