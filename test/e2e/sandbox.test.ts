@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { banner, build } from '@finger/daemon';
-import { pidsWith, sandboxForTests, startTestDaemon, tempDir, type TestDaemon } from '@finger/testkit';
+import { pidsWith, sandboxForTests, startTestDaemon, tempDir, type TestDaemon, waitUntil } from '@finger/testkit';
 
 const GRANDCHILD_MODULE = fileURLToPath(new URL('../fixtures/modules/grandchild/', import.meta.url));
 const GRANDCHILD_MCP = fileURLToPath(new URL('../fixtures/mcp/grandchild-server.mjs', import.meta.url));
@@ -19,12 +19,8 @@ let seq = 0;
 const marker = () => `300.${process.pid}${++seq}${Date.now() % 1000}`;
 
 /** Waits (bounded) until every marker has a live process: the descendants really started. */
-async function started(markers: string[], what: string): Promise<void> {
-  const end = Date.now() + 15_000;
-  while (!markers.every((m) => pidsWith(m).length > 0)) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} to start`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+function started(markers: string[], what: string): Promise<void> {
+  return waitUntil(`${what} to start`, () => markers.every((m) => pidsWith(m).length > 0), 15_000, 25);
 }
 
 /** Leftovers after a failed assertion are killed so they do not outlive the test run. */
@@ -120,8 +116,7 @@ describe.skipIf(!sandboxForTests())('sandbox: children die with their call, the 
       const r = await call;
       expect([r.status, r.body.error?.code]).toEqual([504, 'E_TIMEOUT']);
       // the hub cancelled the call; the module ignores cancels, so its sandbox is killed after the grace
-      const end = Date.now() + 15_000;
-      while (alive([m]).length > 0 && Date.now() < end) await new Promise((res) => setTimeout(res, 25));
+      await waitUntil('the module grandchild to be killed', () => alive([m]).length === 0, 15_000, 25);
       expect(alive([m])).toEqual([]);
     } finally {
       reap([m]);

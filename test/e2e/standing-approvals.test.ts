@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { build } from '@finger/daemon';
-import { type EventsClient, runCli, startTestDaemon, type TestDaemon } from '@finger/testkit';
+import { type EventsClient, runCli, startTestDaemon, type TestDaemon, waitFor } from '@finger/testkit';
 
 describe('standing approvals and adaptation per shape, end to end', () => {
   let d: TestDaemon;
@@ -218,15 +218,15 @@ describe('standing approvals and adaptation per shape, end to end', () => {
       expect((await answer(h.approval.id, { decision: 'reject', reason: `not now ${i}` })).status).toBe(200);
       expect((await h.answer).body.error.code).toBe('E_REJECTED_BY_HUMAN');
     }
-    const rule = await (async () => {
-      for (let i = 0; i < 400; i++) {
+    const rule = await waitFor(
+      'the adaptation to escalate git push',
+      async () => {
         const p = await d.http('GET', '/v1/policy');
-        const r = p.body.user.rules.find((x: any) => x.match?.command === 'git push *');
-        if (r) return r;
-        await new Promise((res) => setTimeout(res, 25));
-      }
-      throw new Error('the adaptation did not escalate git push');
-    })();
+        return p.body.user.rules.find((x: any) => x.match?.command === 'git push *');
+      },
+      10_000,
+      25,
+    );
     expect(rule).toMatchObject({ tool: 'shell.exec', level: 'APPROVE', match: { command: 'git push *' } });
     expect(rule.id).toMatch(/^adaptation:shell\.exec@[0-9a-f]{12}$/);
     const check = (command: string) =>
@@ -288,11 +288,15 @@ describe('config firewall.behaviour reaches the behaviour layer', () => {
       expect((await run(1)).status).toBe(200);
       expect((await run(2)).status).toBe(200);
       const third = run(3);
-      let pending: any[] = [];
-      for (let i = 0; i < 400 && pending.length === 0; i++) {
-        pending = (await d.http('GET', '/v1/approvals')).body.approvals;
-        if (pending.length === 0) await new Promise((r) => setTimeout(r, 25));
-      }
+      const pending = await waitFor(
+        'a pending approval',
+        async () => {
+          const list: any[] = (await d.http('GET', '/v1/approvals')).body.approvals;
+          return list.length > 0 ? list : undefined;
+        },
+        10_000,
+        25,
+      );
       expect(pending.map((a) => [a.level, a.evaluation.layer])).toEqual([['CONFIRM', 'behaviour']]);
       await d.http('POST', `/v1/approvals/${pending[0].id}`, { decision: 'reject', agent_fault: false });
       expect((await third).body.error.code).toBe('E_REJECTED_BY_HUMAN');
@@ -317,11 +321,15 @@ describe('persistent standing approvals survive a restart', () => {
           body: JSON.stringify({ text: '/hub target=shell.exec {"command":"npm test"}', session_id: 'r1' }),
         });
       const first = send(d.url);
-      let pending: any[] = [];
-      for (let i = 0; i < 400 && pending.length === 0; i++) {
-        pending = (await d.http('GET', '/v1/approvals')).body.approvals;
-        if (pending.length === 0) await new Promise((r) => setTimeout(r, 25));
-      }
+      const pending = await waitFor(
+        'a pending approval',
+        async () => {
+          const list: any[] = (await d.http('GET', '/v1/approvals')).body.approvals;
+          return list.length > 0 ? list : undefined;
+        },
+        10_000,
+        25,
+      );
       const r = await d.http('POST', `/v1/approvals/${pending[0].id}`, { decision: 'always', scope: 'persistent' });
       const id = r.body.standing_approval.id;
       await first;
