@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { FingerError, type FingerEvent } from '@finger/protocol';
-import { ManualClock } from '@finger/testkit/core';
+import { ManualClock, waitFor } from '@finger/testkit/core';
 
 import {
   type HubCall,
@@ -318,12 +318,16 @@ describe.each(['none', 'json'] as const)('MessageHub (transport copy=%s)', (copy
     await hub.registry.register(manifest('echo', [{ name: 'echo' }]), { baseDir: '.' });
     const { request_id, correlation_id } = await hub.dispatch({ target: 'echo', payload: { n: 1 }, source: human });
     expect(correlation_id).toBe(request_id);
-    let rec = await hub.getRequest(request_id);
-    expect(rec?.request_id).toBe(request_id);
-    for (let i = 0; i < 100 && rec?.status === 'running'; i++) {
-      await new Promise((r) => setTimeout(r, 5));
-      rec = await hub.getRequest(request_id);
-    }
+    expect((await hub.getRequest(request_id))?.request_id).toBe(request_id);
+    const rec = await waitFor(
+      'the dispatch to finish',
+      async () => {
+        const r = await hub.getRequest(request_id);
+        return r?.status === 'running' ? undefined : r;
+      },
+      5000,
+      5,
+    );
     expect(rec).toMatchObject({ request_id, target: 'echo.echo', status: 'succeeded', result: { n: 1 } });
     const failed = await hub.dispatch({ target: 'missing', payload: {}, source: human });
     expect(await hub.getRequest(failed.request_id)).toMatchObject({ status: 'failed', error: { code: 'E_NO_TARGET' } });
