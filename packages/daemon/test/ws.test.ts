@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 
+import { waitUntil } from '@finger/testkit/core';
+
 import { startDaemon, type TestDaemon } from './helpers.js';
 
 interface Msg {
@@ -263,8 +265,7 @@ describe('WebSocket heartbeat', () => {
       await c.until(() => c.find('ready'), 'ready');
       expect(d.app.eventGateway.stats().clients).toBe(1);
       (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-      for (let i = 0; i < 300 && d.app.eventGateway.stats().clients > 0; i++)
-        await new Promise((r) => setTimeout(r, 20));
+      await waitUntil('the silent client to be terminated', () => d.app.eventGateway.stats().clients === 0, 10_000, 20);
       expect(d.app.eventGateway.stats().clients).toBe(0);
       c.close();
     } finally {
