@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 
+import { waitUntil } from '@finger/testkit/core';
+
 import { startDaemon, type TestDaemon } from './helpers.js';
 
 interface Msg {
@@ -91,10 +93,12 @@ describe('WebSocket /v1/events limits', () => {
   };
   const closeAll = async () => {
     for (const c of open.splice(0)) c.ws.terminate();
-    await new Promise<void>((r) => {
-      const check = () => (d.app.eventGateway.stats().clients === 0 ? r() : setTimeout(check, 10));
-      check();
-    });
+    await waitUntil(
+      'the gateway to see every socket closed',
+      () => d.app.eventGateway.stats().clients === 0,
+      10_000,
+      10,
+    );
   };
 
   beforeAll(async () => {
