@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
+import * as wsLib from 'ws';
 
 import type { EventBus, EventFilter, Logger } from '@finger/hub';
 import {
@@ -376,23 +377,23 @@ interface RawSocket {
   write(data: Buffer, cb: (err?: Error | null) => void): boolean;
 }
 
-/** The whole WebSocket frame of a text message (RFC 6455 §5.2: FIN, opcode 1, unmasked). */
+/** `ws`'s frame builder (exported by `ws`, not declared by @types/ws). */
+const WsSender = (wsLib as unknown as { Sender: { frame(data: Buffer, o: FrameOptions): Buffer[] } }).Sender;
+interface FrameOptions {
+  fin: boolean;
+  opcode: number;
+  mask: boolean;
+  readOnly: boolean;
+  rsv1: boolean;
+}
+
+/**
+ * The whole WebSocket frame of a text message (FIN, opcode 1, unmasked, no extension), framed by
+ * `ws`'s own `Sender.frame` — the library's framing, not ours — and joined into one buffer so every
+ * client's socket gets the same bytes.
+ */
 function textFrame(payload: Buffer): Buffer {
-  const n = payload.length;
-  const head = n < 126 ? 2 : n < 65536 ? 4 : 10;
-  const out = Buffer.allocUnsafe(head + n);
-  out[0] = 0x81;
-  if (n < 126) out[1] = n;
-  else if (n < 65536) {
-    out[1] = 126;
-    out.writeUInt16BE(n, 2);
-  } else {
-    out[1] = 127;
-    out.writeUInt32BE(Math.floor(n / 2 ** 32), 2);
-    out.writeUInt32BE(n >>> 0, 6);
-  }
-  payload.copy(out, head);
-  return out;
+  return Buffer.concat(WsSender.frame(payload, { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false }));
 }
 
 /**
