@@ -41,13 +41,14 @@ describe('GET /v1/whoami', () => {
   });
 
   it('never answers without valid credentials: 401 E_UNAUTHENTICATED', async () => {
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       {},
       { authorization: 'Bearer fgr_not-a-token' },
       { authorization: 'Basic YWRtaW46YWRtaW4=' },
       // a cookie that names no session
       { cookie: 'finger_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
-    ]) {
+    ];
+    for (const headers of cases) {
       const r = await whoami(d, headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(r.body.error.code, JSON.stringify(headers)).toBe('E_UNAUTHENTICATED');
