@@ -386,7 +386,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
               channel: sandbox,
               ...(sandboxProxy !== undefined ? { network: 'registries' as const } : {}),
             },
-            undoSnapshots: { store: undoStore.store },
+            // opt-in: tree deletes in the workspace run unseen only when the person turned it on
+            ...(config.sandbox.undoable_deletes ? { undoSnapshots: { store: undoStore.store } } : {}),
           }
         : {}),
     });

@@ -130,7 +130,7 @@ export interface DaemonConfig {
    * PACKAGE_REGISTRIES) and/or `host`, `host:port`, `ip:port` entries; empty (the default): no
    * network there. With it, installs from the lock file or manifest run sandboxed at NOTIFY.
    */
-  sandbox: { mode: SandboxMode; exempt_modules: string[]; network: { allow: string[] } };
+  sandbox: { mode: SandboxMode; exempt_modules: string[]; network: { allow: string[] }; undoable_deletes: boolean };
   /**
    * The firewall: how long a held call waits for a person before it is rejected
    * (E_APPROVAL_TIMEOUT), and the behaviour layer's rate limits (absent keys keep its defaults:
@@ -222,7 +222,7 @@ export const DEFAULT_CONFIG: DaemonConfig = {
   },
   ui: { session_idle_ms: 8 * 3_600_000, session_absolute_ms: 24 * 3_600_000, max_sessions: 256 },
   shutdown: { drain_ms: 10_000 },
-  sandbox: { mode: 'auto', exempt_modules: [], network: { allow: [] } },
+  sandbox: { mode: 'auto', exempt_modules: [], network: { allow: [] }, undoable_deletes: false },
   firewall: { approval_timeout_ms: 300_000, behaviour: behaviourDefaults() },
   safety: { ...SAFETY_DEFAULTS },
   llm: { provider: 'offline', max_retries: 2, max_retry_wait_ms: 60_000, timeout_ms: 120_000 },
@@ -336,6 +336,7 @@ export const configSchema = {
           uniqueItems: true,
         },
       }),
+      undoable_deletes: { type: 'boolean' },
     }),
     firewall: section({
       approval_timeout_ms: POS_INT,
