@@ -132,11 +132,14 @@ describe.skipIf(runnable === undefined)('a full disk (real daemon on a small tmp
       });
       const detailed = (await http('GET', '/v1/health')).body;
       expect(detailed.status).toBe('degraded');
-      expect(detailed.reasons).toEqual([expect.stringMatching(/^disk full: .*audit log \(ENOSPC\)/)]);
+      // full either by the audit log's failed write or, once its probe write passed (the log cut its
+      // failed write back, freeing a few blocks), by the free space left: both say "disk full"
+      expect(detailed.reasons).toEqual([expect.stringMatching(/^disk full: (.*audit log \(ENOSPC\)|\d+ bytes free)/)]);
       expect(detailed.storage).toMatchObject({ full: true });
-      expect(detailed.storage.failures).toEqual(
-        expect.arrayContaining([expect.objectContaining({ source: 'audit log', code: 'ENOSPC' })]),
+      const byAudit = (detailed.storage.failures as { source: string; code: string }[]).some(
+        (f) => f.source === 'audit log' && f.code === 'ENOSPC',
       );
+      expect(byAudit || (detailed.storage.free_bytes as number) < 65_536).toBe(true);
 
       // halt: everything stops at once; the lockout is kept in memory and its write retried
       const halt = await http('POST', '/v1/halt', { reason: 'disk full drill' });
