@@ -12,7 +12,7 @@ import {
   testClusterName,
 } from '@finger/testkit';
 
-import { serveProbe } from './remote-probe-helpers.js';
+import { serveProbe, untilServing } from './remote-probe-helpers.js';
 
 // How `module serve` (and every node: connectNats) reaches NATS: a tls:// URL never falls back to
 // plaintext, and a refused connection says why in words — no credentials, refused ones, a file
@@ -45,13 +45,15 @@ describe.skipIf(bin === undefined)('module serve connecting to NATS', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Runs a serve host with `args` until it exits (a host that connects is stopped after 1.5 s). */
+  /**
+   * Runs a serve host with `args` until it exits; a host that connects is stopped once it says it
+   * serves (waiting for that line, not a fixed time: a loaded machine starts the CLI slowly).
+   */
   async function serve(args: string[], env: Record<string, string> = {}) {
     const host = serveProbe(cluster, KEY, args, env);
-    const t = setTimeout(() => host.kill('SIGTERM'), 1500);
-    const r = await host.done;
-    clearTimeout(t);
-    return r;
+    await untilServing(host);
+    if (host.running()) host.kill('SIGTERM');
+    return host.done;
   }
 
   it('a tls:// URL refuses a server that does not offer TLS instead of talking plaintext', async () => {
