@@ -31,6 +31,8 @@ export function createAjv(): Ajv {
   const { Ajv: AjvCtor, addFormats } = ajvModules();
   const ajv = new AjvCtor({ allErrors: true, strict: false, allowUnionTypes: true });
   addFormats(ajv);
+  // finger's own annotation of a path argument: judged by the firewall's path checks, any string here
+  ajv.addFormat('path', true);
   return ajv;
 }
 
