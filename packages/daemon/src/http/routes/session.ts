@@ -5,18 +5,14 @@ import { FingerError } from '@finger/protocol';
 import { ACCESS, cookieSession, csrfRefusal, isOwnOrigin } from '../../auth/auth-hook.js';
 import { SESSION_COOKIE, type SessionLimits, type SessionStore } from '../../auth/session-store.js';
 import { errorResponses } from '../errors.js';
+import { callerProperties } from './caller-schema.js';
 import { principalOf } from './input.js';
 
 const sessionSchema = {
   type: 'object',
   required: ['principal', 'roles', 'csrf_token', 'expires_at'],
   properties: {
-    principal: {
-      type: 'object',
-      required: ['kind', 'id'],
-      properties: { kind: { type: 'string' }, id: { type: 'string' } },
-    },
-    roles: { type: 'array', items: { type: 'string' } },
+    ...callerProperties,
     csrf_token: {
       type: 'string',
       description: 'Send as X-CSRF-Token on every /v1 request authenticated by the cookie',

@@ -2,18 +2,14 @@ import type { FastifyInstance } from 'fastify';
 
 import { ROLES } from '../../auth/token-store.js';
 import { errorResponses } from '../errors.js';
+import { callerProperties } from './caller-schema.js';
 import { principalOf } from './input.js';
 
 const whoamiSchema = {
   type: 'object',
   required: ['principal', 'roles', 'token', 'via'],
   properties: {
-    principal: {
-      type: 'object',
-      required: ['kind', 'id'],
-      properties: { kind: { type: 'string' }, id: { type: 'string' } },
-    },
-    roles: { type: 'array', items: { type: 'string' } },
+    ...callerProperties,
     token: {
       type: 'object',
       description: 'The token the caller authenticated with, or the one its browser session was opened with',
