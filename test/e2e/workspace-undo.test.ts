@@ -47,7 +47,9 @@ describe.skipIf(!sandboxForTests())('undoable deletes in the workspace-write san
   const outside = realpathSync(mkdtempSync(path.join(tmpdir(), 'finger-undo-outside-')));
 
   beforeAll(async () => {
-    d = await startTestDaemon({ config: { log: { level: 'silent' }, sandbox: { mode: 'required', undoable_deletes: true } } });
+    d = await startTestDaemon({
+      config: { log: { level: 'silent' }, sandbox: { mode: 'required', undoable_deletes: true } },
+    });
     agent = await d.token('agent:executor', 'undo-agent');
     writeFileSync(path.join(outside, 'keep.txt'), 'outside\n');
   });
