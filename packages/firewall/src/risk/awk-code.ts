@@ -3,7 +3,7 @@
 // (`system($0)`: whatever the input says), and the files they write (`print > "FILE"`, gawk's
 // `-i inplace`). String and regex literals are masked first, so `/a|b/` is not a pipe.
 
-import type { Expansion, Word } from './wrappers.js';
+import type { Expansion, Word } from './expansion.js';
 
 /** The programs of an awk command line and what else matters about it. */
 export interface AwkPrograms {

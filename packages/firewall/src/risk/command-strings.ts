@@ -8,10 +8,10 @@
 // command line; one built at run time (`system($0)`) as a string built at run time.
 
 import { awkCode, awkPrograms } from './awk-code.js';
+import type { Expansion, Word } from './expansion.js';
 import { parseGit } from './git-options.js';
 import { isInterpreter } from './programs.js';
 import { sedCode, sedScripts } from './sed-code.js';
-import type { Expansion, Word } from './wrappers.js';
 
 /** A command string run by `via`. */
 export function code(via: string, text: string, dynamic: boolean): Expansion {

@@ -9,11 +9,11 @@
 
 import { awkPrograms, awkWrites } from './awk-code.js';
 import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { Word } from './expansion.js';
 import { normalizePath, sensitiveWriteTarget } from './paths.js';
 import { sedScripts, sedWrites } from './sed-code.js';
 import { direnvRule } from './startup-hooks.js';
 import { logRedirectRule } from './system-tampering.js';
-import type { Word } from './wrappers.js';
 
 /** Records one dangerous finding. */
 export type Flag = (reason: string) => void;

@@ -7,11 +7,11 @@
 // LD_PRELOAD`) as the assignment it amounts to.
 
 import type { Assignment } from './command-model.js';
+import type { Expansion, Word } from './expansion.js';
 import { steersPrograms } from './exported-variables.js';
 import { readNameWords } from './read-builtins.js';
 import { isWordNode } from './script-text.js';
 import type { SyntaxNode } from './syntax-tree.js';
-import type { Expansion, Word } from './wrappers.js';
 
 /** A word holding an expansion bash performs when it evaluates the word (`$…`, a backquote). */
 const EXPANDS = /[$`]/;

@@ -15,6 +15,7 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { conditionalCode, evaluatedWords, testWords } from './evaluated-words.js';
+import type { Expansion, Word } from './expansion.js';
 import { heredocLine, lastCommand, quotedGlobNames } from './grammar-repairs.js';
 import { readsScriptFromStdin } from './programs.js';
 import { blankHeredocBodies, heredocLayout, misreadsHeredoc, walkRedirect } from './redirect-walker.js';
@@ -24,7 +25,7 @@ import { buildSegment } from './segment-builder.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
 import type { WalkContext, Walker } from './walk-context.js';
 import { scanNode, walkWord } from './word-walker.js';
-import { expandWrapper, type Expansion, type Word } from './wrappers.js';
+import { expandWrapper } from './wrappers.js';
 
 /** How many times a string may be re-parsed inside another (`sh -c "eval 'bash -c …'"`). */
 export const MAX_DEPTH = 8;

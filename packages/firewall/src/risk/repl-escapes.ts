@@ -8,7 +8,7 @@
 // in a file name is harmless to judge, one missed in an option value is not.
 
 import { code } from './command-strings.js';
-import type { Expansion, Word } from './wrappers.js';
+import type { Expansion, Word } from './expansion.js';
 
 type Extract = (text: string) => string[];
 

@@ -6,7 +6,7 @@
 // disk still answers the same; a command made only of plain words whose program is on the safe
 // list takes a fast path without a parse.
 
-import { classify, type ClassifyOptions, classifySegment, Findings } from './classify.js';
+import { classify, type ClassifyOptions } from './classify.js';
 import {
   type CommandModel,
   emptyFlags,
@@ -26,6 +26,7 @@ import { addFingerHome, redFlagPaths } from './paths.js';
 import { readWords } from './read-words.js';
 import { type Probe, RealPaths } from './real-paths.js';
 import { isSafeCommand } from './safe-commands.js';
+import { classifySegment, Findings } from './segment-rules.js';
 import { shReadings } from './sh-readings.js';
 import { BashGrammar } from './syntax-tree.js';
 import { findInvisible, mayHaveInvisible } from './unicode.js';

@@ -6,10 +6,10 @@
 // program they name). Each is handed on as shell code or argv and judged as if run directly.
 
 import { code } from './command-strings.js';
+import type { Expansion, Word, WrapperExpansion } from './expansion.js';
 import { type ParsedArgs, parseOption } from './option-parser.js';
 import { type CommandSpec, same } from './option-spec.js';
 import { G_PREFIXED, NODE_RUNNER, NPX_LIKE } from './wrapper-options.js';
-import type { Expansion, Word, WrapperExpansion } from './wrappers.js';
 
 const emptyArgs = (): ParsedArgs => ({ options: new Map(), positionals: [], positionalIndex: [] });
 

@@ -9,7 +9,6 @@
 // (a credential printer in `$(…)` stays an authentication value there, and so it does here).
 // Lexical, and flow-insensitive around loops: a later assignment does not reach an earlier use.
 
-import { classifySegment, Findings } from './classify.js';
 import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from './command-model.js';
 import { Descriptors, isExecRedirect } from './descriptors.js';
 import {
@@ -34,6 +33,7 @@ import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, file
 import { isNullSink } from './paths.js';
 import { isInterpreter, NO_CONTENT } from './programs.js';
 import { listedFiles, READERS, readTargets } from './read-builtins.js';
+import { classifySegment, Findings } from './segment-rules.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { mayCarrySecrets } from './trail-gate.js';
 import { fileOf, label, quote, refs } from './trail-words.js';
@@ -50,9 +50,9 @@ export interface SecretTrail {
 }
 
 // literal-commands.ts judges the commands an alias use or a literal script stands for with the
-// segment rules; classify.ts imports that module's caller (exfiltration.ts), so the rules are
-// handed in from here (classify.ts imports this module; a function declaration is ready before
-// either module body runs, and the closure runs only when a command is classified).
+// segment rules; segment-rules.ts imports that module's caller (exfiltration.ts), so the rules are
+// handed in from here (a function declaration is ready before either module body runs, and the
+// closure runs only when a command is classified).
 function dangerousReasons(seg: SimpleCommand, index: number): string[] {
   const f = new Findings();
   classifySegment(seg, index, f);

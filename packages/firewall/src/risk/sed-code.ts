@@ -3,7 +3,7 @@
 // flag of `s///`). A small reader of sed's syntax (addresses, `{ }`, `!`, labels, text commands,
 // `s` and `y` with any delimiter), enough to find those commands wherever they stand.
 
-import type { Expansion, Word } from './wrappers.js';
+import type { Expansion, Word } from './expansion.js';
 
 /** The scripts of a sed command line and what else matters about it. */
 export interface SedScripts {

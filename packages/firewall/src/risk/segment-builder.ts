@@ -4,9 +4,9 @@
 import { posix } from 'node:path';
 
 import type { Assignment, Redirect, SimpleCommand } from './command-model.js';
+import type { Word } from './expansion.js';
 import { stripInvisible } from './unicode.js';
 import type { WalkContext } from './walk-context.js';
-import type { Word } from './wrappers.js';
 
 /** The segment of one simple command (or wrapped command) as the walk found it; pure. */
 export function buildSegment(

@@ -1,12 +1,12 @@
 // Evaluates word nodes: de-quoted text and whether a word holds a run-time value; command and
 // process substitutions inside a word are walked as commands (via the Walker).
 
+import type { Word } from './expansion.js';
 import { staticPipelineOutput } from './script-text.js';
 import { type ExpandedText, expandText } from './substitution-scan.js';
 import type { SyntaxNode } from './syntax-tree.js';
 import type { WalkContext, Walker } from './walk-context.js';
 import { decodeAnsiC, decodeDoubleQuoted, decodeUnquoted } from './words.js';
-import type { Word } from './wrappers.js';
 
 /** Evaluates a word node: de-quoted text, whether it holds a run-time value; walks nested commands. */
 export function walkWord(walker: Walker, node: SyntaxNode, src: string, ctx: WalkContext): Word {

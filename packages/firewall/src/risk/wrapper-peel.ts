@@ -5,6 +5,7 @@
 // of the line again, quadratic in its length — but in one linear pass (wrappers.ts).
 
 import type { Assignment } from './command-model.js';
+import type { Expansion, Word } from './expansion.js';
 import { type ParsedArgs, parseOption } from './option-parser.js';
 import { type CommandSpec, lookup } from './option-spec.js';
 import { SHELLS } from './programs.js';
@@ -24,7 +25,6 @@ import {
   type WrapperSpec,
   XARGS_OPTIONS,
 } from './wrapper-options.js';
-import type { Expansion, Word } from './wrappers.js';
 
 /**
  * Wrappers in a row (`nice nice … ls`, `sudo env timeout 5 …`) peeled one level at a time; a
