@@ -29,7 +29,7 @@ export { McpRuntime } from './runtime/mcp.js';
 export type { McpServerConfig } from './runtime/mcp-config.js';
 export { mcpManifest, mcpServerSchema, parseMcpServers, registerMcpServers } from './runtime/mcp-config.js';
 export type { McpPin, McpPins } from './runtime/mcp-pins.js';
-export { canonicalJson, definitionHash, McpPinStore } from './runtime/mcp-pins.js';
+export { definitionHash, McpPinStore } from './runtime/mcp-pins.js';
 export type { McpToolAnnotations, McpToolDefinition } from './runtime/mcp-tools.js';
 export { annotationRisk, mcpToolSpec } from './runtime/mcp-tools.js';
 export { createRuntime } from './runtime/resolve.js';

@@ -1,7 +1,6 @@
 import type { Envelope } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
 
-import { argsKey, payloadDigest } from './canonical-json.js';
 import { type Clock, systemClock } from './clock.js';
 import { type DispatchRun, startRun } from './dispatch-run.js';
 import type { EventBus } from './events/event-bus.js';
@@ -16,6 +15,7 @@ import {
 } from './hub-types.js';
 import { LeaseTable } from './lease-table.js';
 import { type Logger, silentLogger } from './logger.js';
+import { argsKey, payloadDigest } from './payload-key.js';
 import { PendingCall, type PendingCallHost } from './pending-call.js';
 import type { ModuleEntry } from './registry/module-entry.js';
 import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js';

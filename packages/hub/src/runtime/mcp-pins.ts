@@ -2,12 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-import { FingerError } from '@finger/protocol';
+import { canonicalJson, FingerError } from '@finger/protocol';
 
-import { canonicalJson } from '../canonical-json.js';
 import type { McpToolDefinition } from './mcp-tools.js';
-
-export { canonicalJson };
 
 /** One pinned tool definition. */
 export interface McpPin {

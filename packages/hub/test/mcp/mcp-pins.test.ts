@@ -4,7 +4,9 @@ import path from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { canonicalJson, definitionHash, McpPinStore } from '../../src/runtime/mcp-pins.js';
+import { canonicalJson } from '@finger/protocol';
+
+import { definitionHash, McpPinStore } from '../../src/runtime/mcp-pins.js';
 
 describe('canonicalJson / definitionHash', () => {
   it('sorts keys at every level and drops undefined members', () => {
