@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { InProcessModuleFactoryOptions } from '@finger/hub';
 import { FingerError, type Principal } from '@finger/protocol';
 
-import { checkSection, replaceSection, type SectionType } from './scratchpad-format.js';
+import { checkSection, EMPTY_SCRATCHPAD, replaceSection, type SectionType } from './scratchpad-format.js';
 import { ScratchpadStore } from './scratchpad-store.js';
 
 export type { SectionType } from './scratchpad-format.js';
@@ -32,6 +32,14 @@ export interface ScratchpadCallContext {
 
 /** The daemon's resolver of a supervised task's own workspace (setting `workspace_for`, in-process only). */
 export type WorkspaceFor = (source: Principal) => string | undefined;
+
+/**
+ * The daemon's hook for its own reads (setting `expose_reader`, in-process only): the module hands
+ * it a reader of a task workspace's scratchpad through this store — the same symlink and root
+ * checks as the tool, and no tool call (the agent's loop detector never counts the daemon's reads).
+ * The reader resolves undefined when nothing was written yet (the empty template).
+ */
+export type ExposeReader = (read: (workspace: string) => Promise<string | undefined>) => void;
 
 /** At most this many task workspaces keep a store object; past it the map starts over. */
 const MAX_TASK_STORES = 256;
@@ -82,8 +90,7 @@ export function createScratchpadModule(settings: Record<string, unknown> = {}): 
   const workspaceFor =
     typeof settings.workspace_for === 'function' ? (settings.workspace_for as WorkspaceFor) : undefined;
   const taskStores = new Map<string, ScratchpadStore>();
-  const storeFor = (call?: ScratchpadCallContext): ScratchpadStore => {
-    const ws = workspaceFor !== undefined && call?.source !== undefined ? workspaceFor(call.source) : undefined;
+  const storeAt = (ws: string | undefined): ScratchpadStore => {
     if (ws === undefined || !path.isAbsolute(ws)) return store;
     let s = taskStores.get(ws);
     if (s === undefined) {
@@ -93,6 +100,13 @@ export function createScratchpadModule(settings: Record<string, unknown> = {}): 
     }
     return s;
   };
+  const storeFor = (call?: ScratchpadCallContext): ScratchpadStore =>
+    storeAt(workspaceFor !== undefined && call?.source !== undefined ? workspaceFor(call.source) : undefined);
+  if (typeof settings.expose_reader === 'function')
+    (settings.expose_reader as ExposeReader)(async (workspace) => {
+      const text = await storeAt(workspace).read();
+      return text === EMPTY_SCRATCHPAD ? undefined : text;
+    });
   return {
     file: store.file,
     tools: {

@@ -170,6 +170,35 @@ describe('scratchpad.read', () => {
   });
 });
 
+describe('the reader exposed to the daemon (setting expose_reader)', () => {
+  const readerOf = (settings: Record<string, unknown>) => {
+    let read: ((workspace: string) => Promise<string | undefined>) | undefined;
+    createScratchpadModule({ ...settings, expose_reader: (r: typeof read) => (read = r) });
+    if (read === undefined) throw new Error('no reader exposed');
+    return read;
+  };
+
+  it("reads a task workspace's scratchpad through the store: the text, or undefined when nothing was written", async () => {
+    const read = readerOf({ workspace_roots: [ws] });
+    const task = path.join(tmp, 'task-ws');
+    await fs.mkdir(path.join(task, '.finger'), { recursive: true });
+    expect(await read(task)).toBeUndefined();
+    await fs.writeFile(path.join(task, '.finger', 'scratchpad.md'), '# Current Task\nfix it\n');
+    expect(await read(task)).toBe('# Current Task\nfix it\n');
+    await fs.writeFile(path.join(task, '.finger', 'scratchpad.md'), EMPTY_SCRATCHPAD);
+    expect(await read(task)).toBeUndefined();
+  });
+
+  it('refuses a .finger directory that is a symlink out of the workspace (E_FORBIDDEN), as the tool does', async () => {
+    const read = readerOf({ workspace_roots: [ws] });
+    const outside = path.join(tmp, 'outside');
+    await fs.mkdir(outside);
+    await fs.writeFile(path.join(outside, 'scratchpad.md'), 'secret');
+    await fs.symlink(outside, path.join(ws, '.finger'));
+    expect((await rejection(read(ws))).code).toBe('E_FORBIDDEN');
+  });
+});
+
 describe('replaceSection', () => {
   it('adds a missing section without touching the other', () => {
     expect(replaceSection('# Todo\n- [ ] a\n', 'task', ['t'])).toBe('# Current Task\nt\n\n# Todo\n- [ ] a\n');

@@ -152,6 +152,9 @@ export {
   revisePlan,
   subtaskTransition,
 } from './tasks/plan.js';
+export { TaskConfidence } from './tasks/task-confidence.js';
+export type { ScratchpadReader, TaskServiceOptions } from './tasks/task-service.js';
+export { parseTaskDecision, TASK_SAFETY_PROMPT, TaskService } from './tasks/task-service.js';
 export type { TaskEvent, TaskState } from './tasks/task-state.js';
 export {
   isTerminal,
@@ -170,3 +173,5 @@ export type {
   TaskStep,
   TaskToolCall,
 } from './tasks/task-types.js';
+export type { CheckedWorkspace, TaskWorkspacePolicy } from './tasks/task-workspace.js';
+export { checkTaskWorkspace, TaskWorkspaces } from './tasks/task-workspace.js';

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { type Logger as PinoLogger, pino } from 'pino';
 
+import { type ScratchpadReader, TaskConfidence, type TaskService, TaskWorkspaces } from '@finger/agents';
 import {
   auditHeadPath,
   AuditLog,
@@ -64,9 +65,7 @@ import {
 import { type SafetyWiring, wireSafety } from './safety-wiring.js';
 import { wireSandboxProxy } from './sandbox-proxy-wiring.js';
 import { wireSandbox } from './sandbox-wiring.js';
-import { TaskConfidence } from './task-confidence.js';
-import { TaskWorkspaces } from './task-workspace.js';
-import { type TaskService, wireTasks } from './tasks-wiring.js';
+import { wireTasks } from './tasks-wiring.js';
 import { wireUndoSnapshots } from './undo-wiring.js';
 import { VERSION } from './version.js';
 import { resolveWorkspaceRoots } from './workspace.js';
@@ -277,6 +276,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     warn,
   });
   let listeningPort: number | undefined;
+  // the scratchpad module hands over its own reader (store, symlink and root checks) for task prompts
+  let scratchpadReader: ScratchpadReader | undefined;
   const settingsFor = (id: string): Record<string, unknown> => ({
     home,
     workspace_roots: workspaceRoots,
@@ -289,6 +290,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     // functions, not config: the fs module's undo store, shared with the shell module's delete snapshots
     ...(id === 'fs' ? { undo_manager_for: undoStore.undoManagerFor } : {}),
     ...(id === 'shell' ? { undo_snapshot: undoStore.undoSnapshot } : {}),
+    // a function, not config: the scratchpad module gives the task service its reader
+    ...(id === 'scratchpad' ? { expose_reader: (read: ScratchpadReader) => (scratchpadReader = read) } : {}),
     // a function, not config: the web module never fetches finger's own daemon (known once it listens)
     ...(id === 'web' ? { daemon_ports: () => (listeningPort === undefined ? [] : [listeningPort]) } : {}),
   });
@@ -438,6 +441,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       audit: auditLog,
       workspaces: taskWorkspaces,
       confidence: taskConfidence,
+      scratchpad: (workspace) => scratchpadReader?.(workspace) ?? Promise.resolve(undefined),
       logger: logger.child({ component: 'tasks' }),
     });
     const sessionLimits = {

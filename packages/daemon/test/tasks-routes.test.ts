@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -107,6 +107,19 @@ describe('/v1/tasks', { timeout: 30_000 }, () => {
     expect((await d.http('GET', '/v1/audit/verify')).body).toMatchObject({ ok: true });
     expect((await d.http('GET', '/v1/tasks')).body.tasks).toEqual([]);
     expect((await d.http('GET', '/v1/tasks?all=true')).body.tasks.map((t: { id: string }) => t.id)).toEqual([id]);
+  });
+
+  it("a scratchpad behind a symlink out of the workspace is not read into the prompt (the scratchpad module's checks, not a raw file read)", async () => {
+    const { d, llm, ws } = await setup([decision({ done: true, summary: 'nothing to do' })]);
+    const outside = join(d.workspace, '..', 'outside-pad');
+    await mkdir(outside, { recursive: true });
+    await writeFile(join(outside, 'scratchpad.md'), 'SECRET-OUTSIDE-THE-WORKSPACE');
+    await symlink(outside, join(ws, '.finger'));
+    const started = await d.http('POST', '/v1/tasks', { text: 'look around', workspace: ws });
+    expect(started.status).toBe(201);
+    await taskIn(d, started.body.id as string, ['WAITING_HUMAN']);
+    expect(llm.requests).toHaveLength(1);
+    expect(JSON.stringify(llm.requests[0]!.body.messages)).not.toContain('SECRET-OUTSIDE-THE-WORKSPACE');
   });
 
   it('a rejected write goes back to the model with the reason, then the person stops the task', async () => {

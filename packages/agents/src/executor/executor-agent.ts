@@ -151,7 +151,7 @@ export class ExecutorAgent {
     const memories = this.o.memory
       ? (await this.o.memory.recall(t.text, { limit: 5 })).map((h) => `(${h.record.kind}) ${h.record.text}`)
       : [];
-    const scratchpad = this.o.scratchpad?.(t);
+    const scratchpad = await this.o.scratchpad?.(t);
     const messages = this.o.context.build({
       task: t,
       tools: this.o.tools.granted(),

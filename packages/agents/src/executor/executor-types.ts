@@ -148,7 +148,7 @@ export interface ExecutorOptions {
   /** The firewall's constraint hints for a session (PerceptionBus.hintsFor), as text lines. */
   hints?(session_id: string): string[];
   /** The agent's own scratchpad for the prompt (read only: the system never writes it for the agent). */
-  scratchpad?(task: TaskRecord): string | undefined;
+  scratchpad?(task: TaskRecord): string | undefined | Promise<string | undefined>;
   /** Records the model's self-reported confidence of each decision (PerceptionBus.recordConfidence). */
   recordConfidence?(session_id: string, value: number): void;
   /** The firewall's safety prompt, injected into every step. */

@@ -1,3 +1,4 @@
+import type { TaskService } from '@finger/agents';
 import type {
   AuditLog,
   FirewallEngine,
@@ -16,7 +17,6 @@ import type { RedisWiring } from '../distributed/redis-wiring.js';
 import type { InputGateway } from '../gateway/input-gateway.js';
 import type { DelegatedCalls } from '../hooks/delegated-calls.js';
 import type { LogDestinationStats } from '../log-destination.js';
-import type { TaskService } from '../tasks-wiring.js';
 import type { EventGateway } from '../ws/event-gateway.js';
 
 /** What the route groups need; assembled once by `build()`. */

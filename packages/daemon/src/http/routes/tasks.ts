@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 
 import type { TaskRecord } from '@finger/agents';
+import type { TaskService } from '@finger/agents';
 import { FingerError } from '@finger/protocol';
 
 import { ACCESS } from '../../auth/auth-hook.js';
-import type { TaskService } from '../../tasks-wiring.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { principalOf } from './input.js';

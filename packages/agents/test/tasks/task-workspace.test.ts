@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { checkTaskWorkspace, TaskWorkspaces } from '../src/task-workspace.js';
+import { checkTaskWorkspace, TaskWorkspaces } from '../../src/tasks/task-workspace.js';
 
 const dirs: string[] = [];
 afterEach(() => {
