@@ -23,9 +23,9 @@ import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './be
 import type { FirewallCall } from './call-facts.js';
 import { factsOf } from './call-facts.js';
 import { argsFingerprint, ArgsKeys } from './call-key.js';
+import { decide } from './decide.js';
 import { AutoEvaluation, CACHED_ALLOW, type CachedAllow, EngineEvaluation } from './engine-evaluation.js';
-import type { Evaluation, Layer, Level, MatchedRule, Preview, ToolCallFacts } from './evaluation.js';
-import { actionOf, LEVEL_ORDER } from './evaluation.js';
+import type { Evaluation, Preview, ToolCallFacts } from './evaluation.js';
 import { argsPreview, commandPreview, type ReadFile, writePreview } from './preview.js';
 import { withStdinAndEnv } from './stdin-script.js';
 import {
@@ -117,22 +117,6 @@ export interface EvaluateOptions {
    * rule lists are only made if read. Default false.
    */
   lean?: boolean;
-}
-
-const RANK: Readonly<Record<Level, number>> = Object.freeze(
-  Object.fromEntries(LEVEL_ORDER.map((l, i) => [l, i])) as Record<Level, number>,
-);
-
-/** The rank of a reason line's level (`"CONFIRM: …"`), -1 when it names none. */
-function reasonRank(line: string): number {
-  const colon = line.indexOf(':');
-  const r = colon > 0 ? RANK[line.slice(0, colon) as Level] : undefined;
-  return r ?? -1;
-}
-
-/** Stricter reasons first. */
-function byLevelDesc(a: string, b: string): number {
-  return reasonRank(b) - reasonRank(a);
 }
 
 /** Node's file read: null when the file does not exist. */
@@ -373,7 +357,7 @@ export class FirewallEngine {
     return this.#decide(factsOf(call, tool, confidence), args, st, NO_PATHS, undefined, undefined, found, meta, direct);
   }
 
-  /** Combines the layers' contributions (the strictest decides) into the Evaluation. */
+  /** The one decision ({@link decide}: pure), plus the preview a person will read for a notify or a hold. */
   #decide(
     facts: ToolCallFacts,
     args: unknown,
@@ -385,54 +369,7 @@ export class FirewallEngine {
     meta: LayerFinding | null,
     direct: boolean,
   ): Evaluation {
-    let level: Level = 'AUTO';
-    let layer: Layer = 'default';
-    let best = -1;
-    const matched: MatchedRule[] = [];
-    const reasons: string[] = [];
-    const contribute = (l: Level, from: Layer): void => {
-      const r = RANK[l];
-      if (r > best || (r === best && layer === 'default' && from !== 'default')) {
-        best = r;
-        level = l;
-        layer = from;
-      }
-    };
-    for (const b of found) {
-      contribute(b.level, 'behaviour');
-      matched.push({ source: 'builtin', id: b.id, level: b.level, reason: b.reason });
-      reasons.push(`${b.level}: ${b.reason}`);
-    }
-    const perm = st.perm;
-    contribute(perm.level, perm.layer);
-    for (const m of perm.matched_rules) matched.push(m);
-    for (const r of perm.reasons) reasons.push(r);
-    if (sb !== undefined && sb.matched_rules.length > 0) {
-      contribute(sb.level, 'path_sandbox');
-      for (const m of sb.matched_rules) matched.push(m);
-      for (const r of sb.reasons) reasons.push(r);
-    }
-    if (meta !== null) {
-      contribute(meta.level, 'metacognitive');
-      matched.push({ source: 'builtin', id: meta.id, level: meta.level, reason: meta.reason });
-      reasons.push(`${meta.level}: ${meta.reason}`);
-    }
-
-    const decided = level as Level;
-    // the reason a person reads first is one that decided the level (stable: the layers' order stays within a level)
-    if (reasons.length > 1 && !reasons[0]!.startsWith(`${decided}:`)) reasons.sort(byLevelDesc);
-    const ev = new EngineEvaluation(ulid(), decided, actionOf(decided), layer, matched, reasons, args);
-    if (direct && (decided === 'CONFIRM' || decided === 'APPROVE')) {
-      ev.waived = decided;
-      ev.level = 'AUTO';
-      ev.action = 'allow';
-      reasons.push(`AUTO: direct dispatch by human "${facts.principal.id}": ${decided} waived (audited)`);
-    }
-    if (warnings !== undefined) ev.warnings = warnings;
-    if (perm.human_only) ev.human_only = true;
-    if (perm.sandbox_profile !== undefined) ev.sandbox_profile = perm.sandbox_profile;
-    if (perm.undo_snapshot !== undefined) ev.undo_snapshot = perm.undo_snapshot;
-    if (perm.sandbox_network !== undefined) ev.sandbox_network = perm.sandbox_network;
+    const ev = decide({ facts, args, st, sb, warnings, direct }, { found, meta }, ulid());
     if (ev.action === 'notify' || ev.action === 'hold')
       ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths, facts.principal);
     return ev;

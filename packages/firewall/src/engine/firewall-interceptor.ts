@@ -5,12 +5,14 @@
 import { FingerError } from '@finger/protocol';
 
 import type { AuditRecord } from '../audit/audit-entry.js';
-import { digestOf } from '../audit/canonical-json.js';
+import { bindingHolds } from '../gate/binding.js';
 import type { VerdictEvents } from '../grants/grant-interceptor.js';
-import { factsOf, type FirewallCall, type FirewallTools, toolOf } from './call-facts.js';
-import { AutoEvaluation, CACHED_ALLOW, type CachedAllow } from './engine-evaluation.js';
+import { cachedVerdicts } from './cached-verdicts.js';
+import { type FirewallCall, type FirewallTools, toolOf } from './call-facts.js';
+import { evaluatedVerdicts, type VerdictSource } from './call-verdicts.js';
+import { CACHED_ALLOW } from './engine-evaluation.js';
 import type { Evaluation, ToolCallFacts } from './evaluation.js';
-import type { EvaluateOptions } from './firewall-engine.js';
+import type { FirewallEvaluator } from './firewall-evaluator.js';
 
 /** What a HumanGate's answer to a hold must say. */
 export interface FirewallGateDecision {
@@ -33,23 +35,7 @@ export interface FirewallGate {
 }
 
 export type { FirewallCall, FirewallTools } from './call-facts.js';
-
-/** The engine as the interceptor uses it (FirewallEngine satisfies it). */
-export interface FirewallEvaluator {
-  evaluate(facts: ToolCallFacts, options?: EvaluateOptions): Evaluation;
-  /** The verdict-cache path (see FirewallEngine.evaluateCached); optional. */
-  evaluateCached?(
-    call: FirewallCall,
-    tool: ToolCallFacts['tool'],
-    confidence: number | undefined,
-  ): Evaluation | CachedAllow | undefined;
-  fileSha256(path: string): string | null;
-  /**
-   * The facts with the host names of URL arguments resolved (see FirewallEngine.withResolvedHosts);
-   * undefined when there is nothing to resolve. Optional: without it such hosts are judged unresolved.
-   */
-  withResolvedHosts?(facts: ToolCallFacts): Promise<ToolCallFacts> | undefined;
-}
+export type { FirewallEvaluator } from './firewall-evaluator.js';
 
 /**
  * Where the interceptor hands a call's sandbox profile to the module that runs it (the daemon's
@@ -121,9 +107,18 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
 
   const autoEvents = o.auto_events === true;
   // nothing keeps a plain AUTO allow's Evaluation unless an event or an audit entry is written for it
-  const lean: EvaluateOptions = { lean: !autoEvents && o.audit === undefined };
+  const lean = !autoEvents && o.audit === undefined;
   // read once: the options objects of differently configured interceptors differ in shape
   const { engine, tools, confidenceOf } = o;
+  // every call is evaluated; with a lean engine that has a verdict cache, the cache decorates that
+  const evaluated = evaluatedVerdicts(engine, lean);
+  const source: VerdictSource =
+    lean && engine.evaluateCached !== undefined
+      ? cachedVerdicts(engine as Required<Pick<FirewallEvaluator, 'evaluateCached'>>, evaluated, {
+          tools,
+          confidenceOf,
+        })
+      : evaluated;
 
   /** Emits the verdict event; returns the audit append to wait for (undefined without an audit log). */
   const verdict = (call: FirewallCall, facts: ToolCallFacts, ev: Evaluation): Promise<unknown> | undefined => {
@@ -243,7 +238,7 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       const approved = d.evaluation ?? ev;
       if (approved.action === 'deny') refuse(approved);
       const args = d.args !== undefined ? d.args : argsOf(approved, facts.args);
-      if (bindingHolds(o.engine, approved, d, args)) return run(call, args, next, approved);
+      if (approvalHolds(engine, approved, d, args)) return run(call, args, next, approved);
       // what was shown is not what would run: evaluate again and hold again
       facts = { ...facts, args };
       facts = (await o.engine.withResolvedHosts?.(facts)) ?? facts;
@@ -253,14 +248,12 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   };
 
   /** Records the verdict, then runs, refuses or holds the call. */
-  const decide = (
+  const act = (
     call: FirewallCall,
     facts: ToolCallFacts,
     ev: Evaluation,
     next: () => Promise<unknown>,
   ): Promise<unknown> => {
-    // a cached plain AUTO allow, asked for only when neither an event nor an audit entry is due
-    if (ev instanceof AutoEvaluation) return run(call, facts.args, next);
     const recorded = verdict(call, facts, ev);
     if (recorded !== undefined) return recorded.then(() => settle(call, facts, ev, next));
     // the AUTO path without an audit log: no extra promise before the call runs
@@ -268,51 +261,18 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
     return settle(call, facts, ev, next);
   };
 
-  // a plain AUTO allow needs no Evaluation: the engine's cache path builds none
-  const cached = lean.lean === true && engine.evaluateCached !== undefined;
-
-  // verdicts pass() reached but did not let through (the behaviour layer raised the call): the
-  // interceptor takes them up instead of counting the call a second time
-  const early = new WeakMap<FirewallCall, Evaluation>();
-  let earlyCount = 0;
-  const takeEarly = (call: FirewallCall): Evaluation | undefined => {
-    const ev = early.get(call);
-    if (ev !== undefined) {
-      early.delete(call);
-      earlyCount--;
-    }
-    return ev;
-  };
-
   const interceptor: FirewallInterceptor = (call, next) => {
     try {
-      const tool = toolOf(call, tools);
-      const confidence = confidenceOf?.(call);
-      let ev: Evaluation | CachedAllow | undefined = earlyCount > 0 ? takeEarly(call) : undefined;
-      if (ev === undefined && cached) ev = engine.evaluateCached!(call, tool, confidence);
+      const v = source.verdict(call, toolOf(call, tools), confidenceOf?.(call));
       // the engine ran nothing that changes the arguments: they go as they came
-      if (ev === CACHED_ALLOW) return next();
-      const facts = factsOf(call, tool, confidence);
-      if (ev === undefined) {
-        // the host names of URL arguments are resolved first: the engine judges the addresses
-        const resolving = engine.withResolvedHosts?.(facts);
-        if (resolving !== undefined) return resolving.then((f) => decide(call, f, engine.evaluate(f, lean), next));
-      }
-      return decide(call, facts, ev ?? engine.evaluate(facts, lean), next);
+      if (v === CACHED_ALLOW) return next();
+      if (v instanceof Promise) return v.then((w) => (w === CACHED_ALLOW ? next() : act(call, w.facts, w.ev, next)));
+      return act(call, v.facts, v.ev, next);
     } catch (e) {
       return Promise.reject(e);
     }
   };
-  if (cached)
-    interceptor.pass = (call) => {
-      const ev = engine.evaluateCached!(call, toolOf(call, tools), confidenceOf?.(call));
-      if (ev === CACHED_ALLOW) return true;
-      if (ev !== undefined) {
-        early.set(call, ev);
-        earlyCount++;
-      }
-      return false;
-    };
+  if (source.pass !== undefined) interceptor.pass = source.pass;
   return interceptor;
 }
 
@@ -324,25 +284,29 @@ function shiftDeadline(call: FirewallCall, ms: number): void {
   if (env.lease !== undefined) env.lease.expires_at += ms;
 }
 
-/** The arguments are the approved ones, and the file the diff was made from is unchanged. */
-function bindingHolds(engine: FirewallEvaluator, ev: Evaluation, d: FirewallGateDecision, args: unknown): boolean {
-  if (d.binding !== undefined) {
-    let digest: string;
+/**
+ * The one binding check ({@link bindingHolds}) on an approval about to run: the arguments are the
+ * approved ones and the file the preview was made from still has the hash the approval bound —
+ * or, when the gate bound none, the hash the preview showed (the stricter reading). An approval
+ * that binds nothing does not hold: the call is held again (deny by default).
+ */
+function approvalHolds(engine: FirewallEvaluator, ev: Evaluation, d: FirewallGateDecision, args: unknown): boolean {
+  const preview = ev.preview;
+  let binding = d.binding;
+  if (binding !== undefined && binding.file_sha256 === undefined && preview?.file_sha256 !== undefined)
+    binding = { ...binding, file_sha256: preview.file_sha256 };
+  let current: string | null | undefined;
+  // a file hash is bound but no path says which file to recheck: `undefined`, which never holds
+  if (binding?.file_sha256 !== undefined && preview?.path !== undefined) {
     try {
-      digest = digestOf(args === undefined ? null : args);
+      current = engine.fileSha256(preview.path);
     } catch {
       return false;
     }
-    if (digest !== d.binding.args_digest) return false;
   }
-  const wanted = d.binding?.file_sha256 !== undefined ? d.binding.file_sha256 : ev.preview?.file_sha256;
-  const file = ev.preview?.path;
-  if (wanted === undefined) return true;
-  // a file hash is bound but no path says which file to recheck: not rechecked, so not run
-  if (file === undefined) return false;
-  try {
-    return engine.fileSha256(file) === wanted;
-  } catch {
-    return false;
-  }
+  return bindingHolds(
+    binding === undefined ? { approved: d.approved } : { approved: d.approved, binding },
+    args,
+    current,
+  );
 }

@@ -1,10 +1,10 @@
 // Approvals bind to exactly what was shown (§3.8): the canonical digest of the arguments and,
 // for writes, the hash of the file content the diff was made against.
 //
-// How the firewall interceptor uses it: after `gate.hold()` approves, and right before the tool
-// runs, it recomputes the file hash of the target (for writes: the same way the preview did,
-// `null` when the file does not exist) and calls
-//   `bindingHolds(decision, argsAboutToRun, fileShaNow)`.
+// How the firewall interceptor uses it (engine/firewall-interceptor.ts, `approvalHolds`): after
+// `gate.hold()` approves, and right before the tool runs, it recomputes the file hash of the
+// target (for writes: the same way the preview did, `null` when the file does not exist) and calls
+//   `bindingHolds(decision, argsAboutToRun, fileShaNow)` — the only binding check production runs.
 // false → the arguments or the file changed after the person looked: hold the call again
 // (a new approval with a fresh preview). Never run on a failed binding.
 
@@ -74,7 +74,11 @@ export function verifyBinding(
  * The interceptor's last check before execution: true only when `decision` approved and its
  * binding still holds for the arguments and file hash about to be used. Anything else → hold again.
  */
-export function bindingHolds(decision: GateDecision, currentArgs: unknown, currentFileSha?: string | null): boolean {
+export function bindingHolds(
+  decision: Pick<GateDecision, 'approved' | 'binding'> & Partial<GateDecision>,
+  currentArgs: unknown,
+  currentFileSha?: string | null,
+): boolean {
   if (!decision.approved || decision.binding === undefined) return false;
   return verifyBinding(decision.binding, currentArgs, currentFileSha).ok;
 }

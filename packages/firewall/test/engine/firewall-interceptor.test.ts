@@ -14,6 +14,7 @@ import {
   type FirewallGateDecision,
   type FirewallInterceptorOptions,
 } from '../../src/engine/firewall-interceptor.js';
+import { bindingOf } from '../../src/gate/binding.js';
 import { HumanGate } from '../../src/gate/human-gate.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
@@ -171,7 +172,10 @@ describe('createFirewallInterceptor', () => {
       'E_APPROVAL_TIMEOUT',
     );
     const holds: ToolCallFacts[] = [];
-    const approving: FirewallGate = { hold: (_ev, f) => (holds.push(f), Promise.resolve({ approved: true })) };
+    // an approval binds what was shown (HumanGate's bindingOf)
+    const approving: FirewallGate = {
+      hold: (ev, f) => (holds.push(f), Promise.resolve({ approved: true, binding: bindingOf(f.args, ev.preview) })),
+    };
     const a = setup({ gate: approving });
     expect(await a.run(call('shell.exec', { command: 'git push' }))).toBe('ran');
     expect(holds).toHaveLength(1);
@@ -180,7 +184,8 @@ describe('createFirewallInterceptor', () => {
 
   it('a slow approval moves the call deadline and lease by the time the person took', async () => {
     const slow: FirewallGate = {
-      hold: () => new Promise((res) => setTimeout(() => res({ approved: true }), 40)),
+      hold: (ev, f) =>
+        new Promise((res) => setTimeout(() => res({ approved: true, binding: bindingOf(f.args, ev.preview) }), 40)),
     };
     const a = setup({ gate: slow });
     const c = call('shell.exec', { command: 'git push' });
@@ -219,10 +224,10 @@ describe('createFirewallInterceptor', () => {
     let holds = 0;
     let file = '';
     const gate: FirewallGate = {
-      hold: () => {
+      hold: (ev, f) => {
         holds++;
         if (holds === 1) writeFileSync(file, 'changed behind the approval\n');
-        return Promise.resolve({ approved: true });
+        return Promise.resolve({ approved: true, binding: bindingOf(f.args, ev.preview) });
       },
     };
     const s = setup({ gate });

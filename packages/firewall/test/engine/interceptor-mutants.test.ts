@@ -323,13 +323,40 @@ describe('holding again after an approval', () => {
   });
 
   it('an approved call whose verdict has no preview runs without a file recheck', async () => {
-    for (const d of [{ approved: true }, { approved: true, binding: { args_digest: digestOf(PUSH) } }]) {
-      const { engine } = scriptedEngine([evaluation('APPROVE')]);
-      const { gate } = scriptedGate(d);
-      const h = harness(engine, { gate });
-      expect(await h.run(call('shell.exec', PUSH))).toBe('ran');
-      expect(h.ran).toEqual([PUSH]);
-    }
+    const { engine } = scriptedEngine([evaluation('APPROVE')]);
+    const { gate } = scriptedGate({ approved: true, binding: { args_digest: digestOf(PUSH) } });
+    const h = harness(engine, { gate });
+    expect(await h.run(call('shell.exec', PUSH))).toBe('ran');
+    expect(h.ran).toEqual([PUSH]);
+  });
+
+  it('an approval that binds nothing does not hold (deny by default): held again, then refused; nothing runs', async () => {
+    // the interceptor's former private check ran such an approval; production now runs the exported bindingHolds
+    const { engine } = scriptedEngine([evaluation('APPROVE')]);
+    const { gate, shown } = scriptedGate({ approved: true }, { approved: true }, { approved: true });
+    const h = harness(engine, { gate });
+    const err = await rejection(h.run(call('shell.exec', PUSH)));
+    expect({ code: err.code, message: err.message }).toEqual({
+      code: 'E_REJECTED_BY_HUMAN',
+      message: 'the call changed after approval 3 times: refused',
+    });
+    expect(shown).toHaveLength(3);
+    expect(h.ran).toEqual([]);
+  });
+
+  it('an approval without a file hash of a preview that showed one is checked against the preview’s hash', async () => {
+    const args = { path: '/work/a.txt', content: 'new' };
+    const { engine } = scriptedEngine([evaluation('APPROVE', { preview: diffPreview(SHA_A) })], {
+      fileSha256: () => SHA_B,
+    });
+    const { gate, shown } = scriptedGate(
+      { approved: true, binding: { args_digest: digestOf(args) } },
+      { approved: false },
+    );
+    const h = harness(engine, { gate });
+    expect((await rejection(h.run(call('fs.write', args)))).code).toBe('E_REJECTED_BY_HUMAN');
+    expect(shown).toHaveLength(2);
+    expect(h.ran).toEqual([]);
   });
 
   it('an approval that binds a file hash while the verdict names no file is held again: nothing says what to recheck', async () => {
@@ -350,7 +377,10 @@ describe('holding again after an approval', () => {
     const { engine } = scriptedEngine([evaluation('APPROVE', { preview })], {
       fileSha256: (p) => (hashes.push(p), SHA_A),
     });
-    const { gate, shown } = scriptedGate({ approved: true });
+    const { gate, shown } = scriptedGate({
+      approved: true,
+      binding: { args_digest: digestOf({ path: '/work/notes.txt' }) },
+    });
     const h = harness(engine, { gate });
     expect(await h.run(call('fs.read', { path: '/work/notes.txt' }))).toBe('ran');
     expect(shown).toHaveLength(1);
@@ -369,7 +399,7 @@ describe('the call deadline while a person decides (fake Date clock)', () => {
     const gate: FirewallGate = {
       hold: () => {
         vi.setSystemTime(Date.now() + heldMs);
-        return Promise.resolve({ approved: true });
+        return Promise.resolve({ approved: true, binding: { args_digest: digestOf(PUSH) } });
       },
     };
     const c = call('shell.exec', PUSH);
