@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { Text, useInput } from 'ink';
-import { createContext, type ReactNode, useContext } from 'react';
+import { createContext, type ReactNode, useContext, useRef } from 'react';
 
 import type { Env } from '../client.js';
 
@@ -111,13 +111,23 @@ export function TextInput(props: {
   onSubmit(v: string): void;
   onCancel(): void;
 }): ReactNode {
+  // The value as typed so far, ahead of React: keys that arrive in one burst (a paste, or a reason
+  // typed and Enter read in the same chunk) each see the previous one before a re-render.
+  const current = useRef(props.value);
+  current.current = props.value;
   useInput((input, key) => {
-    if (key.return) props.onSubmit(props.value);
+    if (key.return) props.onSubmit(current.current);
     else if (key.escape) props.onCancel();
-    else if (key.backspace || key.delete) props.onChange(props.value.slice(0, -1));
-    else if (input && !key.ctrl && !key.meta && props.value.length < INPUT_MAX)
+    else if (key.backspace || key.delete) props.onChange((current.current = current.current.slice(0, -1)));
+    else if (input && !key.ctrl && !key.meta) {
+      // text then Enter in one chunk: the text is typed, the line break submits it
+      const end = input.search(/[\r\n]/);
       // eslint-disable-next-line no-control-regex
-      props.onChange(props.value + input.replace(/[\u0000-\u001f\u007f]/g, ''));
+      const typed = (end < 0 ? input : input.slice(0, end)).replace(/[\u0000-\u001f\u007f]/g, '');
+      current.current = (current.current + typed).slice(0, INPUT_MAX);
+      props.onChange(current.current);
+      if (end >= 0) props.onSubmit(current.current);
+    }
   });
   return (
     <Line>
