@@ -1,8 +1,8 @@
 import type { Stats } from 'node:fs';
 import { promises as fsp } from 'node:fs';
 
-import type { UndoManager, WorkspacePath } from '@finger/firewall';
 import { FingerError, isFingerError, type Principal } from '@finger/protocol';
+import type { UndoManager, WorkspacePath } from '@finger/workspace';
 
 import type { PathLock } from './path-lock.js';
 import type { FsSettings } from './settings.js';

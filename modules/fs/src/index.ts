@@ -5,8 +5,8 @@
  */
 import { promises as fsp } from 'node:fs';
 
-import { resolveWorkspacePath, UndoManager } from '@finger/firewall';
 import { FingerError } from '@finger/protocol';
+import { resolveWorkspacePath, UndoManager } from '@finger/workspace';
 
 import { type FsCallContext, type FsContext, workspaceForOf } from './context.js';
 import { PathLock } from './path-lock.js';

@@ -1,8 +1,8 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 
-import { atomicWriteFile, type BackupEntry, type RestoreScope, type WorkspacePath } from '@finger/firewall';
 import { FingerError } from '@finger/protocol';
+import { atomicWriteFile, type BackupEntry, type RestoreScope, type WorkspacePath } from '@finger/workspace';
 
 import {
   type FsCallContext,

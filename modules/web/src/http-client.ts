@@ -9,7 +9,7 @@ import type { LookupFunction, Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 
-import { canonicalAddress } from '@finger/firewall/net';
+import { canonicalAddress } from '@finger/net-address';
 
 /** One resolved address of a host name. */
 export interface ResolvedAddress {

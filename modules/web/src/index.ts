@@ -4,8 +4,8 @@
  * is the factory the hub's in-process runtime calls with the operator settings; tests and embedders
  * call {@link createWebModule} directly to inject a resolver.
  */
-import { AddressPolicy } from '@finger/firewall/net';
 import type { InProcessModuleFactoryOptions, Logger } from '@finger/hub';
+import { AddressPolicy } from '@finger/net-address';
 import { FingerError } from '@finger/protocol';
 
 import { createFetchTool, type FetchParams, type FetchResult } from './fetch-tool.js';
@@ -13,7 +13,7 @@ import { type HostLookup, systemLookup } from './resolve-host.js';
 import { createSearchTool, type SearchParams, type SearchResult } from './search.js';
 import { parseWebSettings, type WebSettings } from './settings.js';
 
-/** The address classification is the firewall's (one classification for both): re-exported for embedders. */
+/** The address classification is @finger/net-address's, the firewall's too (one for both): re-exported for embedders. */
 export type { CallLimits } from './deadline.js';
 export type { FetchParams, FetchResult, RedirectHop } from './fetch-tool.js';
 export type { ResolvedAddress } from './http-client.js';
@@ -22,8 +22,8 @@ export { checkHop, OWN_DAEMON, systemLookup } from './resolve-host.js';
 export type { SearchItem, SearchParams, SearchResult } from './search.js';
 export type { BraveSettings, SearxngSettings, WebSettings } from './settings.js';
 export { parseWebSettings, WEB_DEFAULTS } from './settings.js';
-export type { AddressPolicyOptions, AddressVerdict } from '@finger/firewall/net';
-export { AddressPolicy, classifyAddress } from '@finger/firewall/net';
+export type { AddressPolicyOptions, AddressVerdict } from '@finger/net-address';
+export { AddressPolicy, classifyAddress } from '@finger/net-address';
 
 /** Options of {@link createWebModule}. */
 export interface WebModuleOptions {

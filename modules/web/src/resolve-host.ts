@@ -3,14 +3,14 @@
  * checked addresses so the connection is pinned to them (no second DNS answer can sneak in).
  * The firewall judged the first hop's host before the call ran (`@finger/firewall`, net/url-args.ts:
  * a loopback, private or metadata address is held at APPROVE); it judges with the same
- * classification (`@finger/firewall/net`) but its own lookup. This gate resolves again and judges
+ * classification (`@finger/net-address`) but its own lookup. This gate resolves again and judges
  * again, and the connection goes only to what this gate checked: a name whose answer changed
  * between the two (DNS rebinding) is refused here, whatever the firewall saw.
  */
 import dns from 'node:dns';
 import net from 'node:net';
 
-import { type AddressPolicy, classifyAddress } from '@finger/firewall/net';
+import { type AddressPolicy, classifyAddress } from '@finger/net-address';
 import { FingerError } from '@finger/protocol';
 
 import { bareHostname, type ResolvedAddress } from './http-client.js';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { addressClass } from '@finger/firewall/net';
+import { addressClass } from '@finger/firewall';
 import { type ProxyAddressVerdict, type ProxyRefusal, SandboxProxy } from '@finger/hub';
 
 import type { DaemonConfig } from './config.js';

@@ -118,8 +118,6 @@ export type {
 export { createGrantInterceptor, decideGrant } from './grants/grant-interceptor.js';
 export type { GrantEntry, ToolGrantProfileOptions } from './grants/tool-grant-profile.js';
 export { DEFAULT_ROLE_GRANTS, ToolGrantProfile } from './grants/tool-grant-profile.js';
-export type { AddressClass, AddressKind, AddressPolicyOptions, AddressVerdict } from './net/address-class.js';
-export { addressClass, AddressPolicy, canonicalAddress, classifyAddress, parseAddress } from './net/address-class.js';
 export type { HostLookupFn, HostResolverOptions } from './net/host-resolver.js';
 export { HostResolver, systemHostLookup } from './net/host-resolver.js';
 export type { HostResolution, ResolvedHosts, UrlArgument, UrlFinding } from './net/url-args.js';
@@ -250,11 +248,28 @@ export type {
 export { PathSandbox } from './sandbox/path-sandbox.js';
 export type { SandboxFs } from './sandbox/real-path.js';
 export { nodeSandboxFs } from './sandbox/real-path.js';
-export { atomicWriteFile } from './undo/atomic-write.js';
-export type { LinkBounds, SnapshotWord } from './undo/link-snapshot.js';
-export { LINK_DEFAULTS, planLinkSnapshot } from './undo/link-snapshot.js';
-export type { SnapshotType } from './undo/snapshot.js';
-export type { BackupEntry, BackupKind, RestoreResult, RestoreScope, UndoManagerOptions } from './undo/undo-manager.js';
-export { UNDO_DEFAULTS, UndoManager } from './undo/undo-manager.js';
-export type { WorkspacePath } from './undo/workspace-path.js';
-export { isInside, realRoots, resolveWorkspacePath } from './undo/workspace-path.js';
+// address classification: @finger/net-address, re-exported for the firewall's callers
+export type { AddressClass, AddressKind, AddressPolicyOptions, AddressVerdict } from '@finger/net-address';
+export { addressClass, AddressPolicy, canonicalAddress, classifyAddress, parseAddress } from '@finger/net-address';
+// undo, backups and atomic workspace writes: @finger/workspace, re-exported for the firewall's callers
+export type {
+  BackupEntry,
+  BackupKind,
+  LinkBounds,
+  RestoreResult,
+  RestoreScope,
+  SnapshotType,
+  SnapshotWord,
+  UndoManagerOptions,
+  WorkspacePath,
+} from '@finger/workspace';
+export {
+  atomicWriteFile,
+  isInside,
+  LINK_DEFAULTS,
+  planLinkSnapshot,
+  realRoots,
+  resolveWorkspacePath,
+  UNDO_DEFAULTS,
+  UndoManager,
+} from '@finger/workspace';

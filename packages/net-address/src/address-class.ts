@@ -4,13 +4,14 @@
  * Two users: the firewall, which holds a URL argument that reaches a non-global address
  * (net/url-args.ts), and the `web` module's SSRF gate, which refuses to connect to one unless the
  * operator allows it by host name (`allow_hosts`) or by range (`allow_cidrs`) — {@link AddressPolicy}.
- * Both judge the same address the same way because both call this file (`@finger/firewall/net`).
+ * Both judge the same address the same way because both call this file (`@finger/net-address`, which
+ * the firewall imports as well).
  */
 import net from 'node:net';
 
 import ipaddr from 'ipaddr.js';
 
-import { metadataHost } from '../risk/cloud-metadata.js';
+import { metadataHost } from './cloud-metadata.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 

@@ -23,9 +23,9 @@ import path from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { LINK_DEFAULTS, planLinkSnapshot, type SnapshotWord } from '@finger/firewall';
+import { LINK_DEFAULTS, planLinkSnapshot, type SnapshotWord } from '@finger/workspace';
 
-import { applyLinks, captureLinks, linkedTrees, pruneLinks } from '../../src/undo/link-snapshot.js';
+import { applyLinks, captureLinks, linkedTrees, pruneLinks } from '../src/link-snapshot.js';
 
 let tmp: string;
 let ws: string;

@@ -23,7 +23,7 @@ import path from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { type RestoreScope, UndoManager } from '@finger/firewall';
+import { type RestoreScope, UndoManager } from '@finger/workspace';
 
 let tmp: string;
 let ws: string;

@@ -11,7 +11,7 @@ import {
   type RestoreScope,
   UNDO_DEFAULTS,
   UndoManager,
-} from '@finger/firewall';
+} from '@finger/workspace';
 
 let tmp: string;
 let ws: string;

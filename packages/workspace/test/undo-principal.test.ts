@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { type RestoreScope, UndoManager } from '@finger/firewall';
+import { type RestoreScope, UndoManager } from '@finger/workspace';
 
 // Whose backup a restore may reach: each backup records the caller (`principal`, `kind:id`); a
 // scope without `any` (an agent's undo) reaches only that caller's backups, a scope with it (a

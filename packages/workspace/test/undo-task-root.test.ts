@@ -4,7 +4,7 @@ import path from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { UndoManager } from '@finger/firewall';
+import { UndoManager } from '@finger/workspace';
 
 // Backups in a supervised task's own root (`extra_roots`): allowed for that backup only, recorded
 // on the entry as `workspace`, so a later restore — by anyone, after a restart — reaches it again.

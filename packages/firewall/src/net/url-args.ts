@@ -10,8 +10,8 @@
 
 import net from 'node:net';
 
-import { metadataHost } from '../risk/cloud-metadata.js';
-import { addressClass, type AddressKind, canonicalAddress } from './address-class.js';
+import { metadataHost } from '@finger/net-address';
+import { addressClass, type AddressKind, canonicalAddress } from '@finger/net-address';
 
 /** What the resolver found for one host name: its addresses, or why there are none. */
 export type HostResolution = { addresses: readonly string[] } | { error: string };

@@ -9,9 +9,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
 import { describeJsonSyntax, FingerError, jsonSyntaxProblem } from '@finger/protocol';
+import { atomicWriteFile } from '@finger/workspace';
 
 import type { AuditActor, AuditRecord } from '../audit/audit-entry.js';
-import { atomicWriteFile } from '../undo/atomic-write.js';
 import { type CompileContext, compilePolicy } from './compile-policy.js';
 import type { CompiledPolicy } from './compiled-policy.js';
 import type { EffectivePolicy } from './evaluate-policy.js';

@@ -4,8 +4,9 @@
 // every segment, and secret-flow.ts for the commands a line builds and runs later (an alias, a
 // literal script) — which classify.ts in turn calls (issue 26: no runtime import cycles).
 
+import { metadataEndpointIn } from '@finger/net-address';
+
 import { BENIGN_PAGER, benignGitProgram, printsOnlyBenign, runsNothing } from './benign-forms.js';
-import { metadataEndpointIn } from './cloud-metadata.js';
 import { type CommandRiskLevel, maxLevel, type SimpleCommand } from './command-model.js';
 import { copyInto } from './copy-destinations.js';
 import { type SegmentPlace } from './cwd-paths.js';

@@ -7,7 +7,8 @@
 // roots (PathSandbox.writesOutside); what a program writes without naming it is contained by the
 // sandbox itself (the file system is read-only there outside the workspace).
 
-import type { SnapshotWord } from '../undo/link-snapshot.js';
+import type { SnapshotWord } from '@finger/workspace';
+
 import type { RiskAssessment, SimpleCommand } from './command-model.js';
 import { networkNeed } from './network-need.js';
 import { isNullSink, secretPath } from './paths.js';

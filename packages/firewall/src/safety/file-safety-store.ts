@@ -3,8 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 import { describeJsonSyntax, FingerError, jsonSyntaxProblem } from '@finger/protocol';
+import { atomicWriteFile } from '@finger/workspace';
 
-import { atomicWriteFile } from '../undo/atomic-write.js';
 import { MemorySafetyStore } from './memory-safety-store.js';
 import type { AgentBreakers, LockoutRecord } from './safety-types.js';
 

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { addressClass, classifyAddress } from '../../src/net/address-class.js';
+import { addressClass, classifyAddress } from '@finger/net-address';
+
 import { judgeUrls, urlArguments } from '../../src/net/url-args.js';
 
 const octet = fc.integer({ min: 0, max: 255 });

@@ -58,7 +58,7 @@ export interface SandboxProxyOptions {
   socketPath: string;
   /** Entries of config `sandbox.network.allow` (`registries`, `host`, `host:port`, `ip:port`). */
   allow: readonly string[];
-  /** Judges each resolved address (the daemon: `classifyAddress` of `@finger/firewall/net`). */
+  /** Judges each resolved address (the daemon: `classifyAddress` of `@finger/net-address`). */
   judgeAddress(address: string): ProxyAddressVerdict;
   /** Resolves a host name to its addresses (default: the system resolver, every address). */
   resolve?(host: string): Promise<string[]>;
