@@ -1,22 +1,20 @@
-// The daemon's firewall composition (§3.8): policy store, risk assessor, path sandbox, engine,
-// perception, human gate and the adaptation loop, wired to the hub's events and the audit log.
+// The daemon's firewall composition (§3.8): the parts that come from the daemon's config and
+// files — risk assessor, policy store (and its warnings), path sandbox, the standing approvals'
+// file — plugged into `createFirewall` (@finger/firewall), which owns when a call is held: the
+// engine, the human gate, the interceptor, read-only callers' refusal, the adaptation loop.
 // `build()` calls `wireFirewall` after the modules loaded and installs the interceptor after
 // the grant interceptor.
 
 import { homedir } from 'node:os';
 
 import {
-  adapt,
-  ADAPTATION_RULE_PREFIX,
-  type AdaptationAction,
   type AuditLog,
   type BehaviourOptions,
-  createFirewallInterceptor,
+  createFirewall,
   createShapeResolver,
   FirewallEngine,
-  type FirewallGate,
   type FirewallInterceptor,
-  HumanGate,
+  type HumanGate,
   PathSandbox,
   PerceptionBus,
   PolicyStore,
@@ -46,22 +44,6 @@ const READ_ONLY_CALLERS = new Set([`${BACKUPS_READER.kind}:${BACKUPS_READER.id}`
 /** True for a principal acting for a read-only caller ({@link READ_ONLY_CALLERS}). */
 export function isReadOnlyCaller(p: Principal): boolean {
   return READ_ONLY_CALLERS.has(`${p.kind}:${p.id}`);
-}
-
-/** `gate`, except that a read-only caller's call is refused (E_FORBIDDEN) instead of held. */
-function refuseHoldsOfReadOnlyCallers(gate: FirewallGate): FirewallGate {
-  return {
-    hold(ev, facts) {
-      if (!isReadOnlyCaller(facts.principal)) return gate.hold(ev, facts);
-      return Promise.resolve({
-        approved: false,
-        code: 'E_FORBIDDEN',
-        reason:
-          `${facts.tool_id} would need a person's approval (${ev.level}: ${ev.reasons.join('; ') || ev.layer}), ` +
-          'and a request of a read-only caller (a viewer) is never held for one: ask an operator to make it',
-      });
-    },
-  };
 }
 
 /** The logging surface the wiring needs (pino satisfies it). */
@@ -203,23 +185,6 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     homeDir: homedir(),
     ...(o.workspaceFor ? { workspaceFor: o.workspaceFor } : {}),
   });
-  // the hub runs on the same clock: the engine takes the time the hub read for each call
-  const engine = new FirewallEngine({
-    policy,
-    risk: assessor,
-    sandbox,
-    ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
-    ...(o.behaviour ? { behaviour: o.behaviour } : {}),
-    ...(o.workspaceSandbox
-      ? {
-          workspace_sandbox: {
-            tools: o.workspaceSandbox.tools,
-            ...(o.workspaceSandbox.network !== undefined ? { network: o.workspaceSandbox.network } : {}),
-          },
-        }
-      : {}),
-    ...(o.workspaceSandbox && o.undoSnapshots ? { undo_snapshots: o.undoSnapshots } : {}),
-  });
   const delegatedEngine = new FirewallEngine({
     policy,
     risk: assessor,
@@ -229,9 +194,8 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
   const perception = new PerceptionBus(o.clock ? { clock: o.clock } : {});
   // what `always` leaves behind: a standing approval of the held call's shape; persistent ones survive a restart
   const standing = new StandingApprovals();
-  const now = () => (o.clock ? o.clock.now() : Date.now());
   const stopPersisting = persistStandingApprovals(standing, standingApprovalsPath(o.home), {
-    now,
+    now: () => (o.clock ? o.clock.now() : Date.now()),
     warn: (obj, msg) => o.logger.warn(obj, msg),
   });
   const shapes = createShapeResolver({
@@ -240,105 +204,58 @@ export async function wireFirewall(o: FirewallWiringOptions): Promise<FirewallWi
     isShellTool: (id) => policy.current().admin.shellTools(id),
     homeDir: homedir(),
   });
-  const gate =
-    o.gate ??
-    new HumanGate({
-      events: o.hub.events,
+  const firewall = createFirewall({
+    policy,
+    engine: {
+      risk: assessor,
+      sandbox,
+      // the hub runs on the same clock: the engine takes the time the hub read for each call
+      ...(o.clock ? { clock: o.clock, time_from_call: true } : {}),
+      ...(o.behaviour ? { behaviour: o.behaviour } : {}),
+      ...(o.workspaceSandbox
+        ? {
+            workspace_sandbox: {
+              tools: o.workspaceSandbox.tools,
+              ...(o.workspaceSandbox.network !== undefined ? { network: o.workspaceSandbox.network } : {}),
+            },
+          }
+        : {}),
+      ...(o.workspaceSandbox && o.undoSnapshots ? { undo_snapshots: o.undoSnapshots } : {}),
+    },
+    events: o.hub.events,
+    audit: o.audit,
+    tools: { get: (id) => o.hub.tools.metadata(id) },
+    ...(o.confidenceOf ? { confidenceOf: o.confidenceOf } : {}),
+    ...(o.workspaceSandbox ? { sandboxProfiles: o.workspaceSandbox.channel } : {}),
+    approvals: {
       shapes,
-      standing,
-      reevaluate: (f) => engine.evaluate(f, { record: false }),
-      audit: o.audit,
-      perception,
       timeout_ms: o.approvalTimeoutMs,
       ...(o.answerers ? { answerers: o.answerers } : {}),
       ...o.holdQuotas,
-      logger: o.logger,
-    });
-  const interceptor = createFirewallInterceptor({
-    engine,
-    tools: { get: (id) => o.hub.tools.metadata(id) },
-    events: o.hub.events,
-    audit: o.audit,
-    gate: refuseHoldsOfReadOnlyCallers(gate),
-    ...(o.confidenceOf ? { confidenceOf: (call) => o.confidenceOf?.(call.envelope.source) } : {}),
-    ...(o.workspaceSandbox ? { sandboxProfiles: o.workspaceSandbox.channel } : {}),
-  });
-
-  const sweep = setInterval(() => standing.sweep(now()), 60_000);
-  sweep.unref();
-
-  // Adaptation: one run at a time, after each resolved approval.
-  let afterSeq = 0;
-  let chain: Promise<void> = Promise.resolve();
-  let closed = false;
-  const actor = { kind: 'system', id: 'adaptation' };
-  /** A shape class escalates as a rule `adaptation:<tool>@<hash>` with its match; a whole tool as before. */
-  const escalate = async (a: Extract<AdaptationAction, { kind: 'tighten' }>): Promise<void> => {
-    const reason = `${a.rejections} consecutive rejections: ${a.hint}`;
-    if (a.shape?.match !== undefined) {
-      await policy.addRule(
-        { id: `${ADAPTATION_RULE_PREFIX}${a.tool}`, tool: a.shape.tool, match: a.shape.match, level: a.level, reason },
-        { actor, reason },
-      );
-      o.logger.info({ shape: a.shape.label, level: a.level }, 'adaptation escalated a call shape');
-      return;
-    }
-    await policy.escalate(a.tool, a.level, { actor, reason });
-    o.logger.info({ tool: a.tool, level: a.level }, 'adaptation escalated a tool');
-  };
-  const runAdaptation = async (): Promise<void> => {
-    if (closed) return;
-    const snapshot = perception.snapshot();
-    const actions = adapt(snapshot, { escalated: policy.escalatedTools(), after_seq: afterSeq });
-    afterSeq = snapshot.seq; // hesitations: PerceptionBus already queued the explain hints
-    for (const a of actions) {
-      if (a.kind === 'tighten') {
-        await escalate(a);
-      } else if (a.kind === 'revert') {
-        await policy.revertEscalation(a.tool, { actor, reason: `${a.approvals} consecutive approvals` });
-        o.logger.info({ tool: a.tool }, 'adaptation reverted an escalation');
-      }
-    }
-  };
-  const unsubscribe = o.hub.events.subscribeJson({ types: ['APPROVAL_RESOLVED'] }, () => {
-    chain = chain.then(runAdaptation).catch((e: unknown) => o.logger.warn({ err: e }, 'adaptation failed'));
-  });
-  // The kill switch: held calls' callers got E_HALTED; their approvals must not stay answerable.
-  const unsubscribeHalt = o.hub.events.subscribeJson({ types: ['HALTED'] }, () => {
-    gate.refusePendingForHalt().then(
-      (n) => {
-        if (n > 0) o.logger.warn({ refused: n }, 'halt: pending approvals refused');
-      },
-      (e: unknown) => o.logger.warn({ err: e }, 'halt: refusing pending approvals failed'),
-    );
+    },
+    ...(o.gate ? { gate: o.gate } : {}),
+    perception,
+    standing,
+    readOnly: isReadOnlyCaller,
+    logger: o.logger,
   });
 
   return {
     policy,
-    engine,
+    engine: firewall.engine,
     delegatedEngine,
-    gate,
+    gate: firewall.gate,
     perception,
     sandbox,
-    interceptor,
+    interceptor: firewall.interceptor,
     listening(url, port) {
       assessor.setDaemon({ ports: [port], pid: process.pid, urls: [url, ...(o.urls ?? [])] });
     },
-    settled: () => chain,
-    excused(error) {
-      const id = isFingerError(error)
-        ? (error.details as { approval_id?: unknown } | undefined)?.approval_id
-        : undefined;
-      return typeof id === 'string' && gate.isExcused(id);
-    },
+    settled: () => firewall.settled(),
+    excused: (error) => firewall.excused(error),
     async close() {
-      closed = true;
-      clearInterval(sweep);
       stopPersisting();
-      unsubscribe();
-      unsubscribeHalt();
-      await gate.close().catch((e: unknown) => o.logger.warn({ err: e }, 'gate close failed'));
-      await chain;
+      await firewall.close();
     },
   };
 }

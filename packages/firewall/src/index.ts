@@ -14,6 +14,8 @@ export { AuditLog } from './audit/audit-log.js';
 export type { AuditVerifyOptions, AuditVerifyResult } from './audit/audit-verify.js';
 export { verifyAuditLog } from './audit/audit-verify.js';
 export { canonicalJson, digestOf, sha256Hex } from './audit/canonical-json.js';
+export type { Firewall, FirewallEvents, FirewallOptions } from './create-firewall.js';
+export { createFirewall } from './create-firewall.js';
 export type { FilterResult } from './engine/argument-filter.js';
 export { ArgumentFilter } from './engine/argument-filter.js';
 export type { BehaviourOptions, LayerFinding } from './engine/behaviour-monitor.js';
@@ -93,6 +95,7 @@ export {
   MAX_STANDING_MS,
   riskExplanation,
 } from './gate/human-gate.js';
+export { refuseHoldsOfReadOnlyCallers } from './gate/read-only-callers.js';
 export type { ReviewerRun, ReviewerVerdict } from './gate/reviewer.js';
 export { DEFAULT_REVIEWER_TIMEOUT_MS, parseReviewerOutput, runReviewer } from './gate/reviewer.js';
 export type { SessionSnapshot } from './gate/session-state.js';
@@ -124,6 +127,8 @@ export type { HostResolution, ResolvedHosts, UrlArgument, UrlFinding } from './n
 export { hostsToResolve, judgeUrls, parseHttpUrl, urlArguments } from './net/url-args.js';
 export type { AdaptationAction, AdaptationConfig, AdaptationInput } from './perception/adaptation.js';
 export { adapt, adaptationConfig, avoidanceHint, DEFAULT_ADAPTATION, explainHint } from './perception/adaptation.js';
+export type { AdaptationLoop, AdaptationLoopOptions } from './perception/adaptation-loop.js';
+export { createAdaptationLoop } from './perception/adaptation-loop.js';
 export type {
   AgentHint,
   ApprovalSample,
