@@ -29,6 +29,9 @@ export const LAYERS = {
   testkit: ['protocol', 'module-sdk', 'hub', 'firewall', 'agents', 'daemon'],
   // the browser app declares the wire types it needs; it imports no server package
   web: [],
+  // a module's types (tool call context, factory options, manifest, stdio lines) come from the
+  // module SDK; `hub` stays for the runtime helpers a process-running module needs from its public
+  // index (modules/shell: Sandbox, sandboxInit, killSandbox, findProgram…), never its internals
   modules: ['protocol', 'module-sdk', 'net-address', 'workspace', 'hub'],
 };
 

@@ -69,7 +69,7 @@ export default tseslint.config(
   {
     // `InProcessModule.tools` takes `(args: any, ctx)` on purpose: a module may type its tools'
     // arguments however it likes and still be assignable (parameter bivariance needs `any`).
-    files: ['packages/hub/src/runtime/runtime.ts'],
+    files: ['packages/module-sdk/src/in-process-module.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -13,6 +13,7 @@ const alias = {
   '@finger/hub/redis': r('./packages/hub/src/redis.ts'),
   '@finger/hub': r('./packages/hub/src/index.ts'),
   '@finger/workspace': r('./packages/workspace/src/index.ts'),
+  '@finger/module-sdk': r('./packages/module-sdk/src/index.ts'),
   '@finger/net-address': r('./packages/net-address/src/index.ts'),
   '@finger/firewall': r('./packages/firewall/src/index.ts'),
   '@finger/agents': r('./packages/agents/src/index.ts'),

@@ -4,7 +4,7 @@
  * nothing and never awaits.
  */
 
-/** The in-process module shape (structurally `InProcessModule` of `@finger/hub`). */
+/** The in-process module shape (structurally `InProcessModule` of `@finger/module-sdk`). */
 export interface EchoModule {
   tools: { echo: (args: unknown) => unknown };
 }

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 
-import type { InProcessModuleFactoryOptions } from '@finger/hub';
+import type { InProcessModuleFactoryOptions } from '@finger/module-sdk';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import { checkSection, EMPTY_SCRATCHPAD, replaceSection, type SectionType } from './scratchpad-format.js';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 
-import { findProgram, type Sandbox, type ToolCallContext } from '@finger/hub';
+import { findProgram, type Sandbox } from '@finger/hub';
+import type { ToolCallContext } from '@finger/module-sdk';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import { parseExecParams } from './args.js';

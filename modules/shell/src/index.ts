@@ -5,7 +5,8 @@
  * output with an explicit marker and the true byte count, and scrub secrets from the child's
  * environment. Whether a caller may use them is the firewall's decision, not this module's.
  */
-import type { InProcessModuleFactoryOptions, RuntimeHealth, Sandbox, ToolCallContext } from '@finger/hub';
+import type { Sandbox } from '@finger/hub';
+import type { InProcessModuleFactoryOptions, RuntimeHealth, ToolCallContext } from '@finger/module-sdk';
 
 import { compileEnvDeny } from './env-scrub.js';
 import { createExec, type ExecResult, type ShellDeps } from './exec.js';
@@ -13,7 +14,7 @@ import { createRunCode, type RunCodeResult } from './run-code.js';
 import { type RunningProcess, type RunSpec, startProcess } from './run-process.js';
 import { parseSettings } from './settings.js';
 
-/** The in-process module object (structurally `InProcessModule` of `@finger/hub`). */
+/** The in-process module object (structurally `InProcessModule` of `@finger/module-sdk`). */
 export interface ShellModule {
   tools: {
     exec: (args: unknown, ctx?: ToolCallContext) => Promise<ExecResult>;

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import type { ToolCallContext } from '@finger/hub';
+import type { ToolCallContext } from '@finger/module-sdk';
 import { FingerError, isFingerError, ulid } from '@finger/protocol';
 
 import { parseRunCodeParams } from './args.js';

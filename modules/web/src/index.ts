@@ -4,7 +4,7 @@
  * is the factory the hub's in-process runtime calls with the operator settings; tests and embedders
  * call {@link createWebModule} directly to inject a resolver.
  */
-import type { InProcessModuleFactoryOptions, Logger } from '@finger/hub';
+import type { InProcessModuleFactoryOptions, Logger } from '@finger/module-sdk';
 import { AddressPolicy } from '@finger/net-address';
 import { FingerError } from '@finger/protocol';
 

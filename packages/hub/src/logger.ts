@@ -1,11 +1,7 @@
-/** The logging surface finger code uses; pino satisfies it. */
-export interface Logger {
-  debug(obj: object | string, msg?: string): void;
-  info(obj: object | string, msg?: string): void;
-  warn(obj: object | string, msg?: string): void;
-  error(obj: object | string, msg?: string): void;
-  child(bindings: Record<string, unknown>): Logger;
-}
+import type { Logger } from '@finger/module-sdk';
+
+// The Logger interface is @finger/module-sdk's (modules log through it); re-exported for the hub's files.
+export type { Logger };
 
 /** A logger that discards everything (tests, benches). */
 export const silentLogger: Logger = {

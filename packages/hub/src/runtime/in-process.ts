@@ -1,23 +1,16 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { FingerError, isFingerError, type ModuleManifest } from '@finger/protocol';
+import type { InProcessModuleFactoryOptions } from '@finger/module-sdk';
+import { FingerError, isFingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
-import type { Logger } from '../logger.js';
 import type { InProcessModule, ModuleRuntime, RuntimeHealth, RuntimeOptions, ToolCallContext } from './runtime.js';
 
 type ToolFn = InProcessModule['tools'][string];
 
-/** What an in-process entry's factory receives. */
-export interface InProcessModuleFactoryOptions {
-  manifest: ModuleManifest;
-  logger: Logger;
-  /** Operator settings for this module (empty object when none are configured). */
-  settings: Record<string, unknown>;
-  /** Directory holding the module.json. */
-  baseDir: string;
-}
+/** What an in-process entry's factory receives: @finger/module-sdk's type, re-exported for the hub's callers. */
+export type { InProcessModuleFactoryOptions };
 
 const CLOSED = (id: string) => new FingerError('E_PROVIDER_CLOSED', `module "${id}" runtime is closed`);
 

@@ -1,42 +1,11 @@
-import type { ModuleManifest, Principal, ToolSpec } from '@finger/protocol';
+import type { RuntimeHealth, ToolCallContext } from '@finger/module-sdk';
+import type { ModuleManifest, ToolSpec } from '@finger/protocol';
 
 import type { Clock } from '../clock.js';
 import type { Sandbox } from './sandbox.js';
 
-/** What a module's tool code sees of its call. */
-export interface ToolCallContext {
-  /** The envelope id of this call (unique per execution). */
-  readonly call_id: string;
-  readonly request_id: string;
-  readonly correlation_id: string;
-  readonly session_id: string;
-  readonly workflow_id: string;
-  readonly lease_id: string;
-  /** Absolute epoch ms after which the result is no longer awaited. */
-  readonly deadline: number;
-  readonly source: Principal;
-  /** Targets already on the call path, this call's target not included (agents extend it for their own calls). */
-  readonly execution_chain?: readonly string[];
-  /** Aborted when the call is cancelled (lease expiry, deadline, halt). Created lazily. */
-  readonly signal: AbortSignal;
-  /** Heartbeat: extend the lease to `ttl_ms` from now. */
-  extendLease(ttl_ms: number): void;
-  /** Report progress to the caller. */
-  progress(message: string, fraction?: number): void;
-  /**
-   * A nested call through the hub, inheriting the correlation fields and execution chain
-   * (so the depth and cycle guards see it). Resolves with the payload; rejects with FingerError.
-   */
-  call(target: string, payload: unknown, options?: { timeout_ms?: number }): Promise<unknown>;
-}
-
-/** Health of a runtime as reported by its check. */
-export interface RuntimeHealth {
-  ok: boolean;
-  detail?: string;
-  /** A module hosted elsewhere whose last node left and still drains the calls it took. */
-  draining?: boolean;
-}
+// The module-facing types are @finger/module-sdk's (issue 26 item 3); re-exported for the hub's files.
+export type { InProcessModule, RuntimeHealth, ToolCallContext } from '@finger/module-sdk';
 
 /** Emitted by a runtime when something worth an event happens (crash, restart, garbage line). */
 export interface RuntimeNotice {
@@ -116,16 +85,4 @@ export interface RuntimeOptions {
    * sandbox.ts); absent means no sandbox (library use, tests).
    */
   sandbox?: Sandbox;
-}
-
-/** Shape of an in-process module's entry: default export or named `createModule`. */
-export interface InProcessModule {
-  tools: Record<string, (args: any, ctx: ToolCallContext) => unknown | Promise<unknown>>;
-  health?: () => RuntimeHealth | Promise<RuntimeHealth>;
-  close?: () => void | Promise<void>;
-  /**
-   * Kill switch (halt): kills every process the module started for its calls and resolves once
-   * they are gone. The module stays usable.
-   */
-  kill?: () => Promise<void>;
 }

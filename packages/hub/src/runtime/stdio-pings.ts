@@ -1,3 +1,5 @@
+import type { StdioPingLine } from '@finger/module-sdk';
+
 import type { Clock } from '../clock.js';
 import type { RuntimeHealth } from './runtime.js';
 
@@ -28,7 +30,8 @@ export class PingTracker {
         this.#waiting.delete(id);
         resolve(h);
       });
-      write(JSON.stringify({ type: 'ping', id }) + '\n');
+      const ping: StdioPingLine = { type: 'ping', id };
+      write(JSON.stringify(ping) + '\n');
     });
   }
 

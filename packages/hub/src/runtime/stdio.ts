@@ -1,5 +1,6 @@
 import path from 'node:path';
 
+import type { StdioCallLine, StdioCancelLine } from '@finger/module-sdk';
 import { FingerError } from '@finger/protocol';
 
 import { type Clock, systemClock } from '../clock.js';
@@ -122,7 +123,8 @@ export class StdioRuntime implements ModuleRuntime {
     const p = this.#pending.get(call_id);
     const proc = this.#proc;
     if (p === undefined || p.grace !== null || proc === null) return;
-    proc.write(JSON.stringify({ type: 'cancel', id: call_id }) + '\n');
+    const cancel: StdioCancelLine = { type: 'cancel', id: call_id };
+    proc.write(JSON.stringify(cancel) + '\n');
     p.grace = this.#clock.setTimeout(() => {
       p.grace = null;
       if (this.#pending.get(call_id) !== p || this.#proc !== proc || proc.gone) return;
@@ -360,7 +362,8 @@ export class StdioRuntime implements ModuleRuntime {
         lease_id: ctx.lease_id,
         deadline: ctx.deadline,
       };
-      line = JSON.stringify({ type: 'call', id, tool, args: args === undefined ? null : args, meta }) + '\n';
+      const call: StdioCallLine = { type: 'call', id, tool, args: args === undefined ? null : args, meta };
+      line = JSON.stringify(call) + '\n';
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       return Promise.reject(new FingerError('E_INVALID_ARGS', `arguments are not serialisable: ${why}`));
