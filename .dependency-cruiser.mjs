@@ -3,9 +3,10 @@
 // package-to-package imports allowed; every other one, a runtime import cycle inside a package, a
 // module importing the firewall or a package's internals, fails the lint. Type-only imports count
 // for layering (the package must still be a dependency) but not for cycles (they vanish at run time).
-// Violations that exist today and that another item of issue 26 removes are listed, each with that
-// item, in .dependency-cruiser-known-violations.json (`--ignore-known`) and docs/architecture.md
-// "Layering rules"; a new one fails.
+// The CLI's offline admin tools are the one named exception (CLI_OFFLINE_TOOLS below). A violation
+// that must be tolerated while an item of issue 26 removes it would be listed in
+// .dependency-cruiser-known-violations.json (`--ignore-known`; empty since issue 26 item 3) and
+// docs/architecture.md "Layering rules"; any other fails.
 /**
  * Which workspace packages each package may import (its own files always). Deny by default: a
  * package missing here may import no other package. `name/entry` allows one entry point only
@@ -24,6 +25,7 @@ export const LAYERS = {
   hub: ['protocol', 'module-sdk'],
   agents: ['protocol', 'hub', 'firewall'],
   daemon: ['protocol', 'module-sdk', 'shell-risk', 'hub', 'firewall', 'agents'],
+  // a client of the daemon's HTTP/WebSocket API; its offline admin tools may import more (CLI_OFFLINE_TOOLS)
   cli: ['protocol', 'daemon/main'],
   // test fixtures (a daemon on a temp home, clients): anything below the CLI
   testkit: ['protocol', 'module-sdk', 'hub', 'firewall', 'agents', 'daemon'],
@@ -33,6 +35,31 @@ export const LAYERS = {
   // module SDK; `hub` stays for the runtime helpers a process-running module needs from its public
   // index (modules/shell: Sandbox, sandboxInit, killSandbox, findProgram…), never its internals
   modules: ['protocol', 'module-sdk', 'net-address', 'workspace', 'hub'],
+};
+
+/**
+ * The CLI's offline admin tools: the commands that do their work without a running daemon — on a
+ * policy file, the audit log's files, the configuration and the NATS/Redis it names, a model's
+ * answer — or that are a process of their own (a module's NATS serve host). Each imports the
+ * package that owns what it reads rather than asking a daemon that may not run (or that it must
+ * not trust: `audit verify` checks the daemon's own log). Exactly these files (under
+ * packages/cli/src/), each with what it may import beyond LAYERS.cli, and only lazily — an
+ * `await import(…)` in the action, or `import type` — so no other command, nor its `--help`, loads
+ * them. Every other CLI command is a client of the daemon's HTTP/WebSocket API.
+ */
+export const CLI_OFFLINE_TOOLS = {
+  // policy check / policy test: evaluates the policy files as the daemon would
+  'commands/policy.ts': ['firewall'],
+  // audit verify / archive / ack-gap: the audit log's hash chain, on its files
+  'commands/audit.ts': ['firewall'],
+  // audit heads: the chain heads kept in Redis (the daemon's config names it)
+  'commands/audit-heads.ts': ['firewall', 'daemon', 'hub/redis'],
+  // doctor: the configuration, NATS and Redis, checked the way the daemon would reach them
+  'commands/doctor.ts': ['daemon', 'hub'],
+  // module serve: a module's NATS serve host, a process of its own
+  'commands/module-serve.ts': ['hub'],
+  // router parse: the agents' JSON guardrail over a model's answer
+  'commands/router.ts': ['agents'],
 };
 
 const alt = (names) => `(${names.join('|')})`;
@@ -46,6 +73,30 @@ const allowedPaths = (allowed) =>
 const describe = (allowed) =>
   allowed.length === 0 ? 'no other workspace package' : allowed.map((a) => `@finger/${a}`).join(', ');
 
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const OFFLINE_FILES = Object.keys(CLI_OFFLINE_TOOLS).map((f) => `^packages/cli/src/${escape(f)}$`);
+
+/** Each offline admin tool imports what LAYERS.cli and its own entry allow, and that lazily. */
+const offlineRules = Object.entries(CLI_OFFLINE_TOOLS).flatMap(([file, extra]) => [
+  {
+    name: 'cli-offline-tool',
+    comment: `packages/cli/src/${file}, an offline admin tool, may import ${describe([...LAYERS.cli, ...extra])} (CLI_OFFLINE_TOOLS)`,
+    severity: 'error',
+    from: { path: `^packages/cli/src/${escape(file)}$` },
+    to: {
+      path: '^(packages|modules)/[^/]+/',
+      pathNot: ['^packages/cli/', ...allowedPaths([...LAYERS.cli, ...extra])],
+    },
+  },
+  {
+    name: 'cli-offline-lazy',
+    comment: `packages/cli/src/${file} loads ${describe(extra)} lazily (await import, or import type): other commands never load them`,
+    severity: 'error',
+    from: { path: `^packages/cli/src/${escape(file)}$` },
+    to: { path: allowedPaths(extra), dependencyTypesNot: ['dynamic-import', 'type-only'] },
+  },
+]);
+
 const layerRules = Object.entries(LAYERS).map(([name, allowed]) => {
   const modules = name === 'modules';
   return {
@@ -54,7 +105,10 @@ const layerRules = Object.entries(LAYERS).map(([name, allowed]) => {
       ? `a module (modules/*) may import ${describe(allowed)} only — not @finger/firewall, the daemon or another module`
       : `packages/${name} may import ${describe(allowed)} (docs/architecture.md "Packages")`,
     severity: 'error',
-    from: { path: modules ? '^modules/([^/]+)/' : `^packages/${name}/` },
+    from:
+      name === 'cli'
+        ? { path: '^packages/cli/', pathNot: OFFLINE_FILES }
+        : { path: modules ? '^modules/([^/]+)/' : `^packages/${name}/` },
     to: {
       path: '^(packages|modules)/[^/]+/',
       pathNot: [modules ? '^modules/$1/' : `^packages/${name}/`, ...allowedPaths(allowed)],
@@ -66,6 +120,7 @@ const layerRules = Object.entries(LAYERS).map(([name, allowed]) => {
 export default {
   forbidden: [
     ...layerRules,
+    ...offlineRules,
     {
       name: 'layer-unlisted',
       comment: 'a package not in LAYERS of .dependency-cruiser.mjs may import no other package (deny by default)',

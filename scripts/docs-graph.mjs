@@ -1,8 +1,9 @@
 // The package diagram of docs/architecture.md, generated (issue 26 item 4): the arrows are the
 // @finger/* dependencies every package.json declares, drawn solid where the layering rule of
-// .dependency-cruiser.mjs (LAYERS) allows them and dashed where only a known violation
-// (.dependency-cruiser-known-violations.json) stands behind them; the tables list the rule and
-// the known violations with the item of issue 26 that removes each.
+// .dependency-cruiser.mjs (LAYERS) allows them, dashed where only the CLI's offline admin tools
+// (CLI_OFFLINE_TOOLS) or a known violation (.dependency-cruiser-known-violations.json) stand behind
+// them; the tables list the rule, the offline tools and the known violations with the item of
+// issue 26 that removes each.
 //
 //   node scripts/docs-graph.mjs          rewrite the block between the markers (npm run docs:graph)
 //   node scripts/docs-graph.mjs --check  exit 1 when the block is stale, when a package.json
@@ -14,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 import { format, resolveConfig } from 'prettier';
 
-import { LAYERS } from '../.dependency-cruiser.mjs';
+import { CLI_OFFLINE_TOOLS, LAYERS } from '../.dependency-cruiser.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BEGIN =
@@ -66,6 +67,14 @@ function allowance(layer, to) {
   return undefined;
 }
 
+/** The CLI's offline admin tools (CLI_OFFLINE_TOOLS) that may import the package `to`. */
+function offlineTools(layer, to) {
+  if (layer !== 'cli') return [];
+  return Object.entries(CLI_OFFLINE_TOOLS)
+    .filter(([, extra]) => extra.some((a) => a.split('/')[0] === to))
+    .map(([file]) => file);
+}
+
 export function generate(root = ROOT) {
   const pkgs = workspacePackages(root);
   const known = JSON.parse(readFileSync(join(root, '.dependency-cruiser-known-violations.json'), 'utf8'));
@@ -81,7 +90,10 @@ export function generate(root = ROOT) {
       }
       const how = allowance(p.layer, target.layer);
       const knownHere = known.some((k) => k.from.startsWith(`${p.dir}/`) && k.to.startsWith(`${target.dir}/`));
+      const offline = offlineTools(p.layer, target.layer).length > 0;
       if (how === 'allowed') edges.push(`  ${p.id} --> ${target.id}`);
+      else if (offline && !knownHere)
+        edges.push(`  ${p.id} -.->|"${how ? `${how}; ` : ''}offline admin tools, lazily"| ${target.id}`);
       else if (how && knownHere) edges.push(`  ${p.id} -.->|"${how} only; known violation"| ${target.id}`);
       else if (how) edges.push(`  ${p.id} -->|"${how} only"| ${target.id}`);
       else if (knownHere) edges.push(`  ${p.id} -.->|known violation| ${target.id}`);
@@ -107,6 +119,14 @@ export function generate(root = ROOT) {
     lines.push(`| ${who}${planned} | ${what} |`);
   }
 
+  lines.push('', '| CLI offline admin tool (`CLI_OFFLINE_TOOLS`) | may also import, lazily |', '| --- | --- |');
+  for (const [file, extra] of Object.entries(CLI_OFFLINE_TOOLS))
+    lines.push(`| \`packages/cli/src/${file}\` | ${extra.map((a) => `\`@finger/${a}\``).join(', ')} |`);
+
+  if (known.length === 0) {
+    lines.push('', 'Known violations: none (`.dependency-cruiser-known-violations.json` is empty).');
+    return { block: `${BEGIN}\n\n${lines.join('\n')}\n\n${END}`, problems };
+  }
   lines.push('', '| known violation | files | removed by |', '| --- | --- | --- |');
   const groups = new Map();
   const pkgOf = (file) => file.split('/').slice(0, 2).join('/');

@@ -65,6 +65,9 @@ function cleanRepo(): string {
     'packages/firewall/src/a.ts': "import type { B } from './b.js';\nexport interface A {\n  b?: B;\n}\n",
     'packages/firewall/src/b.ts': "import type { A } from './a.js';\nexport interface B {\n  a?: A;\n}\n",
     'packages/cli/src/index.ts': "import { x } from '@finger/protocol';\nexport const c = x;\n",
+    // an offline admin tool (CLI_OFFLINE_TOOLS) loads its package lazily: allowed
+    'packages/cli/src/commands/audit.ts':
+      "import type { f } from '@finger/firewall';\nexport const verify = async (): Promise<typeof f> => (await import('@finger/firewall')).f;\n",
     'modules/echo/src/index.ts': "import { h } from '@finger/hub';\nexport const e = h;\n",
   });
 }
@@ -90,6 +93,18 @@ const FORBIDDEN: Record<string, { file: string; text: string; line: string }> = 
     file: 'packages/cli/src/policy.ts',
     text: "export const load = () => import('@finger/firewall');\n",
     line: 'error layer-cli: packages/cli/src/policy.ts → packages/firewall/src/index.ts',
+  },
+  // an offline admin tool importing what its CLI_OFFLINE_TOOLS entry does not name (router: agents only)
+  'cli-offline-tool': {
+    file: 'packages/cli/src/commands/router.ts',
+    text: "export const load = () => import('@finger/firewall');\n",
+    line: 'error cli-offline-tool: packages/cli/src/commands/router.ts → packages/firewall/src/index.ts',
+  },
+  // an offline admin tool loading its own package eagerly: every command would load the firewall
+  'cli-offline-lazy': {
+    file: 'packages/cli/src/commands/policy.ts',
+    text: "import { f } from '@finger/firewall';\nexport const g = f;\n",
+    line: 'error cli-offline-lazy: packages/cli/src/commands/policy.ts → packages/firewall/src/index.ts',
   },
   'layer-unlisted': {
     file: 'packages/newpkg/src/index.ts',
