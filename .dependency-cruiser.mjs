@@ -48,9 +48,9 @@ export const LAYERS = {
  * them. Every other CLI command is a client of the daemon's HTTP/WebSocket API.
  */
 export const CLI_OFFLINE_TOOLS = {
-  // policy check / policy test: evaluates the policy files as the daemon would
+  // policy check: evaluates the policy files as the daemon would (show/set/reset speak HTTP)
   'commands/policy.ts': ['firewall'],
-  // audit verify / archive / ack-gap: the audit log's hash chain, on its files
+  // audit verify / archive / acknowledge: the audit log's hash chain, on its files
   'commands/audit.ts': ['firewall'],
   // audit heads: the chain heads kept in Redis (the daemon's config names it)
   'commands/audit-heads.ts': ['firewall', 'daemon', 'hub/redis'],
