@@ -1,20 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import * as wsLib from 'ws';
 
-import type { EventBus, EventFilter, Logger } from '@finger/hub';
-import {
-  type ErrorInfo,
-  type EventType,
-  FingerError,
-  isEventType,
-  jsonLimitError,
-  type Principal,
-} from '@finger/protocol';
+import type { EventBus, Logger } from '@finger/hub';
+import { type FingerError, jsonLimitError, type Principal } from '@finger/protocol';
 
 import { ACCESS, hasRole } from '../auth/auth-hook.js';
 import type { SessionStore } from '../auth/session-store.js';
 import type { TokenStore } from '../auth/token-store.js';
+import { EventClient, WS_CLOSE } from './event-client.js';
+import { parseSubscribe } from './subscribe-filter.js';
+import { textFrame } from './ws-frames.js';
 
 /** Options of {@link EventGateway}. */
 export interface EventGatewayOptions {
@@ -59,342 +54,13 @@ export interface EventGatewayStats {
   sockets_refused: number;
 }
 
-/** Close codes used by the gateway. */
-export const WS_CLOSE = {
-  unauthenticated: 4401,
-  forbidden: 4403,
-  shutdown: 1001,
-  /** The client fell `ws.max_slow_bytes` behind: cut off (reason "slow consumer"). */
-  slow_consumer: 4008,
-  /** Over `ws.max_sockets` or `ws.max_sockets_per_token` (reason E_OVERLOADED). */
-  too_many_sockets: 4429,
-} as const;
-
-const OPEN = 1;
-
-/** The filter fields a subscriber may set, as echoed in `{"type":"subscribed"}`. */
-interface WireFilter {
-  types?: EventType[];
-  session_id?: string;
-  request_id?: string;
-  correlation_id?: string;
-}
-
-function parseSubscribe(msg: Record<string, unknown>): WireFilter {
-  const issues: { path: string; message: string }[] = [];
-  const out: WireFilter = {};
-  if (msg.types !== undefined) {
-    if (!Array.isArray(msg.types)) issues.push({ path: '$.types', message: 'must be an array of event types' });
-    else {
-      msg.types.forEach((t, i) => {
-        if (!isEventType(t)) issues.push({ path: `$.types[${i}]`, message: `unknown event type ${JSON.stringify(t)}` });
-      });
-      if (msg.types.length > 0) out.types = msg.types as EventType[];
-    }
-  }
-  for (const key of ['session_id', 'request_id', 'correlation_id'] as const) {
-    const v = msg[key];
-    if (v === undefined || v === null || v === '') continue;
-    if (typeof v !== 'string' || v.length > 256)
-      issues.push({ path: `$.${key}`, message: 'must be a string (≤ 256 chars)' });
-    else out[key] = v;
-  }
-  for (const key of Object.keys(msg)) {
-    if (!['op', 'types', 'session_id', 'request_id', 'correlation_id'].includes(key))
-      issues.push({ path: `$.${key}`, message: 'is not an allowed key' });
-  }
-  if (issues.length)
-    throw new FingerError(
-      'E_INVALID_ARGS',
-      `bad subscribe: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
-      { issues },
-    );
-  return out;
-}
-
-/**
- * One connected client. Events are forwarded as frames built once per event for every client (a
- * shared Buffer: no per-socket string or UTF-8 encoding); when the socket's buffer is above the
- * byte bound, frames wait in a queue bounded by count; when the queue is full new events are
- * dropped and counted until the client has drained everything, then it is told
- * `{"type":"dropped","count":n}`. A client that falls `max_slow_bytes` behind (bytes in the
- * socket, queued, and dropped since it caught up) is cut off with close 4008 and its queue freed.
- * Nothing here ever waits for the client, so a stalled reader costs the emitter a few compares
- * per event, and a cut one none.
- */
-class Client {
-  principal: Principal | undefined;
-  /** A browser session's key and principal, waiting for its CSRF token (then kept: sign-out closes). */
-  session: { key: string; principal: Principal } | undefined;
-  alive = true;
-  private unsubscribe: (() => void) | undefined;
-  /** Event frames (shared Buffers) and control messages (strings), in order. */
-  private queue: (Buffer | string | undefined)[] = [];
-  private head = 0;
-  private dropped = 0;
-  /** Bytes of the frames in `queue`. */
-  private queuedBytes = 0;
-  /** Bytes of the events dropped since the client last caught up. */
-  private droppedBytes = 0;
-  /** Cut off (slow) or refused: nothing more is sent. */
-  private cut = false;
-  /** The principal id counted in the gateway's per-token socket counts. */
-  counted: string | undefined;
-  /** The TCP socket while corked (until the gateway's flush). */
-  private corked: { uncork(): void } | false = false;
-  /** In the gateway's list of clients to flush. */
-  private scheduled = false;
-  private authTimer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly gw: EventGateway,
-    readonly socket: WebSocket,
-  ) {}
-
-  /** Bus listener: called synchronously on every matching emit. */
-  readonly onEvent = (json: string): void => {
-    if (this.cut || this.socket.readyState !== OPEN) return;
-    const gw = this.gw;
-    const s = gw.counters;
-    if (this.dropped > 0) {
-      this.dropped++;
-      s.events_dropped++;
-      this.droppedBytes += json.length;
-      if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) this.cutOff();
-      return;
-    }
-    const frame = gw.frameOf(json);
-    if (this.head === this.queue.length && this.socket.bufferedAmount < gw.maxBytes) {
-      this.write(frame);
-      s.events_sent++;
-      if (this.socket.bufferedAmount >= gw.flushBytes) this.uncork();
-      return;
-    }
-    if (this.queue.length - this.head >= gw.maxEvents) {
-      this.dropped = 1;
-      s.events_dropped++;
-      this.droppedBytes += json.length;
-      if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) this.cutOff();
-      return;
-    }
-    this.queue.push(frame);
-    this.queuedBytes += frame.length;
-    if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) return this.cutOff();
-    if (this.socket.bufferedAmount < gw.maxBytes) this.pump();
-  };
-
-  /**
-   * Writes an event frame: the gateway's wire bytes straight to the TCP socket (the same bytes for
-   * every client: server frames are not masked), through ws when an extension was negotiated.
-   * Called in order with {@link send}'s control messages, which ws writes synchronously.
-   */
-  private write(frame: Buffer): void {
-    const raw = this.rawSocket();
-    if (raw === undefined || this.socket.extensions !== '') {
-      this.socket.send(frame, TEXT, this.onSent);
-      return;
-    }
-    this.cork();
-    raw.write(this.gw.wireOf(frame), this.onSent);
-  }
-
-  private rawSocket(): RawSocket | undefined {
-    return (this.socket as unknown as { _socket?: RawSocket })._socket;
-  }
-
-  /**
-   * Holds this tick's frames in the TCP socket until the gateway's next flush (one write of many
-   * frames instead of one per frame); `bufferedAmount` still counts them.
-   */
-  private cork(): void {
-    if (this.corked) return;
-    const raw = this.rawSocket();
-    if (raw === undefined) return;
-    raw.cork();
-    this.corked = raw;
-    if (this.scheduled) return;
-    this.scheduled = true;
-    this.gw.flushLater(this);
-  }
-
-  /** The gateway's flush: writes what {@link cork} held. */
-  flushed(): void {
-    this.scheduled = false;
-    this.uncork();
-  }
-
-  /** Writes what {@link cork} held (at the flush, or at once past `flushBytes` held). */
-  private uncork(): void {
-    const raw = this.corked;
-    if (!raw) return;
-    this.corked = false;
-    raw.uncork();
-  }
-
-  /** Bytes this client is behind: in the socket, queued here, and dropped since it caught up. */
-  private behind(): number {
-    return this.socket.bufferedAmount + this.queuedBytes + this.droppedBytes;
-  }
-
-  /** Cuts a client that fell too far behind: frees its queue, counts it, closes 4008. */
-  private cutOff(): void {
-    this.cut = true;
-    this.gw.counters.slow_closed++;
-    this.dispose();
-    this.socket.close(WS_CLOSE.slow_consumer, 'slow consumer');
-  }
-
-  /** Refuses a socket over a socket limit: an E_OVERLOADED error frame, then close 4429. */
-  refuse(message: string): void {
-    this.sendError({ code: 'E_OVERLOADED', message });
-    this.cut = true;
-    this.dispose();
-    this.socket.close(WS_CLOSE.too_many_sockets, 'E_OVERLOADED');
-  }
-
-  /** Write callback of every frame: the socket made progress, so try to move the queue. */
-  private readonly onSent = (err?: Error | null): void => {
-    if (err) return;
-    if (this.head < this.queue.length || this.dropped > 0) this.pump();
-  };
-
-  private pump(): void {
-    const socket = this.socket;
-    if (socket.readyState !== OPEN) return;
-    const max = this.gw.maxBytes;
-    while (this.head < this.queue.length && socket.bufferedAmount < max) {
-      const frame = this.queue[this.head]!;
-      this.queue[this.head++] = undefined;
-      if (typeof frame === 'string') socket.send(frame, this.onSent);
-      else {
-        this.queuedBytes -= frame.length;
-        this.write(frame);
-        this.gw.counters.events_sent++;
-        if (socket.bufferedAmount >= this.gw.flushBytes) this.uncork();
-      }
-    }
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-      this.queuedBytes = 0;
-      if (this.dropped > 0 && socket.bufferedAmount < max) {
-        socket.send(`{"type":"dropped","count":${this.dropped}}`, this.onSent);
-        this.gw.counters.dropped_notices++;
-        this.dropped = 0;
-        this.droppedBytes = 0;
-      }
-    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-  }
-
-  /** Sends a control message in order with queued events (never dropped). */
-  send(msg: object): void {
-    if (this.cut || this.socket.readyState !== OPEN) return;
-    const frame = JSON.stringify(msg);
-    if (this.head === this.queue.length && this.dropped === 0) this.socket.send(frame, this.onSent);
-    else this.queue.push(frame);
-  }
-
-  sendError(error: ErrorInfo): void {
-    this.send({
-      type: 'error',
-      error: {
-        code: error.code,
-        message: error.message,
-        ...(error.details !== undefined ? { details: error.details } : {}),
-      },
-    });
-  }
-
-  fail(code: 'E_UNAUTHENTICATED' | 'E_FORBIDDEN', message: string): void {
-    this.sendError({ code, message });
-    this.socket.close(code === 'E_UNAUTHENTICATED' ? WS_CLOSE.unauthenticated : WS_CLOSE.forbidden, code);
-  }
-
-  /** Ends the session of a revoked token: no event after this, an error frame, then close 4401. */
-  revoke(message: string): void {
-    this.dispose();
-    this.principal = undefined;
-    this.session = undefined;
-    this.fail('E_UNAUTHENTICATED', message);
-  }
-
-  startAuthTimer(ms: number): void {
-    const what = this.session ? '{"op":"auth","csrf":…}' : '{"op":"auth","token":…}';
-    this.authTimer = setTimeout(() => {
-      if (!this.principal) this.fail('E_UNAUTHENTICATED', `no ${what} within ${ms} ms`);
-    }, ms);
-    this.authTimer.unref();
-  }
-
-  authenticated(principal: Principal): void {
-    if (this.authTimer) clearTimeout(this.authTimer);
-    this.authTimer = undefined;
-    if (!hasRole(principal, ACCESS.viewer)) {
-      this.fail('E_FORBIDDEN', `role ${principal.roles.join(',')} may not read events`);
-      return;
-    }
-    this.principal = principal;
-    this.send({ type: 'ready' });
-  }
-
-  subscribe(events: EventBus, filter: WireFilter): void {
-    this.unsubscribe?.();
-    this.send({ type: 'subscribed', filter });
-    const f: EventFilter = {};
-    if (filter.types) f.types = filter.types;
-    if (filter.session_id) f.session_id = filter.session_id;
-    if (filter.request_id) f.request_id = filter.request_id;
-    if (filter.correlation_id) f.correlation_id = filter.correlation_id;
-    this.unsubscribe = events.subscribeJson(f, this.onEvent);
-  }
-
-  dispose(): void {
-    if (this.authTimer) clearTimeout(this.authTimer);
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    this.queue = [];
-    this.head = 0;
-    this.queuedBytes = 0;
-  }
-}
-
-/** ws send options of an event frame: a text frame from a Buffer (no per-socket encoding). */
-const TEXT = { binary: false } as const;
+export { WS_CLOSE } from './event-client.js';
 
 /**
  * How long corked event frames wait for more before they are written (one gateway timer, armed
  * only while some socket holds frames): fewer, larger writes per socket for that much latency.
  */
 const FLUSH_MS = 10;
-
-/** What the gateway uses of a ws client's TCP socket. */
-interface RawSocket {
-  cork(): void;
-  uncork(): void;
-  write(data: Buffer, cb: (err?: Error | null) => void): boolean;
-}
-
-/** `ws`'s frame builder (exported by `ws`, not declared by @types/ws). */
-const WsSender = (wsLib as unknown as { Sender: { frame(data: Buffer, o: FrameOptions): Buffer[] } }).Sender;
-interface FrameOptions {
-  fin: boolean;
-  opcode: number;
-  mask: boolean;
-  readOnly: boolean;
-  rsv1: boolean;
-}
-
-/**
- * The whole WebSocket frame of a text message (FIN, opcode 1, unmasked, no extension), framed by
- * `ws`'s own `Sender.frame` — the library's framing, not ours — and joined into one buffer so every
- * client's socket gets the same bytes.
- */
-function textFrame(payload: Buffer): Buffer {
-  return Buffer.concat(WsSender.frame(payload, { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false }));
-}
 
 /**
  * The WebSocket gateway of `/v1/events` (§3.9, http-api.md): authentication by header or first
@@ -408,11 +74,11 @@ export class EventGateway {
   readonly maxSlowBytes: number;
   /** Bytes a corked socket may hold before it is written at once (half the socket bound, ≤ 64 KiB). */
   readonly flushBytes: number;
-  private readonly clients = new Set<Client>();
+  private readonly clients = new Set<EventClient>();
   /** Open sockets per principal id (authenticated clients). */
   private readonly perToken = new Map<string, number>();
   /** Clients corked since the last flush (each once), and whether a flush is scheduled. */
-  private toFlush: Client[] = [];
+  private toFlush: EventClient[] = [];
   private flushing = false;
   /** The last event line framed, and its frame: every client of one emit shares it. */
   private lastJson: string | undefined;
@@ -448,7 +114,7 @@ export class EventGateway {
   }
 
   /** Schedules the uncork of a client's socket (one flush for all, {@link FLUSH_MS} later). */
-  flushLater(client: Client): void {
+  flushLater(client: EventClient): void {
     this.toFlush.push(client);
     if (this.flushing) return;
     this.flushing = true;
@@ -473,7 +139,7 @@ export class EventGateway {
 
   /** The `wsHandler` of `GET /v1/events`. `request.principal` is set when a valid header came with the upgrade. */
   handle(socket: WebSocket, request: FastifyRequest): void {
-    const client = new Client(this, socket);
+    const client = new EventClient(this, socket);
     if (this.closed) {
       socket.close(WS_CLOSE.shutdown, 'daemon shutting down');
       return;
@@ -506,7 +172,7 @@ export class EventGateway {
    * A client proved who it is: refused (4429) past `max_sockets_per_token` sockets of that
    * principal, else counted and ready.
    */
-  private authenticated(client: Client, principal: Principal): void {
+  private authenticated(client: EventClient, principal: Principal): void {
     const max = this.o.max_sockets_per_token ?? 0;
     const n = this.perToken.get(principal.id) ?? 0;
     if (max > 0 && n >= max) {
@@ -519,7 +185,7 @@ export class EventGateway {
     client.authenticated(principal);
   }
 
-  private uncount(client: Client): void {
+  private uncount(client: EventClient): void {
     const id = client.counted;
     if (id === undefined) return;
     client.counted = undefined;
@@ -548,7 +214,7 @@ export class EventGateway {
     this.perToken.clear();
   }
 
-  private onMessage(client: Client, data: unknown, isBinary: boolean): void {
+  private onMessage(client: EventClient, data: unknown, isBinary: boolean): void {
     let msg: Record<string, unknown>;
     try {
       if (isBinary) throw new Error('binary frame');
@@ -605,7 +271,7 @@ export class EventGateway {
   }
 
   /** `{"op":"halt"}` → `{"type":"halted","phase"}`, or an error frame (E_FORBIDDEN below operator). */
-  private halt(client: Client, halt: (actor: Principal) => Promise<{ phase: string }>): void {
+  private halt(client: EventClient, halt: (actor: Principal) => Promise<{ phase: string }>): void {
     const principal = client.principal!;
     if (!hasRole(principal, ACCESS.operator))
       return client.sendError({ code: 'E_FORBIDDEN', message: 'halt needs the admin or operator role' });
