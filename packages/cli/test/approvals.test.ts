@@ -10,15 +10,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
 
+import { type ApprovalView, describeAnswer, formatApproval } from '../src/approval-views.js';
 import { DaemonClient } from '../src/client.js';
-import {
-  type ApprovalView,
-  describeAnswer,
-  editArgs,
-  formatApproval,
-  type Prompter,
-  reviewApproval,
-} from '../src/commands/approvals.js';
+import { editArgs, type Prompter, reviewApproval } from '../src/commands/approval-review.js';
 import { Output } from '../src/output.js';
 import { Capture, runCli } from './helpers.js';
 

@@ -7,11 +7,12 @@ import { createInterface } from 'node:readline/promises';
 
 import type { FingerEvent } from '@finger/protocol';
 
+import type { ApprovalView } from '../approval-views.js';
 import { type DaemonClient, seg } from '../client.js';
 import type { CommandContext } from '../context.js';
 import { type StreamControl, streamEvents } from '../event-stream.js';
 import { EXIT } from '../exit-codes.js';
-import { type ApprovalView, editArgs, type Prompter, reviewApproval } from './approvals.js';
+import { editArgs, type Prompter, reviewApproval } from './approval-review.js';
 
 /** A task as `GET /v1/tasks/:id` sends it (the fields the CLI shows). */
 export interface TaskView {

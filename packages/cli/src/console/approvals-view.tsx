@@ -8,8 +8,8 @@
 import { Box, useInput } from 'ink';
 import { type ReactNode, useState } from 'react';
 
+import { type AnswerResultView, type ApprovalView, describeAnswer, formatApproval } from '../approval-views.js';
 import type { Env } from '../client.js';
-import { type AnswerResultView, type ApprovalView, describeAnswer, formatApproval } from '../commands/approvals.js';
 import { ApiError } from '../errors.js';
 import { makeColors } from '../output.js';
 import { canAnswer, type ConsoleData, roleName, safe, secondsLeft, shortDuration } from './model.js';

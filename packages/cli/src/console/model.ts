@@ -6,7 +6,7 @@
 import type { FingerEvent } from '@finger/protocol';
 
 import type { ModuleInfo } from '../api-types.js';
-import type { ApprovalView, StandingApprovalView } from '../commands/approvals.js';
+import type { ApprovalView, StandingApprovalView } from '../approval-views.js';
 import type { SafetyHealth } from '../commands/safety.js';
 import type { TaskView } from '../commands/task-follow.js';
 import { escapeControls } from '../output.js';

@@ -10,8 +10,8 @@ import WebSocket from 'ws';
 import type { FingerEvent } from '@finger/protocol';
 
 import type { EventStreamMessage, ModuleInfo, WhoAmI } from '../api-types.js';
+import type { AnswerResultView, ApprovalView, StandingApprovalView } from '../approval-views.js';
 import { type DaemonClient, seg } from '../client.js';
-import type { AnswerResultView, ApprovalView, StandingApprovalView } from '../commands/approvals.js';
 import type { SafetyHealth } from '../commands/safety.js';
 import type { TaskView } from '../commands/task-follow.js';
 import { ApiError } from '../errors.js';
