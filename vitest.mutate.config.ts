@@ -10,6 +10,8 @@ export default defineConfig({
   resolve: {
     alias: {
       '@finger/protocol': r('./packages/protocol/src/index.ts'),
+      '@finger/workspace': r('./packages/workspace/src/index.ts'),
+      '@finger/net-address': r('./packages/net-address/src/index.ts'),
       '@finger/firewall': r('./packages/firewall/src/index.ts'),
     },
   },
