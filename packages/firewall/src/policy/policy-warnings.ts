@@ -1,7 +1,8 @@
 // Loader warnings: parts of a valid policy that can never have an effect. They do not refuse the
 // policy (a tool may simply not be installed yet), but `policy show` and the daemon log print them.
 
-import { canonicalJson } from '../audit/canonical-json.js';
+import { canonicalJson } from '@finger/protocol';
+
 import type { CompileContext } from './compile-policy.js';
 import type { CompiledPolicy } from './compiled-policy.js';
 import type { KnownTool, PolicyWarning } from './policy-types.js';

@@ -3,7 +3,8 @@
 // and treat what they cannot see (no command model) as a match; loosening rules (AUTO, NOTIFY)
 // need EVERY value to match and never match what they cannot see.
 
-import { canonicalJson } from '../audit/canonical-json.js';
+import { canonicalJson } from '@finger/protocol';
+
 import type { Level } from '../engine/evaluation.js';
 import type { CommandModel } from '../risk/command-model.js';
 import type { CommandPattern } from '../risk/command-pattern.js';
