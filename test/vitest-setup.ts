@@ -8,6 +8,7 @@ import {
   daemonLogCount,
   daemonLogsOf,
   describeDaemonLogs,
+  forgetDaemonLogs,
   removeDaemonLogs,
 } from '../packages/testkit/src/daemon-logs.js';
 
@@ -36,8 +37,14 @@ beforeAll(async ({}, suite) => {
 });
 
 // A failing test shows the tail of every daemon log of its file so far (the shared daemon of a
-// beforeAll included); a passing test shows nothing of them.
+// beforeAll included); a passing test shows nothing of them. Files share a worker's modules
+// (vitest.config.ts `isolate: false`), so the count starts again with each file and its afterAll
+// leaves the list empty for the next one.
 let failures = 0;
+beforeAll(() => {
+  failures = 0;
+});
+
 afterEach((ctx) => {
   if (ctx.task.result?.state !== 'fail' || daemonLogCount() === 0) return;
   failures++;
@@ -47,11 +54,14 @@ afterEach((ctx) => {
 // eslint-disable-next-line no-empty-pattern
 afterAll(({}, suite) => {
   if (daemonLogCount() === 0) return;
-  if (failures === 0 && !failedIn(suite as TaskLike)) removeDaemonLogs();
-  else
-    console.error(
-      `daemon logs kept: ${daemonLogsOf()
-        .map((l) => l.path)
-        .join(', ')}`,
-    );
+  if (failures === 0 && !failedIn(suite as TaskLike)) {
+    removeDaemonLogs();
+    return;
+  }
+  console.error(
+    `daemon logs kept: ${daemonLogsOf()
+      .map((l) => l.path)
+      .join(', ')}`,
+  );
+  forgetDaemonLogs();
 });

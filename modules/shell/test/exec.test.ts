@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { InProcessRuntime } from '@finger/hub';
 
@@ -153,8 +153,8 @@ describe('shell.exec', () => {
   });
 
   it('scrubs secrets from the environment, keeps PATH, and adds allowed caller variables', async () => {
-    process.env.FAKE_API_TOKEN = 'leak-me';
-    process.env.FAKE_DB_PASSWORD = 'leak-me-too';
+    vi.stubEnv('FAKE_API_TOKEN', 'leak-me');
+    vi.stubEnv('FAKE_DB_PASSWORD', 'leak-me-too');
     const r = await exec({ argv: ['env'], env: { GREETING: 'hi' } });
     const names = new Map(
       (r.stdout as string)

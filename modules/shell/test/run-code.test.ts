@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import type { InProcessRuntime } from '@finger/hub';
 
@@ -130,7 +130,7 @@ describe('shell.run_code', () => {
   });
 
   it('scrubs secrets from the snippet environment', async () => {
-    process.env.FAKE_API_TOKEN = 'leak-me';
+    vi.stubEnv('FAKE_API_TOKEN', 'leak-me');
     const rt = await shell();
     const r = await run(rt, {
       language: 'python',

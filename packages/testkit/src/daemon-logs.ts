@@ -20,7 +20,12 @@ export interface DaemonLog {
   close(): void;
 }
 
-/** Logs opened by the test file running in this module graph (vitest isolates files), oldest first. */
+/**
+ * Logs opened in this test process and not yet removed or forgotten, oldest first. Test files share
+ * a worker's module graph (vitest.config.ts `isolate: false`): the setup file empties the list at the
+ * end of every file, removing the logs of a file that passed and forgetting (keeping) those of one
+ * that failed.
+ */
 const opened: DaemonLog[] = [];
 let seq = 0;
 
@@ -51,6 +56,11 @@ export function removeDaemonLogs(): void {
     log.close();
     rmSync(log.path, { force: true });
   }
+}
+
+/** Closes every log opened so far and forgets it, leaving its file in place (after a file with a failure). */
+export function forgetDaemonLogs(): void {
+  for (const log of opened.splice(0)) log.close();
 }
 
 /** The last `lines` lines of the file at `path`, reading at most its last `max_bytes` bytes. */

@@ -17,6 +17,24 @@ export async function isRedis(url: string): Promise<boolean> {
   return reply?.startsWith('+PONG') === true || reply?.startsWith('-NOAUTH') === true;
 }
 
+/** redis-server children still running. */
+const live = new Set<ChildProcess>();
+let exitHook = false;
+
+/**
+ * Kills `child` when the test process exits, through one listener for all of them: test files
+ * share a worker's process (vitest.config.ts `isolate: false`), one listener per server would pile up.
+ */
+function killAtExit(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const c of live) c.kill('SIGKILL');
+  });
+}
+
 /**
  * A redis-server child of the test process on a fixed free loopback port, without persistence
  * (`--save "" --appendonly no`), that a test may stop and start again (outage tests). Never the
@@ -28,9 +46,7 @@ export class RedisServerChild {
     readonly port: number,
     private readonly bin: string,
     private readonly extraArgs: readonly string[],
-  ) {
-    process.once('exit', () => this.child?.kill('SIGKILL'));
-  }
+  ) {}
 
   /**
    * Starts one on a free port (`extraArgs` added to its command line, e.g. `--requirepass x`);
@@ -62,8 +78,10 @@ export class RedisServerChild {
       'no',
       ...this.extraArgs,
     ];
-    this.child = spawn(this.bin, args, { stdio: 'ignore' });
-    this.child.once('exit', () => (this.child = undefined));
+    const child = spawn(this.bin, args, { stdio: 'ignore' });
+    this.child = child;
+    killAtExit(child);
+    child.once('exit', () => (this.child = undefined));
     for (let i = 0; i < 100; i++) {
       if (await isRedis(this.url)) return;
       await new Promise((r) => setTimeout(r, 100));

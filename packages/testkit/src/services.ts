@@ -186,6 +186,8 @@ export async function startConfiguredNats(bin: string, config: string): Promise<
   writeFileSync(file, `listen: "127.0.0.1:${port}"\n${config}`);
   const child = spawn(bin, ['-c', file], { stdio: 'ignore' });
   const stop = () => {
+    // test files share a worker's process (isolate: false): a stopped server leaves no listener behind
+    process.off('exit', stop);
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
