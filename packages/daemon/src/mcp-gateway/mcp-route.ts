@@ -132,13 +132,24 @@ function webRequestOf(request: FastifyRequest, signal: AbortSignal): Request {
   });
 }
 
+/**
+ * Hands the SDK's web Response to fastify. A JSON answer (every tools/call that sent nothing
+ * before its result) is read whole and sent with its length in one write; piping it through a
+ * Node stream made a chunked reply whose end reached the client a few loop turns later. Only an
+ * event stream (progress before the result, `subscriptions/listen`) is streamed.
+ */
 async function send(reply: FastifyReply, res: Response): Promise<FastifyReply> {
   reply.code(res.status);
   res.headers.forEach((v, k) => {
     if (k !== 'content-length') reply.header(k, v);
   });
   if (res.body === null) return reply.send();
+  if (!isEventStream(res.headers.get('content-type'))) return reply.send(Buffer.from(await res.arrayBuffer()));
   return reply.send(Readable.fromWeb(res.body as unknown as NodeReadableStream));
+}
+
+function isEventStream(contentType: string | null): boolean {
+  return contentType !== null && contentType.toLowerCase().startsWith('text/event-stream');
 }
 
 /**
