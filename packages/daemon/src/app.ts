@@ -53,6 +53,7 @@ import { resolveTokenFile } from './home-paths.js';
 import { DelegatedCalls } from './hooks/delegated-calls.js';
 import { hostPolicy } from './http/host-check.js';
 import { createServer } from './http/server.js';
+import { declareInterceptorChain } from './interceptor-slots.js';
 import { LogDestination } from './log-destination.js';
 import {
   COUNTER_KEYS,
@@ -62,10 +63,11 @@ import {
   RouteCounters,
   statsFamilies,
 } from './metrics.js';
-import { type SafetyWiring, wireSafety } from './safety-wiring.js';
+import { wireSafety } from './safety-wiring.js';
 import { wireSandboxProxy } from './sandbox-proxy-wiring.js';
 import { wireSandbox } from './sandbox-wiring.js';
 import { wireTasks } from './tasks-wiring.js';
+import { Teardown } from './teardown.js';
 import { wireUndoSnapshots } from './undo-wiring.js';
 import { VERSION } from './version.js';
 import { resolveWorkspaceRoots } from './workspace.js';
@@ -242,7 +244,10 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const clock = options.clock ?? systemClock;
   // before anything can start a process: mode `required` without a sandbox refuses the start
   // the workspace-write profile's package-registry proxy (config sandbox.network.allow): listens from listen() on
+  // each part registers its shutdown as it is built (teardown.ts): close() and a failed start run the same steps
+  const teardown = new Teardown((name, err) => logger.warn({ err, part: name }, `${name}: close failed`));
   const sandboxProxy = wireSandboxProxy({ config: config.sandbox, home, logger });
+  if (sandboxProxy !== undefined) teardown.add('front', 'sandbox proxy', () => sandboxProxy.close());
   const sandbox = wireSandbox({
     config: config.sandbox,
     home,
@@ -253,6 +258,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     ...(sandboxProxy !== undefined ? { proxy: sandboxProxy } : {}),
   });
   const tokens = new TokenStore(home, { tokenFile, warn });
+  // a full disk: the last-used times are informational; the shutdown goes on (the failure is logged)
+  teardown.add('state', 'token usage', () => tokens.flush());
   if (config.approvals.answerers) {
     const known = new Set(tokens.list().map((t) => t.name));
     const unknown = config.approvals.answerers.filter((n) => !known.has(n));
@@ -265,6 +272,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     logger: logger.child({ component: 'events' }),
   });
   const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });
+  teardown.add('state', 'events', () => events.close());
   // A supervised task's own workspace root, for its calls only (firewall sandbox, fs and shell).
   const taskWorkspaces = new TaskWorkspaces();
   const taskConfidence = new TaskConfidence();
@@ -308,6 +316,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         logger: logger.child({ component: 'redis' }),
       })
     : undefined;
+  if (redis) teardown.add('state', 'redis', () => redis.close());
   const runtimes = clusterRuntimes();
   const hub = new MessageHub({
     ...(config.nats.url ? { createRuntime: runtimes.create } : {}),
@@ -324,24 +333,28 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const startedAt = Date.now();
   let closing: Promise<void> | undefined;
   let daemonFile: string | undefined;
-  let audit: AuditLog | undefined;
   let firewall: FirewallWiring | undefined;
-  let safety: SafetyWiring | undefined;
   let cluster: ClusterWiring | undefined;
+  // on a failed start in-flight calls are not waited for
+  let drainMs = config.shutdown.drain_ms;
+  teardown.add('drain', 'hub: drain calls, close modules', () => hub.close(drainMs));
+  // [safety, grants, firewall], outermost first, declared before any module loads
+  const chain = declareInterceptorChain(hub);
   try {
     // Opened before any module loads; a damaged log refuses the start (E_STORE_UNAVAILABLE), and so
     // does a log that does not reach its head kept in state/ and Redis (E_AUDIT_BROKEN).
     const auditDir = join(home, 'audit');
-    audit = await AuditLog.open({
+    const audit = await AuditLog.open({
       dir: auditDir,
       clock,
       logger: logger.child({ component: 'audit' }),
       heads: [new FileAuditHeadStore(auditHeadPath(home)), ...(redis ? [redis.auditHead(auditDir)] : [])],
     });
+    teardown.add('state', 'audit log', () => audit.close());
     const auditLog = audit;
     redis?.mirrorAudit(auditLog);
     // Outermost: a halt or a lockout refuses a call before grants and firewall see it.
-    safety = await wireSafety({
+    const sw = await wireSafety({
       hub,
       audit: auditLog,
       home,
@@ -352,11 +365,11 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       excused: (e) => firewall?.excused(e) ?? false,
       ...(redis ? { store: await redis.safetyStore() } : {}),
     });
-    const sw = safety;
-    hub.use(sw.interceptor);
+    teardown.add('state', 'safety', () => sw.close());
+    chain.fill('safety', sw.interceptor);
     // Agents may call only the tools their role is granted; humans (admin/operator) any tool.
     const grants = new ToolGrantProfile({ file: join(home, 'state', 'grants.json'), extra: config.grants });
-    hub.use(createGrantInterceptor(grants, events));
+    chain.fill('grants', createGrantInterceptor(grants, events));
     const moduleErrors = await loadModules(hub, config, home, options.builtinModulesDir ?? BUILTIN_MODULES_DIR, logger);
     moduleErrors.push(
       ...(await registerMcpServers(hub.registry, config.mcp.servers, { baseDir: home, logger })).errors,
@@ -395,6 +408,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         : {}),
     });
     const fw = firewall;
+    teardown.add('front', 'firewall: answer held calls', () => fw.close());
     // holds a kill -9 left unanswered get their resolution (abandoned) before the gate takes new ones
     await settleAbandonedHolds({
       audit: auditLog,
@@ -409,12 +423,12 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         sessions: fw.gate.sessionState,
         standing: fw.gate.standingApprovals,
       });
-    hub.use(fw.interceptor);
+    chain.fill('firewall', fw.interceptor);
     // Distributed mode: local modules served on NATS, remote ones imported behind the firewall.
     if (config.nats.url) {
       const log = logger.child({ component: 'cluster' });
       // without Redis each daemon keeps its own lockout: halts and unlocks travel with the cluster's events
-      const relayHaltsTo = config.redis.url ? undefined : safety?.monitor;
+      const relayHaltsTo = config.redis.url ? undefined : sw.monitor;
       cluster = await wireCluster({
         hub,
         events,
@@ -426,6 +440,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         node,
         ...(relayHaltsTo ? { relayHaltsTo } : {}),
       });
+      const joined = cluster;
+      teardown.add('drain', 'cluster', () => joined.close());
     }
     // The ingress supervisor: ordinary text is routed by it (offline router when no model is configured).
     const agentsLog = logger.child({ component: 'agents' });
@@ -434,6 +450,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       ...{ hub, logger, supervisor: agents.supervisorTarget },
       route_timeout_ms: agents.routeTimeoutMs,
     });
+    // after the drain: HTTP requests of calls that outlived it are answered E_PROVIDER_CLOSED
+    teardown.add('answer', 'input gateway: answer calls that outlived the drain', () => gateway.close());
     const tasks = wireTasks({
       ...{ hub, events, grants, home, workspaceRoots, config, clock, perception: fw.perception, safety: sw.monitor },
       homeDir: userHome,
@@ -444,6 +462,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       scratchpad: (workspace) => scratchpadReader?.(workspace) ?? Promise.resolve(undefined),
       logger: logger.child({ component: 'tasks' }),
     });
+    teardown.add('front', 'tasks', () => tasks.close());
     const sessionLimits = {
       ...SESSION_DEFAULTS,
       idle_ms: config.ui.session_idle_ms,
@@ -451,6 +470,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       max_sessions: config.ui.max_sessions,
     };
     const sessions = new SessionStore(tokens, sessionLimits, () => clock.now());
+    teardown.add('front', 'browser sessions', () => sessions.close());
     const eventGateway = new EventGateway({
       events,
       tokens,
@@ -459,6 +479,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       ...config.ws,
       halt: (actor) => sw.monitor.halt({ actor }),
     });
+    teardown.add('front', 'event sockets', () => eventGateway.close());
     const counters = new RouteCounters();
     const renderMetrics = () =>
       renderPrometheus([
@@ -529,6 +550,20 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
       },
       deps,
     );
+    // stops accepting at the start of the drain; its connections are waited for (1 s at most, then
+    // cut) once the input gateway has answered what outlived the drain
+    let httpClosed: Promise<void> | undefined;
+    teardown.add('drain', 'http: stop accepting', () => {
+      httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
+    });
+    teardown.add('state', 'http connections', async () => {
+      if (httpClosed === undefined) return;
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 1000)));
+      if ((await Promise.race([httpClosed, grace])) === 'timeout') fastify.server.closeAllConnections();
+      clearTimeout(timer);
+      await httpClosed;
+    });
 
     const app: FingerApp = {
       fastify,
@@ -593,33 +628,7 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
         return { url };
       },
       close() {
-        closing ??= (async () => {
-          eventGateway.close();
-          sessions.close();
-          await tasks.close().catch((e: unknown) => logger.warn({ err: e }, 'tasks close failed'));
-          await fw.close();
-          await sandboxProxy?.close().catch((e: unknown) => logger.warn({ err: e }, 'sandbox proxy close failed'));
-          const httpClosed = fastify.close().catch((e: unknown) => logger.warn({ err: e }, 'http close failed'));
-          await cluster?.close();
-          await hub.close(config.shutdown.drain_ms).catch((e: unknown) => logger.warn({ err: e }, 'hub close failed'));
-          // Calls that outlived the drain: answer their HTTP requests with E_PROVIDER_CLOSED.
-          gateway.close();
-          let timer: NodeJS.Timeout | undefined;
-          const grace = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 1000)));
-          if ((await Promise.race([httpClosed, grace])) === 'timeout') fastify.server.closeAllConnections();
-          clearTimeout(timer);
-          await httpClosed;
-          await events.close().catch(() => undefined);
-          try {
-            tokens.flush();
-          } catch (e) {
-            // a full disk: the last-used times are informational; the shutdown goes on
-            logger.warn({ err: e }, 'token usage not saved');
-          }
-          await sw.close().catch((e: unknown) => logger.warn({ err: e }, 'safety close failed'));
-          await auditLog.close().catch((e: unknown) => logger.warn({ err: e }, 'audit close failed'));
-          await redis?.close().catch((e: unknown) => logger.warn({ err: e }, 'redis close failed'));
-        })().finally(() => {
+        closing ??= teardown.run().finally(() => {
           // whatever failed above: a stopped daemon never leaves its daemon.json behind
           if (daemonFile) removeDaemonFile(daemonFile);
         });
@@ -628,12 +637,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
     };
     return app;
   } catch (e) {
-    await firewall?.close().catch(() => undefined);
-    await cluster?.close().catch(() => undefined);
-    await hub.close(0).catch(() => undefined);
-    await safety?.close().catch(() => undefined);
-    await audit?.close().catch(() => undefined);
-    await redis?.close().catch(() => undefined);
+    drainMs = 0;
+    await teardown.run();
     throw e;
   }
 }
