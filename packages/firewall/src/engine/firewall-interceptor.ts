@@ -266,7 +266,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
       const v = source.verdict(call, toolOf(call, tools), confidenceOf?.(call));
       // the engine ran nothing that changes the arguments: they go as they came
       if (v === CACHED_ALLOW) return next();
-      if (v instanceof Promise) return v.then((w) => (w === CACHED_ALLOW ? next() : act(call, w.facts, w.ev, next)));
+      // host names were being resolved (any thenable: the engine is an interface)
+      if ('then' in v) return v.then((w) => (w === CACHED_ALLOW ? next() : act(call, w.facts, w.ev, next)));
       return act(call, v.facts, v.ev, next);
     } catch (e) {
       return Promise.reject(e);
