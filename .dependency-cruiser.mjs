@@ -20,7 +20,8 @@ export const LAYERS = {
   // atomic writes, workspace paths, undo: what the fs module and the firewall both use
   workspace: ['protocol'],
   'module-sdk': ['protocol'],
-  'shell-risk': ['protocol'],
+  // the shell risk assessor; the cloud metadata endpoints it knows are the web module's too (net-address)
+  'shell-risk': ['protocol', 'net-address'],
   firewall: ['protocol', 'net-address', 'workspace', 'shell-risk'],
   hub: ['protocol', 'module-sdk'],
   agents: ['protocol', 'hub', 'firewall'],

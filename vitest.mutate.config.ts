@@ -12,6 +12,7 @@ export default defineConfig({
       '@finger/protocol': r('./packages/protocol/src/index.ts'),
       '@finger/workspace': r('./packages/workspace/src/index.ts'),
       '@finger/net-address': r('./packages/net-address/src/index.ts'),
+      '@finger/shell-risk': r('./packages/shell-risk/src/index.ts'),
       '@finger/firewall': r('./packages/firewall/src/index.ts'),
     },
   },
@@ -19,7 +20,8 @@ export default defineConfig({
     include: [
       'packages/firewall/test/{policy,gate,engine,sandbox}/**/*.test.ts',
       // the risk tables that pin finger's own home and API, file-reading options and detaching
-      'packages/firewall/test/risk/{finger-self,path-evasions,option-evasions,credential-stores}.test.ts',
+      'packages/firewall/test/sandbox/path-evasions.test.ts',
+      'packages/shell-risk/test/{finger-self,option-evasions,credential-stores}.test.ts',
     ],
     testTimeout: 20_000,
   },

@@ -143,6 +143,8 @@ export type {
   ToolPerception,
 } from './perception/perception-bus.js';
 export { PerceptionBus } from './perception/perception-bus.js';
+export type { CommandPattern } from './policy/command-pattern.js';
+export { compileCommandPattern } from './policy/command-pattern.js';
 export type { CompileContext } from './policy/compile-policy.js';
 export { compilePolicy, DEFAULT_SHELL_TOOLS } from './policy/compile-policy.js';
 export type { CompiledDefaults, ToolRules } from './policy/compiled-policy.js';
@@ -169,30 +171,6 @@ export type {
 } from './policy/policy-types.js';
 export { emptyPolicyDocument } from './policy/policy-types.js';
 export type { CompiledRule } from './policy/rule-match.js';
-export type {
-  Assignment,
-  CommandFlags,
-  CommandModel,
-  CommandRiskLevel,
-  FunctionDefinition,
-  LoopVariable,
-  PipelinePosition,
-  Redirect,
-  RiskAssessment,
-  SimpleCommand,
-  Via,
-} from './risk/command-model.js';
-export { maxLevel as maxCommandRiskLevel } from './risk/command-model.js';
-export type { CommandPattern } from './risk/command-pattern.js';
-export { compileCommandPattern } from './risk/command-pattern.js';
-export type { DaemonFacts } from './risk/finger-self.js';
-export { FORBIDDEN_REASON } from './risk/forbidden.js';
-export { networkNeed } from './risk/network-need.js';
-export type { RiskAssessorOptions, RiskAssessorStats } from './risk/risk-assessor.js';
-export { LONG_COMMAND, MAX_PARSE_LENGTH, RiskAssessor } from './risk/risk-assessor.js';
-export { safeProgramNames } from './risk/safe-commands.js';
-export type { Confinement } from './risk/workspace-confinement.js';
-export { confinementOf } from './risk/workspace-confinement.js';
 export type {
   RepeatEffect,
   RepeatEvent,
@@ -253,6 +231,35 @@ export type {
 export { PathSandbox } from './sandbox/path-sandbox.js';
 export type { SandboxFs } from './sandbox/real-path.js';
 export { nodeSandboxFs } from './sandbox/real-path.js';
+// the shell risk assessor: @finger/shell-risk, re-exported for the firewall's callers (the engine
+// takes a RiskAssessor; an Evaluation carries its RiskAssessment)
+export type {
+  Assignment,
+  CommandFlags,
+  CommandModel,
+  CommandRiskLevel,
+  Confinement,
+  DaemonFacts,
+  FunctionDefinition,
+  LoopVariable,
+  PipelinePosition,
+  Redirect,
+  RiskAssessment,
+  RiskAssessorOptions,
+  RiskAssessorStats,
+  SimpleCommand,
+  Via,
+} from '@finger/shell-risk';
+export {
+  confinementOf,
+  FORBIDDEN_REASON,
+  LONG_COMMAND,
+  MAX_PARSE_LENGTH,
+  maxLevel as maxCommandRiskLevel,
+  networkNeed,
+  RiskAssessor,
+  safeProgramNames,
+} from '@finger/shell-risk';
 // address classification: @finger/net-address, re-exported for the firewall's callers
 export type { AddressClass, AddressKind, AddressPolicyOptions, AddressVerdict } from '@finger/net-address';
 export { addressClass, AddressPolicy, canonicalAddress, classifyAddress, parseAddress } from '@finger/net-address';

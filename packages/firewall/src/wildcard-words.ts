@@ -1,5 +1,5 @@
 // Glob words matched against a list of words, where a lone `*` stands for any run of words: the
-// allow command patterns (risk/command-pattern.ts) and the call shapes of standing approvals
+// allow command patterns (policy/command-pattern.ts) and the call shapes of standing approvals
 // (gate/call-shape.ts) both read their argument lists this way.
 
 import { compileValueGlob, type Matcher } from './value-glob.js';

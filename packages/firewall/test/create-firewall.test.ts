@@ -7,12 +7,12 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import type { EventType, Principal } from '@finger/protocol';
+import type { RiskAssessor } from '@finger/shell-risk';
 
 import type { AuditRecord } from '../src/audit/audit-entry.js';
 import { createFirewall, type FirewallEvents } from '../src/create-firewall.js';
 import type { FirewallCall } from '../src/engine/call-facts.js';
 import { PolicyStore } from '../src/policy/policy-store.js';
-import type { RiskAssessor } from '../src/risk/risk-assessor.js';
 import { PathSandbox } from '../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, sharedAssessor, tempDir } from './engine/helpers.js';
 import { call, rejection } from './engine/interceptor-fixtures.js';

@@ -1,6 +1,6 @@
 // The canonical command model of §3.8: what a shell command (or an exec'd argv) will run, after
 // de-quoting, wrapper stripping and recursion into every nested command. Built by
-// `model-builder.ts`, classified by `classify.ts`, matched by `command-pattern.ts`.
+// `model-builder.ts`, classified by `classify.ts`, matched by the firewall's policy/command-pattern.ts.
 
 /** The RiskAssessor's verdict on a command: `safe` → AUTO, `moderate` → CONFIRM, `dangerous` → APPROVE. */
 export type CommandRiskLevel = 'safe' | 'moderate' | 'dangerous';

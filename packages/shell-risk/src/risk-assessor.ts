@@ -6,7 +6,6 @@
 // disk still answers the same; a command made only of plain words whose program is on the safe
 // list takes a fast path without a parse.
 
-import { classify, type ClassifyOptions } from './classify.js';
 import {
   type CommandModel,
   emptyFlags,
@@ -14,22 +13,23 @@ import {
   type RiskAssessment,
   type SimpleCommand,
 } from './command-model.js';
-import { type AssessContext, pathView, type SegmentPlace } from './cwd-paths.js';
-import { daemonAddressIn } from './daemon-address.js';
-import { fingerPlaceOf } from './finger-home-words.js';
-import { type DaemonFacts, FingerSelf, type FingerSelfOptions } from './finger-self.js';
-import { forbiddenFindings } from './forbidden.js';
-import { addUserHome } from './home-dirs.js';
-import { ModelBuilder } from './model-builder.js';
-import { pathParts } from './path-parts.js';
-import { addFingerHome, redFlagPaths } from './paths.js';
-import { readWords } from './read-words.js';
-import { type Probe, RealPaths } from './real-paths.js';
-import { isSafeCommand } from './safe-commands.js';
-import { classifySegment, Findings } from './segment-rules.js';
-import { shReadings } from './sh-readings.js';
-import { BashGrammar } from './syntax-tree.js';
-import { findInvisible, mayHaveInvisible } from './unicode.js';
+import { readWords } from './facts/read-words.js';
+import { daemonAddressIn } from './knowledge/finger/daemon-address.js';
+import { fingerPlaceOf } from './knowledge/finger/finger-home-words.js';
+import { type DaemonFacts, FingerSelf, type FingerSelfOptions } from './knowledge/finger/finger-self.js';
+import { forbiddenFindings } from './knowledge/finger/forbidden.js';
+import { type AssessContext, pathView, type SegmentPlace } from './knowledge/places/cwd-paths.js';
+import { addUserHome } from './knowledge/places/home-dirs.js';
+import { pathParts } from './knowledge/places/path-parts.js';
+import { addFingerHome, redFlagPaths } from './knowledge/places/paths.js';
+import { type Probe, RealPaths } from './knowledge/places/real-paths.js';
+import { isSafeCommand } from './knowledge/programs/safe-commands.js';
+import { ModelBuilder } from './parse/model-builder.js';
+import { shReadings } from './parse/sh-readings.js';
+import { BashGrammar } from './parse/syntax-tree.js';
+import { findInvisible, mayHaveInvisible } from './parse/unicode.js';
+import { classify, type ClassifyOptions } from './rules/classify.js';
+import { classifySegment, Findings } from './rules/segment-rules.js';
 
 /** Options of {@link RiskAssessor.create}. */
 export interface RiskAssessorOptions {

@@ -9,10 +9,10 @@ import { readFileSync } from 'node:fs';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import type { CommandRiskLevel } from '../../src/risk/command-model.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import type { CommandRiskLevel } from '../src/command-model.js';
+import { RiskAssessor } from '../src/risk-assessor.js';
 
-const FIXTURES = new URL('../../../../test/fixtures/risk-corpus/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/risk-corpus/', import.meta.url);
 
 type Category =
   'reverse_shell' | 'bind_shell' | 'credential_upload' | 'startup_write' | 'download_run' | 'shell_escape';

@@ -2,7 +2,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { type CommandRiskLevel, RiskAssessor, safeProgramNames } from '@finger/firewall';
+import { type CommandRiskLevel, RiskAssessor, safeProgramNames } from '@finger/shell-risk';
 
 let assessor: RiskAssessor;
 

@@ -3,7 +3,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { type CommandModel, RiskAssessor } from '@finger/firewall';
+import { type CommandModel, RiskAssessor } from '@finger/shell-risk';
 
 let assessor: RiskAssessor;
 

@@ -5,8 +5,8 @@
 
 import { beforeAll, describe, it } from 'vitest';
 
-import type { CommandRiskLevel } from '../../src/risk/command-model.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import type { CommandRiskLevel } from '../src/command-model.js';
+import { RiskAssessor } from '../src/risk-assessor.js';
 import { expectLevelsOf } from './risk-expectations.js';
 
 /** The shell tool's default directory (finger's home is not under a home directory here). */

@@ -5,8 +5,8 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { FORBIDDEN_REASON } from '../../src/risk/forbidden.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { FORBIDDEN_REASON } from '../src/knowledge/finger/forbidden.js';
+import { RiskAssessor } from '../src/risk-assessor.js';
 
 const HOME = '/srv/fh';
 const WS = '/srv/ws';

@@ -5,9 +5,9 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { isLoopbackHost } from '../../src/risk/daemon-address.js';
-import { fileReadingValues } from '../../src/risk/file-reading-options.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import { isLoopbackHost } from '../src/knowledge/finger/daemon-address.js';
+import { fileReadingValues } from '../src/options/file-reading-options.js';
+import { RiskAssessor } from '../src/risk-assessor.js';
 import { expectLevelsOf } from './risk-expectations.js';
 
 const HOME = '/srv/fh';

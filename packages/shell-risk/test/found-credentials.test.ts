@@ -5,9 +5,9 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import type { RiskAssessor } from '@finger/firewall';
+import type { RiskAssessor } from '@finger/shell-risk';
 
-import { sharedAssessor } from '../engine/helpers.js';
+import { sharedAssessor } from './helpers.js';
 import { expectLevelsOf, riskExpectations } from './risk-expectations.js';
 
 let assessor: RiskAssessor;

@@ -4,7 +4,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { type CommandRiskLevel, compileCommandPattern, RiskAssessor } from '@finger/firewall';
+import { type CommandRiskLevel, RiskAssessor } from '@finger/shell-risk';
 
 import { riskExpectations } from './risk-expectations.js';
 
@@ -32,11 +32,6 @@ describe('a construct /bin/sh reads otherwise is judged as sh reads it', () => {
 
   it('reads a here-document delimiter with a backslash as the shell does (no other reading needed)', () => {
     expectDangerous('cat <<EO\\F\nx\nEOF\nrm -rf ~\nEO\\F', "segment 2: rm with -r and -f on '~'");
-  });
-
-  it('gives deny patterns the model of what sh would run', () => {
-    const deny = compileCommandPattern('rm -rf *', 'deny');
-    expect(deny.test(assessor.assess(`echo $'\\' ; rm -rf ~ #'`).model)).toBe(true);
   });
 
   it.each<[string, CommandRiskLevel]>([

@@ -5,9 +5,9 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import type { CommandRiskLevel } from '../../src/risk/command-model.js';
-import { familyOf } from '../../src/risk/primary-reason.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
+import type { CommandRiskLevel } from '../src/command-model.js';
+import { RiskAssessor } from '../src/risk-assessor.js';
+import { familyOf } from '../src/rules/primary-reason.js';
 
 let assessor: RiskAssessor;
 beforeAll(async () => {

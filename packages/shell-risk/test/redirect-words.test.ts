@@ -5,7 +5,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { type CommandRiskLevel, RiskAssessor } from '@finger/firewall';
+import { type CommandRiskLevel, RiskAssessor } from '@finger/shell-risk';
 
 import { riskExpectations } from './risk-expectations.js';
 

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { RiskAssessor } from '@finger/firewall';
+import { RiskAssessor } from '@finger/shell-risk';
 
 let assessor: RiskAssessor;
 

@@ -3,7 +3,7 @@
 
 import { expect } from 'vitest';
 
-import type { CommandRiskLevel, RiskAssessor } from '@finger/firewall';
+import type { CommandRiskLevel, RiskAssessor } from '@finger/shell-risk';
 
 export function riskExpectations(assessor: () => RiskAssessor) {
   return {

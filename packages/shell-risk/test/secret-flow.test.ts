@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { type CommandRiskLevel, RiskAssessor } from '@finger/firewall';
+import { type CommandRiskLevel, RiskAssessor } from '@finger/shell-risk';
 
 import { riskExpectations } from './risk-expectations.js';
 

@@ -9,10 +9,10 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { CommandRiskLevel } from '../../src/risk/command-model.js';
-import { MAX_RESOLUTIONS } from '../../src/risk/real-paths.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
-import { tempDir } from '../engine/helpers.js';
+import type { CommandRiskLevel } from '../src/command-model.js';
+import { MAX_RESOLUTIONS } from '../src/knowledge/places/real-paths.js';
+import { RiskAssessor } from '../src/risk-assessor.js';
+import { tempDir } from './helpers.js';
 
 let root: { dir: string; cleanup: () => void };
 let home: string;

@@ -7,14 +7,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 import { internId, ulid } from '@finger/protocol';
+import type { AssessContext, RiskAssessment } from '@finger/shell-risk';
+import { confinementOf, networkNeeds } from '@finger/shell-risk';
 
 import { HostResolver } from '../net/host-resolver.js';
 import { type HostResolution, hostsToResolve, judgeUrls, urlArguments } from '../net/url-args.js';
 import { type EffectivePolicy, evaluatePolicy, type WorkspaceSandboxFacts } from '../policy/evaluate-policy.js';
-import type { RiskAssessment } from '../risk/command-model.js';
-import type { AssessContext } from '../risk/cwd-paths.js';
-import { networkNeeds } from '../risk/registry-fetch.js';
-import { confinementOf } from '../risk/workspace-confinement.js';
 import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { planLinkSnapshot } from '../undo/link-snapshot.js';

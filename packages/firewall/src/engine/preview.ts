@@ -4,7 +4,8 @@
 
 import { createHash } from 'node:crypto';
 
-import type { RiskAssessment, SimpleCommand } from '../risk/command-model.js';
+import type { RiskAssessment, SimpleCommand } from '@finger/shell-risk';
+
 import type { ResolvedPaths } from '../sandbox/path-sandbox.js';
 import type { Preview } from './evaluation.js';
 import { unifiedDiff } from './unified-diff.js';

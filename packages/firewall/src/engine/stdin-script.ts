@@ -3,8 +3,8 @@
 // "rm -rf /"}`), and variables like GIT_PAGER or LD_PRELOAD make harmless programs run others.
 // Both are judged here as the command line they amount to, and the more severe verdict is kept.
 
-import type { RiskAssessment } from '../risk/command-model.js';
-import { readsScriptFromStdin } from '../risk/programs.js';
+import type { RiskAssessment } from '@finger/shell-risk';
+import { readsScriptFromStdin } from '@finger/shell-risk';
 
 const RANK = { safe: 0, moderate: 1, dangerous: 2 } as const;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -5,8 +5,9 @@
 // layers (stateful) still run on every call. Bounded: at most `max` argument sets, then everything
 // is dropped at once (no per-call reordering).
 
+import type { RiskAssessment } from '@finger/shell-risk';
+
 import type { EffectivePolicy, PermissionVerdict } from '../policy/evaluate-policy.js';
-import type { RiskAssessment } from '../risk/command-model.js';
 import type { InternedArgs } from './call-key.js';
 import type { ToolCallFacts } from './evaluation.js';
 

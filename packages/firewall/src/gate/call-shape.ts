@@ -12,11 +12,9 @@
 import { createHash } from 'node:crypto';
 
 import { FingerError } from '@finger/protocol';
+import type { CommandModel, SimpleCommand } from '@finger/shell-risk';
+import { isStandardProgramPath, SUBCOMMAND_PROGRAMS, subcommandWords } from '@finger/shell-risk';
 
-import type { CommandModel, SimpleCommand } from '../risk/command-model.js';
-import { SUBCOMMAND_PROGRAMS } from '../risk/options.js';
-import { isStandardProgramPath } from '../risk/paths.js';
-import { subcommandWords } from '../risk/subcommand-words.js';
 import { compileValueGlob } from '../value-glob.js';
 import { compileWildcardWords, matchWildcardWords } from '../wildcard-words.js';
 

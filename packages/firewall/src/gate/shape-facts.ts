@@ -7,9 +7,8 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 
 import type { Principal } from '@finger/protocol';
+import type { AssessContext, RiskAssessment } from '@finger/shell-risk';
 
-import type { RiskAssessment } from '../risk/command-model.js';
-import type { AssessContext } from '../risk/cwd-paths.js';
 import { isPathArg, pathValues } from '../sandbox/path-args.js';
 import type { ShapeFacts, ShapePath } from './call-shape.js';
 

@@ -4,13 +4,11 @@
 // An ALLOW pattern matches only a command that is exactly one plain segment of that shape.
 
 import { FingerError } from '@finger/protocol';
+import type { CommandModel, ParsedArgs, SimpleCommand } from '@finger/shell-risk';
+import { isStandardProgramPath, parseArgs, splitPatternWords, SUBCOMMAND_PROGRAMS } from '@finger/shell-risk';
 
 import { compileValueGlob, type Matcher } from '../value-glob.js';
 import { compileWildcardWords, matchWildcardWords } from '../wildcard-words.js';
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import { parseArgs, type ParsedArgs, SUBCOMMAND_PROGRAMS } from './options.js';
-import { isStandardProgramPath } from './paths.js';
-import { splitPatternWords } from './words.js';
 
 /** A compiled command pattern. */
 export interface CommandPattern {

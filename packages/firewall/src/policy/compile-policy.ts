@@ -5,11 +5,11 @@
 import path from 'node:path';
 
 import { FingerError, type ValidationIssue } from '@finger/protocol';
+import type { RiskAssessment } from '@finger/shell-risk';
+import { splitPatternWords } from '@finger/shell-risk';
 
 import { digestOf } from '../audit/canonical-json.js';
-import type { RiskAssessment } from '../risk/command-model.js';
-import { compileCommandPattern } from '../risk/command-pattern.js';
-import { splitPatternWords } from '../risk/words.js';
+import { compileCommandPattern } from './command-pattern.js';
 import { CompiledPolicy } from './compiled-policy.js';
 import {
   compilePathGlob,

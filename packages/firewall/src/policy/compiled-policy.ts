@@ -2,9 +2,10 @@
 // looks only at the rules whose tool glob matches, and — for shell commands — only at the command
 // rules naming a program the command runs.
 
+import type { CommandModel } from '@finger/shell-risk';
+import { stripInvisible } from '@finger/shell-risk';
+
 import type { Level } from '../engine/evaluation.js';
-import type { CommandModel } from '../risk/command-model.js';
-import { stripInvisible } from '../risk/unicode.js';
 import type { Matcher } from './policy-globs.js';
 import type { PolicyDocument, PolicyLayer } from './policy-types.js';
 import type { CompiledRule } from './rule-match.js';

@@ -3,15 +3,16 @@
 // rules each contribute a level, and the strictest wins. Only an exact-shape command rule
 // (AUTO/NOTIFY with `match.command`) may set aside the RiskAssessor's level; nothing sets aside
 // an admin rule or a tool's own declared risk. A forbidden finding (finger's own home or API,
-// risk/forbidden.ts) of an AI-initiated call is DENY, a contribution nothing sets aside.
+// shell-risk/src/knowledge/finger/forbidden.ts) of an AI-initiated call is DENY, a contribution nothing sets aside.
 
 import path from 'node:path';
+
+import type { CommandRiskLevel, RiskAssessment } from '@finger/shell-risk';
+import { FORBIDDEN_REASON } from '@finger/shell-risk';
 
 import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
 import { LEVEL_ORDER } from '../engine/evaluation.js';
 import type { UrlFinding } from '../net/url-args.js';
-import type { CommandRiskLevel, RiskAssessment } from '../risk/command-model.js';
-import { FORBIDDEN_REASON } from '../risk/forbidden.js';
 import { commandCandidates, type CompiledPolicy, type ToolRules } from './compiled-policy.js';
 import { expandHome } from './policy-globs.js';
 import { type CompiledRule, type RuleInput, ruleMatches } from './rule-match.js';

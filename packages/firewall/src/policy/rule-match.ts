@@ -4,11 +4,11 @@
 // need EVERY value to match and never match what they cannot see.
 
 import { canonicalJson } from '@finger/protocol';
+import type { CommandModel } from '@finger/shell-risk';
 
 import type { Level } from '../engine/evaluation.js';
-import type { CommandModel } from '../risk/command-model.js';
-import type { CommandPattern } from '../risk/command-pattern.js';
 import { isPathArg } from '../sandbox/path-args.js';
+import type { CommandPattern } from './command-pattern.js';
 import type { Matcher } from './policy-globs.js';
 import type { PolicyLayer } from './policy-types.js';
 

@@ -8,15 +8,13 @@
 
 import path from 'node:path';
 
+import type { CommandModel } from '@finger/shell-risk';
+import { FORBIDDEN_REASON, sensitiveWriteTarget, startupFile, TOO_MANY_WORDS } from '@finger/shell-risk';
+
 import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
 import { stricter } from '../engine/evaluation.js';
 import type { EffectivePolicy } from '../policy/evaluate-policy.js';
 import { expandHome } from '../policy/policy-globs.js';
-import type { CommandModel } from '../risk/command-model.js';
-import { FORBIDDEN_REASON } from '../risk/forbidden.js';
-import { sensitiveWriteTarget } from '../risk/paths.js';
-import { TOO_MANY_WORDS } from '../risk/read-words.js';
-import { startupFile } from '../risk/startup-files.js';
 import { FingerPlaces } from './finger-places.js';
 import { isPathArg, isWriteTool, pathValues } from './path-args.js';
 import { isInsideRoot, nodeSandboxFs, resolveReal, type SandboxFs } from './real-path.js';
@@ -321,7 +319,7 @@ export class PathSandbox {
   }
 
   /**
-   * The written words of a shell command (risk/workspace-confinement.ts) that do not stay in the
+   * The written words of a shell command (shell-risk/src/facts/workspace-confinement.ts) that do not stay in the
    * caller's workspace, one line each: resolved from `cwd` to real paths (symlinks, `..`, nearest
    * existing parent), a word must lie inside the workspace roots the shell module makes writable
    * (the principal's own root and the configured ones) and inside both layers' `writable_paths`,

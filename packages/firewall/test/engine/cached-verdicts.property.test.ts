@@ -10,6 +10,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import { cachedVerdicts } from '../../src/engine/cached-verdicts.js';
 import type { FirewallCall } from '../../src/engine/call-facts.js';
 import { factsOf, toolOf } from '../../src/engine/call-facts.js';
@@ -20,7 +22,6 @@ import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
 import type { PolicyRule } from '../../src/policy/policy-types.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { sharedAssessor, tempDir, tool } from './helpers.js';
 

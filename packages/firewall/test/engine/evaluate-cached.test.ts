@@ -6,6 +6,8 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import type { FirewallCall } from '../../src/engine/call-facts.js';
 import { CACHED_ALLOW } from '../../src/engine/engine-evaluation.js';
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
@@ -13,7 +15,6 @@ import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { createFirewallInterceptor } from '../../src/engine/firewall-interceptor.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from './helpers.js';
 

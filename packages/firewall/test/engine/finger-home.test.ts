@@ -8,12 +8,12 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { FORBIDDEN_REASON, RiskAssessor } from '@finger/shell-risk';
+
 import type { Evaluation } from '../../src/engine/evaluation.js';
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
-import { FORBIDDEN_REASON } from '../../src/risk/forbidden.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, tempDir } from './helpers.js';
 

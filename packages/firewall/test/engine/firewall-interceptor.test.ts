@@ -3,6 +3,8 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import type { AuditRecord } from '../../src/audit/audit-entry.js';
 import { digestOf } from '../../src/audit/canonical-json.js';
 import type { Evaluation, ToolCallFacts } from '../../src/engine/evaluation.js';
@@ -17,7 +19,6 @@ import {
 import { bindingOf } from '../../src/gate/binding.js';
 import { HumanGate } from '../../src/gate/human-gate.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, sharedAssessor, tempDir } from './helpers.js';
 import { call, rejection } from './interceptor-fixtures.js';

@@ -8,8 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 import { afterEach } from 'vitest';
 
+import { RiskAssessor } from '@finger/shell-risk';
+
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 

@@ -7,10 +7,11 @@ import path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { RiskAssessor } from '@finger/shell-risk';
+
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { argsPreview } from '../../src/engine/preview.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, tempDir } from './helpers.js';
 

@@ -7,6 +7,8 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import type { Evaluation, ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import {
@@ -16,7 +18,6 @@ import {
 } from '../../src/engine/firewall-interceptor.js';
 import type { HostResolution } from '../../src/net/url-args.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir } from './helpers.js';
 import { call, rejection } from './interceptor-fixtures.js';

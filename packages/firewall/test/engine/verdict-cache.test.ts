@@ -8,6 +8,8 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { argsFingerprint, argsKey, ArgsKeys } from '../../src/engine/call-key.js';
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
@@ -21,7 +23,6 @@ import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from './helpers.js';
 

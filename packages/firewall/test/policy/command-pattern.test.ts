@@ -200,6 +200,12 @@ describe('allow patterns', () => {
   });
 });
 
+describe('a construct /bin/sh reads otherwise (shell-risk sh-readings)', () => {
+  it('gives deny patterns the model of what sh would run', () => {
+    expect(denies('rm -rf *', `echo $'\\' ; rm -rf ~ #'`)).toBe(true);
+  });
+});
+
 describe('compilation', () => {
   it.each([
     ['', 'empty pattern'],

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
 import { thrownBy } from '@finger/testkit';
 
 import { compilePolicy } from '../../src/policy/compile-policy.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { sharedAssessor, TOOLS } from '../engine/helpers.js';
 
 let assessor: RiskAssessor;

@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import { type EffectivePolicy, evaluatePolicy } from '../../src/policy/evaluate-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { sharedAssessor, tool } from '../engine/helpers.js';
 
 let assessor: RiskAssessor;

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { FingerError } from '@finger/protocol';
+import type { RiskAssessor } from '@finger/shell-risk';
 
 import type { AuditRecord } from '../../src/audit/audit-entry.js';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { evaluatePolicy } from '../../src/policy/evaluate-policy.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { cleanupsAfterEach, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
 
 let assessor: RiskAssessor;

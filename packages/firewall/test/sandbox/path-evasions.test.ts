@@ -10,10 +10,11 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { CommandRiskLevel } from '@finger/shell-risk';
+import { RiskAssessor } from '@finger/shell-risk';
+
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { PolicyStore } from '../../src/policy/policy-store.js';
-import type { CommandRiskLevel } from '../../src/risk/command-model.js';
-import { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, tempDir } from '../engine/helpers.js';
 

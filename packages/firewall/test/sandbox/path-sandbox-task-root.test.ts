@@ -3,12 +3,13 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import type { ToolCallFacts } from '../../src/engine/evaluation.js';
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { EffectivePolicy } from '../../src/policy/evaluate-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
 

@@ -8,10 +8,11 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+import { fetchesFromManifest } from '@finger/shell-risk';
+
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
-import { fetchesFromManifest } from '../../src/risk/registry-fetch.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir } from '../engine/helpers.js';
 

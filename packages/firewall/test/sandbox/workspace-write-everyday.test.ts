@@ -10,9 +10,10 @@ import { fileURLToPath } from 'node:url';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir } from '../engine/helpers.js';
 

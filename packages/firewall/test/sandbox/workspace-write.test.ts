@@ -8,12 +8,13 @@ import path from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
+import type { RiskAssessor } from '@finger/shell-risk';
+import { confinementOf } from '@finger/shell-risk';
+
 import { FirewallEngine } from '../../src/engine/firewall-engine.js';
 import { createFirewallInterceptor, type FirewallCall } from '../../src/engine/firewall-interceptor.js';
 import { compilePolicy } from '../../src/policy/compile-policy.js';
 import type { PolicyDocument } from '../../src/policy/policy-types.js';
-import type { RiskAssessor } from '../../src/risk/risk-assessor.js';
-import { confinementOf } from '../../src/risk/workspace-confinement.js';
 import { PathSandbox } from '../../src/sandbox/path-sandbox.js';
 import { cleanupsAfterEach, facts, sharedAssessor, tempDir, tool } from '../engine/helpers.js';
 

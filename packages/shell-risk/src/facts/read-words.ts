@@ -7,11 +7,11 @@
 // values are no path words. The roots are per policy and principal, so the check is the
 // sandbox's (per call), while this list is part of the cached assessment.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import type { Directories } from './cwd-paths.js';
-import { fileReadingValues } from './file-reading-options.js';
-import { isRelativePart, pathParts } from './path-parts.js';
-import { subcommandWords } from './subcommand-words.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import type { Directories } from '../knowledge/places/cwd-paths.js';
+import { isRelativePart, pathParts } from '../knowledge/places/path-parts.js';
+import { fileReadingValues } from '../options/file-reading-options.js';
+import { subcommandWords } from '../options/subcommand-words.js';
 
 /** At most this many path words per command; past it the list ends with {@link TOO_MANY_WORDS}. */
 export const MAX_READ_WORDS = 64;

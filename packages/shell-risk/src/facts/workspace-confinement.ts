@@ -7,13 +7,22 @@
 // roots (PathSandbox.writesOutside); what a program writes without naming it is contained by the
 // sandbox itself (the file system is read-only there outside the workspace).
 
-import type { SnapshotWord } from '@finger/workspace';
+import type { RiskAssessment, SimpleCommand } from '../command-model.js';
+import { isNullSink, secretPath } from '../knowledge/places/paths.js';
+import { writtenFiles } from '../knowledge/places/written-files.js';
+import { networkNeed } from '../knowledge/programs/network-need.js';
+import { OPERAND_CHANGERS } from '../knowledge/programs/programs.js';
 
-import type { RiskAssessment, SimpleCommand } from './command-model.js';
-import { networkNeed } from './network-need.js';
-import { isNullSink, secretPath } from './paths.js';
-import { OPERAND_CHANGERS } from './programs.js';
-import { writtenFiles } from './written-files.js';
+/**
+ * How a word is snapshotted before a delete runs: the path it names (`rm -r`, `find` roots), or the
+ * directory a program cleans (`git clean`). The same shape as `@finger/workspace`'s SnapshotWord,
+ * which takes it as it is; declared here so the assessor depends on no file-writing package.
+ */
+export interface SnapshotWord {
+  word: string;
+  /** `tree`: the path as named, its last component not followed; `cwd`: the directory it runs in (may be a root). */
+  kind: 'tree' | 'cwd';
+}
 
 /** What {@link confinementOf} finds. */
 export interface Confinement {

@@ -5,20 +5,20 @@
 // openssl…); a redirect `< file` or a here-string feeds the command itself; a `$(…)` feeds the
 // command whose words hold it; `> /dev/tcp/…` and `>(nc …)` send what the command writes.
 
-import type { CommandModel, PipelinePosition, SimpleCommand } from './command-model.js';
-import { downloadRunRules } from './download-run.js';
-import { fingerModelRules } from './escalation.js';
-import { foundCredentials } from './find-exec.js';
-import { findWriteRules } from './find-writes.js';
-import { GIT_CONFIG, gitConfigShowsCredential } from './git-options.js';
-import { literalCommandRules } from './literal-commands.js';
+import type { CommandModel, PipelinePosition, SimpleCommand } from '../command-model.js';
+import { normalizePath, secretPath } from '../knowledge/places/paths.js';
+import { FETCHERS, isInterpreter, NO_CONTENT } from '../knowledge/programs/programs.js';
+import { GIT_CONFIG, gitConfigShowsCredential } from '../options/git-options.js';
+import { type ParsedArgs, parseWithSpec } from '../options/option-parser.js';
+import { downloadRunRules } from '../rules/download-run.js';
+import { fingerModelRules } from '../rules/escalation.js';
+import { findWriteRules } from '../rules/find-writes.js';
+import { scriptCodeRules } from '../rules/script-code.js';
+import { supplyChainRules } from '../rules/supply-chain.js';
+import { foundCredentials } from '../wrappers/find-exec.js';
+import { literalCommandRules } from '../wrappers/literal-commands.js';
 import { authenticationFiles, authenticationValue } from './network-files.js';
-import { type ParsedArgs, parseWithSpec } from './option-parser.js';
-import { normalizePath, secretPath } from './paths.js';
-import { FETCHERS, isInterpreter, NO_CONTENT } from './programs.js';
-import { scriptCodeRules } from './script-code.js';
 import type { SecretTrail } from './secret-flow.js';
-import { supplyChainRules } from './supply-chain.js';
 
 /** Programs that talk to the network: what they get in their arguments may leave the machine. */
 export const NETWORK_PROGRAMS: ReadonlySet<string> = new Set([

@@ -2,7 +2,7 @@
 // environment: `export K=…`, `export K`, `declare -x K=…` / `typeset -x`, and every assignment
 // while `set -a` (`set -o allexport`) is on. `export -n K` and `unset K` take one back.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
 import { isSecretVariable } from './exfiltration.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

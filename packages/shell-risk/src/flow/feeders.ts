@@ -2,7 +2,7 @@
 // stages of every pipeline it sits in (`a | (b | c)`: a and b feed c), and the segments run by
 // the `$(…)`, backticks and `<(…)` in its words (listed just before it, one level deeper).
 
-import type { PipelinePosition, SimpleCommand } from './command-model.js';
+import type { PipelinePosition, SimpleCommand } from '../command-model.js';
 
 const SUBSTITUTIONS: ReadonlySet<string> = new Set(['$(…)', '`…`', '<(…)']);
 

@@ -3,9 +3,9 @@
 // a commit message expanding a secret variable, is sent by a later `git push`. Used by
 // secret-flow.ts, which knows what is tainted; this only follows what git is told to do.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
+import { parseArgs } from '../options/options.js';
 import type { Flow } from './exfiltration.js';
-import { parseArgs } from './options.js';
 
 /** What the pass knows, asked by {@link GitCommits.observe}. */
 export interface TaintQuery {

@@ -2,7 +2,7 @@
 // `name@file` / `name=<file` field; and which name a file it only authenticates with (`ssh -i key`,
 // `curl --cert c`), which is read but not sent.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
 
 /** Options whose file only authenticates the connection (`ssh -i key`, `curl --cert c`): the file is not sent. */
 const AUTH_SHORT = new Map([

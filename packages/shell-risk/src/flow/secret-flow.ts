@@ -9,8 +9,14 @@
 // (a credential printer in `$(…)` stays an authentication value there, and so it does here).
 // Lexical, and flow-insensitive around loops: a later assignment does not reach an earlier use.
 
-import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from './command-model.js';
-import { Descriptors, isExecRedirect } from './descriptors.js';
+import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from '../command-model.js';
+import { isNullSink } from '../knowledge/places/paths.js';
+import { FILE_WRITERS, type WrittenFile, writtenFiles } from '../knowledge/places/written-files.js';
+import { isInterpreter, NO_CONTENT } from '../knowledge/programs/programs.js';
+import { listedFiles, READERS, readTargets } from '../knowledge/programs/read-builtins.js';
+import { Descriptors, isExecRedirect } from '../rules/descriptors.js';
+import { classifySegment, Findings } from '../rules/segment-rules.js';
+import { judgeSegmentsWith } from '../wrappers/literal-commands.js';
 import {
   ARCHIVERS,
   credentialCommand,
@@ -28,16 +34,10 @@ import { ExportedVariables } from './exported-variables.js';
 import { Feeders } from './feeders.js';
 import { foundSecretFiles } from './found-files.js';
 import { GitCommits, type TaintQuery } from './git-commits.js';
-import { judgeSegmentsWith } from './literal-commands.js';
 import { authenticationFiles, authenticationValue, CLOUD_CLIS, cloudUpload, fileCandidates } from './network-files.js';
-import { isNullSink } from './paths.js';
-import { isInterpreter, NO_CONTENT } from './programs.js';
-import { listedFiles, READERS, readTargets } from './read-builtins.js';
-import { classifySegment, Findings } from './segment-rules.js';
 import { LEADING_REF, TaintedFiles } from './tainted-files.js';
 import { mayCarrySecrets } from './trail-gate.js';
 import { fileOf, label, quote, refs } from './trail-words.js';
-import { FILE_WRITERS, type WrittenFile, writtenFiles } from './written-files.js';
 
 /** What a secret reaching segment i through a variable, a written file or a loop adds to the exfiltration rules. */
 export interface SecretTrail {

@@ -3,7 +3,7 @@
 // path; one under another variable keeps it as written (`T=$(mktemp); cp key "$T"` is `$T`), and
 // assigning the variable again forgets the files named through it.
 
-import { normalizePath } from './paths.js';
+import { normalizePath } from '../knowledge/places/paths.js';
 
 /** A leading variable reference of a word: `$T`, `${T}`, `$1`, `$@`. */
 export const LEADING_REF = /^\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9@*])\}?(?![A-Za-z0-9_])/;

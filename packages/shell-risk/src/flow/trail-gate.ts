@@ -1,12 +1,12 @@
 // The cheap test in front of secret-flow.ts: most commands neither send anything nor keep a value
 // between segments, and then no secret can travel to a sender through a variable, file or loop.
 
-import type { CommandModel } from './command-model.js';
+import type { CommandModel } from '../command-model.js';
+import { FILE_WRITERS } from '../knowledge/places/written-files.js';
+import { isInterpreter } from '../knowledge/programs/programs.js';
+import { READERS } from '../knowledge/programs/read-builtins.js';
 import { NETWORK_PROGRAMS } from './exfiltration.js';
 import { CLOUD_CLIS } from './network-files.js';
-import { isInterpreter } from './programs.js';
-import { READERS } from './read-builtins.js';
-import { FILE_WRITERS } from './written-files.js';
 
 const DEV_SOCKET = /^\/dev\/(?:tcp|udp)\//;
 

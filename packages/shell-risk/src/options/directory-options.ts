@@ -3,7 +3,7 @@
 // after them lead from DIR, as after a `cd` (`tar -C ~ -cf x.tar .ssh` archives ~/.ssh); cwd-paths.ts
 // follows them as it follows a `cd`. Pure.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
 import { GIT_GLOBAL_LONG_ARG } from './git-options.js';
 
 /** One directory option of a command. */

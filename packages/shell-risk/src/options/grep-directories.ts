@@ -2,7 +2,7 @@
 // abbreviations (`--dir rec`). The recursive-read rule knows `-r`, `-R` and the long forms; these
 // make a grep the safe list does not take when what it reads may hold a credential store.
 
-import { holdsSecret } from './paths.js';
+import { holdsSecret } from '../knowledge/places/paths.js';
 
 /** grep's short options that take a value (in a cluster, the rest of the word or the next word). */
 const SHORT_WITH_VALUE = 'efmABCDd';

@@ -8,9 +8,9 @@
 // command letters (`7z x`, `tar xzf`), which the extraction rules read, and the keyword values of
 // an engine's long options (`--pid=host`, `--network host`), which the container rules read. Pure.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
+import { engineGlobalsEnd, ENGINES } from '../rules/host-escape.js';
 import { subcommandIndex } from './directory-options.js';
-import { engineGlobalsEnd, ENGINES } from './host-escape.js';
 import { SUBCOMMAND_PROGRAMS } from './options.js';
 
 /** The engines' management commands, followed by a subcommand (`docker container run`). */

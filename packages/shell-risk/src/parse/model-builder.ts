@@ -13,19 +13,19 @@ import {
   type LoopVariable,
   type Redirect,
   type SimpleCommand,
-} from './command-model.js';
-import { conditionalCode, evaluatedWords, testWords } from './evaluated-words.js';
-import type { Expansion, Word } from './expansion.js';
+} from '../command-model.js';
+import { readsScriptFromStdin } from '../knowledge/programs/programs.js';
+import { conditionalCode, evaluatedWords, testWords } from '../rules/evaluated-words.js';
+import type { Expansion, Word } from '../wrappers/expansion.js';
+import { hasReplEscapes, replEscapesOfInput } from '../wrappers/repl-escapes.js';
+import { expandWrapper } from '../wrappers/wrappers.js';
 import { heredocLine, lastCommand, quotedGlobNames } from './grammar-repairs.js';
-import { readsScriptFromStdin } from './programs.js';
 import { blankHeredocBodies, heredocLayout, misreadsHeredoc, walkRedirect } from './redirect-walker.js';
-import { hasReplEscapes, replEscapesOfInput } from './repl-escapes.js';
 import { clip, describeError, isWordNode, staticOutput } from './script-text.js';
 import { buildSegment } from './segment-builder.js';
 import type { BashGrammar, SyntaxNode } from './syntax-tree.js';
 import type { WalkContext, Walker } from './walk-context.js';
 import { scanNode, walkWord } from './word-walker.js';
-import { expandWrapper } from './wrappers.js';
 
 /** How many times a string may be re-parsed inside another (`sh -c "eval 'bash -c …'"`). */
 export const MAX_DEPTH = 8;

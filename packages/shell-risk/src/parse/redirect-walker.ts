@@ -6,8 +6,8 @@
 // To the shell they are words of the command, wherever they stand. Each walk returns them (not
 // walked) so the model builder reads them with the command's own words, in source order.
 
-import type { Redirect } from './command-model.js';
-import { isNullSink } from './paths.js';
+import type { Redirect } from '../command-model.js';
+import { isNullSink } from '../knowledge/places/paths.js';
 import { stripLeadingTabs } from './substitution-scan.js';
 import type { SyntaxNode } from './syntax-tree.js';
 import type { WalkContext, Walker } from './walk-context.js';

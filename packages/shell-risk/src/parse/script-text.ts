@@ -2,7 +2,7 @@
 // writes to stdout when that is known statically (so `echo … | sh`, `eval "$(echo … | base64 -d)"`
 // can be walked), and how a syntax error is described.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
 import type { SyntaxNode } from './syntax-tree.js';
 import { decodeAnsiC } from './words.js';
 

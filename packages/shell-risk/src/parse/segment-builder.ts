@@ -3,8 +3,8 @@
 
 import { posix } from 'node:path';
 
-import type { Assignment, Redirect, SimpleCommand } from './command-model.js';
-import type { Word } from './expansion.js';
+import type { Assignment, Redirect, SimpleCommand } from '../command-model.js';
+import type { Word } from '../wrappers/expansion.js';
 import { stripInvisible } from './unicode.js';
 import type { WalkContext } from './walk-context.js';
 

@@ -1,7 +1,7 @@
 // What the model builder's walkers share: the context of the command being walked, and the
 // builder state they write into (segments, flags) with the two entry points they recurse through.
 
-import type { CommandFlags, PipelinePosition, SimpleCommand, Via } from './command-model.js';
+import type { CommandFlags, PipelinePosition, SimpleCommand, Via } from '../command-model.js';
 import type { SyntaxNode } from './syntax-tree.js';
 
 /** Where a command sits: what it was reached through, its pipeline stage, how deep in re-parsed strings. */

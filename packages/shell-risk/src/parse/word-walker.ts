@@ -1,7 +1,7 @@
 // Evaluates word nodes: de-quoted text and whether a word holds a run-time value; command and
 // process substitutions inside a word are walked as commands (via the Walker).
 
-import type { Word } from './expansion.js';
+import type { Word } from '../wrappers/expansion.js';
 import { staticPipelineOutput } from './script-text.js';
 import { type ExpandedText, expandText } from './substitution-scan.js';
 import type { SyntaxNode } from './syntax-tree.js';

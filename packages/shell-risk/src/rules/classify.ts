@@ -4,22 +4,22 @@
 // -f on '~'"), so a person can see what the firewall saw. The rules for one segment are in
 // segment-rules.ts; this file adds the rules that look at the whole line.
 
-import { onlyBenignPrints } from './benign-forms.js';
+import { type CommandModel, type CommandRiskLevel, pipesInto, type SimpleCommand } from '../command-model.js';
+import { readWords } from '../facts/read-words.js';
+import { exfiltrationRules, NETWORK_PROGRAMS } from '../flow/exfiltration.js';
+import { traceSecrets } from '../flow/secret-flow.js';
+import type { FingerSelf } from '../knowledge/finger/finger-self.js';
+import { forbiddenFindings } from '../knowledge/finger/forbidden.js';
+import { type AssessContext, pathView } from '../knowledge/places/cwd-paths.js';
+import { secretPath } from '../knowledge/places/paths.js';
+import type { RealPaths } from '../knowledge/places/real-paths.js';
+import { onlyBenignPrints } from '../knowledge/programs/benign-forms.js';
+import { detachingFindings } from '../knowledge/programs/detaching.js';
+import { FETCHERS, isDecoder, readsScriptFromStdin } from '../knowledge/programs/programs.js';
+import { transferClientRules } from '../wrappers/transfer-clients.js';
 import { codeShellRules } from './code-shells.js';
-import { type CommandModel, type CommandRiskLevel, pipesInto, type SimpleCommand } from './command-model.js';
-import { type AssessContext, pathView } from './cwd-paths.js';
-import { detachingFindings } from './detaching.js';
-import { exfiltrationRules, NETWORK_PROGRAMS } from './exfiltration.js';
-import type { FingerSelf } from './finger-self.js';
-import { forbiddenFindings } from './forbidden.js';
-import { secretPath } from './paths.js';
-import { FETCHERS, isDecoder, readsScriptFromStdin } from './programs.js';
-import { readWords } from './read-words.js';
-import type { RealPaths } from './real-paths.js';
 import { remoteShellRules } from './remote-shells.js';
-import { traceSecrets } from './secret-flow.js';
 import { classifySegment, Findings, quote, shortForm } from './segment-rules.js';
-import { transferClientRules } from './transfer-clients.js';
 import { tunnelRules } from './tunnels.js';
 
 /** `curl … | sh`, `… | base64 -d | (cat | sh)`: a shell or interpreter reading from a fetcher or decoder. */

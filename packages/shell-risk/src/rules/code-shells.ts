@@ -10,12 +10,12 @@
 // listens) together with a shell spawned, descriptors duplicated onto it, or a command run from
 // what it reads.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import { secretPath } from '../knowledge/places/paths.js';
+import { startupFile } from '../knowledge/places/startup-files.js';
+import { staticOutput } from '../parse/script-text.js';
 import { runsFile, scriptKey } from './download-run.js';
-import { secretPath } from './paths.js';
 import { type NetworkEnd, showEnd } from './remote-shells.js';
-import { staticOutput } from './script-text.js';
-import { startupFile } from './startup-files.js';
 
 /** Inline code longer than this is scanned only up to here. */
 const MAX_CODE = 16384;

@@ -4,8 +4,8 @@
 // `exec > /tmp/k` (or `exec 4> /tmp/k` with `>&4`) sends later output to a file. Used by
 // secret-flow.ts; descriptor numbers are followed, closing (`exec 3<&-`) forgets one.
 
-import type { SimpleCommand } from './command-model.js';
-import type { Flow } from './exfiltration.js';
+import type { SimpleCommand } from '../command-model.js';
+import type { Flow } from '../flow/exfiltration.js';
 
 const OUTPUT_OPS = new Set(['>', '>>', '>|', '&>', '&>>']);
 

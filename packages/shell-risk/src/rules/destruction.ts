@@ -3,13 +3,13 @@
 // `rsync --delete` into home, `mv ~ /tmp/x` (the source is gone), `chattr -R +i ~`;
 // `grep -r aws_secret_access_key ~`, `rg token /`, `tar czf x.tgz ~` (every store under it is read).
 
-import type { CommandRiskLevel, SimpleCommand } from './command-model.js';
-import type { Directories } from './cwd-paths.js';
-import { parseArgs } from './options.js';
-import { holdsSecret, normalizePath } from './paths.js';
+import type { CommandRiskLevel, SimpleCommand } from '../command-model.js';
+import type { Directories } from '../knowledge/places/cwd-paths.js';
+import { holdsSecret, normalizePath } from '../knowledge/places/paths.js';
+import { parseArgs } from '../options/options.js';
+import { findRoots } from '../wrappers/wrappers.js';
 import { startupHookRules } from './startup-hooks.js';
 import { systemTamperingRules } from './system-tampering.js';
-import { findRoots } from './wrappers.js';
 
 /** Adds a finding. */
 export type CommandLevelAdder = (level: CommandRiskLevel, reason: string) => void;

@@ -3,9 +3,9 @@
 // shell or interpreter (`sh f`, `bash ./f`, `python3 f`, `. f`, `sh < f`) or as a program
 // (`chmod +x f && ./f`): the same as `curl URL | sh`.
 
-import { type CommandModel, pipesInto, type SimpleCommand } from './command-model.js';
-import { parseArgs } from './options.js';
-import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from './programs.js';
+import { type CommandModel, pipesInto, type SimpleCommand } from '../command-model.js';
+import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from '../knowledge/programs/programs.js';
+import { parseArgs } from '../options/options.js';
 
 /** The basename of a URL's path ('' for none); a URL without a scheme is read as curl does (`host/path`). */
 function urlFile(url: string): string {

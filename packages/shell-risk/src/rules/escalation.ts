@@ -7,11 +7,11 @@
 // that freeze a process (`kill -STOP`) or open finger's files for writing (`sqlite3`); what stops
 // or steers finger itself is forbidden (self-governance.ts).
 
-import { awkPrograms, awkWrites } from './awk-code.js';
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import type { Word } from './expansion.js';
-import { normalizePath, sensitiveWriteTarget } from './paths.js';
-import { sedScripts, sedWrites } from './sed-code.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import { normalizePath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
+import { awkPrograms, awkWrites } from '../wrappers/awk-code.js';
+import type { Word } from '../wrappers/expansion.js';
+import { sedScripts, sedWrites } from '../wrappers/sed-code.js';
 import { direnvRule } from './startup-hooks.js';
 import { logRedirectRule } from './system-tampering.js';
 

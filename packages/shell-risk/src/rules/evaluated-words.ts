@@ -6,12 +6,12 @@
 // variable these builtins set that changes what later programs do (`printf -v HOME …`, `read
 // LD_PRELOAD`) as the assignment it amounts to.
 
-import type { Assignment } from './command-model.js';
-import type { Expansion, Word } from './expansion.js';
-import { steersPrograms } from './exported-variables.js';
-import { readNameWords } from './read-builtins.js';
-import { isWordNode } from './script-text.js';
-import type { SyntaxNode } from './syntax-tree.js';
+import type { Assignment } from '../command-model.js';
+import { steersPrograms } from '../flow/exported-variables.js';
+import { readNameWords } from '../knowledge/programs/read-builtins.js';
+import { isWordNode } from '../parse/script-text.js';
+import type { SyntaxNode } from '../parse/syntax-tree.js';
+import type { Expansion, Word } from '../wrappers/expansion.js';
 
 /** A word holding an expansion bash performs when it evaluates the word (`$…`, a backquote). */
 const EXPANDS = /[$`]/;

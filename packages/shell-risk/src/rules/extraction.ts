@@ -5,9 +5,9 @@
 // `-D DIR`, `-oDIR`), else the one the command runs in (cwd-paths.ts: the starting directory
 // followed through `cd`s), so `cd ~ && tar -xf x.tar` is judged as `tar -C ~ -xf x.tar` is.
 
-import type { SimpleCommand } from './command-model.js';
-import type { Directories } from './cwd-paths.js';
-import { tarDirectoryOptions } from './directory-options.js';
+import type { SimpleCommand } from '../command-model.js';
+import type { Directories } from '../knowledge/places/cwd-paths.js';
+import { tarDirectoryOptions } from '../options/directory-options.js';
 import { type Flag, sensitiveDirectory } from './escalation.js';
 
 /** Programs {@link extractionRule} looks at. */

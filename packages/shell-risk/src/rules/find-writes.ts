@@ -6,9 +6,9 @@
 // target (`find /srv/x -name '*.jsonl' -delete` with finger's home in /srv/x) is dangerous
 // whatever the filter: a name test (`-name '*.jsonl'`) keeps exactly the files that matter there.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import { findRoots } from './find-exec.js';
-import { holdsSensitive, normalizePath, sensitiveWriteTarget } from './paths.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import { holdsSensitive, normalizePath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
+import { findRoots } from '../wrappers/find-exec.js';
 
 /** Primaries whose next word is a file find writes. */
 const FIND_OUTPUTS: ReadonlySet<string> = new Set(['-fprint', '-fprint0', '-fls', '-fprintf']);

@@ -4,9 +4,9 @@
 // and commands that make something run again later (installing a crontab, enabling a service);
 // escalation.ts adds privilege, later runs, start-up file writes and stopping finger itself.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../command-model.js';
+import { normalizePath, secretPath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 import { ESCALATION_PROGRAMS, escalationRules } from './escalation.js';
-import { normalizePath, secretPath, sensitiveWriteTarget } from './paths.js';
 
 /** Records one dangerous finding (classify.ts passes `Findings.add` bound to 'dangerous'). */
 export type Flag = (reason: string) => void;

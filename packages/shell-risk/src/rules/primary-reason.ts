@@ -7,7 +7,7 @@
 // write to a start-up file, a shell running a string that a fetcher produces). The generic
 // "X is not a read-only command" ranks last: it is the reason only when nothing else is found.
 
-import { startupFile } from './startup-files.js';
+import { startupFile } from '../knowledge/places/startup-files.js';
 
 /** A family of reasons: what a person should check when it is the primary reason (docs/policy.md). */
 export interface ReasonFamily {

@@ -11,8 +11,8 @@
 // A shell wired to nc / telnet / openssl by a pipeline is tunnels.ts's finding; it names its end
 // with {@link networkEnd}. Inline interpreter code is code-shells.ts's.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import { SHELLS } from './programs.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import { SHELLS } from '../knowledge/programs/programs.js';
 
 /** Where a network program connects to, or the port it listens on. */
 export interface NetworkEnd {

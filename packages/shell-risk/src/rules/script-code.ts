@@ -13,10 +13,10 @@
 //   uses the network (exfiltration).
 // A bounded, linear scan with regular expressions and a small argument splitter, not a parser.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import { lexCommands, segmentJudge } from './literal-commands.js';
-import { isBroadTarget, secretPath, sensitiveWriteTarget } from './paths.js';
-import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from './programs.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import { isBroadTarget, secretPath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
+import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from '../knowledge/programs/programs.js';
+import { lexCommands, segmentJudge } from '../wrappers/literal-commands.js';
 
 /** Inline code longer than this is scanned only up to here. */
 const MAX_CODE = 16384;

@@ -6,19 +6,12 @@
 
 import { metadataEndpointIn } from '@finger/net-address';
 
-import { BENIGN_PAGER, benignGitProgram, printsOnlyBenign, runsNothing } from './benign-forms.js';
-import { type CommandRiskLevel, maxLevel, type SimpleCommand } from './command-model.js';
-import { copyInto } from './copy-destinations.js';
-import { type SegmentPlace } from './cwd-paths.js';
-import { destructionRules, recursiveReadRule } from './destruction.js';
-import { NETWORK_PROGRAMS } from './exfiltration.js';
-import { extractionRule, EXTRACTORS } from './extraction.js';
-import { fetchedIntoSensitive } from './fetched-names.js';
-import { fileReadingValues } from './file-reading-options.js';
-import { foundCredentials } from './find-exec.js';
-import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
-import { authenticationFiles, cloudUpload, fileCandidates } from './network-files.js';
-import { parseArgs } from './options.js';
+import { type CommandRiskLevel, maxLevel, type SimpleCommand } from '../command-model.js';
+import { NETWORK_PROGRAMS } from '../flow/exfiltration.js';
+import { authenticationFiles, cloudUpload, fileCandidates } from '../flow/network-files.js';
+import { copyInto } from '../knowledge/places/copy-destinations.js';
+import { type SegmentPlace } from '../knowledge/places/cwd-paths.js';
+import { fetchedIntoSensitive } from '../knowledge/places/fetched-names.js';
 import {
   holdsSensitive,
   isBroadTarget,
@@ -27,8 +20,9 @@ import {
   mayNameSecret,
   secretPath,
   sensitiveWriteTarget,
-} from './paths.js';
-import { orderReasons } from './primary-reason.js';
+} from '../knowledge/places/paths.js';
+import { FILE_WRITERS, writtenFiles } from '../knowledge/places/written-files.js';
+import { BENIGN_PAGER, benignGitProgram, printsOnlyBenign, runsNothing } from '../knowledge/programs/benign-forms.js';
 import {
   DISK_TOOLS,
   isGitExecKey,
@@ -38,12 +32,18 @@ import {
   POWER_TOOLS,
   PRIVILEGED,
   SHELLS,
-} from './programs.js';
-import { READERS } from './read-builtins.js';
-import { isSafeCommand, NEUTRAL_WRAPPERS } from './safe-commands.js';
-import { hasConfusableLetter } from './unicode.js';
-import { findIsBroad, findRoots } from './wrappers.js';
-import { FILE_WRITERS, writtenFiles } from './written-files.js';
+} from '../knowledge/programs/programs.js';
+import { READERS } from '../knowledge/programs/read-builtins.js';
+import { isSafeCommand, NEUTRAL_WRAPPERS } from '../knowledge/programs/safe-commands.js';
+import { fileReadingValues } from '../options/file-reading-options.js';
+import { parseArgs } from '../options/options.js';
+import { hasConfusableLetter } from '../parse/unicode.js';
+import { foundCredentials } from '../wrappers/find-exec.js';
+import { findIsBroad, findRoots } from '../wrappers/wrappers.js';
+import { destructionRules, recursiveReadRule } from './destruction.js';
+import { extractionRule, EXTRACTORS } from './extraction.js';
+import { HOST_ESCAPE_PROGRAMS, hostEscapeRules } from './host-escape.js';
+import { orderReasons } from './primary-reason.js';
 
 /** Accumulates findings: the strictest level and its reasons, dangerous ones first, without duplicates. */
 export class Findings {

@@ -5,9 +5,9 @@
 // settings that make a tool run or fetch other code (`npm config set script-shell`, `pip config
 // set global.index-url`, `git config url.<x>.insteadOf`, `git config core.worktree`).
 
-import type { SimpleCommand } from './command-model.js';
-import { parseArgs } from './options.js';
-import { normalizePath } from './paths.js';
+import type { SimpleCommand } from '../command-model.js';
+import { normalizePath } from '../knowledge/places/paths.js';
+import { parseArgs } from '../options/options.js';
 
 /** Adds a dangerous finding. */
 export type Flag = (reason: string) => void;

@@ -16,11 +16,11 @@
 //   cloned repository's script or makefile run (`git clone URL && cd x && ./install.sh`,
 //   `git clone URL /tmp/x && make -C /tmp/x`).
 
-import { type CommandModel, pipesInto, type SimpleCommand } from './command-model.js';
+import { type CommandModel, pipesInto, type SimpleCommand } from '../command-model.js';
+import { isStandardProgramPath } from '../knowledge/places/paths.js';
+import { FETCHERS, isDecoder, isInterpreter, readsScriptFromStdin, SHELLS } from '../knowledge/programs/programs.js';
 import { fetchedFiles, scriptKey } from './download-run.js';
 import { EXTRACTORS } from './extraction.js';
-import { isStandardProgramPath } from './paths.js';
-import { FETCHERS, isDecoder, isInterpreter, readsScriptFromStdin, SHELLS } from './programs.js';
 
 const URL = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|git\+|github:|gitlab:|bitbucket:|gist:)/i;
 /** Hosts of the default package indexes (a `--index-url` there is the default). */

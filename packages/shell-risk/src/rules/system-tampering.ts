@@ -5,8 +5,8 @@
 // data deleted (`/var/lib`, `/var/log`, `/srv/x`), disks, volumes and firmware wiped, file systems
 // unmounted or made read-only, and the disk filled (`fallocate -l 500G`, unbounded `dd`, `yes > f`).
 
-import type { SimpleCommand } from './command-model.js';
-import { normalizePath, sensitiveWriteTarget } from './paths.js';
+import type { SimpleCommand } from '../command-model.js';
+import { normalizePath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 
 /** Adds a dangerous finding. */
 export type Flag = (reason: string) => void;

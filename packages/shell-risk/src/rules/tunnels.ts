@@ -11,10 +11,10 @@
 //   `--directory /`, `php -S … -t /`, `busybox httpd -h /`, `ruby -run -e httpd /`,
 //   `http-server ~`): every credential file in it is on the network.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
-import type { Directories } from './cwd-paths.js';
-import { NETWORK_PROGRAMS } from './exfiltration.js';
-import { FETCHERS, readsScriptFromStdin, SHELLS } from './programs.js';
+import type { CommandModel, SimpleCommand } from '../command-model.js';
+import { NETWORK_PROGRAMS } from '../flow/exfiltration.js';
+import type { Directories } from '../knowledge/places/cwd-paths.js';
+import { FETCHERS, readsScriptFromStdin, SHELLS } from '../knowledge/programs/programs.js';
 import { type NetworkEnd, networkEnd, showEnd } from './remote-shells.js';
 
 /** Programs that carry a byte stream to or from another host. */

@@ -7,10 +7,10 @@
 // hands to system() / os.system() / execSync(). Each is handed on as shell code, judged like a
 // command line; one built at run time (`system($0)`) as a string built at run time.
 
+import { isInterpreter } from '../knowledge/programs/programs.js';
+import { parseGit } from '../options/git-options.js';
 import { awkCode, awkPrograms } from './awk-code.js';
 import type { Expansion, Word } from './expansion.js';
-import { parseGit } from './git-options.js';
-import { isInterpreter } from './programs.js';
 import { sedCode, sedScripts } from './sed-code.js';
 
 /** A command string run by `via`. */

@@ -3,7 +3,7 @@
 // wrapper families it dispatches to (user-wrappers.ts, find-exec.ts, …) share these types without
 // importing each other (issue 26: no runtime import cycles).
 
-import type { Assignment } from './command-model.js';
+import type { Assignment } from '../command-model.js';
 
 /** One de-quoted word and whether it holds a run-time value. */
 export interface Word {

@@ -1,8 +1,8 @@
 // find's -exec / -execdir / -ok / -okdir: the command each runs (its body up to `;` or `{} +`),
 // and whether find visits everything under a broad root (`find / -delete`, `find ~ -exec rm {} \;`).
 
+import { isBroadTarget, secretPath } from '../knowledge/places/paths.js';
 import type { Expansion, Word, WrapperExpansion } from './expansion.js';
-import { isBroadTarget, secretPath } from './paths.js';
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 /** find primaries that do not narrow which files are visited */
 const FIND_NON_FILTERS = new Set([

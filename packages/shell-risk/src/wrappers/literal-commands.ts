@@ -14,9 +14,9 @@
 // (classify.ts's classifySegment, handed in by {@link judgeSegmentsWith}: classify.ts imports
 // this module's callers, so it cannot be imported here). Only dangerous findings are reported.
 
-import type { CommandModel, Redirect, SimpleCommand } from './command-model.js';
-import { runsFile, scriptKey } from './download-run.js';
-import { SHELLS } from './programs.js';
+import type { CommandModel, Redirect, SimpleCommand } from '../command-model.js';
+import { SHELLS } from '../knowledge/programs/programs.js';
+import { runsFile, scriptKey } from '../rules/download-run.js';
 
 /** The dangerous reasons of one segment, judged alone ("segment N: …"). */
 export type SegmentJudge = (seg: SimpleCommand, index: number) => string[];

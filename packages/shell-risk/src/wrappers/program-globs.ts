@@ -3,8 +3,8 @@
 // each known program whose name the pattern matches, most severe first — besides itself (an
 // unknown program, never safe).
 
+import { DISK_TOOLS, FETCHERS, POWER_TOOLS, PRIVILEGED, SHELLS } from '../knowledge/programs/programs.js';
 import type { Expansion, Word, WrapperExpansion } from './expansion.js';
-import { DISK_TOOLS, FETCHERS, POWER_TOOLS, PRIVILEGED, SHELLS } from './programs.js';
 
 /** A word with a glob: `*`, `?` or a bracket expression that closes (`[` alone is the test command). */
 const GLOB = /[*?]|\[.+\]/;

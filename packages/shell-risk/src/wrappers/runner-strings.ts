@@ -5,11 +5,11 @@
 // on this machine), `rimraf PATH` (an `rm -rf`), `grm` and `coreutils --coreutils-prog=rm` (the
 // program they name). Each is handed on as shell code or argv and judged as if run directly.
 
+import { type ParsedArgs, parseOption } from '../options/option-parser.js';
+import { type CommandSpec, same } from '../options/option-spec.js';
+import { G_PREFIXED, NODE_RUNNER, NPX_LIKE } from '../options/wrapper-options.js';
 import { code } from './command-strings.js';
 import type { Expansion, Word, WrapperExpansion } from './expansion.js';
-import { type ParsedArgs, parseOption } from './option-parser.js';
-import { type CommandSpec, same } from './option-spec.js';
-import { G_PREFIXED, NODE_RUNNER, NPX_LIKE } from './wrapper-options.js';
 
 const emptyArgs = (): ParsedArgs => ({ options: new Map(), positionals: [], positionalIndex: [] });
 

@@ -2,8 +2,8 @@
 // ~/.ssh/id_rsa'`, `sftp h <<< 'put ~/.aws/credentials'`, `ftp`, `lftp -c`, `tftp -c put`. A `put`
 // of a credential file sends it to the host the client talks to.
 
-import type { CommandModel } from './command-model.js';
-import { secretPath } from './paths.js';
+import type { CommandModel } from '../command-model.js';
+import { secretPath } from '../knowledge/places/paths.js';
 
 const CLIENTS: ReadonlySet<string> = new Set(['sftp', 'smbclient', 'ftp', 'lftp', 'tftp', 'ncftp', 'ncftpput']);
 /** `put FILE`, `mput FILE…`, `reput`, `append` — the file sent. */

@@ -2,10 +2,10 @@
 // `sg GROUP CMD`, `machinectl shell`, `capsh -- …`, `script -c`, `watch`, `flock FILE -c`. Each
 // says what it runs (a string for `sh -c`, or an argv); privilege is judged by programs.ts.
 
+import { parseWithSpec } from '../options/option-parser.js';
+import { same } from '../options/option-spec.js';
+import { ARGV_WRAPPERS, type WrapperSpec } from '../options/wrapper-options.js';
 import { type Expansion, joinWords, scriptOf, type Word, type WrapperExpansion } from './expansion.js';
-import { parseWithSpec } from './option-parser.js';
-import { same } from './option-spec.js';
-import { ARGV_WRAPPERS, type WrapperSpec } from './wrapper-options.js';
 import { emptyArgs, shellQuote, skipOptions } from './wrapper-peel.js';
 
 const NONE: WrapperExpansion = { wrapper: false, inner: [] };

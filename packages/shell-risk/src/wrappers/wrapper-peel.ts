@@ -4,11 +4,10 @@
 // MAX_WRAPPERS is not peeled level by level — each level would copy and judge the whole rest
 // of the line again, quadratic in its length — but in one linear pass (wrappers.ts).
 
-import type { Assignment } from './command-model.js';
-import type { Expansion, Word } from './expansion.js';
-import { type ParsedArgs, parseOption } from './option-parser.js';
-import { type CommandSpec, lookup } from './option-spec.js';
-import { SHELLS } from './programs.js';
+import type { Assignment } from '../command-model.js';
+import { SHELLS } from '../knowledge/programs/programs.js';
+import { type ParsedArgs, parseOption } from '../options/option-parser.js';
+import { type CommandSpec, lookup } from '../options/option-spec.js';
 import {
   ARGV_WRAPPERS,
   BWRAP_VALUES,
@@ -24,7 +23,8 @@ import {
   TIMEOUT_OPTIONS,
   type WrapperSpec,
   XARGS_OPTIONS,
-} from './wrapper-options.js';
+} from '../options/wrapper-options.js';
+import type { Expansion, Word } from './expansion.js';
 
 /**
  * Wrappers in a row (`nice nice … ls`, `sudo env timeout 5 …`) peeled one level at a time; a

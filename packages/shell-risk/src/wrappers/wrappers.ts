@@ -6,19 +6,19 @@
 // take a value (GNU abbreviations included) is in wrapper-options.ts; one level of an argv wrapper
 // in wrapper-peel.ts.
 
-import type { Assignment } from './command-model.js';
+import type { Assignment } from '../command-model.js';
+import { SHELLS } from '../knowledge/programs/programs.js';
+import { NEUTRAL_WRAPPERS } from '../knowledge/programs/safe-commands.js';
+import { ENV_OPTIONS } from '../options/wrapper-options.js';
+import { splitPatternWords } from '../parse/words.js';
+import { evaluatedWords } from '../rules/evaluated-words.js';
 import { commandStrings } from './command-strings.js';
-import { evaluatedWords } from './evaluated-words.js';
 import { type Expansion, joinWords, scriptOf, type Word, type WrapperExpansion } from './expansion.js';
 import { findExec } from './find-exec.js';
 import { globbedProgram } from './program-globs.js';
-import { SHELLS } from './programs.js';
 import { replEscapes } from './repl-escapes.js';
 import { localSsh, runnerStrings } from './runner-strings.js';
-import { NEUTRAL_WRAPPERS } from './safe-commands.js';
 import { capsh, flockString, ksu, machinectl, runuser, script, sg, su, watch } from './user-wrappers.js';
-import { splitPatternWords } from './words.js';
-import { ENV_OPTIONS } from './wrapper-options.js';
 import {
   chainDepth,
   emptyArgs,

@@ -5,8 +5,8 @@
 // home or its token file is forbidden like one whose words do: an agent has no business spelling
 // those paths at all. The OS sandbox masks the home as well; this is the reason the person sees.
 
+import { normalizePath } from '../places/paths.js';
 import type { FingerSelf } from './finger-self.js';
-import { normalizePath } from './paths.js';
 
 /** Characters that end a path inside code or shell text. */
 const END = /[\s'"`;|&()<>,{}[\]\\$=]/;

@@ -3,12 +3,12 @@
 // segment may run in (`../token` from FINGER_HOME/workspace, `cd ..; cat token`), in every brace
 // and glob reading (`{..,x}/tok*`), and through symbolic links on disk (`docs -> ..`).
 
-import type { Directories } from './cwd-paths.js';
+import type { Directories } from '../places/cwd-paths.js';
+import { components, expandBraces, GLOB, meet } from '../places/path-globs.js';
+import { isRelativePart } from '../places/path-parts.js';
+import { pathReadings } from '../places/paths.js';
+import type { RealPaths } from '../places/real-paths.js';
 import type { FingerSelf } from './finger-self.js';
-import { components, expandBraces, GLOB, meet } from './path-globs.js';
-import { isRelativePart } from './path-parts.js';
-import { pathReadings } from './paths.js';
-import type { RealPaths } from './real-paths.js';
 
 const FINGER_HOME_VAR = /^(?:\$FINGER_HOME|\$\{FINGER_HOME\})(?=\/|$)/;
 const FINGER_TOKEN_VAR = /^(?:\$FINGER_TOKEN_FILE|\$\{FINGER_TOKEN_FILE\})$/;

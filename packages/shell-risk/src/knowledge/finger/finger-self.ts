@@ -3,7 +3,7 @@
 // agent that reaches any of these is the governed trying to govern itself (forbidden.ts): DENY,
 // which nothing lowers. Built once per assessor from its options (no process-wide registry).
 
-import { normalizePath } from './paths.js';
+import { normalizePath } from '../places/paths.js';
 
 /** finger's daemon as the assessor is told of it (the daemon's wiring passes its listening address and pid). */
 export interface DaemonFacts {

@@ -4,15 +4,15 @@
 // finger itself (self-governance.ts). The permission layer turns each into DENY for an
 // AI-initiated call (policy/evaluate-policy.ts); for a person they stay `dangerous` (APPROVE).
 
-import type { CommandModel } from './command-model.js';
-import type { Directories } from './cwd-paths.js';
+import type { CommandModel } from '../../command-model.js';
+import { subcommandWords } from '../../options/subcommand-words.js';
+import type { Directories } from '../places/cwd-paths.js';
+import { pathParts } from '../places/path-parts.js';
+import type { RealPaths } from '../places/real-paths.js';
 import { fingerPathsInText } from './finger-home-text.js';
 import { fingerPlaceOf } from './finger-home-words.js';
 import type { FingerSelf } from './finger-self.js';
-import { pathParts } from './path-parts.js';
-import type { RealPaths } from './real-paths.js';
 import { selfGovernanceRules } from './self-governance.js';
-import { subcommandWords } from './subcommand-words.js';
 
 /** The reason every forbidden finding is shown with. */
 export const FORBIDDEN_REASON = "finger's own API/home: an agent must not govern its own firewall";

@@ -5,10 +5,10 @@
 // stopping its service unit, or cutting its port off with a firewall rule. Each finding is
 // forbidden: DENY for an agent whatever the policy says (forbidden.ts).
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, SimpleCommand } from '../../command-model.js';
+import { secretPath, sensitiveWriteTarget } from '../places/paths.js';
 import { daemonAddressIn, daemonPairIn } from './daemon-address.js';
 import type { FingerSelf } from './finger-self.js';
-import { secretPath, sensitiveWriteTarget } from './paths.js';
 
 /** Records one forbidden finding. */
 export type Forbid = (reason: string) => void;

@@ -4,8 +4,8 @@
 // a directory (`~`, a trailing `/`, `.`). A source spelt as a directory's contents (`dir/`,
 // `dir/.`) brings names not known here. Pure.
 
-import type { SimpleCommand } from './command-model.js';
-import { parseArgs } from './options.js';
+import type { SimpleCommand } from '../../command-model.js';
+import { parseArgs } from '../../options/options.js';
 import { COPIERS } from './written-files.js';
 
 /** At most this many sources are followed into their destination. */

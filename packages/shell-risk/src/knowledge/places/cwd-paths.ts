@@ -17,8 +17,9 @@
 // (subcommand-words.ts). The model itself is not changed: deny patterns and the sandbox see what
 // was written.
 
-import type { CommandModel, Redirect, SimpleCommand } from './command-model.js';
-import { type DirectoryOptions, directoryOptions } from './directory-options.js';
+import type { CommandModel, Redirect, SimpleCommand } from '../../command-model.js';
+import { type DirectoryOptions, directoryOptions } from '../../options/directory-options.js';
+import { subcommandWords } from '../../options/subcommand-words.js';
 import {
   holdsSecret,
   holdsSensitive,
@@ -30,7 +31,6 @@ import {
   sensitiveWriteTarget,
 } from './paths.js';
 import { RealPaths } from './real-paths.js';
-import { subcommandWords } from './subcommand-words.js';
 
 /** What the RiskAssessor knows of where a command runs. */
 export interface AssessContext {

@@ -3,11 +3,11 @@
 // ~/.profile. The names come from the URL (download-run.ts fetchedFiles), the directory from the
 // segment's place (cwd-paths.ts). Pure.
 
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../../command-model.js';
+import { fetchedFiles } from '../../rules/download-run.js';
+import { FETCHERS } from '../programs/programs.js';
 import type { SegmentPlace } from './cwd-paths.js';
-import { fetchedFiles } from './download-run.js';
 import { sensitiveWriteTarget } from './paths.js';
-import { FETCHERS } from './programs.js';
 
 /** At most this many written names are placed (a command line may name many URLs). */
 const MAX_NAMES = 32;

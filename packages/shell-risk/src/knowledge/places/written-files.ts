@@ -3,9 +3,9 @@
 // option of an encoder or compressor (`openssl … -out f`, `gpg -o f`, `sort -o f`). Lexical only:
 // a path is what the command line says, relative paths stay relative.
 
-import type { SimpleCommand } from './command-model.js';
-import { ARCHIVERS } from './exfiltration.js';
-import { parseArgs } from './options.js';
+import type { SimpleCommand } from '../../command-model.js';
+import { ARCHIVERS } from '../../flow/exfiltration.js';
+import { parseArgs } from '../../options/options.js';
 import { isNullSink } from './paths.js';
 
 /** A file a command writes. */

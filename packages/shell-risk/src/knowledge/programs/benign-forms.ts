@@ -2,7 +2,7 @@
 // printing variables that hold no secret (`echo $PATH`), `sudo -l` (which runs nothing), a git
 // pager key set to a plain pager (`git -c core.pager=cat`). Pure.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, SimpleCommand } from '../../command-model.js';
 
 /** A pager or editor that runs nothing else (the value of PAGER, GIT_PAGER, `core.pager`…). */
 export const BENIGN_PAGER = /^(?:cat|less|more|true|vi|vim|nvim|nano|emacs|code --wait|)(?: -[A-Za-z]+)*$/;

@@ -4,7 +4,7 @@
 // and the kill switch: the RiskAssessor built with `contained: false` makes them `dangerous`
 // (APPROVE) with the reason below.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, SimpleCommand } from '../../command-model.js';
 
 /** The reason a detaching command is held with when nothing contains it. */
 export const DETACHES = 'detaches from its call: no sandbox to stop it';

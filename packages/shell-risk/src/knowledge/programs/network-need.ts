@@ -3,8 +3,8 @@
 // ("needs network: npm install") instead of being let through to fail. Lexical only, over the
 // command model's segments; what a script does inside is not seen (the sandbox contains it).
 
-import type { SimpleCommand } from './command-model.js';
-import { NETWORK_PROGRAMS } from './exfiltration.js';
+import type { SimpleCommand } from '../../command-model.js';
+import { NETWORK_PROGRAMS } from '../../flow/exfiltration.js';
 
 /** Subcommands that fetch, install or publish, per package manager or VCS. */
 const NEEDS_BY_SUBCOMMAND: Readonly<Record<string, ReadonlySet<string>>> = {

@@ -2,8 +2,8 @@
 // their program from stdin), network fetchers and decoders (what must never be piped into a
 // shell), privilege escalation, disk and power tools.
 
-import { awkPrograms, awkRunsInput } from './awk-code.js';
-import type { SimpleCommand } from './command-model.js';
+import type { SimpleCommand } from '../../command-model.js';
+import { awkPrograms, awkRunsInput } from '../../wrappers/awk-code.js';
 
 /** Shells: `-c` runs a string; without a script argument they read the script from stdin. */
 export const SHELLS: ReadonlySet<string> = new Set([

@@ -2,8 +2,8 @@
 // `readarray`), which variables a call of one assigns, and the programs whose output they then
 // take as file names.
 
-import type { SimpleCommand } from './command-model.js';
-import { credentialFile } from './exfiltration.js';
+import type { SimpleCommand } from '../../command-model.js';
+import { credentialFile } from '../../flow/exfiltration.js';
 
 /** Programs that print file names (what `read f` then takes as a path). */
 const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);

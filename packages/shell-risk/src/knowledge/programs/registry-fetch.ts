@@ -9,7 +9,7 @@
 // harmless, a word known only at run time or an environment change that could redirect the
 // manager disqualifies the segment. The proxy enforces the hosts whatever the lock file says.
 
-import type { CommandModel, SimpleCommand } from './command-model.js';
+import type { CommandModel, SimpleCommand } from '../../command-model.js';
 import { networkNeed } from './network-need.js';
 
 /** Subcommands that install or check what the lock file or manifest names (no package-name operand allowed). */

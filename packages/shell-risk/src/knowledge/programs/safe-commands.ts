@@ -4,12 +4,17 @@
 // A long option counts in every GNU abbreviation (`sort --co=sh` is --compress-program), a short
 // one anywhere in a cluster (`tree -ao f`).
 
-import { steersPrograms } from './exported-variables.js';
-import { GIT_CONFIG, GIT_CONFIG_READS, GIT_CONFIG_WRITES, gitConfigShowsCredential } from './git-options.js';
-import { grepRecursesIntoSecrets } from './grep-directories.js';
-import { abbreviatesAny, type ParsedArgs, parseWithSpec } from './option-parser.js';
-import { type CommandSpec, lookup } from './option-spec.js';
-import { ENV_OPTIONS } from './wrapper-options.js';
+import { steersPrograms } from '../../flow/exported-variables.js';
+import {
+  GIT_CONFIG,
+  GIT_CONFIG_READS,
+  GIT_CONFIG_WRITES,
+  gitConfigShowsCredential,
+} from '../../options/git-options.js';
+import { grepRecursesIntoSecrets } from '../../options/grep-directories.js';
+import { abbreviatesAny, type ParsedArgs, parseWithSpec } from '../../options/option-parser.js';
+import { type CommandSpec, lookup } from '../../options/option-spec.js';
+import { ENV_OPTIONS } from '../../options/wrapper-options.js';
 
 /** Commands that only read and print, whatever their arguments. */
 const ALWAYS_SAFE = new Set([
