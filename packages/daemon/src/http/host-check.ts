@@ -75,32 +75,45 @@ function isUpgrade(request: FastifyRequest): boolean {
  * (`details.reason: "origin_not_allowed"`; an upgrade without Origin — a non-browser client — passes).
  */
 export function installHostCheck(app: FastifyInstance, policy: HostPolicy): void {
-  app.addHook('onRequest', async (request) => {
-    const header = request.headers.host;
-    const hostname = header === undefined ? undefined : hostnameOf(header);
-    if (policy.enforce && (hostname === undefined || !hostAllowed(policy, hostname))) {
-      throw new FingerError(
-        'E_FORBIDDEN',
-        `Host ${JSON.stringify(header ?? '')} is not a name of this daemon (loopback names, server.host or server.allowed_hosts)`,
-        { reason: 'host_not_allowed', host: header ?? null },
-      );
-    }
-    const origin = request.headers.origin;
-    if (origin === undefined || !isUpgrade(request)) return;
-    let originHost: string | undefined;
+  // every request passes here: a callback-style hook, no promise per request
+  app.addHook('onRequest', (request, _reply, done) => {
+    let refusal: FingerError | undefined;
     try {
-      const u = new URL(origin);
-      if (u.protocol === 'http:' || u.protocol === 'https:') originHost = u.hostname;
-    } catch {
-      originHost = undefined;
+      checkHost(request, policy);
+    } catch (e) {
+      refusal = e as FingerError;
     }
-    const sameHost = originHost !== undefined && originHost === hostname;
-    if (originHost === undefined || !(sameHost || (policy.enforce && hostAllowed(policy, originHost)))) {
-      throw new FingerError(
-        'E_FORBIDDEN',
-        `WebSocket from origin ${JSON.stringify(origin)} refused: a page may open one only from the daemon's own names`,
-        { reason: 'origin_not_allowed', origin },
-      );
-    }
+    if (refusal === undefined) done();
+    else done(refusal);
   });
+}
+
+/** Throws the 403 of {@link installHostCheck} for a request `policy` refuses. */
+function checkHost(request: FastifyRequest, policy: HostPolicy): void {
+  const header = request.headers.host;
+  const hostname = header === undefined ? undefined : hostnameOf(header);
+  if (policy.enforce && (hostname === undefined || !hostAllowed(policy, hostname))) {
+    throw new FingerError(
+      'E_FORBIDDEN',
+      `Host ${JSON.stringify(header ?? '')} is not a name of this daemon (loopback names, server.host or server.allowed_hosts)`,
+      { reason: 'host_not_allowed', host: header ?? null },
+    );
+  }
+  const origin = request.headers.origin;
+  if (origin === undefined || !isUpgrade(request)) return;
+  let originHost: string | undefined;
+  try {
+    const u = new URL(origin);
+    if (u.protocol === 'http:' || u.protocol === 'https:') originHost = u.hostname;
+  } catch {
+    originHost = undefined;
+  }
+  const sameHost = originHost !== undefined && originHost === hostname;
+  if (originHost === undefined || !(sameHost || (policy.enforce && hostAllowed(policy, originHost)))) {
+    throw new FingerError(
+      'E_FORBIDDEN',
+      `WebSocket from origin ${JSON.stringify(origin)} refused: a page may open one only from the daemon's own names`,
+      { reason: 'origin_not_allowed', origin },
+    );
+  }
 }

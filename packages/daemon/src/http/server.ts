@@ -83,26 +83,26 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
     defaults: { '/docs': ACCESS.viewer },
     isClosing: o.isClosing,
   });
-  app.addHook('onResponse', async (request, reply) => {
-    o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
-    request.log.debug(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
-      'request',
-    );
-  });
   // A WebSocket upgrade answered over HTTP (refused by a hook: Host, Origin, auth) has left Node's
   // HTTP server with its socket, so nothing would close it: a client keeping it open would hold close().
   // (Listening before @fastify/websocket registers its own 'upgrade' listener, which routes the request.)
   const upgrades = new WeakSet<IncomingMessage>();
   app.server.on('upgrade', (req: IncomingMessage) => upgrades.add(req));
-  app.addHook('onResponse', async (request) => {
+  // Every request passes the hooks below: one callback-style hook each (no promise per request).
+  app.addHook('onResponse', (request, reply, done) => {
+    o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
+    request.log.debug(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
     const socket = request.raw.socket;
     if (upgrades.has(request.raw) && !socket.destroyed) socket.end(() => socket.destroy());
+    done();
   });
   // Responses finished while closing must not keep their connection alive, or close() would wait on it.
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (o.isClosing()) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
   for (const s of SHARED_SCHEMAS) app.addSchema(s);
 

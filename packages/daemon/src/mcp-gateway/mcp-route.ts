@@ -46,9 +46,15 @@ function watchToolList(app: FastifyInstance, deps: RouteDeps, notify: () => void
       changed();
     },
   );
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.method === 'GET' || reply.statusCode >= 300) return;
-    if (request.routeOptions.url?.startsWith('/v1/grants') === true) changed();
+  // runs for every request: a callback-style hook, no promise per request
+  app.addHook('onResponse', (request, reply, done) => {
+    if (
+      request.method !== 'GET' &&
+      reply.statusCode < 300 &&
+      request.routeOptions.url?.startsWith('/v1/grants') === true
+    )
+      changed();
+    done();
   });
   return unsubscribe;
 }
