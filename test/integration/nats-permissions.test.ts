@@ -228,15 +228,21 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
 
   it('closes a daemon promptly while it is retrying to join (a refused subscription never drains)', async () => {
     // the first retry comes 250 ms after the refused join, about when the daemon is ready: closes
-    // spread over that time land while a retry is connecting or subscribing
-    for (let delay = 0; delay <= 350; delay += 50) {
+    // spread over that time land while a retry is connecting or subscribing. The eight daemons
+    // start together (each closed its own delay after it is ready), not one after another.
+    const closeAfter = async (delay: number): Promise<string> => {
       const d = await startTestDaemon({ config: daemonConfig('no-registry', PASS) });
       await new Promise((r) => setTimeout(r, delay));
       let timer: NodeJS.Timeout | undefined;
       const hung = new Promise<string>((r) => (timer = setTimeout(() => r(`close hung (delay ${delay} ms)`), 15_000)));
-      await expect(Promise.race([d.close().then(() => 'closed'), hung])).resolves.toBe('closed');
-      clearTimeout(timer);
-    }
+      try {
+        return await Promise.race([d.close().then(() => `closed (delay ${delay} ms)`), hung]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    const delays = [0, 50, 100, 150, 200, 250, 300, 350];
+    expect(await Promise.all(delays.map(closeAfter))).toEqual(delays.map((delay) => `closed (delay ${delay} ms)`));
   }, 150_000);
 
   it('myfinger doctor connects with the credentials and names what NATS refuses a daemon', async () => {
@@ -248,19 +254,22 @@ describe.skipIf(bin === undefined)('NATS users and permissions', () => {
       const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks;
       return { code: r.code, nats: checks.find((c) => c.name === 'nats')! };
     };
-    const good = await doctor('daemon', DAEMON_PASS);
+    // four independent homes and users: the CLI children run together
+    const [good, wrong, restricted, noReply] = await Promise.all([
+      doctor('daemon', DAEMON_PASS),
+      doctor('daemon', 'not-the-password'),
+      doctor('no-registry', PASS),
+      doctor('no-reply', PASS),
+    ]);
     expect(good.nats).toMatchObject({ status: 'ok' });
     expect(good.nats.detail).toMatch(/; credentials and permissions ok$/);
-    const wrong = await doctor('daemon', 'not-the-password');
     expect(wrong.nats.status).toBe('fail');
     expect(wrong.nats.detail).toMatch(/cannot connect to NATS at .*Authorization Violation/);
-    const restricted = await doctor('no-registry', PASS);
     expect(restricted.code).toBe(1);
     expect(restricted.nats.status).toBe('fail');
     expect(restricted.nats.detail).toMatch(
       new RegExp(`the daemon's NATS user is refused subscription to "finger\\.${cluster}\\.registry\\.\\*"$`),
     );
-    const noReply = await doctor('no-reply', PASS);
     expect(noReply.nats.detail).toMatch(/refused subscription to "finger\.[^"]+\.events\.>", .*publish to "_INBOX\./);
     // what a daemon publishes besides calls: probed with signed messages the nodes do nothing with
     const running = await startTestDaemon({ config: daemonConfig('daemon', DAEMON_PASS) });
