@@ -4,11 +4,12 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
- * V8 flags of a long-running daemon: a small young generation keeps the idle daemon's resident
- * memory low (the default lets it grow to tens of MB during start and never shrink). Keep in
- * step with DAEMON_NODE_FLAGS in src/commands/daemon.ts.
+ * V8 flags of a long-running daemon: a bounded young generation keeps the idle daemon's resident
+ * memory low (the default lets it grow to tens of MB during start and never shrink), large
+ * enough (8 MB) that calls in flight are not all promoted to the old generation (see
+ * DAEMON_NODE_FLAGS in src/commands/daemon.ts, which this keeps in step with).
  */
-const DAEMON_NODE_FLAGS = ['--max-semi-space-size=1'];
+const DAEMON_NODE_FLAGS = ['--max-semi-space-size=8'];
 
 /** Agents whose hook runs the lean entry (keep in step with HOOK_AGENTS in src/commands/hook-map.ts). */
 const HOOK_AGENTS = ['claude', 'codex', 'cursor', 'copilot'];

@@ -17,10 +17,15 @@ import { type SafetyHealth, safetyLines } from './safety.js';
 import { type SignInLink, signInLink } from './ui.js';
 
 /**
- * V8 flags the daemon runs with: a small young generation keeps the idle daemon's resident memory
- * low (≈ 95 MB instead of ≈ 120 MB). Keep in step with bin/myfinger.js and bench/daemon-rss.
+ * V8 flags the daemon runs with: a bounded young generation keeps the idle daemon's resident
+ * memory low (the default, 16 MB semi-spaces, costs ≈ 20 MB more at idle). 8 MB, not 1: with
+ * 1 MB the state of 100 calls in flight (each waiting for its audit fsync) outgrew the young
+ * generation, so nearly all of it was promoted and collected by full GCs — 40–47 % of the
+ * daemon's CPU under `bench/http` load against 22–26 % with 8 MB, at the same idle RSS (±2 MB,
+ * measured side by side). Keep in step with bin/myfinger.js and the benches' daemon launchers
+ * (bench/lib/http-load.mjs, bench/daemon-rss, bench/hook).
  */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=1'];
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=8'];
 
 /** How long `daemon start` waits for a new daemon to answer, and `daemon stop` for it to exit. */
 export const DAEMON_WAIT_MS = 15_000;
