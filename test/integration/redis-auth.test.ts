@@ -58,15 +58,19 @@ describe.skipIf(bin === undefined)('Redis with a password', () => {
       return report.checks.find((c) => c.name === 'redis')!;
     };
     const plain = `redis://127.0.0.1:${server!.port}`;
-    expect(await doctor(urlWith(`:${PASSWORD}@`))).toEqual({
+    // three homes of their own: the CLI children run together
+    const [good, none, wrong] = await Promise.all([
+      doctor(urlWith(`:${PASSWORD}@`)),
+      doctor(plain),
+      doctor(urlWith(':wrong-password@')),
+    ]);
+    expect(good).toEqual({
       name: 'redis',
       status: 'ok',
       detail: `${plain}: PONG (authenticated)`,
     });
-    const none = await doctor(plain);
     expect(none.status).toBe('fail');
     expect(none.detail).toMatch(new RegExp(`^${plain}: NOAUTH .* — the server wants a password`));
-    const wrong = await doctor(urlWith(':wrong-password@'));
     expect(wrong.status).toBe('fail');
     expect(wrong.detail).toMatch(new RegExp(`^${plain}: WRONGPASS`));
   });
