@@ -38,7 +38,7 @@ export interface UndoWiring {
 }
 
 /**
- * Wires the hard-link snapshots of deleting shell commands (undo/link-snapshot.ts of the firewall)
+ * Wires the hard-link snapshots of deleting shell commands (link-snapshot.ts of @finger/workspace)
  * into the fs module's undo store, so `myfinger undo` and POST /v1/undo restore them: one
  * UndoManager, built by the fs module with its own settings, used by both modules. A snapshot
  * before the fs module has loaded is refused (E_NO_TARGET): the command does not run.

@@ -79,7 +79,7 @@ export interface Evaluation {
   waived?: Level;
   /**
    * With `sandbox_profile`: the real paths a deleting command (rm -r, find -delete, git clean) may
-   * remove, hard-linked into the undo store before it runs (undo/link-snapshot.ts), so its deletes
+   * remove, hard-linked into the undo store before it runs (@finger/workspace's link-snapshot.ts), so its deletes
    * are undoable. Handed to the module with the profile, out of band.
    */
   undo_snapshot?: readonly string[];

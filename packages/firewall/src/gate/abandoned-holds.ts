@@ -10,9 +10,10 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+import { atomicWriteFile } from '@finger/workspace';
+
 import type { AuditEntry, AuditRecord } from '../audit/audit-entry.js';
 import type { AuditQuery } from '../audit/audit-log.js';
-import { atomicWriteFile } from '../undo/atomic-write.js';
 import type { GateEvents, GateLogger } from './gate-types.js';
 
 /** The audit log as {@link settleAbandonedHolds} uses it (AuditLog satisfies it). */
