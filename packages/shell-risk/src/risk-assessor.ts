@@ -14,14 +14,15 @@ import {
   type SimpleCommand,
 } from './command-model.js';
 import { readWords } from './facts/read-words.js';
+import { type Confinement, confinementOf } from './facts/workspace-confinement.js';
 import { daemonAddressIn } from './knowledge/finger/daemon-address.js';
 import { fingerPlaceOf } from './knowledge/finger/finger-home-words.js';
 import { type DaemonFacts, FingerSelf, type FingerSelfOptions } from './knowledge/finger/finger-self.js';
 import { forbiddenFindings } from './knowledge/finger/forbidden.js';
 import { type AssessContext, pathView, type SegmentPlace } from './knowledge/places/cwd-paths.js';
-import { addUserHome } from './knowledge/places/home-dirs.js';
+import type { KnownHomes } from './knowledge/places/known-homes.js';
 import { pathParts } from './knowledge/places/path-parts.js';
-import { addFingerHome, redFlagPaths } from './knowledge/places/paths.js';
+import { knownHomes, redFlagPaths } from './knowledge/places/paths.js';
 import { type Probe, RealPaths } from './knowledge/places/real-paths.js';
 import { isSafeCommand } from './knowledge/programs/safe-commands.js';
 import { ModelBuilder } from './parse/model-builder.js';
@@ -39,15 +40,15 @@ export interface RiskAssessorOptions {
   cacheSize?: number;
   /**
    * finger's own home when it is not `~/.finger`: its tokens, `config/` and `state/` are
-   * credentials, and those, `audit/`, `backups/` and `events/` sensitive to write, for every
-   * assessor of the process (paths.ts addFingerHome); every path under it (and `~/.finger`) is a
-   * forbidden finding of this assessor (forbidden.ts).
+   * credentials, and those, `audit/`, `backups/` and `events/` sensitive to write, for this
+   * assessor (known-homes.ts); every path under it (and `~/.finger`) is a forbidden finding of
+   * this assessor (forbidden.ts).
    */
   finger_home?: string;
   /**
    * the user's home directory when it is not `/home/<u>`, `/Users/<u>` or `/root`: paths under it
    * read as `~/…` (its `.ssh` is a credential store), and `~` stands for it where path words are
-   * looked up on disk, for every assessor of the process (home-dirs.ts).
+   * looked up on disk, for this assessor (known-homes.ts).
    */
   home_dir?: string;
   /**
@@ -227,12 +228,21 @@ export class RiskAssessor {
   #self: FingerSelf;
   readonly #selfOptions: FingerSelfOptions;
   readonly #contained: boolean;
+  /** The homes this assessor's options name, in force while it judges (known-homes.ts). */
+  readonly #homes: KnownHomes;
   #fast = 0;
   #hits = 0;
   #parses = 0;
 
-  private constructor(grammar: BashGrammar, cacheSize: number, self: FingerSelfOptions, contained: boolean) {
+  private constructor(
+    grammar: BashGrammar,
+    cacheSize: number,
+    self: FingerSelfOptions,
+    contained: boolean,
+    homes: KnownHomes,
+  ) {
     this.#grammar = grammar;
+    this.#homes = homes;
     this.#selfOptions = self;
     this.#self = new FingerSelf(self);
     this.#contained = contained;
@@ -243,9 +253,8 @@ export class RiskAssessor {
   /** Loads the bash grammar (the only asynchronous, file-reading step). */
   static async create(options: RiskAssessorOptions = {}): Promise<RiskAssessor> {
     const grammar = await BashGrammar.load(options.wasmPath);
-    if (options.finger_home !== undefined) addFingerHome(options.finger_home);
-    if (options.home_dir !== undefined) addUserHome(options.home_dir);
-    return new RiskAssessor(grammar, options.cacheSize ?? 4096, options, options.contained !== false);
+    const homes = knownHomes(options);
+    return new RiskAssessor(grammar, options.cacheSize ?? 4096, options, options.contained !== false, homes);
   }
 
   /**
@@ -255,6 +264,18 @@ export class RiskAssessor {
    * it they are judged as written.
    */
   assess(command: string | readonly string[], context: AssessContext = {}): RiskAssessment {
+    return this.#homes.within(() => this.#assess(command, context));
+  }
+
+  /**
+   * What an assessment of this assessor writes, needs and destroys (workspace-confinement.ts),
+   * judged with this assessor's homes (a credential under its `home_dir` is one).
+   */
+  confinementOf(assessment: RiskAssessment): Confinement {
+    return this.#homes.within(() => confinementOf(assessment));
+  }
+
+  #assess(command: string | readonly string[], context: AssessContext): RiskAssessment {
     const where = context.cwd === undefined ? '' : context.cwd === null ? '\0?\0' : `\0${context.cwd}\0`;
     // the starting directory is a real path (the sandbox resolved it): no lookups for it
     const trusted = typeof context.cwd === 'string' ? context.cwd.replace(/(?<=.)\/+$/, '') : undefined;
@@ -353,6 +374,10 @@ export class RiskAssessor {
    * symbolic link; null when it does neither.
    */
   forbiddenIn(value: string): string | null {
+    return this.#homes.within(() => this.#forbiddenIn(value));
+  }
+
+  #forbiddenIn(value: string): string | null {
     const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value);
     const addr = daemonAddressIn(value, this.#self);
     if (addr !== null) return `${shown} names finger's own daemon (${addr})`;
@@ -371,7 +396,7 @@ export class RiskAssessor {
 
   /** The canonical command model (not cached; no classification). */
   parse(command: string | readonly string[]): CommandModel {
-    return this.#build(command);
+    return this.#homes.within(() => this.#build(command));
   }
 
   /** Counters since creation. */

@@ -138,7 +138,8 @@ describe('path words through symbolic links', () => {
   });
 
   it('a cached assessment is not reused once a word has become a link', async () => {
-    const cached = await RiskAssessor.create({ cacheSize: 16 });
+    // its own home_dir: `deploy` is a key because it lies in that home's .ssh
+    const cached = await RiskAssessor.create({ home_dir: home, cacheSize: 16 });
     const note = path.join(ws, 'note');
     writeFileSync(note, 'plain');
     try {

@@ -9,7 +9,14 @@
 import path from 'node:path';
 
 import type { CommandModel } from '@finger/shell-risk';
-import { FORBIDDEN_REASON, sensitiveWriteTarget, startupFile, TOO_MANY_WORDS } from '@finger/shell-risk';
+import {
+  FORBIDDEN_REASON,
+  type KnownHomes,
+  knownHomes,
+  sensitiveWriteTarget,
+  startupFile,
+  TOO_MANY_WORDS,
+} from '@finger/shell-risk';
 
 import type { Level, MatchedRule, ToolCallFacts } from '../engine/evaluation.js';
 import { stricter } from '../engine/evaluation.js';
@@ -99,6 +106,8 @@ export class PathSandbox {
   readonly #workspaceFor: ((principal: Principal) => string | undefined) | undefined;
   readonly #realCache = new WeakMap<readonly string[], string[]>();
   readonly #finger: FingerPlaces;
+  /** finger's home and the user's, as the RiskAssessor knows them: what a write there touches (sensitiveWriteTarget) */
+  readonly #homes: KnownHomes;
   #defaultReal: string[] | undefined;
 
   constructor(options: PathSandboxOptions) {
@@ -110,6 +119,10 @@ export class PathSandbox {
     const homes = [path.join(options.homeDir, '.finger')];
     if (options.home !== undefined) homes.unshift(path.resolve(options.home));
     this.#finger = new FingerPlaces(this.#fs, homes, options.guarded_paths ?? [], roots);
+    this.#homes = knownHomes({
+      ...(options.home !== undefined ? { finger_home: options.home } : {}),
+      home_dir: options.homeDir,
+    });
   }
 
   /** The principal's own root, if the daemon gave it one (a real path: the daemon resolved it when the task started). */
@@ -297,7 +310,8 @@ export class PathSandbox {
         // finger's own home — what a shell redirection there is judged dangerous for (the next
         // `git commit` runs a hook); and a HEAD beside a config (a bare git directory: git run in
         // it obeys that config), redirections included
-        const sensitive = p.arg === 'redirect' || startup !== null ? null : sensitiveWriteTarget(p.path);
+        const sensitive =
+          p.arg === 'redirect' || startup !== null ? null : this.#homes.within(() => sensitiveWriteTarget(p.path));
         if (sensitive !== null)
           add(
             'sandbox.sensitive_write',
@@ -350,7 +364,7 @@ export class PathSandbox {
         out.push(`${shown}${via}`);
         continue;
       }
-      const sensitive = sensitiveWriteTarget(r.path);
+      const sensitive = this.#homes.within(() => sensitiveWriteTarget(r.path));
       if (sensitive !== null) out.push(`${shown}${via}, which touches ${sensitive}`);
       else if (r.nlink !== undefined && r.nlink > 1) out.push(`${shown}${via}, a file with ${r.nlink} hard links`);
     }
@@ -381,7 +395,7 @@ export class PathSandbox {
     for (const p of paths) {
       const h = homes.find((d) => isInsideRoot(p, d));
       const file = h === undefined ? p : p === h ? '~' : `~/${path.relative(h, p)}`;
-      const why = startupFile(file);
+      const why = this.#homes.within(() => startupFile(file));
       if (why !== null) return { file, why };
     }
     return null;

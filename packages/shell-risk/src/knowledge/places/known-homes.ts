@@ -1,31 +1,76 @@
-// Home directories the RiskAssessor knows besides the usual spellings (`/home/<u>`, `/Users/<u>`,
-// `/root`, `/var/root`, see sensitive-places.ts USER_HOME): the daemon's own home when it lies
-// elsewhere (`/srv/alice`, a test's temporary home), registered once at start
-// (RiskAssessorOptions.home_dir). A path under one reads as `~/…`, so `/srv/alice/.ssh` is a
-// credential store as `~/.ssh` is; and `~` stands for it where a word is looked up on disk
-// (real-paths.ts). Process-wide, as finger's own home is (paths.ts addFingerHome).
+// The home directories one assessor knows besides the usual spellings (`/home/<u>`, `/Users/<u>`,
+// `/root`, `/var/root`, see sensitive-places.ts USER_HOME): the user's home when it lies elsewhere
+// (`/srv/alice`, a test's temporary home; RiskAssessorOptions.home_dir) — a path under it reads as
+// `~/…`, so `/srv/alice/.ssh` is a credential store as `~/.ssh` is, and `~` stands for it where a
+// word is looked up on disk (real-paths.ts) — and finger's own home where it is not `~/.finger`
+// (RiskAssessorOptions.finger_home): its tokens, `config/`, `state/`… are credentials and
+// sensitive to write (paths.ts).
+//
+// The homes belong to the instance that judges (a RiskAssessor, a PathSandbox), not to the
+// process: two assessors built with different options judge independently (issue 26: these were
+// two process-wide registries that every assessor's options added to). The path functions of
+// paths.ts and real-paths.ts are called from dozens of rules; rather than pass the homes through
+// every one, they read the homes *in force*: those of the instance whose synchronous call is
+// running (`within`), restored when it returns; outside any call, none beyond the usual spellings.
+// The call is synchronous, so no other assessor's call can interleave with it.
 
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
 
-const EXTRA_HOMES: string[] = [];
+/** The homes of one assessor, normalised: see the file comment. */
+export class KnownHomes {
+  /** Absolute, normalised, no trailing slash; never `/`. */
+  readonly userHomes: readonly string[];
+  /** As paths.ts normalises them (`/srv/finger`, or `~/…` under a usual home spelling). */
+  readonly fingerHomes: readonly string[];
 
-/** Makes `dir` (absolute) a home directory for every later check of this process. */
-export function addUserHome(dir: string): void {
-  if (!dir.startsWith('/')) return;
-  let n = posix.normalize(dir);
-  if (n.length > 1 && n.endsWith('/')) n = n.slice(0, -1);
-  if (n === '/' || EXTRA_HOMES.includes(n)) return;
-  EXTRA_HOMES.push(n);
+  /** `fingerHomes` must already be normalised (paths.ts `knownHomes` does it); `userHomes` are here. */
+  constructor(userHomes: readonly string[], fingerHomes: readonly string[]) {
+    const users: string[] = [];
+    for (const dir of userHomes) {
+      if (!dir.startsWith('/')) continue;
+      let n = posix.normalize(dir);
+      if (n.length > 1 && n.endsWith('/')) n = n.slice(0, -1);
+      if (n !== '/' && !users.includes(n)) users.push(n);
+    }
+    this.userHomes = Object.freeze(users);
+    this.fingerHomes = Object.freeze([...new Set(fingerHomes)]);
+  }
+
+  /** The length of the known home `n` (normalised, absolute) starts with, or 0. */
+  userHomePrefix(n: string): number {
+    for (const h of this.userHomes) if (n === h || n.startsWith(`${h}/`)) return h.length;
+    return 0;
+  }
+
+  /** The directory `~` stands for on disk: the first known home, else the process's home. */
+  homeOnDisk(): string {
+    return this.userHomes[0] ?? homedir();
+  }
+
+  /** Runs `judge` (synchronous) with these homes in force, then restores the ones before. */
+  within<T>(judge: () => T): T {
+    return withHomes(this, judge);
+  }
 }
 
-/** The length of the registered home `n` (normalised, absolute) starts with, or 0. */
-export function userHomePrefix(n: string): number {
-  for (const h of EXTRA_HOMES) if (n === h || n.startsWith(`${h}/`)) return h.length;
-  return 0;
+/** No homes beyond the usual spellings. */
+export const USUAL_HOMES = new KnownHomes([], []);
+
+/** The homes of the call running now (see the file comment); set only by {@link KnownHomes.within}. */
+let inForce: KnownHomes = USUAL_HOMES;
+
+function withHomes<T>(homes: KnownHomes, judge: () => T): T {
+  const before = inForce;
+  inForce = homes;
+  try {
+    return judge();
+  } finally {
+    inForce = before;
+  }
 }
 
-/** The directory `~` stands for on disk: the first registered home, else the process's home. */
-export function homeOnDisk(): string {
-  return EXTRA_HOMES[0] ?? homedir();
+/** The homes in force: those of the instance whose call is running, else {@link USUAL_HOMES}. */
+export function homesInForce(): KnownHomes {
+  return inForce;
 }

@@ -8,7 +8,7 @@
 
 import { posix } from 'node:path';
 
-import { userHomePrefix } from './home-dirs.js';
+import { homesInForce, KnownHomes } from './known-homes.js';
 import { ANY, componentMatches, components, expandBraces, GLOB, meet, type Place } from './path-globs.js';
 import {
   DOTENV,
@@ -55,7 +55,7 @@ function normalizeAs(word: string, homeAt: string): string | null {
   if (!n.startsWith('/')) return n;
   const m = USER_HOME.exec(n);
   if (m !== null) return `~${n.slice(m[0].length)}`;
-  const extra = userHomePrefix(n);
+  const extra = homesInForce().userHomePrefix(n);
   return extra === 0 ? n : `~${n.slice(extra)}`;
 }
 
@@ -166,7 +166,6 @@ const HOME_ANCHORS: readonly (readonly string[])[] = [
 const PROC_ENTRIES = ['environ', 'mem', 'root', 'cwd', 'map_files', 'exe', 'fd', 'cmdline'];
 
 interface Places {
-  homes: number;
   /** credential stores, every home spelling */
   secret: Place[];
   /** places sensitive to write, every home spelling */
@@ -175,7 +174,8 @@ interface Places {
   tails: Place[];
 }
 
-let places: Places | undefined;
+/** The places of each set of known homes, built on first use (a memo: derived from the homes alone). */
+const placesOf = new WeakMap<KnownHomes, Places>();
 
 function place(parts: readonly string[], dir: boolean, label: string): Place {
   return { parts, dir, label };
@@ -191,11 +191,13 @@ function absolutePlaces(paths: readonly string[], dir: boolean): Place[] {
   return paths.map((p) => place(components(p), dir, p));
 }
 
-/** The places, built once (again when a finger home is added). */
+/** The places for the homes in force. */
 function allPlaces(): Places {
-  if (places !== undefined && places.homes === EXTRA_FINGER_HOMES.length) return places;
+  const homes = homesInForce();
+  const built = placesOf.get(homes);
+  if (built !== undefined) return built;
   const finger = (names: readonly string[]): Place[] =>
-    EXTRA_FINGER_HOMES.flatMap((h) => [
+    homes.fingerHomes.flatMap((h) => [
       place(components(h), false, h),
       ...names.map((n) => place([...components(h), n], true, `${h}/${n}`)),
     ]);
@@ -236,7 +238,8 @@ function allPlaces(): Places {
     ...proc,
     ...git,
   ];
-  places = { homes: EXTRA_FINGER_HOMES.length, secret, write, tails };
+  const places = { secret, write, tails };
+  placesOf.set(homes, places);
   return places;
 }
 
@@ -284,22 +287,22 @@ function sensitiveWriteNormal(n: string): string | null {
 // ---- credentials ---------------------------------------------------------------------------------
 
 /**
- * finger's own home where it is not `~/.finger` (set once at start, {@link addFingerHome}),
- * normalised: its token files, `config/`, `state/`, `audit/`, `backups/`, `events/` and
- * `daemon.json` are credentials and sensitive to write. Its `workspace/` is neither.
+ * The homes one assessor knows (known-homes.ts): the user's home when it lies elsewhere than the
+ * usual spellings, and finger's own home where it is not `~/.finger` — its token files, `config/`,
+ * `state/`, `audit/`, `backups/`, `events/` and `daemon.json` are credentials and sensitive to
+ * write; its `workspace/` is neither. finger's home is normalised with the usual home spellings
+ * only (`/home/u/.finger` is `~/.finger`), as it was when it was registered before the user's.
  */
-const EXTRA_FINGER_HOMES: string[] = [];
-
-/** Makes `dir` (absolute) finger's home for every later check of this process (see above). */
-export function addFingerHome(dir: string): void {
-  const n = normalizePath(dir);
-  if (n === null || n === '/' || n === '~' || !(n.startsWith('/') || n.startsWith('~/'))) return;
-  if (!EXTRA_FINGER_HOMES.includes(n)) EXTRA_FINGER_HOMES.push(n);
+export function knownHomes(options: { finger_home?: string; home_dir?: string }): KnownHomes {
+  const finger: string[] = [];
+  const n = options.finger_home === undefined ? null : normalizePath(options.finger_home);
+  if (n !== null && n !== '/' && n !== '~' && (n.startsWith('/') || n.startsWith('~/'))) finger.push(n);
+  return new KnownHomes(options.home_dir === undefined ? [] : [options.home_dir], finger);
 }
 
-/** The entry of a registered finger home among `names` that `n` (normalised) lies in, if any. */
+/** The entry of a known finger home (in force) among `names` that `n` (normalised) lies in, if any. */
 function fingerHomeEntry(n: string, names: readonly string[]): string | undefined {
-  for (const h of EXTRA_FINGER_HOMES) {
+  for (const h of homesInForce().fingerHomes) {
     if (n === h) return h;
     if (!n.startsWith(`${h}/`)) continue;
     const first = n.slice(h.length + 1).split('/')[0]!;
@@ -314,7 +317,7 @@ export function mayNameSecret(word: string): boolean {
     SECRET_HINT.test(word) ||
     GLOB.test(word) ||
     word.includes('{') ||
-    (EXTRA_FINGER_HOMES.length > 0 && word.includes('/'))
+    (homesInForce().fingerHomes.length > 0 && word.includes('/'))
   );
 }
 

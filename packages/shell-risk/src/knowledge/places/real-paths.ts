@@ -12,7 +12,7 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 
-import { homeOnDisk } from './home-dirs.js';
+import { homesInForce } from './known-homes.js';
 
 /** At most this many paths looked up per command. */
 export const MAX_RESOLUTIONS = 64;
@@ -62,7 +62,7 @@ export class RealPaths {
     const known = this.#answers.get(path);
     if (known !== undefined) return known;
     if (this.#left <= 0 || this.#lookups <= 0) return null;
-    const abs = path === '~' || path.startsWith('~/') ? homeOnDisk() + path.slice(1) : path;
+    const abs = path === '~' || path.startsWith('~/') ? homesInForce().homeOnDisk() + path.slice(1) : path;
     if (!abs.startsWith('/') || abs.length > 4096 || VIRTUAL.test(abs)) return null;
     if (this.#memo.get(abs) === true && this.#trusted !== undefined && isWithin(abs, this.#trusted)) return null;
     this.#left--;
