@@ -8,6 +8,7 @@
 // sandbox itself (the file system is read-only there outside the workspace).
 
 import type { RiskAssessment, SimpleCommand } from '../command-model.js';
+import { homesInForce, type KnownHomes } from '../knowledge/places/known-homes.js';
 import { isNullSink, secretPath } from '../knowledge/places/paths.js';
 import { writtenFiles } from '../knowledge/places/written-files.js';
 import { networkNeed } from '../knowledge/programs/network-need.js';
@@ -171,7 +172,8 @@ const WRITE_DIR_OPTIONS: ReadonlySet<string> = new Set([
 /** Changes the directory later segments start in. */
 const CHANGES_DIR: ReadonlySet<string> = new Set(['cd', 'pushd', 'popd']);
 
-const cache = new WeakMap<RiskAssessment, Confinement>();
+/** Confinements found, per set of homes in force (a credential depends on them) and assessment. */
+const cache = new WeakMap<KnownHomes, WeakMap<RiskAssessment, Confinement>>();
 
 /** The words after the program that are no option, `--` ending the options. */
 function operands(seg: SimpleCommand): number[] {
@@ -246,7 +248,10 @@ function joinDir(dir: string, w: string): string {
  * directory known only at run time.
  */
 export function confinementOf(a: RiskAssessment): Confinement {
-  const hit = cache.get(a);
+  const homes = homesInForce();
+  let found = cache.get(homes);
+  if (found === undefined) cache.set(homes, (found = new WeakMap()));
+  const hit = found.get(a);
   if (hit !== undefined) return hit;
   const writes = new Set<string>();
   const needs = new Set<string>();
@@ -318,6 +323,6 @@ export function confinementOf(a: RiskAssessment): Confinement {
   if (unknown !== undefined) out.unknown = unknown;
   if (credential !== undefined) out.credential = credential;
   Object.freeze(out);
-  cache.set(a, out);
+  found.set(a, out);
   return out;
 }
