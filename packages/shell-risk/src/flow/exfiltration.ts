@@ -16,7 +16,7 @@ import { findWriteRules } from '../rules/find-writes.js';
 import { scriptCodeRules } from '../rules/script-code.js';
 import { supplyChainRules } from '../rules/supply-chain.js';
 import { foundCredentials } from '../wrappers/find-exec.js';
-import { literalCommandRules } from '../wrappers/literal-commands.js';
+import { literalCommandRules, type SegmentJudge } from '../wrappers/literal-commands.js';
 import { authenticationFiles, authenticationValue } from './network-files.js';
 import type { SecretTrail } from './secret-flow.js';
 
@@ -610,7 +610,12 @@ export function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Fl
  * "segment 3: nc sends the credential file '~/.ssh/id_rsa' (segment 1) over the network (exfiltration)";
  * `trail` adds the secrets that travel through variables, written files and loops (secret-flow.ts).
  */
-export function exfiltrationRules(model: CommandModel, add: (reason: string) => void, trail?: SecretTrail): void {
+export function exfiltrationRules(
+  model: CommandModel,
+  add: (reason: string) => void,
+  judge: SegmentJudge,
+  trail?: SecretTrail,
+): void {
   const segs = model.segments;
   const flows = new FlowIndex(segs, trail);
   let budget = MAX_REASONS;
@@ -640,9 +645,9 @@ export function exfiltrationRules(model: CommandModel, add: (reason: string) => 
     else if (trail !== undefined && trail.args(i).length > 0) report(i, seg.program, [...trail.args(i)]);
   });
   downloadRunRules(model, add);
-  scriptCodeRules(model, add);
+  scriptCodeRules(model, add, judge);
   supplyChainRules(model, add);
   findWriteRules(model, add);
-  literalCommandRules(model, add);
+  literalCommandRules(model, add, judge);
   fingerModelRules(model, add);
 }

@@ -15,8 +15,6 @@ import { FILE_WRITERS, type WrittenFile, writtenFiles } from '../knowledge/place
 import { isInterpreter, NO_CONTENT } from '../knowledge/programs/programs.js';
 import { listedFiles, READERS, readTargets } from '../knowledge/programs/read-builtins.js';
 import { Descriptors, isExecRedirect } from '../rules/descriptors.js';
-import { classifySegment, Findings } from '../rules/segment-rules.js';
-import { judgeSegmentsWith } from '../wrappers/literal-commands.js';
 import {
   ARCHIVERS,
   credentialCommand,
@@ -48,17 +46,6 @@ export interface SecretTrail {
   /** what segment i sends besides its stdin: its arguments for a network program (`-d "$K"`, `-F f=@/tmp/copy`), an upload, a git push, script code's environment */
   args(i: number): readonly Flow[];
 }
-
-// literal-commands.ts judges the commands an alias use or a literal script stands for with the
-// segment rules; segment-rules.ts imports that module's caller (exfiltration.ts), so the rules are
-// handed in from here (a function declaration is ready before either module body runs, and the
-// closure runs only when a command is classified).
-function dangerousReasons(seg: SimpleCommand, index: number): string[] {
-  const f = new Findings();
-  classifySegment(seg, index, f);
-  return f.reasons().slice(0, f.dangerousCount);
-}
-judgeSegmentsWith(dangerousReasons);
 
 const NONE: readonly Flow[] = Object.freeze([]);
 /** A secret on its way; `auth`: a credential printed to authenticate with (not exfiltration in a header). */

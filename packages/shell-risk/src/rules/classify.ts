@@ -82,6 +82,17 @@ export interface Classification {
  * Classifies a whole model; `context` says where the command runs (relative paths are judged
  * where they lead: cwd-paths.ts). Forbidden findings are dangerous, and listed apart.
  */
+/**
+ * The dangerous reasons of one segment judged alone: how the commands an alias use, a literal
+ * script or script code's argv stands for are judged (literal-commands.ts, script-code.ts). Passed
+ * down rather than imported there: segment-rules.ts imports their caller (exfiltration.ts).
+ */
+function dangerousReasons(seg: SimpleCommand, index: number): string[] {
+  const f = new Findings();
+  classifySegment(seg, index, f);
+  return f.reasons().slice(0, f.dangerousCount);
+}
+
 export function classify(
   original: CommandModel,
   context: AssessContext = {},
@@ -105,7 +116,7 @@ export function classify(
   model.segments.forEach((seg, i) => classifySegment(seg, i, f, { dirs: view.directories(i), isBroad: view.isBroad }));
   pipelineRules(model, f);
   credentialDirectoryRules(model, f);
-  exfiltrationRules(model, (reason) => f.add('dangerous', reason), traceSecrets(model));
+  exfiltrationRules(model, (reason) => f.add('dangerous', reason), dangerousReasons, traceSecrets(model));
   tunnelRules(model, view.directories, view.isBroad, (reason) => f.add('dangerous', reason));
   remoteShellRules(model, (reason) => f.add('dangerous', reason));
   codeShellRules(model, (reason) => f.add('dangerous', reason));

@@ -16,7 +16,7 @@
 import type { CommandModel, SimpleCommand } from '../command-model.js';
 import { isBroadTarget, secretPath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from '../knowledge/programs/programs.js';
-import { lexCommands, segmentJudge } from '../wrappers/literal-commands.js';
+import { lexCommands, type SegmentJudge } from '../wrappers/literal-commands.js';
 
 /** Inline code longer than this is scanned only up to here. */
 const MAX_CODE = 16384;
@@ -225,9 +225,10 @@ function* matches(re: RegExp, code: string): Generator<RegExpExecArray> {
   }
 }
 
-/** The judged argv lists of one command line, within a budget. */
+/** The judged argv lists of one command line, within a budget, and the segment rules that judge them. */
 class Budget {
   left = MAX_JUDGED;
+  constructor(readonly judge: SegmentJudge) {}
 }
 
 function judgeArgv(
@@ -237,8 +238,8 @@ function judgeArgv(
   budget: Budget,
   add: (reason: string) => void,
 ): void {
-  const judge = segmentJudge();
-  if (judge === null || words.length === 0 || budget.left-- <= 0) return;
+  const judge = budget.judge;
+  if (words.length === 0 || budget.left-- <= 0) return;
   const intro = `segment ${index + 1}: ${at.program} code runs ${quote(words.map((w) => w.text).join(' '))}`;
   const first = words[0] as { text: string; dynamic: boolean };
   const prog = first.text.slice(first.text.lastIndexOf('/') + 1);
@@ -437,8 +438,8 @@ function scanCode(
 }
 
 /** Adds the dangerous findings of inline script code: deletes, writes, argv lists, run-time code, reverse shells. */
-export function scriptCodeRules(model: CommandModel, add: (reason: string) => void): void {
-  const budget = new Budget();
+export function scriptCodeRules(model: CommandModel, add: (reason: string) => void, judge: SegmentJudge): void {
+  const budget = new Budget(judge);
   model.segments.forEach((seg, i) => {
     if (seg.wrapper || seg.argv.length < 3 || !isInterpreter(seg.program)) return;
     const lang = language(seg.program);

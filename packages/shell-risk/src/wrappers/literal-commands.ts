@@ -11,8 +11,8 @@
 // The text is split into simple commands by a small lexer (quotes, escapes, `;` `&` `|` newlines,
 // redirections, reserved words; a `$…` or `` `…` `` word is a run-time value), not the bash
 // grammar, which is not at hand here; each command is judged by the segment rules
-// (classify.ts's classifySegment, handed in by {@link judgeSegmentsWith}: classify.ts imports
-// this module's callers, so it cannot be imported here). Only dangerous findings are reported.
+// (classify.ts's classifySegment, passed down by classify.ts as a {@link SegmentJudge}: classify.ts
+// imports this module's callers, so it cannot be imported here). Only dangerous findings are reported.
 
 import type { CommandModel, Redirect, SimpleCommand } from '../command-model.js';
 import { SHELLS } from '../knowledge/programs/programs.js';
@@ -20,18 +20,6 @@ import { runsFile, scriptKey } from '../rules/download-run.js';
 
 /** The dangerous reasons of one segment, judged alone ("segment N: …"). */
 export type SegmentJudge = (seg: SimpleCommand, index: number) => string[];
-
-let judge: SegmentJudge | null = null;
-
-/** Sets how a synthetic segment is judged (secret-flow.ts hands in classify.ts's segment rules). */
-export function judgeSegmentsWith(j: SegmentJudge): void {
-  judge = j;
-}
-
-/** The segment judge handed in by {@link judgeSegmentsWith} (script-code.ts judges with it too), or null. */
-export function segmentJudge(): SegmentJudge | null {
-  return judge;
-}
 
 /** How deep aliases of aliases are expanded. */
 const MAX_ALIAS_DEPTH = 8;
@@ -240,13 +228,16 @@ function synthetic(cmd: Lexed, at: SimpleCommand, via: string, redirects: readon
 /** Judges synthetic segments, within the per-line budget; reports each dangerous finding with `intro`. */
 class Judged {
   #budget = MAX_JUDGED;
-  constructor(private readonly add: (reason: string) => void) {}
+  constructor(
+    private readonly add: (reason: string) => void,
+    private readonly rules: SegmentJudge,
+  ) {}
   get spent(): boolean {
     return this.#budget <= 0;
   }
   judge(seg: SimpleCommand, index: number, intro: string): void {
-    if (judge === null || this.#budget-- <= 0) return;
-    for (const r of judge(seg, index)) {
+    if (this.#budget-- <= 0) return;
+    for (const r of this.rules(seg, index)) {
       const m = /^segment \d+: /.exec(r);
       if (m !== null) this.add(`segment ${index + 1}: ${intro}: ${r.slice(m[0].length)}`);
     }
@@ -412,9 +403,8 @@ function writtenScriptRules(segs: readonly SimpleCommand[], judged: Judged): voi
 }
 
 /** Adds the dangerous findings of aliases used later and of scripts written from literal text and run. */
-export function literalCommandRules(model: CommandModel, add: (reason: string) => void): void {
-  if (judge === null) return;
-  const judged = new Judged(add);
+export function literalCommandRules(model: CommandModel, add: (reason: string) => void, judge: SegmentJudge): void {
+  const judged = new Judged(add, judge);
   aliasRules(model.segments, judged);
   writtenScriptRules(model.segments, judged);
 }
