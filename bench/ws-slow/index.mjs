@@ -7,7 +7,7 @@
 // one run (the machine may be loaded). See bench/README.md.
 
 import { fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,23 @@ const CONNECTIONS = 50;
 const ROUND_MS = Number(process.env.BENCH_WS_ROUND_MS ?? 3000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const TARGET = 0.8;
+
+/** CPU seconds (user + system) a process has used, from /proc (undefined off Linux). */
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A counter of the daemon's /metrics (its first sample). */
+async function metric(daemon, name) {
+  const res = await fetch(`${daemon.url}/metrics`, { headers: { authorization: `Bearer ${daemon.admin}` } });
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'm').exec(await res.text());
+  return m ? Number(m[1]) : NaN;
+}
 
 function forkSubscribers(args) {
   const child = fork(join(import.meta.dirname, 'subscribers.mjs'), args, {
@@ -82,10 +99,21 @@ runBench(BENCH, async () => {
       body: (i) => JSON.stringify({ text: `/hub target=echo blocking=true {"text":"slow ${run}-${i}"}` }),
       ok: (s, b) => s === 200 && b.includes('"succeeded"'),
     };
-    const load = async () => {
+    // each round also says what the daemon's CPU paid per call and what the subscriber process used
+    const load = async (sub) => {
+      const c0 = cpuSeconds(daemon.pid);
+      const s0 = sub ? cpuSeconds(sub.pid) : undefined;
+      const t0 = process.hrtime.bigint();
       const r = await runLoad(hub, { connections: CONNECTIONS, ms: ROUND_MS });
+      const secs = Number(process.hrtime.bigint() - t0) / 1e9;
       if (r.errors > 0) throw new Error(`/hub: ${r.errors} wrong answers, first: ${r.first_error}`);
-      return r;
+      const c1 = cpuSeconds(daemon.pid);
+      const s1 = sub ? cpuSeconds(sub.pid) : undefined;
+      return {
+        ...r,
+        daemon_cpu_us_per_call: c0 === undefined || r.ops === 0 ? null : Math.round(((c1 - c0) / r.ops) * 1e6),
+        subscribers_cpu_cores: s0 === undefined ? null : round((s1 - s0) / secs, 2),
+      };
     };
     await runLoad(hub, { connections: CONNECTIONS, ms: 1000 });
     const idleRss = rssMb(daemon.pid) ?? 0;
@@ -98,10 +126,20 @@ runBench(BENCH, async () => {
     for (let r = 0; r < ROUNDS; r++) {
       none.push(await load());
       subs = await forkSubscribers([wsUrl, String(SOCKETS), daemon.admin, String(PAUSED)]);
-      const res = await load();
+      const cut0 = await metric(daemon, 'finger_ws_slow_closed_total');
+      const dropped0 = await metric(daemon, 'finger_ws_events_dropped_total');
+      const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(daemon.pid) ?? 0)), 100);
+      const res = await load(subs);
+      clearInterval(sampler);
       peakRss = Math.max(peakRss, rssMb(daemon.pid) ?? 0);
       last = (await ask(subs, { cmd: 'read' }, (m) => m.counts !== undefined)).counts;
-      withSocks.push({ ...res, delivered: last.events });
+      // a paused socket never reads its 4008 close: the daemon's counters say who was cut
+      withSocks.push({
+        ...res,
+        delivered: last.events,
+        cut_4008: (await metric(daemon, 'finger_ws_slow_closed_total')) - cut0,
+        events_dropped: (await metric(daemon, 'finger_ws_events_dropped_total')) - dropped0,
+      });
       await closeChild(subs);
       subs = undefined;
     }
@@ -118,6 +156,7 @@ runBench(BENCH, async () => {
         ops_per_s: n0.ops_per_s,
         p50_us: n0.p50_us,
         p99_us: n0.p99_us,
+        cpu_us_per_call: n0.daemon_cpu_us_per_call,
       },
       {
         system: 'finger',
@@ -125,14 +164,20 @@ runBench(BENCH, async () => {
         ops_per_s: n1.ops_per_s,
         p50_us: n1.p50_us,
         p99_us: n1.p99_us,
+        cpu_us_per_call: n1.daemon_cpu_us_per_call,
+        subs_cpu_cores: n1.subscribers_cpu_cores,
+        cut_4008: n1.cut_4008,
+        events_dropped: n1.events_dropped,
       },
     ];
     printTable(BENCH, rows);
     const ratio = round(n1.ops_per_s / n0.ops_per_s, 3);
-    const gw = { cut_4008: last?.close_codes?.['4008'] ?? 0, refused_4429: last?.close_codes?.['4429'] ?? 0 };
+    const lastRound = withSocks.at(-1);
+    const gw = { cut_4008: lastRound?.cut_4008 ?? 0, refused_4429: last?.close_codes?.['4429'] ?? 0 };
     process.stdout.write(
       `\n/hub with ${SOCKETS} sockets (${PAUSED} paused) ÷ none: ${ratio} (target ≥ ${TARGET}); ` +
-        `paused sockets cut off (4008) in the last round: ${gw.cut_4008}, refused (4429): ${gw.refused_4429}; ` +
+        `daemon CPU per call ${n0.daemon_cpu_us_per_call} → ${n1.daemon_cpu_us_per_call} µs; ` +
+        `sockets cut off (4008) in the last round: ${gw.cut_4008}, refused (4429): ${gw.refused_4429}; ` +
         `daemon RSS ${round(idleRss, 1)} MB after warm-up, peak ${round(peakRss, 1)} MB (+${round(peakRss - idleRss, 1)})\n`,
     );
     const file = writeResults(BENCH, rows, {
@@ -142,11 +187,18 @@ runBench(BENCH, async () => {
         met: ratio >= TARGET && peakRss - idleRss <= 100,
       },
       rss_mb: { idle: round(idleRss, 1), peak: round(peakRss, 1) },
-      last_round: { ...gw, events_delivered_to_readers: last?.events ?? 0 },
+      last_round: {
+        ...gw,
+        events_delivered_to_readers: last?.events ?? 0,
+        events_handled_by_paused: last?.paused_events ?? 0,
+        events_dropped: lastRound?.events_dropped ?? 0,
+      },
+      detail: { none, with_sockets: withSocks },
       options: { sockets: SOCKETS, paused: PAUSED, connections: CONNECTIONS, round_ms: ROUND_MS, rounds: ROUNDS },
       notes: [
         'Rounds alternate: a round with no subscriber, then one with the sockets connected (a fresh subscriber process per round, so paused sockets start empty).',
-        'Paused sockets stop reading at the TCP level right after subscribing; the daemon cuts each off (close 4008) once it is ws.max_slow_bytes behind.',
+        "Paused sockets stop reading (ws.pause(): their TCP socket is not read again) right after subscribing; the daemon cuts each off (close 4008) once it is ws.max_slow_bytes behind — counted from the daemon's finger_ws_slow_closed_total, since a paused socket never reads its close. Readers that fall that far behind are cut too.",
+        "cpu_us_per_call: the daemon's CPU time (user + system, /proc) over the round ÷ calls completed — what each call cost the daemon, less sensitive to other load on the machine than ops/s; subs_cpu_cores: the subscriber process's CPU over the round (it shares the machine).",
         'The machine may be shared: compare the two rows of one run.',
       ],
     });

@@ -1,14 +1,24 @@
-// ws: event fan-out to 100 WebSocket subscribers (issue 27). The real daemon (as shipped) on a
-// temp FINGER_HOME under `/v1/input` `/hub target=echo blocking=true` load (50 keep-alive
-// connections, admin token) with 0 and then 100 subscribers of `/v1/events` (each subscribed to
-// everything, in one child process), against a raw `ws` server broadcasting a frame of the same
-// size to 100 clients as fast as it can. Rows: /hub calls/s with 0 and 100 subscribers (the tax the
-// fan-out puts on callers), and event frames delivered per second to all subscribers, finger vs
-// raw ws. See bench/README.md.
+// ws: event fan-out to 100 WebSocket subscribers (issue 27). Two questions, two parts:
+//
+// 1. The tax on callers — the real daemon (as shipped, its socket limits raised so one token may
+//    hold every subscriber) on a temp FINGER_HOME under `/v1/input` `/hub target=echo
+//    blocking=true` load (50 keep-alive connections, admin token); rounds alternate between no
+//    subscriber and BENCH_WS_SUBSCRIBERS (100) `/v1/events` sockets subscribed to everything (a
+//    fresh child process of `ws` clients per round). Rows: /hub calls/s, p50/p99 of each, the
+//    events the daemon emitted per second and the frames its subscribers received per second.
+// 2. Fan-out capacity — the same event stream (the frames part 1's subscribers received, replayed)
+//    pushed as fast as the server can to 100 subscribers: finger's own event path (LocalEventBus with
+//    its FileEventStore, and the EventGateway, from packages/*/dist: finger-broadcast.mjs) against a
+//    raw `ws` broadcast of the very same frames (raw-broadcast.mjs), both emitting 50 events per
+//    turn of the event loop, both read by the same subscriber process. Rounds alternate between
+//    the two. Rows: frames delivered per second to all subscribers, frames dropped, clients cut.
+//
+// Part 1 alone cannot say how fast finger fans out: its event rate is bounded by how fast /hub
+// calls make events, while a raw broadcast sends as fast as it can. See bench/README.md.
 
 import { fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -24,7 +34,7 @@ const ROUND_MS = Number(process.env.BENCH_WS_ROUND_MS ?? 3000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const TARGET = 0.8;
 
-/** Forks `file` and resolves with the child and its first IPC message (after `ready`-like setup). */
+/** Forks `file` and resolves with the child and its first IPC message that `first` accepts. */
 function forkUntil(file, args, first) {
   const child = fork(join(import.meta.dirname, file), args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
@@ -36,10 +46,7 @@ function forkUntil(file, args, first) {
       }
     };
     child.on('message', on);
-    child.once('exit', (code, signal) => {
-      log(`${file} exited (${code ?? signal})`);
-      reject(new Error(`${file} exited (${code ?? signal})`));
-    });
+    child.once('exit', (code, signal) => reject(new Error(`${file} exited (${code ?? signal})`)));
   });
 }
 
@@ -59,7 +66,7 @@ function ask(child, msg, match) {
 
 /** Tells a child to close and waits for its exit. */
 function closeChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.send({ cmd: 'close' });
   return exited;
@@ -67,7 +74,42 @@ function closeChild(child) {
 
 const counts = (child) => ask(child, { cmd: 'read' }, (m) => m.counts !== undefined).then((m) => m.counts);
 const log = (s) => process.env.BENCH_DEBUG && process.stderr.write(`ws: ${s}\n`);
-const reset = (child) => ask(child, { cmd: 'reset' }, (m) => m.reset === true);
+const subscribers = (url, token) =>
+  forkUntil('subscribers.mjs', [url, String(SUBSCRIBERS), token], (m) => m.ready).then((r) => r.child);
+
+/**
+ * Reads the subscribers' counts until they stop growing (three reads in a row unchanged: the
+ * frames still in flight when the sender stopped are delivered too) and returns them with the
+ * seconds from `t0` to the last growth seen.
+ */
+async function settle(child, t0) {
+  let c = await counts(child);
+  let at = process.hrtime.bigint();
+  for (let same = 0; same < 3;) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = await counts(child);
+    if (next.events === c.events) same++;
+    else {
+      same = 0;
+      at = process.hrtime.bigint();
+    }
+    c = next;
+  }
+  return { c, secs: Number(at - t0) / 1e9 };
+}
+
+/** finger_events_emitted_total of the daemon's /metrics. */
+async function emittedTotal(daemon) {
+  const res = await fetch(`${daemon.url}/metrics`, { headers: { authorization: `Bearer ${daemon.admin}` } });
+  const m = /^finger_events_emitted_total(?:\{[^}]*\})? (\d+)/m.exec(await res.text());
+  return m ? Number(m[1]) : NaN;
+}
+
+/** One row of a set of rounds: the median round by `key`. */
+function med(xs, key) {
+  const m = median(xs.map((x) => x[key]));
+  return xs.find((x) => x[key] === m) ?? xs[0];
+}
 
 runBench(BENCH, async () => {
   if (!existsSync(DAEMON_MAIN))
@@ -75,9 +117,14 @@ runBench(BENCH, async () => {
   const home = await mkdtemp(join(tmpdir(), 'finger-bench-ws-'));
   let daemon;
   let subs;
+  let finger;
   let raw;
-  let rawSubs;
   try {
+    await mkdir(join(home, 'config'), { recursive: true });
+    await writeFile(
+      join(home, 'config', 'config.json'),
+      JSON.stringify({ ws: { max_sockets: SUBSCRIBERS + 100, max_sockets_per_token: SUBSCRIBERS + 100 } }),
+    );
     daemon = await startDaemon(home);
     const run = Date.now().toString(36);
     const hub = {
@@ -87,75 +134,89 @@ runBench(BENCH, async () => {
       ok: (s, b) => s === 200 && b.includes('"succeeded"'),
     };
     const load = async () => {
+      const e0 = await emittedTotal(daemon);
+      const t0 = process.hrtime.bigint();
       const r = await runLoad(hub, { connections: CONNECTIONS, ms: ROUND_MS });
+      const secs = Number(process.hrtime.bigint() - t0) / 1e9;
       if (r.errors > 0) throw new Error(`/hub: ${r.errors} wrong answers, first: ${r.first_error}`);
-      return r;
+      return { ...r, events_per_s: Math.round(((await emittedTotal(daemon)) - e0) / secs) };
     };
     await runLoad(hub, { connections: CONNECTIONS, ms: 1000 });
     log('warm');
     const idleRss = rssMb(daemon.pid);
-    const none = [];
-    for (let r = 0; r < ROUNDS; r++) none.push(await load());
-
-    log('no-subscriber rounds done');
     const wsUrl = `${daemon.url.replace(/^http/, 'ws')}/v1/events`;
-    subs = (await forkUntil('subscribers.mjs', [wsUrl, String(SUBSCRIBERS), daemon.admin], (m) => m.ready)).child;
-    log('subscribers ready');
+
+    // part 1: the tax on callers, rounds alternating so both cases see the same machine load
+    const none = [];
     const withSubs = [];
-    let frameBytes = 0;
-    let dropped = 0;
+    let samples = [];
     let peakRss = 0;
     for (let r = 0; r < ROUNDS; r++) {
-      await reset(subs);
-      log('reset');
+      none.push(await load());
+      subs = await subscribers(wsUrl, daemon.admin);
       const t0 = process.hrtime.bigint();
       const res = await load();
-      log('loaded');
-      const c = await counts(subs);
-      log(`counts ${JSON.stringify(c)}`);
-      const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+      const { c, secs } = await settle(subs, t0);
       peakRss = Math.max(peakRss, rssMb(daemon.pid) ?? 0);
-      frameBytes = c.events > 0 ? c.bytes / c.events : frameBytes;
-      dropped += c.dropped;
-      withSubs.push({ ...res, delivered_per_s: Math.round(c.events / secs), dropped: c.dropped });
+      if (samples.length === 0) samples = (await ask(subs, { cmd: 'samples' }, (m) => m.samples)).samples;
+      withSubs.push({
+        ...res,
+        delivered_per_s: Math.round(c.events / secs),
+        frame_bytes: c.events > 0 ? Math.round(c.bytes / c.events) : 0,
+        dropped: c.dropped,
+        cut_4008: c.close_codes['4008'] ?? 0,
+      });
+      log(`round ${r}: ${JSON.stringify(withSubs.at(-1))}`);
+      await closeChild(subs);
+      subs = undefined;
     }
-    await closeChild(subs);
+    await stopChild(daemon.child);
+    daemon = undefined;
+    if (samples.length === 0) throw new Error('the subscribers received no event to replay');
 
-    log('with-subscriber rounds done');
-    // the raw peer: a frame of the mean size finger delivered, to as many clients
-    const started = await forkUntil('raw-broadcast.mjs', [], (m) => m.url !== undefined);
-    raw = started.child;
-    rawSubs = (await forkUntil('subscribers.mjs', [started.message.url, String(SUBSCRIBERS), '-'], (m) => m.ready))
-      .child;
-    log('raw ready');
-    const pad = Math.max(0, Math.round(frameBytes) - 80);
-    const frame = JSON.stringify({
-      type: 'event',
-      event: { id: '01J0000000000000000000000', type: 'HUB_CALL', data: { pad: 'x'.repeat(pad) } },
+    // part 2: capacity, the same stream replayed at full speed by finger's event path and by raw ws
+    const stream = samples.map((s) => {
+      const e = JSON.parse(s).event;
+      const { request_id, correlation_id, session_id, workflow_id, target } = e;
+      return {
+        type: e.type,
+        correlation: { request_id, correlation_id, session_id, workflow_id, target },
+        data: e.data,
+      };
     });
-    const rawRounds = [];
+    const streamBytes = Math.round(samples.reduce((n, s) => n + s.length, 0) / samples.length);
+    const fingerStarted = await forkUntil('finger-broadcast.mjs', [], (m) => m.url !== undefined);
+    finger = fingerStarted.child;
+    const rawStarted = await forkUntil('raw-broadcast.mjs', [], (m) => m.url !== undefined);
+    raw = rawStarted.child;
+    const capacity = { finger: [], ws: [] };
+    const peers = [
+      ['finger', finger, fingerStarted.message.url, { cmd: 'run', ms: ROUND_MS, events: stream }],
+      ['ws', raw, rawStarted.message.url, { cmd: 'run', ms: ROUND_MS, frames: samples }],
+    ];
     for (let r = 0; r < ROUNDS; r++) {
-      await reset(rawSubs);
-      const t0 = process.hrtime.bigint();
-      const sent = await ask(raw, { cmd: 'run', ms: ROUND_MS, frame }, (m) => m.sent !== undefined);
-      // what was sent and is still in flight counts when it arrives: wait until the counts settle
-      let c = await counts(rawSubs);
-      for (let k = 0; k < 100 && c.events < sent.sent; k++) {
-        await new Promise((resolve) => setImmediate(resolve));
-        c = await counts(rawSubs);
+      for (const [name, child, url, cmd] of peers) {
+        subs = await subscribers(url, '-');
+        const t0 = process.hrtime.bigint();
+        const sent = await ask(child, cmd, (m) => m.sent !== undefined);
+        const { c, secs } = await settle(subs, t0);
+        capacity[name].push({
+          delivered_per_s: Math.round(c.events / secs),
+          sent: sent.sent,
+          dropped: sent.dropped,
+          cut_4008: c.close_codes['4008'] ?? 0,
+          ...(sent.emitted !== undefined ? { emitted_per_s: Math.round(sent.emitted / (ROUND_MS / 1000)) } : {}),
+        });
+        log(`capacity ${name} ${r}: ${JSON.stringify(capacity[name].at(-1))}`);
+        await closeChild(subs);
+        subs = undefined;
       }
-      const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-      rawRounds.push({ delivered_per_s: Math.round(c.events / secs), sent: sent.sent, skipped: sent.dropped });
     }
 
-    log('raw rounds done');
-    const med = (xs, k) => {
-      const m = median(xs.map((x) => x[k]));
-      return xs.find((x) => x[k] === m) ?? xs[0];
-    };
     const n0 = med(none, 'ops_per_s');
     const n1 = med(withSubs, 'ops_per_s');
-    const r1 = med(rawRounds, 'delivered_per_s');
+    const f = med(capacity.finger, 'delivered_per_s');
+    const w = med(capacity.ws, 'delivered_per_s');
     const rows = [
       {
         system: 'finger',
@@ -163,6 +224,7 @@ runBench(BENCH, async () => {
         ops_per_s: n0.ops_per_s,
         p50_us: n0.p50_us,
         p99_us: n0.p99_us,
+        events_per_s: n0.events_per_s,
       },
       {
         system: 'finger',
@@ -170,52 +232,64 @@ runBench(BENCH, async () => {
         ops_per_s: n1.ops_per_s,
         p50_us: n1.p50_us,
         p99_us: n1.p99_us,
+        events_per_s: n1.events_per_s,
         delivered_per_s: n1.delivered_per_s,
         dropped: n1.dropped,
       },
       {
-        system: 'ws',
-        scenario: `raw broadcast, ${SUBSCRIBERS} subscribers`,
-        ops_per_s: r1.delivered_per_s,
+        system: 'finger',
+        scenario: `fan-out at full speed, ${SUBSCRIBERS} subscribers`,
+        ops_per_s: f.delivered_per_s,
         p50_us: null,
         p99_us: null,
-        delivered_per_s: r1.delivered_per_s,
-        dropped: r1.skipped,
+        events_per_s: f.emitted_per_s,
+        delivered_per_s: f.delivered_per_s,
+        dropped: f.dropped,
+        cut_4008: f.cut_4008,
+      },
+      {
+        system: 'ws',
+        scenario: `raw broadcast at full speed, ${SUBSCRIBERS} subscribers`,
+        ops_per_s: w.delivered_per_s,
+        p50_us: null,
+        p99_us: null,
+        delivered_per_s: w.delivered_per_s,
+        dropped: w.dropped,
       },
     ];
     printTable(BENCH, rows);
     const ratios = {
       hub_with_subscribers_vs_none: round(n1.ops_per_s / n0.ops_per_s, 3),
-      delivered_vs_raw_ws: round(n1.delivered_per_s / r1.delivered_per_s, 3),
+      delivered_vs_raw_ws: round(f.delivered_per_s / w.delivered_per_s, 3),
     };
     process.stdout.write(
       `
 /hub with ${SUBSCRIBERS} subscribers ÷ none ${ratios.hub_with_subscribers_vs_none}; ` +
-        `finger event frames delivered/s ÷ raw ws broadcast ${ratios.delivered_vs_raw_ws} (target ≥ ${TARGET}); ` +
-        `mean frame ${Math.round(frameBytes)} B; dropped ${dropped}; daemon RSS ${round(idleRss ?? 0, 1)} MB after warm-up, ` +
+        `fan-out at full speed: finger frames delivered/s ÷ raw ws broadcast ${ratios.delivered_vs_raw_ws} (target ≥ ${TARGET}); ` +
+        `mean frame ${streamBytes} B; finger dropped ${f.dropped}, cut ${f.cut_4008}; daemon RSS ${round(idleRss ?? 0, 1)} MB after warm-up, ` +
         `peak seen ${round(peakRss, 1)} MB\n`,
     );
     const file = writeResults(BENCH, rows, {
       ratios,
       target: {
-        rule: `finger's delivered event frames/s ≥ ${TARGET}× a raw ws broadcast to ${SUBSCRIBERS} subscribers`,
+        rule: `finger's event frames delivered/s at full speed ≥ ${TARGET}× a raw ws broadcast of the same frames to ${SUBSCRIBERS} subscribers`,
         met: ratios.delivered_vs_raw_ws >= TARGET,
       },
-      frame_bytes: Math.round(frameBytes),
+      frame_bytes: streamBytes,
       daemon_rss_mb: { after_warmup: round(idleRss ?? 0, 1), peak_seen: round(peakRss, 1) },
       options: { subscribers: SUBSCRIBERS, connections: CONNECTIONS, round_ms: ROUND_MS, rounds: ROUNDS },
-      detail: { none, with_subscribers: withSubs, raw: rawRounds },
+      detail: { none, with_subscribers: withSubs, capacity },
       notes: [
-        'finger: packages/daemon/dist/main.js as shipped on a temp FINGER_HOME; the load is /v1/input `/hub target=echo blocking=true` from 50 keep-alive connections (admin token); subscribers are one child process of `ws` clients on /v1/events with the admin token, each subscribed to everything.',
-        "finger's delivered rate is bounded by the events the calls produce: the ratio to the raw broadcast (which sends as fast as its clients take frames, skipping a client with > 1 MiB buffered) says how far finger's fan-out is from what ws itself delivers to the same subscriber process, not the fan-out's own ceiling.",
-        'Rows: the median round (by ops/s, or delivered/s for the raw row) of each case.',
+        'Part 1 (tax): packages/daemon/dist/main.js as shipped on a temp FINGER_HOME (ws.max_sockets and ws.max_sockets_per_token raised to hold the subscribers); /v1/input `/hub target=echo blocking=true` from 50 keep-alive connections (admin token); rounds alternate no subscriber / a fresh process of subscribers on /v1/events each subscribed to everything. events_per_s is finger_events_emitted_total over the round.',
+        "Part 2 (capacity): the first 64 event frames part 1's subscribers received, replayed at full speed (50 per turn of the event loop) by finger's event path — LocalEventBus + FileEventStore + EventGateway from dist, on a ws server (@fastify/websocket only does the upgrade) — and by a raw ws broadcast of the same frames (each encoded once, one Buffer to every client, a client with > 1 MiB buffered skipped and counted); rounds alternate, a fresh subscriber process each.",
+        'Delivered counts include the frames in flight when the sender stopped (read until they stop growing); rows are the median round of each case.',
       ],
     });
     process.stdout.write(`results: ${file}\n`);
   } finally {
-    if (subs && subs.exitCode === null) subs.kill();
-    if (rawSubs && rawSubs.exitCode === null) rawSubs.kill();
-    if (raw && raw.exitCode === null) raw.kill();
+    await closeChild(subs).catch(() => undefined);
+    await closeChild(finger).catch(() => undefined);
+    await closeChild(raw).catch(() => undefined);
     if (daemon) await stopChild(daemon.child);
     await rm(home, { recursive: true, force: true });
   }
