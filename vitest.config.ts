@@ -40,6 +40,7 @@ export default defineConfig({
     // What a file changes for the process it undoes: environment variables through vi.stubEnv
     // (restored after each test), timers and spies in afterEach/finally, servers and daemons in its
     // hooks; the testkit keeps one exit listener for its children and per-file daemon logs.
+    // `npx vitest run --isolate …` gives each file a fresh process again (to find a file that leaks).
     isolate: false,
     unstubEnvs: true,
     // Projects inherit these (`extends: true`): without it the unit project ran with vitest's 5 s
