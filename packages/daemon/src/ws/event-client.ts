@@ -1,14 +1,14 @@
-// One subscriber of `/v1/events`: its bounded queue, drop counting, slow-consumer cut-off, corked
-// writes and authentication state. The gateway (event-gateway.ts) owns the sockets and the limits.
+// One subscriber of `/v1/events`: its bounded queue of event batches, drop counting, slow-consumer
+// cut-off and authentication state. The gateway (event-gateway.ts) owns the sockets and the limits.
 
 import type { WebSocket } from 'ws';
 
-import type { EventBus, EventFilter } from '@finger/hub';
 import type { ErrorInfo, Principal } from '@finger/protocol';
 
 import { ACCESS, hasRole } from '../auth/auth-hook.js';
+import type { FanoutGroup, GroupMember } from './fanout-group.js';
 import type { WireFilter } from './subscribe-filter.js';
-import { OPEN, type RawSocket, TEXT } from './ws-frames.js';
+import { type EventBatch, OPEN, type RawSocket, TEXT } from './ws-frames.js';
 
 /** Close codes used by the gateway. */
 export const WS_CLOSE = {
@@ -21,7 +21,7 @@ export const WS_CLOSE = {
   too_many_sockets: 4429,
 } as const;
 
-/** What a client uses of its gateway: the shared counters, the bounds, the shared frames, the flush. */
+/** What a client uses of its gateway: the shared counters and the bounds. */
 export interface ClientHost {
   readonly counters: {
     events_sent: number;
@@ -33,36 +33,33 @@ export interface ClientHost {
   readonly maxEvents: number;
   readonly maxBytes: number;
   readonly maxSlowBytes: number;
-  readonly flushBytes: number;
-  /** The frame of an event line (one Buffer per event, shared by every client). */
-  frameOf(json: string): Buffer;
-  /** The wire bytes of that frame. */
-  wireOf(frame: Buffer): Buffer;
-  /** Schedules the uncork of this client's socket. */
-  flushLater(client: EventClient): void;
 }
 
 /**
- * One connected client. Events are forwarded as frames built once per event for every client (a
- * shared Buffer: no per-socket string or UTF-8 encoding); when the socket's buffer is above the
- * byte bound, frames wait in a queue bounded by count; when the queue is full new events are
- * dropped and counted until the client has drained everything, then it is told
- * `{"type":"dropped","count":n}`. A client that falls `max_slow_bytes` behind (bytes in the
- * socket, queued, and dropped since it caught up) is cut off with close 4008 and its queue freed.
- * Nothing here ever waits for the client, so a stalled reader costs the emitter a few compares
- * per event, and a cut one none.
+ * One connected client, a member of the {@link FanoutGroup} of its filter. Events reach it as
+ * batches (the frames of one flush window, one Buffer shared by every client of the filter): when
+ * the socket's buffer is below the byte bound a batch is written at once, in one write; else it
+ * waits in a queue bounded by events; when the queue is full new events are dropped and counted
+ * until the client has drained everything, then it is told `{"type":"dropped","count":n}`. A
+ * client that falls `max_slow_bytes` behind (bytes in the socket, queued, and dropped since it
+ * caught up) is cut off with close 4008 and its queue freed. Nothing here ever waits for the
+ * client, and nothing is done for it per event: a stalled reader costs a few compares per flush,
+ * and a cut one none. What it pins is bounded: its socket's bytes (≤ `max_buffered_bytes` plus one
+ * batch), and queued batches that are shared with every other client of its filter.
  */
-export class EventClient {
+export class EventClient implements GroupMember {
   principal: Principal | undefined;
   /** A browser session's key and principal, waiting for its CSRF token (then kept: sign-out closes). */
   session: { key: string; principal: Principal } | undefined;
   alive = true;
-  private unsubscribe: (() => void) | undefined;
-  /** Event frames (shared Buffers) and control messages (strings), in order. */
-  private queue: (Buffer | string | undefined)[] = [];
+  /** The group of its current subscription. */
+  private group: FanoutGroup | undefined;
+  /** Event batches (shared) and control messages (strings), in order. */
+  private queue: (EventBatch | string | undefined)[] = [];
   private head = 0;
   private dropped = 0;
-  /** Bytes of the frames in `queue`. */
+  /** Events and bytes of the batches in `queue`. */
+  private queuedEvents = 0;
   private queuedBytes = 0;
   /** Bytes of the events dropped since the client last caught up. */
   private droppedBytes = 0;
@@ -70,95 +67,59 @@ export class EventClient {
   private cut = false;
   /** The principal id counted in the gateway's per-token socket counts. */
   counted: string | undefined;
-  /** The TCP socket while corked (until the gateway's flush). */
-  private corked: { uncork(): void } | false = false;
-  /** In the gateway's list of clients to flush. */
-  private scheduled = false;
   private authTimer: NodeJS.Timeout | undefined;
+  readonly needsPayloads: boolean;
+  /** The TCP socket batches are written to, or undefined to send them frame by frame through ws. */
+  private readonly raw: RawSocket | undefined;
 
   constructor(
     private readonly gw: ClientHost,
     readonly socket: WebSocket,
-  ) {}
+  ) {
+    // an extension (none is offered by default) transforms frames: those clients go through ws
+    this.needsPayloads = socket.extensions !== '';
+    this.raw = this.needsPayloads ? undefined : (socket as unknown as { _socket?: RawSocket })._socket;
+    if (this.raw === undefined) this.needsPayloads = true;
+  }
 
-  /** Bus listener: called synchronously on every matching emit. */
-  readonly onEvent = (json: string): void => {
+  /** Takes a batch of its group's flush: writes it, queues it, or counts its events dropped. */
+  deliver(batch: EventBatch): void {
     if (this.cut || this.socket.readyState !== OPEN) return;
     const gw = this.gw;
-    const s = gw.counters;
-    if (this.dropped > 0) {
-      this.dropped++;
-      s.events_dropped++;
-      this.droppedBytes += json.length;
-      if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) this.cutOff();
-      return;
-    }
-    const frame = gw.frameOf(json);
+    if (this.dropped > 0) return this.drop(batch);
     if (this.head === this.queue.length && this.socket.bufferedAmount < gw.maxBytes) {
-      this.write(frame);
-      s.events_sent++;
-      if (this.socket.bufferedAmount >= gw.flushBytes) this.uncork();
+      this.write(batch);
       return;
     }
-    if (this.queue.length - this.head >= gw.maxEvents) {
-      this.dropped = 1;
-      s.events_dropped++;
-      this.droppedBytes += json.length;
-      if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) this.cutOff();
-      return;
-    }
-    this.queue.push(frame);
-    this.queuedBytes += frame.length;
+    if (this.queuedEvents + batch.events > gw.maxEvents) return this.drop(batch);
+    this.queue.push(batch);
+    this.queuedEvents += batch.events;
+    this.queuedBytes += batch.wire.length;
     if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) return this.cutOff();
     if (this.socket.bufferedAmount < gw.maxBytes) this.pump();
-  };
+  }
+
+  /** Counts a batch's events dropped (told once the client has caught up); cuts it past `max_slow_bytes`. */
+  private drop(batch: EventBatch): void {
+    this.dropped += batch.events;
+    this.gw.counters.events_dropped += batch.events;
+    this.droppedBytes += batch.wire.length;
+    if (this.gw.maxSlowBytes > 0 && this.behind() > this.gw.maxSlowBytes) this.cutOff();
+  }
 
   /**
-   * Writes an event frame: the gateway's wire bytes straight to the TCP socket (the same bytes for
-   * every client: server frames are not masked), through ws when an extension was negotiated.
-   * Called in order with {@link send}'s control messages, which ws writes synchronously.
+   * Writes a batch: its wire bytes straight to the TCP socket in one write (the same bytes for
+   * every client: server frames are not masked), or frame by frame through ws when an extension
+   * was negotiated. Called in order with {@link send}'s control messages, which ws writes
+   * synchronously.
    */
-  private write(frame: Buffer): void {
-    const raw = this.rawSocket();
-    if (raw === undefined || this.socket.extensions !== '') {
-      this.socket.send(frame, TEXT, this.onSent);
+  private write(batch: EventBatch): void {
+    this.gw.counters.events_sent += batch.events;
+    if (this.raw !== undefined) {
+      this.raw.write(batch.wire, this.onSent);
       return;
     }
-    this.cork();
-    raw.write(this.gw.wireOf(frame), this.onSent);
-  }
-
-  private rawSocket(): RawSocket | undefined {
-    return (this.socket as unknown as { _socket?: RawSocket })._socket;
-  }
-
-  /**
-   * Holds this tick's frames in the TCP socket until the gateway's next flush (one write of many
-   * frames instead of one per frame); `bufferedAmount` still counts them.
-   */
-  private cork(): void {
-    if (this.corked) return;
-    const raw = this.rawSocket();
-    if (raw === undefined) return;
-    raw.cork();
-    this.corked = raw;
-    if (this.scheduled) return;
-    this.scheduled = true;
-    this.gw.flushLater(this);
-  }
-
-  /** The gateway's flush: writes what {@link cork} held. */
-  flushed(): void {
-    this.scheduled = false;
-    this.uncork();
-  }
-
-  /** Writes what {@link cork} held (at the flush, or at once past `flushBytes` held). */
-  private uncork(): void {
-    const raw = this.corked;
-    if (!raw) return;
-    this.corked = false;
-    raw.uncork();
+    for (const p of batch.payloads ?? []) this.socket.send(p, TEXT, this.onSent);
   }
 
   /** Bytes this client is behind: in the socket, queued here, and dropped since it caught up. */
@@ -193,19 +154,19 @@ export class EventClient {
     if (socket.readyState !== OPEN) return;
     const max = this.gw.maxBytes;
     while (this.head < this.queue.length && socket.bufferedAmount < max) {
-      const frame = this.queue[this.head]!;
+      const item = this.queue[this.head]!;
       this.queue[this.head++] = undefined;
-      if (typeof frame === 'string') socket.send(frame, this.onSent);
+      if (typeof item === 'string') socket.send(item, this.onSent);
       else {
-        this.queuedBytes -= frame.length;
-        this.write(frame);
-        this.gw.counters.events_sent++;
-        if (socket.bufferedAmount >= this.gw.flushBytes) this.uncork();
+        this.queuedEvents -= item.events;
+        this.queuedBytes -= item.wire.length;
+        this.write(item);
       }
     }
     if (this.head === this.queue.length) {
       this.queue = [];
       this.head = 0;
+      this.queuedEvents = 0;
       this.queuedBytes = 0;
       if (this.dropped > 0 && socket.bufferedAmount < max) {
         socket.send(`{"type":"dropped","count":${this.dropped}}`, this.onSent);
@@ -222,6 +183,8 @@ export class EventClient {
   /** Sends a control message in order with queued events (never dropped). */
   send(msg: object): void {
     if (this.cut || this.socket.readyState !== OPEN) return;
+    // the events its group emitted before this message go first
+    this.group?.flush();
     const frame = JSON.stringify(msg);
     if (this.head === this.queue.length && this.dropped === 0) this.socket.send(frame, this.onSent);
     else this.queue.push(frame);
@@ -270,23 +233,31 @@ export class EventClient {
     this.send({ type: 'ready' });
   }
 
-  subscribe(events: EventBus, filter: WireFilter): void {
-    this.unsubscribe?.();
+  /**
+   * Joins the group of its new filter (after {@link leave} of the old one: a group left empty is
+   * gone): `subscribed` is sent first, then only events emitted after it (a group flushes before
+   * it takes a member).
+   */
+  subscribe(group: FanoutGroup, filter: WireFilter): void {
+    this.leave();
     this.send({ type: 'subscribed', filter });
-    const f: EventFilter = {};
-    if (filter.types) f.types = filter.types;
-    if (filter.session_id) f.session_id = filter.session_id;
-    if (filter.request_id) f.request_id = filter.request_id;
-    if (filter.correlation_id) f.correlation_id = filter.correlation_id;
-    this.unsubscribe = events.subscribeJson(f, this.onEvent);
+    group.add(this);
+    this.group = group;
+  }
+
+  /** Leaves its group: no event reaches it any more. */
+  leave(): void {
+    const g = this.group;
+    this.group = undefined;
+    g?.remove(this);
   }
 
   dispose(): void {
     if (this.authTimer) clearTimeout(this.authTimer);
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    this.leave();
     this.queue = [];
     this.head = 0;
+    this.queuedEvents = 0;
     this.queuedBytes = 0;
   }
 }

@@ -1,5 +1,6 @@
-// The bytes of the event stream: one WebSocket text frame per event, built by `ws`'s own framer
-// once and written to every subscriber's TCP socket as the same Buffer.
+// The bytes of the event stream: one WebSocket text frame per event, framed by `ws`'s own framer
+// once per event, and written to subscribers as batches — the frames of one flush window joined
+// into one Buffer that every client of a filter gets, as it is.
 
 import * as wsLib from 'ws';
 
@@ -11,9 +12,20 @@ export const TEXT = { binary: false } as const;
 
 /** What the gateway uses of a ws client's TCP socket. */
 export interface RawSocket {
-  cork(): void;
-  uncork(): void;
   write(data: Buffer, cb: (err?: Error | null) => void): boolean;
+}
+
+/**
+ * The events of one flush window of one filter, shared by every client of that filter: `wire` is
+ * their WebSocket frames back to back (what a client without an extension is written, in one
+ * write); `payloads` their frames' payloads, kept only when a client that negotiated an extension
+ * (sent through ws, frame by frame) was there to need them.
+ */
+export interface EventBatch {
+  readonly wire: Buffer;
+  readonly payloads: readonly Buffer[] | undefined;
+  /** Events in the batch. */
+  readonly events: number;
 }
 
 /** `ws`'s frame builder (exported by `ws`, not declared by @types/ws). */
@@ -25,12 +37,18 @@ interface FrameOptions {
   readOnly: boolean;
   rsv1: boolean;
 }
+const TEXT_FRAME: FrameOptions = { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false };
 
 /**
- * The whole WebSocket frame of a text message (FIN, opcode 1, unmasked, no extension), framed by
- * `ws`'s own `Sender.frame` — the library's framing, not ours — and joined into one buffer so every
- * client's socket gets the same bytes.
+ * The WebSocket frame of a text message (FIN, opcode 1, unmasked, no extension) as `ws`'s own
+ * `Sender.frame` builds it — the library's framing, not ours: its header and the payload itself.
  */
-export function textFrame(payload: Buffer): Buffer {
-  return Buffer.concat(WsSender.frame(payload, { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false }));
+export function textFrame(payload: Buffer): { header: Buffer; payload: Buffer } {
+  const [header] = WsSender.frame(payload, TEXT_FRAME);
+  return { header: header!, payload };
+}
+
+/** The payload of an event line's frame on the wire. */
+export function eventPayload(json: string): Buffer {
+  return Buffer.from('{"type":"event","event":' + json + '}');
 }
