@@ -3,10 +3,11 @@
 // (packages/daemon/dist/main.js as shipped: firewall, audit with fsync, event files, info logs),
 // beside a bare fastify `POST /echo` in its own process, in the same run. 100 keep-alive
 // connections from this process (a node:http Agent: autocannon is not installed), every payload
-// unique. Rounds are interleaved and the median round per case is reported. See bench/README.md.
+// unique. Rounds are interleaved and the median round per case is reported, with the CPU time the
+// serving process spent per request (robust to this shared machine's descheduling). See bench/README.md.
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,20 @@ const ROUND_MS = Number(process.env.BENCH_HTTP_ROUND_MS ?? 3000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1500);
 const TARGETS = { messages: 0.5, input: 0.4, p99_factor: 3 };
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on every Linux Node runs on). */
+const USER_HZ = 100;
+
+/** CPU time (user + system, µs) process `pid` has used so far (Linux /proc); undefined elsewhere. */
+function cpuUs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1e6) / USER_HZ;
+  } catch {
+    return undefined;
+  }
+}
 
 async function startEcho() {
   const child = spawn(process.execPath, [join(import.meta.dirname, 'echo-server.mjs')], {
@@ -94,7 +109,12 @@ runBench(BENCH, async () => {
       for (let k = 0; k < names.length; k++) {
         const name = names[(k + r) % names.length];
         globalThis.gc?.();
+        const pid = name === 'fastify-echo' ? echo.child.pid : daemon.pid;
+        const cpu0 = cpuUs(pid);
         const res = await runLoad(cases[name].target, { connections: CONNECTIONS, ms: ROUND_MS });
+        const cpu1 = cpuUs(pid);
+        if (cpu0 !== undefined && cpu1 !== undefined && res.ops > 0)
+          res.server_cpu_us_per_req = round((cpu1 - cpu0) / res.ops, 1);
         if (res.errors > 0) throw new Error(`${name}: ${res.errors} wrong answers, first: ${res.first_error}`);
         if (name !== 'fastify-echo') fingerCalls += res.ops;
         rounds[name].push(res);
@@ -121,7 +141,20 @@ runBench(BENCH, async () => {
     const bare = pick('fastify-echo');
     const ratio = (name) => round(pick(name).ops_per_s / bare.ops_per_s, 3);
     const p99 = (name) => round(pick(name).p99_us / bare.p99_us, 2);
+    // CPU per request of the serving process, median over rounds: what one CPU-second buys, which
+    // other work on the machine does not move as much as wall-clock throughput
+    const cpuPerReq = (name) => {
+      const xs = rounds[name].map((x) => x.server_cpu_us_per_req).filter((x) => x !== undefined);
+      return xs.length === 0 ? null : median(xs);
+    };
+    const cpuRatio = (name) => {
+      const f = cpuPerReq('fastify-echo');
+      const c = cpuPerReq(name);
+      return f === null || c === null || c === 0 ? null : round(f / c, 3);
+    };
     const ratios = {
+      messages_per_server_cpu_vs_fastify: cpuRatio('messages'),
+      input_per_server_cpu_vs_fastify: cpuRatio('input'),
       messages_vs_fastify: ratio('messages'),
       input_vs_fastify: ratio('input'),
       messages_p99_vs_fastify: p99('messages'),
@@ -141,6 +174,9 @@ runBench(BENCH, async () => {
         `/v1/input /hub ÷ fastify ${ratios.input_vs_fastify} (target ≥ ${TARGETS.input}), ` +
         `p99 ÷ fastify's ${ratios.messages_p99_vs_fastify} / ${ratios.input_p99_vs_fastify} (target ≤ ${TARGETS.p99_factor}); ` +
         `met: ${Object.values(met).every(Boolean) ? 'yes' : 'NO'}\n` +
+        `server CPU per request (median round): fastify ${cpuPerReq('fastify-echo')} µs, /v1/messages ${cpuPerReq('messages')} µs, ` +
+        `/v1/input ${cpuPerReq('input')} µs — per server CPU-second ${ratios.messages_per_server_cpu_vs_fastify}× / ` +
+        `${ratios.input_per_server_cpu_vs_fastify}× fastify's (reported, not the target)\n` +
         `written per finger call: events ${perCall.event_bytes} B, audit ${perCall.audit_bytes} B (${fingerCalls} calls)\n`,
     );
     const file = writeResults(BENCH, rows, {
@@ -154,9 +190,10 @@ runBench(BENCH, async () => {
       detail: Object.fromEntries(names.map((n) => [n, rounds[n]])),
       notes: [
         'Load generator: node:http Agent with keep-alive, 100 connections in the bench process, each sending its next request when the previous answered; latency per request; the median round (by ops/s) per case with its own p50/p99.',
-        'finger: packages/daemon/dist/main.js as `myfinger daemon start` runs it (--max-semi-space-size=1), default config (firewall, fsync audit, event files, info logs to a discarded pipe), built-in echo module; /v1/messages with an operator token, /v1/input with the admin token.',
+        'finger: packages/daemon/dist/main.js as `myfinger daemon start` runs it (--max-semi-space-size=8), default config (firewall, fsync audit, event files, info logs to a discarded pipe), built-in echo module; /v1/messages with an operator token, /v1/input with the admin token.',
         'fastify: a bare fastify 5 POST /echo returning the parsed body, in its own process.',
         'Every answer is checked (200 and status succeeded for finger); a wrong answer fails the bench.',
+        'detail[].server_cpu_us_per_req: user+system CPU of the serving process (the daemon, or the fastify echo) during the round ÷ requests answered (/proc/<pid>/stat, 10 ms ticks); ratios.*_per_server_cpu_vs_fastify = fastify CPU per request ÷ finger CPU per request (medians over rounds).',
       ],
     });
     process.stdout.write(`results: ${file}\n`);
