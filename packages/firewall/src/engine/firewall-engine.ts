@@ -7,15 +7,15 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 import { internId, ulid } from '@finger/protocol';
-import type { AssessContext, RiskAssessment } from '@finger/shell-risk';
+import type { AssessContext, Confinement, RiskAssessment } from '@finger/shell-risk';
 import { confinementOf, networkNeeds } from '@finger/shell-risk';
+import { planLinkSnapshot } from '@finger/workspace';
 
 import { HostResolver } from '../net/host-resolver.js';
 import { type HostResolution, hostsToResolve, judgeUrls, urlArguments } from '../net/url-args.js';
 import { type EffectivePolicy, evaluatePolicy, type WorkspaceSandboxFacts } from '../policy/evaluate-policy.js';
 import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
-import { planLinkSnapshot } from '../undo/link-snapshot.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
 import type { FirewallCall } from './call-facts.js';
@@ -44,6 +44,8 @@ export interface CommandAssessor {
   assess(command: string | readonly string[], context?: AssessContext): RiskAssessment;
   /** A forbidden finding when a tool argument names finger's own daemon or files (`web.fetch` of its URL). */
   forbiddenIn?(value: string): string | null;
+  /** What an assessment writes, needs and destroys, judged with the assessor's own homes (its `home_dir`, finger's home). */
+  confinementOf?(assessment: RiskAssessment): Confinement;
 }
 
 /** How an engine is built. */
@@ -453,7 +455,7 @@ export class FirewallEngine {
     const holds: { id: string; reason: string }[] = [];
     if (assessment.unparseable === true || (assessment.forbidden?.length ?? 0) > 0) return { eligible: false, holds };
     if (typeof cwd !== 'string') return { eligible: false, holds };
-    const c = confinementOf(assessment);
+    const c = this.#confinement(assessment);
     // with the registry proxy on, installs from the lock file or manifest are no hold: they get the proxy
     const net = this.#registries ? networkNeeds(assessment.model, true) : { held: c.needs, registries: false };
     for (const need of net.held) holds.push({ id: 'sandbox.needs_network', reason: need });
@@ -473,10 +475,15 @@ export class FirewallEngine {
     return net.registries ? { eligible: true, network: 'registries' } : { eligible: true };
   }
 
+  /** The assessor's confinement of `assessment` (an assessor without its own: judged with the usual homes). */
+  #confinement(assessment: RiskAssessment): Confinement {
+    return this.#risk.confinementOf?.(assessment) ?? confinementOf(assessment);
+  }
+
   /**
    * An eligible call that deletes trees (confinement's `undoable`) stays eligible only when their
-   * hard-link snapshot can be planned (undo/link-snapshot.ts: inside the workspace, on the undo
-   * store's file system, within the bounds); it then carries the paths as `undo_snapshot`.
+   * hard-link snapshot can be planned (link-snapshot.ts of @finger/workspace: inside the workspace, on
+   * the undo store's file system, within the bounds); it then carries the paths as `undo_snapshot`.
    * Otherwise it is held, `sandbox.not_undoable`, saying why.
    */
   #undoable(
@@ -485,7 +492,7 @@ export class FirewallEngine {
     cwd: string | null | undefined,
     principal: ToolCallFacts['principal'],
   ): WorkspaceSandboxFacts {
-    const deletes = confinementOf(assessment).undoable;
+    const deletes = this.#confinement(assessment).undoable;
     if (deletes.length === 0) return ws;
     const hold = (why: string): WorkspaceSandboxFacts => ({
       eligible: false,
