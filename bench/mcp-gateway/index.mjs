@@ -31,16 +31,22 @@ function quantiles(xs) {
   return { p50: q(0.5), p99: q(0.99) };
 }
 
-async function timeCalls(client, name) {
-  const out = [];
+/**
+ * Times the three paths call by call in turn (direct, gateway, REST), so load from other work on
+ * this shared machine falls on all three alike; blocks of one path after another let a busy
+ * minute land on one of them only (the overhead moved by several ms between runs).
+ */
+async function timeInterleaved(paths) {
+  const out = paths.map(() => []);
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    const t0 = process.hrtime.bigint();
-    const r = await client.callTool({ name, arguments: { message: `m${i}` } });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
-    if (i >= WARMUP) out.push(ms);
+    for (let k = 0; k < paths.length; k++) {
+      const t0 = process.hrtime.bigint();
+      await paths[k](i);
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      if (i >= WARMUP) out[k].push(ms);
+    }
   }
-  return quantiles(out);
+  return out.map(quantiles);
 }
 
 runBench(BENCH, async () => {
@@ -81,17 +87,18 @@ runBench(BENCH, async () => {
         requestInit: { headers: { authorization: `Bearer ${token}` } },
       }),
     );
-    // interleaved halves would be fairer to drift; sequential blocks keep each path's caches warm
-    const d = await timeCalls(direct, 'echo');
-    const g = await timeCalls(gateway, 'mcp.everything.echo');
-    // the same call through finger's REST route: the hub and firewall without the MCP layer
-    const restTimes = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      const t0 = process.hrtime.bigint();
-      await api(daemon.url, token, 'POST', '/v1/tools/mcp.everything.echo/run', { args: { message: `r${i}` } });
-      if (i >= WARMUP) restTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-    const rest = quantiles(restTimes);
+    const [d, g, rest] = await timeInterleaved([
+      async (i) => {
+        const r = await direct.callTool({ name: 'echo', arguments: { message: `d${i}` } });
+        if (r.isError) throw new Error(`echo failed: ${JSON.stringify(r.content)}`);
+      },
+      async (i) => {
+        const r = await gateway.callTool({ name: 'mcp.everything.echo', arguments: { message: `g${i}` } });
+        if (r.isError) throw new Error(`mcp.everything.echo failed: ${JSON.stringify(r.content)}`);
+      },
+      // the same call through finger's REST route: the hub and firewall without the MCP layer
+      (i) => api(daemon.url, token, 'POST', '/v1/tools/mcp.everything.echo/run', { args: { message: `r${i}` } }),
+    ]);
     const overhead = g.p50 - d.p50;
     const rows = [
       {
@@ -129,7 +136,7 @@ runBench(BENCH, async () => {
       },
       runs: RUNS,
       notes: [
-        'Sequential calls, one in flight, after 100 warm-up calls; wall time in the client from callTool to its result.',
+        'Sequential calls, one in flight, after 100 warm-up calls of each path; the three paths take turns call by call (direct, gateway, REST); wall time in the client from callTool (or the REST request) to its result.',
         'The gateway path is HTTP to the daemon, a fresh MCP server instance per request, the hub and the firewall (AUTO), then stdio to the daemon’s own server-everything.',
       ],
     });
