@@ -4,7 +4,11 @@
 // 127.0.0.1 — @fastify/websocket only performs the upgrade and hands the gateway the same `ws`
 // socket, so everything an event costs after its emit is the daemon's. Each socket arrives
 // authenticated (as with an Authorization header) as an admin principal; the gateway's limits are
-// the shipped defaults except the per-token and global socket counts (one principal holds them all).
+// the shipped defaults except the per-token and global socket counts (one principal holds them all)
+// and ws.max_slow_bytes, 0: fed flat out, every subscriber falls behind at once and would be cut
+// off (4008) within a second, after which it costs nothing — so, like the raw peer, which skips a
+// client that is behind but never closes it, finger keeps every client and drops what it cannot
+// take (counted), paying for all of them for the whole round.
 //
 // IPC {cmd:'run', ms, events:[{type, correlation, data}]}: emits those events round-robin, 50 per
 // turn of the event loop (as raw-broadcast.mjs sends 50 frames per client per turn), for `ms`;
@@ -34,7 +38,7 @@ const gateway = new EventGateway({
   // config.ts defaults (ws.*), sockets unlimited
   max_buffered_events: 1000,
   max_buffered_bytes: 1 << 20,
-  max_slow_bytes: 8 << 20,
+  max_slow_bytes: 0,
   max_sockets: 0,
   max_sockets_per_token: 0,
   heartbeat_ms: 30_000,

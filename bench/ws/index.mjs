@@ -281,7 +281,7 @@ runBench(BENCH, async () => {
       detail: { none, with_subscribers: withSubs, capacity },
       notes: [
         'Part 1 (tax): packages/daemon/dist/main.js as shipped on a temp FINGER_HOME (ws.max_sockets and ws.max_sockets_per_token raised to hold the subscribers); /v1/input `/hub target=echo blocking=true` from 50 keep-alive connections (admin token); rounds alternate no subscriber / a fresh process of subscribers on /v1/events each subscribed to everything. events_per_s is finger_events_emitted_total over the round.',
-        "Part 2 (capacity): the first 64 event frames part 1's subscribers received, replayed at full speed (50 per turn of the event loop) by finger's event path — LocalEventBus + FileEventStore + EventGateway from dist, on a ws server (@fastify/websocket only does the upgrade) — and by a raw ws broadcast of the same frames (each encoded once, one Buffer to every client, a client with > 1 MiB buffered skipped and counted); rounds alternate, a fresh subscriber process each.",
+        "Part 2 (capacity): the first 64 event frames part 1's subscribers received, replayed at full speed (50 per turn of the event loop) by finger's event path — LocalEventBus + FileEventStore + EventGateway from dist, on a ws server (@fastify/websocket only does the upgrade), ws.max_slow_bytes 0 so that, like the raw peer, it drops for a client behind but never cuts it off — and by a raw ws broadcast of the same frames (each encoded once, one Buffer to every client, a client with > 1 MiB buffered skipped and counted); rounds alternate, a fresh subscriber process each.",
         'Delivered counts include the frames in flight when the sender stopped (read until they stop growing); rows are the median round of each case.',
       ],
     });
