@@ -47,6 +47,7 @@ import {
   type StandingOffer,
   systemGateClock,
 } from './gate-types.js';
+import { HoldQuotas } from './hold-quotas.js';
 import { type ReviewerVerdict, runReviewer } from './reviewer.js';
 import { principalKey, SessionState } from './session-state.js';
 import {
@@ -58,18 +59,10 @@ import {
 } from './standing-approvals.js';
 
 export { isHumanOnly, riskExplanation } from './approval-record.js';
+export { DEFAULT_HUMAN_RESERVE_SHARE, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_PER_PRINCIPAL } from './hold-quotas.js';
 
 /** Default time a person has to answer: 5 minutes. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
-
-/** Default bound on pending approvals. */
-export const DEFAULT_MAX_PENDING = 1000;
-
-/** Default bound on one principal's pending approvals: 1,000 holds from one agent cannot fill the queue. */
-export const DEFAULT_MAX_PENDING_PER_PRINCIPAL = 100;
-
-/** Default share of the pending bound kept for human principals' own calls: a tenth (100 of 1000). */
-export const DEFAULT_HUMAN_RESERVE_SHARE = 0.1;
 
 /** A persistent standing approval given without `expires_at` lasts this long (30 days). */
 export const DEFAULT_PERSISTENT_MS = 30 * 24 * 60 * 60_000;
@@ -88,12 +81,7 @@ export class HumanGate {
   private readonly o: HumanGateOptions;
   private readonly clock: GateClock;
   private readonly timeoutMs: number;
-  private readonly maxPending: number;
-  private readonly maxPerPrincipal: number;
-  private readonly humanReserve: number;
-  /** Pending holds per principal key, and of principals that are not human (for the reserve). */
-  private readonly heldBy = new Map<string, number>();
-  private heldByNonHumans = 0;
+  private readonly quotas: HoldQuotas;
   private readonly maxResolved: number;
   private readonly answerRule: AnswererRule;
   private readonly pending = new Map<string, GateEntry>();
@@ -110,15 +98,7 @@ export class HumanGate {
     this.o = options;
     this.clock = options.clock ?? systemGateClock;
     this.timeoutMs = options.timeout_ms ?? DEFAULT_APPROVAL_TIMEOUT_MS;
-    this.maxPending = options.max_pending ?? DEFAULT_MAX_PENDING;
-    this.maxPerPrincipal = options.max_pending_per_principal ?? DEFAULT_MAX_PENDING_PER_PRINCIPAL;
-    this.humanReserve = options.human_reserve ?? Math.floor(this.maxPending * DEFAULT_HUMAN_RESERVE_SHARE);
-    if (options.human_reserve !== undefined && options.human_reserve >= this.maxPending)
-      throw new FingerError(
-        'E_INVALID_ARGS',
-        `approvals.human_reserve (${options.human_reserve}) must be below approvals.max_pending (${this.maxPending})`,
-        { issues: [{ path: '$.approvals.human_reserve', message: `must be below max_pending (${this.maxPending})` }] },
-      );
+    this.quotas = new HoldQuotas(options);
     this.maxResolved = options.max_resolved ?? 1000;
     this.answerRule = {
       roles: options.answer_roles ?? ['admin', 'operator'],
@@ -170,7 +150,7 @@ export class HumanGate {
       });
       if (sa) return this.standingApproved(ev, facts, args, sa);
     }
-    const overloaded = this.overloadOf(facts.principal);
+    const overloaded = this.quotas.overloadOf(facts.principal, this.pending.size);
     if (overloaded !== undefined) {
       this.counters.overloaded++;
       return refuse('E_OVERLOADED', overloaded, 'gate');
@@ -553,28 +533,6 @@ export class HumanGate {
     );
   }
 
-  /** Why a new hold of `principal` is refused (which bound it hit), or undefined when it may be held. */
-  private overloadOf(principal: ToolCallFacts['principal']): string | undefined {
-    const key = principalKey(principal);
-    const mine = this.heldBy.get(key) ?? 0;
-    if (mine >= this.maxPerPrincipal)
-      return `${key} has ${mine} calls held for a person, its quota (approvals.max_pending_per_principal = ${this.maxPerPrincipal}): answer or reject some of them before it can hold more; others' calls are still held`;
-    if (this.pending.size >= this.maxPending)
-      return `too many pending approvals (approvals.max_pending = ${this.maxPending}): answer or reject some before new calls can be held`;
-    if (principal.kind !== 'human' && this.heldByNonHumans >= this.maxPending - this.humanReserve)
-      return `too many pending approvals of agents (${this.heldByNonHumans}; approvals.max_pending ${this.maxPending} less approvals.human_reserve ${this.humanReserve} kept for people's own calls): answer or reject some before ${key} can hold more`;
-    return undefined;
-  }
-
-  /** Counts a hold of `principal` in (+1) or out (-1) of its quotas. */
-  private countHold(principal: ToolCallFacts['principal'], delta: 1 | -1): void {
-    const key = principalKey(principal);
-    const n = (this.heldBy.get(key) ?? 0) + delta;
-    if (n > 0) this.heldBy.set(key, n);
-    else this.heldBy.delete(key);
-    if (principal.kind !== 'human') this.heldByNonHumans += delta;
-  }
-
   private create(
     ev: Evaluation,
     facts: ToolCallFacts,
@@ -617,7 +575,7 @@ export class HumanGate {
     if (proposed !== undefined && standing.offered) entry.proposed = proposed;
     entry.timer = this.clock.setTimeout(() => this.onTimeout(entry), this.timeoutMs);
     this.pending.set(id, entry);
-    this.countHold(facts.principal, 1);
+    this.quotas.count(facts.principal, 1);
     this.counters.held++;
     if (this.o.audit) {
       this.o.audit.append(requestedAuditRecord(entry, humanOnly)).catch((e: unknown) => {
@@ -752,7 +710,7 @@ export class HumanGate {
     entry.reviewer?.cancel();
     const { approval } = entry;
     this.pending.delete(approval.id);
-    this.countHold(entry.facts.principal, -1);
+    this.quotas.count(entry.facts.principal, -1);
     this.resolved.set(approval.id, meta.decision);
     if (this.resolved.size > this.maxResolved) this.resolved.delete(this.resolved.keys().next().value as string);
     const latency = Math.max(0, this.clock.now() - entry.createdMs);
