@@ -139,25 +139,28 @@ describe('FanoutGroup', () => {
   });
 });
 
-/** A ws socket's surface as EventClient uses it, recording every write in order. */
+/** A ws socket's surface as EventClient uses it, recording every write and ping in order. */
 function fakeSocket() {
   const writes: string[] = [];
+  const pings: string[] = [];
   const s = {
     readyState: 1,
     extensions: '',
     bufferedAmount: 0,
     writes,
+    pings,
+    ping: (data: string) => {
+      pings.push(data);
+    },
     _socket: {
-      write: (data: Buffer, cb: () => void) => {
+      // write callbacks are never called: progress comes from pongs here
+      write: (data: Buffer) => {
         for (const f of framesOf(data)) writes.push(f);
-        cb();
         return true;
       },
     },
-    send: (data: string | Buffer, a?: unknown, b?: unknown) => {
+    send: (data: string | Buffer) => {
       writes.push(String(data));
-      const cb = typeof a === 'function' ? a : b;
-      if (typeof cb === 'function') (cb as () => void)();
     },
     close: () => {
       s.readyState = 3;
@@ -190,6 +193,47 @@ describe('EventClient in its group', () => {
       { type: 'halted', phase: 'halted' },
     ]);
     expect(gw.counters.events_sent).toBe(2);
+  });
+
+  it('counts bytes in flight until the client answers a ping: a reader that stopped is queued for, though the kernel still takes bytes', () => {
+    const small: ClientHost = {
+      counters: { events_sent: 0, events_dropped: 0, dropped_notices: 0, slow_closed: 0, sockets_refused: 0 },
+      maxBytes: 1000,
+      maxEvents: 3,
+      maxSlowBytes: 0,
+    };
+    const bus = new LocalEventBus();
+    const g = new FanoutGroup(host(), bus, 'k', {});
+    const socket = fakeSocket(); // bufferedAmount stays 0, as with a kernel that takes everything
+    const client = new EventClient(small, socket as unknown as WebSocket);
+    client.subscribe(g, {});
+    const pad = 'x'.repeat(400);
+    const wrote = () => socket.writes.length - 1;
+    for (let n = 1; n <= 3; n++) {
+      bus.emit('TASK_STATE', {}, { n, pad });
+      g.flush();
+    }
+    // ≥ 1000 bytes written and not acknowledged: the third batch waits
+    expect(wrote()).toBe(2);
+    expect(socket.pings.length).toBeGreaterThan(0);
+    const last = socket.pings.at(-1)!;
+    // a pong that is not one of our counts moves nothing; a count past what was written is refused
+    client.ponged(Buffer.from(''));
+    client.ponged(Buffer.from(String(Number(last) * 10)));
+    expect(wrote()).toBe(2);
+    client.ponged(Buffer.from(last));
+    expect(wrote()).toBe(3);
+    // still silent: the queue fills (3 events), then events are dropped and counted
+    for (let n = 4; n <= 8; n++) {
+      bus.emit('TASK_STATE', {}, { n, pad });
+      g.flush();
+    }
+    expect(small.counters.events_dropped).toBeGreaterThan(0);
+    for (const p of [...socket.pings]) client.ponged(Buffer.from(p));
+    for (let i = 0; i < 5 && socket.pings.length > 0; i++) client.ponged(Buffer.from(socket.pings.at(-1)!));
+    const tail = socket.writes.slice(-1)[0]!;
+    expect(JSON.parse(tail)).toEqual({ type: 'dropped', count: small.counters.events_dropped });
+    expect(small.counters.events_sent + small.counters.events_dropped).toBe(8);
   });
 
   it('a client that left its group gets nothing more, and the group is gone with it', () => {

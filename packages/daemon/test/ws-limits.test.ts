@@ -103,10 +103,12 @@ describe('WebSocket /v1/events limits', () => {
 
   beforeAll(async () => {
     d = await startDaemon({
+      // in flight (written, not yet acknowledged by a pong) 64 KiB, then 200 events queued: a
+      // reader takes a 200-event burst of 1 KB events within one ping round trip
       ws: {
-        max_buffered_bytes: 16 * 1024,
-        max_buffered_events: 50,
-        max_slow_bytes: 256 * 1024,
+        max_buffered_bytes: 64 * 1024,
+        max_buffered_events: 200,
+        max_slow_bytes: 512 * 1024,
         max_sockets: 6,
         max_sockets_per_token: 3,
       },
@@ -163,7 +165,7 @@ describe('WebSocket /v1/events limits', () => {
     const before = d.app.eventGateway.stats();
 
     const TOTAL = 4_000;
-    const pad = 'x'.repeat(1000); // ≈ 1 KB events: the paused one passes 256 KiB behind long before the end
+    const pad = 'x'.repeat(1000); // ≈ 1 KB events: the paused one passes 512 KiB behind long before the end
     const bus = d.app.events;
     for (let i = 0; i < TOTAL; i += 200) {
       for (let j = i; j < i + 200; j++) bus.emit('TASK_STATE', { request_id: `cut-${j}` }, { n: j, pad });

@@ -38,14 +38,15 @@ export interface ClientHost {
 /**
  * One connected client, a member of the {@link FanoutGroup} of its filter. Events reach it as
  * batches (the frames of one flush window, one Buffer shared by every client of the filter): when
- * the socket's buffer is below the byte bound a batch is written at once, in one write; else it
- * waits in a queue bounded by events; when the queue is full new events are dropped and counted
- * until the client has drained everything, then it is told `{"type":"dropped","count":n}`. A
- * client that falls `max_slow_bytes` behind (bytes in the socket, queued, and dropped since it
- * caught up) is cut off with close 4008 and its queue freed. Nothing here ever waits for the
- * client, and nothing is done for it per event: a stalled reader costs a few compares per flush,
- * and a cut one none. What it pins is bounded: its socket's bytes (≤ `max_buffered_bytes` plus one
- * batch), and queued batches that are shared with every other client of its filter.
+ * fewer than `max_buffered_bytes` are in flight (written and not yet acknowledged by a pong) a
+ * batch is written at once, in one write; else it waits in a queue bounded by events; when the
+ * queue is full new events are dropped and counted until the client has drained everything, then
+ * it is told `{"type":"dropped","count":n}`. A client that falls `max_slow_bytes` behind (bytes in
+ * flight, queued, and dropped since it caught up) is cut off with close 4008 and its queue freed.
+ * Nothing here ever waits for the client, and nothing is done for it per event: a stalled reader
+ * costs a few compares per flush, and a cut one none. What it pins is bounded: its socket's bytes
+ * (≤ `max_buffered_bytes` plus one batch), and queued batches that are shared with every other
+ * client of its filter.
  */
 export class EventClient implements GroupMember {
   principal: Principal | undefined;
@@ -63,6 +64,11 @@ export class EventClient implements GroupMember {
   private queuedBytes = 0;
   /** Bytes of the events dropped since the client last caught up. */
   private droppedBytes = 0;
+  /** Event bytes written to the socket so far, and how many of them the client has shown it read. */
+  private written = 0;
+  private acked = 0;
+  /** `written` when the last ack ping went out. */
+  private pinged = 0;
   /** Cut off (slow) or refused: nothing more is sent. */
   private cut = false;
   /** The principal id counted in the gateway's per-token socket counts. */
@@ -87,7 +93,7 @@ export class EventClient implements GroupMember {
     if (this.cut || this.socket.readyState !== OPEN) return;
     const gw = this.gw;
     if (this.dropped > 0) return this.drop(batch);
-    if (this.head === this.queue.length && this.socket.bufferedAmount < gw.maxBytes) {
+    if (this.head === this.queue.length && this.inFlight() < gw.maxBytes) {
       this.write(batch);
       return;
     }
@@ -96,7 +102,28 @@ export class EventClient implements GroupMember {
     this.queuedEvents += batch.events;
     this.queuedBytes += batch.wire.length;
     if (gw.maxSlowBytes > 0 && this.behind() > gw.maxSlowBytes) return this.cutOff();
-    if (this.socket.bufferedAmount < gw.maxBytes) this.pump();
+    if (this.inFlight() < gw.maxBytes) this.pump();
+  }
+
+  /**
+   * Bytes written that the client has not shown it read: the kernel takes megabytes of a loopback
+   * socket whose reader stopped (≈ 4 MB here) before `bufferedAmount` grows, so the socket buffer
+   * alone would let a paused client cost full writes for seconds. A ping goes out after every
+   * quarter of `max_buffered_bytes` written, carrying the count; the pong (every WebSocket client
+   * answers pings, echoing their data, once it has read what came before) acknowledges it.
+   */
+  private inFlight(): number {
+    return Math.max(this.written - this.acked, this.socket.bufferedAmount);
+  }
+
+  /** A pong: its data, when it is one of our counts, acknowledges that many bytes read. */
+  ponged(data: Buffer): void {
+    if (data.length === 0 || data.length > 16) return;
+    const n = Number(data.toString('latin1'));
+    // only a count we sent moves the mark (a forged one cannot pass what was written)
+    if (!Number.isSafeInteger(n) || n <= this.acked || n > this.written) return;
+    this.acked = n;
+    if (!this.cut && (this.head < this.queue.length || this.dropped > 0)) this.pump();
   }
 
   /** Counts a batch's events dropped (told once the client has caught up); cuts it past `max_slow_bytes`. */
@@ -115,16 +142,22 @@ export class EventClient implements GroupMember {
    */
   private write(batch: EventBatch): void {
     this.gw.counters.events_sent += batch.events;
-    if (this.raw !== undefined) {
-      this.raw.write(batch.wire, this.onSent);
-      return;
+    this.written += batch.wire.length;
+    if (this.raw !== undefined) this.raw.write(batch.wire, this.onSent);
+    else for (const p of batch.payloads ?? []) this.socket.send(p, TEXT, this.onSent);
+    if (this.written - this.pinged >= this.gw.maxBytes / 4) {
+      this.pinged = this.written;
+      try {
+        this.socket.ping(String(this.written));
+      } catch {
+        // closing
+      }
     }
-    for (const p of batch.payloads ?? []) this.socket.send(p, TEXT, this.onSent);
   }
 
-  /** Bytes this client is behind: in the socket, queued here, and dropped since it caught up. */
+  /** Bytes this client is behind: in flight, queued here, and dropped since it caught up. */
   private behind(): number {
-    return this.socket.bufferedAmount + this.queuedBytes + this.droppedBytes;
+    return this.inFlight() + this.queuedBytes + this.droppedBytes;
   }
 
   /** Cuts a client that fell too far behind: frees its queue, counts it, closes 4008. */
@@ -153,7 +186,7 @@ export class EventClient implements GroupMember {
     const socket = this.socket;
     if (socket.readyState !== OPEN) return;
     const max = this.gw.maxBytes;
-    while (this.head < this.queue.length && socket.bufferedAmount < max) {
+    while (this.head < this.queue.length && this.inFlight() < max) {
       const item = this.queue[this.head]!;
       this.queue[this.head++] = undefined;
       if (typeof item === 'string') socket.send(item, this.onSent);
@@ -168,7 +201,7 @@ export class EventClient implements GroupMember {
       this.head = 0;
       this.queuedEvents = 0;
       this.queuedBytes = 0;
-      if (this.dropped > 0 && socket.bufferedAmount < max) {
+      if (this.dropped > 0 && this.inFlight() < max) {
         socket.send(`{"type":"dropped","count":${this.dropped}}`, this.onSent);
         this.gw.counters.dropped_notices++;
         this.dropped = 0;

@@ -23,7 +23,10 @@ export interface EventGatewayOptions {
   logger: Logger;
   /** Most frames queued per client beyond the socket buffer; past it new events are dropped and counted. */
   max_buffered_events: number;
-  /** Socket bytes in flight above which frames are queued instead of written. */
+  /**
+   * Bytes in flight (written and not yet acknowledged by the client's pong to a counting ping)
+   * above which batches are queued instead of written.
+   */
   max_buffered_bytes: number;
   /**
    * Bytes a client may fall behind (socket bytes in flight + queued frames + events dropped since
@@ -164,8 +167,9 @@ export class EventGateway implements GroupHost {
       return;
     }
     this.clients.add(client);
-    socket.on('pong', () => {
+    socket.on('pong', (data) => {
       client.alive = true;
+      client.ponged(data);
     });
     socket.on('close', () => {
       client.dispose();
