@@ -9,7 +9,7 @@
 // APPROVAL_RESOLVED is emitted for every outcome. With an `audit`, each outcome is written
 // before the hold resolves; a failed write turns an approval into a refusal.
 
-import { FingerError, rfc3339, ulid } from '@finger/protocol';
+import { FingerError, ulid } from '@finger/protocol';
 
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
 import { answeredBy, type AnswererRule, answerResult, checkAnswer, checkAnswerer } from './answer-checks.js';
@@ -25,16 +25,7 @@ import {
   standingSummary,
 } from './approval-reporting.js';
 import { argsDigest, bindingOf } from './binding.js';
-import {
-  type CallShape,
-  deriveShape,
-  describeShape,
-  matchShape,
-  narrows,
-  parseShape,
-  shapeClasses,
-  type ShapeFacts,
-} from './call-shape.js';
+import { deriveShape, describeShape, shapeClasses, type ShapeFacts } from './call-shape.js';
 import {
   type AbortResult,
   type AnswerResult,
@@ -44,34 +35,20 @@ import {
   type GateDecision,
   type HumanGateOptions,
   type PendingApproval,
-  type StandingOffer,
   systemGateClock,
 } from './gate-types.js';
 import { HoldQuotas } from './hold-quotas.js';
 import { type ReviewerVerdict, runReviewer } from './reviewer.js';
 import { principalKey, SessionState } from './session-state.js';
-import {
-  coverableLevel,
-  STANDING_SCOPES,
-  type StandingApproval,
-  StandingApprovals,
-  type StandingScope,
-} from './standing-approvals.js';
+import { coverableLevel, type StandingApproval, StandingApprovals } from './standing-approvals.js';
+import { offerFor, planStanding, type StandingPlan, type StandingPlanContext } from './standing-plan.js';
 
 export { isHumanOnly, riskExplanation } from './approval-record.js';
 export { DEFAULT_HUMAN_RESERVE_SHARE, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_PER_PRINCIPAL } from './hold-quotas.js';
+export { DEFAULT_PERSISTENT_MS, MAX_STANDING_MS } from './standing-plan.js';
 
 /** Default time a person has to answer: 5 minutes. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
-
-/** A persistent standing approval given without `expires_at` lasts this long (30 days). */
-export const DEFAULT_PERSISTENT_MS = 30 * 24 * 60 * 60_000;
-
-/** No standing approval lasts longer than this from its creation (one year). */
-export const MAX_STANDING_MS = 366 * 24 * 60 * 60_000;
-
-/** What `always` will leave behind: a standing approval to add once the answer is recorded, or why none. */
-type StandingPlan = { approval: StandingApproval } | { note: string };
 
 /**
  * Pending approvals and their answers. Construct once per daemon; the firewall interceptor
@@ -203,7 +180,7 @@ export class HumanGate {
     // a bad shape, scope or expiry leaves the approval pending
     let plan: StandingPlan | undefined =
       a.decision === 'always' && !edited
-        ? this.planStanding(entry, a, entry.shape, entry.proposed, entry.approval.level)
+        ? planStanding(entry, a, entry.shape, entry.proposed, entry.approval.level, this.planContext())
         : undefined;
     entry.state = 'answering';
     let d: GateDecision;
@@ -223,7 +200,7 @@ export class HumanGate {
         const shape = this.shapeFactsOf({ ...entry.facts, args: a.args }, ev.args !== undefined ? ev.args : a.args);
         const proposed = shape !== undefined ? (deriveShape(shape) ?? undefined) : undefined;
         try {
-          plan = this.planStanding(entry, a, shape, proposed, ev.level);
+          plan = planStanding(entry, a, shape, proposed, ev.level, this.planContext());
         } catch (e) {
           this.reopen(entry);
           throw e;
@@ -323,6 +300,11 @@ export class HumanGate {
     );
   }
 
+  /** What planning a standing approval needs of the gate: the time now and the shape resolver. */
+  private planContext(): StandingPlanContext {
+    return { now: this.clock.now(), shapes: this.o.shapes };
+  }
+
   /** The shape facts of a call, or undefined (no resolver, or they could not be resolved: then nothing is covered). */
   private shapeFactsOf(facts: ToolCallFacts, args: unknown): ShapeFacts | undefined {
     if (this.o.shapes === undefined) return undefined;
@@ -332,91 +314,6 @@ export class HumanGate {
       this.o.logger?.warn({ err: e, tool: facts.tool_id }, 'the shape of a held call could not be resolved');
       return undefined;
     }
-  }
-
-  /** What `always` would offer for a hold (shown with the pending approval). */
-  private offerFor(level: Evaluation['level'], humanOnly: boolean, proposed: CallShape | undefined): StandingOffer {
-    if (humanOnly) return { offered: false, reason: 'a human_only rule matched: always approves this call only' };
-    if (!coverableLevel(level))
-      return {
-        offered: false,
-        reason: `a standing approval never covers an ${level} hold: always approves this call only`,
-      };
-    if (proposed === undefined)
-      return { offered: false, reason: 'no shape can be made of this call: always approves this call only' };
-    return { offered: true, shape: structuredClone(proposed), description: describeShape(proposed) };
-  }
-
-  /** Checks an `always` answer's shape, scope and expiry (E_INVALID_ARGS) and plans the standing approval. */
-  private planStanding(
-    entry: GateEntry,
-    a: GateAnswer,
-    facts: ShapeFacts | undefined,
-    proposed: CallShape | undefined,
-    level: Evaluation['level'],
-  ): StandingPlan {
-    const scope: StandingScope = a.scope ?? 'session';
-    if (!STANDING_SCOPES.includes(scope))
-      throw new FingerError('E_INVALID_ARGS', `scope must be one of ${STANDING_SCOPES.join(', ')}`, {
-        issues: [{ path: '$.scope', message: `must be one of ${STANDING_SCOPES.join(', ')}` }],
-      });
-    const now = this.clock.now();
-    let expires: number | undefined;
-    if (a.expires_at !== undefined) {
-      expires = typeof a.expires_at === 'string' ? Date.parse(a.expires_at) : NaN;
-      if (!Number.isFinite(expires) || expires <= now || expires > now + MAX_STANDING_MS)
-        throw new FingerError(
-          'E_INVALID_ARGS',
-          'expires_at must be an RFC 3339 time in the future, at most a year ahead',
-          {
-            issues: [{ path: '$.expires_at', message: 'must be a future RFC 3339 time, at most a year ahead' }],
-          },
-        );
-    } else if (scope === 'persistent') expires = now + DEFAULT_PERSISTENT_MS;
-    const once = (why: string): StandingPlan => ({
-      note: `approved once: ${why}, so no standing approval was recorded`,
-    });
-    if (entry.approval.human_only) return once('a human_only rule matched');
-    if (!coverableLevel(level)) return once(`a standing approval never covers an ${level} hold`);
-    if (facts === undefined || proposed === undefined) return once('no shape can be made of this call');
-    let shape = proposed;
-    if (a.shape !== undefined) {
-      shape = parseShape(a.shape);
-      if (!narrows(shape, proposed) || !matchShape(shape, facts))
-        throw new FingerError(
-          'E_INVALID_ARGS',
-          `the shape must be the proposed one (${describeShape(proposed)}) or narrower, and cover the held call`,
-          {
-            issues: [
-              { path: '$.shape', message: 'not the proposed shape or narrower, or does not cover the held call' },
-            ],
-          },
-        );
-    }
-    const principal = entry.facts.principal;
-    const approval: StandingApproval = {
-      id: ulid(),
-      tool_id: entry.facts.tool_id,
-      shape: structuredClone(shape),
-      level,
-      principal: principalKey(principal),
-      scope,
-      by: a.by.id,
-      created_at: rfc3339(now),
-      approval_id: entry.approval.id,
-    };
-    if (expires !== undefined) approval.expires_at = rfc3339(expires);
-    if (scope === 'session') {
-      // no session to scope it to: it would cover every session-less call of this caller
-      if (entry.facts.session_id === '')
-        return once('the call names no session (answer with scope workspace or persistent)');
-      approval.session_id = entry.facts.session_id;
-    } else if (scope === 'workspace') {
-      const ws = this.o.shapes?.workspaceOf(principal);
-      if (ws === undefined) return once('the caller has no workspace');
-      approval.workspace = ws;
-    }
-    return { approval };
   }
 
   /**
@@ -544,7 +441,7 @@ export class HumanGate {
     const id = ulid();
     const reviewer = humanOnly ? undefined : this.o.reviewer;
     const proposed = shape !== undefined ? (deriveShape(shape) ?? undefined) : undefined;
-    const standing = this.offerFor(ev.level, humanOnly, proposed);
+    const standing = offerFor(ev.level, humanOnly, proposed);
     const approval = newPendingApproval({
       id,
       ev,
