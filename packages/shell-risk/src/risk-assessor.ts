@@ -228,7 +228,7 @@ export class RiskAssessor {
   #self: FingerSelf;
   readonly #selfOptions: FingerSelfOptions;
   readonly #contained: boolean;
-  /** The homes this assessor's options name, in force while it judges (known-homes.ts). */
+  /** The homes this assessor's options name, passed to every path rule it runs (known-homes.ts). */
   readonly #homes: KnownHomes;
   #fast = 0;
   #hits = 0;
@@ -258,32 +258,28 @@ export class RiskAssessor {
   }
 
   /**
+   * What an assessment of this assessor writes, needs and destroys (workspace-confinement.ts),
+   * judged with this assessor's homes (a credential under its `home_dir` is one).
+   */
+  confinementOf(assessment: RiskAssessment): Confinement {
+    return confinementOf(assessment, this.#homes);
+  }
+
+  /**
    * Assesses a shell command line (string) or an exec'd argv (array: no shell parsing of the
    * array itself, but `sh -c` and other wrappers inside it recurse). `context.cwd`: the
    * directory it starts in, against which relative paths are judged (`cat ../token`); without
    * it they are judged as written.
    */
   assess(command: string | readonly string[], context: AssessContext = {}): RiskAssessment {
-    return this.#homes.within(() => this.#assess(command, context));
-  }
-
-  /**
-   * What an assessment of this assessor writes, needs and destroys (workspace-confinement.ts),
-   * judged with this assessor's homes (a credential under its `home_dir` is one).
-   */
-  confinementOf(assessment: RiskAssessment): Confinement {
-    return this.#homes.within(() => confinementOf(assessment));
-  }
-
-  #assess(command: string | readonly string[], context: AssessContext): RiskAssessment {
     const where = context.cwd === undefined ? '' : context.cwd === null ? '\0?\0' : `\0${context.cwd}\0`;
     // the starting directory is a real path (the sandbox resolved it): no lookups for it
     const trusted = typeof context.cwd === 'string' ? context.cwd.replace(/(?<=.)\/+$/, '') : undefined;
-    const real = new RealPaths(trusted);
+    const real = new RealPaths(this.#homes, trusted);
     if (typeof command !== 'string') {
       const key = where + JSON.stringify(command);
       const hit = this.#argv.get(key);
-      if (hit !== undefined && RealPaths.unchanged(hit.probes, trusted)) {
+      if (hit !== undefined && RealPaths.unchanged(hit.probes, this.#homes, trusted)) {
         this.#hits++;
         return hit.a;
       }
@@ -293,7 +289,7 @@ export class RiskAssessor {
     }
     const key = where + command;
     const hit = this.#text.get(key);
-    if (hit !== undefined && RealPaths.unchanged(hit.probes, trusted)) {
+    if (hit !== undefined && RealPaths.unchanged(hit.probes, this.#homes, trusted)) {
       this.#hits++;
       return hit.a;
     }
@@ -374,16 +370,12 @@ export class RiskAssessor {
    * symbolic link; null when it does neither.
    */
   forbiddenIn(value: string): string | null {
-    return this.#homes.within(() => this.#forbiddenIn(value));
-  }
-
-  #forbiddenIn(value: string): string | null {
     const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value);
     const addr = daemonAddressIn(value, this.#self);
     if (addr !== null) return `${shown} names finger's own daemon (${addr})`;
     for (const part of pathParts(value)) {
       if (!/^[/~$]/.test(part)) continue;
-      const hit = fingerPlaceOf(part, NO_DIRECTORIES, new RealPaths(), this.#self);
+      const hit = fingerPlaceOf(part, NO_DIRECTORIES, new RealPaths(this.#homes), this.#self);
       if (hit !== null) return `${shown} reaches finger's own files (${hit.place}: ${hit.to})`;
     }
     return null;
@@ -396,7 +388,7 @@ export class RiskAssessor {
 
   /** The canonical command model (not cached; no classification). */
   parse(command: string | readonly string[]): CommandModel {
-    return this.#homes.within(() => this.#build(command));
+    return this.#build(command);
   }
 
   /** Counters since creation. */
@@ -414,7 +406,8 @@ export class RiskAssessor {
     if (text.length > LONG_COMMAND || !PLAIN.test(text)) return null;
     const argv = text.split(/ +/);
     const program = argv[0] as string;
-    if (program.includes('/') || program.includes('=') || !isSafeCommand(program, argv.slice(1))) return null;
+    if (program.includes('/') || program.includes('=') || !isSafeCommand(program, argv.slice(1), this.#homes))
+      return null;
     if (redFlagPaths(text).length > 0) return null;
     const seg: SimpleCommand = {
       argv,
@@ -436,7 +429,7 @@ export class RiskAssessor {
     const view = pathView(model, context, real);
     if (view.model !== model) return null;
     const place: SegmentPlace = { dirs: view.directories(0), isBroad: view.isBroad };
-    const f = new Findings();
+    const f = new Findings(this.#homes);
     classifySegment(seg, 0, f, place);
     if (f.level !== 'safe') return null;
     // finger's own files or daemon: the whole walk, for the forbidden findings and their reasons
@@ -451,7 +444,7 @@ export class RiskAssessor {
   }
 
   #build(command: string | readonly string[]): CommandModel {
-    const b = new ModelBuilder(this.#grammar);
+    const b = new ModelBuilder(this.#grammar, this.#homes);
     const text = typeof command === 'string' ? command : command.join(' ');
     const invisible = mayHaveInvisible(text) ? findInvisible(text) : null;
     if (invisible !== null) {

@@ -1,10 +1,13 @@
 // Two assessors in one process judge with their own homes (issue 26): the user's home and
 // finger's home of one assessor's options are no longer registered for every assessor of the
-// process (they were two module-wide registries, risk/home-dirs.ts and risk/paths.ts).
+// process (they were two module-wide registries, risk/home-dirs.ts and risk/paths.ts, then one
+// module-wide variable of the homes in force); each assessor passes its homes down to the rules.
 
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { homesInForce, USUAL_HOMES } from '../src/knowledge/places/known-homes.js';
+import { USUAL_HOMES } from '../src/knowledge/places/known-homes.js';
+import { knownHomes, sensitiveWriteTarget } from '../src/knowledge/places/paths.js';
+import { startupFile } from '../src/knowledge/places/startup-files.js';
 import { RiskAssessor } from '../src/risk-assessor.js';
 
 let alice: RiskAssessor;
@@ -70,10 +73,46 @@ describe('assessors with different homes in one process', () => {
     expect(plain.confinementOf(plain.assess(command)).credential).toBeUndefined();
   });
 
-  it('leaves no homes in force once a call returns', () => {
+  it('judge independently when their calls interleave across awaits', async () => {
+    const bob = await RiskAssessor.create({ home_dir: '/srv/bob', finger_home: '/srv/bob-finger' });
+    const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    const startup = (a: RiskAssessor, home: string, k: number) => judged(a, `echo ${k} >> ${home}/.bashrc`).level;
+    // each round calls every assessor with a turn of the event loop between calls, both orders
+    const rounds = async (order: readonly RiskAssessor[]) => {
+      const seen: string[] = [];
+      for (let k = 0; k < 3; k++) {
+        for (const a of order) {
+          await turn();
+          const name = a === alice ? 'alice' : a === bob ? 'bob' : 'plain';
+          seen.push(`${name}:${startup(a, '/srv/alice', k)}/${startup(a, '/srv/bob', k)}`);
+          await turn();
+          const credential = a.confinementOf(a.assess(`cp /srv/bob/.aws/credentials out${k}`)).credential;
+          seen.push(
+            `${name}:${credential ?? '-'}:${a.forbiddenIn(`/srv/bob-finger/token${k}`) === null ? 'open' : 'forbidden'}`,
+          );
+        }
+      }
+      return seen;
+    };
+    const [one, two] = await Promise.all([rounds([alice, bob, plain]), rounds([plain, bob, alice])]);
+    const expected = (name: string) =>
+      name === 'alice'
+        ? ['alice:dangerous/moderate', 'alice:-:open']
+        : name === 'bob'
+          ? ['bob:moderate/dangerous', 'bob:/srv/bob/.aws/credentials:forbidden']
+          : ['plain:moderate/moderate', 'plain:-:open'];
+    for (const seen of [one, two]) {
+      for (const line of seen) expect(expected(line.split(':')[0]!)).toContain(line);
+      expect(seen).toHaveLength(18);
+    }
+  });
+
+  it('keeps no homes in a module: a path function judges with the homes it is given', () => {
     alice.assess('cat /srv/alice/.ssh/config');
     alice.parse('ls /srv/alice');
     expect(alice.forbiddenIn('/srv/finger/token')).not.toBeNull();
-    expect(homesInForce()).toBe(USUAL_HOMES);
+    expect(sensitiveWriteTarget('/srv/alice/.bashrc', USUAL_HOMES)).toBeNull();
+    expect(sensitiveWriteTarget('/srv/alice/.bashrc', knownHomes({ home_dir: '/srv/alice' }))).toBe('~/.bashrc');
+    expect(startupFile('/srv/alice/.bashrc', USUAL_HOMES)).toBeNull();
   });
 });

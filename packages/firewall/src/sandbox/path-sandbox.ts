@@ -310,8 +310,7 @@ export class PathSandbox {
         // finger's own home — what a shell redirection there is judged dangerous for (the next
         // `git commit` runs a hook); and a HEAD beside a config (a bare git directory: git run in
         // it obeys that config), redirections included
-        const sensitive =
-          p.arg === 'redirect' || startup !== null ? null : this.#homes.within(() => sensitiveWriteTarget(p.path));
+        const sensitive = p.arg === 'redirect' || startup !== null ? null : sensitiveWriteTarget(p.path, this.#homes);
         if (sensitive !== null)
           add(
             'sandbox.sensitive_write',
@@ -364,7 +363,7 @@ export class PathSandbox {
         out.push(`${shown}${via}`);
         continue;
       }
-      const sensitive = this.#homes.within(() => sensitiveWriteTarget(r.path));
+      const sensitive = sensitiveWriteTarget(r.path, this.#homes);
       if (sensitive !== null) out.push(`${shown}${via}, which touches ${sensitive}`);
       else if (r.nlink !== undefined && r.nlink > 1) out.push(`${shown}${via}, a file with ${r.nlink} hard links`);
     }
@@ -395,7 +394,7 @@ export class PathSandbox {
     for (const p of paths) {
       const h = homes.find((d) => isInsideRoot(p, d));
       const file = h === undefined ? p : p === h ? '~' : `~/${path.relative(h, p)}`;
-      const why = this.#homes.within(() => startupFile(file));
+      const why = startupFile(file, this.#homes);
       if (why !== null) return { file, why };
     }
     return null;

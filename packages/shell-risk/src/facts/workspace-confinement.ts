@@ -8,7 +8,7 @@
 // sandbox itself (the file system is read-only there outside the workspace).
 
 import type { RiskAssessment, SimpleCommand } from '../command-model.js';
-import { homesInForce, type KnownHomes } from '../knowledge/places/known-homes.js';
+import { type KnownHomes, USUAL_HOMES } from '../knowledge/places/known-homes.js';
 import { isNullSink, secretPath } from '../knowledge/places/paths.js';
 import { writtenFiles } from '../knowledge/places/written-files.js';
 import { networkNeed } from '../knowledge/programs/network-need.js';
@@ -172,7 +172,7 @@ const WRITE_DIR_OPTIONS: ReadonlySet<string> = new Set([
 /** Changes the directory later segments start in. */
 const CHANGES_DIR: ReadonlySet<string> = new Set(['cd', 'pushd', 'popd']);
 
-/** Confinements found, per set of homes in force (a credential depends on them) and assessment. */
+/** Confinements found, per set of homes (a credential depends on them) and assessment. */
 const cache = new WeakMap<KnownHomes, WeakMap<RiskAssessment, Confinement>>();
 
 /** The words after the program that are no option, `--` ending the options. */
@@ -245,10 +245,10 @@ function joinDir(dir: string, w: string): string {
  * `--target-dir`, `-o`…). After a `cd DIR` a relative write counts both where it starts and
  * below DIR (`cd` alone: below `~`). Unknown: a write whose target is known only at run time, a
  * program known only at run time, arguments appended at run time (`xargs`), `cd -` or a
- * directory known only at run time.
+ * directory known only at run time. `homes`: those of the assessor that made `a` (a credential
+ * under its `home_dir` is one; RiskAssessor.confinementOf passes them); without, the usual spellings.
  */
-export function confinementOf(a: RiskAssessment): Confinement {
-  const homes = homesInForce();
+export function confinementOf(a: RiskAssessment, homes: KnownHomes = USUAL_HOMES): Confinement {
   let found = cache.get(homes);
   if (found === undefined) cache.set(homes, (found = new WeakMap()));
   const hit = found.get(a);
@@ -288,11 +288,11 @@ export function confinementOf(a: RiskAssessment): Confinement {
     } else if (!CHANGES_DIR.has(seg.program)) others ??= `after ${seg.program || 'another command'}`;
     for (let i = 0; i < seg.argv.length && credential === undefined; i++) {
       if (seg.dynamic.includes(i)) continue;
-      if (secretPath(seg.argv[i]!) !== null) credential = seg.argv[i]!;
+      if (secretPath(seg.argv[i]!, homes) !== null) credential = seg.argv[i]!;
     }
     for (const r of seg.redirects) {
       if (!r.is_write) {
-        if (credential === undefined && !r.dynamic && secretPath(r.target) !== null) credential = r.target;
+        if (credential === undefined && !r.dynamic && secretPath(r.target, homes) !== null) credential = r.target;
         continue;
       }
       if (r.dynamic) unknown ??= `writes to ${JSON.stringify(r.target)}, a file named only at run time`;

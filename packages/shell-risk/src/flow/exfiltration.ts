@@ -6,6 +6,7 @@
 // command whose words hold it; `> /dev/tcp/…` and `>(nc …)` send what the command writes.
 
 import type { CommandModel, PipelinePosition, SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { normalizePath, secretPath } from '../knowledge/places/paths.js';
 import { FETCHERS, isInterpreter, NO_CONTENT } from '../knowledge/programs/programs.js';
 import { GIT_CONFIG, gitConfigShowsCredential } from '../options/git-options.js';
@@ -86,17 +87,17 @@ function isPublicPart(path: string): boolean {
 }
 
 /** The credential store a word names, for a data flow (public keys and known_hosts excluded). */
-function credentialWord(word: string): string | null {
-  const s = secretPath(word);
+function credentialWord(word: string, homes: KnownHomes): string | null {
+  const s = secretPath(word, homes);
   return s === null || isPublicPart(word) ? null : s;
 }
 
 const SECRET_DIR = /^~\/(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.password-store|\.config\/gh|\.config\/gcloud)$/;
 
 /** The "credential file" (or directory) description of a path word, or null. */
-export function credentialFile(word: string): string | null {
-  if (credentialWord(word) === null) return null;
-  const n = normalizePath(word.replace(/^(?:[^=]*=)?[@<]/, ''));
+export function credentialFile(word: string, homes: KnownHomes): string | null {
+  if (credentialWord(word, homes) === null) return null;
+  const n = normalizePath(word.replace(/^(?:[^=]*=)?[@<]/, ''), homes);
   return `the credential ${n !== null && SECRET_DIR.test(n) ? 'directory' : 'file'} ${quote(word)}`;
 }
 
@@ -217,11 +218,11 @@ function environmentDump(seg: SimpleCommand): boolean {
  * What a command reads on its standard input that is a secret: a credential file redirected in
  * (`< ~/.ssh/id_rsa`), a here-string or here-document expanding a secret variable.
  */
-export function stdinSecrets(redirects: SimpleCommand['redirects']): string[] {
+export function stdinSecrets(redirects: SimpleCommand['redirects'], homes: KnownHomes): string[] {
   const out: string[] = [];
   for (const r of redirects) {
     if (r.op === '<' || r.op === '<>') {
-      const c = credentialFile(r.target);
+      const c = credentialFile(r.target, homes);
       if (c !== null) out.push(c);
       else if (PROC_ENVIRON.test(r.target)) out.push(`the environment of a process (${quote(r.target)})`);
     } else if (r.op === '<<<' || r.op === '<<' || r.op === '<<-') {
@@ -237,8 +238,8 @@ export function stdinSecrets(redirects: SimpleCommand['redirects']): string[] {
  * (not echoed, not merely looked at), the environment, a secret variable it prints, a credential
  * it prints, an archive of a home or system directory.
  */
-export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): string[] {
-  const out = stdinSecrets(seg.redirects);
+export function outputSecrets(seg: SimpleCommand, homes: KnownHomes, fromSubstitution = false): string[] {
+  const out = stdinSecrets(seg.redirects, homes);
   if (seg.wrapper || seg.argv.length === 0) return out;
   const p = seg.program;
   if (environmentDump(seg)) out.push(`the environment printed by ${p}`);
@@ -248,7 +249,7 @@ export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): str
   }
   const printer = fromSubstitution ? null : credentialCommand(seg);
   if (printer !== null) out.push(printer);
-  const found = p === 'find' ? foundCredentials(seg.argv, seg.dynamic) : null;
+  const found = p === 'find' ? foundCredentials(seg.argv, homes, seg.dynamic) : null;
   if (found !== null) out.push(found);
   for (let i = 1; i < seg.argv.length; i++) {
     const w = seg.argv[i] as string;
@@ -257,11 +258,11 @@ export function outputSecrets(seg: SimpleCommand, fromSubstitution = false): str
       const v = fromSubstitution || !seg.dynamic.includes(i) ? null : secretVariableIn(w);
       if (v !== null) out.push(`the secret variable '${v}'`);
     } else if (!NO_CONTENT.has(p)) {
-      const c = credentialFile(p === 'dd' && w.startsWith('if=') ? w.slice(3) : w);
+      const c = credentialFile(p === 'dd' && w.startsWith('if=') ? w.slice(3) : w, homes);
       if (c !== null) out.push(c);
     }
     if (ARCHIVERS.has(p) && !w.startsWith('-')) {
-      const n = normalizePath(w);
+      const n = normalizePath(w, homes);
       if (n === '~' || n === '/' || n === '/home' || n === '/etc')
         out.push(`an archive of ${quote(w)} (with the credentials in it)`);
     }
@@ -516,10 +517,12 @@ class FlowIndex {
   #byPipeline: Map<number, { index: number; j: number }[]> | null = null;
 
   readonly #trail: SecretTrail | undefined;
+  readonly #homes: KnownHomes;
 
-  constructor(segs: readonly SimpleCommand[], trail: SecretTrail | undefined) {
+  constructor(segs: readonly SimpleCommand[], trail: SecretTrail | undefined, homes: KnownHomes) {
     this.#segs = segs;
     this.#trail = trail;
+    this.#homes = homes;
   }
 
   /** What segment j's own output carries: its secrets and, for echo/printf, those of the `$(…)` it prints. */
@@ -527,8 +530,8 @@ class FlowIndex {
     let v = this.#own.get(j);
     if (v === undefined) {
       const s = this.#segs[j] as SimpleCommand;
-      v = outputSecrets(s).map((what) => ({ what, from: j }));
-      if (PRINTS_ARGS.has(s.program)) v.push(...fromSubstitutions(this.#segs, j));
+      v = outputSecrets(s, this.#homes).map((what) => ({ what, from: j }));
+      if (PRINTS_ARGS.has(s.program)) v.push(...fromSubstitutions(this.#segs, j, this.#homes));
       if (this.#trail !== undefined) v.push(...this.#trail.output(j));
       this.#own.set(j, v);
     }
@@ -563,7 +566,11 @@ class FlowIndex {
   output(i: number): Flow[] {
     const seg = this.#segs[i] as SimpleCommand;
     const wrapperRedirects = redirectsOf(this.#segs, i).slice(seg.redirects.length);
-    return [...this.own(i), ...stdinSecrets(wrapperRedirects).map((what) => ({ what, from: i })), ...this.upstream(i)];
+    return [
+      ...this.own(i),
+      ...stdinSecrets(wrapperRedirects, this.#homes).map((what) => ({ what, from: i })),
+      ...this.upstream(i),
+    ];
   }
 }
 
@@ -594,10 +601,10 @@ function argumentVariables(seg: SimpleCommand): Flow[] {
 }
 
 /** Credential files and environment dumps read by the `$(…)` in the words of segment i. */
-export function fromSubstitutions(segs: readonly SimpleCommand[], i: number): Flow[] {
+export function fromSubstitutions(segs: readonly SimpleCommand[], i: number, homes: KnownHomes): Flow[] {
   const out: Flow[] = [];
   for (const j of argumentSubstitutions(segs, i)) {
-    for (const what of outputSecrets(segs[j] as SimpleCommand, true)) out.push({ what, from: j });
+    for (const what of outputSecrets(segs[j] as SimpleCommand, homes, true)) out.push({ what, from: j });
   }
   return out;
 }
@@ -614,10 +621,11 @@ export function exfiltrationRules(
   model: CommandModel,
   add: (reason: string) => void,
   judge: SegmentJudge,
+  homes: KnownHomes,
   trail?: SecretTrail,
 ): void {
   const segs = model.segments;
-  const flows = new FlowIndex(segs, trail);
+  const flows = new FlowIndex(segs, trail, homes);
   let budget = MAX_REASONS;
   const report = (i: number, sender: string, found: Flow[]): void => {
     for (const { what, from } of found.slice(0, MAX_PER_SENDER)) {
@@ -631,7 +639,7 @@ export function exfiltrationRules(
     const sink = stdinSink(seg);
     if (sink !== null) {
       report(i, sink, [
-        ...stdinSecrets(redirectsOf(segs, i)).map((what) => ({ what })),
+        ...stdinSecrets(redirectsOf(segs, i), homes).map((what) => ({ what })),
         ...(trail?.stdin(i) ?? []),
         ...flows.upstream(i),
       ]);
@@ -641,13 +649,17 @@ export function exfiltrationRules(
     const sock = socketRedirect(segs, i);
     if (sock !== null) report(i, `the redirect to ${quote(sock)}`, flows.output(i));
     if (NETWORK_PROGRAMS.has(seg.program))
-      report(i, seg.program, [...fromSubstitutions(segs, i), ...argumentVariables(seg), ...(trail?.args(i) ?? [])]);
+      report(i, seg.program, [
+        ...fromSubstitutions(segs, i, homes),
+        ...argumentVariables(seg),
+        ...(trail?.args(i) ?? []),
+      ]);
     else if (trail !== undefined && trail.args(i).length > 0) report(i, seg.program, [...trail.args(i)]);
   });
   downloadRunRules(model, add);
-  scriptCodeRules(model, add, judge);
+  scriptCodeRules(model, add, judge, homes);
   supplyChainRules(model, add);
-  findWriteRules(model, add);
+  findWriteRules(model, add, homes);
   literalCommandRules(model, add, judge);
-  fingerModelRules(model, add);
+  fingerModelRules(model, add, homes);
 }

@@ -10,6 +10,7 @@
 // Lexical, and flow-insensitive around loops: a later assignment does not reach an earlier use.
 
 import type { CommandModel, FunctionDefinition, LoopVariable, SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { isNullSink } from '../knowledge/places/paths.js';
 import { FILE_WRITERS, type WrittenFile, writtenFiles } from '../knowledge/places/written-files.js';
 import { isInterpreter, NO_CONTENT } from '../knowledge/programs/programs.js';
@@ -59,7 +60,9 @@ class Trail implements SecretTrail {
   readonly #vars = new Map<string, { what: string; auth: boolean }>();
   /** variable → the credential file it names */
   readonly #paths = new Map<string, string>();
-  readonly #files = new TaintedFiles();
+  /** the homes of the assessor that judges (known-homes.ts) */
+  readonly #homes: KnownHomes;
+  readonly #files: TaintedFiles;
   readonly #out: (readonly Flow[])[] = [];
   readonly #in: (readonly Flow[])[] = [];
   readonly #args: (readonly Flow[])[] = [];
@@ -83,7 +86,9 @@ class Trail implements SecretTrail {
   /** the segment of the top-level pass (a call inside a function body happens when it is reached) */
   #now = 0;
 
-  constructor(model: CommandModel) {
+  constructor(model: CommandModel, homes: KnownHomes) {
+    this.#homes = homes;
+    this.#files = new TaintedFiles(homes);
     this.#segs = model.segments;
     this.#feeders = new Feeders(model.segments);
     for (const v of model.loop_variables ?? []) {
@@ -131,7 +136,8 @@ class Trail implements SecretTrail {
     this.#files.rebind(name, null);
     const secret: Flow[] = [];
     for (let j = from; j < at; j++) {
-      for (const what of outputSecrets(this.#segs[j] as SimpleCommand, true)) secret.push({ what, from: j });
+      for (const what of outputSecrets(this.#segs[j] as SimpleCommand, this.#homes, true))
+        secret.push({ what, from: j });
       secret.push(...this.output(j));
     }
     for (const w of words) {
@@ -140,7 +146,7 @@ class Trail implements SecretTrail {
     }
     this.#assign(name, secret, 'loop variable');
     for (const w of words) {
-      const named = credentialFile(w) ?? this.#fileIn(w, false)?.what ?? null;
+      const named = credentialFile(w, this.#homes) ?? this.#fileIn(w, false)?.what ?? null;
       if (named !== null) {
         this.#paths.set(name, `${named} through the loop variable '$${name}'`);
         return;
@@ -161,8 +167,8 @@ class Trail implements SecretTrail {
     let v = this.#direct.get(j);
     if (v === undefined) {
       const s = this.#segs[j] as SimpleCommand;
-      v = outputSecrets(s).map((what) => ({ what, from: j }));
-      if (PRINTS_ARGS.has(s.program)) v.push(...fromSubstitutions(this.#segs, j));
+      v = outputSecrets(s, this.#homes).map((what) => ({ what, from: j }));
+      if (PRINTS_ARGS.has(s.program)) v.push(...fromSubstitutions(this.#segs, j, this.#homes));
       v.push(...this.output(j));
       this.#direct.set(j, v);
     }
@@ -176,7 +182,7 @@ class Trail implements SecretTrail {
 
   /** The secrets of the `$(…)` in segment i's words, through the trail too (`$(cat /tmp/copy)`). */
   #substituted(i: number): Flow[] {
-    return [...fromSubstitutions(this.#segs, i), ...this.#substitutionTrail(i)];
+    return [...fromSubstitutions(this.#segs, i, this.#homes), ...this.#substitutionTrail(i)];
   }
 
   /** The credentials printed by the `$(…)` in segment i's words (`T=$(gh auth token)`): authentication values. */
@@ -200,7 +206,7 @@ class Trail implements SecretTrail {
     for (const v of this.#loopsAt.get(i) ?? []) this.#loop(v.name, v.words, v.from, v.at);
     if (isExecRedirect(seg)) {
       this.#fds.open(seg, (t) => {
-        const c = credentialFile(t);
+        const c = credentialFile(t, this.#homes);
         return c !== null ? { what: c, from: i } : this.#fileIn(t, false);
       });
       return;
@@ -212,12 +218,16 @@ class Trail implements SecretTrail {
     }
     if (READERS.has(seg.program)) {
       const input = [
-        ...stdinSecrets(redirectsOf(this.#segs, i)).map((what) => ({ what, from: i })),
+        ...stdinSecrets(redirectsOf(this.#segs, i), this.#homes).map((what) => ({ what, from: i })),
         ...this.stdin(i),
         ...this.#upstream(i),
         ...this.#substituted(i),
       ];
-      const listed = listedFiles(this.#segs, [...this.#feeders.upstream(i), ...this.#feeders.substitutions(i)]);
+      const listed = listedFiles(
+        this.#segs,
+        [...this.#feeders.upstream(i), ...this.#feeders.substitutions(i)],
+        this.#homes,
+      );
       for (const name of readTargets(seg)) {
         this.#assign(name, input);
         if (listed !== null) this.#paths.set(name, `${listed} through the variable '$${name}'`);
@@ -232,7 +242,7 @@ class Trail implements SecretTrail {
     this.#exported.observe(seg);
     if (seg.program === 'unset') for (const name of seg.argv.slice(1)) this.#assign(name, NONE);
     this.#writes(i, seg);
-    const found = NETWORK_PROGRAMS.has(seg.program) ? foundSecretFiles(this.#segs, i) : null;
+    const found = NETWORK_PROGRAMS.has(seg.program) ? foundSecretFiles(this.#segs, i, this.#homes) : null;
     if (found !== null) this.#args[i] = [...(this.#args[i] ?? []), { what: found }];
     if (seg.program === 'git') {
       this.#git.observe(i, seg, this.#query);
@@ -256,7 +266,7 @@ class Trail implements SecretTrail {
       const flows = secret.filter((x): x is Flow => x !== null);
       this.#assign(String(k), flows, 'argument');
       all.push(...flows);
-      const named = credentialFile(w) ?? this.#fileIn(w, false)?.what ?? null;
+      const named = credentialFile(w, this.#homes) ?? this.#fileIn(w, false)?.what ?? null;
       if (named !== null) this.#paths.set(String(k), `${named} through the argument '$${k}'`);
       anyNamed ??= named;
     }
@@ -296,7 +306,7 @@ class Trail implements SecretTrail {
       if (/\$\(|`/.test(a.value)) secret.push(...this.#substituted(i), ...this.#printed(i));
     }
     this.#assign(a.name, secret);
-    const named = credentialFile(a.value) ?? this.#fileIn(a.value, false)?.what ?? null;
+    const named = credentialFile(a.value, this.#homes) ?? this.#fileIn(a.value, false)?.what ?? null;
     if (named !== null) this.#paths.set(a.name, `${named} through the variable '$${a.name}'`);
   }
 
@@ -387,6 +397,6 @@ class Trail implements SecretTrail {
 }
 
 /** The secrets that reach each segment through variables, written files and loops (nothing for most commands). */
-export function traceSecrets(model: CommandModel): SecretTrail | undefined {
-  return mayCarrySecrets(model) ? new Trail(model) : undefined;
+export function traceSecrets(model: CommandModel, homes: KnownHomes): SecretTrail | undefined {
+  return mayCarrySecrets(model) ? new Trail(model, homes) : undefined;
 }

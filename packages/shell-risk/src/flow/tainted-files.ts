@@ -3,6 +3,7 @@
 // path; one under another variable keeps it as written (`T=$(mktemp); cp key "$T"` is `$T`), and
 // assigning the variable again forgets the files named through it.
 
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { normalizePath } from '../knowledge/places/paths.js';
 
 /** A leading variable reference of a word: `$T`, `${T}`, `$1`, `$@`. */
@@ -17,6 +18,12 @@ export class TaintedFiles {
   /** the keys of trees, and the keys under a variable: the few a lookup or a rebind scans */
   readonly #trees = new Set<string>();
   readonly #underVariable = new Set<string>();
+  /** the homes of the assessor that judges: how a path word is normalised (paths.ts) */
+  readonly #homes: KnownHomes;
+
+  constructor(homes: KnownHomes) {
+    this.#homes = homes;
+  }
 
   get size(): number {
     return this.#files.size;
@@ -25,13 +32,13 @@ export class TaintedFiles {
   /** What a path word is tracked by (see the file comment); null when unknown. */
   key(word: string): string | null {
     const m = LEADING_REF.exec(word);
-    if (m === null || m[1] === 'HOME') return normalizePath(word);
+    if (m === null || m[1] === 'HOME') return normalizePath(word, this.#homes);
     const name = m[1] as string;
     const rest = word.slice(m[0].length);
     const value = this.#plain.get(name);
-    if (value !== undefined) return normalizePath(value + rest);
+    if (value !== undefined) return normalizePath(value + rest, this.#homes);
     if (rest !== '' && !rest.startsWith('/')) return null;
-    const tail = normalizePath(`/x${rest}`);
+    const tail = normalizePath(`/x${rest}`, this.#homes);
     return tail === null ? null : `$${name}${tail.slice(2)}`;
   }
 

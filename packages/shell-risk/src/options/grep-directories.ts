@@ -2,6 +2,7 @@
 // abbreviations (`--dir rec`). The recursive-read rule knows `-r`, `-R` and the long forms; these
 // make a grep the safe list does not take when what it reads may hold a credential store.
 
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { holdsSecret } from '../knowledge/places/paths.js';
 
 /** grep's short options that take a value (in a cluster, the rest of the word or the next word). */
@@ -19,7 +20,7 @@ const isDirectories = (name: string): boolean => name.length >= 2 && 'directorie
  * Whether a grep reads directory trees by `-d recurse` (in any spelling) where a credential store
  * may lie: an operand that holds one (`~`, `/`, `/etc`…), or none (the directory it runs in).
  */
-export function grepRecursesIntoSecrets(args: readonly string[]): boolean {
+export function grepRecursesIntoSecrets(args: readonly string[], homes: KnownHomes): boolean {
   let recurse = false;
   let patternGiven = false;
   const operands: string[] = [];
@@ -53,5 +54,5 @@ export function grepRecursesIntoSecrets(args: readonly string[]): boolean {
   }
   if (!recurse) return false;
   const files = patternGiven ? operands : operands.slice(1);
-  return files.length === 0 || files.some((w) => holdsSecret(w) !== null);
+  return files.length === 0 || files.some((w) => holdsSecret(w, homes) !== null);
 }

@@ -14,6 +14,7 @@ import {
   type Redirect,
   type SimpleCommand,
 } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { readsScriptFromStdin } from '../knowledge/programs/programs.js';
 import { conditionalCode, evaluatedWords, testWords } from '../rules/evaluated-words.js';
 import type { Expansion, Word } from '../wrappers/expansion.js';
@@ -56,6 +57,8 @@ export class ModelBuilder {
   /** Words found inside a redirect that the grammar hung on a list, for the list's last command. */
   readonly #wordsOf = new Map<SyntaxNode, SyntaxNode[]>();
   readonly #grammar: BashGrammar;
+  /** the homes of the assessor that builds (known-homes.ts): whether find -exec visits a broad root */
+  readonly #homes: KnownHomes;
   /** What the word and redirect walkers recurse through. */
   readonly #walker: Walker = {
     segments: this.segments,
@@ -64,8 +67,9 @@ export class ModelBuilder {
     statements: (node, src, ctx) => this.#statements(node, src, ctx),
   };
 
-  constructor(grammar: BashGrammar) {
+  constructor(grammar: BashGrammar, homes: KnownHomes) {
     this.#grammar = grammar;
+    this.#homes = homes;
   }
 
   /** The context of a top-level command. */
@@ -589,7 +593,7 @@ export class ModelBuilder {
 
   /** The commands a wrapper runs and the code a builtin evaluates again, walked as commands and scripts. */
   #expand(seg: SimpleCommand, words: Word[], ctx: WalkContext): void {
-    const exp = expandWrapper(seg.program, words);
+    const exp = expandWrapper(seg.program, words, this.#homes);
     if (exp !== null) {
       seg.wrapper = exp.wrapper;
       for (const inner of exp.inner) {

@@ -11,6 +11,7 @@ import { traceSecrets } from '../flow/secret-flow.js';
 import type { FingerSelf } from '../knowledge/finger/finger-self.js';
 import { forbiddenFindings } from '../knowledge/finger/forbidden.js';
 import { type AssessContext, pathView } from '../knowledge/places/cwd-paths.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { secretPath } from '../knowledge/places/paths.js';
 import type { RealPaths } from '../knowledge/places/real-paths.js';
 import { onlyBenignPrints } from '../knowledge/programs/benign-forms.js';
@@ -48,7 +49,7 @@ function credentialDirectoryRules(model: CommandModel, f: Findings): void {
   model.segments.forEach((seg, i) => {
     if ((seg.program !== 'cd' && seg.program !== 'pushd') || seg.wrapper) return;
     const dir = seg.argv.slice(1).find((a) => !a.startsWith('-'));
-    const store = dir === undefined ? null : secretPath(dir);
+    const store = dir === undefined ? null : secretPath(dir, f.homes);
     if (store === null) return;
     f.add('moderate', `segment ${i + 1}: enters the credential store ${quote(dir!)}: what runs there can read it`);
     const sender = model.segments.findIndex((s, j) => j > i && NETWORK_PROGRAMS.has(s.program));
@@ -79,31 +80,33 @@ export interface Classification {
 }
 
 /**
- * Classifies a whole model; `context` says where the command runs (relative paths are judged
- * where they lead: cwd-paths.ts). Forbidden findings are dangerous, and listed apart.
- */
-/**
  * The dangerous reasons of one segment judged alone: how the commands an alias use, a literal
  * script or script code's argv stands for are judged (literal-commands.ts, script-code.ts). Passed
  * down rather than imported there: segment-rules.ts imports their caller (exfiltration.ts).
  */
-function dangerousReasons(seg: SimpleCommand, index: number): string[] {
-  const f = new Findings();
+function dangerousReasons(seg: SimpleCommand, index: number, homes: KnownHomes): string[] {
+  const f = new Findings(homes);
   classifySegment(seg, index, f);
   return f.reasons().slice(0, f.dangerousCount);
 }
 
+/**
+ * Classifies a whole model; `context` says where the command runs (relative paths are judged
+ * where they lead: cwd-paths.ts), `real` looks path words up on disk and carries the homes of the
+ * assessor that judges (every path rule reads them). Forbidden findings are dangerous, and listed apart.
+ */
 export function classify(
   original: CommandModel,
-  context: AssessContext = {},
-  real?: RealPaths,
+  context: AssessContext,
+  real: RealPaths,
   options: ClassifyOptions = {},
 ): Classification {
+  const homes = real.homes;
   const view = pathView(original, context, real);
   const model = view.model;
-  const f = new Findings();
+  const f = new Findings(homes);
   const found =
-    options.self === undefined || real === undefined
+    options.self === undefined
       ? { files: [], governs: [] }
       : forbiddenFindings(original, options.raw ?? '', view.directories, real, options.self);
   // steering finger is dangerous for anyone; reaching its files keeps the level the other rules give
@@ -116,11 +119,12 @@ export function classify(
   model.segments.forEach((seg, i) => classifySegment(seg, i, f, { dirs: view.directories(i), isBroad: view.isBroad }));
   pipelineRules(model, f);
   credentialDirectoryRules(model, f);
-  exfiltrationRules(model, (reason) => f.add('dangerous', reason), dangerousReasons, traceSecrets(model));
+  const judge = (seg: SimpleCommand, index: number): string[] => dangerousReasons(seg, index, homes);
+  exfiltrationRules(model, (reason) => f.add('dangerous', reason), judge, homes, traceSecrets(model, homes));
   tunnelRules(model, view.directories, view.isBroad, (reason) => f.add('dangerous', reason));
   remoteShellRules(model, (reason) => f.add('dangerous', reason));
-  codeShellRules(model, (reason) => f.add('dangerous', reason));
-  transferClientRules(model, (reason) => f.add('dangerous', reason));
+  codeShellRules(model, (reason) => f.add('dangerous', reason), homes);
+  transferClientRules(model, (reason) => f.add('dangerous', reason), homes);
   const fl = model.flags;
   if (fl.substitution) f.add('moderate', 'uses command substitution');
   else if (fl.dynamic && !onlyBenignPrints(model)) f.add('moderate', 'uses values known only at run time');

@@ -11,6 +11,7 @@
 // what it reads.
 
 import type { CommandModel, SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { secretPath } from '../knowledge/places/paths.js';
 import { startupFile } from '../knowledge/places/startup-files.js';
 import { staticOutput } from '../parse/script-text.js';
@@ -172,7 +173,7 @@ function listenEnd(code: string): NetworkEnd {
 }
 
 /** The dangerous findings of one piece of code run by segment `label`. */
-function scan(code: string, label: string, add: (reason: string) => void): void {
+function scan(code: string, label: string, add: (reason: string) => void, homes: KnownHomes): void {
   const shell = SHELL.test(code) || WIRED.test(code) || RUNS_INPUT.test(code);
   if (shell && LISTEN.test(code) && /accept\s*\(|\.listen\s*\(|\bTCPServer\b|\bsocket\s+-server\b|LocalPort/.test(code))
     add(`${label} ${showEnd(listenEnd(code))} (a listening socket with a shell on it)`);
@@ -180,7 +181,7 @@ function scan(code: string, label: string, add: (reason: string) => void): void 
   const strings = literals(code);
   if (WRITES.test(code)) {
     for (const s of strings) {
-      const why = startupFile(s);
+      const why = startupFile(s, homes);
       if (why !== null) {
         add(`${label} writes the start-up file ${quote(s)} (${why})`);
         break;
@@ -189,7 +190,7 @@ function scan(code: string, label: string, add: (reason: string) => void): void 
   }
   if (NETWORK.test(code)) {
     for (const s of strings) {
-      if (/\.pub$/.test(s) || secretPath(s) === null) continue;
+      if (/\.pub$/.test(s) || secretPath(s, homes) === null) continue;
       add(`${label} sends the credential file ${quote(s)} over the network (exfiltration)`);
       break;
     }
@@ -214,7 +215,7 @@ const DOWNLOAD_TO =
   /\b(?:urlretrieve|copy|download_file|downloadFile|download)\s*\(\s*["']https?:[^"']*["']\s*,\s*["']([^"']+)["']/g;
 
 /** Adds the dangerous findings of the code every interpreter segment runs (see the file comment). */
-export function codeShellRules(model: CommandModel, add: (reason: string) => void): void {
+export function codeShellRules(model: CommandModel, add: (reason: string) => void, homes: KnownHomes): void {
   const segs = model.segments;
   const written = writtenTexts(segs);
   const downloaded = new Map<string, number>();
@@ -226,7 +227,7 @@ export function codeShellRules(model: CommandModel, add: (reason: string) => voi
         `segment ${i + 1}: ${seg.program} runs ${quote(ran)}, which ${(segs[downloaded.get(scriptKey(ran)) as number] as SimpleCommand).program} code (segment ${(downloaded.get(scriptKey(ran)) as number) + 1}) downloads`,
       );
     for (const code of codesOf(segs, i, written)) {
-      scan(code, `segment ${i + 1}: ${seg.program} code`, add);
+      scan(code, `segment ${i + 1}: ${seg.program} code`, add, homes);
       for (const m of code.matchAll(DOWNLOAD_TO)) downloaded.set(scriptKey(m[1] as string), i);
     }
   });

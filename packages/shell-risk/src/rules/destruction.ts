@@ -5,6 +5,7 @@
 
 import type { CommandRiskLevel, SimpleCommand } from '../command-model.js';
 import type { Directories } from '../knowledge/places/cwd-paths.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { holdsSecret, normalizePath } from '../knowledge/places/paths.js';
 import { parseArgs } from '../options/options.js';
 import { findRoots } from '../wrappers/wrappers.js';
@@ -22,13 +23,13 @@ function quote(s: string): string {
 type IsBroad = (word: string) => boolean;
 
 /** Broad and known: a run-time value counts only when it is home (`$HOME/…`). */
-function isBroadKnown(word: string, isBroad: IsBroad): boolean {
-  return normalizePath(word) !== null && isBroad(word);
+function isBroadKnown(word: string, isBroad: IsBroad, homes: KnownHomes): boolean {
+  return normalizePath(word, homes) !== null && isBroad(word);
 }
 
 /** The working directory or all of it (`.`, `*`): broad, but where an agent works. */
-function isHere(word: string): boolean {
-  const n = normalizePath(word.replace(/\/+$/, '') || '/');
+function isHere(word: string, homes: KnownHomes): boolean {
+  const n = normalizePath(word.replace(/\/+$/, '') || '/', homes);
   return n === '.' || n === '*' || n === '.*' || n === './*';
 }
 
@@ -83,14 +84,20 @@ function findNarrows(argv: readonly string[], from: number): boolean {
 }
 
 /** `find ROOT … -delete` / `-exec rm {} …` on home, `/`, a top-level directory or a child of home, without a name filter. */
-function findRule(seg: SimpleCommand, label: string, add: CommandLevelAdder, isBroad: IsBroad): void {
+function findRule(
+  seg: SimpleCommand,
+  label: string,
+  add: CommandLevelAdder,
+  isBroad: IsBroad,
+  homes: KnownHomes,
+): void {
   if (!findDeletes(seg.argv)) return;
   const words = seg.argv.map((text, i) => ({ text, dynamic: seg.dynamic.includes(i) }));
   const roots = findRoots(words);
   const broad = roots.filter((r) =>
-    r.dynamic ? /^(?:\$HOME|\$\{HOME\})/.test(r.text) : isBroadKnown(r.text, isBroad),
+    r.dynamic ? /^(?:\$HOME|\$\{HOME\})/.test(r.text) : isBroadKnown(r.text, isBroad, homes),
   );
-  if (broad.length === 0 || broad.every((r) => isHere(r.text))) return;
+  if (broad.length === 0 || broad.every((r) => isHere(r.text, homes))) return;
   if (findNarrows(seg.argv, 1 + roots.length)) return;
   add(
     'dangerous',
@@ -99,54 +106,80 @@ function findRule(seg: SimpleCommand, label: string, add: CommandLevelAdder, isB
 }
 
 /** `mv ~ /tmp/x`, `mv ~/.finger /tmp/x`: the source is gone from where it was. */
-function moveRule(seg: SimpleCommand, label: string, add: CommandLevelAdder, isBroad: IsBroad): void {
+function moveRule(
+  seg: SimpleCommand,
+  label: string,
+  add: CommandLevelAdder,
+  isBroad: IsBroad,
+  homes: KnownHomes,
+): void {
   const p = parseArgs('mv', seg.argv);
   const sources = p.options.has('target-directory') ? p.positionals : p.positionals.slice(0, -1);
   for (const s of sources) {
-    if (isBroadKnown(s, isBroad) && !isHere(s)) add('dangerous', `${label}: mv moves ${quote(s)} away`);
+    if (isBroadKnown(s, isBroad, homes) && !isHere(s, homes)) add('dangerous', `${label}: mv moves ${quote(s)} away`);
   }
 }
 
 /** `rsync --delete … ~/` empties the destination of what the source lacks; `--remove-source-files` the sources. */
-function rsyncRule(seg: SimpleCommand, label: string, add: CommandLevelAdder, isBroad: IsBroad): void {
+function rsyncRule(
+  seg: SimpleCommand,
+  label: string,
+  add: CommandLevelAdder,
+  isBroad: IsBroad,
+  homes: KnownHomes,
+): void {
   const del = seg.argv.some((a) => /^--del(?:ete(?:-[a-z]+)?)?$/.test(a));
   const removeSources = seg.argv.includes('--remove-source-files');
   if (!del && !removeSources) return;
   const ops = seg.argv.slice(1).filter((a, k) => !a.startsWith('-') && !seg.dynamic.includes(k + 1));
   const dest = ops[ops.length - 1];
-  if (del && dest !== undefined && isBroadKnown(dest, isBroad))
+  if (del && dest !== undefined && isBroadKnown(dest, isBroad, homes))
     add('dangerous', `${label}: rsync --delete removes what the source lacks from ${quote(dest)}`);
   if (removeSources)
     for (const s of ops.slice(0, -1))
-      if (isBroadKnown(s, isBroad)) add('dangerous', `${label}: rsync --remove-source-files removes ${quote(s)}`);
+      if (isBroadKnown(s, isBroad, homes))
+        add('dangerous', `${label}: rsync --remove-source-files removes ${quote(s)}`);
 }
 
 /** `chattr -R +i ~`, `chattr +i ~` (nothing there can be changed any more), `setfacl -R … ~`. */
-function attributeRule(seg: SimpleCommand, label: string, add: CommandLevelAdder, isBroad: IsBroad): void {
+function attributeRule(
+  seg: SimpleCommand,
+  label: string,
+  add: CommandLevelAdder,
+  isBroad: IsBroad,
+  homes: KnownHomes,
+): void {
   const p = seg.program;
   const recursive = seg.argv.some((a) => /^-[a-zA-Z]*R/.test(a) || a === '--recursive');
   const targets = seg.argv.slice(1).filter((a) => !/^[-+=]/.test(a));
   if (p === 'chattr') {
     const locks = seg.argv.some((a) => /^[+=][a-zA-Z]*[ia]/.test(a));
     for (const t of targets)
-      if ((recursive || locks) && isBroadKnown(t, isBroad))
+      if ((recursive || locks) && isBroadKnown(t, isBroad, homes))
         add('dangerous', `${label}: chattr changes the attributes of ${quote(t)}`);
   } else if (recursive) {
     for (const t of targets)
-      if (isBroadKnown(t, isBroad)) add('dangerous', `${label}: ${p} -R changes the access lists under ${quote(t)}`);
+      if (isBroadKnown(t, isBroad, homes))
+        add('dangerous', `${label}: ${p} -R changes the access lists under ${quote(t)}`);
   }
 }
 
 /** Destruction rules of one segment (see the file comment). */
-export function destructionRules(seg: SimpleCommand, label: string, add: CommandLevelAdder, isBroad: IsBroad): void {
+export function destructionRules(
+  seg: SimpleCommand,
+  label: string,
+  add: CommandLevelAdder,
+  isBroad: IsBroad,
+  homes: KnownHomes,
+): void {
   const p = seg.program;
-  if (p === 'find') findRule(seg, label, add, isBroad);
-  else if (p === 'mv') moveRule(seg, label, add, isBroad);
-  else if (p === 'rsync') rsyncRule(seg, label, add, isBroad);
-  else if (p === 'chattr' || p === 'setfacl') attributeRule(seg, label, add, isBroad);
+  if (p === 'find') findRule(seg, label, add, isBroad, homes);
+  else if (p === 'mv') moveRule(seg, label, add, isBroad, homes);
+  else if (p === 'rsync') rsyncRule(seg, label, add, isBroad, homes);
+  else if (p === 'chattr' || p === 'setfacl') attributeRule(seg, label, add, isBroad, homes);
   const flag = (reason: string): void => add('dangerous', reason);
-  systemTamperingRules(seg, label, flag, isBroad);
-  startupHookRules(seg, label, flag);
+  systemTamperingRules(seg, label, flag, isBroad, homes);
+  startupHookRules(seg, label, flag, homes);
 }
 
 const GREPS = new Set(['grep', 'egrep', 'fgrep', 'zgrep', 'ugrep', 'ggrep', 'bzgrep', 'xzgrep']);
@@ -182,11 +215,17 @@ function treeOperands(seg: SimpleCommand): { operands: string[]; implicitHere: b
  * credential store (`~`, `/`, `/home`, `/etc`, `~/.config`, finger's home's parent…), also the
  * directory a searcher given no path runs in: moderate, a credential read.
  */
-export function recursiveReadRule(seg: SimpleCommand, label: string, dirs: Directories, add: CommandLevelAdder): void {
+export function recursiveReadRule(
+  seg: SimpleCommand,
+  label: string,
+  dirs: Directories,
+  add: CommandLevelAdder,
+  homes: KnownHomes,
+): void {
   const t = treeOperands(seg);
   if (t === null) return;
   for (const w of t.operands) {
-    const store = holdsSecret(w);
+    const store = holdsSecret(w, homes);
     if (store !== null) {
       add(
         'moderate',
@@ -197,7 +236,7 @@ export function recursiveReadRule(seg: SimpleCommand, label: string, dirs: Direc
   }
   if (!t.implicitHere) return;
   for (const d of dirs.list) {
-    const store = d === '' ? null : holdsSecret(d);
+    const store = d === '' ? null : holdsSecret(d, homes);
     if (store !== null) {
       add(
         'moderate',

@@ -8,6 +8,7 @@
 // or steers finger itself is forbidden (self-governance.ts).
 
 import type { CommandModel, SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { normalizePath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 import { awkPrograms, awkWrites } from '../wrappers/awk-code.js';
 import type { Word } from '../wrappers/expansion.js';
@@ -26,13 +27,13 @@ const words = (seg: SimpleCommand): Word[] => seg.argv.map((text, i) => ({ text,
 const operands = (args: readonly string[]): string[] => args.filter((a) => !a.startsWith('-'));
 
 /** What writing into a directory may overwrite: the directory itself, or a home's start-up files and keys. */
-export function sensitiveDirectory(dir: string): string | null {
-  const own = sensitiveWriteTarget(dir);
+export function sensitiveDirectory(dir: string, homes: KnownHomes): string | null {
+  const own = sensitiveWriteTarget(dir, homes);
   if (own !== null) return own;
-  const n = normalizePath(dir);
+  const n = normalizePath(dir, homes);
   if (n === '/') return 'the root directory';
   for (const probe of ['.bashrc', '.ssh/authorized_keys']) {
-    const s = sensitiveWriteTarget(`${dir.replace(/\/+$/, '')}/${probe}`);
+    const s = sensitiveWriteTarget(`${dir.replace(/\/+$/, '')}/${probe}`, homes);
     if (s !== null) return `${s}, in ${quote(dir)}`;
   }
   return null;
@@ -137,9 +138,9 @@ function extraWrites(seg: SimpleCommand): { path: string; how: string; dir: bool
   return out;
 }
 
-function writeRules(seg: SimpleCommand, label: string, flag: Flag): void {
+function writeRules(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   for (const w of extraWrites(seg)) {
-    const sens = w.dir ? sensitiveDirectory(w.path) : sensitiveWriteTarget(w.path);
+    const sens = w.dir ? sensitiveDirectory(w.path, homes) : sensitiveWriteTarget(w.path, homes);
     if (sens !== null) flag(`${label}: ${w.how} ${quote(w.path)} (${sens})`);
   }
   if (seg.program === 'git') {
@@ -152,7 +153,7 @@ function writeRules(seg: SimpleCommand, label: string, flag: Flag): void {
 // ---- finger itself -----------------------------------------------------------------------------
 // (what steers or stops finger itself is forbidden, not only dangerous: self-governance.ts)
 
-function freezeRules(seg: SimpleCommand, label: string, flag: Flag): void {
+function freezeRules(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const p = seg.program;
   const args = seg.argv.slice(1);
   if (p === 'kill') {
@@ -164,7 +165,7 @@ function freezeRules(seg: SimpleCommand, label: string, flag: Flag): void {
     if (stop >= 0) flag(`${label}: kill -STOP freezes a process (finger itself, unnoticed)`);
   } else if (p === 'sqlite3' || p === 'sqlite') {
     const db = operands(args)[0];
-    const sens = db === undefined ? null : sensitiveWriteTarget(db);
+    const sens = db === undefined ? null : sensitiveWriteTarget(db, homes);
     if (sens !== null && !args.includes('-readonly'))
       flag(`${label}: ${p} opens ${quote(db as string)} for writing (${sens})`);
   }
@@ -207,16 +208,16 @@ export const ESCALATION_PROGRAMS: ReadonlySet<string> = new Set([
 ]);
 
 /** Privilege, later-run, write and finger-stopping findings of one segment. */
-export function escalationRules(seg: SimpleCommand, label: string, flag: Flag): void {
+export function escalationRules(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   privilegeRules(seg, label, flag);
   laterRules(seg, label, flag);
-  writeRules(seg, label, flag);
-  freezeRules(seg, label, flag);
+  writeRules(seg, label, flag, homes);
+  freezeRules(seg, label, flag, homes);
 }
 
 /** Findings over the whole command: `.envrc` hooks and log files emptied by a bare redirection. */
-export function fingerModelRules(model: CommandModel, flag: Flag): void {
-  direnvRule(model.segments, flag);
+export function fingerModelRules(model: CommandModel, flag: Flag, homes: KnownHomes): void {
+  direnvRule(model.segments, flag, homes);
   // a bare `> /var/log/wtmp` has no program for the segment rules
-  model.segments.forEach((seg, i) => logRedirectRule(seg, `segment ${i + 1}`, flag));
+  model.segments.forEach((seg, i) => logRedirectRule(seg, `segment ${i + 1}`, flag, homes));
 }

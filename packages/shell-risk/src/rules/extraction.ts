@@ -7,6 +7,7 @@
 
 import type { SimpleCommand } from '../command-model.js';
 import type { Directories } from '../knowledge/places/cwd-paths.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { tarDirectoryOptions } from '../options/directory-options.js';
 import { type Flag, sensitiveDirectory } from './escalation.js';
 
@@ -126,7 +127,13 @@ function extraction(seg: SimpleCommand): Extraction | null {
 }
 
 /** Dangerous: an extraction into a sensitive directory (named, or `dirs`: where the segment runs). */
-export function extractionRule(seg: SimpleCommand, label: string, dirs: Directories, flag: Flag): void {
+export function extractionRule(
+  seg: SimpleCommand,
+  label: string,
+  dirs: Directories,
+  flag: Flag,
+  homes: KnownHomes,
+): void {
   if (!EXTRACTORS.has(seg.program) || seg.wrapper) return;
   const x = extraction(seg);
   if (x === null) return;
@@ -134,12 +141,12 @@ export function extractionRule(seg: SimpleCommand, label: string, dirs: Director
   if (x.anywhere === true)
     flag(`${label}: ${p} extracts members by their absolute names: they may be written anywhere`);
   for (const d of x.named) {
-    const sens = sensitiveDirectory(d);
+    const sens = sensitiveDirectory(d, homes);
     if (sens !== null) flag(`${label}: ${p} extracts into ${quote(d)} (${sens})`);
   }
   if (x.named.length > 0) return;
   for (const d of dirs.list) {
-    const sens = d === '' ? null : sensitiveDirectory(d);
+    const sens = d === '' ? null : sensitiveDirectory(d, homes);
     if (sens !== null) {
       flag(`${label}: ${p} extracts into the directory it runs in, ${quote(d)} (${sens})`);
       return;

@@ -7,6 +7,7 @@
 // whatever the filter: a name test (`-name '*.jsonl'`) keeps exactly the files that matter there.
 
 import type { CommandModel, SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { holdsSensitive, normalizePath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 import { findRoots } from '../wrappers/find-exec.js';
 
@@ -38,24 +39,24 @@ function deletion(argv: readonly string[]): string | null {
 }
 
 /** The sensitive place a deleting find's root is in (or holds, for a root that is no broad target), or null. */
-function sensitiveRoot(root: string): string | null {
-  const at = sensitiveWriteTarget(root);
+function sensitiveRoot(root: string, homes: KnownHomes): string | null {
+  const at = sensitiveWriteTarget(root, homes);
   if (at !== null) return at;
-  const n = normalizePath(root);
+  const n = normalizePath(root, homes);
   // home, `/` and top-level directories hold everything: with a filter they keep the rule of
   // destruction.ts (a name test is a filter there); a child of home (`~/.finger`) does not
   if (n === null || n === '~' || /^\/[^/]*$/.test(n)) return null;
-  return holdsSensitive(n) ? `it holds places sensitive to write` : null;
+  return holdsSensitive(n, homes) ? `it holds places sensitive to write` : null;
 }
 
-function findRules(seg: SimpleCommand, i: number, add: (reason: string) => void): void {
+function findRules(seg: SimpleCommand, i: number, add: (reason: string) => void, homes: KnownHomes): void {
   const label = `segment ${i + 1}`;
   const a = seg.argv;
   for (let k = 1; k < a.length - 1; k++) {
     const w = a[k] as string;
     if (!FIND_OUTPUTS.has(w)) continue;
     const file = a[k + 1] as string;
-    const sens = sensitiveWriteTarget(file);
+    const sens = sensitiveWriteTarget(file, homes);
     if (sens !== null) add(`${label}: find ${w} writes to ${quote(file)} (${sens})`);
   }
   const how = deletion(a);
@@ -64,14 +65,14 @@ function findRules(seg: SimpleCommand, i: number, add: (reason: string) => void)
   const words = a.map((text, k) => ({ text, dynamic: dynamic.has(k) }));
   for (const root of findRoots(words)) {
     if (root.dynamic) continue;
-    const place = sensitiveRoot(root.text);
+    const place = sensitiveRoot(root.text, homes);
     if (place !== null) add(`${label}: ${how} under ${quote(root.text)} (${place}), whatever its filters`);
   }
 }
 
 /** Adds a dangerous finding for each find that writes a sensitive file or deletes under a sensitive place. */
-export function findWriteRules(model: CommandModel, add: (reason: string) => void): void {
+export function findWriteRules(model: CommandModel, add: (reason: string) => void, homes: KnownHomes): void {
   model.segments.forEach((seg, i) => {
-    if (seg.program === 'find' && !seg.wrapper) findRules(seg, i, add);
+    if (seg.program === 'find' && !seg.wrapper) findRules(seg, i, add, homes);
   });
 }

@@ -5,6 +5,7 @@
 // escalation.ts adds privilege, later runs, start-up file writes and stopping finger itself.
 
 import type { SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { normalizePath, secretPath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 import { ESCALATION_PROGRAMS, escalationRules } from './escalation.js';
 
@@ -144,17 +145,17 @@ function runOptions(argv: readonly string[], from: number): [string, string][] {
 }
 
 /** What a bind mount of this host path would hand the container, or null when it is harmless. */
-export function hostMountRisk(src: string): string | null {
-  const n = normalizePath(src);
+export function hostMountRisk(src: string, homes: KnownHomes): string | null {
+  const n = normalizePath(src, homes);
   if (n === null || n === '') return null;
   if (n === '/') return "the host's root file system";
   if (n === '~') return 'the home directory';
   if (n === '/home' || n === '/Users') return 'every home directory';
   if (ENGINE_SOCKET.test(n) || n === '/var/run' || n === '/run') return 'the container engine socket';
   if (n === '/var/lib/docker' || n.startsWith('/var/lib/docker/')) return "the container engine's storage";
-  const secret = secretPath(n);
+  const secret = secretPath(n, homes);
   if (secret !== null) return `the credentials in ${secret}`;
-  const sens = sensitiveWriteTarget(n);
+  const sens = sensitiveWriteTarget(n, homes);
   if (sens !== null) return sens;
   return null;
 }
@@ -183,7 +184,7 @@ function mountSource(value: string): string | null {
   return type === 'bind' || (src !== null && /^[/~]/.test(src)) ? src : null;
 }
 
-function containerRule(seg: SimpleCommand, label: string, flag: Flag): void {
+function containerRule(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const found = containerSubcommand(seg.argv);
   if (found === null) return;
   const what = `${seg.program} ${found.sub}`;
@@ -202,11 +203,11 @@ function containerRule(seg: SimpleCommand, label: string, flag: Flag): void {
       flag(`${label}: ${what} --security-opt ${value} turns off the container's confinement (container escape)`);
     } else if (name === 'device' && HOST_DEVICE.test(value.split(':')[0] as string)) {
       flag(`${label}: ${what} --device ${quote(value)} gives the container a host disk or memory (container escape)`);
-    } else if (name === 'rootfs' && hostMountRisk(value) !== null) {
+    } else if (name === 'rootfs' && hostMountRisk(value, homes) !== null) {
       flag(`${label}: ${what} --rootfs ${quote(value)} runs the container on the host's files (container escape)`);
     } else if (name === 'volume' || name === 'mount') {
       const src = name === 'volume' ? volumeSource(value) : mountSource(value);
-      const risk = src === null ? null : hostMountRisk(src);
+      const risk = src === null ? null : hostMountRisk(src, homes);
       if (risk !== null)
         flag(`${label}: ${what} mounts ${quote(src as string)} (${risk}) into the container (container escape)`);
     }
@@ -276,7 +277,7 @@ const KUBE_ESCAPE = /"(?:privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEs
  * `systemd-nspawn -D /`, `lxc config device add … source=/`, `kubectl debug node/…`, `kubectl run
  * --overrides` with a privileged or host-namespace pod.
  */
-function runtimeRule(seg: SimpleCommand, label: string, flag: Flag): void {
+function runtimeRule(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const p = seg.program;
   const argv = seg.argv;
   const ops = argv.slice(1).filter((a) => !a.startsWith('-'));
@@ -284,7 +285,7 @@ function runtimeRule(seg: SimpleCommand, label: string, flag: Flag): void {
     const at = engineGlobalsEnd(argv);
     if (argv[at] === 'volume' && argv[at + 1] === 'create') {
       const dev = [...valuesOf(argv, 'opt', 'o')].find((o) => /^device=/i.test(o));
-      const risk = dev === undefined ? null : hostMountRisk(dev.slice(7));
+      const risk = dev === undefined ? null : hostMountRisk(dev.slice(7), homes);
       if (risk !== null)
         flag(`${label}: ${p} volume create binds ${quote(dev as string)} (${risk}) for containers (container escape)`);
     }
@@ -303,18 +304,19 @@ function runtimeRule(seg: SimpleCommand, label: string, flag: Flag): void {
       flag(`${label}: ctr --privileged gives the container the host (container escape)`);
     for (const m of valuesOf(argv, 'mount')) {
       const src = mountSource(m.includes('type=') ? m : `type=bind,${m}`);
-      const risk = src === null ? null : hostMountRisk(src);
+      const risk = src === null ? null : hostMountRisk(src, homes);
       if (risk !== null)
         flag(`${label}: ctr mounts ${quote(src as string)} (${risk}) into the container (container escape)`);
     }
   } else if (p === 'systemd-nspawn') {
     const dirs = [...valuesOf(argv, 'directory', 'D'), ...valuesOf(argv, 'image', 'i')];
     const binds = [...valuesOf(argv, 'bind'), ...valuesOf(argv, 'bind-ro')].map((b) => b.split(':')[0] as string);
-    const hit = [...dirs, ...binds].find((d) => hostMountRisk(d) !== null);
-    if (hit !== undefined) flag(`${label}: systemd-nspawn runs a container on ${quote(hit)} (${hostMountRisk(hit)})`);
+    const hit = [...dirs, ...binds].find((d) => hostMountRisk(d, homes) !== null);
+    if (hit !== undefined)
+      flag(`${label}: systemd-nspawn runs a container on ${quote(hit)} (${hostMountRisk(hit, homes)})`);
   } else if (p === 'lxc' || p === 'incus') {
     const src = ops.find((o) => /^source=/.test(o));
-    const risk = src === undefined ? null : hostMountRisk(src.slice(7));
+    const risk = src === undefined ? null : hostMountRisk(src.slice(7), homes);
     if (ops[0] === 'config' && risk !== null)
       flag(`${label}: ${p} gives a container the host path ${quote(src as string)} (${risk})`);
     if (ops[0] === 'config' && ops.some((o) => /^security\.privileged(?:=true)?$/.test(o)) && !ops.includes('false'))
@@ -348,12 +350,12 @@ export const HOST_ESCAPE_PROGRAMS: ReadonlySet<string> = new Set([
 ]);
 
 /** Host-escape, privilege, persistence and self-protection findings of one segment (escalation.ts: the latter). */
-export function hostEscapeRules(seg: SimpleCommand, label: string, flag: Flag): void {
+export function hostEscapeRules(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const p = seg.program;
-  if (ENGINES.has(p)) containerRule(seg, label, flag);
+  if (ENGINES.has(p)) containerRule(seg, label, flag, homes);
   else if (p === 'nsenter') flag(`${label}: nsenter enters another process's namespaces (host escape)`);
   else if (p === 'chroot') flag(`${label}: chroot runs a command under another root directory (host escape)`);
   else persistenceRule(seg, label, flag);
-  runtimeRule(seg, label, flag);
-  if (ESCALATION_PROGRAMS.has(p)) escalationRules(seg, label, flag);
+  runtimeRule(seg, label, flag, homes);
+  if (ESCALATION_PROGRAMS.has(p)) escalationRules(seg, label, flag, homes);
 }

@@ -7,6 +7,7 @@
 // write to a start-up file, a shell running a string that a fetcher produces). The generic
 // "X is not a read-only command" ranks last: it is the reason only when nothing else is found.
 
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { startupFile } from '../knowledge/places/startup-files.js';
 
 /** A family of reasons: what a person should check when it is the primary reason (docs/policy.md). */
@@ -81,10 +82,10 @@ const FETCHED_CODE =
   /^(segment \d+: )?(.+?) runs (?:code produced|a string built) at run time \('(?:<\(|\$\(|`)\s*(curl|wget|fetch|aria2c|lwp-request|lwp-download|http|httpie|xh|GET)\b/;
 
 /** The headline a finding needs in front of it, or null. */
-function headline(reason: string): string | null {
+function headline(reason: string, homes: KnownHomes): string | null {
   const w = WRITE.exec(reason);
   if (w !== null && !reason.includes('start-up file')) {
-    const why = startupFile(w[2] as string);
+    const why = startupFile(w[2] as string, homes);
     if (why !== null) return `${w[1] ?? ''}writes the start-up file '${w[2] as string}' (${why})`;
   }
   const f = FETCHED_CODE.exec(reason);
@@ -96,17 +97,18 @@ function headline(reason: string): string | null {
  * The reasons in the order a person reads them: dangerous before moderate; within each, by family
  * (remote shells, finger itself, credentials sent, download-then-run, start-up files, destruction,
  * the rest, privileges, run-time values), then as found; the generic residue last. A headline is
- * put in front of a write to a start-up file and of a shell running what a fetcher produces.
+ * put in front of a write to a start-up file (as the judging assessor's `homes` read its path) and
+ * of a shell running what a fetcher produces.
  */
-export function orderReasons(dangerous: readonly string[], moderate: readonly string[]): string[] {
-  return [...ordered(dangerous), ...ordered(moderate)];
+export function orderReasons(dangerous: readonly string[], moderate: readonly string[], homes: KnownHomes): string[] {
+  return [...ordered(dangerous, homes), ...ordered(moderate, homes)];
 }
 
-function ordered(reasons: readonly string[]): string[] {
+function ordered(reasons: readonly string[], homes: KnownHomes): string[] {
   const seen = new Set(reasons);
   const withHeadlines: string[] = [];
   for (const r of reasons) {
-    const h = headline(r);
+    const h = headline(r, homes);
     if (h !== null && !seen.has(h)) {
       seen.add(h);
       withHeadlines.push(h);

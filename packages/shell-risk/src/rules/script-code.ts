@@ -14,6 +14,7 @@
 // A bounded, linear scan with regular expressions and a small argument splitter, not a parser.
 
 import type { CommandModel, SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { isBroadTarget, secretPath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 import { FETCHERS, isInterpreter, readsScriptFromStdin, SHELLS } from '../knowledge/programs/programs.js';
 import { lexCommands, type SegmentJudge } from '../wrappers/literal-commands.js';
@@ -370,12 +371,13 @@ function scanCode(
   i: number,
   budget: Budget,
   add: (r: string) => void,
+  homes: KnownHomes,
 ): void {
   const label = `segment ${i + 1}: ${seg.program} code`;
   for (const m of matches(RECURSIVE_DELETE[lang], code)) {
     const args = callArgs(code, m);
     const target = pathValue(args[0] ?? '');
-    if (target !== null && isBroadTarget(target))
+    if (target !== null && isBroadTarget(target, homes))
       add(`${label} deletes ${quote(target)} recursively (${m[0].replace(/[\s(]+$/, '')})`);
   }
   for (const [re, moded] of WRITE_CALLS[lang]) {
@@ -388,7 +390,7 @@ function scanCode(
           : [args[0]];
       for (const c of candidates) {
         const path = c === null || c === undefined ? null : pathValue(c);
-        const sens = path === null ? null : sensitiveWriteTarget(path);
+        const sens = path === null ? null : sensitiveWriteTarget(path, homes);
         if (sens !== null) {
           add(`${label} writes to ${quote(path as string)} (${sens})`);
           break;
@@ -430,7 +432,7 @@ function scanCode(
   if (NETWORK_CODE.test(code)) {
     for (const m of matches(STRING_LITERAL, code)) {
       const p = (m[2] as string).replace(HOME_INTERPOLATED, '~');
-      if (/\.pub$/.test(p) || secretPath(p) === null) continue;
+      if (/\.pub$/.test(p) || secretPath(p, homes) === null) continue;
       add(`${label} reads the credential file ${quote(p)} and uses the network (exfiltration)`);
       break;
     }
@@ -438,12 +440,17 @@ function scanCode(
 }
 
 /** Adds the dangerous findings of inline script code: deletes, writes, argv lists, run-time code, reverse shells. */
-export function scriptCodeRules(model: CommandModel, add: (reason: string) => void, judge: SegmentJudge): void {
+export function scriptCodeRules(
+  model: CommandModel,
+  add: (reason: string) => void,
+  judge: SegmentJudge,
+  homes: KnownHomes,
+): void {
   const budget = new Budget(judge);
   model.segments.forEach((seg, i) => {
     if (seg.wrapper || seg.argv.length < 3 || !isInterpreter(seg.program)) return;
     const lang = language(seg.program);
     if (lang === null) return;
-    for (const code of inlineCode(seg)) scanCode(code, lang, seg, i, budget, add);
+    for (const code of inlineCode(seg)) scanCode(code, lang, seg, i, budget, add, homes);
   });
 }

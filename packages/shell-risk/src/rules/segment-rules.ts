@@ -12,6 +12,7 @@ import { authenticationFiles, cloudUpload, fileCandidates } from '../flow/networ
 import { copyInto } from '../knowledge/places/copy-destinations.js';
 import { type SegmentPlace } from '../knowledge/places/cwd-paths.js';
 import { fetchedIntoSensitive } from '../knowledge/places/fetched-names.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import {
   holdsSensitive,
   isBroadTarget,
@@ -48,9 +49,15 @@ import { orderReasons } from './primary-reason.js';
 /** Accumulates findings: the strictest level and its reasons, dangerous ones first, without duplicates. */
 export class Findings {
   level: CommandRiskLevel = 'safe';
+  /** the homes of the assessor that judges (known-homes.ts): every path rule reads them here */
+  readonly homes: KnownHomes;
   readonly #dangerous: string[] = [];
   readonly #moderate: string[] = [];
   readonly #seen = new Set<string>();
+
+  constructor(homes: KnownHomes) {
+    this.homes = homes;
+  }
 
   add(level: CommandRiskLevel, reason: string): void {
     this.level = maxLevel(this.level, level);
@@ -66,15 +73,16 @@ export class Findings {
 
   /** The reasons, the primary one first (primary-reason.ts). */
   reasons(): string[] {
-    return orderReasons(this.#dangerous, this.#moderate);
+    return orderReasons(this.#dangerous, this.#moderate, this.homes);
   }
 }
 
+const HERE_DIRS = Object.freeze({ list: Object.freeze(['']), unknown: false });
+
 /** The starting directory, as written (no context). */
-const HERE: SegmentPlace = Object.freeze({
-  dirs: Object.freeze({ list: Object.freeze(['']), unknown: false }),
-  isBroad: isBroadTarget,
-});
+function here(homes: KnownHomes): SegmentPlace {
+  return { dirs: HERE_DIRS, isBroad: (t) => isBroadTarget(t, homes) };
+}
 
 const EXEC_ENV =
   /^(?:LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|DYLD_FRAMEWORK_PATH|BASH_ENV|ENV|PROMPT_COMMAND|PS4|IFS|SHELLOPTS|BASHOPTS|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|GIT_EXEC_PATH|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_CONFIG_PARAMETERS|GIT_CONFIG_GLOBAL|GIT_TEMPLATE_DIR|GIT_PROXY_COMMAND|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|LESSOPEN|LESSCLOSE|BROWSER)$/;
@@ -201,17 +209,17 @@ function writerRule(seg: SimpleCommand, label: string, f: Findings): void {
       f.add('dangerous', `${label}: dd writes to the device ${quote(t)}`);
       continue;
     }
-    const sens = sensitiveWriteTarget(t);
+    const sens = sensitiveWriteTarget(t, f.homes);
     if (sens !== null) f.add('dangerous', `${label}: ${prog} writes to ${quote(t)} (${sens})`);
   }
   // into a directory: each file keeps its name (`cp /tmp/x/.bashrc ~` writes ~/.bashrc)
   const into = copyInto(seg);
   if (into === null) return;
   for (const t of into.files) {
-    const sens = sensitiveWriteTarget(t);
+    const sens = sensitiveWriteTarget(t, f.homes);
     if (sens !== null) f.add('dangerous', `${label}: ${prog} writes ${quote(t)} (${sens})`);
   }
-  if (into.contents && holdsSensitive(into.dir))
+  if (into.contents && holdsSensitive(into.dir, f.homes))
     f.add(
       'dangerous',
       `${label}: ${prog} copies a directory's contents into ${quote(into.dir)}, where start-up files live`,
@@ -222,7 +230,7 @@ function writerRule(seg: SimpleCommand, label: string, f: Findings): void {
 function outputRule(seg: SimpleCommand, label: string, f: Findings): void {
   for (const w of writtenFiles(seg)) {
     if (w.read) continue; // an archiver's operand: which one is the archive is not worked out
-    const sens = sensitiveWriteTarget(w.path);
+    const sens = sensitiveWriteTarget(w.path, f.homes);
     if (sens !== null) f.add('dangerous', `${label}: ${seg.program} writes to ${quote(w.path)} (${sens})`);
   }
 }
@@ -255,7 +263,7 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: Segm
   if (p === 'chmod' || p === 'chown' || p === 'chgrp') ownershipRule(seg, label, f, place.isBroad);
   if (p === 'kill') killRule(seg, label, f);
   if (p === 'git') gitRule(seg, label, f);
-  if (EXTRACTORS.has(p)) extractionRule(seg, label, place.dirs, (reason) => f.add('dangerous', reason));
+  if (EXTRACTORS.has(p)) extractionRule(seg, label, place.dirs, (reason) => f.add('dangerous', reason), f.homes);
   if (DISK_TOOLS.has(p) || /^mkfs\./.test(p)) f.add('dangerous', `${label}: ${p} formats, partitions or wipes disks`);
   if (POWER_TOOLS.has(p) || p === 'killall5') f.add('dangerous', `${label}: ${p} stops the machine or every process`);
   if (p === 'init' && /^[06]$/.test(seg.argv[1] ?? ''))
@@ -278,7 +286,7 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: Segm
     f.add('dangerous', `${label}: socat connects a program to the network`);
   if (p === 'find' && seg.argv.includes('-delete')) {
     const words = seg.argv.map((text, i) => ({ text, dynamic: seg.dynamic.includes(i) }));
-    if (findIsBroad(words))
+    if (findIsBroad(words, f.homes))
       f.add(
         'dangerous',
         `${label}: find -delete on everything under ${
@@ -290,10 +298,10 @@ function dangerRules(seg: SimpleCommand, label: string, f: Findings, place: Segm
   }
   if (WRITERS.has(p)) writerRule(seg, label, f);
   else if (FILE_WRITERS.has(p)) outputRule(seg, label, f);
-  destructionRules(seg, label, (level, reason) => f.add(level, reason), place.isBroad);
+  destructionRules(seg, label, (level, reason) => f.add(level, reason), place.isBroad, f.homes);
   interpreterRule(seg, label, f);
   metadataRule(seg, label, f);
-  if (HOST_ESCAPE_PROGRAMS.has(p)) hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason));
+  if (HOST_ESCAPE_PROGRAMS.has(p)) hostEscapeRules(seg, label, (reason) => f.add('dangerous', reason), f.homes);
 }
 
 /** A word that may hold a metadata address: a dotted or colon-separated number, 0x…, 10 digits, or a name. */
@@ -337,12 +345,12 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
     if (r.is_write) {
       if (isNullSink(r.target)) continue;
       writes = true;
-      const sens = sensitiveWriteTarget(r.target);
+      const sens = sensitiveWriteTarget(r.target, f.homes);
       if (sens !== null) f.add('dangerous', `${label}: redirect ${r.op} writes to ${quote(r.target)} (${sens})`);
       else if (r.dynamic) f.add('moderate', `${label}: writes to a path known only at run time (${quote(r.target)})`);
       else f.add('moderate', `${label}: writes to ${quote(r.target)}`);
     } else if (r.op === '<' || r.op === '<>') {
-      const secret = secretPath(r.target);
+      const secret = secretPath(r.target, f.homes);
       if (secret !== null) f.add('moderate', `${label}: reads the credential file ${quote(r.target)}`);
     }
   }
@@ -353,7 +361,7 @@ function redirectRules(seg: SimpleCommand, label: string, f: Findings): boolean 
 function optionReadRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   let found = false;
   for (const v of fileReadingValues(seg.program, seg.argv)) {
-    if (!mayNameSecret(v) || secretPath(v) === null) continue;
+    if (!mayNameSecret(v, f.homes) || secretPath(v, f.homes) === null) continue;
     found = true;
     f.add('moderate', `${label}: reads the credential file ${quote(v)}`);
   }
@@ -363,7 +371,7 @@ function optionReadRule(seg: SimpleCommand, label: string, f: Findings): boolean
 function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   if (NO_CONTENT.has(seg.program)) return optionReadRule(seg, label, f);
   let found = false;
-  const fromFind = seg.program === 'find' ? foundCredentials(seg.argv, seg.dynamic) : null;
+  const fromFind = seg.program === 'find' ? foundCredentials(seg.argv, f.homes, seg.dynamic) : null;
   if (fromFind !== null) {
     found = true;
     f.add('moderate', `${label}: reads ${fromFind}`);
@@ -373,10 +381,10 @@ function secretRule(seg: SimpleCommand, label: string, f: Findings): boolean {
   let upload: ReturnType<typeof cloudUpload> | undefined;
   for (let i = 1; i < seg.argv.length; i++) {
     const a = seg.argv[i] as string;
-    if (!mayNameSecret(a)) continue;
+    if (!mayNameSecret(a, f.homes)) continue;
     network ??= NETWORK_PROGRAMS.has(seg.program) && !(seg.program === 'openssl' && seg.argv[1] !== 's_client');
     auth ??= network ? authenticationFiles(seg) : new Set<number>();
-    if (!fileCandidates(a, network, auth.has(i)).some((c) => secretPath(c) !== null)) continue;
+    if (!fileCandidates(a, network, auth.has(i)).some((c) => secretPath(c, f.homes) !== null)) continue;
     found = true;
     upload ??= network ? null : cloudUpload(seg);
     if (network && !auth.has(i) && !/\.pub$/.test(a))
@@ -400,7 +408,12 @@ function wrapperRules(seg: SimpleCommand, label: string, f: Findings): void {
  * Findings for one segment (index is 0-based; reasons say "segment N", 1-based); `place`: where
  * it runs (cwd-paths.ts).
  */
-export function classifySegment(seg: SimpleCommand, index: number, f: Findings, place: SegmentPlace = HERE): void {
+export function classifySegment(
+  seg: SimpleCommand,
+  index: number,
+  f: Findings,
+  place: SegmentPlace = here(f.homes),
+): void {
   const label = `segment ${index + 1}`;
   if (seg.unknown_program) {
     f.add('dangerous', `${label}: the program is computed at run time (${quote(seg.path)})`);
@@ -417,9 +430,9 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings, 
   const writes = redirectRules(seg, label, f);
   if (seg.argv.length === 0) return;
   dangerRules(seg, label, f, place);
-  for (const w of fetchedIntoSensitive(seg, place))
+  for (const w of fetchedIntoSensitive(seg, place, f.homes))
     f.add('dangerous', `${label}: ${seg.program} writes the download to ${quote(w.file)} (${w.place})`);
-  recursiveReadRule(seg, label, place.dirs, (level, reason) => f.add(level, reason));
+  recursiveReadRule(seg, label, place.dirs, (level, reason) => f.add(level, reason), f.homes);
   const secret = secretRule(seg, label, f);
   if (seg.wrapper) {
     wrapperRules(seg, label, f);
@@ -436,7 +449,7 @@ export function classifySegment(seg: SimpleCommand, index: number, f: Findings, 
       'moderate',
       `${label}: arguments known only at run time (${seg.dynamic.map((i) => quote(seg.argv[i] ?? '')).join(', ')})`,
     );
-  } else if (!isSafeCommand(seg.program, seg.argv.slice(1))) {
+  } else if (!isSafeCommand(seg.program, seg.argv.slice(1), f.homes)) {
     if (f.dangerousCount === before) f.add('moderate', `${label}: ${shortForm(seg)} is not a read-only command`);
   } else if (seg.assignments.length === 0 && !writes && !secret) {
     return; // safe

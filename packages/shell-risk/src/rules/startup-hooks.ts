@@ -6,6 +6,7 @@
 // set global.index-url`, `git config url.<x>.insteadOf`, `git config core.worktree`).
 
 import type { SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { normalizePath } from '../knowledge/places/paths.js';
 import { parseArgs } from '../options/options.js';
 
@@ -26,14 +27,14 @@ export function setsSetuid(mode: string): boolean {
 /** Where programs live whose mode a `--reference` may copy a setuid bit from. */
 const SYSTEM_PROGRAMS = /^\/(?:usr\/(?:local\/)?)?(?:s?bin|lib(?:exec|32|64)?)(?:\/|$)|^\/(?:opt|snap)\//;
 
-function setuidRule(seg: SimpleCommand, label: string, flag: Flag): void {
+function setuidRule(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const p = seg.program;
   if (p === 'chmod') {
     const parsed = parseArgs('chmod', seg.argv);
     const ref = parsed.options.get('reference');
     if (ref !== undefined) {
       for (const r of ref) {
-        const n = normalizePath(r);
+        const n = normalizePath(r, homes);
         if (n === null || SYSTEM_PROGRAMS.test(n))
           flag(`${label}: chmod --reference=${r} copies the mode of a system program (its setuid bit)`);
       }
@@ -69,8 +70,8 @@ const RUNS_ANYWHERE: readonly [RegExp, string][] = [
 ];
 
 /** The start-up file a path names (see {@link RUNS_ANYWHERE}), or null; `.envrc` only when `envrc`. */
-function runsAnywhere(word: string, envrc: boolean): string | null {
-  const n = normalizePath(word);
+function runsAnywhere(word: string, envrc: boolean, homes: KnownHomes): string | null {
+  const n = normalizePath(word, homes);
   if (n === null) return null;
   for (const [re, why] of RUNS_ANYWHERE) {
     if (!envrc && why.startsWith('direnv')) continue;
@@ -97,9 +98,9 @@ export function plainWrites(seg: SimpleCommand): string[] {
   return out;
 }
 
-function anywhereRule(seg: SimpleCommand, label: string, flag: Flag): void {
+function anywhereRule(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   for (const t of plainWrites(seg)) {
-    const why = runsAnywhere(t, false);
+    const why = runsAnywhere(t, false, homes);
     if (why !== null) flag(`${label}: ${seg.program || 'a redirect'} writes to ${quote(t)} (${why})`);
   }
 }
@@ -148,20 +149,20 @@ function configRule(seg: SimpleCommand, label: string, flag: Flag): void {
 const PROGRAMS: ReadonlySet<string> = new Set(['chmod', 'install', 'npm', 'pnpm', 'yarn', 'bun', 'git', 'uv']);
 
 /** Setuid, run-anywhere start-up files and tool settings of one segment. */
-export function startupHookRules(seg: SimpleCommand, label: string, flag: Flag): void {
+export function startupHookRules(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const p = seg.program;
   if (PROGRAMS.has(p) || /^pip[0-9.]*$/.test(p)) {
-    setuidRule(seg, label, flag);
+    setuidRule(seg, label, flag, homes);
     configRule(seg, label, flag);
   }
-  anywhereRule(seg, label, flag);
+  anywhereRule(seg, label, flag, homes);
 }
 
 /** `echo … > .envrc && direnv allow`: the file just written is approved to run on every `cd` there. */
-export function direnvRule(segments: readonly SimpleCommand[], flag: Flag): void {
+export function direnvRule(segments: readonly SimpleCommand[], flag: Flag, homes: KnownHomes): void {
   const allow = segments.findIndex((s) => s.program === 'direnv' && /^(?:allow|permit|grant)$/.test(s.argv[1] ?? ''));
   if (allow < 0) return;
-  const written = segments.some((s) => plainWrites(s).some((t) => runsAnywhere(t, true) !== null));
+  const written = segments.some((s) => plainWrites(s).some((t) => runsAnywhere(t, true, homes) !== null));
   if (written)
     flag(`segment ${allow + 1}: direnv allow approves an .envrc written by this command (it runs on every cd there)`);
 }

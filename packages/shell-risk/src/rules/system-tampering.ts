@@ -6,6 +6,7 @@
 // unmounted or made read-only, and the disk filled (`fallocate -l 500G`, unbounded `dd`, `yes > f`).
 
 import type { SimpleCommand } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { normalizePath, sensitiveWriteTarget } from '../knowledge/places/paths.js';
 
 /** Adds a dangerous finding. */
@@ -88,7 +89,7 @@ const SECURITY_SYSCTL =
   /^(?:kernel\.(?:randomize_va_space|yama\.\w+|kptr_restrict|dmesg_restrict|perf_event_paranoid|unprivileged_\w+|core_pattern|modprobe|modules_disabled|kexec_load_disabled|sysrq)|fs\.(?:protected_\w+|suid_dumpable)|net\.core\.bpf_jit_harden|user\.max_user_namespaces)$/;
 const IPTABLES = /^(?:ip6?tables(?:-legacy|-nft)?|ebtables|arptables)$/;
 
-function controlRule(seg: SimpleCommand, label: string, flag: Flag): void {
+function controlRule(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   const p = seg.program;
   const args = seg.argv.slice(1);
   const ops = operands(args);
@@ -128,20 +129,20 @@ function controlRule(seg: SimpleCommand, label: string, flag: Flag): void {
     const v = args.find((a) => a.startsWith('--vacuum-'));
     if (v !== undefined) flag(`${label}: journalctl ${v.split('=')[0]} deletes the system journal`);
   } else if (p === 'truncate') {
-    for (const t of ops) if (isSystemLog(t)) flag(`${label}: truncate empties the system log ${quote(t)}`);
+    for (const t of ops) if (isSystemLog(t, homes)) flag(`${label}: truncate empties the system log ${quote(t)}`);
   }
 }
 
 /** A system log (`/var/log/…`, the login records). */
-function isSystemLog(word: string): boolean {
-  const n = normalizePath(word);
+function isSystemLog(word: string, homes: KnownHomes): boolean {
+  const n = normalizePath(word, homes);
   return n !== null && /^\/var\/log\/.|^\/(?:var\/)?run\/utmp$|^\/var\/(?:adm|audit)\//.test(n);
 }
 
 /** `> /var/log/wtmp`, `cat /dev/null > /var/log/auth.log`: a system log emptied (not `>>`). */
-export function logRedirectRule(seg: SimpleCommand, label: string, flag: Flag): void {
+export function logRedirectRule(seg: SimpleCommand, label: string, flag: Flag, homes: KnownHomes): void {
   for (const r of seg.redirects)
-    if (r.is_write && r.op !== '>>' && r.op !== '&>>' && !r.dynamic && isSystemLog(r.target))
+    if (r.is_write && r.op !== '>>' && r.op !== '&>>' && !r.dynamic && isSystemLog(r.target, homes))
       flag(`${label}: redirect ${r.op} empties the system log ${quote(r.target)}`);
 }
 
@@ -152,8 +153,8 @@ const DATA_ROOTS =
   /^\/(?:var\/(?:lib|log|mail|spool|backups|opt|www|db)|srv|mnt|media|opt|data|backup|backups)(?=\/|$)/;
 
 /** Whether deleting a path removes a machine's data: a data root, a child of it, or a data directory below it. */
-export function isSystemData(word: string): boolean {
-  const n = normalizePath(word.replace(/(?:\/\*?)+$/, '') || '/');
+export function isSystemData(word: string, homes: KnownHomes): boolean {
+  const n = normalizePath(word.replace(/(?:\/\*?)+$/, '') || '/', homes);
   if (n === null) return false;
   const m = DATA_ROOTS.exec(n);
   if (m === null) return false;
@@ -164,14 +165,21 @@ export function isSystemData(word: string): boolean {
   return rest.length <= 1 || /^(?:data|db|database|backups?|storage|volumes)$/i.test(rest[rest.length - 1] as string);
 }
 
-function dataRule(seg: SimpleCommand, label: string, flag: Flag, isBroad: (w: string) => boolean): void {
+function dataRule(
+  seg: SimpleCommand,
+  label: string,
+  flag: Flag,
+  isBroad: (w: string) => boolean,
+  homes: KnownHomes,
+): void {
   const p = seg.program;
   const args = seg.argv.slice(1);
   if (p === 'rm' && args.some((a) => a === '--recursive' || /^-[a-zA-Z]*[rR]/.test(a))) {
-    for (const t of operands(args)) if (isSystemData(t)) flag(`${label}: rm -r deletes the system data in ${quote(t)}`);
+    for (const t of operands(args))
+      if (isSystemData(t, homes)) flag(`${label}: rm -r deletes the system data in ${quote(t)}`);
   } else if (p === 'git' && args[0] === 'clean' && args.some((a) => /^-[a-zA-Z]*f/.test(a) || a === '--force')) {
     for (const t of operands(args.slice(1))) {
-      const n = normalizePath(t);
+      const n = normalizePath(t, homes);
       if (n !== null && n !== '.' && n !== '*' && isBroad(t))
         flag(`${label}: git clean deletes files under ${quote(t)}`);
     }
@@ -205,7 +213,13 @@ const WIPERS: ReadonlyMap<string, (args: readonly string[], ops: readonly string
   ['badblocks', (a) => a.some((x) => /^-[a-zA-Z]*w/.test(x))],
 ]);
 
-function diskRule(seg: SimpleCommand, label: string, flag: Flag, isBroad: (w: string) => boolean): void {
+function diskRule(
+  seg: SimpleCommand,
+  label: string,
+  flag: Flag,
+  isBroad: (w: string) => boolean,
+  homes: KnownHomes,
+): void {
   const p = seg.program;
   const args = seg.argv.slice(1);
   const wipes = WIPERS.get(p);
@@ -222,33 +236,33 @@ function diskRule(seg: SimpleCommand, label: string, flag: Flag, isBroad: (w: st
     if (/(?:^|,)remount(?:,|$)/.test(opts) && /(?:^|,)ro(?:,|$)/.test(opts) && target !== undefined && isBroad(target))
       flag(`${label}: mount -o remount,ro makes ${quote(target)} read-only`);
     else if (ops.length >= 2 && target !== undefined) {
-      const sens = mountOver(target);
+      const sens = mountOver(target, homes);
       if (sens !== null) flag(`${label}: mount hides ${quote(target)} under another file system (${sens})`);
     } else if (
       ops.length === 1 &&
       target !== undefined &&
       args.some((a) => /^--(?:r?bind|move)$|^-[a-zA-Z]*[BM]$/.test(a))
     ) {
-      const sens = mountOver(target);
+      const sens = mountOver(target, homes);
       if (sens !== null) flag(`${label}: mount hides ${quote(target)} (${sens})`);
     }
   } else if (p === 'umount') {
     for (const t of operands(args)) {
-      const n = normalizePath(t);
-      if (n !== null && (isBroad(t) || mountOver(t) !== null))
+      const n = normalizePath(t, homes);
+      if (n !== null && (isBroad(t) || mountOver(t, homes) !== null))
         flag(`${label}: umount takes ${quote(t)} away from everything that uses it`);
     }
   }
 }
 
 /** What mounting over a directory hides: a sensitive place, or finger's own home (its config, audit…). */
-function mountOver(target: string): string | null {
-  const n = normalizePath(target);
+function mountOver(target: string, homes: KnownHomes): string | null {
+  const n = normalizePath(target, homes);
   if (n === null || n === '') return null;
   if (n === '/' || n === '~') return n === '/' ? 'the root directory' : 'the home directory';
   return (
-    sensitiveWriteTarget(target) ??
-    (sensitiveWriteTarget(`${n}/audit`) === null ? null : `finger's home ${quote(target)}`)
+    sensitiveWriteTarget(target, homes) ??
+    (sensitiveWriteTarget(`${n}/audit`, homes) === null ? null : `finger's home ${quote(target)}`)
   );
 }
 
@@ -298,10 +312,11 @@ export function systemTamperingRules(
   label: string,
   flag: Flag,
   isBroad: (w: string) => boolean,
+  homes: KnownHomes,
 ): void {
   accountRule(seg, label, flag);
-  controlRule(seg, label, flag);
-  dataRule(seg, label, flag, isBroad);
-  diskRule(seg, label, flag, isBroad);
+  controlRule(seg, label, flag, homes);
+  dataRule(seg, label, flag, isBroad, homes);
+  diskRule(seg, label, flag, isBroad, homes);
   fillRule(seg, label, flag);
 }

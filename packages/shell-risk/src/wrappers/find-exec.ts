@@ -1,6 +1,7 @@
 // find's -exec / -execdir / -ok / -okdir: the command each runs (its body up to `;` or `{} +`),
 // and whether find visits everything under a broad root (`find / -delete`, `find ~ -exec rm {} \;`).
 
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { isBroadTarget, secretPath } from '../knowledge/places/paths.js';
 import type { Expansion, Word, WrapperExpansion } from './expansion.js';
 const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
@@ -55,9 +56,9 @@ export function findRoots(words: Word[]): Word[] {
 }
 
 /** Whether a find command visits everything under a broad root (no filtering test). */
-export function findIsBroad(words: Word[]): boolean {
+export function findIsBroad(words: Word[], homes: KnownHomes): boolean {
   const roots = findRoots(words);
-  const broadRoot = roots.length === 0 || roots.some((r) => r.dynamic || isBroadTarget(r.text));
+  const broadRoot = roots.length === 0 || roots.some((r) => r.dynamic || isBroadTarget(r.text, homes));
   if (!broadRoot) return false;
   for (let i = 1 + roots.length; i < words.length; i++) {
     const w = (words[i] as Word).text;
@@ -72,7 +73,7 @@ export function findIsBroad(words: Word[]): boolean {
 }
 
 /** The commands find runs (-exec bodies), each with whether find visits everything under a broad root. */
-export function findExec(words: Word[]): WrapperExpansion {
+export function findExec(words: Word[], homes: KnownHomes): WrapperExpansion {
   const inner: Expansion[] = [];
   let broad: boolean | undefined;
   for (let i = 1; i < words.length; i++) {
@@ -85,7 +86,7 @@ export function findExec(words: Word[]): WrapperExpansion {
       body.push(words[j] as Word);
     }
     if (body.length > 0) {
-      broad ??= findIsBroad(words);
+      broad ??= findIsBroad(words, homes);
       inner.push({ kind: 'argv', via: 'find -exec', words: body, findBroad: broad });
     }
     i = j;
@@ -166,9 +167,13 @@ function globRegExp(glob: string, ignoreCase: boolean): RegExp | null {
  * stores (`~`, `/`, `~/.ssh`…), described as "credential files found by find (id_*) under ~"; or
  * null. Whatever find then does with them — prints their names, `-exec cat {}` — reads them.
  */
-export function foundCredentials(argv: readonly string[], dynamic: readonly number[] = []): string | null {
+export function foundCredentials(
+  argv: readonly string[],
+  homes: KnownHomes,
+  dynamic: readonly number[] = [],
+): string | null {
   const roots = findRoots(argv.map((text, i) => ({ text, dynamic: dynamic.includes(i) })));
-  const root = roots.find((r) => !r.dynamic && (isBroadTarget(r.text) || secretPath(r.text) !== null));
+  const root = roots.find((r) => !r.dynamic && (isBroadTarget(r.text, homes) || secretPath(r.text, homes) !== null));
   if (root === undefined) return null;
   for (let i = 1 + roots.length; i + 1 < argv.length; i++) {
     const kind = FIND_NAME.get(argv[i] as string);

@@ -3,6 +3,7 @@
 // of a credential file sends it to the host the client talks to.
 
 import type { CommandModel } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { secretPath } from '../knowledge/places/paths.js';
 
 const CLIENTS: ReadonlySet<string> = new Set(['sftp', 'smbclient', 'ftp', 'lftp', 'tftp', 'ncftp', 'ncftpput']);
@@ -14,7 +15,7 @@ function quote(s: string): string {
 }
 
 /** Adds a dangerous finding for each credential file a transfer client is told to put. */
-export function transferClientRules(model: CommandModel, add: (reason: string) => void): void {
+export function transferClientRules(model: CommandModel, add: (reason: string) => void, homes: KnownHomes): void {
   model.segments.forEach((seg, i) => {
     if (seg.wrapper || !CLIENTS.has(seg.program)) return;
     const host = seg.argv.slice(1).find((w) => !w.startsWith('-') && /[@:.\\/]/.test(w));
@@ -25,7 +26,7 @@ export function transferClientRules(model: CommandModel, add: (reason: string) =
     for (const text of scripts) {
       for (const m of text.matchAll(PUT)) {
         const file = (m[1] as string).replace(/^["']|["']$/g, '');
-        if (secretPath(file) === null) continue;
+        if (secretPath(file, homes) === null) continue;
         add(
           `segment ${i + 1}: ${seg.program} sends the credential file ${quote(file)}${host === undefined ? ' over the network' : ` to ${quote(host)}`} (exfiltration)`,
         );

@@ -7,6 +7,7 @@
 // in wrapper-peel.ts.
 
 import type { Assignment } from '../command-model.js';
+import type { KnownHomes } from '../knowledge/places/known-homes.js';
 import { SHELLS } from '../knowledge/programs/programs.js';
 import { NEUTRAL_WRAPPERS } from '../knowledge/programs/safe-commands.js';
 import { ENV_OPTIONS } from '../options/wrapper-options.js';
@@ -160,7 +161,7 @@ function collapsedChain(words: Word[]): WrapperExpansion {
  * Looks at a command (words[0] is its program, de-quoted; `program` its basename) and says what it
  * runs. Returns null for an ordinary command.
  */
-export function expandWrapper(program: string, words: Word[]): WrapperExpansion | null {
+export function expandWrapper(program: string, words: Word[], homes: KnownHomes): WrapperExpansion | null {
   const glob = globbedProgram(words);
   if (glob !== null) return glob;
   const peel = peelAt(program, words, 0);
@@ -180,7 +181,7 @@ export function expandWrapper(program: string, words: Word[]): WrapperExpansion 
             inner: [{ kind: 'argv', via: 'xargs', words: [{ text: 'echo', dynamic: false }], unknownTail: true }],
           };
     case 'find':
-      return findExec(words);
+      return findExec(words, homes);
     case 'env':
       return envSplit(words) ?? (peel === null ? NONE : peeled('env', words, peel));
     case 'su':

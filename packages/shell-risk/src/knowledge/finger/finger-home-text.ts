@@ -5,6 +5,7 @@
 // home or its token file is forbidden like one whose words do: an agent has no business spelling
 // those paths at all. The OS sandbox masks the home as well; this is the reason the person sees.
 
+import type { KnownHomes } from '../places/known-homes.js';
 import { normalizePath } from '../places/paths.js';
 import type { FingerSelf } from './finger-self.js';
 
@@ -29,7 +30,7 @@ function pathFrom(text: string, at: number): string {
  * `/.finger` (`/root/.finger`, `$HOME/.finger`, `os.path.expanduser('~/.finger')`); a home
  * elsewhere by its absolute path. A workspace root the operator put inside the home is not named.
  */
-export function fingerPathsInText(text: string, self: FingerSelf): string[] {
+export function fingerPathsInText(text: string, self: FingerSelf, homes: KnownHomes): string[] {
   const out: string[] = [];
   const places = [...self.homes, ...self.guarded];
   for (const place of places) {
@@ -42,7 +43,7 @@ export function fingerPathsInText(text: string, self: FingerSelf): string[] {
       from = at + needle.length;
       if (!endsComponent(text[from])) continue;
       const written = pathFrom(text, from);
-      const n = normalizePath(`${place}${written}`);
+      const n = normalizePath(`${place}${written}`, homes);
       if (n === null) continue;
       const hit = self.placeOf(n);
       if (hit === null) continue;

@@ -44,14 +44,14 @@ export function fingerPlaceOf(part: string, dirs: Directories, real: RealPaths, 
   for (const alt of expandBraces(part)) {
     const written = relative ? dirs.list.filter((d) => d !== '').map((d) => `${d}/${alt}`) : [alt];
     for (const w of written) {
-      for (const n of pathReadings(w)) {
+      for (const n of pathReadings(w, real.homes)) {
         const place = placeOfReading(n, self);
         if (place !== null) return { place, to: n };
       }
       if (GLOB.test(w) || !(w.startsWith('/') || w.startsWith('~'))) continue;
       const r = real.resolve(w);
       if (r === null) continue;
-      for (const n of pathReadings(r)) {
+      for (const n of pathReadings(r, real.homes)) {
         const place = placeOfReading(n, self);
         if (place !== null) return { place, to: `${n} (through a symbolic link)` };
       }

@@ -3,6 +3,7 @@
 // agent that reaches any of these is the governed trying to govern itself (forbidden.ts): DENY,
 // which nothing lowers. Built once per assessor from its options (no process-wide registry).
 
+import { USUAL_HOMES } from '../places/known-homes.js';
 import { normalizePath } from '../places/paths.js';
 
 /** finger's daemon as the assessor is told of it (the daemon's wiring passes its listening address and pid). */
@@ -36,7 +37,9 @@ function normalised(paths: readonly (string | undefined)[]): string[] {
   const out: string[] = [];
   for (const p of paths) {
     if (p === undefined) continue;
-    const n = normalizePath(p);
+    // with the usual home spellings only (`/home/u/.finger` is `~/.finger`), as paths.ts knownHomes
+    // normalises finger's home: the places are built before any call, not per assessor's homes
+    const n = normalizePath(p, USUAL_HOMES);
     if (n === null || n === '' || n === '/' || n === '~' || !(n.startsWith('/') || n.startsWith('~/'))) continue;
     if (!out.includes(n)) out.push(n);
   }

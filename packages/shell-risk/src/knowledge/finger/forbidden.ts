@@ -86,7 +86,8 @@ export function forbiddenFindings(
     check(`the loop over '$${loop.name}'`, loop.words, directories(loop.at));
   // paths the shell does not pass as words: inline code, here-documents, strings read at run time
   if (files.length === 0)
-    for (const hit of fingerPathsInText(raw, self)) forbid(`the command's text names finger's own files: ${hit}`);
-  selfGovernanceRules(model, raw, self, into(governs));
+    for (const hit of fingerPathsInText(raw, self, real.homes))
+      forbid(`the command's text names finger's own files: ${hit}`);
+  selfGovernanceRules(model, raw, self, into(governs), real.homes);
   return { files, governs };
 }

@@ -6,6 +6,7 @@
 // forbidden: DENY for an agent whatever the policy says (forbidden.ts).
 
 import type { CommandModel, SimpleCommand } from '../../command-model.js';
+import type { KnownHomes } from '../places/known-homes.js';
 import { secretPath, sensitiveWriteTarget } from '../places/paths.js';
 import { daemonAddressIn, daemonPairIn } from './daemon-address.js';
 import type { FingerSelf } from './finger-self.js';
@@ -214,8 +215,8 @@ const CLIENTS = new Set([
 ]);
 
 /** A directory that may be finger's home: a registered one (sensitive to write) or `~/.finger` (a credential store). */
-function fingerPlace(dir: string): boolean {
-  return sensitiveWriteTarget(dir) !== null || secretPath(dir) !== null;
+function fingerPlace(dir: string, homes: KnownHomes): boolean {
+  return sensitiveWriteTarget(dir, homes) !== null || secretPath(dir, homes) !== null;
 }
 
 /** Words that name finger's processes in a process listing filtered by grep or awk. */
@@ -226,7 +227,7 @@ const FINGER_WORD = /finger|\bnode\b/i;
  * <finger_home>/daemon.pid`, `ps -o ppid=` (the shell's parent), or a `ps` listing (`ps`: the command has one) filtered for
  * finger or node.
  */
-function fingerPidSource(seg: SimpleCommand, ps: boolean): boolean {
+function fingerPidSource(seg: SimpleCommand, ps: boolean, homes: KnownHomes): boolean {
   const p = seg.program;
   const args = seg.argv.slice(1);
   if (p === 'pgrep') return pkillHitsFinger(args) !== null;
@@ -236,7 +237,7 @@ function fingerPidSource(seg: SimpleCommand, ps: boolean): boolean {
     return ps && args.some((a) => FINGER_WORD.test(a));
   if (p === 'cat' || p === 'head' || p === 'tail' || p === 'read')
     return [...operands(args), ...seg.redirects.filter((r) => !r.is_write).map((r) => r.target)].some(
-      (f) => /\.pid$/.test(f) && fingerPlace(f.replace(/\/[^/]*$/, '') || '/'),
+      (f) => /\.pid$/.test(f) && fingerPlace(f.replace(/\/[^/]*$/, '') || '/', homes),
     );
   return false;
 }
@@ -244,9 +245,16 @@ function fingerPidSource(seg: SimpleCommand, ps: boolean): boolean {
 /**
  * Every finding of the command (see the file comment): per segment, a request to the daemon's
  * address in any word, redirect or assignment (`raw`: the command's text, for code strings the
- * model splits), and a process killed in a command that looks up finger's port or process.
+ * model splits), and a process killed in a command that looks up finger's port or process;
+ * `homes`: the judging assessor's (a pid file in its finger home).
  */
-export function selfGovernanceRules(model: CommandModel, raw: string, self: FingerSelf, forbid: Forbid): void {
+export function selfGovernanceRules(
+  model: CommandModel,
+  raw: string,
+  self: FingerSelf,
+  forbid: Forbid,
+  homes: KnownHomes,
+): void {
   let killer = -1;
   let port = -1;
   let named = false;
@@ -285,7 +293,7 @@ export function selfGovernanceRules(model: CommandModel, raw: string, self: Fing
     );
   if (killer >= 0) {
     const ps = model.segments.some((s) => s.program === 'ps');
-    const source = model.segments.findIndex((s, i) => i !== killer && fingerPidSource(s, ps));
+    const source = model.segments.findIndex((s, i) => i !== killer && fingerPidSource(s, ps, homes));
     if (source >= 0)
       forbid(
         `segment ${killer + 1}: ${model.segments[killer]?.program} may stop finger itself (segment ${source + 1} looks up its process)`,

@@ -20,6 +20,7 @@
 import type { CommandModel, Redirect, SimpleCommand } from '../../command-model.js';
 import { type DirectoryOptions, directoryOptions } from '../../options/directory-options.js';
 import { subcommandWords } from '../../options/subcommand-words.js';
+import type { KnownHomes } from './known-homes.js';
 import {
   holdsSecret,
   holdsSensitive,
@@ -30,7 +31,7 @@ import {
   sensitiveFromAnywhere,
   sensitiveWriteTarget,
 } from './paths.js';
-import { RealPaths } from './real-paths.js';
+import type { RealPaths } from './real-paths.js';
 
 /** What the RiskAssessor knows of where a command runs. */
 export interface AssessContext {
@@ -88,13 +89,13 @@ const RED_FLAG = 8;
 const HOLDS = 16;
 
 /** What about a path makes it matter. */
-function flagsOf(p: string): number {
+function flagsOf(p: string, homes: KnownHomes): number {
   let f = 0;
-  if (secretPath(p) !== null) f |= SECRET;
-  if (sensitiveWriteTarget(p) !== null) f |= WRITE;
-  if (isBroadTarget(p)) f |= BROAD;
+  if (secretPath(p, homes) !== null) f |= SECRET;
+  if (sensitiveWriteTarget(p, homes) !== null) f |= WRITE;
+  if (isBroadTarget(p, homes)) f |= BROAD;
   if (redFlagPaths(p).length > 0) f |= RED_FLAG;
-  if (holdsSecret(p) !== null) f |= HOLDS;
+  if (holdsSecret(p, homes) !== null) f |= HOLDS;
   return f;
 }
 
@@ -124,8 +125,8 @@ function partStarts(word: string): number[] {
   return out;
 }
 
-function join(dir: string, rel: string): string | null {
-  return normalizePath(dir === '' ? rel : `${dir}/${rel}`);
+function join(dir: string, rel: string, homes: KnownHomes): string | null {
+  return normalizePath(dir === '' ? rel : `${dir}/${rel}`, homes);
 }
 
 /** Where a path word leads that matters more than the word itself. */
@@ -146,9 +147,11 @@ class Resolver {
   readonly #boring = new Map<string, boolean>();
   readonly #seen = new Set<string>();
   readonly #real: RealPaths;
+  readonly #homes: KnownHomes;
 
   constructor(real: RealPaths) {
     this.#real = real;
+    this.#homes = real.homes;
   }
 
   /** Whether nothing sensitive can be reached below `dir` without `..` (the workspace, usually). */
@@ -157,7 +160,10 @@ class Resolver {
     if (b === undefined) {
       b =
         dir === '' ||
-        (flagsOf(dir) === 0 && !holdsSensitive(dir) && !dir.startsWith('/proc') && !isBroadTarget(`${dir}/x`));
+        (flagsOf(dir, this.#homes) === 0 &&
+          !holdsSensitive(dir, this.#homes) &&
+          !dir.startsWith('/proc') &&
+          !isBroadTarget(`${dir}/x`, this.#homes));
       this.#boring.set(dir, b);
     }
     return b;
@@ -214,11 +220,11 @@ class Resolver {
     for (const d of relative ? dirs.list : ['']) {
       if (relative && d === '') continue;
       const real = this.#real.resolve(relative ? `${d}/${part}` : part);
-      const to = real === null ? null : normalizePath(real);
+      const to = real === null ? null : normalizePath(real, this.#homes);
       if (to === null) continue;
-      own ??= flagsOf(part);
-      base ??= lexical === null ? own : flagsOf(lexical.to);
-      const flags = flagsOf(to);
+      own ??= flagsOf(part, this.#homes);
+      base ??= lexical === null ? own : flagsOf(lexical.to, this.#homes);
+      const flags = flagsOf(to, this.#homes);
       const gain = flags & ~base;
       if (gain !== 0 && (best === null || bits(gain) > bits(best.gain))) best = { to, gain, flags };
     }
@@ -239,20 +245,20 @@ class Resolver {
     let best: { to: string; from: string | null; gain: number; flags: number } | null = null;
     let own: number | undefined;
     const consider = (to: string, from: string | null): void => {
-      const flags = flagsOf(to);
+      const flags = flagsOf(to, this.#homes);
       if (flags === 0) return;
-      own ??= flagsOf(part);
+      own ??= flagsOf(part, this.#homes);
       const gain = flags & ~own;
       if (gain === 0) return;
       if (best === null || bits(gain) > bits(best.gain)) best = { to, from, gain, flags };
     };
     for (const d of dirs.list) {
       if (d === '' || (!climbs && this.#isBoring(d))) continue;
-      const to = join(d, part);
+      const to = join(d, part, this.#homes);
       if (to !== null && to !== part) consider(to, d);
     }
     if (dirs.unknown) {
-      const to = sensitiveFromAnywhere(part);
+      const to = sensitiveFromAnywhere(part, this.#homes);
       if (to !== null) consider(to, null);
     }
     if (best === null) return null;
@@ -299,13 +305,22 @@ class Walk {
   readonly #repeats: boolean;
   readonly #cdpath: boolean;
   readonly #linked: (d: Directories) => Directories;
+  readonly #homes: KnownHomes;
 
   /**
    * `cdpath`: the command assigns CDPATH, so a relative `cd` may lead into any of its directories;
-   * `linked`: the directories with where symbolic links take them added.
+   * `linked`: the directories with where symbolic links take them added; `homes`: the judging
+   * assessor's (known-homes.ts).
    */
-  constructor(start: Directories, repeats: boolean, cdpath: boolean, linked: (d: Directories) => Directories) {
+  constructor(
+    start: Directories,
+    repeats: boolean,
+    cdpath: boolean,
+    linked: (d: Directories) => Directories,
+    homes: KnownHomes,
+  ) {
     this.#linked = linked;
+    this.#homes = homes;
     start = linked(start);
     this.cur = start;
     this.#history = new Set(start.list);
@@ -316,13 +331,13 @@ class Walk {
 
   /** The directories `target` (a cd operand) names from `from` (the current ones). */
   targets(target: string, dynamic: boolean, from: Directories = this.cur): Directories {
-    const n = normalizePath(target);
+    const n = normalizePath(target, this.#homes);
     // a run-time value other than $HOME at the start of it: any directory
     if (dynamic && (n === null || /[$`]/.test(n))) return { list: [], unknown: true };
     if (n !== null && (n.startsWith('/') || n.startsWith('~'))) return this.#linked({ list: [n], unknown: false });
     const list: string[] = [];
     for (const d of from.list) {
-      const to = join(d, target);
+      const to = join(d, target, this.#homes);
       if (to !== null) list.push(to);
     }
     // a relative cd in a loop or function body may run again, from where the last one left
@@ -370,7 +385,7 @@ function linkedDirectories(d: Directories, real: RealPaths): Directories {
   let list: string[] | null = null;
   for (const x of d.list) {
     const r = x === '' ? null : real.resolve(x);
-    const n = r === null ? null : normalizePath(r);
+    const n = r === null ? null : normalizePath(r, real.homes);
     if (n !== null && n !== x && !(list ?? d.list).includes(n)) (list ??= d.list.slice()).push(n);
   }
   return list === null ? d : { list, unknown: d.unknown };
@@ -379,19 +394,25 @@ function linkedDirectories(d: Directories, real: RealPaths): Directories {
 /**
  * The view of `model` the rules judge (see the file comment); the model itself when nothing
  * relative (or through a symbolic link) leads anywhere that matters. `real`: the command's
- * symlink resolver (its probes let a cached assessment be checked again).
+ * symlink resolver (its probes let a cached assessment be checked again), which carries the
+ * judging assessor's homes.
  */
-export function pathView(model: CommandModel, context: AssessContext = {}, real = new RealPaths()): PathView {
+export function pathView(model: CommandModel, context: AssessContext, real: RealPaths): PathView {
+  const homes = real.homes;
   const segs = model.segments;
   const start: Directories =
     context.cwd === undefined
       ? NEUTRAL
       : context.cwd === null
         ? { list: [], unknown: true }
-        : { list: [normalizePath(context.cwd) ?? ''], unknown: false };
+        : { list: [normalizePath(context.cwd, homes) ?? ''], unknown: false };
   const cdpath = segs.some((s) => s.assignments.some((a) => a.name === 'CDPATH'));
-  const walk = new Walk(start, model.flags.control_flow || model.flags.function_def, cdpath, (d) =>
-    linkedDirectories(d, real),
+  const walk = new Walk(
+    start,
+    model.flags.control_flow || model.flags.function_def,
+    cdpath,
+    (d) => linkedDirectories(d, real),
+    homes,
   );
   const r = new Resolver(real);
   const dirs: Directories[] = [];
@@ -428,7 +449,7 @@ export function pathView(model: CommandModel, context: AssessContext = {}, real 
     if (changed.some((v, k) => v !== loops![k])) loops = changed;
   }
   const directories = (i: number): Directories => dirs[i] ?? walk.cur;
-  const isBroad = (word: string): boolean => isBroadTarget(word) || r.broad.has(word);
+  const isBroad = (word: string): boolean => isBroadTarget(word, homes) || r.broad.has(word);
   const base = { where: r.where, notes: r.notes, directories, isBroad };
   if (out === null && loops === model.loop_variables) return { model, ...base };
   const view: CommandModel = { ...model, segments: out ?? segs };

@@ -7,13 +7,18 @@ import type { SimpleCommand } from '../../command-model.js';
 import { fetchedFiles } from '../../rules/download-run.js';
 import { FETCHERS } from '../programs/programs.js';
 import type { SegmentPlace } from './cwd-paths.js';
+import type { KnownHomes } from './known-homes.js';
 import { sensitiveWriteTarget } from './paths.js';
 
 /** At most this many written names are placed (a command line may name many URLs). */
 const MAX_NAMES = 32;
 
 /** The sensitive places a fetcher's downloads are written to, each with the file it writes. */
-export function fetchedIntoSensitive(seg: SimpleCommand, place: SegmentPlace): { file: string; place: string }[] {
+export function fetchedIntoSensitive(
+  seg: SimpleCommand,
+  place: SegmentPlace,
+  homes: KnownHomes,
+): { file: string; place: string }[] {
   if (!FETCHERS.has(seg.program)) return [];
   const redirected = new Set(seg.redirects.map((r) => r.target));
   const out: { file: string; place: string }[] = [];
@@ -22,7 +27,7 @@ export function fetchedIntoSensitive(seg: SimpleCommand, place: SegmentPlace): {
     if (redirected.has(name)) continue;
     const files = /^[/~]/.test(name) ? [name] : place.dirs.list.map((d) => `${d.replace(/\/+$/, '')}/${name}`);
     for (const file of files) {
-      const sens = sensitiveWriteTarget(file);
+      const sens = sensitiveWriteTarget(file, homes);
       if (sens !== null) out.push({ file, place: sens });
     }
   }

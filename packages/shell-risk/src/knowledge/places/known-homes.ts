@@ -8,11 +8,10 @@
 //
 // The homes belong to the instance that judges (a RiskAssessor, a PathSandbox), not to the
 // process: two assessors built with different options judge independently (issue 26: these were
-// two process-wide registries that every assessor's options added to). The path functions of
-// paths.ts and real-paths.ts are called from dozens of rules; rather than pass the homes through
-// every one, they read the homes *in force*: those of the instance whose synchronous call is
-// running (`within`), restored when it returns; outside any call, none beyond the usual spellings.
-// The call is synchronous, so no other assessor's call can interleave with it.
+// two process-wide registries that every assessor's options added to, then one module-wide
+// variable holding the homes of the call running). The instance passes its homes to the path
+// functions of paths.ts and real-paths.ts explicitly, down through the rules that call them; no
+// module here holds homes, so calls of different assessors may interleave freely.
 
 import { homedir } from 'node:os';
 import { posix } from 'node:path';
@@ -47,30 +46,7 @@ export class KnownHomes {
   homeOnDisk(): string {
     return this.userHomes[0] ?? homedir();
   }
-
-  /** Runs `judge` (synchronous) with these homes in force, then restores the ones before. */
-  within<T>(judge: () => T): T {
-    return withHomes(this, judge);
-  }
 }
 
 /** No homes beyond the usual spellings. */
 export const USUAL_HOMES = new KnownHomes([], []);
-
-/** The homes of the call running now (see the file comment); set only by {@link KnownHomes.within}. */
-let inForce: KnownHomes = USUAL_HOMES;
-
-function withHomes<T>(homes: KnownHomes, judge: () => T): T {
-  const before = inForce;
-  inForce = homes;
-  try {
-    return judge();
-  } finally {
-    inForce = before;
-  }
-}
-
-/** The homes in force: those of the instance whose call is running, else {@link USUAL_HOMES}. */
-export function homesInForce(): KnownHomes {
-  return inForce;
-}

@@ -8,7 +8,7 @@
 
 import { posix } from 'node:path';
 
-import { homesInForce, KnownHomes } from './known-homes.js';
+import { KnownHomes, USUAL_HOMES } from './known-homes.js';
 import { ANY, componentMatches, components, expandBraces, GLOB, meet, type Place } from './path-globs.js';
 import {
   DOTENV,
@@ -36,7 +36,7 @@ const HOME_AT_HOME = '/home/\u0000';
 /** …and where it stands in the other reading: `/root`, one level down. */
 const HOME_AT_ROOT = '/root';
 
-function normalizeAs(word: string, homeAt: string): string | null {
+function normalizeAs(word: string, homeAt: string, homes: KnownHomes): string | null {
   let p = word;
   if (HOME_PREFIX.test(p)) p = p.replace(HOME_PREFIX, '~');
   else if (FINGER_HOME_PREFIX.test(p)) p = p.replace(FINGER_HOME_PREFIX, '~/.finger');
@@ -55,7 +55,7 @@ function normalizeAs(word: string, homeAt: string): string | null {
   if (!n.startsWith('/')) return n;
   const m = USER_HOME.exec(n);
   if (m !== null) return `~${n.slice(m[0].length)}`;
-  const extra = homesInForce().userHomePrefix(n);
+  const extra = homes.userHomePrefix(n);
   return extra === 0 ? n : `~${n.slice(extra)}`;
 }
 
@@ -65,27 +65,27 @@ function normalizeAs(word: string, homeAt: string): string | null {
  * trailing slash is dropped. Returns null when the path starts with any other run-time value
  * (`$X/…`, `` `…` ``). `~/..` is read as the directory holding homes (see {@link pathReadings}).
  */
-export function normalizePath(word: string): string | null {
-  return normalizeAs(word, HOME_AT_HOME);
+export function normalizePath(word: string, homes: KnownHomes): string | null {
+  return normalizeAs(word, HOME_AT_HOME, homes);
 }
 
 /**
  * Every normalised reading of a path word: one, or two when it climbs out of home (`~/../x` is
  * `/home/x` for a home in /home and `/x` for `/root`).
  */
-export function pathReadings(word: string): string[] {
-  const n = normalizeAs(word, HOME_AT_HOME);
+export function pathReadings(word: string, homes: KnownHomes): string[] {
+  const n = normalizeAs(word, HOME_AT_HOME, homes);
   if (n === null) return [];
   if (n.startsWith('~') || !/^(?:~|\$HOME|\$\{HOME\}|\$FINGER_HOME|\$\{FINGER_HOME\})/.test(word)) return [n];
-  const r = normalizeAs(word, HOME_AT_ROOT);
+  const r = normalizeAs(word, HOME_AT_ROOT, homes);
   return r === null || r === n ? [n] : [n, r];
 }
 
 /** The words a path word stands for: its brace expansion, each in every reading. */
-function readingsOf(word: string): string[] {
+function readingsOf(word: string, homes: KnownHomes): string[] {
   const alts = expandBraces(word);
-  if (alts.length === 1) return pathReadings(alts[0]!);
-  return alts.flatMap(pathReadings);
+  if (alts.length === 1) return pathReadings(alts[0]!, homes);
+  return alts.flatMap((a) => pathReadings(a, homes));
 }
 
 const TRAILING_GLOB = /(?:\/\*|\/\.\*|\/\.|\/)+$/;
@@ -95,11 +95,11 @@ const TRAILING_GLOB = /(?:\/\*|\/\.\*|\/\.|\/)+$/;
  * `*`, a top-level directory (`/etc`, `/usr`), a direct child of home (`~/.ssh`, `~/Documents`),
  * or a path starting with a run-time value (`"$HOME"`, `$X/…`).
  */
-export function isBroadTarget(word: string): boolean {
+export function isBroadTarget(word: string, homes: KnownHomes): boolean {
   for (const alt of expandBraces(word)) {
     let w = alt;
     if (w.length > 1) w = w.replace(TRAILING_GLOB, '') || '/';
-    const ns = pathReadings(w);
+    const ns = pathReadings(w, homes);
     if (ns.length === 0) return true;
     if (ns.some(isBroadNormal)) return true;
   }
@@ -191,9 +191,8 @@ function absolutePlaces(paths: readonly string[], dir: boolean): Place[] {
   return paths.map((p) => place(components(p), dir, p));
 }
 
-/** The places for the homes in force. */
-function allPlaces(): Places {
-  const homes = homesInForce();
+/** The places for these homes. */
+function allPlaces(homes: KnownHomes): Places {
   const built = placesOf.get(homes);
   if (built !== undefined) return built;
   const finger = (names: readonly string[]): Place[] =>
@@ -256,18 +255,18 @@ function globPlace(n: string, list: readonly Place[]): string | null {
  * Names the sensitive place a write to this path would touch (shell start-up files, ~/.ssh,
  * credentials, git's own files, system directories, devices, finger's home), or null.
  */
-export function sensitiveWriteTarget(word: string): string | null {
+export function sensitiveWriteTarget(word: string, homes: KnownHomes): string | null {
   if (isNullSink(word)) return null;
-  for (const n of readingsOf(word)) {
-    const hit = sensitiveWriteNormal(n);
+  for (const n of readingsOf(word, homes)) {
+    const hit = sensitiveWriteNormal(n, homes);
     if (hit !== null) return hit;
   }
   return null;
 }
 
-function sensitiveWriteNormal(n: string): string | null {
+function sensitiveWriteNormal(n: string, homes: KnownHomes): string | null {
   if (isNullSink(n)) return null;
-  const home = fingerHomeEntry(n, FINGER_GUARDED);
+  const home = fingerHomeEntry(n, FINGER_GUARDED, homes);
   if (home !== undefined) return home;
   if (n.startsWith('~/')) {
     const rel = n.slice(2);
@@ -281,7 +280,7 @@ function sensitiveWriteNormal(n: string): string | null {
   }
   const git = gitTarget(n);
   if (git !== null) return git;
-  return GLOB.test(n) ? globPlace(n, allPlaces().write) : null;
+  return GLOB.test(n) ? globPlace(n, allPlaces(homes).write) : null;
 }
 
 // ---- credentials ---------------------------------------------------------------------------------
@@ -295,14 +294,14 @@ function sensitiveWriteNormal(n: string): string | null {
  */
 export function knownHomes(options: { finger_home?: string; home_dir?: string }): KnownHomes {
   const finger: string[] = [];
-  const n = options.finger_home === undefined ? null : normalizePath(options.finger_home);
+  const n = options.finger_home === undefined ? null : normalizePath(options.finger_home, USUAL_HOMES);
   if (n !== null && n !== '/' && n !== '~' && (n.startsWith('/') || n.startsWith('~/'))) finger.push(n);
   return new KnownHomes(options.home_dir === undefined ? [] : [options.home_dir], finger);
 }
 
-/** The entry of a known finger home (in force) among `names` that `n` (normalised) lies in, if any. */
-function fingerHomeEntry(n: string, names: readonly string[]): string | undefined {
-  for (const h of homesInForce().fingerHomes) {
+/** The entry of a known finger home among `names` that `n` (normalised) lies in, if any. */
+function fingerHomeEntry(n: string, names: readonly string[], homes: KnownHomes): string | undefined {
+  for (const h of homes.fingerHomes) {
     if (n === h) return h;
     if (!n.startsWith(`${h}/`)) continue;
     const first = n.slice(h.length + 1).split('/')[0]!;
@@ -312,12 +311,12 @@ function fingerHomeEntry(n: string, names: readonly string[]): string | undefine
 }
 
 /** Whether a word may name a credential store at all (a cheap test; so may no part of it when it fails). */
-export function mayNameSecret(word: string): boolean {
+export function mayNameSecret(word: string, homes: KnownHomes): boolean {
   return (
     SECRET_HINT.test(word) ||
     GLOB.test(word) ||
     word.includes('{') ||
-    (homesInForce().fingerHomes.length > 0 && word.includes('/'))
+    (homes.fingerHomes.length > 0 && word.includes('/'))
   );
 }
 
@@ -343,14 +342,14 @@ function procSecret(n: string): string | null {
  * finger's home, /proc/<pid>/environ…), or null. Accepts the `@file` / `name=@file` forms curl
  * uses to send a file.
  */
-export function secretPath(word: string): string | null {
-  if (!mayNameSecret(word)) return null;
+export function secretPath(word: string, homes: KnownHomes): string | null {
+  if (!mayNameSecret(word, homes)) return null;
   let w = word;
   const at = w.indexOf('=@');
   if (at >= 0) w = w.slice(at + 2);
   else if (w.startsWith('@') || w.startsWith('<')) w = w.slice(1);
-  for (const n of readingsOf(w)) {
-    const hit = secretNormal(n);
+  for (const n of readingsOf(w, homes)) {
+    const hit = secretNormal(n, homes);
     if (hit !== null) return hit;
   }
   return null;
@@ -359,8 +358,8 @@ export function secretPath(word: string): string | null {
 /** What ~/.ssh holds that is public: public keys, known hosts, the keys allowed in. */
 const SSH_PUBLIC = /^\.ssh\/(?:[^/*?[]+\.pub|known_hosts(?:\.old)?|authorized_keys2?)$/;
 
-function secretNormal(n: string): string | null {
-  const home = fingerHomeEntry(n, FINGER_SECRETS);
+function secretNormal(n: string, homes: KnownHomes): string | null {
+  const home = fingerHomeEntry(n, FINGER_SECRETS, homes);
   if (home !== undefined) return home;
   if (n.startsWith('~/')) {
     const rel = n.slice(2);
@@ -375,18 +374,18 @@ function secretNormal(n: string): string | null {
   }
   if (DOTENV.test(n)) return n;
   if (SECRET_FILE_ANYWHERE.test(n)) return n;
-  return GLOB.test(n) ? globPlace(n, allPlaces().secret) : null;
+  return GLOB.test(n) ? globPlace(n, allPlaces(homes).secret) : null;
 }
 
 /**
  * The credential store a directory holds (it is an ancestor of it: `~`, `/`, `/home`, `/etc`,
  * `~/.config`, finger's home's parent…), named; or null. A recursive read of it reads the store.
  */
-export function holdsSecret(word: string): string | null {
-  for (const n of readingsOf(word)) {
+export function holdsSecret(word: string, homes: KnownHomes): string | null {
+  for (const n of readingsOf(word, homes)) {
     if (!n.startsWith('/') && !n.startsWith('~')) continue;
     const parts = components(n);
-    for (const p of candidates(allPlaces().secret, parts)) if (meet(parts, p) === 'above') return p.label;
+    for (const p of candidates(allPlaces(homes).secret, parts)) if (meet(parts, p) === 'above') return p.label;
   }
   return null;
 }
@@ -430,11 +429,11 @@ function candidates(list: readonly Place[], parts: readonly string[]): readonly 
 }
 
 /** Whether a directory holds (is an ancestor of) a credential store or a place sensitive to write. */
-export function holdsSensitive(n: string): boolean {
-  if (holdsSecret(n) !== null) return true;
+export function holdsSensitive(n: string, homes: KnownHomes): boolean {
+  if (holdsSecret(n, homes) !== null) return true;
   if (!n.startsWith('/') && !n.startsWith('~')) return false;
   const parts = components(n);
-  return candidates(allPlaces().write, parts).some((p) => meet(parts, p) === 'above');
+  return candidates(allPlaces(homes).write, parts).some((p) => meet(parts, p) === 'above');
 }
 
 /**
@@ -444,12 +443,12 @@ export function holdsSensitive(n: string): boolean {
  * the other checks recognise (`~/.aws/credentials`); or null. Only names that are part of a
  * place count: `main.ts` is not, though some directory's `main.ts` may lie in `~/.ssh`.
  */
-export function sensitiveFromAnywhere(rel: string): string | null {
-  const n = normalizePath(rel);
+export function sensitiveFromAnywhere(rel: string, homes: KnownHomes): string | null {
+  const n = normalizePath(rel, homes);
   if (n === null || n === '' || n.startsWith('/') || n.startsWith('~')) return null;
   const parts = n.split('/').filter((p) => p !== '..' && p !== '.');
   if (parts.length === 0) return null;
-  for (const p of allPlaces().tails) {
+  for (const p of allPlaces(homes).tails) {
     for (let k = p.parts[0] === '' ? 1 : p.parts[0] === '~' ? 1 : 0; k < p.parts.length; k++) {
       if (meet(parts, { parts: p.parts.slice(k), dir: p.dir, label: p.label }) !== 'at') continue;
       const anchor = p.parts

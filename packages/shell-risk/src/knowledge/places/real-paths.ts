@@ -12,7 +12,7 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 
-import { homesInForce } from './known-homes.js';
+import type { KnownHomes } from './known-homes.js';
 
 /** At most this many paths looked up per command. */
 export const MAX_RESOLUTIONS = 64;
@@ -39,13 +39,17 @@ export class RealPaths {
   #left = MAX_RESOLUTIONS;
   #lookups = MAX_LOOKUPS;
   readonly #trusted: string | undefined;
+  /** the homes of the instance that judges: where `~` stands on disk, and how the rules that use this resolver read paths */
+  readonly homes: KnownHomes;
 
   /**
    * `trusted`: a real directory (the command's starting directory, which the sandbox resolved):
    * it and its parents are taken as they are, with no lookup, and asking for one of them is no
-   * probe — a command that names no path rests on nothing on disk.
+   * probe — a command that names no path rests on nothing on disk. `homes`: those of the
+   * instance that judges (`~` stands for its user's home).
    */
-  constructor(trusted?: string) {
+  constructor(homes: KnownHomes, trusted?: string) {
+    this.homes = homes;
     if (trusted === undefined || !trusted.startsWith('/') || trusted.length > 4096) return;
     this.#trusted = trusted;
     for (let at = trusted.indexOf('/', 1); ; at = trusted.indexOf('/', at + 1)) {
@@ -62,7 +66,7 @@ export class RealPaths {
     const known = this.#answers.get(path);
     if (known !== undefined) return known;
     if (this.#left <= 0 || this.#lookups <= 0) return null;
-    const abs = path === '~' || path.startsWith('~/') ? homesInForce().homeOnDisk() + path.slice(1) : path;
+    const abs = path === '~' || path.startsWith('~/') ? this.homes.homeOnDisk() + path.slice(1) : path;
     if (!abs.startsWith('/') || abs.length > 4096 || VIRTUAL.test(abs)) return null;
     if (this.#memo.get(abs) === true && this.#trusted !== undefined && isWithin(abs, this.#trusted)) return null;
     this.#left--;
@@ -73,9 +77,9 @@ export class RealPaths {
   }
 
   /** Whether every probe still gets the same answer (the disk has not changed under it). */
-  static unchanged(probes: readonly Probe[], trusted?: string): boolean {
+  static unchanged(probes: readonly Probe[], homes: KnownHomes, trusted?: string): boolean {
     if (probes.length === 0) return true;
-    const again = new RealPaths(trusted);
+    const again = new RealPaths(homes, trusted);
     return probes.every(([p, real]) => again.resolve(p) === real);
   }
 

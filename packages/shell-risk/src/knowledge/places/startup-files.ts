@@ -4,6 +4,7 @@
 // (bash runs it at every interactive start)"). Which writes are dangerous is paths.ts's
 // (sensitive places) and startup-hooks.ts's; this table only names the start-up ones.
 
+import type { KnownHomes } from './known-homes.js';
 import { normalizePath } from './paths.js';
 
 /** [normalised path pattern, what runs it]; a pattern for a directory also matches what is under it. */
@@ -35,8 +36,8 @@ const STARTUP_FILES: readonly (readonly [RegExp, string])[] = [
 ];
 
 /** What runs the start-up file `path` names (any spelling of home), or null when it is none. */
-export function startupFile(path: string): string | null {
-  const n = normalizePath(path);
+export function startupFile(path: string, homes: KnownHomes): string | null {
+  const n = normalizePath(path, homes);
   if (n === null) return null;
   for (const [re, why] of STARTUP_FILES) if (re.test(n)) return why;
   return null;

@@ -4,6 +4,7 @@
 
 import type { SimpleCommand } from '../../command-model.js';
 import { credentialFile } from '../../flow/exfiltration.js';
+import type { KnownHomes } from '../places/known-homes.js';
 
 /** Programs that print file names (what `read f` then takes as a path). */
 const LISTERS: ReadonlySet<string> = new Set(['ls', 'find', 'fd', 'echo', 'printf', 'realpath', 'readlink']);
@@ -62,11 +63,11 @@ export function readTargets(seg: SimpleCommand): string[] {
  * The credential files whose names the segments `from` (those feeding a read's input: `ls ~/.ssh/*
  * | while read f`, `< <(find ~/.aws …)`) print, described; or null.
  */
-export function listedFiles(segs: readonly SimpleCommand[], from: readonly number[]): string | null {
+export function listedFiles(segs: readonly SimpleCommand[], from: readonly number[], homes: KnownHomes): string | null {
   for (const j of from) {
     const s = segs[j] as SimpleCommand;
     if (!LISTERS.has(s.program)) continue;
-    const named = s.argv.slice(1).find((w) => !w.startsWith('-') && credentialFile(w) !== null);
+    const named = s.argv.slice(1).find((w) => !w.startsWith('-') && credentialFile(w, homes) !== null);
     if (named !== undefined) return `the credential files named by ${s.program} '${named}' (segment ${j + 1})`;
   }
   return null;

@@ -15,6 +15,7 @@ import { grepRecursesIntoSecrets } from '../../options/grep-directories.js';
 import { abbreviatesAny, type ParsedArgs, parseWithSpec } from '../../options/option-parser.js';
 import { type CommandSpec, lookup } from '../../options/option-spec.js';
 import { ENV_OPTIONS } from '../../options/wrapper-options.js';
+import type { KnownHomes } from '../places/known-homes.js';
 
 /** Commands that only read and print, whatever their arguments. */
 const ALWAYS_SAFE = new Set([
@@ -93,7 +94,8 @@ const ALWAYS_SAFE = new Set([
   'pgrep',
 ]);
 
-type Check = (args: string[]) => boolean;
+/** `homes`: the judging assessor's (known-homes.ts), for the checks that read paths (grep -r over a home). */
+type Check = (args: string[], homes: KnownHomes) => boolean;
 
 const shortHas = (a: string, letters: string): boolean =>
   a.startsWith('-') && !a.startsWith('--') && [...a.slice(1)].some((c) => letters.includes(c));
@@ -305,21 +307,21 @@ const CHECKS: Record<string, Check> = {
   command: (args) => args.some((a) => /^-[a-zA-Z]*[vV]/.test(a)),
   tail: () => true,
   // `-d recurse` is `-r`: over home, `/`, `/etc`… a credential read
-  grep: (args) => !grepRecursesIntoSecrets(args),
-  egrep: (args) => !grepRecursesIntoSecrets(args),
-  fgrep: (args) => !grepRecursesIntoSecrets(args),
-  zgrep: (args) => !grepRecursesIntoSecrets(args),
+  grep: (args, homes) => !grepRecursesIntoSecrets(args, homes),
+  egrep: (args, homes) => !grepRecursesIntoSecrets(args, homes),
+  fgrep: (args, homes) => !grepRecursesIntoSecrets(args, homes),
+  zgrep: (args, homes) => !grepRecursesIntoSecrets(args, homes),
 };
 
 /**
  * Whether a command (program and its arguments, wrappers already stripped) is on the read-only
  * safe list. The caller also requires no write redirect, no substitution, no assignment, a
- * standard program path and no run-time values.
+ * standard program path and no run-time values. `homes`: those of the assessor that judges.
  */
-export function isSafeCommand(program: string, args: string[]): boolean {
+export function isSafeCommand(program: string, args: string[], homes: KnownHomes): boolean {
   if (ALWAYS_SAFE.has(program)) return true;
   const check = lookup(CHECKS, program);
-  return check !== undefined && check(args);
+  return check !== undefined && check(args, homes);
 }
 
 /** Every program name on the safe list (for documentation and the report). */
