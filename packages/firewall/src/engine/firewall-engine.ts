@@ -8,12 +8,11 @@ import { readFileSync } from 'node:fs';
 
 import { internId, ulid } from '@finger/protocol';
 import type { AssessContext, Confinement, RiskAssessment } from '@finger/shell-risk';
-import { confinementOf, networkNeeds } from '@finger/shell-risk';
-import { planLinkSnapshot } from '@finger/workspace';
+import { confinementOf } from '@finger/shell-risk';
 
 import { HostResolver } from '../net/host-resolver.js';
 import { type HostResolution, hostsToResolve, judgeUrls, urlArguments } from '../net/url-args.js';
-import { type EffectivePolicy, evaluatePolicy, type WorkspaceSandboxFacts } from '../policy/evaluate-policy.js';
+import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
 import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
@@ -32,6 +31,7 @@ import {
   VerdictCache,
   type VerdictCacheStats,
 } from './verdict-cache.js';
+import { WorkspaceWriteJudge } from './workspace-write.js';
 
 /** Where the engine gets the current policy (a PolicyStore), read on every call. */
 export interface PolicySource {
@@ -209,8 +209,7 @@ export class FirewallEngine {
   readonly #cache: VerdictCache | undefined;
   readonly #keys = new ArgsKeys();
   readonly #workspaceTools: ReadonlySet<string>;
-  readonly #undo: FirewallEngineOptions['undo_snapshots'];
-  readonly #registries: boolean;
+  readonly #workspaceWrite: WorkspaceWriteJudge;
   readonly #hosts: NonNullable<FirewallEngineOptions['hosts']>;
   #lastSession = { kind: '', id: '', session: '', key: '' };
 
@@ -225,8 +224,13 @@ export class FirewallEngine {
     this.#timeFromCall = options.time_from_call === true;
     this.behaviour = new BehaviourMonitor(options.behaviour);
     this.#workspaceTools = new Set(options.workspace_sandbox?.tools ?? []);
-    this.#undo = options.undo_snapshots;
-    this.#registries = options.workspace_sandbox?.network === 'registries';
+    this.#workspaceWrite = new WorkspaceWriteJudge({
+      // the assessor's confinement (an assessor without its own: judged with the usual homes)
+      confinement: (assessment) => this.#risk.confinementOf?.(assessment) ?? confinementOf(assessment),
+      sandbox: this.#sandbox,
+      registries: options.workspace_sandbox?.network === 'registries',
+      undo: options.undo_snapshots,
+    });
     this.#hosts = options.hosts ?? new HostResolver();
   }
 
@@ -414,12 +418,7 @@ export class FirewallEngine {
     const urlFindings = urls.length > 0 ? judgeUrls(urls, facts.hosts) : undefined;
     const ws =
       shellCall && assessment.level === 'moderate' && this.#workspaceTools.has(tool_id)
-        ? this.#undoable(
-            this.#workspaceSandbox(assessment, context?.cwd, policy, principal),
-            assessment,
-            context?.cwd,
-            principal,
-          )
+        ? this.#workspaceWrite.judge(assessment, context?.cwd, policy, principal)
         : undefined;
     const perm = evaluatePolicy(
       policy,
@@ -438,84 +437,6 @@ export class FirewallEngine {
     );
     const sb = this.#sandbox.check(paths, policy, principal);
     return { st: { shellCall, assessment, perm }, paths, sb, resolved: urls.some((u) => !u.literal) };
-  }
-
-  /**
-   * Whether a `moderate` shell command may run in the workspace-write sandbox at NOTIFY, and if
-   * not why: it must start in a workspace root, reach nothing of finger's, need no network, name
-   * no credential, and write only words that resolve inside the caller's workspace roots (real
-   * paths) and writable_paths. Reads outside the read roots are the PathSandbox's own holds.
-   */
-  #workspaceSandbox(
-    assessment: RiskAssessment,
-    cwd: string | null | undefined,
-    policy: EffectivePolicy,
-    principal: ToolCallFacts['principal'],
-  ): WorkspaceSandboxFacts {
-    const holds: { id: string; reason: string }[] = [];
-    if (assessment.unparseable === true || (assessment.forbidden?.length ?? 0) > 0) return { eligible: false, holds };
-    if (typeof cwd !== 'string') return { eligible: false, holds };
-    const c = this.#confinement(assessment);
-    // with the registry proxy on, installs from the lock file or manifest are no hold: they get the proxy
-    const net = this.#registries ? networkNeeds(assessment.model, true) : { held: c.needs, registries: false };
-    for (const need of net.held) holds.push({ id: 'sandbox.needs_network', reason: need });
-    if (c.credential !== undefined)
-      holds.push({
-        id: 'sandbox.credential',
-        reason: `names the credential ${JSON.stringify(c.credential)}: not run unseen, sandbox or not`,
-      });
-    if (c.unknown !== undefined)
-      holds.push({ id: 'sandbox.unknown_write', reason: `not confined to the workspace: ${c.unknown}` });
-    for (const gone of c.destroys)
-      holds.push({ id: 'sandbox.not_undoable', reason: `${gone}, so not run unseen, sandbox or not` });
-    const outside = this.#sandbox.writesOutside(c.writes, cwd, policy, principal);
-    if (outside.length > 0)
-      holds.push({ id: 'sandbox.outside_workspace', reason: `writes outside the workspace: ${outside.join(', ')}` });
-    if (holds.length > 0) return { eligible: false, holds };
-    return net.registries ? { eligible: true, network: 'registries' } : { eligible: true };
-  }
-
-  /** The assessor's confinement of `assessment` (an assessor without its own: judged with the usual homes). */
-  #confinement(assessment: RiskAssessment): Confinement {
-    return this.#risk.confinementOf?.(assessment) ?? confinementOf(assessment);
-  }
-
-  /**
-   * An eligible call that deletes trees (confinement's `undoable`) stays eligible only when their
-   * hard-link snapshot can be planned (link-snapshot.ts of @finger/workspace: inside the workspace, on
-   * the undo store's file system, within the bounds); it then carries the paths as `undo_snapshot`.
-   * Otherwise it is held, `sandbox.not_undoable`, saying why.
-   */
-  #undoable(
-    ws: WorkspaceSandboxFacts,
-    assessment: RiskAssessment,
-    cwd: string | null | undefined,
-    principal: ToolCallFacts['principal'],
-  ): WorkspaceSandboxFacts {
-    const deletes = this.#confinement(assessment).undoable;
-    if (deletes.length === 0) return ws;
-    const hold = (why: string): WorkspaceSandboxFacts => ({
-      eligible: false,
-      holds: [
-        ...(ws.eligible ? [] : ws.holds),
-        ...deletes.map((d) => ({
-          id: 'sandbox.not_undoable',
-          reason: `${d.gone}: not undoable (${why}), so not run unseen, sandbox or not`,
-        })),
-      ],
-    });
-    if (this.#undo === undefined) return hold('no undo store for its snapshot');
-    if (!ws.eligible || typeof cwd !== 'string') return ws;
-    const own = this.#sandbox.workspaceOf(principal);
-    const roots = own === undefined ? this.#sandbox.defaultRoots : [own, ...this.#sandbox.defaultRoots];
-    const plan = planLinkSnapshot(
-      deletes.flatMap((d) => d.words),
-      cwd,
-      roots,
-      this.#undo,
-    );
-    if ('reason' in plan) return hold(plan.reason);
-    return plan.paths.length > 0 ? { ...ws, undo_snapshot: Object.freeze(plan.paths) } : ws;
   }
 
   /**
