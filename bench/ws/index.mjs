@@ -17,7 +17,7 @@
 // calls make events, while a raw broadcast sends as fast as it can. See bench/README.md.
 
 import { fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,16 @@ async function settle(child, t0) {
   return { c, secs: Number(at - t0) / 1e9 };
 }
 
+/** CPU seconds (user + system) a process has used, from /proc (undefined off Linux). */
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /** finger_events_emitted_total of the daemon's /metrics. */
 async function emittedTotal(daemon) {
   const res = await fetch(`${daemon.url}/metrics`, { headers: { authorization: `Bearer ${daemon.admin}` } });
@@ -135,11 +145,18 @@ runBench(BENCH, async () => {
     };
     const load = async () => {
       const e0 = await emittedTotal(daemon);
+      const c0 = cpuSeconds(daemon.pid);
       const t0 = process.hrtime.bigint();
       const r = await runLoad(hub, { connections: CONNECTIONS, ms: ROUND_MS });
       const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+      const c1 = cpuSeconds(daemon.pid);
       if (r.errors > 0) throw new Error(`/hub: ${r.errors} wrong answers, first: ${r.first_error}`);
-      return { ...r, events_per_s: Math.round(((await emittedTotal(daemon)) - e0) / secs) };
+      return {
+        ...r,
+        events_per_s: Math.round(((await emittedTotal(daemon)) - e0) / secs),
+        // what a call cost the daemon's CPU: far less sensitive than ops/s to other load on the machine
+        cpu_us_per_call: c0 === undefined || r.ops === 0 ? null : Math.round(((c1 - c0) / r.ops) * 1e6),
+      };
     };
     await runLoad(hub, { connections: CONNECTIONS, ms: 1000 });
     log('warm');
@@ -224,6 +241,7 @@ runBench(BENCH, async () => {
         ops_per_s: n0.ops_per_s,
         p50_us: n0.p50_us,
         p99_us: n0.p99_us,
+        cpu_us_per_call: n0.cpu_us_per_call,
         events_per_s: n0.events_per_s,
       },
       {
@@ -232,6 +250,7 @@ runBench(BENCH, async () => {
         ops_per_s: n1.ops_per_s,
         p50_us: n1.p50_us,
         p99_us: n1.p99_us,
+        cpu_us_per_call: n1.cpu_us_per_call,
         events_per_s: n1.events_per_s,
         delivered_per_s: n1.delivered_per_s,
         dropped: n1.dropped,
@@ -264,7 +283,8 @@ runBench(BENCH, async () => {
     };
     process.stdout.write(
       `
-/hub with ${SUBSCRIBERS} subscribers ÷ none ${ratios.hub_with_subscribers_vs_none}; ` +
+/hub with ${SUBSCRIBERS} subscribers ÷ none ${ratios.hub_with_subscribers_vs_none} ` +
+        `(daemon CPU per call ${n0.cpu_us_per_call} → ${n1.cpu_us_per_call} µs); ` +
         `fan-out at full speed: finger frames delivered/s ÷ raw ws broadcast ${ratios.delivered_vs_raw_ws} (target ≥ ${TARGET}); ` +
         `mean frame ${streamBytes} B; finger dropped ${f.dropped}, cut ${f.cut_4008}; daemon RSS ${round(idleRss ?? 0, 1)} MB after warm-up, ` +
         `peak seen ${round(peakRss, 1)} MB\n`,
