@@ -3,9 +3,6 @@
 // RiskAssessor caches, and the only I/O is the PathSandbox's realpath/lstat and — for a held or
 // notified write — reading the current file for the diff preview (both injected).
 
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-
 import { internId, ulid } from '@finger/protocol';
 import type { AssessContext, Confinement, RiskAssessment } from '@finger/shell-risk';
 import { confinementOf } from '@finger/shell-risk';
@@ -13,17 +10,18 @@ import { confinementOf } from '@finger/shell-risk';
 import { HostResolver } from '../net/host-resolver.js';
 import { type HostResolution, hostsToResolve, judgeUrls, urlArguments } from '../net/url-args.js';
 import { type EffectivePolicy, evaluatePolicy } from '../policy/evaluate-policy.js';
-import { isPathArg, isWriteTool } from '../sandbox/path-args.js';
+import { isPathArg } from '../sandbox/path-args.js';
 import type { PathSandbox, ResolvedPaths, SandboxVerdict } from '../sandbox/path-sandbox.js';
 import { ArgumentFilter, type FilterResult } from './argument-filter.js';
 import { BehaviourMonitor, type BehaviourOptions, type LayerFinding } from './behaviour-monitor.js';
 import type { FirewallCall } from './call-facts.js';
 import { factsOf } from './call-facts.js';
 import { argsFingerprint, ArgsKeys } from './call-key.js';
+import { fileSha256, isPreviewCurrent, nodeReadFile, previewOf } from './call-preview.js';
 import { decide } from './decide.js';
 import { AutoEvaluation, CACHED_ALLOW, type CachedAllow, EngineEvaluation } from './engine-evaluation.js';
-import type { Evaluation, Preview, ToolCallFacts } from './evaluation.js';
-import { argsPreview, commandPreview, type ReadFile, writePreview } from './preview.js';
+import type { Evaluation, ToolCallFacts } from './evaluation.js';
+import type { ReadFile } from './preview.js';
 import { withStdinAndEnv } from './stdin-script.js';
 import {
   DEFAULT_VERDICT_CACHE_SIZE,
@@ -47,6 +45,8 @@ export interface CommandAssessor {
   /** What an assessment writes, needs and destroys, judged with the assessor's own homes (its `home_dir`, finger's home). */
   confinementOf?(assessment: RiskAssessment): Confinement;
 }
+
+export { nodeReadFile } from './call-preview.js';
 
 /** How an engine is built. */
 export interface FirewallEngineOptions {
@@ -117,16 +117,6 @@ export interface EvaluateOptions {
    * rule lists are only made if read. Default false.
    */
   lean?: boolean;
-}
-
-/** Node's file read: null when the file does not exist. */
-export function nodeReadFile(p: string): Uint8Array | null {
-  try {
-    return readFileSync(p);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
 }
 
 const NO_PATHS: ResolvedPaths = Object.freeze({
@@ -375,7 +365,17 @@ export class FirewallEngine {
   ): Evaluation {
     const ev = decide({ facts, args, st, sb, warnings, direct }, { found, meta }, ulid());
     if (ev.action === 'notify' || ev.action === 'hold')
-      ev.preview = this.#preview(facts.tool_id, facts.tool, args, st.shellCall, st.assessment, paths, facts.principal);
+      ev.preview = previewOf(
+        facts.tool_id,
+        facts.tool,
+        args,
+        st.shellCall,
+        st.assessment,
+        paths,
+        facts.principal,
+        this.#sandbox,
+        this.#readFile,
+      );
     return ev;
   }
 
@@ -470,8 +470,7 @@ export class FirewallEngine {
 
   /** sha256 of a file's current content; null when it does not exist. */
   fileSha256(path: string): string | null {
-    const b = this.#readFile(path);
-    return b === null ? null : createHash('sha256').update(b).digest('hex');
+    return fileSha256(this.#readFile, path);
   }
 
   /**
@@ -480,36 +479,6 @@ export class FirewallEngine {
    * held again.
    */
   isPreviewCurrent(ev: Pick<Evaluation, 'preview'>): boolean {
-    const p = ev.preview;
-    if (p === undefined || p.file_sha256 === undefined || p.path === undefined) return true;
-    try {
-      return this.fileSha256(p.path) === p.file_sha256;
-    } catch {
-      return false;
-    }
-  }
-
-  #preview(
-    tool_id: string,
-    tool: ToolCallFacts['tool'],
-    args: unknown,
-    shellCall: boolean,
-    assessment: RiskAssessment | undefined,
-    paths: ReturnType<PathSandbox['resolve']>,
-    principal: ToolCallFacts['principal'],
-  ): Preview {
-    const record =
-      typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
-    if (record !== undefined && assessment !== undefined && shellCall)
-      return commandPreview(
-        record,
-        assessment,
-        paths.list.find((p) => p.arg === 'cwd')?.path ?? this.#sandbox.baseFor(principal),
-      );
-    if (record !== undefined && isWriteTool(tool_id, tool)) {
-      const w = writePreview(tool_id, record, paths, this.#readFile);
-      if (w !== null) return w;
-    }
-    return argsPreview(args);
+    return isPreviewCurrent(this.#readFile, ev);
   }
 }
