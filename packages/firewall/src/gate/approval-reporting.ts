@@ -1,12 +1,14 @@
 // What the gate reports about a hold: the audit records (`approval.requested` /
-// `approval.resolved`), the APPROVAL_REQUESTED / APPROVAL_RESOLVED events and the perception samples.
+// `approval.resolved`), the APPROVAL_REQUESTED / APPROVAL_RESOLVED events and the perception samples;
+// and about standing approvals: their use, their creation and revocation (`policy.changed`,
+// POLICY_CHANGED).
 
 import type { AuditRecord } from '../audit/audit-entry.js';
 import type { Evaluation, ToolCallFacts } from '../engine/evaluation.js';
 import { answeredBy } from './answer-checks.js';
 import type { FinishMeta, GateEntry } from './approval-record.js';
 import { describeShape } from './call-shape.js';
-import type { GateDecision, GateEvents, GatePerception } from './gate-types.js';
+import type { GateAnswerer, GateDecision, GateEvents, GatePerception } from './gate-types.js';
 import type { StandingApproval } from './standing-approvals.js';
 
 /** The `approval.requested` audit record of a new hold. */
@@ -131,6 +133,29 @@ export function emitStandingResolved(events: GateEvents | undefined, facts: Tool
       standing_approval_id: a.id,
       matched_rule: `standing:${a.id}`,
     },
+  );
+}
+
+/** The `policy.changed` audit record of a revoked standing approval (written before the revocation takes effect). */
+export function standingRevokedAuditRecord(a: StandingApproval, by: GateAnswerer): AuditRecord {
+  return {
+    type: 'policy.changed',
+    actor: { kind: by.kind ?? 'human', id: by.id },
+    tool: a.tool_id,
+    details: { change: 'standing_approval.revoked', standing_approval: standingSummary(a) },
+  };
+}
+
+/** POLICY_CHANGED for a standing approval created (once its answer is on record) or revoked. */
+export function emitStandingChanged(
+  events: GateEvents | undefined,
+  op: 'created' | 'revoked',
+  a: StandingApproval,
+): void {
+  events?.emit(
+    'POLICY_CHANGED',
+    { ...(a.session_id !== undefined ? { session_id: a.session_id } : {}), target: a.tool_id },
+    { change: `standing_approval.${op}`, standing_approval: standingSummary(a) },
   );
 }
 

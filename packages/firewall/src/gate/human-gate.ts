@@ -17,12 +17,13 @@ import { argsOf, type FinishMeta, type GateEntry, isHumanOnly, newPendingApprova
 import {
   emitRequested,
   emitResolved,
+  emitStandingChanged,
   emitStandingResolved,
   recordPerception,
   requestedAuditRecord,
   resolvedAuditRecord,
   standingAuditRecord,
-  standingSummary,
+  standingRevokedAuditRecord,
 } from './approval-reporting.js';
 import { argsDigest, bindingOf } from './binding.js';
 import { deriveShape, describeShape, shapeClasses, type ShapeFacts } from './call-shape.js';
@@ -247,7 +248,7 @@ export class HumanGate {
     const kept = standing !== undefined && final.approved;
     if (kept) {
       this.standing.add(standing!);
-      this.emitStandingChange('created', standing!);
+      emitStandingChanged(this.o.events, 'created', standing!);
     }
     const r = answerResult({ ...base, edited, session_approval: kept }, final);
     if (kept) r.standing_approval = structuredClone(standing!);
@@ -266,19 +267,14 @@ export class HumanGate {
     if (a === undefined) throw new FingerError('E_NOT_FOUND', `no standing approval ${id}`, { id });
     if (this.o.audit) {
       try {
-        await this.o.audit.append({
-          type: 'policy.changed',
-          actor: { kind: by.kind ?? 'human', id: by.id },
-          tool: a.tool_id,
-          details: { change: 'standing_approval.revoked', standing_approval: standingSummary(a) },
-        });
+        await this.o.audit.append(standingRevokedAuditRecord(a, by));
       } catch (e) {
         this.o.logger?.warn({ err: e, id }, 'audit append of a standing approval revocation failed');
         throw new FingerError('E_STORE_UNAVAILABLE', 'the revocation could not be written to the audit log', { id });
       }
     }
     this.standing.revoke(id);
-    this.emitStandingChange('revoked', a);
+    emitStandingChanged(this.o.events, 'revoked', a);
     return a;
   }
 
@@ -290,14 +286,6 @@ export class HumanGate {
   private excuse(id: string): void {
     this.excused.add(id);
     if (this.excused.size > this.maxResolved) this.excused.delete(this.excused.values().next().value as string);
-  }
-
-  private emitStandingChange(op: 'created' | 'revoked', a: StandingApproval): void {
-    this.o.events?.emit(
-      'POLICY_CHANGED',
-      { ...(a.session_id !== undefined ? { session_id: a.session_id } : {}), target: a.tool_id },
-      { change: `standing_approval.${op}`, standing_approval: standingSummary(a) },
-    );
   }
 
   /** What planning a standing approval needs of the gate: the time now and the shape resolver. */
