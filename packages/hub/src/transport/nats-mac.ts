@@ -11,6 +11,11 @@ export const MAC_LEN = 43;
  */
 export class FrameKey {
   private readonly key: KeyObject;
+  /**
+   * The expected tag's bytes while {@link verify} compares them: one buffer per key, reused (the
+   * process is single-threaded and verify is synchronous), so a check allocates no Buffer for it.
+   */
+  private readonly expected = Buffer.alloc(MAC_LEN);
 
   constructor(
     readonly id: string,
@@ -20,13 +25,22 @@ export class FrameKey {
   }
 
   /**
-   * The MAC of `header ‖ body[start, end)` as {@link MAC_LEN} base64url characters (ASCII bytes).
-   * `header` is the Latin-1 signing header {@link signingHeader} builds.
+   * The MAC of `header ‖ body[start, end)` as {@link MAC_LEN} base64url characters. `header` is the
+   * Latin-1 signing header {@link signingHeader} builds.
    */
-  mac(header: string, body: Uint8Array, start = 0, end = body.length): Buffer {
+  mac(header: string, body: Uint8Array, start = 0, end = body.length): string {
     const h = createHmac('sha256', this.key).update(header, 'latin1');
     h.update(start === 0 && end === body.length ? body : body.subarray(start, end));
-    return Buffer.from(h.digest('base64url'), 'latin1');
+    return h.digest('base64url');
+  }
+
+  /**
+   * Writes the MAC of `header ‖ body[start, end)` ({@link MAC_LEN} ASCII bytes) at `out[at]`:
+   * straight from the digest's base64url text into the frame (no Buffer of the tag made and read
+   * back).
+   */
+  macInto(header: string, body: Uint8Array, start: number, end: number, out: Buffer, at: number): void {
+    out.write(this.mac(header, body, start, end), at, MAC_LEN, 'latin1');
   }
 
   /** Whether `sig[at, at + len)` is the MAC of `header ‖ body[start, end)` (constant time in its content). */
@@ -40,7 +54,9 @@ export class FrameKey {
     len: number,
   ): boolean {
     if (len !== MAC_LEN) return false;
-    return timingSafeEqual(this.mac(header, body, start, end), sig.subarray(at, at + len));
+    const expected = this.expected;
+    expected.write(this.mac(header, body, start, end), 0, MAC_LEN, 'latin1');
+    return timingSafeEqual(expected, sig.subarray(at, at + MAC_LEN));
   }
 }
 

@@ -211,6 +211,8 @@ const KINDS: ReadonlySet<string> = new Set<WireKind>([
 const REGISTRY_KINDS = new Set<WireKind>(['hb', 'hello', 'bye']);
 const NL = 10;
 const SP = 0x20;
+const COLON = 0x3a;
+const DASH = 0x2d;
 /** Serve keys a daemon keeps (one per module it signs for or hears from; least recent out). */
 const MAX_SCOPES = 1024;
 
@@ -231,6 +233,9 @@ export class WireAuth {
   private readonly scoped = new Map<string, FrameKey>();
   private readonly now: () => number;
   private readonly maxSkew: number;
+  /** The millisecond {@link stampText} was made for (-1: none yet). */
+  private stampMs = -1;
+  private stampText = '';
 
   constructor(o: WireAuthOptions) {
     if (!/^[\x21-\x7e]{1,128}$/.test(o.node))
@@ -306,24 +311,64 @@ export class WireAuth {
     return this.module ?? forServe;
   }
 
-  /** Writes the frame line `FW6 <kind> <node> <ts> <sig> <ssig>\n` into `out[0, lineLen)`, signing the body after it. */
+  /**
+   * Writes the frame line `FW6 <kind> <node> <ts> <sig> <ssig>\n` into `out[0, lineLen)`, signing
+   * the body after it. Each field and tag goes straight into the frame (no line string built,
+   * no Buffer of a tag made and read back).
+   */
   private writeLine(out: Buffer, subject: string, kind: WireKind, forServe: ServeScope, lineLen: number): void {
-    const ts = String(Math.max(0, Math.floor(this.now()))).padStart(TS_LEN, '0');
-    if (ts.length !== TS_LEN) throw new Error(`clock out of range for a frame timestamp: ${ts}`);
-    const sign = (key: FrameKey) =>
-      `${key.id}:${key.mac(signingHeader(FRAME_VERSION, key.id, kind, this.node, ts, subject), out, lineLen).toString('latin1')}`;
-    const sig = this.clusterKey !== undefined ? sign(this.clusterKey) : '-';
+    const ts = this.stamp();
     const scope = this.scopeOf(forServe);
-    let ssig = '-';
-    if (scope === true) ssig = sign(this.registryKey);
+    let serveKey: FrameKey | undefined;
+    if (scope === true) serveKey = this.registryKey;
     else if (scope !== false) {
-      const key = this.serveKeyFor(scope);
-      if (key === undefined) throw new Error(`cannot sign for the serve hosts of "${scope}" (not a module id)`);
-      ssig = sign(key);
+      serveKey = this.serveKeyFor(scope);
+      if (serveKey === undefined) throw new Error(`cannot sign for the serve hosts of "${scope}" (not a module id)`);
     }
-    const end = putLatin1(out, 0, `${MAGIC}${kind} ${this.node} ${ts} ${sig} ${ssig}`);
-    if (end !== lineLen - 1) throw new Error('frame line length mismatch'); // lineLength and this line disagree: a bug
-    out[end] = NL;
+    let p = putLatin1(out, 0, MAGIC);
+    p = putLatin1(out, p, kind);
+    out[p++] = SP;
+    p = putLatin1(out, p, this.node);
+    out[p++] = SP;
+    p = putLatin1(out, p, ts);
+    out[p++] = SP;
+    p =
+      this.clusterKey !== undefined ? this.signInto(this.clusterKey, out, p, subject, kind, ts, lineLen) : dash(out, p);
+    out[p++] = SP;
+    p = serveKey !== undefined ? this.signInto(serveKey, out, p, subject, kind, ts, lineLen) : dash(out, p);
+    if (p !== lineLen - 1) throw new Error('frame line length mismatch'); // lineLength and this line disagree: a bug
+    out[p] = NL;
+  }
+
+  /** Writes `<key id>:<mac>` at `out[at]`, the MAC of the body after the line; returns the index after it. */
+  private signInto(
+    key: FrameKey,
+    out: Buffer,
+    at: number,
+    subject: string,
+    kind: WireKind,
+    ts: string,
+    lineLen: number,
+  ): number {
+    const p = putLatin1(out, at, key.id);
+    out[p] = COLON;
+    const header = signingHeader(FRAME_VERSION, key.id, kind, this.node, ts, subject);
+    key.macInto(header, out, lineLen, out.length, out, p + 1);
+    return p + 1 + MAC_LEN;
+  }
+
+  /**
+   * This clock as a frame timestamp (13 digits). The text is kept for the millisecond it stands
+   * for: frames sent in the same millisecond (a busy caller's) share it.
+   */
+  private stamp(): string {
+    const ms = Math.max(0, Math.floor(this.now()));
+    if (ms === this.stampMs) return this.stampText;
+    const ts = String(ms).padStart(TS_LEN, '0');
+    if (ts.length !== TS_LEN) throw new Error(`clock out of range for a frame timestamp: ${ts}`);
+    this.stampMs = ms;
+    this.stampText = ts;
+    return ts;
   }
 
   /** The key of module `module_id`'s serve hosts: a serve host has its own only, a daemon derives any. */
@@ -442,6 +487,12 @@ export function utf8Length(s: string): number {
 function putLatin1(out: Uint8Array, at: number, s: string): number {
   for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
   return at + s.length;
+}
+
+/** Writes `-` (no signature) at `out[at]`; returns the index after it. */
+function dash(out: Uint8Array, at: number): number {
+  out[at] = DASH;
+  return at + 1;
 }
 
 /** UTF-8 bytes of `value`'s JSON. */

@@ -66,6 +66,15 @@ describe('WireAuth', () => {
     const b = clocked('b');
     const frame = a.seal(S, 'cancel', body, 'fs');
     expect(lineOf(frame)[3]).toBe('1764000000000');
+    // each frame carries the clock as it is when sealed (within a millisecond, then after it, or back)
+    expect(lineOf(a.seal(S, 'cancel', body))[3]).toBe('1764000000000');
+    now += 0.5;
+    expect(lineOf(a.seal(S, 'cancel', body))[3]).toBe('1764000000000');
+    now += 0.5;
+    expect(lineOf(a.seal(S, 'cancel', body))[3]).toBe('1764000000001');
+    now -= 2;
+    expect(lineOf(a.seal(S, 'cancel', body))[3]).toBe('1763999999999');
+    now = 1_764_000_000_000;
     now += 120_000;
     expect(b.open(frame, S)).toMatchObject({ ok: true, role: 'daemon', node: 'a' });
     now += 1;
