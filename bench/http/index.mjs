@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 import { BenchSetupError, runBench } from '../lib/bench-main.mjs';
-import { api, DAEMON_MAIN, dirBytes, runLoad, startDaemon, stopChild } from '../lib/http-load.mjs';
+import { api, DAEMON_MAIN, dirBytes, hubEchoTarget, runLoad, startDaemon, stopChild } from '../lib/http-load.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { median, round } from '../lib/suite.mjs';
 
@@ -88,12 +88,7 @@ runBench(BENCH, async () => {
       input: {
         system: 'finger',
         scenario: 'POST /v1/input /hub',
-        target: {
-          url: `${daemon.url}/v1/input`,
-          headers: { ...json, authorization: `Bearer ${daemon.admin}` },
-          body: (i) => JSON.stringify({ text: `/hub target=echo blocking=true {"text":"hello ${run}-i${i}"}` }),
-          ok: (s, b) => s === 200 && b.includes('"succeeded"'),
-        },
+        target: hubEchoTarget(daemon, `hello ${run}`),
       },
     };
     const names = Object.keys(cases);

@@ -6,6 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -167,4 +168,34 @@ export function rssMb(pid) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The `/v1/input` `/hub target=echo blocking=true` target of the benches (admin token): `tag` makes
+ * each call's text distinct (the behaviour layer's repeat limit never sees the same call twice).
+ */
+export function hubEchoTarget(daemon, tag) {
+  return {
+    url: `${daemon.url}/v1/input`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.admin}` },
+    body: (i) => JSON.stringify({ text: `/hub target=echo blocking=true {"text":"${tag}-${i}"}` }),
+    ok: (s, b) => s === 200 && b.includes('"succeeded"'),
+  };
+}
+
+/** Writes a config.json into `home` letting one token hold `sockets` WebSockets (plus 100 spare). */
+export async function allowSockets(home, sockets) {
+  await mkdir(join(home, 'config'), { recursive: true });
+  await writeFile(
+    join(home, 'config', 'config.json'),
+    JSON.stringify({ ws: { max_sockets: sockets + 100, max_sockets_per_token: sockets + 100 } }),
+  );
+}
+
+/** Tells a forked child (`{cmd: 'close'}` over IPC) to close and waits for its exit; at once when it is gone. */
+export function closeChild(child) {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send({ cmd: 'close' });
+  return exited;
 }

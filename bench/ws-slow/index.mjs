@@ -8,12 +8,21 @@
 
 import { fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { BenchSetupError, runBench } from '../lib/bench-main.mjs';
-import { DAEMON_MAIN, rssMb, runLoad, startDaemon, stopChild } from '../lib/http-load.mjs';
+import {
+  allowSockets,
+  closeChild,
+  DAEMON_MAIN,
+  hubEchoTarget,
+  rssMb,
+  runLoad,
+  startDaemon,
+  stopChild,
+} from '../lib/http-load.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { median, round } from '../lib/suite.mjs';
 
@@ -72,13 +81,6 @@ function ask(child, msg, match) {
   });
 }
 
-function closeChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send({ cmd: 'close' });
-  return exited;
-}
-
 runBench(BENCH, async () => {
   if (!existsSync(DAEMON_MAIN))
     throw new BenchSetupError(`${DAEMON_MAIN} is missing: build first with \`npm run build\``);
@@ -86,19 +88,10 @@ runBench(BENCH, async () => {
   let daemon;
   let subs;
   try {
-    await mkdir(join(home, 'config'), { recursive: true });
-    await writeFile(
-      join(home, 'config', 'config.json'),
-      JSON.stringify({ ws: { max_sockets: SOCKETS + 100, max_sockets_per_token: SOCKETS + 100 } }),
-    );
+    await allowSockets(home, SOCKETS);
     daemon = await startDaemon(home);
     const run = Date.now().toString(36);
-    const hub = {
-      url: `${daemon.url}/v1/input`,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.admin}` },
-      body: (i) => JSON.stringify({ text: `/hub target=echo blocking=true {"text":"slow ${run}-${i}"}` }),
-      ok: (s, b) => s === 200 && b.includes('"succeeded"'),
-    };
+    const hub = hubEchoTarget(daemon, `slow ${run}`);
     // each round also says what the daemon's CPU paid per call and what the subscriber process used
     const load = async (sub) => {
       const c0 = cpuSeconds(daemon.pid);

@@ -18,12 +18,21 @@
 
 import { fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { BenchSetupError, runBench } from '../lib/bench-main.mjs';
-import { DAEMON_MAIN, rssMb, runLoad, startDaemon, stopChild } from '../lib/http-load.mjs';
+import {
+  allowSockets,
+  closeChild,
+  DAEMON_MAIN,
+  hubEchoTarget,
+  rssMb,
+  runLoad,
+  startDaemon,
+  stopChild,
+} from '../lib/http-load.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { median, round } from '../lib/suite.mjs';
 
@@ -62,14 +71,6 @@ function ask(child, msg, match) {
     child.on('message', on);
     child.send(msg);
   });
-}
-
-/** Tells a child to close and waits for its exit. */
-function closeChild(child) {
-  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send({ cmd: 'close' });
-  return exited;
 }
 
 const counts = (child) => ask(child, { cmd: 'read' }, (m) => m.counts !== undefined).then((m) => m.counts);
@@ -130,19 +131,10 @@ runBench(BENCH, async () => {
   let finger;
   let raw;
   try {
-    await mkdir(join(home, 'config'), { recursive: true });
-    await writeFile(
-      join(home, 'config', 'config.json'),
-      JSON.stringify({ ws: { max_sockets: SUBSCRIBERS + 100, max_sockets_per_token: SUBSCRIBERS + 100 } }),
-    );
+    await allowSockets(home, SUBSCRIBERS);
     daemon = await startDaemon(home);
     const run = Date.now().toString(36);
-    const hub = {
-      url: `${daemon.url}/v1/input`,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.admin}` },
-      body: (i) => JSON.stringify({ text: `/hub target=echo blocking=true {"text":"fan-out ${run}-${i}"}` }),
-      ok: (s, b) => s === 200 && b.includes('"succeeded"'),
-    };
+    const hub = hubEchoTarget(daemon, `fan-out ${run}`);
     const load = async () => {
       const e0 = await emittedTotal(daemon);
       const c0 = cpuSeconds(daemon.pid);
