@@ -47,6 +47,7 @@ import {
 } from './config.js';
 import { DiskWatch } from './disk-watch.js';
 import { type RedisWiring, wireRedis } from './distributed/redis-wiring.js';
+import { eventStoredLine } from './event-stored-form.js';
 import { type FirewallWiring, wireFirewall } from './firewall-wiring.js';
 import { InputGateway } from './gateway/input-gateway.js';
 import { resolveTokenFile } from './home-paths.js';
@@ -269,6 +270,8 @@ export async function build(options: BuildOptions = {}): Promise<FingerApp> {
   const store = new FileEventStore({
     dir: join(home, 'events'),
     ...config.events,
+    // the files keep no held call's arguments and no input's text (event-stored-form.ts)
+    stored_line: eventStoredLine,
     logger: logger.child({ component: 'events' }),
   });
   const events = new LocalEventBus({ store, clock, logger: logger.child({ component: 'event-bus' }) });

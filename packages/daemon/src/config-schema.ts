@@ -85,7 +85,11 @@ export const configSchema = {
       lease_sweep_ms: ms(1),
       default_concurrency: POS_INT,
     }),
-    events: section({ max_segment_bytes: { type: 'integer', minimum: 1024 }, max_segments: POS_INT }),
+    events: section({
+      max_segment_bytes: { type: 'integer', minimum: 1024 },
+      max_segments: POS_INT,
+      compress_closed: { type: 'boolean' },
+    }),
     ws: section({
       max_buffered_events: POS_INT,
       max_buffered_bytes: { type: 'integer', minimum: 1024 },

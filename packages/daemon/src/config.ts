@@ -98,7 +98,7 @@ export interface DaemonConfig {
     default_concurrency?: number;
   };
   /** Event store bounds; absent keys keep the store defaults. */
-  events: { max_segment_bytes?: number; max_segments?: number };
+  events: { max_segment_bytes?: number; max_segments?: number; compress_closed?: boolean };
   ws: {
     max_buffered_events: number;
     max_buffered_bytes: number;
@@ -458,7 +458,7 @@ export function exampleConfig(): Record<string, unknown> {
     mcp: DEFAULT_CONFIG.mcp,
     hooks: DEFAULT_CONFIG.hooks,
     hub: { ...DEFAULT_LIMITS },
-    events: { max_segment_bytes: 8 * 1024 * 1024, max_segments: 8 },
+    events: { max_segment_bytes: 4 * 1024 * 1024, max_segments: 16, compress_closed: true },
     ws: DEFAULT_CONFIG.ws,
     ui: DEFAULT_CONFIG.ui,
     shutdown: DEFAULT_CONFIG.shutdown,

@@ -1,23 +1,35 @@
-import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 
 import { FingerError, type FingerEvent } from '@finger/protocol';
 
 import type { EventFilter } from '../events/event-bus.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { listSegments, packSegment, readSegmentText, segmentFile, unlinkIfThere } from './event-segments.js';
 import { type EventStore, isFingerEventLike, matchesFilter, mergeById } from './event-store.js';
 import { MemoryEventStore } from './memory-event-store.js';
 
-const SEGMENT_RE = /^events-(\d+)\.jsonl$/;
+/** gzip level of closed segments: zlib's default, ≈ 60 ms of a worker thread per 20 MB of events. */
+const PACK_LEVEL = 6;
 
 /** Options of {@link FileEventStore}. */
 export interface FileEventStoreOptions {
   /** Directory of the segment files; created with mode 0700 when missing. */
   dir: string;
-  /** A segment is closed and a new one started once the next line would pass this size. Default 8 MiB. */
+  /** A segment is closed and a new one started once the next line would pass this size. Default 4 MiB. */
   max_segment_bytes?: number;
-  /** Segments kept; the oldest are deleted beyond this. Default 8. */
+  /** Segments kept; the oldest are deleted beyond this. Default 16. */
   max_segments?: number;
+  /**
+   * Closed segments are gzip'd (`events-<seq>.jsonl.gz`, off the event loop) — default true; the
+   * segment being written stays plain JSON lines.
+   */
+  compress_closed?: boolean;
+  /**
+   * The line stored for an event (on disk and in the memory tail), given the event (undefined for
+   * one that came as JSON only) and the line its subscribers got: how the daemon keeps what only a
+   * live reader needs (a held call's arguments) out of the files. Default: the line as it is.
+   */
+  stored_line?: (event: FingerEvent | undefined, line: string) => string;
   /** Newest events also kept in memory, to answer `recent()` without disk. Default 2,000. */
   tail_size?: number;
   logger?: Logger;
@@ -37,6 +49,8 @@ export interface FileEventStoreStats {
   corrupt_lines: number;
   /** Events in the memory tail. */
   tail: number;
+  /** Closed segments stored gzip'd. */
+  packed_segments: number;
 }
 
 /**
@@ -59,6 +73,12 @@ export class FileEventStore implements EventStore {
   private readonly maxSegments: number;
   private readonly logger: Logger;
   private readonly tail: MemoryEventStore;
+  private readonly compress: boolean;
+  private readonly storedLine: ((event: FingerEvent | undefined, line: string) => string) | undefined;
+  /** Segments stored gzip'd. */
+  private readonly packed = new Set<number>();
+  /** Closed plain segments waiting to be packed (after the batch that closed them). */
+  private toPack: number[] = [];
   /** Serialises open, writes and rotation; never rejects. */
   private chain: Promise<void>;
   private opened = false;
@@ -79,8 +99,10 @@ export class FileEventStore implements EventStore {
 
   constructor(options: FileEventStoreOptions) {
     this.dir = options.dir;
-    this.maxSegmentBytes = options.max_segment_bytes ?? 8 * 1024 * 1024;
-    this.maxSegments = Math.max(1, options.max_segments ?? 8);
+    this.maxSegmentBytes = options.max_segment_bytes ?? 4 * 1024 * 1024;
+    this.maxSegments = Math.max(1, options.max_segments ?? 16);
+    this.compress = options.compress_closed ?? true;
+    this.storedLine = options.stored_line;
     this.logger = options.logger ?? silentLogger;
     this.tail = new MemoryEventStore({ capacity: options.tail_size ?? 2000 });
     this.chain = this.open().catch((err: unknown) => this.fail(err, 'open'));
@@ -95,11 +117,14 @@ export class FileEventStore implements EventStore {
       write_failures: this.writeFailures,
       corrupt_lines: this.corrupt,
       tail: this.tail.size,
+      packed_segments: this.everOpened ? this.packed.size : 0,
     };
   }
 
   append(batch: readonly (FingerEvent | undefined)[], lines?: readonly string[]): Promise<void> {
-    const ls = lines ?? batch.map((e) => JSON.stringify(e ?? null));
+    let ls = lines ?? batch.map((e) => JSON.stringify(e ?? null));
+    const storedLine = this.storedLine;
+    if (storedLine !== undefined) ls = ls.map((l, i) => storedLine(batch[i], l));
     // the tail keeps each line's bytes (parsed when a query reads it), not the event's graph
     for (let i = 0; i < batch.length; i++) this.tail.add(batch[i], ls[i]);
     this.appended += batch.length;
@@ -161,26 +186,23 @@ export class FileEventStore implements EventStore {
   }
 
   private segmentPath(seq: number): string {
-    return join(this.dir, `events-${String(seq).padStart(10, '0')}.jsonl`);
+    return segmentFile(this.dir, seq, false);
   }
 
-  private async listSegments(): Promise<number[]> {
-    const names = await readdir(this.dir);
-    const seqs: number[] = [];
-    for (const n of names) {
-      const m = SEGMENT_RE.exec(n);
-      if (m) seqs.push(Number(m[1]));
-    }
-    return seqs.sort((a, b) => a - b);
+  /** The segments on disk now (the writer's list may still name one packing renamed: reads cope). */
+  private async listSegments(): Promise<{ seqs: number[]; packed: Set<number> }> {
+    return listSegments(this.dir);
   }
 
-  /** A segment's text, or null when it was deleted (rotated away) meanwhile. */
-  private async readSegment(seq: number): Promise<string | null> {
+  /** A segment's text, or null when it was deleted (rotated away) meanwhile; an unreadable gzip'd one counts as one corrupt line. */
+  private async readSegment(seq: number, packed: boolean): Promise<string | null> {
     try {
-      return await readFile(this.segmentPath(seq), 'utf8');
+      return await readSegmentText(this.dir, seq, packed);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
+      // zlib's codes (Z_DATA_ERROR…): not gzip at all; anything else is the disk's and is the caller's
+      if (!String((err as NodeJS.ErrnoException).code).startsWith('Z_')) throw err;
+      this.corrupt++;
+      return null;
     }
   }
 
@@ -197,8 +219,9 @@ export class FileEventStore implements EventStore {
 
   private async requestPathFromDisk(request_id: string): Promise<FingerEvent[]> {
     const texts: string[] = [];
-    for (const seq of await this.listSegments()) {
-      const t = await this.readSegment(seq);
+    const { seqs, packed } = await this.listSegments();
+    for (const seq of seqs) {
+      const t = await this.readSegment(seq, packed.has(seq));
       if (t) texts.push(t);
     }
     // Pass 1: the request's correlation ids (only lines that mention the id are parsed).
@@ -235,9 +258,9 @@ export class FileEventStore implements EventStore {
       if (v) required.push(JSON.stringify(v));
     const anyType = filter.types && filter.types.length > 0 ? filter.types.map((t) => JSON.stringify(t)) : null;
     const out: FingerEvent[] = [];
-    const seqs = await this.listSegments();
+    const { seqs, packed } = await this.listSegments();
     for (let s = seqs.length - 1; s >= 0 && out.length < limit; s--) {
-      const text = await this.readSegment(seqs[s]!);
+      const text = await this.readSegment(seqs[s]!, packed.has(seqs[s]!));
       if (!text) continue;
       let end = text.length;
       while (end > 0 && out.length < limit) {
@@ -256,7 +279,13 @@ export class FileEventStore implements EventStore {
 
   private async open(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const seqs = await this.listSegments();
+    const found = await listSegments(this.dir);
+    // a packing a stop cut short: the .tmp is never whole; the plain file beside a whole .gz is not needed
+    for (const t of found.temps) await unlinkIfThere(t);
+    for (const seq of found.both) await unlinkIfThere(this.segmentPath(seq));
+    const seqs = found.seqs;
+    this.packed.clear();
+    for (const seq of found.packed) this.packed.add(seq);
     let size = 0;
     if (seqs.length === 0) {
       this.seqs = [1];
@@ -264,14 +293,40 @@ export class FileEventStore implements EventStore {
     } else {
       this.seqs = seqs;
       this.curSeq = seqs[seqs.length - 1]!;
-      size = await fileSize(this.segmentPath(this.curSeq));
+      // the newest was packed (by hand, or by another version): it is closed, a new one starts
+      if (this.packed.has(this.curSeq)) this.seqs.push(++this.curSeq);
+      else size = await fileSize(this.segmentPath(this.curSeq));
     }
+    // closed segments a stop left plain (or written while compression was off)
+    this.toPack = this.compress ? this.seqs.filter((q) => q !== this.curSeq && !this.packed.has(q)) : [];
     this.curSize = size;
     this.needsNewline = size > 0 && (await lastByte(this.segmentPath(this.curSeq), size)) !== 0x0a;
     if (!this.everOpened) this.hadPriorData = seqs.length > 1 || size > 0;
     await this.prune();
     this.opened = true;
     this.everOpened = true;
+    await this.packClosed();
+  }
+
+  /**
+   * gzips the closed segments waiting for it, one at a time on zlib's worker thread (the event
+   * loop only reads and writes the files). A failure leaves that segment plain — it is read as
+   * such — and is logged.
+   */
+  private async packClosed(): Promise<void> {
+    while (this.toPack.length > 0) {
+      const seq = this.toPack.shift()!;
+      if (!this.seqs.includes(seq) || this.packed.has(seq)) continue;
+      try {
+        if ((await packSegment(this.dir, seq, PACK_LEVEL)) !== null) this.packed.add(seq);
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        this.logger.warn(
+          { dir: this.dir, seq, err: { code: e?.code, message: e?.message ?? String(err) } },
+          'closed event segment left uncompressed',
+        );
+      }
+    }
   }
 
   private async writeBatch(lines: readonly string[]): Promise<void> {
@@ -293,6 +348,7 @@ export class FileEventStore implements EventStore {
       }
       if (chunkBytes > 0) await this.writeChunk(chunk, chunkBytes);
       this.written += lines.length;
+      await this.packClosed();
       if (this.failing) {
         this.failing = false;
         this.logger.info({ dir: this.dir }, 'event store writable again');
@@ -320,6 +376,7 @@ export class FileEventStore implements EventStore {
 
   private async rotate(): Promise<void> {
     await this.closeHandle();
+    if (this.compress) this.toPack.push(this.curSeq);
     this.curSeq++;
     this.seqs.push(this.curSeq);
     this.curSize = 0;
@@ -331,9 +388,11 @@ export class FileEventStore implements EventStore {
     while (this.seqs.length > this.maxSegments) {
       const seq = this.seqs.shift()!;
       try {
-        await unlink(this.segmentPath(seq));
+        await unlinkIfThere(segmentFile(this.dir, seq, this.packed.delete(seq)));
+        // a packing may have renamed it since the list was made
+        await unlinkIfThere(segmentFile(this.dir, seq, true));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.fail(err, 'prune');
+        this.fail(err, 'prune');
       }
     }
   }

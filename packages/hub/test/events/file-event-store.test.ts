@@ -1,6 +1,7 @@
 import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -42,7 +43,9 @@ async function segmentFiles(dir: string): Promise<string[]> {
 async function readLines(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const f of await segmentFiles(dir)) {
-    out.push(...(await readFile(join(dir, f), 'utf8')).split('\n').filter((l) => l !== ''));
+    const bytes = await readFile(join(dir, f));
+    const text = f.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8');
+    out.push(...text.split('\n').filter((l) => l !== ''));
   }
   return out;
 }
@@ -96,14 +99,17 @@ describe('FileEventStore', () => {
     await store.flush();
     const files = await segmentFiles(dir);
     expect(files).toHaveLength(3);
+    // the closed ones gzip'd, the one being written plain
+    expect(files.slice(0, 2).every((f) => /^events-\d{10}\.jsonl\.gz$/.test(f))).toBe(true);
+    expect(files[2]).toMatch(/^events-\d{10}\.jsonl$/);
     for (const f of files) {
-      expect(f).toMatch(/^events-\d{10}\.jsonl$/);
-      expect((await stat(join(dir, f))).size).toBeLessThanOrEqual(600);
+      const bytes = await readFile(join(dir, f));
+      expect((f.endsWith('.gz') ? gunzipSync(bytes) : bytes).length).toBeLessThanOrEqual(600);
     }
     const kept = (await readLines(dir)).map((l) => JSON.parse(l) as FingerEvent);
     expect(kept.length).toBeGreaterThan(0);
     expect(kept).toEqual(all.slice(all.length - kept.length));
-    expect(store.stats().segments).toBe(3);
+    expect(store.stats()).toMatchObject({ segments: 3, packed_segments: 2 });
     await store.close();
 
     // Reopened without a memory tail: recent() is answered from the segments.
@@ -204,5 +210,135 @@ describe('FileEventStore', () => {
     expect(await store.recent({}, 5)).toEqual([e]);
     expect(await store.forRequest(e.request_id)).toEqual([e]);
     await store.close();
+  });
+
+  it('closed segments are gzip-packed: a fraction of their size on disk, every event still replayed and listed', async () => {
+    const dir = join(root, 'packed');
+    const store = new FileEventStore({ dir, max_segment_bytes: 64 * 1024, max_segments: 100 });
+    const all: FingerEvent[] = [];
+    for (let i = 0; i < 40; i++) {
+      const batch = Array.from({ length: 50 }, (_, k) =>
+        ev({ request_id: `req-${i}-${k}`, correlation_id: `corr-${i}`, data: { text: `hello ${i}-${k}` } }),
+      );
+      all.push(...batch);
+      await store.append(batch);
+    }
+    await store.flush();
+    const files = await segmentFiles(dir);
+    const packed = files.filter((f) => f.endsWith('.gz'));
+    expect(packed.length).toBe(files.length - 1);
+    let raw = 0;
+    let onDisk = 0;
+    for (const f of packed) {
+      const bytes = await readFile(join(dir, f));
+      onDisk += bytes.length;
+      raw += gunzipSync(bytes).length;
+    }
+    expect(onDisk).toBeLessThan(raw * 0.4);
+    expect((await readLines(dir)).map((l) => JSON.parse(l) as FingerEvent)).toEqual(all);
+    await store.close();
+
+    const again = new FileEventStore({ dir, max_segment_bytes: 64 * 1024, max_segments: 100 });
+    expect(await again.forRequest('req-3-7')).toEqual(all.slice(150, 200));
+    expect(await again.recent({ correlation_id: 'corr-1' }, 3)).toEqual(all.slice(97, 100));
+    expect(await again.recent({}, all.length)).toEqual(all);
+    await again.close();
+  });
+
+  it('compress_closed: false keeps every segment plain JSON lines', async () => {
+    const dir = join(root, 'plain');
+    const store = new FileEventStore({ dir, max_segment_bytes: 600, max_segments: 4, compress_closed: false });
+    for (let i = 0; i < 20; i++) await store.append([ev(), ev()]);
+    await store.flush();
+    const files = await segmentFiles(dir);
+    expect(files).toHaveLength(4);
+    expect(files.every((f) => /^events-\d{10}\.jsonl$/.test(f))).toBe(true);
+    expect(store.stats().packed_segments).toBe(0);
+    await store.close();
+  });
+
+  it('on open: an unfinished packing is removed, a plain file beside its whole .gz is dropped, closed plain segments are packed', async () => {
+    const dir = join(root, 'crash');
+    const first = new FileEventStore({ dir, max_segment_bytes: 600, max_segments: 50, compress_closed: false });
+    const all: FingerEvent[] = [];
+    for (let i = 0; i < 12; i++) {
+      const batch = [ev({ correlation_id: 'c' }), ev({ correlation_id: 'c' })];
+      all.push(...batch);
+      await first.append(batch);
+    }
+    await first.close();
+    const plain = await segmentFiles(dir);
+    expect(plain.length).toBeGreaterThanOrEqual(3);
+    // segment 1: packed whole, the stop came before its plain file was removed; segment 2: a torn .tmp
+    await writeFile(join(dir, `${plain[0]}.gz`), gzipSync(await readFile(join(dir, plain[0]!))));
+    await writeFile(join(dir, `${plain[1]}.gz.tmp`), gzipSync('{"id":"half').subarray(0, 12));
+
+    const second = new FileEventStore({ dir, max_segment_bytes: 600, max_segments: 50 });
+    expect(await second.recent({}, 1000)).toEqual(all);
+    const files = await segmentFiles(dir);
+    expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(files.filter((f) => f.endsWith('.jsonl'))).toEqual([plain[plain.length - 1]]);
+    expect(files.filter((f) => f.endsWith('.gz'))).toHaveLength(plain.length - 1);
+    expect(second.stats()).toMatchObject({ corrupt_lines: 0, packed_segments: plain.length - 1 });
+    expect(await second.forRequest(all[3]!.request_id)).toEqual(all);
+    await second.close();
+  });
+
+  it('a torn .gz gives its whole lines; a .gz that is not gzip counts as corrupt and the others are still read', async () => {
+    const dir = join(root, 'torn');
+    const first = new FileEventStore({ dir, max_segment_bytes: 2000, max_segments: 50 });
+    const all: FingerEvent[] = [];
+    for (let i = 0; i < 30; i++) {
+      const e = ev({ correlation_id: 'c' });
+      all.push(e);
+      await first.append([e]);
+    }
+    await first.close();
+    const packed = (await segmentFiles(dir)).filter((f) => f.endsWith('.gz'));
+    expect(packed.length).toBeGreaterThanOrEqual(2);
+    const idsOf = async (f: string) =>
+      gunzipSync(await readFile(join(dir, f)))
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as FingerEvent).id);
+    const tornIds = await idsOf(packed[0]!);
+    const lostIds = await idsOf(packed[1]!);
+    // a gzip stream cut short (no trailer, the end of its data gone): what decodes is kept
+    const text = gunzipSync(await readFile(join(dir, packed[0]!)));
+    await writeFile(join(dir, packed[0]!), gzipSync(text).subarray(0, -30));
+    await writeFile(join(dir, packed[1]!), 'plain text, not gzip');
+
+    const second = new FileEventStore({ dir, max_segment_bytes: 2000, max_segments: 50 });
+    const got = (await second.forRequest(all[0]!.request_id)).map((e) => e.id);
+    const fromTorn = got.filter((id) => tornIds.includes(id));
+    expect(fromTorn.length).toBeGreaterThan(0);
+    expect(fromTorn.length).toBeLessThan(tornIds.length);
+    expect(fromTorn).toEqual(tornIds.slice(0, fromTorn.length));
+    expect(got.filter((id) => lostIds.includes(id))).toEqual([]);
+    const rest = all.map((e) => e.id).filter((id) => !tornIds.includes(id) && !lostIds.includes(id));
+    expect(got).toEqual([...fromTorn, ...rest]);
+    // the cut line (if one was cut mid-way) and the unreadable file
+    expect(second.stats().corrupt_lines).toBeGreaterThanOrEqual(1);
+    await second.close();
+  });
+
+  it('stored_line: disk and the tail keep the stored form, subscribers get the event as emitted', async () => {
+    const dir = join(root, 'stored');
+    const store = new FileEventStore({
+      dir,
+      stored_line: (e, line) => (e?.type === 'INPUT_RECEIVED' ? JSON.stringify({ ...e, data: { chars: 8 } }) : line),
+    });
+    const bus = new LocalEventBus({ store });
+    const seen: string[] = [];
+    bus.subscribe({}, (_e, json) => seen.push(json));
+    const e1 = bus.emit('INPUT_RECEIVED', { request_id: 'r', correlation_id: 'c' }, { text: 'secret!!' });
+    const e2 = bus.emit('ROUTE_DECIDED', { request_id: 'r', correlation_id: 'c' });
+    expect(JSON.parse(seen[0]!)).toEqual(e1);
+    expect(await bus.replay('r')).toEqual([{ ...e1, data: { chars: 8 } }, e2]);
+    const disk = await readLines(dir);
+    expect(disk).toEqual([JSON.stringify({ ...e1, data: { chars: 8 } }), seen[1]]);
+    expect(disk.join('\n')).not.toContain('secret');
+    await bus.close();
   });
 });

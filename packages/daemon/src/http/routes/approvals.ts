@@ -120,6 +120,37 @@ export function approvalRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   );
 
+  app.get(
+    '/v1/approvals/:id',
+    {
+      config: { roles: ACCESS.viewer },
+      schema: {
+        tags: ['approvals'],
+        summary:
+          'One held call by id, with its arguments (the event files keep only their digest): what an APPROVAL_REQUESTED event names',
+        params: {
+          type: 'object',
+          required: ['id'],
+          properties: { id: { type: 'string', minLength: 1, maxLength: 128 } },
+        },
+        response: { 200: approvalSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const found = deps.gate?.get(id);
+      if (found === undefined)
+        throw new FingerError(
+          'E_NOT_FOUND',
+          `no pending approval ${id} on this daemon (answered, expired or held elsewhere)`,
+          {
+            id,
+          },
+        );
+      return found;
+    },
+  );
+
   app.post(
     '/v1/approvals/:id',
     {
