@@ -86,7 +86,7 @@ export { isRunning, killSandbox, sandboxInit, signalSandboxMembers, waitGone } f
 export type { StdioRuntimeStats } from './runtime/stdio.js';
 export { StdioRuntime } from './runtime/stdio.js';
 export type { EventStore } from './store/event-store.js';
-export { FileEventStore } from './store/file-event-store.js';
+export { EVENT_STORE_DEFAULTS, FileEventStore } from './store/file-event-store.js';
 export type { LeaseStore } from './store/lease-store.js';
 export { MemoryEventStore } from './store/memory-event-store.js';
 export { MemoryLeaseStore } from './store/memory-lease-store.js';

@@ -8,11 +8,12 @@ import { toErrorInfo } from '@finger/protocol';
 
 import { action, type CommandContext, type RunState } from '../context.js';
 import { EXIT } from '../exit-codes.js';
+import { eventsCheck } from './doctor-events.js';
 import { allWirings } from './hook-install.js';
 
 /** Outcome of one `doctor` check. */
 export interface DoctorCheck {
-  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox' | 'limits' | 'hooks';
+  name: 'config' | 'daemon' | 'nats' | 'redis' | 'llm' | 'sandbox' | 'limits' | 'events' | 'hooks';
   status: 'ok' | 'warn' | 'fail' | 'skip';
   detail: string;
 }
@@ -264,7 +265,11 @@ export async function runDoctor(ctx: CommandContext): Promise<DoctorCheck[]> {
   ]);
   const { health, ...daemonCheck } = daemon;
   checks.push(daemonCheck, nats, redis, llm, await checkSandbox(config, health, ctx.io.env));
-  if (config) checks.push(limitsCheck((await import('@finger/daemon')).firewallLimits(config)));
+  if (config) {
+    checks.push(limitsCheck((await import('@finger/daemon')).firewallLimits(config)));
+    const { EVENT_STORE_DEFAULTS } = await import('@finger/hub');
+    checks.push(await eventsCheck(ctx.home, { ...EVENT_STORE_DEFAULTS, ...config.events }));
+  }
   checks.push(...(await hooksChecks(process.cwd(), ctx.io.env.HOME ?? os.homedir(), config?.hooks.hold_ms)));
   const differs = config ? runningDiffers(config, health, (await import('@finger/hub')).withoutCredentials) : undefined;
   if (differs !== undefined) checks.push({ name: 'config', status: 'warn', detail: differs });

@@ -11,6 +11,13 @@ import { MemoryEventStore } from './memory-event-store.js';
 /** gzip level of closed segments: zlib's default, ≈ 60 ms of a worker thread per 20 MB of events. */
 const PACK_LEVEL = 6;
 
+/** The retention a FileEventStore keeps when its options do not say (docs/operations.md, Events storage). */
+export const EVENT_STORE_DEFAULTS = {
+  max_segment_bytes: 4 * 1024 * 1024,
+  max_segments: 16,
+  compress_closed: true,
+} as const;
+
 /** Options of {@link FileEventStore}. */
 export interface FileEventStoreOptions {
   /** Directory of the segment files; created with mode 0700 when missing. */
@@ -99,9 +106,9 @@ export class FileEventStore implements EventStore {
 
   constructor(options: FileEventStoreOptions) {
     this.dir = options.dir;
-    this.maxSegmentBytes = options.max_segment_bytes ?? 4 * 1024 * 1024;
-    this.maxSegments = Math.max(1, options.max_segments ?? 16);
-    this.compress = options.compress_closed ?? true;
+    this.maxSegmentBytes = options.max_segment_bytes ?? EVENT_STORE_DEFAULTS.max_segment_bytes;
+    this.maxSegments = Math.max(1, options.max_segments ?? EVENT_STORE_DEFAULTS.max_segments);
+    this.compress = options.compress_closed ?? EVENT_STORE_DEFAULTS.compress_closed;
     this.storedLine = options.stored_line;
     this.logger = options.logger ?? silentLogger;
     this.tail = new MemoryEventStore({ capacity: options.tail_size ?? 2000 });
