@@ -219,9 +219,50 @@ export function draftEntry(record: AuditRecord, ts: string): EntryDraft {
 export function sealEntry(draft: EntryDraft, seq: number, prevHash: string): { entry: AuditEntry; line: string } {
   const prev = `"prev_hash":"${prevHash}"`;
   const rest = `${draft.mid}${seq}${draft.tail}`;
-  const hash = sha256Hex(prevHash, draft.head, prev, rest);
+  const hash = sha256Hex(`${prevHash}${draft.head}${prev}${rest}`);
   const line = `${draft.head}"hash":"${hash}",${prev}${rest}\n`;
-  return { entry: { ...draft.entry, seq, prev_hash: prevHash, hash }, line };
+  return { entry: sealed(draft.entry, seq, prevHash, hash), line };
+}
+
+/**
+ * The entry of a sealed draft: its fields in the draft's order, then seq, prev_hash and hash —
+ * written out, not spread (a spread of the draft's entry cost ≈ 3 µs an entry, more than its
+ * hash), one object shape with `details` and one without.
+ */
+function sealed(e: EntryDraft['entry'], seq: number, prev_hash: string, hash: string): AuditEntry {
+  const { ts, type, actor, request_id, correlation_id, tool, args_digest, verdict, decision, result_digest } = e;
+  return e.details === undefined
+    ? {
+        ts,
+        type,
+        actor,
+        request_id,
+        correlation_id,
+        tool,
+        args_digest,
+        verdict,
+        decision,
+        result_digest,
+        seq,
+        prev_hash,
+        hash,
+      }
+    : {
+        ts,
+        type,
+        actor,
+        request_id,
+        correlation_id,
+        tool,
+        args_digest,
+        verdict,
+        decision,
+        result_digest,
+        details: e.details,
+        seq,
+        prev_hash,
+        hash,
+      };
 }
 
 /** The hash an entry parsed from a line must carry: sha256(prev_hash + canonical JSON without hash). */

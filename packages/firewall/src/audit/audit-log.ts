@@ -343,15 +343,26 @@ export class AuditLog {
   private async writeBatch(batch: Pending[]): Promise<void> {
     let seq = this.headSeq;
     let prev = this.headHash;
-    const sealed = batch.map((p) => {
-      const s = sealEntry(p.draft, ++seq, prev);
+    const n = batch.length;
+    const entries: AuditEntry[] = new Array<AuditEntry>(n);
+    const lines: string[] = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      const s = sealEntry((batch[i] as Pending).draft, ++seq, prev);
       prev = s.entry.hash;
-      return { ...s, bytes: Buffer.byteLength(s.line) };
-    });
+      entries[i] = s.entry;
+      lines[i] = s.line;
+    }
+    // the whole batch as one buffer when it fits the segment (the usual case): no line measured apart
+    const whole = Buffer.from(lines.join(''), 'utf8');
+    if (this.broken === null && this.size + whole.length <= this.maxSegmentBytes) {
+      await this.writeChunk(batch, entries, 0, n, whole);
+      return;
+    }
+    const bytes = lines.map((l) => Buffer.byteLength(l));
     let start = 0;
-    while (start < sealed.length) {
+    while (start < n) {
       if (this.broken !== null) return this.rejectFrom(batch, start, this.broken);
-      if (this.size > 0 && this.size + (sealed[start]?.bytes ?? 0) > this.maxSegmentBytes) {
+      if (this.size > 0 && this.size + (bytes[start] as number) > this.maxSegmentBytes) {
         try {
           await this.rotate();
         } catch (e) {
@@ -362,50 +373,69 @@ export class AuditLog {
         }
       }
       let end = start;
-      let bytes = 0;
-      while (end < sealed.length) {
-        const b = (sealed[end] as { bytes: number }).bytes;
-        if (end > start && this.size + bytes + b > this.maxSegmentBytes) break;
-        bytes += b;
+      let size = 0;
+      while (end < n) {
+        const b = bytes[end] as number;
+        if (end > start && this.size + size + b > this.maxSegmentBytes) break;
+        size += b;
         end++;
       }
-      const chunk = sealed.slice(start, end);
-      try {
-        this.counters.batches++;
-        await this.file.write(Buffer.from(chunk.map((s) => s.line).join(''), 'utf8'));
-        this.counters.fsyncs++;
-        await this.file.datasync();
-      } catch (e) {
-        await this.recover(e);
-        return this.rejectFrom(
-          batch,
-          start,
-          unavailable(`audit log: the entry could not be written and synced: ${msg(e)}`, e, {
-            file: segmentName(this.segment),
-          }),
-        );
-      }
-      this.size += bytes;
-      this.lastFailure = undefined;
-      const last = chunk[chunk.length - 1] as { entry: AuditEntry };
-      this.headSeq = last.entry.seq;
-      this.headHash = last.entry.hash;
-      // after the entries are durable, never before: a recorded head must not run ahead of the log
-      this.heads.record({ seq: this.headSeq, hash: this.headHash });
-      for (let i = start; i < end; i++) {
-        this.counters.appends++;
-        const entry = (sealed[i] as { entry: AuditEntry }).entry;
-        for (const l of this.appendedListeners) {
+      if (!(await this.writeChunk(batch, entries, start, end, Buffer.from(lines.slice(start, end).join(''), 'utf8'))))
+        return;
+      start = end;
+    }
+  }
+
+  /**
+   * Writes and syncs entries `start` to `end` of a batch (their lines are `data`), then moves the
+   * head and resolves their appends; on failure rejects them and every later one of the batch
+   * and returns false.
+   */
+  private async writeChunk(
+    batch: Pending[],
+    entries: AuditEntry[],
+    start: number,
+    end: number,
+    data: Buffer,
+  ): Promise<boolean> {
+    try {
+      this.counters.batches++;
+      await this.file.write(data);
+      this.counters.fsyncs++;
+      await this.file.datasync();
+    } catch (e) {
+      await this.recover(e);
+      this.rejectFrom(
+        batch,
+        start,
+        unavailable(`audit log: the entry could not be written and synced: ${msg(e)}`, e, {
+          file: segmentName(this.segment),
+        }),
+      );
+      return false;
+    }
+    this.size += data.length;
+    this.lastFailure = undefined;
+    const last = entries[end - 1] as AuditEntry;
+    this.headSeq = last.seq;
+    this.headHash = last.hash;
+    // after the entries are durable, never before: a recorded head must not run ahead of the log
+    this.heads.record({ seq: this.headSeq, hash: this.headHash });
+    const listeners = this.appendedListeners;
+    for (let i = start; i < end; i++) {
+      this.counters.appends++;
+      const entry = entries[i] as AuditEntry;
+      if (listeners.size > 0)
+        for (const l of listeners) {
           try {
             l(entry);
           } catch {
             // a mirror must never break the log
           }
         }
-        (batch[i] as Pending).resolve(entry);
-      }
-      start = end;
+      (batch[i] as Pending).resolve(entry);
     }
+    return true;
   }
 
   /**

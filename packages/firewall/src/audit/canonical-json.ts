@@ -3,17 +3,18 @@
 // digest an entry stores instead of a value. `canonicalJson` is re-exported here for the
 // firewall's own files.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 import { canonicalJson } from '@finger/protocol';
 
 export { canonicalJson };
 
-/** Lowercase hex sha256 of the UTF-8 bytes of the given strings, concatenated. */
+/**
+ * Lowercase hex sha256 of the UTF-8 bytes of the given strings, concatenated. One-shot
+ * `crypto.hash` (no Hash object per call: half the CPU of createHash…digest on an audit line).
+ */
 export function sha256Hex(...parts: string[]): string {
-  return createHash('sha256')
-    .update(parts.length === 1 ? (parts[0] as string) : parts.join(''), 'utf8')
-    .digest('hex');
+  return hash('sha256', parts.length === 1 ? (parts[0] as string) : parts.join(''), 'hex');
 }
 
 /**
