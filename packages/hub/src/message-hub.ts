@@ -22,7 +22,7 @@ import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js'
 import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
 import type { Sandbox } from './runtime/sandbox.js';
-import { type MemoryRequestEntry, MemoryRequestStore } from './store/memory-request-store.js';
+import { argsKeyOf, type MemoryRequestEntry, MemoryRequestStore, NO_ARGS } from './store/memory-request-store.js';
 import type { BeginOptions, RequestStore } from './store/request-store.js';
 import { invalidArgsError, type SchemaCheck } from './tools/schema-validator.js';
 import { ToolRegistry, type ToolRegistryOptions } from './tools/tool-registry.js';
@@ -210,6 +210,8 @@ export class MessageHub implements PendingCallHost {
 
   /** The record of a tracked request (non-blocking, or with a caller-supplied id). */
   async getRequest(request_id: string): Promise<RequestRecord | undefined> {
+    // the in-memory store leaves the digest out itself (its held arguments are not keyed for a read)
+    if (this.local !== undefined) return this.local.peek(request_id, false);
     const r = await this.requests.get(request_id);
     if (r?.args_digest === undefined) return r;
     // the digest is the hub's own bookkeeping (which arguments the id stands for), not the caller's
@@ -352,13 +354,30 @@ export class MessageHub implements PendingCallHost {
    * `begun` is told once the record exists (or was found), or with the error that kept it from
    * being made (then nothing runs).
    */
-  private async tracked(
+  private tracked(
     p: DispatchParams,
     blocking: boolean,
     callerId: boolean,
     begun?: (error?: unknown) => void,
   ): Promise<unknown> {
-    if (this.local !== undefined) return this.trackedLocal(this.local, p, blocking, callerId, begun);
+    // not an async function: the in-memory path hands back the call's own promise (an async
+    // wrapper would add a promise and two microtask turns to every tracked call)
+    if (this.local === undefined) return this.trackedShared(p, blocking, callerId, begun);
+    try {
+      return this.trackedLocal(this.local, p, blocking, callerId, begun);
+    } catch (e) {
+      begun?.(e);
+      return Promise.reject(e);
+    }
+  }
+
+  /** {@link tracked} over a store shared between daemons (Redis): every step awaits the store. */
+  private async trackedShared(
+    p: DispatchParams,
+    blocking: boolean,
+    callerId: boolean,
+    begun?: (error?: unknown) => void,
+  ): Promise<unknown> {
     const request_id = p.request_id!;
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     // a caller's id stands for one call: the same id with other arguments is refused, not answered
@@ -372,7 +391,7 @@ export class MessageHub implements PendingCallHost {
       } catch {
         // unknown now: compared as given
       }
-      const clash = reuseClash(request_id, joined, target, args, caller);
+      const clash = reuseClash(request_id, joined, target, caller, sameDigest(joined.args_digest, args));
       if (clash !== undefined) {
         begun?.(clash);
         throw clash;
@@ -410,7 +429,7 @@ export class MessageHub implements PendingCallHost {
       begun?.();
       if (
         existing?.status === 'running' &&
-        reuseClash(request_id, existing, record.target, args, caller) === undefined &&
+        reuseClash(request_id, existing, record.target, caller, sameDigest(existing.args_digest, args)) === undefined &&
         this.requests.awaitOutcome
       ) {
         // running on another daemon (shared store): wait for its outcome, bounded by our deadline
@@ -419,7 +438,7 @@ export class MessageHub implements PendingCallHost {
         existing = await this.requests.awaitOutcome(record, until);
       }
       if (existing !== undefined) {
-        const clash = reuseClash(request_id, existing, record.target, args, caller);
+        const clash = reuseClash(request_id, existing, record.target, caller, sameDigest(existing.args_digest, args));
         if (clash !== undefined) throw clash;
         this.counters.idempotent_hits++;
         if (existing.status === 'succeeded') settle.resolve(existing.result);
@@ -465,8 +484,6 @@ export class MessageHub implements PendingCallHost {
   ): Promise<unknown> {
     const request_id = p.request_id!;
     const caller = this.callerOf(p.source);
-    // compared in this process only: short arguments by their canonical JSON, no hash
-    const args = callerId ? argsKey(p.payload) : undefined;
     let resolved: TargetEntry | undefined;
     try {
       resolved = this.registry.resolve(p.target);
@@ -476,7 +493,9 @@ export class MessageHub implements PendingCallHost {
     const target = resolved?.tool_id ?? p.target;
     const existing = store.lookup(request_id);
     if (existing !== undefined) {
-      const clash = reuseClash(request_id, existing, target, args, caller);
+      // the arguments are keyed only now that a duplicate asks (compared in this process only:
+      // short ones by their canonical JSON, no hash)
+      const clash = reuseClash(request_id, existing, target, caller, callerId ? sameArgs(existing, p.payload) : true);
       if (clash !== undefined) {
         begun?.(clash);
         return Promise.reject(clash);
@@ -495,20 +514,23 @@ export class MessageHub implements PendingCallHost {
       );
     }
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
+    // one clock read for the record and the envelope (rfc3339 caches the text of the millisecond)
+    const now = this.clock.now();
     const entry = store.open(
       request_id,
       p.correlation_id ?? request_id,
       target,
       caller,
-      args,
-      rfc3339(this.clock.now()),
+      // a caller's id stands for its arguments: held by reference, keyed if a duplicate comes
+      callerId ? p.payload : NO_ARGS,
+      rfc3339(now),
       keep,
       blocking,
     );
     begun?.();
     let out: Promise<unknown>;
     try {
-      out = this.execute(p, resolved, blocking, entry);
+      out = this.execute(p, resolved, blocking, entry, now);
     } catch (e) {
       out = Promise.reject(e);
     }
@@ -548,12 +570,12 @@ export class MessageHub implements PendingCallHost {
     if (store === undefined) return;
     const entry = record as MemoryRequestEntry;
     if (ok) {
-      store.settle(entry, true, value, rfc3339(this.clock.now()));
+      store.settle(entry, true, value);
       return;
     }
     const info = toErrorInfo(value);
     if (entry.forgettable && PRE_DISPATCH.has(info.code)) store.drop(entry);
-    else store.settle(entry, false, info, rfc3339(this.clock.now()));
+    else store.settle(entry, false, info);
   }
 
   private execute(
@@ -561,6 +583,7 @@ export class MessageHub implements PendingCallHost {
     resolved: TargetEntry | undefined,
     blocking = true,
     record?: MemoryRequestEntry,
+    at?: number,
   ): Promise<unknown> {
     this.counters.calls_total++;
     if (this.closed) return this.fail(new FingerError('E_PROVIDER_CLOSED', 'the hub is shutting down'));
@@ -610,7 +633,7 @@ export class MessageHub implements PendingCallHost {
         ),
       );
 
-    const now = this.clock.now();
+    const now = at ?? this.clock.now();
     const timeout = p.timeout_ms ?? this.limits.default_timeout_ms;
     const deadline = p.deadline !== undefined ? Math.min(p.deadline, now + timeout) : now + timeout;
     const ttl = target.tool.timeout_ms ?? entry.manifest.lease?.ttl_ms ?? this.limits.default_lease_ms;
@@ -732,10 +755,10 @@ export class MessageHub implements PendingCallHost {
  */
 function reuseClash(
   request_id: string,
-  first: { target?: string; args_digest?: string; caller?: string },
+  first: { target?: string | undefined; caller?: string | undefined },
   target: string,
-  args: string | undefined,
   caller: string,
+  argsMatch: boolean,
 ): FingerError | undefined {
   if (first.caller !== caller)
     return new FingerError(
@@ -748,11 +771,30 @@ function reuseClash(
       request_id,
       target: first.target,
     });
-  if (first.args_digest !== undefined && args !== undefined && first.args_digest !== args)
+  if (!argsMatch)
     return new FingerError(
       'E_CONFLICT',
       `request_id "${request_id}" was already used with other arguments for "${target}"; use a new request_id for a new call`,
       { request_id, target, reason: 'other_args' },
     );
   return undefined;
+}
+
+/** Digests of a shared store's record and of a duplicate: other arguments only when both are known and differ. */
+function sameDigest(first: string | undefined, args: string | undefined): boolean {
+  return first === undefined || args === undefined || first === args;
+}
+
+/**
+ * Whether a duplicate's payload has the arguments of an in-memory entry: the entry's are keyed
+ * now if they were not yet ({@link argsKeyOf}). Arguments with no JSON form (a BigInt, a cycle)
+ * match nothing.
+ */
+function sameArgs(first: MemoryRequestEntry, payload: unknown): boolean {
+  try {
+    const key = argsKeyOf(first);
+    return key === undefined || key === argsKey(payload);
+  } catch {
+    return false;
+  }
 }

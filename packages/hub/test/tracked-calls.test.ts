@@ -163,6 +163,89 @@ describe.each([
     expect(await hub.getRequest('r-nb')).toMatchObject({ status: 'failed', error: { code: 'E_FORBIDDEN' } });
   });
 
+  it('lazy argument keys: a duplicate with other (short) arguments is refused with the same E_CONFLICT, running and finished', async () => {
+    const g = gated();
+    const hub = await makeHub({ g: g.mod }, interceptors);
+    const call = (n: number) => hub.request({ target: 'g.run', payload: { n }, source: human, request_id: 'r-o' });
+    const first = call(1);
+    const refused = async () => {
+      const e = await rejectionOf(call(2));
+      expect(e).toBeInstanceOf(FingerError);
+      expect({ code: e.code, message: e.message, details: e.details }).toEqual({
+        code: 'E_CONFLICT',
+        message:
+          'request_id "r-o" was already used with other arguments for "g.run"; use a new request_id for a new call',
+        details: { request_id: 'r-o', target: 'g.run', reason: 'other_args' },
+      });
+    };
+    await refused();
+    const same = hub.request({ target: 'g.run', payload: { n: 1 }, source: human, request_id: 'r-o' });
+    g.release();
+    expect(await first).toEqual({ runs: 1, args: { n: 1 } });
+    expect(await same).toEqual({ runs: 1, args: { n: 1 } });
+    await refused();
+    expect(await call(1)).toEqual({ runs: 1, args: { n: 1 } });
+    expect(g.runs()).toBe(1);
+  });
+
+  it('keys the first call’s arguments only when a duplicate comes (not per call, not for getRequest)', async () => {
+    let reads = 0;
+    const payload = {
+      toJSON() {
+        reads++;
+        return { b: 2, a: 1 };
+      },
+    };
+    const hub = await makeHub({ e: { tools: { t: () => 'ok' } } }, interceptors);
+    const call = (p: unknown) => hub.request({ target: 'e.t', payload: p, source: human, request_id: 'r-k' });
+    expect(await call(payload)).toBe('ok');
+    expect(await hub.getRequest('r-k')).toMatchObject({ status: 'succeeded', result: 'ok' });
+    expect(reads).toBe(0);
+    // a duplicate: the first call's payload is keyed once, and compared by canonical JSON
+    expect(await call({ a: 1, b: 2 })).toBe('ok');
+    expect(await call({ a: 1, b: 2 })).toBe('ok');
+    expect(reads).toBe(1);
+    expect((await rejectionOf(call({ a: 1, b: 3 }))).details).toEqual({
+      request_id: 'r-k',
+      target: 'e.t',
+      reason: 'other_args',
+    });
+    expect(reads).toBe(1);
+  });
+
+  it('compares the arguments as they are when the first duplicate comes: a payload changed in place before is compared as changed, after is not', async () => {
+    const hub = await makeHub({ e: { tools: { t: (a) => ({ ...(a as object) }) } } }, interceptors);
+    const call = (id: string, p: unknown) => hub.request({ target: 'e.t', payload: p, source: human, request_id: id });
+
+    // changed before any duplicate came: the record stands for what the payload holds now
+    const before = { n: 1 };
+    expect(await call('r-m1', before)).toEqual({ n: 1 });
+    before.n = 2;
+    expect((await rejectionOf(call('r-m1', { n: 1 }))).details).toEqual({
+      request_id: 'r-m1',
+      target: 'e.t',
+      reason: 'other_args',
+    });
+
+    // changed after a duplicate came: the key was made then and stays
+    const after = { n: 1 };
+    expect(await call('r-m2', after)).toEqual({ n: 1 });
+    expect(await call('r-m2', { n: 1 })).toEqual({ n: 1 });
+    after.n = 2;
+    expect(await call('r-m2', { n: 1 })).toEqual({ n: 1 });
+    expect((await rejectionOf(call('r-m2', { n: 2 }))).code).toBe('E_CONFLICT');
+  });
+
+  it('runs a call whose arguments have no JSON form once; a duplicate of it is refused (E_CONFLICT other_args)', async () => {
+    let runs = 0;
+    const hub = await makeHub({ e: { tools: { t: () => ++runs } } }, interceptors);
+    const call = () => hub.request({ target: 'e.t', payload: { big: 10n }, source: human, request_id: 'r-b' });
+    expect(await call()).toBe(1);
+    expect((await rejectionOf(call())).details).toEqual({ request_id: 'r-b', target: 'e.t', reason: 'other_args' });
+    expect(await hub.getRequest('r-b')).toMatchObject({ status: 'succeeded', result: 1 });
+    expect(runs).toBe(1);
+  });
+
   it('records a lease expiry of a tracked call for its duplicates', async () => {
     const clock = new ManualClock();
     let runs = 0;
