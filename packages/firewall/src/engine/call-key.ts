@@ -64,7 +64,8 @@ export class InternedArgs {
 
 /** A trie node: the next nodes by argument name, then value; the interned arguments of a path that ends here. */
 interface Node {
-  readonly next: Map<string, Map<unknown, Node>>;
+  /** The values of every argument name added here after the first (made when a second one comes). */
+  next: Map<string, Map<unknown, Node>> | undefined;
   /** The first argument name added here and its values (no map look-up by name for it). */
   firstKey: string | undefined;
   firstValues: Map<unknown, Node> | undefined;
@@ -72,12 +73,13 @@ interface Node {
 }
 
 function node(): Node {
-  return { next: new Map(), firstKey: undefined, firstValues: undefined, leaf: undefined };
+  // no map until a second argument name needs one: most nodes are leaves of one-argument calls
+  return { next: undefined, firstKey: undefined, firstValues: undefined, leaf: undefined };
 }
 
 /** The values that follow argument name `k` at `at`. */
 function valuesAt(at: Node, k: string): Map<unknown, Node> | undefined {
-  return k === at.firstKey ? at.firstValues : at.next.get(k);
+  return k === at.firstKey ? at.firstValues : at.next?.get(k);
 }
 
 /** Bounds of an {@link ArgsKeys} table. */
@@ -188,19 +190,21 @@ export class ArgsKeys {
     for (const k of keys) {
       let byValue = valuesAt(at, k);
       if (byValue === undefined) {
-        at.next.set(k, (byValue = new Map()));
+        byValue = new Map();
+        // keys are the engine's own copies (internalized): compared by pointer on the fast path
         if (at.firstKey === undefined) {
-          // keys are the engine's own copies (internalized): compared by pointer on the fast path
           at.firstKey = internId(k);
           at.firstValues = byValue;
-        }
+        } else (at.next ??= new Map()).set(k, byValue);
       }
       let next = byValue.get(args[k]);
       if (next === undefined) byValue.set(args[k], (next = node()));
       at = next;
     }
-    // the engine's one copy of the key: compared on every call (behaviour memo), by pointer only so
-    const interned = new InternedArgs(internId(key));
+    // Not internalized: a call that comes again finds this object (and this key string, compared by
+    // pointer) through the trie, and most distinct arguments never come again — internalizing each
+    // one (a string-table insert, ≈ 2 µs a call in bench/http's /v1/messages) bought nothing there.
+    const interned = new InternedArgs(key);
     at.leaf = interned;
     this.#keys++;
     this.#chars += chars;
