@@ -1,4 +1,4 @@
-export { canonicalJson } from './canonical-json.js';
+export { canonicalJson, jsonString } from './canonical-json.js';
 export type { Envelope, EnvelopeKind, LeaseInfo, Principal } from './envelope.js';
 export { envelopeSchema } from './envelope.js';
 export type { ErrorCode } from './error-codes.js';

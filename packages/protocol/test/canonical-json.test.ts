@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { canonicalJson } from '../src/canonical-json.js';
+import { canonicalJson, jsonString } from '../src/canonical-json.js';
 
 /**
  * The audit log's canonicalJson before issue 26 item 3 (packages/firewall/src/audit/canonical-json.ts),
@@ -230,6 +230,33 @@ describe('canonicalJson', () => {
         else expect(() => canonicalJson(v)).toThrow(expected.constructor as new () => Error);
       }),
       { seed: 26, numRuns: 500 },
+    );
+  });
+});
+
+describe('jsonString', () => {
+  it('is JSON.stringify of a string: quotes, backslashes, control characters, lone and paired surrogates', () => {
+    for (const s of [
+      '',
+      'plain text',
+      'a"b',
+      'a\\b',
+      'line\nbreak',
+      '\u0000\u001f\u007f',
+      '\ud800',
+      'x\udfffy',
+      '😀',
+      'é',
+    ])
+      expect(jsonString(s)).toBe(JSON.stringify(s));
+  });
+
+  it('agrees with JSON.stringify on any string of UTF-16 code units (property)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme-ascii' }), fc.string()), (s) => {
+        expect(jsonString(s)).toBe(JSON.stringify(s));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -4,7 +4,7 @@
 // links to GENESIS_HASH, 64 zeros. A line on disk is the canonical JSON of the whole entry
 // (`hash` included) followed by "\n", so every line is also byte-for-byte canonical.
 
-import { FingerError } from '@finger/protocol';
+import { FingerError, jsonString } from '@finger/protocol';
 
 import { canonicalJson, digestOf, sha256Hex } from './canonical-json.js';
 
@@ -148,7 +148,7 @@ function digestField(record: AuditRecord, raw: 'args' | 'result', key: 'args_dig
 
 /** JSON of a string-or-null field (canonical: nothing to sort). */
 function str(v: string | null): string {
-  return v === null ? 'null' : JSON.stringify(v);
+  return v === null ? 'null' : jsonString(v);
 }
 
 function canon(value: unknown, what: string): string {
