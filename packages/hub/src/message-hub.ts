@@ -15,14 +15,14 @@ import {
 } from './hub-types.js';
 import { LeaseTable } from './lease-table.js';
 import { type Logger, silentLogger } from './logger.js';
-import { argsKey, payloadDigest } from './payload-key.js';
+import { payloadDigest } from './payload-key.js';
 import { PendingCall, type PendingCallHost } from './pending-call.js';
 import type { ModuleEntry } from './registry/module-entry.js';
 import { ModuleRegistry, type TargetEntry } from './registry/module-registry.js';
 import { createRuntime } from './runtime/resolve.js';
 import type { ModuleRuntime, RuntimeOptions } from './runtime/runtime.js';
 import type { Sandbox } from './runtime/sandbox.js';
-import { argsKeyOf, type MemoryRequestEntry, MemoryRequestStore, NO_ARGS } from './store/memory-request-store.js';
+import { MemoryRequestStore, NO_ARGS } from './store/memory-request-store.js';
 import type { BeginOptions, RequestStore } from './store/request-store.js';
 import { invalidArgsError, type SchemaCheck } from './tools/schema-validator.js';
 import { ToolRegistry, type ToolRegistryOptions } from './tools/tool-registry.js';
@@ -491,11 +491,18 @@ export class MessageHub implements PendingCallHost {
       resolved = undefined; // unknown now: compared as given, refused by execute
     }
     const target = resolved?.tool_id ?? p.target;
-    const existing = store.lookup(request_id);
-    if (existing !== undefined) {
+    const found = store.find(request_id);
+    if (found >= 0) {
+      const existing = store.view(found);
       // the arguments are keyed only now that a duplicate asks (compared in this process only:
       // short ones by their canonical JSON, no hash)
-      const clash = reuseClash(request_id, existing, target, caller, callerId ? sameArgs(existing, p.payload) : true);
+      const clash = reuseClash(
+        request_id,
+        existing,
+        target,
+        caller,
+        callerId ? store.sameArgs(found, p.payload) : true,
+      );
       if (clash !== undefined) {
         begun?.(clash);
         return Promise.reject(clash);
@@ -516,7 +523,7 @@ export class MessageHub implements PendingCallHost {
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     // one clock read for the record and the envelope (rfc3339 caches the text of the millisecond)
     const now = this.clock.now();
-    const entry = store.open(
+    const slot = store.open(
       request_id,
       p.correlation_id ?? request_id,
       target,
@@ -530,25 +537,25 @@ export class MessageHub implements PendingCallHost {
     begun?.();
     let out: Promise<unknown>;
     try {
-      out = this.execute(p, resolved, blocking, entry, now);
+      out = this.execute(p, resolved, blocking, slot, now);
     } catch (e) {
       out = Promise.reject(e);
     }
-    // a call that reached its module without interceptors carries the entry (send() set it, and
-    // the PendingCall writes the outcome): nothing to chain. Otherwise (a refusal, interceptors)
-    // one reaction writes it.
-    if (entry.done === out) return out;
-    const done = out.then(
+    // a call that reached its module without interceptors carries the record (send() attached
+    // its promise, and the PendingCall writes the outcome): nothing to chain. Otherwise (a
+    // refusal, interceptors) one reaction writes it.
+    if (store.doneOf(slot) === out) return out;
+    const done: Promise<unknown> = out.then(
       (result) => {
-        this.onRecorded(entry, true, result);
+        this.onRecorded(slot, done, true, result);
         return result;
       },
       (e: unknown) => {
-        this.onRecorded(entry, false, e);
+        this.onRecorded(slot, done, false, e);
         throw e;
       },
     );
-    if (entry.status === 'running') entry.done = done;
+    store.attach(slot, done);
     return done;
   }
 
@@ -565,24 +572,23 @@ export class MessageHub implements PendingCallHost {
   }
 
   /** The outcome of a tracked call on the in-memory store (a refusal before dispatch of a blocking call forgets its id). */
-  onRecorded(record: object, ok: boolean, value: unknown): void {
+  onRecorded(slot: number, done: Promise<unknown>, ok: boolean, value: unknown): void {
     const store = this.local;
     if (store === undefined) return;
-    const entry = record as MemoryRequestEntry;
     if (ok) {
-      store.settle(entry, true, value);
+      store.settle(slot, done, true, value);
       return;
     }
     const info = toErrorInfo(value);
-    if (entry.forgettable && PRE_DISPATCH.has(info.code)) store.drop(entry);
-    else store.settle(entry, false, info);
+    if (store.isForgettable(slot) && PRE_DISPATCH.has(info.code)) store.drop(slot, done);
+    else store.settle(slot, done, false, info);
   }
 
   private execute(
     p: DispatchParams,
     resolved: TargetEntry | undefined,
     blocking = true,
-    record?: MemoryRequestEntry,
+    record = -1,
     at?: number,
   ): Promise<unknown> {
     this.counters.calls_total++;
@@ -681,7 +687,7 @@ export class MessageHub implements PendingCallHost {
     now?: number,
     checkResult?: SchemaCheck,
     onProgress?: (message: string, fraction?: number) => void,
-    record?: MemoryRequestEntry,
+    record = -1,
   ): Promise<unknown> {
     if (entry.status === 'draining')
       return this.fail(
@@ -699,10 +705,7 @@ export class MessageHub implements PendingCallHost {
     }
     const call = new PendingCall(this, envelope, entry, ttl, checkResult);
     if (onProgress !== undefined) call.progressListener = onProgress;
-    if (record !== undefined) {
-      call.record = record;
-      record.done = call.promise;
-    }
+    if (record >= 0 && this.local!.attach(record, call.promise)) call.record = record;
     this.inflightTotal++;
     if (queueing) call.enqueue();
     else call.start(now);
@@ -783,18 +786,4 @@ function reuseClash(
 /** Digests of a shared store's record and of a duplicate: other arguments only when both are known and differ. */
 function sameDigest(first: string | undefined, args: string | undefined): boolean {
   return first === undefined || args === undefined || first === args;
-}
-
-/**
- * Whether a duplicate's payload has the arguments of an in-memory entry: the entry's are keyed
- * now if they were not yet ({@link argsKeyOf}). Arguments with no JSON form (a BigInt, a cycle)
- * match nothing.
- */
-function sameArgs(first: MemoryRequestEntry, payload: unknown): boolean {
-  try {
-    const key = argsKeyOf(first);
-    return key === undefined || key === argsKey(payload);
-  } catch {
-    return false;
-  }
 }

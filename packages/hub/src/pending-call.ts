@@ -16,8 +16,8 @@ export interface PendingCallHost {
   onReleased(entry: ModuleEntry): void;
   /** Called once per call that was counted in flight, when it ends (any way). */
   onEnded(failed: boolean): void;
-  /** A call with a {@link PendingCall.record}: its outcome, told before its caller's promise settles. */
-  onRecorded(record: object, ok: boolean, value: unknown): void;
+  /** A call with a {@link PendingCall.record}: its outcome, told before its caller's promise settles (`done`: the call's promise). */
+  onRecorded(record: number, done: Promise<unknown>, ok: boolean, value: unknown): void;
 }
 
 /**
@@ -36,8 +36,8 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
   canceller?: Canceller;
   /** Set by the kill switch: the call then ends for its caller with this error (a cancelled call's late result is not a result). */
   haltedWith: unknown = undefined;
-  /** The hub's request record of a tracked call: its outcome is written without a promise chain of its own. */
-  record: object | undefined = undefined;
+  /** The slot of the hub's request record of a tracked call (-1: none): its outcome is written without a promise chain of its own. */
+  record = -1;
 
   constructor(
     private readonly host: PendingCallHost,
@@ -134,7 +134,7 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
 
   /** Ends the call for its caller with `error` (the hub's expiry answer); its request record first. */
   fail(error: unknown): void {
-    if (this.record !== undefined) this.host.onRecorded(this.record, false, error);
+    if (this.record >= 0) this.host.onRecorded(this.record, this.promise, false, error);
     this.reject(error);
   }
 
@@ -167,7 +167,7 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
     if (this.haltedWith !== undefined) this.fail(this.haltedWith);
     else if (error !== undefined) this.fail(error);
     else {
-      if (this.record !== undefined) this.host.onRecorded(this.record, true, result);
+      if (this.record >= 0) this.host.onRecorded(this.record, this.promise, true, result);
       this.resolve(result);
     }
   }

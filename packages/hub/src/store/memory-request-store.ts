@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 import type { ErrorInfo } from '@finger/protocol';
 import { rfc3339 } from '@finger/protocol';
 
@@ -6,53 +8,31 @@ import type { RequestRecord } from '../hub-types.js';
 import { argsKey } from '../payload-key.js';
 import type { RequestOutcome, RequestStore } from './request-store.js';
 
-/** {@link MemoryRequestEntry.args} of an entry that holds no payload (none tracked, or its key is made). */
+/** `args` of {@link MemoryRequestStore.open} for a record whose arguments are not tracked. */
 export const NO_ARGS: unique symbol = Symbol('no args');
 
-/**
- * A record as this store holds it: the record's fields plus the store's own bookkeeping. Never
- * handed out — {@link MemoryRequestStore.peek} and `get` build a plain {@link RequestRecord} (the
- * result by reference, not copied, the times formatted) only when someone asks.
- */
-export interface MemoryRequestEntry {
-  readonly request_id: string;
-  correlation_id: string;
-  target: string;
-  /**
-   * The first call's payload, held by reference until its key is needed ({@link argsKeyOf}: a
-   * duplicate arrives, or the record is read); {@link NO_ARGS} once keyed or when not tracked.
-   */
-  args: unknown;
-  /** The key of the first call's arguments ({@link argsKey}), once made; undefined while `args` holds them or none are tracked. */
-  args_digest: string | undefined;
-  caller: string | undefined;
-  status: RequestRecord['status'];
-  created_at: string;
-  /** Epoch ms the outcome was written (+∞ while running); `finished_at` is formatted from it when read. */
-  finished: number;
-  /** A `finished_at` given as text (a record handed to `begin` already finished); else undefined. */
-  finished_at: string | undefined;
-  result: unknown;
-  error: ErrorInfo | undefined;
-  /** While the call runs in this process: what a duplicate joins. */
-  done: Promise<unknown> | undefined;
-  /** How long the outcome is kept once written: the record leaves at `finished + keep_ms`. */
-  keep_ms: number;
-  /** A refusal before the call reached its module forgets the id (a blocking call: its caller may retry). */
-  readonly forgettable: boolean;
+/** A slot's state. */
+const FREE = 0;
+const RUNNING = 1;
+const SUCCEEDED = 2;
+const FAILED = 3;
+const STATUS: readonly RequestRecord['status'][] = ['running', 'running', 'succeeded', 'failed'];
+/** An insert probing further than this rebuilds the index with a new seed (not more often than once per half the records' inserts). */
+const MAX_PROBE = 48;
+
+function randomSeed(): number {
+  return randomBytes(4).readInt32LE(0);
 }
 
-/**
- * The key an entry's arguments are compared by: made from the held payload the first time it is
- * asked for (then the payload is let go, so the key stays what it was then). Throws what
- * {@link argsKey} throws for a payload with no JSON form (a BigInt, a cycle).
- */
-export function argsKeyOf(e: MemoryRequestEntry): string | undefined {
-  if (e.args !== NO_ARGS) {
-    e.args_digest = argsKey(e.args); // a throw leaves the payload held: never compared as "no arguments"
-    e.args = NO_ARGS;
-  }
-  return e.args_digest;
+/** What a duplicate of a request id learns of its record (made only when an id is sent again). */
+export interface MemoryRequestView {
+  caller: string | undefined;
+  target: string;
+  status: RequestRecord['status'];
+  /** While the call runs in this process: what the duplicate joins. */
+  done: Promise<unknown> | undefined;
+  result: unknown;
+  error: ErrorInfo | undefined;
 }
 
 /**
@@ -61,37 +41,91 @@ export function argsKeyOf(e: MemoryRequestEntry): string | undefined {
  * age (`ttl_ms` after finishing; one sweeper, {@link prune}, called by the hub every 10 s, plus a
  * check on every read — no timer per record). Running records are never evicted.
  *
- * The hub's tracked calls use the synchronous {@link lookup}/{@link open}/{@link settle} path (no
- * promise per step); `begin`/`finish`/`get` are the {@link RequestStore} interface over the same
- * entries.
+ * A record is a slot in columns (arrays of its fields: a typed array for the numbers), not an
+ * object: a tracked call allocates nothing here, and the thousands of records kept for the
+ * idempotency window cost the garbage collector only the values they point to (the id, the
+ * payload, the result). The index maps a request id to its slot.
+ *
+ * The hub's tracked calls use the synchronous {@link find}/{@link open}/{@link attach}/
+ * {@link settle} path (no promise per step); `begin`/`finish`/`get` are the {@link RequestStore}
+ * interface over the same records. A running record is named by its slot and the promise its
+ * caller holds (`done`): a slot freed and reused meanwhile never takes another call's outcome.
  */
 export class MemoryRequestStore implements RequestStore {
-  private readonly entries = new Map<string, MemoryRequestEntry>();
-  /** Ids in the order they finished; `head` is the next to evict. */
-  private finished: string[] = [];
+  /**
+   * The index: open addressing, linear probing, `slot + 1` of each live record at its id's hash
+   * (0: empty), twice as many places as slots. The hash is seeded per store and the seed changes
+   * when an insert probes too far, so ids chosen to collide cannot pile up (the ids come from
+   * callers); a probe compares the stored 32-bit hashes and reads an id only when they match.
+   */
+  private table = new Int32Array(0);
+  private mask = 0;
+  private seed = randomSeed();
+  /** Inserts since the last reseed (a reseed needs half as many as there are records: its cost stays O(1) per insert). */
+  private sinceReseed = 0;
+  private hashes = new Int32Array(0);
+  private count = 0;
+  /** The id and hash of the last {@link find} that missed: {@link open} of that id does not hash it again. */
+  private missedId: string | undefined = undefined;
+  private missedHash = 0;
+  private cap = 0;
+  private state = new Uint8Array(0);
+  private forgettable = new Uint8Array(0);
+  /** Bumped when a slot is freed: the FIFO's items of an earlier record are passed over. */
+  private gens = new Int32Array(0);
+  /** Epoch ms the outcome was written (+∞ while running); `finished_at` is formatted from it when read. */
+  private ended = new Float64Array(0);
+  /** How long the outcome is kept: the record leaves at `ended + keeps`. */
+  private keeps = new Float64Array(0);
+  private ids: (string | undefined)[] = [];
+  private correlations: (string | undefined)[] = [];
+  private targets: (string | undefined)[] = [];
+  private callers: (string | undefined)[] = [];
+  private created: (string | undefined)[] = [];
+  /** The first call's payload, held by reference until a duplicate (or a read) needs its key. */
+  private args: unknown[] = [];
+  /** The key of the first call's arguments ({@link argsKey}) once made. */
+  private keys: (string | undefined)[] = [];
+  /** The result, or the ErrorInfo of a failure. */
+  private values: unknown[] = [];
+  /** While the call runs in this process: what a duplicate joins (and the record's owner). */
+  private dones: (Promise<unknown> | undefined)[] = [];
+  /** `finished_at` given as text (through {@link finish}, or a record handed to `begin` finished). */
+  private readonly finishedText = new Map<number, string>();
+  private free: number[] = [];
+  /** Slots in the order they finished, with their generation then; `head` is the next to evict. */
+  private finished: number[] = [];
+  private finishedGens: number[] = [];
   private head = 0;
 
   constructor(
     private readonly clock: Clock,
     private readonly max_records: number,
     private readonly ttl_ms: number,
-  ) {}
+  ) {
+    this.grow(Math.min(Math.max(max_records, 16), 1024));
+  }
 
-  /** The live entry of a request id (an expired one is dropped and answers undefined). */
-  lookup(request_id: string): MemoryRequestEntry | undefined {
-    const e = this.entries.get(request_id);
-    if (e === undefined) return undefined;
-    if (e.finished + e.keep_ms <= this.clock.now()) {
-      this.entries.delete(request_id);
-      return undefined;
+  /** The slot of a live record of a request id, or -1 (an expired one is dropped). */
+  find(request_id: string): number {
+    const h = this.hashOf(request_id);
+    const slot = this.slotOf(request_id, h);
+    if (slot < 0) {
+      this.missedId = request_id;
+      this.missedHash = h;
+      return -1;
     }
-    return e;
+    if (this.ended[slot]! + this.keeps[slot]! <= this.clock.now()) {
+      this.remove(slot);
+      return -1;
+    }
+    return slot;
   }
 
   /**
-   * Creates the running entry of a request id the caller found absent with {@link lookup}.
-   * `args`: the payload whose key the id will be compared by, held by reference ({@link argsKeyOf}),
-   * or {@link NO_ARGS}.
+   * Creates the running record of a request id the caller found absent with {@link find}; returns
+   * its slot. `args`: the payload whose key the id will be compared by, held by reference (keyed by
+   * {@link sameArgs} when a duplicate comes), or {@link NO_ARGS}.
    */
   open(
     request_id: string,
@@ -102,58 +136,90 @@ export class MemoryRequestStore implements RequestStore {
     created_at: string,
     keep_ms: number = this.ttl_ms,
     forgettable = false,
-  ): MemoryRequestEntry {
-    const e: MemoryRequestEntry = {
-      request_id,
-      correlation_id,
-      target,
-      args,
-      args_digest: undefined,
-      caller,
-      status: 'running',
-      created_at,
-      finished: Number.POSITIVE_INFINITY,
-      finished_at: undefined,
-      result: undefined,
-      error: undefined,
-      done: undefined,
-      keep_ms,
-      forgettable,
+  ): number {
+    if (this.free.length === 0) this.grow(this.cap * 2);
+    const slot = this.free.pop()!;
+    this.state[slot] = RUNNING;
+    this.forgettable[slot] = forgettable ? 1 : 0;
+    this.ended[slot] = Number.POSITIVE_INFINITY;
+    this.keeps[slot] = keep_ms;
+    this.ids[slot] = request_id;
+    this.correlations[slot] = correlation_id;
+    this.targets[slot] = target;
+    this.callers[slot] = caller;
+    this.created[slot] = created_at;
+    this.args[slot] = args;
+    const h = request_id === this.missedId ? this.missedHash : this.hashOf(request_id);
+    this.missedId = undefined;
+    this.hashes[slot] = h;
+    this.insert(slot, h);
+    this.count++;
+    if (this.count > this.max_records) this.evict();
+    return slot;
+  }
+
+  /** Names the promise the caller of a running record holds (what duplicates join); false when the slot is not that record any more. */
+  attach(slot: number, done: Promise<unknown>): boolean {
+    if (this.state[slot] !== RUNNING || this.dones[slot] !== undefined) return false;
+    this.dones[slot] = done;
+    return true;
+  }
+
+  /** The promise duplicates of a running record join (undefined once finished, or not attached). */
+  doneOf(slot: number): Promise<unknown> | undefined {
+    return this.dones[slot];
+  }
+
+  /** What a duplicate learns of the record in `slot`. */
+  view(slot: number): MemoryRequestView {
+    return {
+      caller: this.callers[slot],
+      target: this.targets[slot]!,
+      status: STATUS[this.state[slot]!]!,
+      done: this.dones[slot],
+      result: this.state[slot] === SUCCEEDED ? this.values[slot] : undefined,
+      error: this.state[slot] === FAILED ? (this.values[slot] as ErrorInfo) : undefined,
     };
-    this.entries.set(request_id, e);
-    if (this.entries.size > this.max_records) this.evict();
-    return e;
   }
 
   /**
-   * Records the outcome of a running entry from {@link open} (the result by reference), kept for
-   * `keep_ms` (default the entry's) from now; one clock read, `finished_at` is formatted from it
-   * when the record is read.
+   * Whether a duplicate's payload has the arguments of the record in `slot`: the record's are
+   * keyed now if they were not yet (then the payload is let go, so the key stays what it was
+   * then). True when the record tracks no arguments. Arguments with no JSON form (a BigInt, a
+   * cycle) match nothing.
    */
-  settle(e: MemoryRequestEntry, ok: boolean, value: unknown, keep_ms = e.keep_ms): void {
-    if (e.status !== 'running' || this.entries.get(e.request_id) !== e) return; // written already, or forgotten meanwhile
-    e.done = undefined;
-    if (ok) {
-      e.status = 'succeeded';
-      e.result = value;
-    } else {
-      e.status = 'failed';
-      e.error = value as ErrorInfo;
+  sameArgs(slot: number, payload: unknown): boolean {
+    try {
+      const key = this.keyOf(slot);
+      return key === undefined || key === argsKey(payload);
+    } catch {
+      return false;
     }
-    e.keep_ms = keep_ms;
-    e.finished = this.clock.now();
-    this.finished.push(e.request_id);
   }
 
-  /** Drops an entry from {@link open} (a call refused before it reached its module may be retried). */
-  drop(e: MemoryRequestEntry): void {
-    if (e.status === 'running' && this.entries.get(e.request_id) === e) this.entries.delete(e.request_id);
+  /**
+   * Records the outcome of the running record `slot` whose caller holds `done` (the result by
+   * reference), kept for `keep_ms` (default the record's) from now: one clock read.
+   */
+  settle(slot: number, done: Promise<unknown>, ok: boolean, value: unknown, keep_ms?: number): void {
+    if (this.state[slot] !== RUNNING || this.dones[slot] !== done) return; // written already, or forgotten meanwhile
+    this.write(slot, ok, value, keep_ms);
+  }
+
+  /** Whether a refusal of the running record `slot` forgets its id (a blocking call: its caller may retry). */
+  isForgettable(slot: number): boolean {
+    return this.forgettable[slot] === 1;
+  }
+
+  /** Drops the running record `slot` whose caller holds `done` (a call refused before it reached its module may be retried). */
+  drop(slot: number, done: Promise<unknown>): void {
+    if (this.state[slot] === RUNNING && this.dones[slot] === done) this.remove(slot);
   }
 
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
     const existing = this.peek(record.request_id);
     if (existing !== undefined) return existing;
-    const e = this.open(
+    const slot = this.open(
       record.request_id,
       record.correlation_id,
       record.target,
@@ -161,13 +227,12 @@ export class MemoryRequestStore implements RequestStore {
       NO_ARGS,
       record.created_at,
     );
-    e.args_digest = record.args_digest;
+    this.keys[slot] = record.args_digest;
     if (record.status !== 'running') {
-      // a record written finished (not what the hub does): keep it as given
-      e.status = record.status;
-      e.finished_at = record.finished_at;
-      e.result = record.result;
-      e.error = record.error;
+      // a record written finished (not what the hub does): kept as given, never expiring
+      this.state[slot] = record.status === 'succeeded' ? SUCCEEDED : FAILED;
+      this.values[slot] = record.status === 'succeeded' ? record.result : record.error;
+      if (record.finished_at !== undefined) this.finishedText.set(slot, record.finished_at);
     }
     return undefined;
   }
@@ -178,10 +243,10 @@ export class MemoryRequestStore implements RequestStore {
     finished_at: string,
     keep_ms: number = this.ttl_ms,
   ): Promise<void> {
-    const e = this.entries.get(request_id);
-    if (e === undefined || e.status !== 'running') return;
-    this.settle(e, outcome.ok, outcome.ok ? outcome.result : outcome.error, keep_ms);
-    if (e.status !== 'running') e.finished_at = finished_at; // the time as the caller wrote it
+    const slot = this.slotOf(request_id, this.hashOf(request_id));
+    if (slot < 0 || this.state[slot] !== RUNNING) return;
+    this.write(slot, outcome.ok, outcome.ok ? outcome.result : outcome.error, keep_ms);
+    this.finishedText.set(slot, finished_at); // the time as the caller wrote it
   }
 
   async get(request_id: string): Promise<RequestRecord | undefined> {
@@ -189,47 +254,216 @@ export class MemoryRequestStore implements RequestStore {
   }
 
   async forget(request_id: string): Promise<void> {
-    this.entries.delete(request_id);
+    const slot = this.slotOf(request_id, this.hashOf(request_id));
+    if (slot >= 0) this.remove(slot);
   }
 
   /**
-   * The record of a request id. `withDigest` false leaves `args_digest` out (the hub's
-   * `getRequest` never shows it): the held arguments are then not keyed for the read.
+   * The record of a request id (the result by reference, the times formatted). `withDigest`
+   * false leaves `args_digest` out (the hub's `getRequest` never shows it): the held arguments are
+   * then not keyed for the read.
    */
   peek(request_id: string, withDigest = true): RequestRecord | undefined {
-    const e = this.lookup(request_id);
-    return e === undefined ? undefined : toRecord(e, withDigest);
+    const slot = this.find(request_id);
+    if (slot < 0) return undefined;
+    const state = this.state[slot]!;
+    const r: RequestRecord = {
+      request_id,
+      correlation_id: this.correlations[slot]!,
+      target: this.targets[slot]!,
+      status: STATUS[state]!,
+      created_at: this.created[slot]!,
+    };
+    if (withDigest) {
+      let digest: string | undefined;
+      try {
+        digest = this.keyOf(slot);
+      } catch {
+        digest = undefined; // arguments with no JSON form have no key (a duplicate of them is refused)
+      }
+      if (digest !== undefined) r.args_digest = digest;
+    }
+    const caller = this.callers[slot];
+    if (caller !== undefined) r.caller = caller;
+    if (state !== RUNNING) {
+      const text = this.finishedText.get(slot);
+      const ended = this.ended[slot]!;
+      if (text !== undefined) r.finished_at = text;
+      else if (ended !== Number.POSITIVE_INFINITY) r.finished_at = rfc3339(ended);
+    }
+    if (state === SUCCEEDED) r.result = this.values[slot];
+    else if (state === FAILED && this.values[slot] !== undefined) r.error = this.values[slot] as ErrorInfo;
+    return r;
   }
 
   /** Drops expired records; called periodically by the hub. */
   prune(): void {
     const now = this.clock.now();
-    for (const [id, e] of this.entries) if (e.finished + e.keep_ms <= now) this.entries.delete(id);
-    // records that left by age (or were forgotten) still have their ids in the FIFO, and under
+    for (let slot = 0; slot < this.cap; slot++) {
+      const s = this.state[slot]!;
+      if (s !== FREE && s !== RUNNING && this.ended[slot]! + this.keeps[slot]! <= now) this.remove(slot);
+    }
+    // records that left by age (or were forgotten) still have their slots in the FIFO, and under
     // max_records evict() never runs to pass them: drop them, or the FIFO grows by one per call
-    if (this.finished.length - this.head > this.entries.size) {
-      this.finished = this.finished.slice(this.head).filter((id) => this.entries.has(id));
+    if (this.finished.length - this.head > this.count) {
+      const slots: number[] = [];
+      const gens: number[] = [];
+      for (let i = this.head; i < this.finished.length; i++) {
+        const slot = this.finished[i]!;
+        if (this.gens[slot] === this.finishedGens[i]) {
+          slots.push(slot);
+          gens.push(this.finishedGens[i]!);
+        }
+      }
+      this.finished = slots;
+      this.finishedGens = gens;
       this.head = 0;
     } else this.compact();
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.count;
   }
 
   async close(): Promise<void> {
-    this.entries.clear();
+    this.count = 0;
+    this.missedId = undefined;
+    this.finishedText.clear();
+    this.cap = 0;
+    this.free = [];
     this.finished = [];
+    this.finishedGens = [];
     this.head = 0;
+    this.grow(16);
+  }
+
+  private keyOf(slot: number): string | undefined {
+    const args = this.args[slot];
+    if (args !== NO_ARGS) {
+      this.keys[slot] = argsKey(args); // a throw leaves the payload held: never compared as "no arguments"
+      this.args[slot] = NO_ARGS;
+    }
+    return this.keys[slot];
+  }
+
+  private write(slot: number, ok: boolean, value: unknown, keep_ms?: number): void {
+    this.state[slot] = ok ? SUCCEEDED : FAILED;
+    this.values[slot] = value;
+    this.dones[slot] = undefined;
+    if (keep_ms !== undefined) this.keeps[slot] = keep_ms;
+    this.ended[slot] = this.clock.now();
+    this.finished.push(slot);
+    this.finishedGens.push(this.gens[slot]!);
+  }
+
+  /** Seeded FNV-1a over the UTF-16 code units, then murmur3's finaliser (the index reads the low bits). */
+  private hashOf(s: string): number {
+    let h = this.seed ^ 0x811c9dc5;
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    return h | 0;
+  }
+
+  /** The slot of a live record of `id` (whose hash is `h`), or -1. */
+  private slotOf(id: string, h: number): number {
+    const t = this.table;
+    const mask = this.mask;
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const v = t[i]!;
+      if (v === 0) return -1;
+      const slot = v - 1;
+      if (this.hashes[slot] === h && this.ids[slot] === id) return slot;
+    }
+  }
+
+  /** Places `slot` in the index at its hash `h`; an insert that probes too far rebuilds the index with a new seed. */
+  private insert(slot: number, h: number): void {
+    const t = this.table;
+    const mask = this.mask;
+    let i = h & mask;
+    let probes = 0;
+    while (t[i] !== 0) {
+      i = (i + 1) & mask;
+      probes++;
+    }
+    t[i] = slot + 1;
+    // a reseed hashes every live id again: at most once per count/2 inserts, so O(1) per insert
+    if (++this.sinceReseed * 2 >= this.count && probes > MAX_PROBE) this.reseed();
+  }
+
+  /** A new seed: every live record's id hashed again and the index rebuilt. */
+  private reseed(): void {
+    this.seed = randomSeed();
+    this.sinceReseed = 0;
+    this.missedId = undefined;
+    for (let slot = 0; slot < this.cap; slot++)
+      if (this.state[slot] !== FREE) this.hashes[slot] = this.hashOf(this.ids[slot]!);
+    this.reindex();
+  }
+
+  private reindex(): void {
+    this.table.fill(0);
+    const t = this.table;
+    const mask = this.mask;
+    for (let slot = 0; slot < this.cap; slot++) {
+      if (this.state[slot] === FREE) continue;
+      let i = this.hashes[slot]! & mask;
+      while (t[i] !== 0) i = (i + 1) & mask;
+      t[i] = slot + 1;
+    }
+  }
+
+  /** Takes `slot` out of the index (backward-shift deletion: no tombstones, probes stay short). */
+  private unindex(slot: number): void {
+    const t = this.table;
+    const mask = this.mask;
+    let i = this.hashes[slot]! & mask;
+    while (t[i] !== slot + 1) i = (i + 1) & mask;
+    // move back every later entry of the run whose home is not between the hole and it
+    let j = i;
+    for (;;) {
+      j = (j + 1) & mask;
+      const v = t[j]!;
+      if (v === 0) break;
+      const k = this.hashes[v - 1]! & mask;
+      if (i <= j ? k <= i || k > j : k <= i && k > j) {
+        t[i] = v;
+        i = j;
+      }
+    }
+    t[i] = 0;
+    this.count--;
+  }
+
+  private remove(slot: number): void {
+    this.unindex(slot);
+    this.state[slot] = FREE;
+    this.gens[slot] = (this.gens[slot]! + 1) | 0;
+    this.ids[slot] = undefined;
+    this.correlations[slot] = undefined;
+    this.targets[slot] = undefined;
+    this.callers[slot] = undefined;
+    this.created[slot] = undefined;
+    this.args[slot] = NO_ARGS;
+    this.keys[slot] = undefined;
+    this.values[slot] = undefined;
+    this.dones[slot] = undefined;
+    if (this.finishedText.size > 0) this.finishedText.delete(slot);
+    this.free.push(slot);
   }
 
   /** Evicts finished records, oldest first, down to 90% of the bound (so it runs rarely). */
   private evict(): void {
     const target = Math.floor(this.max_records * 0.9);
-    while (this.entries.size > target && this.head < this.finished.length) {
-      const id = this.finished[this.head++]!;
-      const e = this.entries.get(id);
-      if (e !== undefined && e.status !== 'running') this.entries.delete(id);
+    while (this.count > target && this.head < this.finished.length) {
+      const slot = this.finished[this.head]!;
+      const gen = this.finishedGens[this.head++]!;
+      // the same record still (a finished one is never running again without being freed first)
+      if (this.gens[slot] === gen && this.state[slot] !== FREE) this.remove(slot);
     }
     this.compact();
   }
@@ -237,33 +471,53 @@ export class MemoryRequestStore implements RequestStore {
   private compact(): void {
     if (this.head > 4096 && this.head * 2 > this.finished.length) {
       this.finished = this.finished.slice(this.head);
+      this.finishedGens = this.finishedGens.slice(this.head);
       this.head = 0;
     }
   }
-}
 
-/** The public record of an entry (absent fields left out, the result by reference, the times formatted). */
-function toRecord(e: MemoryRequestEntry, withDigest: boolean): RequestRecord {
-  const r: RequestRecord = {
-    request_id: e.request_id,
-    correlation_id: e.correlation_id,
-    target: e.target,
-    status: e.status,
-    created_at: e.created_at,
-  };
-  if (withDigest) {
-    let digest: string | undefined;
-    try {
-      digest = argsKeyOf(e);
-    } catch {
-      digest = undefined; // arguments with no JSON form have no key (a duplicate of them is refused)
+  /** Room for `cap` (rounded up to a power of 2) records; the columns never shrink (a burst of running calls leaves them wide). */
+  private grow(cap: number): void {
+    cap = 2 ** Math.ceil(Math.log2(cap));
+    const old = this.cap;
+    const widen = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const b = make(cap);
+      b.set(a.subarray(0, old));
+      return b;
+    };
+    this.state = widen(this.state, (n) => new Uint8Array(n));
+    this.hashes = widen(this.hashes, (n) => new Int32Array(n));
+    this.forgettable = widen(this.forgettable, (n) => new Uint8Array(n));
+    this.gens = widen(this.gens, (n) => new Int32Array(n));
+    this.ended = widen(this.ended, (n) => new Float64Array(n));
+    this.keeps = widen(this.keeps, (n) => new Float64Array(n));
+    if (old === 0) {
+      this.ids = [];
+      this.correlations = [];
+      this.targets = [];
+      this.callers = [];
+      this.created = [];
+      this.args = [];
+      this.keys = [];
+      this.values = [];
+      this.dones = [];
     }
-    if (digest !== undefined) r.args_digest = digest;
+    for (let slot = old; slot < cap; slot++) {
+      this.ids.push(undefined);
+      this.correlations.push(undefined);
+      this.targets.push(undefined);
+      this.callers.push(undefined);
+      this.created.push(undefined);
+      this.args.push(NO_ARGS);
+      this.keys.push(undefined);
+      this.values.push(undefined);
+      this.dones.push(undefined);
+    }
+    // the lowest slots are taken first
+    for (let slot = cap - 1; slot >= old; slot--) this.free.push(slot);
+    this.cap = cap;
+    this.table = new Int32Array(cap * 2);
+    this.mask = cap * 2 - 1;
+    this.reindex();
   }
-  if (e.caller !== undefined) r.caller = e.caller;
-  if (e.finished_at !== undefined) r.finished_at = e.finished_at;
-  else if (e.status !== 'running') r.finished_at = rfc3339(e.finished);
-  if (e.status === 'succeeded') r.result = e.result;
-  if (e.error !== undefined) r.error = e.error;
-  return r;
 }

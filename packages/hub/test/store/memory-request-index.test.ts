@@ -1,0 +1,158 @@
+// The in-memory request store keeps its records in columns behind its own hash index (open
+// addressing, backward-shift deletion, a seeded hash changed when an insert probes too far). These
+// tests hold it to a plain model — a Map and a FIFO of finishing order — under colliding hashes,
+// evictions, forgets and refusals, so no record is ever lost or answered for another id.
+
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+import { MemoryRequestStore, NO_ARGS } from '../../src/store/memory-request-store.js';
+import { clockAt } from './clock-at.js';
+
+type Op =
+  | { kind: 'open'; id: number }
+  | { kind: 'settle'; id: number }
+  | { kind: 'drop'; id: number }
+  | { kind: 'forget'; id: number }
+  | { kind: 'expire' };
+
+/** The store with its hash replaced (every id in one of `buckets` homes), to force long runs and wrap-around. */
+function colliding(store: MemoryRequestStore, buckets: number): MemoryRequestStore {
+  (store as unknown as { hashOf: (s: string) => number }).hashOf = (s) =>
+    (s.length * 7919 + s.charCodeAt(s.length - 1)) % buckets;
+  return store;
+}
+
+function run(ops: Op[], max: number, buckets: number | undefined): void {
+  const t = { now: 1_000 };
+  const store = new MemoryRequestStore(clockAt(t), max, 1_000);
+  if (buckets !== undefined) colliding(store, buckets);
+  const dones = new Map<string, Promise<unknown>>();
+  const model = new Map<string, { running: boolean; result?: number; finished?: number }>();
+  const fifo: string[] = [];
+  const evict = () => {
+    if (model.size <= max) return;
+    const target = Math.floor(max * 0.9);
+    while (model.size > target && fifo.length > 0) {
+      const id = fifo.shift()!;
+      if (model.get(id)?.running === false) model.delete(id);
+    }
+  };
+  let n = 0;
+  for (const op of ops) {
+    if (op.kind === 'expire') {
+      t.now += 1_000; // every finished record is past its keep
+      for (const [id, r] of model) if (!r.running) model.delete(id);
+      for (let i = fifo.length - 1; i >= 0; i--) if (!model.has(fifo[i]!)) fifo.splice(i, 1);
+      store.prune();
+      continue;
+    }
+    const id = `req-${op.id}`;
+    const slot = store.find(id);
+    const m = model.get(id);
+    expect(slot >= 0).toBe(m !== undefined);
+    if (op.kind === 'open' && slot < 0) {
+      const s = store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, 'now');
+      const done = Promise.resolve(++n);
+      expect(store.attach(s, done)).toBe(true);
+      dones.set(id, done);
+      model.set(id, { running: true });
+      evict();
+    } else if (op.kind === 'settle' && slot >= 0 && m!.running) {
+      store.settle(slot, dones.get(id)!, true, ++n);
+      m!.running = false;
+      m!.result = n;
+      fifo.push(id);
+    } else if (op.kind === 'drop' && slot >= 0) {
+      store.drop(slot, dones.get(id)!); // a finished record is not dropped
+      if (m!.running) model.delete(id);
+    } else if (op.kind === 'forget') {
+      void store.forget(id);
+      model.delete(id);
+    }
+  }
+  expect(store.size).toBe(model.size);
+  for (let id = 0; id < 40; id++) {
+    const r = store.peek(`req-${id}`);
+    const m = model.get(`req-${id}`);
+    if (m === undefined) expect(r).toBeUndefined();
+    else if (m.running) expect(r).toMatchObject({ request_id: `req-${id}`, status: 'running' });
+    else expect(r).toMatchObject({ request_id: `req-${id}`, status: 'succeeded', result: m.result });
+  }
+}
+
+const ops = fc.array(
+  fc.oneof(
+    { weight: 5, arbitrary: fc.record({ kind: fc.constant('open' as const), id: fc.nat(39) }) },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('settle' as const), id: fc.nat(39) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), id: fc.nat(39) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), id: fc.nat(39) }) },
+    { weight: 1, arbitrary: fc.constant({ kind: 'expire' as const }) },
+  ),
+  { maxLength: 300 },
+);
+
+describe('MemoryRequestStore index', () => {
+  it('answers like a Map with a FIFO of finished ids: the real hash, colliding hashes, few and many records', () => {
+    for (const [max, buckets] of [
+      [10_000, undefined],
+      [12, undefined],
+      [10_000, 3],
+      [12, 1],
+      [25, 5],
+    ] as const) {
+      fc.assert(
+        fc.property(ops, (o) => run(o, max, buckets)),
+        { seed: 27, numRuns: 300 },
+      );
+    }
+  });
+
+  it('rebuilds its index with a new seed when ids pile up on one hash, and still finds every record', () => {
+    const t = { now: 1_000 };
+    const store = colliding(new MemoryRequestStore(clockAt(t), 100_000, 60_000), 1);
+    const seedOf = () => (store as unknown as { seed: number }).seed;
+    const first = seedOf();
+    for (let i = 0; i < 3_000; i++) store.open(`c-${i}`, `c-${i}`, 'echo.echo', 'human:t', NO_ARGS, 'now');
+    expect(seedOf()).not.toBe(first);
+    expect(store.size).toBe(3_000);
+    for (let i = 0; i < 3_000; i++) expect(store.find(`c-${i}`)).toBeGreaterThanOrEqual(0);
+    expect(store.find('c-3000')).toBe(-1);
+  });
+
+  it('never evicts a record for the one that had its slot before (forgotten or expired after finishing)', async () => {
+    const t = { now: 1_000 };
+    const store = new MemoryRequestStore(clockAt(t), 10, 1_000);
+    const finishOne = (id: string) => {
+      const slot = store.open(id, id, 'echo.echo', undefined, NO_ARGS, 'now');
+      const done = Promise.resolve(id);
+      store.attach(slot, done);
+      store.settle(slot, done, true, id);
+    };
+    finishOne('old');
+    await store.forget('old'); // its slot is free, its place in the finishing order stays
+    const running = store.open('running', 'running', 'echo.echo', undefined, NO_ARGS, 'now');
+    expect(store.attach(running, Promise.resolve())).toBe(true);
+    finishOne('later');
+    t.now += 1_001;
+    store.prune(); // 'later' leaves by age
+    finishOne('next');
+    for (let i = 0; i < 20; i++) finishOne(`f-${i}`); // past max_records: evictions pass the stale places
+    expect(store.peek('running')?.status).toBe('running');
+    expect(store.peek('next')).toBeUndefined(); // the oldest finished went first
+    expect(store.peek('f-19')?.status).toBe('succeeded');
+    expect(store.size).toBeLessThanOrEqual(10);
+  });
+
+  it('grows past its first columns and keeps running records of every size of burst', () => {
+    const t = { now: 1_000 };
+    const store = new MemoryRequestStore(clockAt(t), 100, 60_000);
+    // running records are never evicted: 5,000 in flight at once, well past max_records
+    const slots = Array.from({ length: 5_000 }, (_, i) =>
+      store.open(`g-${i}`, `g-${i}`, 'echo.echo', undefined, NO_ARGS, 'now'),
+    );
+    expect(new Set(slots).size).toBe(5_000);
+    expect(store.size).toBe(5_000);
+    for (let i = 0; i < 5_000; i += 499) expect(store.peek(`g-${i}`)?.status).toBe('running');
+  });
+});
