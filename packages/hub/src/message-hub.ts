@@ -521,7 +521,7 @@ export class MessageHub implements PendingCallHost {
       );
     }
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
-    // one clock read for the record and the envelope (rfc3339 caches the text of the millisecond)
+    // one clock read for the record and the envelope (the record's created_at is formatted when read)
     const now = this.clock.now();
     const slot = store.open(
       request_id,
@@ -530,7 +530,7 @@ export class MessageHub implements PendingCallHost {
       caller,
       // a caller's id stands for its arguments: held by reference, keyed if a duplicate comes
       callerId ? p.payload : NO_ARGS,
-      rfc3339(now),
+      now,
       keep,
       blocking,
     );

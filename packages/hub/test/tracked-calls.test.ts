@@ -246,6 +246,41 @@ describe.each([
     expect(runs).toBe(1);
   });
 
+  it('reports created_at and finished_at as the clock read at the call and at its outcome', async () => {
+    const clock = new ManualClock();
+    const g = gated();
+    const hub = await makeHub({ g: g.mod }, interceptors, clock);
+    const started = clock.now();
+    const first = hub.request({
+      target: 'g.run',
+      payload: {},
+      source: human,
+      request_id: 'r-t',
+      correlation_id: 'c-t',
+    });
+    clock.advance(1_234);
+    expect(await hub.getRequest('r-t')).toEqual({
+      request_id: 'r-t',
+      correlation_id: 'c-t',
+      target: 'g.run',
+      status: 'running',
+      created_at: new Date(started).toISOString(),
+      caller: 'human:tester',
+    });
+    g.release();
+    await first;
+    expect(await hub.getRequest('r-t')).toEqual({
+      request_id: 'r-t',
+      correlation_id: 'c-t',
+      target: 'g.run',
+      status: 'succeeded',
+      created_at: new Date(started).toISOString(),
+      finished_at: new Date(started + 1_234).toISOString(),
+      caller: 'human:tester',
+      result: { runs: 1, args: {} },
+    });
+  });
+
   it('records a lease expiry of a tracked call for its duplicates', async () => {
     const clock = new ManualClock();
     let runs = 0;

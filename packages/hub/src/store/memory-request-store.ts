@@ -73,15 +73,17 @@ export class MemoryRequestStore implements RequestStore {
   private forgettable = new Uint8Array(0);
   /** Bumped when a slot is freed: the FIFO's items of an earlier record are passed over. */
   private gens = new Int32Array(0);
+  /** Epoch ms the record was made; `created_at` is formatted from it when read. */
+  private born = new Float64Array(0);
   /** Epoch ms the outcome was written (+∞ while running); `finished_at` is formatted from it when read. */
   private ended = new Float64Array(0);
   /** How long the outcome is kept: the record leaves at `ended + keeps`. */
   private keeps = new Float64Array(0);
   private ids: (string | undefined)[] = [];
+  /** The correlation id when it is not the request id. */
   private correlations: (string | undefined)[] = [];
   private targets: (string | undefined)[] = [];
   private callers: (string | undefined)[] = [];
-  private created: (string | undefined)[] = [];
   /** The first call's payload, held by reference until a duplicate (or a read) needs its key. */
   private args: unknown[] = [];
   /** The key of the first call's arguments ({@link argsKey}) once made. */
@@ -90,6 +92,8 @@ export class MemoryRequestStore implements RequestStore {
   private values: unknown[] = [];
   /** While the call runs in this process: what a duplicate joins (and the record's owner). */
   private dones: (Promise<unknown> | undefined)[] = [];
+  /** `created_at` given as text (a record handed to `begin`). */
+  private readonly createdText = new Map<number, string>();
   /** `finished_at` given as text (through {@link finish}, or a record handed to `begin` finished). */
   private readonly finishedText = new Map<number, string>();
   private free: number[] = [];
@@ -124,7 +128,7 @@ export class MemoryRequestStore implements RequestStore {
 
   /**
    * Creates the running record of a request id the caller found absent with {@link find}; returns
-   * its slot. `args`: the payload whose key the id will be compared by, held by reference (keyed by
+   * its slot. `created`: epoch ms (the text of `created_at` is made when the record is read). `args`: the payload whose key the id will be compared by, held by reference (keyed by
    * {@link sameArgs} when a duplicate comes), or {@link NO_ARGS}.
    */
   open(
@@ -133,7 +137,7 @@ export class MemoryRequestStore implements RequestStore {
     target: string,
     caller: string | undefined,
     args: unknown,
-    created_at: string,
+    created: number,
     keep_ms: number = this.ttl_ms,
     forgettable = false,
   ): number {
@@ -144,10 +148,10 @@ export class MemoryRequestStore implements RequestStore {
     this.ended[slot] = Number.POSITIVE_INFINITY;
     this.keeps[slot] = keep_ms;
     this.ids[slot] = request_id;
-    this.correlations[slot] = correlation_id;
+    this.correlations[slot] = correlation_id === request_id ? undefined : correlation_id;
     this.targets[slot] = target;
     this.callers[slot] = caller;
-    this.created[slot] = created_at;
+    this.born[slot] = created;
     this.args[slot] = args;
     const h = request_id === this.missedId ? this.missedHash : this.hashOf(request_id);
     this.missedId = undefined;
@@ -219,14 +223,8 @@ export class MemoryRequestStore implements RequestStore {
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
     const existing = this.peek(record.request_id);
     if (existing !== undefined) return existing;
-    const slot = this.open(
-      record.request_id,
-      record.correlation_id,
-      record.target,
-      record.caller,
-      NO_ARGS,
-      record.created_at,
-    );
+    const slot = this.open(record.request_id, record.correlation_id, record.target, record.caller, NO_ARGS, Number.NaN);
+    this.createdText.set(slot, record.created_at);
     this.keys[slot] = record.args_digest;
     if (record.status !== 'running') {
       // a record written finished (not what the hub does): kept as given, never expiring
@@ -269,10 +267,10 @@ export class MemoryRequestStore implements RequestStore {
     const state = this.state[slot]!;
     const r: RequestRecord = {
       request_id,
-      correlation_id: this.correlations[slot]!,
+      correlation_id: this.correlations[slot] ?? request_id,
       target: this.targets[slot]!,
       status: STATUS[state]!,
-      created_at: this.created[slot]!,
+      created_at: this.createdText.get(slot) ?? rfc3339(this.born[slot]!),
     };
     if (withDigest) {
       let digest: string | undefined;
@@ -328,6 +326,7 @@ export class MemoryRequestStore implements RequestStore {
   async close(): Promise<void> {
     this.count = 0;
     this.missedId = undefined;
+    this.createdText.clear();
     this.finishedText.clear();
     this.cap = 0;
     this.free = [];
@@ -447,11 +446,11 @@ export class MemoryRequestStore implements RequestStore {
     this.correlations[slot] = undefined;
     this.targets[slot] = undefined;
     this.callers[slot] = undefined;
-    this.created[slot] = undefined;
     this.args[slot] = NO_ARGS;
     this.keys[slot] = undefined;
     this.values[slot] = undefined;
     this.dones[slot] = undefined;
+    if (this.createdText.size > 0) this.createdText.delete(slot);
     if (this.finishedText.size > 0) this.finishedText.delete(slot);
     this.free.push(slot);
   }
@@ -489,6 +488,7 @@ export class MemoryRequestStore implements RequestStore {
     this.hashes = widen(this.hashes, (n) => new Int32Array(n));
     this.forgettable = widen(this.forgettable, (n) => new Uint8Array(n));
     this.gens = widen(this.gens, (n) => new Int32Array(n));
+    this.born = widen(this.born, (n) => new Float64Array(n));
     this.ended = widen(this.ended, (n) => new Float64Array(n));
     this.keeps = widen(this.keeps, (n) => new Float64Array(n));
     if (old === 0) {
@@ -496,7 +496,6 @@ export class MemoryRequestStore implements RequestStore {
       this.correlations = [];
       this.targets = [];
       this.callers = [];
-      this.created = [];
       this.args = [];
       this.keys = [];
       this.values = [];
@@ -507,7 +506,6 @@ export class MemoryRequestStore implements RequestStore {
       this.correlations.push(undefined);
       this.targets.push(undefined);
       this.callers.push(undefined);
-      this.created.push(undefined);
       this.args.push(NO_ARGS);
       this.keys.push(undefined);
       this.values.push(undefined);

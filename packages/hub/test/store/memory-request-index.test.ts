@@ -52,7 +52,7 @@ function run(ops: Op[], max: number, buckets: number | undefined): void {
     const m = model.get(id);
     expect(slot >= 0).toBe(m !== undefined);
     if (op.kind === 'open' && slot < 0) {
-      const s = store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, 'now');
+      const s = store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, t.now);
       const done = Promise.resolve(++n);
       expect(store.attach(s, done)).toBe(true);
       dones.set(id, done);
@@ -113,7 +113,7 @@ describe('MemoryRequestStore index', () => {
     const store = colliding(new MemoryRequestStore(clockAt(t), 100_000, 60_000), 1);
     const seedOf = () => (store as unknown as { seed: number }).seed;
     const first = seedOf();
-    for (let i = 0; i < 3_000; i++) store.open(`c-${i}`, `c-${i}`, 'echo.echo', 'human:t', NO_ARGS, 'now');
+    for (let i = 0; i < 3_000; i++) store.open(`c-${i}`, `c-${i}`, 'echo.echo', 'human:t', NO_ARGS, t.now);
     expect(seedOf()).not.toBe(first);
     expect(store.size).toBe(3_000);
     for (let i = 0; i < 3_000; i++) expect(store.find(`c-${i}`)).toBeGreaterThanOrEqual(0);
@@ -124,14 +124,14 @@ describe('MemoryRequestStore index', () => {
     const t = { now: 1_000 };
     const store = new MemoryRequestStore(clockAt(t), 10, 1_000);
     const finishOne = (id: string) => {
-      const slot = store.open(id, id, 'echo.echo', undefined, NO_ARGS, 'now');
+      const slot = store.open(id, id, 'echo.echo', undefined, NO_ARGS, t.now);
       const done = Promise.resolve(id);
       store.attach(slot, done);
       store.settle(slot, done, true, id);
     };
     finishOne('old');
     await store.forget('old'); // its slot is free, its place in the finishing order stays
-    const running = store.open('running', 'running', 'echo.echo', undefined, NO_ARGS, 'now');
+    const running = store.open('running', 'running', 'echo.echo', undefined, NO_ARGS, t.now);
     expect(store.attach(running, Promise.resolve())).toBe(true);
     finishOne('later');
     t.now += 1_001;
@@ -149,7 +149,7 @@ describe('MemoryRequestStore index', () => {
     const store = new MemoryRequestStore(clockAt(t), 100, 60_000);
     // running records are never evicted: 5,000 in flight at once, well past max_records
     const slots = Array.from({ length: 5_000 }, (_, i) =>
-      store.open(`g-${i}`, `g-${i}`, 'echo.echo', undefined, NO_ARGS, 'now'),
+      store.open(`g-${i}`, `g-${i}`, 'echo.echo', undefined, NO_ARGS, t.now),
     );
     expect(new Set(slots).size).toBe(5_000);
     expect(store.size).toBe(5_000);
