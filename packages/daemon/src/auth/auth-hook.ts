@@ -163,7 +163,20 @@ export function installAuth(app: FastifyInstance, options: AuthHookOptions): voi
     route.config = { ...(route.config ?? {}), roles: defaults[prefix]! };
   });
 
-  app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+  // every request passes here: a callback-style hook, no promise per request
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    let refusal: Error | undefined;
+    try {
+      authenticate(request);
+    } catch (e) {
+      refusal = e as Error;
+    }
+    if (refusal === undefined) done();
+    else done(refusal);
+  });
+
+  /** Resolves `request.principal` and checks the route's roles; throws the refusal. */
+  function authenticate(request: FastifyRequest): void {
     if (isClosing?.()) throw new FingerError('E_PROVIDER_CLOSED', 'the daemon is shutting down');
     const config = request.routeOptions.config as { roles?: RouteRoles; wsAuth?: 'deferred' } | undefined;
     const roles = config?.roles;
@@ -200,7 +213,7 @@ export function installAuth(app: FastifyInstance, options: AuthHookOptions): voi
     }
     request.principal = principal;
     checkRoles(request, principal, roles);
-  });
+  }
 }
 
 function checkRoles(request: FastifyRequest, principal: Principal, roles: RouteRoles | undefined): void {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -47,8 +47,9 @@ const NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 const TOKEN_PREFIX = 'fgr_';
 const USAGE_FLUSH_MS = 5000;
 
+/** sha256 of a token's UTF-8 bytes (one-shot: no Hash object per request). */
 function sha256(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }
 
 function newToken(): string {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { FingerError, type Principal } from '@finger/protocol';
 
 import { ACCESS } from '../../auth/auth-hook.js';
-import type { InputParams } from '../../gateway/input-gateway.js';
+import type { DispatchResult, InputParams } from '../../gateway/input-gateway.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { ref } from '../schemas.js';
@@ -43,6 +43,29 @@ export function idHeaders(reply: FastifyReply) {
   };
 }
 
+/**
+ * Answers a dispatch when it settles: its status and body, or the error (fastify's error handler
+ * writes it). The route handler returns nothing (no async function, no promise of its own per
+ * request: fastify waits for this `send`).
+ */
+export function sendDispatch(reply: FastifyReply, out: Promise<DispatchResult>): void {
+  out.then(
+    (r) => {
+      try {
+        reply.code(r.status).send(r.body);
+      } catch (e) {
+        sendError(reply, e);
+      }
+    },
+    (e: unknown) => sendError(reply, e),
+  );
+}
+
+/** Hands `e` to fastify's error handling (what a rejected async handler gets): an Error always, never a body. */
+function sendError(reply: FastifyReply, e: unknown): void {
+  reply.send(e instanceof Error ? e : new Error(String(e)));
+}
+
 /** `POST /v1/input`: text from a person or agent; `/hub …` dispatches directly. */
 export function inputRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post(
@@ -68,9 +91,8 @@ export function inputRoutes(app: FastifyInstance, deps: RouteDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const out = await deps.gateway.input(principalOf(request), request.body as InputParams, idHeaders(reply));
-      return reply.code(out.status).send(out.body);
+    (request, reply) => {
+      sendDispatch(reply, deps.gateway.input(principalOf(request), request.body as InputParams, idHeaders(reply)));
     },
   );
 }

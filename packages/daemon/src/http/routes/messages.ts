@@ -5,7 +5,7 @@ import type { MessageParams } from '../../gateway/input-gateway.js';
 import { errorResponses } from '../errors.js';
 import type { RouteDeps } from '../route-deps.js';
 import { idSchema, ref } from '../schemas.js';
-import { idHeaders, principalOf } from './input.js';
+import { idHeaders, principalOf, sendDispatch } from './input.js';
 
 /** `POST /v1/messages`: programmatic dispatch; the source is always the token's principal. */
 export function messageRoutes(app: FastifyInstance, deps: RouteDeps): void {
@@ -39,10 +39,9 @@ export function messageRoutes(app: FastifyInstance, deps: RouteDeps): void {
         },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { source: _ignored, ...params } = request.body as MessageParams & { source?: unknown };
-      const out = await deps.gateway.message(principalOf(request), params, idHeaders(reply));
-      return reply.code(out.status).send(out.body);
+      sendDispatch(reply, deps.gateway.message(principalOf(request), params, idHeaders(reply)));
     },
   );
 }

@@ -18,10 +18,21 @@ const GUARDED: readonly { method: string; url: RegExp }[] = [
   { method: 'POST', url: /^\/v1\/tasks\/[^/]+\/(resume|retry|start|run)$/ },
 ];
 
+/** {@link startsWork} per method and route pattern (routes are few and fixed: no bound needed beyond them). */
+const STARTS_WORK = new Map<string, Map<string, boolean>>();
+
 /** True when the route of `request` starts work (guarded by the lockout). */
 export function startsWork(request: FastifyRequest): boolean {
   const url = request.routeOptions.url ?? '';
-  return GUARDED.some((g) => g.method === request.method && g.url.test(url.replace(/:[^/]+/g, 'x')));
+  const method = request.method;
+  let byUrl = STARTS_WORK.get(method);
+  const known = byUrl?.get(url);
+  if (known !== undefined) return known;
+  const starts = GUARDED.some((g) => g.method === method && g.url.test(url.replace(/:[^/]+/g, 'x')));
+  // the route's pattern, not the request's path: unmatched requests (no pattern) share ''
+  if (byUrl === undefined) STARTS_WORK.set(method, (byUrl = new Map()));
+  byUrl.set(url, starts);
+  return starts;
 }
 
 /**
@@ -71,10 +82,19 @@ export const SAFETY_HEALTH_SCHEMA = {
  */
 export function safetyRoutes(app: FastifyInstance, deps: RouteDeps & { safety: SafetyMonitor }): void {
   const { safety } = deps;
-  app.addHook('preHandler', async (request) => {
-    if (!startsWork(request)) return;
-    const p = request.principal;
-    safety.assertOpen(p?.kind === 'agent' ? p.id : undefined);
+  // every request passes here: a callback-style hook, no promise per request
+  app.addHook('preHandler', (request, _reply, done) => {
+    let refusal: Error | undefined;
+    try {
+      if (startsWork(request)) {
+        const p = request.principal;
+        safety.assertOpen(p?.kind === 'agent' ? p.id : undefined);
+      }
+    } catch (e) {
+      refusal = e as Error;
+    }
+    if (refusal === undefined) done();
+    else done(refusal);
   });
 
   app.post(
