@@ -14,7 +14,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 import { BenchSetupError, runBench } from '../lib/bench-main.mjs';
-import { api, DAEMON_MAIN, dirBytes, hubEchoTarget, runLoad, startDaemon, stopChild } from '../lib/http-load.mjs';
+import {
+  api,
+  DAEMON_MAIN,
+  dirBytes,
+  eventFilesPerCall,
+  hubEchoTarget,
+  runLoad,
+  startDaemon,
+  stopChild,
+} from '../lib/http-load.mjs';
 import { printTable, writeResults } from '../lib/report.mjs';
 import { median, round } from '../lib/suite.mjs';
 
@@ -96,7 +105,6 @@ runBench(BENCH, async () => {
       const w = await runLoad(cases[name].target, { connections: CONNECTIONS, ms: WARMUP_MS });
       if (w.errors > 0) throw new Error(`${name} warmup: ${w.errors} wrong answers, first: ${w.first_error}`);
     }
-    const eventsBefore = dirBytes(join(home, 'events'));
     const auditBefore = dirBytes(join(home, 'audit'));
     let fingerCalls = 0;
     const rounds = Object.fromEntries(names.map((n) => [n, []]));
@@ -115,7 +123,9 @@ runBench(BENCH, async () => {
         rounds[name].push(res);
       }
     }
-    const eventBytes = dirBytes(join(home, 'events')) - eventsBefore;
+    // the event bus writes every 50 ms and packs a closed segment after the write that closed it
+    await new Promise((r) => setTimeout(r, 500));
+    const eventFiles = eventFilesPerCall(join(home, 'events'));
     const auditBytes = dirBytes(join(home, 'audit')) - auditBefore;
     const pick = (name) => {
       const xs = rounds[name];
@@ -161,8 +171,10 @@ runBench(BENCH, async () => {
       p99: ratios.messages_p99_vs_fastify <= TARGETS.p99_factor && ratios.input_p99_vs_fastify <= TARGETS.p99_factor,
     };
     const perCall = {
-      event_bytes: fingerCalls > 0 ? Math.round(eventBytes / fingerCalls) : null,
+      event_bytes: eventFiles.disk_per_call,
       audit_bytes: fingerCalls > 0 ? Math.round(auditBytes / fingerCalls) : null,
+      // over the files as they are at the end (pruned segments do not skew it): on disk, and as plain lines
+      event_files: eventFiles,
     };
     process.stdout.write(
       `\n/v1/messages ÷ fastify ${ratios.messages_vs_fastify} (target ≥ ${TARGETS.messages}), ` +
@@ -172,7 +184,9 @@ runBench(BENCH, async () => {
         `server CPU per request (median round): fastify ${cpuPerReq('fastify-echo')} µs, /v1/messages ${cpuPerReq('messages')} µs, ` +
         `/v1/input ${cpuPerReq('input')} µs — per server CPU-second ${ratios.messages_per_server_cpu_vs_fastify}× / ` +
         `${ratios.input_per_server_cpu_vs_fastify}× fastify's (reported, not the target)\n` +
-        `written per finger call: events ${perCall.event_bytes} B, audit ${perCall.audit_bytes} B (${fingerCalls} calls)\n`,
+        `audit written per finger call: ${perCall.audit_bytes} B (${fingerCalls} calls)\n` +
+        `event files per call: ${eventFiles.disk_per_call} B on disk, ${eventFiles.lines_per_call} B as plain lines ` +
+        `(${eventFiles.calls} calls in the files; on disk ÷ plain ${eventFiles.lines_per_call > 0 ? round(eventFiles.disk_per_call / eventFiles.lines_per_call, 3) : '-'})\n`,
     );
     const file = writeResults(BENCH, rows, {
       ratios,

@@ -10,6 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { constants as zlibConstants, gunzipSync } from 'node:zlib';
 
 import { REPO_ROOT } from './bench-main.mjs';
 
@@ -87,7 +88,8 @@ export function daemonEnv(home, extra = {}) {
   return { ...env, FINGER_HOME: home, FINGER_PORT: '0', FINGER_HOST: '127.0.0.1', ...extra };
 }
 
-export const DAEMON_MAIN = join(REPO_ROOT, 'packages', 'daemon', 'dist', 'main.js');
+/** The daemon the benches start; `BENCH_DAEMON_MAIN` names another build's main.js (before/after). */
+export const DAEMON_MAIN = process.env.BENCH_DAEMON_MAIN ?? join(REPO_ROOT, 'packages', 'daemon', 'dist', 'main.js');
 
 /**
  * Starts the real daemon (`node --max-semi-space-size=8 packages/daemon/dist/main.js`, the flags
@@ -146,6 +148,41 @@ export function dirBytes(dir) {
     total += e.isDirectory() ? dirBytes(p) : statSync(p).size;
   }
   return total;
+}
+
+/**
+ * What a daemon's event files hold per call: the bytes they take on disk, the bytes of their
+ * lines (gzip'd segments decoded), and the calls they record (distinct request ids of
+ * DISPATCH_RESULT events: one per finished gateway call). Counted over the files as they are, so
+ * segments the store pruned do not skew it.
+ */
+export function eventFilesPerCall(dir) {
+  let disk = 0;
+  let lines = 0;
+  const calls = new Set();
+  if (existsSync(dir))
+    for (const name of readdirSync(dir)) {
+      if (!/^events-\d+\.jsonl(\.gz)?$/.test(name)) continue;
+      const bytes = readFileSync(join(dir, name));
+      disk += bytes.length;
+      const text = (
+        name.endsWith('.gz') ? gunzipSync(bytes, { finishFlush: zlibConstants.Z_SYNC_FLUSH }) : bytes
+      ).toString('utf8');
+      lines += Buffer.byteLength(text);
+      for (const line of text.split('\n')) {
+        if (!line.includes('"DISPATCH_RESULT"')) continue;
+        const m = /"request_id":"([^"]+)"/.exec(line);
+        if (m) calls.add(m[1]);
+      }
+    }
+  const n = calls.size;
+  return {
+    calls: n,
+    disk_bytes: disk,
+    line_bytes: lines,
+    disk_per_call: n > 0 ? Math.round(disk / n) : 0,
+    lines_per_call: n > 0 ? Math.round(lines / n) : 0,
+  };
 }
 
 /** JSON request to the daemon with a bearer token; resolves with the parsed body. */
