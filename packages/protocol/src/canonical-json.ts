@@ -106,8 +106,7 @@ function shallow(v: unknown, depth: number): string {
     return `${s}]`;
   }
   const record = v as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (keys.length > 1) keys.sort();
+  const keys = sortKeys(Object.keys(record));
   let s = '{';
   let first = true;
   for (const k of keys) {
@@ -117,6 +116,26 @@ function shallow(v: unknown, depth: number): string {
     first = false;
   }
   return `${s}}`;
+}
+
+/**
+ * `keys` sorted in place by UTF-16 code units, as `Array.prototype.sort()` sorts strings: an
+ * insertion sort for the few keys of most objects (no work array, a third of sort()'s time on an
+ * audit verdict's objects), sort() past 16.
+ */
+function sortKeys(keys: string[]): string[] {
+  const n = keys.length;
+  if (n > 16) return keys.sort();
+  for (let i = 1; i < n; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
 }
 
 /** Text already written out, or the end of a container (which leaves the cycle guard's set). */
@@ -161,7 +180,7 @@ function stacked(value: unknown): string {
     }
     const record = w as Record<string, unknown>;
     const members: [string, unknown][] = [];
-    for (const k of Object.keys(record).sort()) {
+    for (const k of sortKeys(Object.keys(record))) {
       const item = resolve(record[k], k);
       if (item !== OMIT) members.push([k, item]);
     }

@@ -232,6 +232,18 @@ describe('canonicalJson', () => {
       { seed: 26, numRuns: 500 },
     );
   });
+
+  it('orders keys by UTF-16 code units whatever their number (the few-keys sort and sort() past 16 agree) (property)', () => {
+    const key = fc.oneof(fc.string({ unit: 'binary', maxLength: 4 }), fc.string({ maxLength: 3 }));
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.integer(), { maxKeys: 40 }), (o) => {
+        expect(canonicalJson(o)).toBe(auditCanonicalJson(o));
+      }),
+      { seed: 27, numRuns: 1000 },
+    );
+    const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [String.fromCharCode(0xffff - i * 997), i]));
+    expect(Object.keys(JSON.parse(canonicalJson(many)) as object)).toEqual(Object.keys(many).sort());
+  });
 });
 
 describe('jsonString', () => {
