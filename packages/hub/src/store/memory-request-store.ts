@@ -71,8 +71,8 @@ export class MemoryRequestStore implements RequestStore {
   private cap = 0;
   private state = new Uint8Array(0);
   private forgettable = new Uint8Array(0);
-  /** Bumped when a slot is freed: the FIFO's items of an earlier record are passed over. */
-  private gens = new Int32Array(0);
+  /** Where the slot's finished record stands in the FIFO (its absolute position), -1 when it is not there. */
+  private queued = new Float64Array(0);
   /** Epoch ms the record was made; `created_at` is formatted from it when read. */
   private born = new Float64Array(0);
   /** Epoch ms the outcome was written (+∞ while running); `finished_at` is formatted from it when read. */
@@ -97,10 +97,14 @@ export class MemoryRequestStore implements RequestStore {
   /** `finished_at` given as text (through {@link finish}, or a record handed to `begin` finished). */
   private readonly finishedText = new Map<number, string>();
   private free: number[] = [];
-  /** Slots in the order they finished, with their generation then; `head` is the next to evict. */
+  /**
+   * Slots in the order their records finished; `head` is the next to evict, `base` the absolute
+   * position of `finished[0]`. An item whose slot was freed (and maybe taken again) since is
+   * passed over: its position is no longer the slot's `queued`.
+   */
   private finished: number[] = [];
-  private finishedGens: number[] = [];
   private head = 0;
+  private base = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -304,18 +308,18 @@ export class MemoryRequestStore implements RequestStore {
     // records that left by age (or were forgotten) still have their slots in the FIFO, and under
     // max_records evict() never runs to pass them: drop them, or the FIFO grows by one per call
     if (this.finished.length - this.head > this.count) {
+      const base = this.base + this.finished.length;
       const slots: number[] = [];
-      const gens: number[] = [];
       for (let i = this.head; i < this.finished.length; i++) {
         const slot = this.finished[i]!;
-        if (this.gens[slot] === this.finishedGens[i]) {
+        if (this.queued[slot] === this.base + i) {
+          this.queued[slot] = base + slots.length;
           slots.push(slot);
-          gens.push(this.finishedGens[i]!);
         }
       }
       this.finished = slots;
-      this.finishedGens = gens;
       this.head = 0;
+      this.base = base;
     } else this.compact();
   }
 
@@ -331,8 +335,8 @@ export class MemoryRequestStore implements RequestStore {
     this.cap = 0;
     this.free = [];
     this.finished = [];
-    this.finishedGens = [];
     this.head = 0;
+    this.base = 0;
     this.grow(16);
   }
 
@@ -351,8 +355,8 @@ export class MemoryRequestStore implements RequestStore {
     this.dones[slot] = undefined;
     if (keep_ms !== undefined) this.keeps[slot] = keep_ms;
     this.ended[slot] = this.clock.now();
+    this.queued[slot] = this.base + this.finished.length;
     this.finished.push(slot);
-    this.finishedGens.push(this.gens[slot]!);
   }
 
   /** Seeded FNV-1a over the UTF-16 code units, then murmur3's finaliser (the index reads the low bits). */
@@ -441,7 +445,7 @@ export class MemoryRequestStore implements RequestStore {
   private remove(slot: number): void {
     this.unindex(slot);
     this.state[slot] = FREE;
-    this.gens[slot] = (this.gens[slot]! + 1) | 0;
+    this.queued[slot] = -1;
     this.ids[slot] = undefined;
     this.correlations[slot] = undefined;
     this.targets[slot] = undefined;
@@ -459,10 +463,10 @@ export class MemoryRequestStore implements RequestStore {
   private evict(): void {
     const target = Math.floor(this.max_records * 0.9);
     while (this.count > target && this.head < this.finished.length) {
-      const slot = this.finished[this.head]!;
-      const gen = this.finishedGens[this.head++]!;
-      // the same record still (a finished one is never running again without being freed first)
-      if (this.gens[slot] === gen && this.state[slot] !== FREE) this.remove(slot);
+      const at = this.base + this.head;
+      const slot = this.finished[this.head++]!;
+      // the record that finished there still (a slot freed since is -1 until its next record finishes)
+      if (this.queued[slot] === at) this.remove(slot);
     }
     this.compact();
   }
@@ -470,7 +474,7 @@ export class MemoryRequestStore implements RequestStore {
   private compact(): void {
     if (this.head > 4096 && this.head * 2 > this.finished.length) {
       this.finished = this.finished.slice(this.head);
-      this.finishedGens = this.finishedGens.slice(this.head);
+      this.base += this.head;
       this.head = 0;
     }
   }
@@ -487,7 +491,7 @@ export class MemoryRequestStore implements RequestStore {
     this.state = widen(this.state, (n) => new Uint8Array(n));
     this.hashes = widen(this.hashes, (n) => new Int32Array(n));
     this.forgettable = widen(this.forgettable, (n) => new Uint8Array(n));
-    this.gens = widen(this.gens, (n) => new Int32Array(n));
+    this.queued = widen(this.queued, (n) => new Float64Array(n).fill(-1));
     this.born = widen(this.born, (n) => new Float64Array(n));
     this.ended = widen(this.ended, (n) => new Float64Array(n));
     this.keeps = widen(this.keeps, (n) => new Float64Array(n));
