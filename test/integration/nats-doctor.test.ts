@@ -40,6 +40,7 @@ describe.skipIf(!url)('myfinger doctor', () => {
         llm: 'skip',
         sandbox: SANDBOX_STATUS,
         limits: 'ok',
+        events: 'ok',
         hooks: 'skip',
       });
       // a cluster without Redis: said, not failed
