@@ -38,7 +38,7 @@ export interface FirewallOptions {
   engine: Omit<FirewallEngineOptions, 'policy'>;
   events: FirewallEvents;
   /** Every verdict, approval and standing-approval use is appended here before the call runs. */
-  audit?: { append(record: AuditRecord): Promise<unknown> };
+  audit?: { append(record: AuditRecord): Promise<unknown>; commit?(record: AuditRecord): Promise<unknown> };
   /** Tool metadata with the registry's defaults (see FirewallInterceptorOptions.tools). */
   tools?: FirewallTools;
   /** The model's confidence for the principal's current step, if known. */

@@ -108,7 +108,10 @@ export interface AuditRecord {
  * for its seq and prev_hash. `head` and `tail` are canonical JSON fragments around them.
  */
 export interface EntryDraft {
-  entry: Omit<AuditEntry, 'seq' | 'prev_hash' | 'hash'>;
+  /** The entry's fields but the verdict (kept as its JSON until an entry object is wanted) and the chain's. */
+  entry: Omit<AuditEntry, 'seq' | 'prev_hash' | 'hash' | 'verdict'>;
+  /** The canonical JSON of the verdict, as hashed and written. */
+  verdictJson: string;
   /** `{"actor":…,…,"details":…,` — the keys sorting before `hash`. */
   head: string;
   /** `,"request_id":…,"result_digest":…,"seq":` — between prev_hash and the seq digits. */
@@ -197,41 +200,42 @@ export function draftEntry(record: AuditRecord, ts: string): EntryDraft {
     correlation_id: optString(record, 'correlation_id'),
     tool: optString(record, 'tool'),
     args_digest: digestField(record, 'args', 'args_digest'),
-    verdict: withoutPreview(record.verdict),
     decision: optString(record, 'decision'),
     result_digest: digestField(record, 'result', 'result_digest'),
   };
   const detailsJson = details === undefined ? '{}' : canon(details, 'details');
-  const verdictJson = canon(entry.verdict, 'verdict');
-  // Return exactly what was hashed and written (undefined fields dropped, a frozen copy).
+  const verdictJson = canon(withoutPreview(record.verdict), 'verdict');
+  // Return exactly what was hashed and written (undefined fields dropped, a frozen copy; the
+  // verdict's copy is made by sealedEntry).
   if (detailsJson !== '{}') entry.details = JSON.parse(detailsJson) as Record<string, unknown>;
-  entry.verdict = JSON.parse(verdictJson) as unknown;
   const actorJson = actor === null ? 'null' : `{"id":${str(actor.id)},"kind":${str(actor.kind)}}`;
   const head =
     `{"actor":${actorJson},"args_digest":${str(entry.args_digest)},"correlation_id":${str(entry.correlation_id)}` +
     `,"decision":${str(entry.decision)},${detailsJson === '{}' ? '' : `"details":${detailsJson},`}`;
   const mid = `,"request_id":${str(entry.request_id)},"result_digest":${str(entry.result_digest)},"seq":`;
   const tail = `,"tool":${str(entry.tool)},"ts":${str(ts)},"type":${str(entry.type)},"verdict":${verdictJson}}`;
-  return { entry, head, mid, tail };
+  return { entry, verdictJson, head, mid, tail };
 }
 
-/** A draft chained after `prevHash` as entry `seq`: the entry and its line ("\n"-terminated). */
-export function sealEntry(draft: EntryDraft, seq: number, prevHash: string): { entry: AuditEntry; line: string } {
+/** A draft chained after `prevHash` as entry `seq`: its hash and its line ("\n"-terminated). */
+export function sealEntry(draft: EntryDraft, seq: number, prevHash: string): { hash: string; line: string } {
   const prev = `"prev_hash":"${prevHash}"`;
   const rest = `${draft.mid}${seq}${draft.tail}`;
   const hash = sha256Hex(`${prevHash}${draft.head}${prev}${rest}`);
-  const line = `${draft.head}"hash":"${hash}",${prev}${rest}\n`;
-  return { entry: sealed(draft.entry, seq, prevHash, hash), line };
+  return { hash, line: `${draft.head}"hash":"${hash}",${prev}${rest}\n` };
 }
 
 /**
- * The entry of a sealed draft: its fields in the draft's order, then seq, prev_hash and hash —
- * written out, not spread (a spread of the draft's entry cost ≈ 3 µs an entry, more than its
- * hash), one object shape with `details` and one without.
+ * The entry object of a draft sealed as `seq` after `prev_hash` with `hash` (see {@link sealEntry}):
+ * its fields in the draft's order, the verdict parsed back from what was hashed (a frozen copy),
+ * then seq, prev_hash and hash — written out, not spread (a spread of the draft's fields cost
+ * ≈ 3 µs an entry, more than its hash), one object shape with `details` and one without.
  */
-function sealed(e: EntryDraft['entry'], seq: number, prev_hash: string, hash: string): AuditEntry {
-  const { ts, type, actor, request_id, correlation_id, tool, args_digest, verdict, decision, result_digest } = e;
-  return e.details === undefined
+export function sealedEntry(draft: EntryDraft, seq: number, prev_hash: string, hash: string): AuditEntry {
+  const { ts, type, actor, request_id, correlation_id, tool, args_digest, decision, result_digest, details } =
+    draft.entry;
+  const verdict = JSON.parse(draft.verdictJson) as unknown;
+  return details === undefined
     ? {
         ts,
         type,
@@ -258,7 +262,7 @@ function sealed(e: EntryDraft['entry'], seq: number, prev_hash: string, hash: st
         verdict,
         decision,
         result_digest,
-        details: e.details,
+        details,
         seq,
         prev_hash,
         hash,

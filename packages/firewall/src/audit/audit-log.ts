@@ -15,7 +15,14 @@ import { FingerError, isFingerError, rfc3339 } from '@finger/protocol';
 
 import { readAnchor } from './audit-anchor.js';
 import type { AuditEntry, AuditEntryType, AuditRecord, EntryDraft } from './audit-entry.js';
-import { computeEntryHash, draftEntry, entryShapeProblem, GENESIS_HASH, sealEntry } from './audit-entry.js';
+import {
+  computeEntryHash,
+  draftEntry,
+  entryShapeProblem,
+  GENESIS_HASH,
+  sealedEntry,
+  sealEntry,
+} from './audit-entry.js';
 import type { AuditFile, AuditFileSystem } from './audit-files.js';
 import {
   listSegments,
@@ -90,7 +97,9 @@ export interface AuditQuery {
 
 interface Pending {
   draft: EntryDraft;
-  resolve(entry: AuditEntry): void;
+  /** The caller wants the entry object ({@link AuditLog.append}); {@link AuditLog.commit} does not. */
+  full: boolean;
+  resolve(entry: AuditEntry | undefined): void;
   reject(err: unknown): void;
 }
 
@@ -207,6 +216,20 @@ export class AuditLog {
    * never written.
    */
   append(record: AuditRecord): Promise<AuditEntry> {
+    return this.enqueue(record, true) as Promise<AuditEntry>;
+  }
+
+  /**
+   * {@link append} for a caller that waits only for durability (the firewall's `tool.call` entry
+   * before the call runs): the same entry, chained, written and fdatasync'd before the promise
+   * resolves, the same refusals — but it resolves with nothing, so no entry object is built
+   * for it (unless an {@link onAppended} listener wants one).
+   */
+  commit(record: AuditRecord): Promise<void> {
+    return this.enqueue(record, false) as Promise<void>;
+  }
+
+  private enqueue(record: AuditRecord, full: boolean): Promise<AuditEntry | undefined> {
     if (this.closed) return this.fail(unavailable('the audit log is closed'));
     if (this.broken !== null) return this.fail(this.broken);
     let draft: EntryDraft;
@@ -215,8 +238,8 @@ export class AuditLog {
     } catch (e) {
       return this.fail(e);
     }
-    return new Promise<AuditEntry>((resolve, reject) => {
-      this.pending.push({ draft, resolve, reject });
+    return new Promise<AuditEntry | undefined>((resolve, reject) => {
+      this.pending.push({ draft, full, resolve, reject });
       if (this.flushing === null && !this.scheduled) {
         this.scheduled = true;
         queueMicrotask(() => {
@@ -341,21 +364,24 @@ export class AuditLog {
 
   /** Chains a batch after the head and writes it, one write+datasync per segment it touches. */
   private async writeBatch(batch: Pending[]): Promise<void> {
-    let seq = this.headSeq;
+    const first = this.headSeq + 1;
     let prev = this.headHash;
     const n = batch.length;
-    const entries: AuditEntry[] = new Array<AuditEntry>(n);
+    // hashes[i + 1] is entry i's, hashes[0] the head it follows
+    const hashes: string[] = new Array<string>(n + 1);
+    hashes[0] = prev;
     const lines: string[] = new Array<string>(n);
     for (let i = 0; i < n; i++) {
-      const s = sealEntry((batch[i] as Pending).draft, ++seq, prev);
-      prev = s.entry.hash;
-      entries[i] = s.entry;
+      const s = sealEntry((batch[i] as Pending).draft, first + i, prev);
+      prev = s.hash;
+      hashes[i + 1] = prev;
       lines[i] = s.line;
     }
+    const chain = { first, hashes };
     // the whole batch as one buffer when it fits the segment (the usual case): no line measured apart
     const whole = Buffer.from(lines.join(''), 'utf8');
     if (this.broken === null && this.size + whole.length <= this.maxSegmentBytes) {
-      await this.writeChunk(batch, entries, 0, n, whole);
+      await this.writeChunk(batch, chain, 0, n, whole);
       return;
     }
     const bytes = lines.map((l) => Buffer.byteLength(l));
@@ -380,7 +406,7 @@ export class AuditLog {
         size += b;
         end++;
       }
-      if (!(await this.writeChunk(batch, entries, start, end, Buffer.from(lines.slice(start, end).join(''), 'utf8'))))
+      if (!(await this.writeChunk(batch, chain, start, end, Buffer.from(lines.slice(start, end).join(''), 'utf8'))))
         return;
       start = end;
     }
@@ -393,7 +419,7 @@ export class AuditLog {
    */
   private async writeChunk(
     batch: Pending[],
-    entries: AuditEntry[],
+    chain: { first: number; hashes: string[] },
     start: number,
     end: number,
     data: Buffer,
@@ -416,16 +442,21 @@ export class AuditLog {
     }
     this.size += data.length;
     this.lastFailure = undefined;
-    const last = entries[end - 1] as AuditEntry;
-    this.headSeq = last.seq;
-    this.headHash = last.hash;
+    const { first, hashes } = chain;
+    this.headSeq = first + end - 1;
+    this.headHash = hashes[end] as string;
     // after the entries are durable, never before: a recorded head must not run ahead of the log
     this.heads.record({ seq: this.headSeq, hash: this.headHash });
     const listeners = this.appendedListeners;
     for (let i = start; i < end; i++) {
       this.counters.appends++;
-      const entry = entries[i] as AuditEntry;
-      if (listeners.size > 0)
+      const p = batch[i] as Pending;
+      // the entry object only for a caller or a listener that wants it
+      const entry =
+        p.full || listeners.size > 0
+          ? sealedEntry(p.draft, first + i, hashes[i] as string, hashes[i + 1] as string)
+          : undefined;
+      if (entry !== undefined)
         for (const l of listeners) {
           try {
             l(entry);
@@ -433,7 +464,7 @@ export class AuditLog {
             // a mirror must never break the log
           }
         }
-      (batch[i] as Pending).resolve(entry);
+      p.resolve(entry);
     }
     return true;
   }

@@ -59,8 +59,12 @@ export interface FirewallInterceptorOptions {
   /** Tool metadata with the registry's defaults; without it the manifest's spec is used, missing fields at their worst case. */
   tools?: FirewallTools;
   events?: VerdictEvents;
-  /** When set, every verdict is appended as `tool.call` and the call waits for it (E_STORE_UNAVAILABLE: it does not run). */
-  audit?: { append(record: AuditRecord): Promise<unknown> };
+  /**
+   * When set, every verdict is appended as `tool.call` and the call waits for it (E_STORE_UNAVAILABLE:
+   * it does not run) — through `commit` when the log has it (an AuditLog: durable, no entry object
+   * built), else `append`.
+   */
+  audit?: { append(record: AuditRecord): Promise<unknown>; commit?(record: AuditRecord): Promise<unknown> };
   /** Without a gate every hold is refused: E_DENIED_BY_POLICY, "no approval channel". */
   gate?: FirewallGate;
   /** The model's self-reported confidence for the call, if the caller knows it. */
@@ -110,6 +114,9 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
   const lean = !autoEvents && o.audit === undefined;
   // read once: the options objects of differently configured interceptors differ in shape
   const { engine, tools, confidenceOf } = o;
+  const log = o.audit;
+  const audit: ((record: AuditRecord) => Promise<unknown>) | undefined =
+    log === undefined ? undefined : log.commit !== undefined ? log.commit.bind(log) : log.append.bind(log);
   // every call is evaluated; with a lean engine that has a verdict cache, the cache decorates that
   const evaluated = evaluatedVerdicts(engine, lean);
   const source: VerdictSource =
@@ -148,8 +155,8 @@ export function createFirewallInterceptor(o: FirewallInterceptorOptions): Firewa
         data,
       );
     }
-    if (o.audit === undefined) return undefined;
-    return o.audit.append({
+    if (audit === undefined) return undefined;
+    return audit({
       type: 'tool.call',
       actor: { kind: facts.principal.kind, id: facts.principal.id },
       request_id: env.request_id,

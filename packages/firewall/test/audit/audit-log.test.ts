@@ -226,6 +226,58 @@ describe('AuditLog group commit', () => {
   });
 });
 
+describe('AuditLog commit', () => {
+  it('chains, writes and syncs the same entry as append, in arrival order, and resolves with nothing', async () => {
+    const dir = await tempDir();
+    const { fs, ctl } = shimFs();
+    const log = await openLog({ dir, fs, clock: stepClock() });
+    const acks: string[] = [];
+    ctl.afterSync = () => acks.push(`synced ${ctl.syncs}`);
+    const results = await Promise.all([
+      log.commit(record(0)).then((v) => (acks.push('commit 0'), v)),
+      log.append(record(1)).then((e) => (acks.push(`append ${e.seq}`), e)),
+      log.commit(record(2)).then((v) => (acks.push('commit 2'), v)),
+    ]);
+    expect(results[0]).toBeUndefined();
+    expect(results[2]).toBeUndefined();
+    expect(acks).toEqual(['synced 1', 'commit 0', 'append 2', 'commit 2']);
+    const onDisk = (await lines(dir)).map((l) => JSON.parse(l) as AuditEntry);
+    expect(onDisk.map((e) => [e.seq, e.request_id])).toEqual([
+      [1, 'req-0'],
+      [2, 'req-0'],
+      [3, 'req-1'],
+    ]);
+    expect(results[1]).toEqual(onDisk[1]);
+    expect(onDisk[0]!.args_digest).toBe(digestOf({ cwd: '/work', command: 'ls -la /tmp/dir-0' }));
+    expect(log.head()).toEqual({ seq: 3, hash: onDisk[2]!.hash });
+    expect(await verifyAuditLog(dir)).toEqual({ ok: true, entries: 3, first_bad: null, reason: null });
+  });
+
+  it('hands onAppended listeners the whole entry of a committed record too', async () => {
+    const dir = await tempDir();
+    const log = await openLog({ dir, clock: stepClock() });
+    const seen: AuditEntry[] = [];
+    log.onAppended((e) => seen.push(e));
+    await log.commit(record(0));
+    expect(seen).toEqual((await lines(dir)).map((l) => JSON.parse(l) as AuditEntry));
+    expect(seen[0]!.verdict).toEqual(record(0).verdict);
+  });
+
+  it('refuses like append: E_INVALID_ARGS for a malformed record, E_STORE_UNAVAILABLE when the write fails or the log is closed', async () => {
+    const dir = await tempDir();
+    const { fs, ctl } = shimFs();
+    const log = await openLog({ dir, fs });
+    expect((await errorOf(log.commit({ type: 'no.such' as 'tool.call' }))).code).toBe('E_INVALID_ARGS');
+    ctl.failWrite = ioError('ENOSPC');
+    expect((await errorOf(log.commit(record(0)))).code).toBe('E_STORE_UNAVAILABLE');
+    ctl.failWrite = null;
+    await log.commit(record(1));
+    expect(log.head().seq).toBe(1);
+    await log.close();
+    expect((await errorOf(log.commit(record(2)))).code).toBe('E_STORE_UNAVAILABLE');
+  });
+});
+
 describe('AuditLog failures', () => {
   it('rejects with E_STORE_UNAVAILABLE when the write fails, cuts the partial bytes, and continues afterwards', async () => {
     const dir = await tempDir();
