@@ -15,6 +15,8 @@ import { round, runSuite } from '../lib/suite.mjs';
 
 const BENCH = 'hub-inprocess';
 const TARGET_RATIO = 2;
+/** Issue 27: a tracked call (caller's request_id) at c100 keeps at least this share of the untracked c100 rate. */
+const IDEM_TARGET_RATIO = 0.5;
 const ECHO_MANIFEST = join(REPO_ROOT, 'modules', 'echo', 'module.json');
 /** The principal an entry point would attach from the caller's token (one per connection). */
 const SOURCE = Object.freeze({ kind: 'human', id: 'bench', roles: ['operator'] });
@@ -87,6 +89,8 @@ function computeRatios(rows, cpuOf) {
     c100_ops_per_cpu_s_finger_over_moleculer_default: round(
       cpuOf.get('finger/c100') / cpuOf.get('moleculer-default/c100'),
     ),
+    c100_idem_ops_over_c100: round(find(rows, 'finger', 'c100-idem').ops_per_s / f.ops_per_s),
+    c100_idem_ops_per_cpu_s_over_c100: round(cpuOf.get('finger/c100-idem') / cpuOf.get('finger/c100')),
   };
   const target = {
     rule: `finger c100 ops/s ≥ ${TARGET_RATIO}× moleculer-ft c100 and finger c100 p99 ≤ moleculer-ft c100 p99`,
@@ -94,7 +98,11 @@ function computeRatios(rows, cpuOf) {
     p99_met: f.p99_us <= ft.p99_us,
   };
   target.met = target.ops_met && target.p99_met;
-  return { ...ratios, target };
+  const idem_target = {
+    rule: `finger c100-idem ops/s ≥ ${IDEM_TARGET_RATIO}× finger c100 ops/s (issue 27)`,
+    met: ratios.c100_idem_ops_over_c100 >= IDEM_TARGET_RATIO,
+  };
+  return { ...ratios, target, idem_target };
 }
 
 function printRatios(r) {
@@ -107,6 +115,7 @@ function printRatios(r) {
       `finger c1   ÷ moleculer-ft / default: ${r.c1_ops_finger_over_moleculer_ft}× / ${r.c1_ops_finger_over_moleculer_default}× ops/s`,
       `per CPU-second, finger c100 ÷ moleculer-ft / default: ${r.c100_ops_per_cpu_s_finger_over_moleculer_ft}× / ${r.c100_ops_per_cpu_s_finger_over_moleculer_default}×`,
       `target (${r.target.rule}): ops ${yes(r.target.ops_met)}, p99 ${yes(r.target.p99_met)}`,
+      `finger c100-idem ÷ c100: ${r.c100_idem_ops_over_c100}× ops/s, ${r.c100_idem_ops_per_cpu_s_over_c100}× per CPU-second; target (${r.idem_target.rule}): ${yes(r.idem_target.met)}`,
       '',
     ].join('\n'),
   );
