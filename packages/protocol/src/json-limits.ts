@@ -69,7 +69,15 @@ export function jsonLimitProblem(value: unknown, options: JsonLimitOptions = {})
   if (value === null || typeof value !== 'object') return undefined;
   const max = options.maxDepth ?? MAX_JSON_DEPTH;
   const protoKeys = options.protoKeys ?? false;
-  const stack: Frame[] = [{ value, depth: options.base ?? 1, parent: undefined, at: '' }];
+  const base = options.base ?? 1;
+  if (max <= MAX_RECURSIVE_DEPTH) {
+    // the walk goes no deeper than the limit + 1 whatever the value's depth: a bounded recursion,
+    // several times cheaper than the explicit stack (no frame object per container)
+    const p = problemIn(value, base, max, protoKeys);
+    if (p !== undefined) p.path.reverse();
+    return p;
+  }
+  const stack: Frame[] = [{ value, depth: base, parent: undefined, at: '' }];
   while (stack.length > 0) {
     const f = stack.pop()!;
     if (f.depth > max) return { kind: 'depth', path: pathOf(f) };
@@ -102,6 +110,61 @@ export function jsonLimitProblem(value: unknown, options: JsonLimitOptions = {})
   return undefined;
 }
 
+/** Limits up to which {@link jsonLimitProblem} recurses (beyond, it walks with an explicit stack). */
+const MAX_RECURSIVE_DEPTH = 256;
+
+/** A refused key of `o` when `protoKeys` (the last one in key order, as the stack walk finds it). */
+function refusedKey(o: Record<string, unknown>, keys: string[]): string | undefined {
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const k = keys[i]!;
+    if (k === PROTO_KEY) return k;
+    if (k === 'constructor') {
+      const v = o[k];
+      if (v !== null && typeof v === 'object' && Object.prototype.hasOwnProperty.call(v, 'prototype')) return k;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The stack walk's answer by recursion, the same first problem in the same order (an object's
+ * keys checked before its members are entered, members in order), its path from the problem up
+ * (the caller reverses it). Called only while `max` is small: recursion stops one level past it.
+ */
+function problemIn(v: object, depth: number, max: number, protoKeys: boolean): JsonLimitProblem | undefined {
+  if (depth > max) return { kind: 'depth', path: [] };
+  if (Array.isArray(v)) {
+    const a = v as unknown[];
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i];
+      if (x === null || typeof x !== 'object') continue;
+      const p = problemIn(x, depth + 1, max, protoKeys);
+      if (p !== undefined) {
+        p.path.push(i);
+        return p;
+      }
+    }
+    return undefined;
+  }
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (protoKeys) {
+    const k = refusedKey(o, keys);
+    if (k !== undefined) return { kind: 'key', path: [k], key: k };
+  }
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
+    if (x === null || typeof x !== 'object') continue;
+    const p = problemIn(x, depth + 1, max, protoKeys);
+    if (p !== undefined) {
+      p.path.push(k);
+      return p;
+    }
+  }
+  return undefined;
+}
+
 /** `body.a[0].b` for `where` `body` and segments `['a', 0, 'b']`; long paths keep their first 16 segments. */
 export function formatJsonPath(where: string, path: ReadonlyArray<string | number>): string {
   let out = where;
@@ -119,7 +182,7 @@ export function formatJsonPath(where: string, path: ReadonlyArray<string | numbe
  */
 export function jsonLimitError(value: unknown, where: string, options: JsonLimitOptions = {}): FingerError | undefined {
   const max = options.maxDepth ?? MAX_JSON_DEPTH;
-  const p = jsonLimitProblem(value, { ...options, maxDepth: max });
+  const p = jsonLimitProblem(value, options);
   if (p === undefined) return undefined;
   const path = formatJsonPath(where, p.path);
   if (p.kind === 'key') {

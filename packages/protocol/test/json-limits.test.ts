@@ -130,3 +130,32 @@ describe('parseHubCommand and the nesting limit', () => {
     );
   });
 });
+
+describe('jsonLimitProblem walks', () => {
+  it('a limit up to 256 (recursion) finds the same first problem, path and key as the explicit stack beyond (property)', () => {
+    // the same relative limit held by the stack walker: the value counted 300 levels lower
+    const odd = fc.oneof(
+      fc.constant({ ['__proto__']: 1 }),
+      fc.constant(JSON.parse('{"__proto__":{"x":1}}') as unknown),
+      fc.constant({ constructor: { prototype: {} } }),
+      fc.constant({ constructor: 'fine' }),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 4 }),
+        odd,
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 3 }), tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, fc.integer({ min: 1, max: 6 }), fc.boolean(), (v, maxDepth, protoKeys) => {
+        const recursive = jsonLimitProblem(v, { maxDepth, protoKeys });
+        const stacked = jsonLimitProblem(v, { maxDepth: maxDepth + 300, base: 301, protoKeys });
+        expect(recursive).toEqual(stacked);
+      }),
+      { seed: 27, numRuns: 2000 },
+    );
+  });
+});
