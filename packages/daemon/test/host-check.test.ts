@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 
+import { hostnameOf } from '../src/http/host-check.js';
 import { startDaemon, type TestDaemon } from './helpers.js';
 
 /** One real HTTP request to the daemon with exactly these headers (Host included). */
@@ -201,6 +202,24 @@ describe('Host check: a daemon on a non-loopback address', () => {
       expect([refused.statusCode, refused.json()]).toEqual([403, hostRefused('evil.example:7770')]);
     } finally {
       await d.close();
+    }
+  });
+});
+
+describe('hostnameOf', () => {
+  it('answers the same for an authority seen before, and after more distinct authorities than it remembers', () => {
+    const cases: [string, string | undefined][] = [
+      ['127.0.0.1:7770', '127.0.0.1'],
+      ['LocalHost:1', 'localhost'],
+      ['[::1]:80', '[::1]'],
+      ['2130706433', '127.0.0.1'],
+      ['evil.example/localhost', undefined],
+      ['', undefined],
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const [authority, hostname] of cases)
+        expect([authority, hostnameOf(authority)]).toEqual([authority, hostname]);
+      for (let i = 0; i < 100; i++) expect(hostnameOf(`h${round}-${i}.example:${i}`)).toBe(`h${round}-${i}.example`);
     }
   });
 });

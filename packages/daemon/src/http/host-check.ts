@@ -5,6 +5,13 @@ import { FingerError } from '@finger/protocol';
 /** A Host header: a name or IP literal, then an optional port. Anything else is refused unparsed. */
 const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
 
+/**
+ * {@link hostnameOf}'s answers by authority (null: not a host): every request names one of a
+ * few, and a WHATWG URL parse per request cost ≈ 0.25 µs. Cleared whole past its bound.
+ */
+const seenHosts = new Map<string, string | null>();
+const MAX_SEEN_HOSTS = 64;
+
 /** Which names the Host header (and the Origin of a WebSocket upgrade) may carry. */
 export interface HostPolicy {
   /** Whether requests are checked at all: on loopback always, elsewhere only with `allowed_hosts` set. */
@@ -19,12 +26,19 @@ export interface HostPolicy {
  * not one.
  */
 export function hostnameOf(authority: string): string | undefined {
-  if (!HOST_HEADER.test(authority)) return undefined;
-  try {
-    return new URL(`http://${authority}`).hostname;
-  } catch {
-    return undefined;
+  const known = seenHosts.get(authority);
+  if (known !== undefined) return known === null ? undefined : known;
+  let hostname: string | undefined;
+  if (HOST_HEADER.test(authority)) {
+    try {
+      hostname = new URL(`http://${authority}`).hostname;
+    } catch {
+      hostname = undefined;
+    }
   }
+  if (seenHosts.size >= MAX_SEEN_HOSTS) seenHosts.clear();
+  seenHosts.set(authority, hostname ?? null);
+  return hostname;
 }
 
 /** A configured name (`server.host`, an `allowed_hosts` entry) normalised like {@link hostnameOf}. */
