@@ -90,13 +90,16 @@ export function hookRoutes(app: FastifyInstance, deps: RouteDeps & { delegated: 
         response: { 200: verdictSchema, ...errorResponses(400, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body as Record<string, unknown>;
       const call = callOf(body);
       const controller = new AbortController();
-      // the hook went away (killed by its agent's timeout): its answer is kept for the retry
-      request.raw.on('close', () => controller.abort());
-      request.raw.socket.once('close', () => controller.abort());
+      // The hook went away (killed by its agent's timeout): its answer is kept for the retry. The
+      // response's 'close' before it finished is that; the request's own 'close' is not (it comes
+      // once its body has been read, before or after this handler starts, depending on timing).
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) controller.abort();
+      });
       // config hooks.hold_ms of the agent; the hook's own --hold-ms only when lower
       const configured = deps.config.hooks.hold_ms[call.agent as HookAgent];
       const asked = body.hold_ms as number | undefined;
