@@ -103,6 +103,13 @@ interface ToolMemory {
   /** Stamps per call shape other than the bare tool (a shell tool's programs), made on first use. */
   shapes: Map<string, Stamps> | undefined;
   calls: Map<string, Stamps>;
+  /**
+   * The keys of `calls` in the order they were added, from `first` on (the oldest is the one
+   * {@link BehaviourMonitor} forgets first): a map's first key is found by skipping every entry
+   * deleted before it, up to a thousand of them between the map's own compactions.
+   */
+  order: string[];
+  first: number;
   /** The fingerprint of the tool's last call, and its stamps (no map lookup when it comes again). */
   lastFingerprint: string | undefined;
   lastCalls: Stamps | undefined;
@@ -191,6 +198,8 @@ export class BehaviourMonitor {
         stamps: new Stamps(),
         shapes: undefined,
         calls: new Map(),
+        order: [],
+        first: 0,
         lastFingerprint: undefined,
         lastCalls: undefined,
       };
@@ -210,6 +219,7 @@ export class BehaviourMonitor {
       if (s.fingerprints >= o.max_fingerprints) this.#evictOne(s, tool);
       calls = new Stamps();
       tool.calls.set(fingerprint, calls);
+      tool.order.push(fingerprint);
       s.fingerprints++;
     }
     if (tool !== undefined && calls !== undefined && tool.lastCalls !== calls) {
@@ -289,7 +299,11 @@ export class BehaviourMonitor {
           break;
         }
     if (from === undefined) return;
-    const evicted = from.calls.keys().next().value as string;
+    const evicted = from.order[from.first++] as string;
+    if (from.first >= 1024 && from.first * 2 >= from.order.length) {
+      from.order = from.order.slice(from.first);
+      from.first = 0;
+    }
     from.calls.delete(evicted);
     s.fingerprints--;
     if (from.lastFingerprint === evicted) {

@@ -76,6 +76,14 @@ describe('BehaviourMonitor: the loop detector', () => {
     expect(calls(m, 1, 'shell.exec', 'c')).toEqual(['behaviour.loop']);
   });
 
+  it('forgets in the order calls were first made, over many more distinct calls than it keeps', () => {
+    const m = new BehaviourMonitor({ max_fingerprints: 3, max_tool_calls: 100_000 });
+    for (let i = 0; i < 5000; i++) calls(m, 1, 'shell.exec', `c${i}`);
+    // the last three are remembered (each seen once: five more make six), the one before is not
+    for (const kept of ['c4997', 'c4998', 'c4999']) expect(calls(m, 5, 'shell.exec', kept)).toEqual(['behaviour.loop']);
+    expect(calls(m, 5, 'shell.exec', 'c4996')).toEqual([]);
+  });
+
   it("a call forgotten to make room for another tool's call starts again from one", () => {
     const m = new BehaviourMonitor({ max_fingerprints: 1, max_tool_calls: 1000 });
     calls(m, 5, 'shell.exec', 'a');
