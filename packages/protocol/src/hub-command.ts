@@ -28,6 +28,26 @@ function describe(s: string): string {
   return JSON.stringify(t);
 }
 
+/**
+ * `/\s/.test(text[i])` without a one-character string and a regular expression per character:
+ * the same set (ECMAScript WhiteSpace and LineTerminator).
+ */
+function isSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
 /** True when the text is meant as a direct dispatch (starts with `/hub` as a word). */
 export function isHubCommand(text: string): boolean {
   return /^\s*\/hub(\s|$)/.test(text);
@@ -49,7 +69,7 @@ export function parseHubCommand(text: string): HubCommand {
   let payloadStart = -1;
   while (i < n) {
     const ws = i;
-    while (i < n && /\s/.test(text[i]!)) i++;
+    while (i < n && isSpace(text.charCodeAt(i))) i++;
     if (i >= n) break;
     if (i === ws) throw syntaxError(i, 'whitespace', describe(text.slice(i)));
     const ch = text[i]!;
@@ -58,7 +78,7 @@ export function parseHubCommand(text: string): HubCommand {
       break;
     }
     const wordStart = i;
-    while (i < n && !/\s/.test(text[i]!)) i++;
+    while (i < n && !isSpace(text.charCodeAt(i))) i++;
     const word = text.slice(wordStart, i);
     const eq = word.indexOf('=');
     if (eq <= 0)

@@ -55,4 +55,13 @@ describe('parseHubCommand', () => {
       details: { position: 14 },
     });
   });
+
+  it('separates words by exactly what /\\s/ matches, every UTF-16 code unit tried', () => {
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      const text = `/hub${ch}target=echo${ch}{}`;
+      if (/\s/.test(ch)) expect(parseHubCommand(text)).toEqual({ target: 'echo', blocking: true, payload: {} });
+      else expect(() => parseHubCommand(text)).toThrow(expect.objectContaining({ code: 'E_BAD_HUB_SYNTAX' }));
+    }
+  });
 });
