@@ -53,10 +53,11 @@ export interface MemoryRequestView {
  */
 export class MemoryRequestStore implements RequestStore {
   /**
-   * The index: open addressing, linear probing, `slot + 1` of each live record at its id's hash
-   * (0: empty), twice as many places as slots. The hash is seeded per store and the seed changes
-   * when an insert probes too far, so ids chosen to collide cannot pile up (the ids come from
-   * callers); a probe compares the stored 32-bit hashes and reads an id only when they match.
+   * The index: open addressing, linear probing, twice as many places as slots; place `i` holds
+   * `slot + 1` of a live record (0: empty) at `2i` and its id's hash at `2i + 1`, so a probe reads
+   * one line and an id only when the hashes match. The hash is seeded per store and the seed
+   * changes when an insert probes too far, so ids chosen to collide cannot pile up (the ids come
+   * from callers).
    */
   private table = new Int32Array(0);
   private mask = 0;
@@ -376,10 +377,9 @@ export class MemoryRequestStore implements RequestStore {
     const t = this.table;
     const mask = this.mask;
     for (let i = h & mask; ; i = (i + 1) & mask) {
-      const v = t[i]!;
+      const v = t[i << 1]!;
       if (v === 0) return -1;
-      const slot = v - 1;
-      if (this.hashes[slot] === h && this.ids[slot] === id) return slot;
+      if (t[(i << 1) | 1] === h && this.ids[v - 1] === id) return v - 1;
     }
   }
 
@@ -389,11 +389,12 @@ export class MemoryRequestStore implements RequestStore {
     const mask = this.mask;
     let i = h & mask;
     let probes = 0;
-    while (t[i] !== 0) {
+    while (t[i << 1] !== 0) {
       i = (i + 1) & mask;
       probes++;
     }
-    t[i] = slot + 1;
+    t[i << 1] = slot + 1;
+    t[(i << 1) | 1] = h;
     // a reseed hashes every live id again: at most once per count/2 inserts, so O(1) per insert
     if (++this.sinceReseed * 2 >= this.count && probes > MAX_PROBE) this.reseed();
   }
@@ -414,9 +415,11 @@ export class MemoryRequestStore implements RequestStore {
     const mask = this.mask;
     for (let slot = 0; slot < this.cap; slot++) {
       if (this.state[slot] === FREE) continue;
-      let i = this.hashes[slot]! & mask;
-      while (t[i] !== 0) i = (i + 1) & mask;
-      t[i] = slot + 1;
+      const h = this.hashes[slot]!;
+      let i = h & mask;
+      while (t[i << 1] !== 0) i = (i + 1) & mask;
+      t[i << 1] = slot + 1;
+      t[(i << 1) | 1] = h;
     }
   }
 
@@ -425,20 +428,22 @@ export class MemoryRequestStore implements RequestStore {
     const t = this.table;
     const mask = this.mask;
     let i = this.hashes[slot]! & mask;
-    while (t[i] !== slot + 1) i = (i + 1) & mask;
+    while (t[i << 1] !== slot + 1) i = (i + 1) & mask;
     // move back every later entry of the run whose home is not between the hole and it
     let j = i;
     for (;;) {
       j = (j + 1) & mask;
-      const v = t[j]!;
+      const v = t[j << 1]!;
       if (v === 0) break;
-      const k = this.hashes[v - 1]! & mask;
+      const h = t[(j << 1) | 1]!;
+      const k = h & mask;
       if (i <= j ? k <= i || k > j : k <= i && k > j) {
-        t[i] = v;
+        t[i << 1] = v;
+        t[(i << 1) | 1] = h;
         i = j;
       }
     }
-    t[i] = 0;
+    t[i << 1] = 0;
     this.count--;
   }
 
@@ -518,7 +523,7 @@ export class MemoryRequestStore implements RequestStore {
     // the lowest slots are taken first
     for (let slot = cap - 1; slot >= old; slot--) this.free.push(slot);
     this.cap = cap;
-    this.table = new Int32Array(cap * 2);
+    this.table = new Int32Array(cap * 4);
     this.mask = cap * 2 - 1;
     this.reindex();
   }
