@@ -26,7 +26,7 @@ describe('doctor events check', () => {
       status: 'ok',
       detail:
         'event files keep at most 16 segments of 4 MiB of lines (64 MiB; events.max_segments, max_segment_bytes), ' +
-        "closed ones gzip’d (events.compress_closed); now 0 MiB in 0 files; held calls' arguments and input text are not kept",
+        "closed ones gzip’d (events.compress_closed); now 0 B in 0 files; held calls' arguments and input text are not kept",
     });
   });
 

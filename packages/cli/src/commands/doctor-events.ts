@@ -14,9 +14,11 @@ export interface EventRetention {
   compress_closed: boolean;
 }
 
-function mib(bytes: number): string {
-  const m = bytes / (1024 * 1024);
-  return `${m >= 10 || Number.isInteger(m) ? m.toFixed(0) : m.toFixed(1)} MiB`;
+/** Bytes as people read them: `0 B`, `1.5 KiB`, `640 KiB`, `1.5 MiB`, `64 MiB`. */
+function size(bytes: number): string {
+  if (bytes === 0) return '0 B';
+  const [n, unit] = bytes < 1024 * 1024 ? [bytes / 1024, 'KiB'] : [bytes / (1024 * 1024), 'MiB'];
+  return `${n >= 10 || Number.isInteger(n) ? n.toFixed(0) : n.toFixed(1)} ${unit}`;
 }
 
 /** What the segment files in `dir` take: bytes, files, and how many are gzip'd; zeros when there is no directory. */
@@ -51,9 +53,9 @@ export async function eventsCheck(home: string, r: EventRetention): Promise<Doct
     name: 'events',
     status: 'ok',
     detail:
-      `event files keep at most ${r.max_segments} segments of ${mib(r.max_segment_bytes)} of lines (${mib(bound)}; events.max_segments, max_segment_bytes), ` +
+      `event files keep at most ${r.max_segments} segments of ${size(r.max_segment_bytes)} of lines (${size(bound)}; events.max_segments, max_segment_bytes), ` +
       (r.compress_closed ? 'closed ones gzip’d (events.compress_closed)' : 'all plain (events.compress_closed false)') +
-      `; now ${mib(now.bytes)} in ${now.files} file${now.files === 1 ? '' : 's'}${now.packed > 0 ? ` (${now.packed} gzip’d)` : ''}; ` +
+      `; now ${size(now.bytes)} in ${now.files} file${now.files === 1 ? '' : 's'}${now.packed > 0 ? ` (${now.packed} gzip’d)` : ''}; ` +
       "held calls' arguments and input text are not kept",
   };
 }
