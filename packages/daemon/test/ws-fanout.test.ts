@@ -4,7 +4,7 @@
 // real daemon.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 
 import { LocalEventBus } from '@finger/hub';
 import { waitUntil } from '@finger/testkit/core';
@@ -13,6 +13,7 @@ import { type ClientHost, EventClient } from '../src/ws/event-client.js';
 import { FanoutGroup, filterKey, type GroupHost, type GroupMember } from '../src/ws/fanout-group.js';
 import type { EventBatch } from '../src/ws/ws-frames.js';
 import { startDaemon, type TestDaemon } from './helpers.js';
+import { WsClient } from './ws-client.js';
 
 /** The payloads of the unmasked text frames in `wire`, in order. */
 function framesOf(wire: Buffer): string[] {
@@ -252,40 +253,6 @@ describe('EventClient in its group', () => {
   });
 });
 
-interface Msg {
-  type: string;
-  [k: string]: any;
-}
-
-/** A ws client counting events and keeping other messages. */
-class Client {
-  readonly messages: Msg[] = [];
-  events = 0;
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as Msg;
-      if (m.type === 'event') this.events++;
-      else this.messages.push(m);
-    });
-  }
-  static async open(url: string, token: string): Promise<Client> {
-    const c = new Client(new WebSocket(url, { headers: { authorization: `Bearer ${token}` } }));
-    await new Promise((resolve, reject) => {
-      c.ws.once('open', resolve);
-      c.ws.once('error', reject);
-    });
-    return c;
-  }
-  count(type: string): number {
-    return this.messages.filter((m) => m.type === type).length;
-  }
-  async subscribe(filter: Record<string, unknown>): Promise<void> {
-    const n = this.count('subscribed');
-    this.ws.send(JSON.stringify({ op: 'subscribe', ...filter }));
-    await waitUntil('subscribed', () => this.count('subscribed') > n, 10_000, 5);
-  }
-}
-
 describe('WebSocket /v1/events fan-out', () => {
   let d: TestDaemon;
   let url: string;
@@ -299,7 +266,7 @@ describe('WebSocket /v1/events fan-out', () => {
 
   it('sockets of one filter share one bus subscription; resubscribing to the same filter keeps the stream; the last close ends it', async () => {
     const base = d.app.events.stats().subscribers;
-    const clients = await Promise.all(Array.from({ length: 20 }, () => Client.open(url, d.admin)));
+    const clients = await Promise.all(Array.from({ length: 20 }, () => WsClient.open(url, d.admin, false)));
     for (const c of clients) await waitUntil('ready', () => c.count('ready') === 1, 10_000, 5);
     for (const c of clients) await c.subscribe({ types: ['TASK_STATE', 'FLAG'] });
     expect(d.app.events.stats().subscribers).toBe(base + 1);

@@ -3,91 +3,22 @@
 // 4008, counted) while the others keep receiving everything; one frame per event for all clients.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 
 import { waitUntil } from '@finger/testkit/core';
 
 import { startDaemon, type TestDaemon } from './helpers.js';
+import { WsClient } from './ws-client.js';
 
-interface Msg {
-  type: string;
-  [k: string]: any;
-}
-
-/** A ws client that counts events, keeps other messages and can wait for a condition. */
-class Client {
-  readonly messages: Msg[] = [];
-  closed: { code: number; reason: string } | undefined;
-  events = 0;
-  private waiters: (() => void)[] = [];
-
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as Msg;
-      if (m.type === 'event') this.events++;
-      else this.messages.push(m);
-      this.wake();
-    });
-    ws.on('close', (code, reason) => {
-      this.closed = { code, reason: String(reason) };
-      this.wake();
-    });
-  }
-
-  static open(url: string, token: string): Promise<Client> {
-    const c = new Client(new WebSocket(url, { headers: { authorization: `Bearer ${token}` } }));
-    return new Promise((resolve, reject) => {
-      c.ws.once('open', () => resolve(c));
-      c.ws.once('error', reject);
-    });
-  }
-
-  send(obj: unknown): void {
-    this.ws.send(JSON.stringify(obj));
-  }
-
-  find(type: string): Msg | undefined {
-    return this.messages.find((m) => m.type === type);
-  }
-
-  /** Waits for `fn` to hold, woken by every message or close (bounded by `ms`). */
-  async until<T>(fn: () => T | undefined | false, what: string, ms = 20_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = fn();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > end)
-        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages.slice(-3))}`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 50);
-      });
-    }
-  }
-
-  async subscribed(types?: string[]): Promise<void> {
-    await this.until(() => this.find('ready'), 'ready');
-    this.send(types ? { op: 'subscribe', types } : { op: 'subscribe' });
-    await this.until(() => this.find('subscribed'), 'subscribed');
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const fn of w) fn();
-  }
-}
-
-function socketOf(c: Client): { pause(): void; resume(): void } {
+function socketOf(c: WsClient): { pause(): void; resume(): void } {
   return (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
 }
 
 describe('WebSocket /v1/events limits', () => {
   let d: TestDaemon;
   let url: string;
-  const open: Client[] = [];
+  const open: WsClient[] = [];
   const connect = async (token: string) => {
-    const c = await Client.open(url, token);
+    const c = await WsClient.open(url, token, false);
     open.push(c);
     return c;
   };

@@ -1,79 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 
 import { waitUntil } from '@finger/testkit/core';
 
 import { startDaemon, type TestDaemon } from './helpers.js';
-
-interface Msg {
-  type: string;
-  [k: string]: any;
-}
-
-/** A ws client that records every message and can wait for one matching a predicate. */
-class Client {
-  readonly messages: Msg[] = [];
-  closed: { code: number; reason: string } | undefined;
-  private waiters: (() => void)[] = [];
-  eventCount = 0;
-
-  constructor(
-    readonly ws: WebSocket,
-    private readonly keep = true,
-  ) {
-    ws.on('message', (data) => {
-      const m = JSON.parse(String(data)) as Msg;
-      if (m.type === 'event') this.eventCount++;
-      if (this.keep || m.type !== 'event') this.messages.push(m);
-      this.wake();
-    });
-    ws.on('close', (code, reason) => {
-      this.closed = { code, reason: String(reason) };
-      this.wake();
-    });
-  }
-
-  static open(url: string, token?: string, keep = true): Promise<Client> {
-    const ws = new WebSocket(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
-    const c = new Client(ws, keep);
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(c));
-      ws.once('error', reject);
-    });
-  }
-
-  send(obj: unknown): void {
-    this.ws.send(JSON.stringify(obj));
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    for (const fn of w) fn();
-  }
-
-  async until<T>(fn: () => T | undefined, what: string, ms = 10_000): Promise<T> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = fn();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > end)
-        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages.slice(-3))}`);
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 50);
-      });
-    }
-  }
-
-  find(type: string): Msg | undefined {
-    return this.messages.find((m) => m.type === type);
-  }
-
-  close(): void {
-    this.ws.terminate();
-  }
-}
+import { WsClient as Client } from './ws-client.js';
 
 describe('WebSocket /v1/events', () => {
   let d: TestDaemon;
@@ -187,7 +117,7 @@ describe('WebSocket /v1/events', () => {
     }
     const bus = d.app.events;
     bus.emit('TASK_STATE', { request_id: 'revoke-me' }, { n: 1 });
-    for (const c of [byHeader, byMessage, other]) await c.until(() => c.eventCount === 1 || undefined, 'first event');
+    for (const c of [byHeader, byMessage, other]) await c.until(() => c.events === 1 || undefined, 'first event');
 
     const res = await fetch(url.replace(/^ws/, 'http').replace('/v1/events', '/v1/tokens/ws-revoked-viewer'), {
       method: 'DELETE',
@@ -203,10 +133,10 @@ describe('WebSocket /v1/events', () => {
         type: 'error',
         error: { code: 'E_UNAUTHENTICATED', message: 'the token "ws-revoked-viewer" was revoked' },
       });
-      expect(c.eventCount).toBe(1);
+      expect(c.events).toBe(1);
     }
     // a socket of another token is untouched
-    await other.until(() => other.eventCount === 2 || undefined, 'second event');
+    await other.until(() => other.events === 2 || undefined, 'second event');
     expect(other.closed).toBeUndefined();
 
     // and the revoked token cannot come back
@@ -233,10 +163,10 @@ describe('WebSocket /v1/events', () => {
       for (let j = i; j < i + 250; j++) bus.emit('TASK_STATE', { request_id: `slow-${j}` }, { n: j, pad });
       // pace batches by the fast reader (never by the paused one), so a loaded machine cannot make
       // the fast client overflow its own buffer; the emitter itself never waits on a socket
-      await fast.until(() => fast.eventCount >= i + 250 || undefined, 'fast client to keep up', 30_000);
+      await fast.until(() => fast.events >= i + 250 || undefined, 'fast client to keep up', 30_000);
     }
-    await fast.until(() => fast.eventCount === TOTAL || undefined, 'fast client to get every event', 30_000);
-    expect(fast.eventCount).toBe(TOTAL);
+    await fast.until(() => fast.events === TOTAL || undefined, 'fast client to get every event', 30_000);
+    expect(fast.events).toBe(TOTAL);
     expect(fast.find('dropped')).toBeUndefined();
     expect(d.app.eventGateway.stats().events_dropped).toBeGreaterThan(0);
 
@@ -244,13 +174,13 @@ describe('WebSocket /v1/events', () => {
     const dropped = await slow.until(() => slow.find('dropped'), 'dropped notice', 30_000);
     expect(dropped.count).toBeGreaterThan(0);
     // every event was either delivered or counted as dropped
-    await slow.until(() => slow.eventCount + dropped.count === TOTAL || undefined, 'all events accounted for');
-    expect(slow.eventCount + dropped.count).toBe(TOTAL);
+    await slow.until(() => slow.events + dropped.count === TOTAL || undefined, 'all events accounted for');
+    expect(slow.events + dropped.count).toBe(TOTAL);
     expect(slow.closed).toBeUndefined();
 
     // the slow client recovers: new events flow again
     bus.emit('TASK_STATE', { request_id: 'after' }, { n: -1 });
-    await slow.until(() => slow.eventCount === TOTAL - dropped.count + 1 || undefined, 'event after recovery');
+    await slow.until(() => slow.events === TOTAL - dropped.count + 1 || undefined, 'event after recovery');
     fast.close();
     slow.close();
   }, 60_000);
