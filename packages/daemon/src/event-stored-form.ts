@@ -4,14 +4,15 @@
 // Those stay in the audit log (the hash-chained record of what ran, where they belong) and, while
 // a call is held, in GET /v1/approvals/:id; subscribers of the live stream get the event whole.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 import type { FingerEvent } from '@finger/protocol';
 
 const MAY_CARRY = ['"type":"APPROVAL_REQUESTED"', '"type":"INPUT_RECEIVED"'];
 
 function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  // one-shot: no Hash object per event
+  return hash('sha256', text, 'hex');
 }
 
 /** A held call's approval without its arguments and preview (`binding.args_digest` names the arguments). */
