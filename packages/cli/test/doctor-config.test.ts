@@ -5,21 +5,12 @@ import { describe, expect, it } from 'vitest';
 
 import { tempDir } from '@finger/testkit';
 
-import { runCli } from './helpers.js';
+import { doctorCheck } from './helpers.js';
 
 // Issue 28 item 7: `myfinger doctor` said `config ok …/config/config.json` when that file did not
 // exist. It now says the defaults are in use; with a file it names the file.
 
-interface Report {
-  checks: { name: string; status: string; detail: string }[];
-}
-
-async function configCheck(home: string): Promise<{ status: string; detail: string } | undefined> {
-  // no daemon listens on port 1: the daemon check fails, the config check is what this test reads
-  const r = await runCli(['doctor', '--json'], { env: { FINGER_HOME: home, FINGER_URL: 'http://127.0.0.1:1' } });
-  const check = (JSON.parse(r.stdout) as Report).checks.find((c) => c.name === 'config');
-  return check && { status: check.status, detail: check.detail };
-}
+const configCheck = (home: string) => doctorCheck(home, 'config');
 
 describe('doctor config check', () => {
   it('doctor reports config ok for a config.json that does not exist: says "no config file (defaults)"', async () => {

@@ -5,19 +5,12 @@ import { describe, expect, it } from 'vitest';
 
 import { tempDir } from '@finger/testkit';
 
-import { runCli } from './helpers.js';
+import { doctorCheck } from './helpers.js';
 
 // Issue 27: the event files' retention bound in bytes is shown by `myfinger doctor`, with what
 // FINGER_HOME/events takes now.
 
-async function eventsLine(home: string): Promise<{ status: string; detail: string } | undefined> {
-  // no daemon listens on port 1: the bound comes from the config doctor reads, the sizes from the files
-  const r = await runCli(['doctor', '--json'], { env: { FINGER_HOME: home, FINGER_URL: 'http://127.0.0.1:1' } });
-  const check = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find(
-    (c) => c.name === 'events',
-  );
-  return check && { status: check.status, detail: check.detail };
-}
+const eventsLine = (home: string) => doctorCheck(home, 'events');
 
 describe('doctor events check', () => {
   it('shows the default bound on a home without events', async () => {

@@ -5,19 +5,12 @@ import { describe, expect, it } from 'vitest';
 
 import { tempDir } from '@finger/testkit';
 
-import { runCli } from './helpers.js';
+import { doctorCheck } from './helpers.js';
 
 // Issue 23 item 2: the denial breaker's thresholds and the behaviour layer's rate limits are set
 // in config.json and shown by `myfinger doctor`; so are the hold quotas (issue 28 item 3).
 
-async function limits(home: string): Promise<{ status: string; detail: string } | undefined> {
-  // no daemon listens on port 1: the limits come from the config doctor reads
-  const r = await runCli(['doctor', '--json'], { env: { FINGER_HOME: home, FINGER_URL: 'http://127.0.0.1:1' } });
-  const check = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find(
-    (c) => c.name === 'limits',
-  );
-  return check && { status: check.status, detail: check.detail };
-}
+const limits = (home: string) => doctorCheck(home, 'limits');
 
 describe('doctor limits check', () => {
   it('shows the defaults', async () => {

@@ -29,3 +29,15 @@ export async function runCli(
   const code = await run(argv, { pollIntervalMs: 10, env: {}, ...opts, stdout, stderr });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
+
+/**
+ * One check of `myfinger doctor --json` on `home`, with no daemon (FINGER_URL names port 1, where
+ * nothing listens): what the config and the files under `home` say.
+ */
+export async function doctorCheck(home: string, name: string): Promise<{ status: string; detail: string } | undefined> {
+  const r = await runCli(['doctor', '--json'], { env: { FINGER_HOME: home, FINGER_URL: 'http://127.0.0.1:1' } });
+  const check = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks.find(
+    (c) => c.name === name,
+  );
+  return check && { status: check.status, detail: check.detail };
+}
