@@ -381,7 +381,17 @@ export class MessageHub implements PendingCallHost {
     const request_id = p.request_id!;
     const keep = callerId ? this.limits.idempotency_window_ms : this.limits.result_ttl_ms;
     // a caller's id stands for one call: the same id with other arguments is refused, not answered
-    const args = callerId ? payloadDigest(p.payload) : undefined;
+    let args: string | undefined;
+    try {
+      args = callerId ? payloadDigest(p.payload) : undefined;
+    } catch (e) {
+      // the shared record needs the digest: arguments with no JSON form are refused before it is made
+      const refusal = new FingerError('E_INVALID_ARGS', `arguments of request "${request_id}" have no JSON form`, {
+        issues: [{ path: '$', message: e instanceof Error ? e.message : String(e) }],
+      });
+      begun?.(refusal);
+      throw refusal;
+    }
     const caller = `${p.source.kind}:${p.source.id}`;
     const joined = this.running.get(request_id);
     if (joined !== undefined) {

@@ -7,7 +7,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FingerError } from '@finger/protocol';
 import { ManualClock } from '@finger/testkit/core';
 
-import { type InProcessModule, InProcessTransport, type Interceptor, MessageHub } from '../src/index.js';
+import {
+  type InProcessModule,
+  InProcessTransport,
+  type Interceptor,
+  MessageHub,
+  type RequestRecord,
+  type RequestStore,
+} from '../src/index.js';
 import { human, manifest, objectRuntimes, rejectionOf } from './helpers.js';
 
 const hubs: MessageHub[] = [];
@@ -306,6 +313,66 @@ describe.each([
     const e = await first;
     expect(['E_LEASE_EXPIRED', 'E_TIMEOUT']).toContain(e.code);
     expect((await rejectionOf(call())).code).toBe(e.code);
+    expect(runs).toBe(1);
+  });
+});
+
+/** A store that is not the in-memory one (as Redis is not): tracked calls take the shared path. */
+class SharedStore implements RequestStore {
+  readonly records = new Map<string, RequestRecord>();
+  async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
+    const existing = this.records.get(record.request_id);
+    if (existing !== undefined) return existing;
+    this.records.set(record.request_id, { ...record });
+    return undefined;
+  }
+  async finish(request_id: string, outcome: { ok: boolean; result?: unknown; error?: unknown }, finished_at: string) {
+    const r = this.records.get(request_id);
+    if (r === undefined) return;
+    Object.assign(
+      r,
+      outcome.ok ? { status: 'succeeded', result: outcome.result } : { status: 'failed', error: outcome.error },
+      { finished_at },
+    );
+  }
+  async get(request_id: string): Promise<RequestRecord | undefined> {
+    return this.records.get(request_id);
+  }
+  async forget(request_id: string): Promise<void> {
+    this.records.delete(request_id);
+  }
+  async close(): Promise<void> {}
+}
+
+describe('tracked calls on a shared store', () => {
+  it('refuses arguments with no JSON form with E_INVALID_ARGS before the record (dispatch() rejects, it never hung)', async () => {
+    let runs = 0;
+    const store = new SharedStore();
+    const hub = new MessageHub({
+      createRuntime: objectRuntimes({ e: { tools: { t: () => ++runs } } }, {}),
+      transport: new InProcessTransport(),
+      requests: store,
+    });
+    hubs.push(hub);
+    await hub.registry.register(manifest('e', [{ name: 't' }]), { baseDir: '.' });
+    const expected = {
+      code: 'E_INVALID_ARGS',
+      message: 'arguments of request "r-x" have no JSON form',
+      details: { issues: [{ path: '$', message: 'canonicalJson: a BigInt is not JSON-serializable' }] },
+    };
+    const blocking = await rejectionOf(
+      hub.request({ target: 'e.t', payload: { n: 1n }, source: human, request_id: 'r-x' }),
+    );
+    expect({ code: blocking.code, message: blocking.message, details: blocking.details }).toEqual(expected);
+    const dispatched = await rejectionOf(
+      hub.dispatch({ target: 'e.t', payload: { n: 1n }, source: human, request_id: 'r-x' }),
+    );
+    expect({ code: dispatched.code, message: dispatched.message, details: dispatched.details }).toEqual(expected);
+    expect(runs).toBe(0);
+    expect(store.records.size).toBe(0);
+    // JSON arguments take the same path and run once
+    expect(await hub.request({ target: 'e.t', payload: { n: 1 }, source: human, request_id: 'r-y' })).toBe(1);
+    expect(await hub.request({ target: 'e.t', payload: { n: 1 }, source: human, request_id: 'r-y' })).toBe(1);
     expect(runs).toBe(1);
   });
 });
