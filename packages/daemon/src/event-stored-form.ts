@@ -59,5 +59,13 @@ export function eventStoredLine(event: FingerEvent | undefined, line: string): s
     }
   }
   const stored = storedEvent(e);
-  return stored === undefined ? line : JSON.stringify(stored);
+  if (stored === undefined) return line;
+  // A line this daemon wrote ends with its data (`…,"data":{…}}`, hub event-json.ts): keep the
+  // head as it is and write the new data only. The first `,"data":` is that field's — inside a
+  // JSON string a quote is always escaped. Anything else is written whole.
+  if (event !== undefined && event.origin === undefined && line.endsWith('}')) {
+    const at = line.indexOf(',"data":');
+    if (at > 0) return line.slice(0, at) + ',"data":' + JSON.stringify(stored.data) + '}';
+  }
+  return JSON.stringify(stored);
 }

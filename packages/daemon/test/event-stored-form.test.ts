@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { FingerEvent } from '@finger/protocol';
 
-import { eventStoredLine } from '../src/event-stored-form.js';
+import { eventStoredLine, storedEvent } from '../src/event-stored-form.js';
 
 function ev(type: FingerEvent['type'], data: Record<string, unknown>): FingerEvent {
   return {
@@ -61,5 +61,18 @@ describe('eventStoredLine', () => {
     // sha256 of the text's UTF-8 bytes (`printf 'héllo' | sha256sum`)
     expect(back.data).toEqual({ chars: 5, sha256: '3c48591d8d098a4538f5e013dfcf406e948eac4d3277b10bf614e295d6068179' });
     expect(e.data).toEqual({ text: 'héllo' });
+  });
+
+  it('writes exactly the JSON of the stored event, also when the text itself spells the data field', () => {
+    for (const e of [
+      ev('INPUT_RECEIVED', { text: 'a,"data":{"text":"b"}}' }),
+      ev('INPUT_RECEIVED', { text: '' }),
+      ev('APPROVAL_REQUESTED', { id: 'ap1', approval }),
+      { ...ev('INPUT_RECEIVED', { text: 'from elsewhere' }), origin: 'daemon-b-1-ab' },
+    ]) {
+      const line = JSON.stringify(e);
+      expect(eventStoredLine(e, line)).toBe(JSON.stringify(storedEvent(e)));
+      expect(eventStoredLine(undefined, line)).toBe(JSON.stringify(storedEvent(e)));
+    }
   });
 });
