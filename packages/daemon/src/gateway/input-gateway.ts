@@ -107,13 +107,26 @@ export class InputGateway {
     this.waiting.clear();
   }
 
-  /** Awaits `p` unless the gateway closes first. */
+  /**
+   * Awaits `p` unless the gateway closes first (then E_PROVIDER_CLOSED; `p`'s later outcome is
+   * ignored, and handled). One promise per call: no race, no stop promise, no finally.
+   */
   private wait<T>(p: Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(this.closed);
-    let reject!: (e: FingerError) => void;
-    const stop = new Promise<never>((_, r) => (reject = r));
-    this.waiting.add(reject);
-    return Promise.race([p, stop]).finally(() => this.waiting.delete(reject));
+    const waiting = this.waiting;
+    return new Promise<T>((resolve, reject) => {
+      waiting.add(reject);
+      p.then(
+        (v) => {
+          waiting.delete(reject);
+          resolve(v);
+        },
+        (e: unknown) => {
+          waiting.delete(reject);
+          reject(e);
+        },
+      );
+    });
   }
 
   /**
