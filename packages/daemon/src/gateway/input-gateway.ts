@@ -251,7 +251,12 @@ export class InputGateway {
     };
   }
 
-  private async run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {
+  /**
+   * Emits DISPATCH_SENT, runs the call and emits DISPATCH_RESULT when it ends. Not an async
+   * function (no frame and no extra promise per call): called only as `return this.run(…)` from
+   * the async entry points, where anything thrown here becomes their rejection.
+   */
+  private run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {
     if (this.closed) throw this.closed;
     const events = this.hub.events;
     const request_id = p.request_id!;
@@ -269,38 +274,35 @@ export class InputGateway {
     events.emit('DISPATCH_SENT', corr, { target, blocking });
     const done = (error?: ErrorInfo) =>
       events.emit('DISPATCH_RESULT', corr, error ? { ok: false, error } : { ok: true });
-    if (resolveError !== undefined) {
-      done(toErrorInfo(resolveError));
-      throw resolveError;
-    }
-    if (blocking) {
-      let result: unknown;
-      try {
-        result = await this.wait(this.hub.request(p));
-      } catch (e) {
-        done(toErrorInfo(e));
-        throw e;
-      }
-      done();
-      return { status: 200, body: { request_id, correlation_id, status: 'succeeded', target, result } };
-    }
-    let ids: { request_id: string; correlation_id: string; done?: Promise<unknown> };
-    try {
-      ids = await this.hub.dispatch(p);
-    } catch (e) {
+    const failed = (e: unknown): never => {
       done(toErrorInfo(e));
       throw e;
-    }
-    // The hub's dispatch keeps the outcome for getRequest; joining the same request id gives us
-    // the completion to emit DISPATCH_RESULT (a hub `done` promise is used when it offers one).
-    const completion = ids.done ?? this.hub.request(p);
-    completion.then(
-      () => done(),
-      (e: unknown) => done(toErrorInfo(e)),
-    );
-    return {
-      status: 202,
-      body: { request_id: ids.request_id, correlation_id: ids.correlation_id, status: 'running', target },
     };
+    if (resolveError !== undefined) failed(resolveError);
+    // the hub's request() may refuse at once (a throw, not a rejection): DISPATCH_RESULT all the same
+    let call: Promise<unknown>;
+    try {
+      call = blocking ? this.wait(this.hub.request(p)) : this.hub.dispatch(p);
+    } catch (e) {
+      return failed(e);
+    }
+    if (blocking)
+      return call.then((result): DispatchResult => {
+        done();
+        return { status: 200, body: { request_id, correlation_id, status: 'succeeded', target, result } };
+      }, failed);
+    return (call as ReturnType<MessageHub['dispatch']>).then((ids): DispatchResult => {
+      // The hub's dispatch keeps the outcome for getRequest; joining the same request id gives us
+      // the completion to emit DISPATCH_RESULT (a hub `done` promise is used when it offers one).
+      const completion = ids.done ?? this.hub.request(p);
+      completion.then(
+        () => done(),
+        (e: unknown) => done(toErrorInfo(e)),
+      );
+      return {
+        status: 202,
+        body: { request_id: ids.request_id, correlation_id: ids.correlation_id, status: 'running', target },
+      };
+    }, failed);
   }
 }
