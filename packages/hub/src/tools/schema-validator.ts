@@ -26,9 +26,17 @@ function withoutDialect(schema: Record<string, unknown>): Record<string, unknown
   return rest;
 }
 
+/**
+ * The data context of a top-level check, one for every call: ajv's generated function defaults a
+ * missing one to a fresh `{}` (its `instancePath`, `rootData`… defaults apply to an empty one
+ * alike), an object per checked argument and result on the hub's hot path.
+ */
+const TOP_LEVEL: object = Object.freeze({});
+
 function compileOne(ajv: Ajv, schema: Record<string, unknown>): SchemaCheck {
   const validate = ajv.compile(withoutDialect(schema));
-  return (value) => (validate(value) ? undefined : formatAjvErrors(validate.errors));
+  const cxt = TOP_LEVEL as Parameters<typeof validate>[1];
+  return (value) => (validate(value, cxt) ? undefined : formatAjvErrors(validate.errors));
 }
 
 function compileMessage(e: unknown): string {
