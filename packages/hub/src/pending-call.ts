@@ -1,10 +1,10 @@
-import type { Envelope } from '@finger/protocol';
+import type { Envelope, ErrorInfo } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
 
 import type { LeaseHolder, LeaseTable } from './lease-table.js';
 import type { ModuleEntry, Waiter } from './registry/module-entry.js';
 import { invalidResultError, type SchemaCheck } from './tools/schema-validator.js';
-import type { ReplySink } from './transport/reply-sink.js';
+import type { DirectSink } from './transport/reply-sink.js';
 import type { Canceller, Transport } from './transport/transport.js';
 
 /** Callbacks from a pending call into the hub (kept narrow so this file stays about one call). */
@@ -25,7 +25,7 @@ export interface PendingCallHost {
  * sink of a forwarding runtime) and the concurrency waiter at once, so a call costs one object
  * and one promise.
  */
-export class PendingCall implements LeaseHolder, ReplySink, Waiter {
+export class PendingCall implements LeaseHolder, DirectSink, Waiter {
   resolve!: (v: unknown) => void;
   reject!: (e: unknown) => void;
   readonly promise: Promise<unknown>;
@@ -78,6 +78,7 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
     const forwarder = this.entry.forwarder;
     // a module hosted elsewhere: the envelope goes to its runtime, the reply comes back to onReply()
     if (forwarder !== undefined) forwarder.forward(env, this);
+    else if (this.host.transport.deliver !== undefined) this.host.transport.deliver(env, this);
     else
       this.host.transport.request(env, this).then(
         (reply) => this.onReply(reply),
@@ -94,10 +95,15 @@ export class PendingCall implements LeaseHolder, ReplySink, Waiter {
 
   /** The reply envelope (it may carry `error`). */
   onReply(reply: Envelope): void {
-    if (reply.error !== undefined) return this.finish(undefined, FingerError.fromInfo(reply.error));
-    const issues = this.checkResult?.(reply.payload);
+    this.onAnswer(reply.payload, reply.error);
+  }
+
+  /** The module's answer without its envelope (a module served in this process): a reply's payload and error. */
+  onAnswer(payload: unknown, error: ErrorInfo | undefined): void {
+    if (error !== undefined) return this.finish(undefined, FingerError.fromInfo(error));
+    const issues = this.checkResult?.(payload);
     if (issues !== undefined) this.finish(undefined, invalidResultError(this.envelope.target, issues));
-    else this.finish(reply.payload, undefined);
+    else this.finish(payload, undefined);
   }
 
   /** The request failed on its way (a forwarding runtime's failures: the transport's codes). */

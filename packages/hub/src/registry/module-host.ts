@@ -2,7 +2,8 @@ import type { Envelope, ErrorInfo, Principal } from '@finger/protocol';
 import { FingerError, rfc3339, toErrorInfo, ulid } from '@finger/protocol';
 
 import type { ModuleRuntime } from '../runtime/runtime.js';
-import type { ServerChannel, TransportHandler } from '../transport/transport.js';
+import type { DirectSink } from '../transport/reply-sink.js';
+import type { DirectHandler, ServerChannel } from '../transport/transport.js';
 import { CallContext, type NestedCaller } from './call-context.js';
 
 function reply(req: Envelope, source: Principal, payload: unknown, error?: ErrorInfo): Envelope {
@@ -31,14 +32,14 @@ function reply(req: Envelope, source: Principal, payload: unknown, error?: Error
  * The serving side of a module: turns request envelopes into runtime calls and results into
  * reply envelopes (never rejects). Used by the in-process registry and by `module serve`.
  */
-export function createModuleHandler(module_id: string, runtime: ModuleRuntime, nested: NestedCaller): TransportHandler {
+export function createModuleHandler(module_id: string, runtime: ModuleRuntime, nested: NestedCaller): DirectHandler {
   const prefix = module_id.length + 1;
   const source: Principal = Object.freeze({
     kind: 'module',
     id: module_id,
     roles: Object.freeze([]) as unknown as string[],
   });
-  return (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
+  const handler: DirectHandler = (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
     const ctx = new CallContext(req, channel, module_id, nested, runtime);
     channel.onCancel(ctx);
     let pending: Promise<unknown>;
@@ -52,6 +53,22 @@ export function createModuleHandler(module_id: string, runtime: ModuleRuntime, n
       (e: unknown) => reply(req, source, null, toErrorInfo(e)),
     );
   };
+  // the same outcomes as the reply envelope's payload and error, handed over without one (in-process callers)
+  handler.direct = (req: Envelope, channel: ServerChannel, sink: DirectSink): void => {
+    const ctx = new CallContext(req, channel, module_id, nested, runtime);
+    channel.onCancel(ctx);
+    let pending: Promise<unknown>;
+    try {
+      pending = runtime.invoke(req.target.slice(prefix), req.payload, ctx);
+    } catch (e) {
+      pending = Promise.reject(e); // answered from a microtask, as the envelope path answers
+    }
+    pending.then(
+      (result) => sink.onAnswer(result === undefined ? null : result, undefined),
+      (e: unknown) => sink.onAnswer(null, toErrorInfo(e)),
+    );
+  };
+  return handler;
 }
 
 /** Fails fast for a tool the module does not have. */

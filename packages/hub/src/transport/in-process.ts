@@ -1,9 +1,11 @@
 import type { Envelope } from '@finger/protocol';
 import { FingerError } from '@finger/protocol';
 
+import type { DirectSink } from './reply-sink.js';
 import type {
   Canceller,
   CancelReceiver,
+  DirectHandler,
   RequestHooks,
   ServerChannel,
   Transport,
@@ -51,12 +53,15 @@ class InProcessChannel implements ServerChannel, Canceller {
 
 const jsonCopy = (e: Envelope): Envelope => JSON.parse(JSON.stringify(e)) as Envelope;
 
+const noTarget = (target: string): FingerError =>
+  new FingerError('E_NO_TARGET', `no module serves "${target}"`, { target });
+
 /** Delivers envelopes to handlers in the same process: the embedded default transport. */
 export class InProcessTransport implements Transport {
   readonly name = 'inprocess';
-  private readonly handlers = new Map<string, TransportHandler>();
+  private readonly handlers = new Map<string, DirectHandler>();
   /** target → handler, so the hot path does not slice the module id out of every target. */
-  private readonly byTarget = new Map<string, TransportHandler>();
+  private readonly byTarget = new Map<string, DirectHandler>();
   private readonly copy: boolean;
   private closed = false;
 
@@ -75,20 +80,44 @@ export class InProcessTransport implements Transport {
   }
 
   request(request: Envelope, hooks?: RequestHooks): Promise<Envelope> {
-    let handler = this.byTarget.get(request.target);
-    if (handler === undefined) {
-      handler = this.handlers.get(moduleOf(request.target));
-      if (handler !== undefined && this.byTarget.size < 100_000) this.byTarget.set(request.target, handler);
-    }
-    if (handler === undefined) {
-      return Promise.reject(
-        new FingerError('E_NO_TARGET', `no module serves "${request.target}"`, { target: request.target }),
-      );
-    }
+    const handler = this.handlerOf(request.target);
+    if (handler === undefined) return Promise.reject(noTarget(request.target));
     const channel = new InProcessChannel(hooks);
     if (hooks) hooks.canceller = channel;
     if (!this.copy) return handler(request, channel);
     return handler(jsonCopy(request), channel).then(jsonCopy);
+  }
+
+  /**
+   * request() answering `sink`: a module host's handler (copy `none`) hands over its tool's
+   * result or error as they are, with no reply envelope and no promise of its own; otherwise
+   * the reply envelope goes to `sink.onReply`. E_NO_TARGET reaches `sink.onFailed` from a microtask.
+   */
+  deliver(request: Envelope, sink: DirectSink): void {
+    const handler = this.handlerOf(request.target);
+    if (handler === undefined) {
+      const e = noTarget(request.target);
+      queueMicrotask(() => sink.onFailed(e));
+      return;
+    }
+    const channel = new InProcessChannel(sink);
+    sink.canceller = channel;
+    const direct = this.copy ? undefined : handler.direct;
+    if (direct !== undefined) return direct(request, channel, sink);
+    this.request(request, sink).then(
+      (reply) => sink.onReply(reply),
+      (e: unknown) => sink.onFailed(e),
+    );
+  }
+
+  /** The handler serving `target` (cached per target, so the hot path does not slice the module id out of it). */
+  private handlerOf(target: string): DirectHandler | undefined {
+    let handler = this.byTarget.get(target);
+    if (handler === undefined) {
+      handler = this.handlers.get(moduleOf(target));
+      if (handler !== undefined && this.byTarget.size < 100_000) this.byTarget.set(target, handler);
+    }
+    return handler;
   }
 
   serves(target: string): boolean {

@@ -1,4 +1,4 @@
-import type { Envelope } from '@finger/protocol';
+import type { Envelope, ErrorInfo } from '@finger/protocol';
 
 import type { RequestHooks } from './transport.js';
 
@@ -14,4 +14,15 @@ export interface ReplySink extends RequestHooks {
   onReply(reply: Envelope): void;
   /** The request failed with the transport's error (E_NO_TARGET, E_TIMEOUT, …). */
   onFailed(e: unknown): void;
+}
+
+/**
+ * A {@link ReplySink} that also takes a module's answer with no reply envelope around it: the
+ * in-process transport's `deliver()` to a module served in this process (no reply envelope, no
+ * id or timestamp for it, one promise hop fewer). Same rule: exactly one of `onAnswer`,
+ * `onReply` and `onFailed` is called, once, never from inside the call that sent the request.
+ */
+export interface DirectSink extends ReplySink {
+  /** The module's answer: its result (`null` for none), or with `error` what the reply envelope would carry. */
+  onAnswer(payload: unknown, error: ErrorInfo | undefined): void;
 }

@@ -1,5 +1,7 @@
 import type { Envelope } from '@finger/protocol';
 
+import type { DirectSink } from './reply-sink.js';
+
 /**
  * The serving side's view of one in-flight request: how a module host reports progress, extends
  * the lease and learns of cancellation. Everything it carries is serialisable, so the same
@@ -33,6 +35,15 @@ export interface CancelReceiver {
 export type TransportHandler = (request: Envelope, channel: ServerChannel) => Promise<Envelope>;
 
 /**
+ * A handler that can also answer a {@link DirectSink} without building a reply envelope (the
+ * module host's, for the in-process transport's `deliver()`): `direct` has the handler's
+ * outcomes, the reply's payload and error handed over as they are.
+ */
+export interface DirectHandler extends TransportHandler {
+  direct?(request: Envelope, channel: ServerChannel, sink: DirectSink): void;
+}
+
+/**
  * The caller's side of one request: callbacks the server's channel reaches, and a `cancel` slot
  * the transport fills in so the caller can cancel without any lookup table.
  */
@@ -61,6 +72,11 @@ export interface Transport {
    * Rejects with E_NO_TARGET when nobody serves `request.target`.
    */
   request(request: Envelope, hooks?: RequestHooks): Promise<Envelope>;
+  /**
+   * request() for a caller that settles by callback (the hub's PendingCall), where the transport
+   * can skip the reply envelope (in-process): the same outcomes and errors, to `sink`. Optional.
+   */
+  deliver?(request: Envelope, sink: DirectSink): void;
   /** True when someone serves `target` on this transport. */
   serves(target: string): boolean;
   /** Stops everything; idempotent. */

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+
+import { type Envelope, type ErrorInfo, FingerError } from '@finger/protocol';
+
+import { createModuleHandler, InProcessTransport } from '../../src/index.js';
+import type { DirectSink } from '../../src/transport/reply-sink.js';
+import type { Canceller } from '../../src/transport/transport.js';
+import { human, ObjectRuntime } from '../helpers.js';
+
+function request(target: string, payload: unknown): Envelope {
+  return {
+    id: '01JTESTREQUEST000000000000',
+    kind: 'request',
+    request_id: '01JTESTREQUEST000000000000',
+    correlation_id: '01JTESTREQUEST000000000000',
+    session_id: '',
+    workflow_id: '',
+    source: human,
+    target,
+    blocking: true,
+    timestamp: '2026-11-29T10:00:00.000Z',
+    deadline: Date.now() + 60_000,
+    execution_chain: [],
+    nesting_depth: 0,
+    payload,
+  };
+}
+
+/** A sink recording what the transport tells it, and whether it was told from inside deliver(). */
+class RecordingSink implements DirectSink {
+  canceller?: Canceller;
+  inside = false;
+  told: { how: 'answer' | 'reply' | 'failed'; inside: boolean; value: unknown; error?: ErrorInfo }[] = [];
+  private settled!: () => void;
+  readonly done = new Promise<void>((resolve) => (this.settled = resolve));
+
+  onAnswer(payload: unknown, error: ErrorInfo | undefined): void {
+    this.told.push({ how: 'answer', inside: this.inside, value: payload, ...(error ? { error } : {}) });
+    this.settled();
+  }
+  onReply(reply: Envelope): void {
+    this.told.push({ how: 'reply', inside: this.inside, value: reply });
+    this.settled();
+  }
+  onFailed(e: unknown): void {
+    this.told.push({ how: 'failed', inside: this.inside, value: e });
+    this.settled();
+  }
+}
+
+async function deliver(t: InProcessTransport, env: Envelope): Promise<RecordingSink> {
+  const sink = new RecordingSink();
+  sink.inside = true;
+  t.deliver(env, sink);
+  sink.inside = false;
+  await sink.done;
+  return sink;
+}
+
+const tools = {
+  echo: (args: unknown) => args,
+  nothing: () => undefined,
+  fails: () => {
+    throw new FingerError('E_FORBIDDEN', 'not you', { who: 'tester' });
+  },
+};
+
+async function served(copy: 'none' | 'json'): Promise<InProcessTransport> {
+  const t = new InProcessTransport({ copy });
+  await t.serve(
+    'mod',
+    createModuleHandler('mod', new ObjectRuntime({ tools }), () => Promise.resolve(null)),
+  );
+  return t;
+}
+
+describe('InProcessTransport.deliver', () => {
+  it("hands a module host's result and error to onAnswer as they are (copy none), never from inside deliver()", async () => {
+    const t = await served('none');
+    const payload = { text: 'hi' };
+    const ok = await deliver(t, request('mod.echo', payload));
+    expect(ok.told).toEqual([{ how: 'answer', inside: false, value: payload }]);
+    expect(ok.told[0]!.value).toBe(payload); // not copied
+    expect(ok.canceller).toBeDefined();
+
+    const none = await deliver(t, request('mod.nothing', {}));
+    expect(none.told).toEqual([{ how: 'answer', inside: false, value: null }]);
+
+    const failed = await deliver(t, request('mod.fails', {}));
+    expect(failed.told).toHaveLength(1);
+    expect(failed.told[0]).toMatchObject({ how: 'answer', inside: false, value: null });
+    expect(failed.told[0]!.error).toMatchObject({
+      code: 'E_FORBIDDEN',
+      message: 'not you',
+      details: { who: 'tester' },
+    });
+
+    const unknown = await deliver(t, request('mod.missing', {}));
+    expect(unknown.told[0]!.error?.code).toBe('E_NO_TARGET');
+  });
+
+  it('answers with a reply envelope when envelopes are copied (copy json), with the same outcome', async () => {
+    const t = await served('json');
+    const ok = await deliver(t, request('mod.echo', { text: 'hi' }));
+    expect(ok.told).toHaveLength(1);
+    expect(ok.told[0]).toMatchObject({
+      how: 'reply',
+      inside: false,
+      value: { kind: 'reply', payload: { text: 'hi' } },
+    });
+    const failed = await deliver(t, request('mod.fails', {}));
+    expect(failed.told[0]).toMatchObject({ how: 'reply', value: { payload: null, error: { code: 'E_FORBIDDEN' } } });
+  });
+
+  it('passes a plain handler’s reply envelope to onReply and its rejection to onFailed', async () => {
+    const t = new InProcessTransport();
+    await t.serve('plain', (req) =>
+      req.target === 'plain.ok'
+        ? Promise.resolve({ ...req, kind: 'reply', payload: 'fine' })
+        : Promise.reject(new FingerError('E_TIMEOUT', 'too slow')),
+    );
+    const ok = await deliver(t, request('plain.ok', {}));
+    expect(ok.told).toMatchObject([{ how: 'reply', inside: false, value: { kind: 'reply', payload: 'fine' } }]);
+    const failed = await deliver(t, request('plain.late', {}));
+    expect(failed.told).toHaveLength(1);
+    expect(failed.told[0]).toMatchObject({ how: 'failed', inside: false });
+    expect((failed.told[0]!.value as FingerError).code).toBe('E_TIMEOUT');
+  });
+
+  it('fails a target nobody serves with E_NO_TARGET through onFailed, from a microtask', async () => {
+    const t = await served('none');
+    const sink = await deliver(t, request('other.echo', {}));
+    expect(sink.told).toHaveLength(1);
+    expect(sink.told[0]).toMatchObject({ how: 'failed', inside: false });
+    expect((sink.told[0]!.value as FingerError).code).toBe('E_NO_TARGET');
+    expect(sink.canceller).toBeUndefined();
+  });
+});
