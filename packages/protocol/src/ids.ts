@@ -8,8 +8,8 @@ let poolOffset = POOL_SIZE;
 let lastTime = -1;
 let lastTimePart = '';
 const lastRandom = new Uint8Array(16);
-/** The first 15 random digits as a string, rebuilt only when they change. */
-let randomHead = '';
+/** The time part and the first 15 random digits as one string, rebuilt only when they change: an id is then one concatenation. */
+let prefix = '';
 
 function refill(): void {
   randomFillSync(pool);
@@ -36,7 +36,7 @@ export function ulid(now: number = Date.now()): string {
     const last = lastRandom[15]! + 1;
     if (last < 32) {
       lastRandom[15] = last;
-      return lastTimePart + randomHead + ALPHABET[last]!;
+      return prefix + ALPHABET[last]!;
     }
     // increment the 80-bit random part (16 base32 digits)
     let i = 15;
@@ -58,8 +58,8 @@ export function ulid(now: number = Date.now()): string {
   }
   let head = '';
   for (let i = 0; i < 15; i++) head += ALPHABET[lastRandom[i]!];
-  randomHead = head;
-  return lastTimePart + head + ALPHABET[lastRandom[15]!]!;
+  prefix = lastTimePart + head;
+  return prefix + ALPHABET[lastRandom[15]!]!;
 }
 
 /** True when `s` has the shape of a ULID. */
