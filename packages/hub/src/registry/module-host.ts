@@ -28,6 +28,41 @@ function reply(req: Envelope, source: Principal, payload: unknown, error?: Error
   return env;
 }
 
+/** Answers of tools that answered at once, waiting for {@link giveAnswers}: `[sink, payload, error]` per answer. */
+const answers: unknown[] = [];
+const SETTLED = Promise.resolve();
+let answersQueued = 0;
+
+/** Gives `sink` its answer from a microtask (never from inside the call that sent the request), one microtask for every answer of a turn. */
+function answerSoon(sink: DirectSink, payload: unknown, error: ErrorInfo | undefined): void {
+  // a reaction of a settled promise (node's queueMicrotask makes an AsyncResource and a bound function per task)
+  if (answersQueued === 0) void SETTLED.then(giveAnswers);
+  const at = answersQueued++ * 3;
+  answers[at] = sink;
+  answers[at + 1] = payload;
+  answers[at + 2] = error;
+}
+
+function giveAnswers(): void {
+  // answers queued meanwhile (a queued call that an ended one let start) are given in this pass too
+  for (let i = 0; i < answersQueued; i++) {
+    const at = i * 3;
+    const sink = answers[at] as DirectSink;
+    const payload = answers[at + 1];
+    const error = answers[at + 2] as ErrorInfo | undefined;
+    answers[at] = answers[at + 1] = answers[at + 2] = undefined;
+    try {
+      sink.onAnswer(payload, error);
+    } catch (e) {
+      // the others still get theirs; the throw surfaces on its own, as an uncaught error
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
+  }
+  answersQueued = 0;
+}
+
 /**
  * The serving side of a module: turns request envelopes into runtime calls and results into
  * reply envelopes (never rejects). Used by the in-process registry and by `module serve`.
@@ -57,12 +92,17 @@ export function createModuleHandler(module_id: string, runtime: ModuleRuntime, n
   handler.direct = (req: Envelope, channel: ServerChannel, sink: DirectSink): void => {
     const ctx = new CallContext(req, channel, module_id, nested, runtime);
     channel.onCancel(ctx);
-    let pending: Promise<unknown>;
+    let pending: unknown;
     try {
-      pending = runtime.invoke(req.target.slice(prefix), req.payload, ctx);
+      pending =
+        runtime.invokeNow !== undefined
+          ? runtime.invokeNow(req.target.slice(prefix), req.payload, ctx)
+          : runtime.invoke(req.target.slice(prefix), req.payload, ctx);
     } catch (e) {
-      pending = Promise.reject(e); // answered from a microtask, as the envelope path answers
+      return answerSoon(sink, null, toErrorInfo(e));
     }
+    // a tool that answered at once: given with the others of this turn, from one microtask
+    if (!(pending instanceof Promise)) return answerSoon(sink, pending === undefined ? null : pending, undefined);
     pending.then(
       (result) => sink.onAnswer(result === undefined ? null : result, undefined),
       (e: unknown) => sink.onAnswer(null, toErrorInfo(e)),

@@ -33,7 +33,7 @@ function isModule(v: unknown): v is InProcessModule {
  * against `baseDir`) exports `default` or `createModule`: an {@link InProcessModule} or a (sync or
  * async) factory `({manifest, logger}) => InProcessModule`.
  *
- * invoke() is the hub's hot path: one lookup, one call, no per-call closures or timers. Tool
+ * invoke() is the hub's hot path: one lookup, one call, no per-call closures or timers (invokeNow(): not even a promise for a tool that answers at once). Tool
  * errors: a thrown FingerError passes through, anything else becomes E_MODULE_ERROR (message
  * only, no stack). Cancellation is cooperative: the hub aborts `ctx.signal`, which the tool reads;
  * in-flight calls are not interrupted by close() (they are promises of this process; the hub
@@ -136,27 +136,37 @@ export class InProcessRuntime implements ModuleRuntime {
    * after close(), E_MODULE_UNHEALTHY before start(), E_MODULE_ERROR for a non-finger throw.
    */
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown> {
+    let out: unknown;
+    try {
+      out = this.invokeNow(tool, args, ctx);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return out instanceof Promise ? out : Promise.resolve(out);
+  }
+
+  /**
+   * invoke() without its promise for a tool that answers at once: its result as it is; an async
+   * tool's outcome as invoke()'s promise. Throws what invoke() rejects with.
+   */
+  invokeNow(tool: string, args: unknown, ctx: ToolCallContext): unknown {
     const tools = this.#tools;
     if (tools === null) {
-      return Promise.reject(
-        this.#closed
-          ? CLOSED(this.#opts.manifest.id)
-          : new FingerError('E_MODULE_UNHEALTHY', `module "${this.#opts.manifest.id}" is not started`),
-      );
+      throw this.#closed
+        ? CLOSED(this.#opts.manifest.id)
+        : new FingerError('E_MODULE_UNHEALTHY', `module "${this.#opts.manifest.id}" is not started`);
     }
     const fn = tools.get(tool);
     if (fn === undefined) {
-      return Promise.reject(new FingerError('E_NO_TARGET', `module "${this.#opts.manifest.id}" has no tool "${tool}"`));
+      throw new FingerError('E_NO_TARGET', `module "${this.#opts.manifest.id}" has no tool "${tool}"`);
     }
     let out: unknown;
     try {
       out = fn(args, ctx);
     } catch (e) {
-      return Promise.reject(
-        isFingerError(e) ? e : new FingerError('E_MODULE_ERROR', e instanceof Error ? e.message : String(e)),
-      );
+      throw isFingerError(e) ? e : new FingerError('E_MODULE_ERROR', e instanceof Error ? e.message : String(e));
     }
-    return isThenable(out) ? Promise.resolve(out).then(undefined, toModuleError) : Promise.resolve(out);
+    return isThenable(out) ? Promise.resolve(out).then(undefined, toModuleError) : out;
   }
 
   /**

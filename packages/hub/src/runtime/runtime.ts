@@ -25,6 +25,13 @@ export interface ModuleRuntime {
   start(): Promise<void>;
   /** Runs one tool call. */
   invoke(tool: string, args: unknown, ctx: ToolCallContext): Promise<unknown>;
+  /**
+   * invoke() without a promise when the tool answers at once (the module host's in-process
+   * path): returns the tool's result, or a Promise of it while the tool still runs (a
+   * thenable result is adopted, as invoke() does, so a returned Promise is always that); throws
+   * what invoke() would reject with. Runtimes whose calls always wait omit it.
+   */
+  invokeNow?(tool: string, args: unknown, ctx: ToolCallContext): unknown;
   /** Cancels an in-flight call by its `call_id`. */
   cancel(call_id: string, reason: string): void;
   /** Health check; must answer within `timeout_ms` or counts as unhealthy. */

@@ -1,8 +1,12 @@
+import { fileURLToPath } from 'node:url';
+
 import { describe, expect, it } from 'vitest';
 
 import { type Envelope, type ErrorInfo, FingerError } from '@finger/protocol';
 
 import { createModuleHandler, InProcessTransport } from '../../src/index.js';
+import { silentLogger } from '../../src/logger.js';
+import { InProcessRuntime } from '../../src/runtime/in-process.js';
 import type { DirectSink } from '../../src/transport/reply-sink.js';
 import type { Canceller } from '../../src/transport/transport.js';
 import { human, ObjectRuntime } from '../helpers.js';
@@ -134,5 +138,98 @@ describe('InProcessTransport.deliver', () => {
     expect(sink.told[0]).toMatchObject({ how: 'failed', inside: false });
     expect((sink.told[0]!.value as FingerError).code).toBe('E_NO_TARGET');
     expect(sink.canceller).toBeUndefined();
+  });
+});
+
+describe('InProcessTransport.deliver to an in-process runtime (invokeNow)', () => {
+  const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+
+  async function fixture(copy: 'none' | 'json'): Promise<InProcessTransport> {
+    const runtime = new InProcessRuntime({
+      manifest: {
+        id: 'fx',
+        name: 'fx',
+        version: '0.1.0',
+        kind: 'tool',
+        runtime: { type: 'inprocess', entry: 'inprocess-object.ts' },
+        tools: [{ name: 'echo', description: 'echo' }],
+      },
+      baseDir: FIXTURES,
+      logger: silentLogger,
+    });
+    await runtime.start();
+    const t = new InProcessTransport({ copy });
+    await t.serve(
+      'fx',
+      createModuleHandler('fx', runtime, () => Promise.resolve(null)),
+    );
+    return t;
+  }
+
+  it('answers at once-answering, async, throwing and unknown tools as the reply envelope does', async () => {
+    const direct = await fixture('none');
+    const enveloped = await fixture('json');
+    const cases: [string, unknown][] = [
+      ['fx.echo', { text: 'hi' }],
+      ['fx.async_echo', { text: 'later' }],
+      ['fx.boom', {}],
+      ['fx.async_boom', {}],
+      ['fx.throw_string', {}],
+      ['fx.forbidden', {}],
+      ['fx.async_forbidden', {}],
+      ['fx.missing', {}],
+    ];
+    const codes: Record<string, string | undefined> = {};
+    for (const [target, payload] of cases) {
+      const a = await deliver(direct, request(target, payload));
+      const r = await deliver(enveloped, request(target, payload));
+      expect(a.told).toHaveLength(1);
+      expect(a.told[0]!.how).toBe('answer');
+      expect(a.told[0]!.inside).toBe(false);
+      const reply = r.told[0]!.value as Envelope;
+      expect(a.told[0]!.value).toEqual(reply.payload);
+      expect(a.told[0]!.error).toEqual(reply.error);
+      codes[target] = a.told[0]!.error?.code;
+    }
+    expect(codes).toEqual({
+      'fx.echo': undefined,
+      'fx.async_echo': undefined,
+      'fx.boom': 'E_MODULE_ERROR',
+      'fx.async_boom': 'E_MODULE_ERROR',
+      'fx.throw_string': 'E_MODULE_ERROR',
+      'fx.forbidden': 'E_FORBIDDEN',
+      'fx.async_forbidden': 'E_INVALID_ARGS',
+      'fx.missing': 'E_NO_TARGET',
+    });
+  });
+
+  it('gives every answer of a turn, in order, after deliver() returned, also one delivered while answers are given', async () => {
+    const t = await fixture('none');
+    const order: number[] = [];
+    const sinks = Array.from({ length: 5 }, (_, i) => {
+      const sink = new RecordingSink();
+      void sink.done.then(() => order.push(i));
+      return sink;
+    });
+    // the first sink's answer delivers one more request, from inside the pass that gives answers
+    const late = new RecordingSink();
+    const first = sinks[0]!;
+    const onAnswer = first.onAnswer.bind(first);
+    first.onAnswer = (payload, error) => {
+      onAnswer(payload, error);
+      late.inside = true;
+      t.deliver(request('fx.echo', 'late'), late);
+      late.inside = false;
+    };
+    for (const [i, sink] of sinks.entries()) {
+      sink.inside = true;
+      t.deliver(request('fx.echo', i), sink);
+      sink.inside = false;
+    }
+    expect(sinks.every((s) => s.told.length === 0)).toBe(true);
+    await Promise.all([...sinks.map((s) => s.done), late.done]);
+    expect(sinks.map((s) => s.told)).toEqual([0, 1, 2, 3, 4].map((i) => [{ how: 'answer', inside: false, value: i }]));
+    expect(late.told).toEqual([{ how: 'answer', inside: false, value: 'late' }]);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 });
