@@ -74,12 +74,23 @@ export function createModuleHandler(module_id: string, runtime: ModuleRuntime, n
     id: module_id,
     roles: Object.freeze([]) as unknown as string[],
   });
+  // target → tool name: one string per target instead of a slice per call (and its hash, for the
+  // runtime's tool map, computed once); bounded, since a served module's targets come from callers
+  const tools = new Map<string, string>();
+  const toolOf = (target: string): string => {
+    let tool = tools.get(target);
+    if (tool === undefined) {
+      tool = target.slice(prefix);
+      if (tools.size < 1024) tools.set(target, tool);
+    }
+    return tool;
+  };
   const handler: DirectHandler = (req: Envelope, channel: ServerChannel): Promise<Envelope> => {
     const ctx = new CallContext(req, channel, module_id, nested, runtime);
     channel.onCancel(ctx);
     let pending: Promise<unknown>;
     try {
-      pending = runtime.invoke(req.target.slice(prefix), req.payload, ctx);
+      pending = runtime.invoke(toolOf(req.target), req.payload, ctx);
     } catch (e) {
       return Promise.resolve(reply(req, source, null, toErrorInfo(e)));
     }
@@ -92,12 +103,13 @@ export function createModuleHandler(module_id: string, runtime: ModuleRuntime, n
   handler.direct = (req: Envelope, channel: ServerChannel, sink: DirectSink): void => {
     const ctx = new CallContext(req, channel, module_id, nested, runtime);
     channel.onCancel(ctx);
+    const tool = toolOf(req.target);
     let pending: unknown;
     try {
       pending =
         runtime.invokeNow !== undefined
-          ? runtime.invokeNow(req.target.slice(prefix), req.payload, ctx)
-          : runtime.invoke(req.target.slice(prefix), req.payload, ctx);
+          ? runtime.invokeNow(tool, req.payload, ctx)
+          : runtime.invoke(tool, req.payload, ctx);
     } catch (e) {
       return answerSoon(sink, null, toErrorInfo(e));
     }

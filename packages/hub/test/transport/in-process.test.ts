@@ -103,6 +103,17 @@ describe('InProcessTransport.deliver', () => {
     expect(unknown.told[0]!.error?.code).toBe('E_NO_TARGET');
   });
 
+  it('names the right tool for every target, also past the 1,024 targets whose tool names it keeps', async () => {
+    const t = await served('none');
+    for (let i = 0; i < 1100; i++) {
+      const sink = await deliver(t, request(`mod.tool${i}`, {}));
+      expect(sink.told[0]!.error).toMatchObject({ code: 'E_NO_TARGET', message: `no tool tool${i}` });
+    }
+    const again = await deliver(t, request('mod.tool5', {}));
+    expect(again.told[0]!.error).toMatchObject({ code: 'E_NO_TARGET', message: 'no tool tool5' });
+    expect((await deliver(t, request('mod.echo', 'hi'))).told).toEqual([{ how: 'answer', inside: false, value: 'hi' }]);
+  });
+
   it('answers with a reply envelope when envelopes are copied (copy json), with the same outcome', async () => {
     const t = await served('json');
     const ok = await deliver(t, request('mod.echo', { text: 'hi' }));
