@@ -33,9 +33,9 @@ function isModule(v: unknown): v is InProcessModule {
  * against `baseDir`) exports `default` or `createModule`: an {@link InProcessModule} or a (sync or
  * async) factory `({manifest, logger}) => InProcessModule`.
  *
- * invoke() is the hub's hot path: one lookup, one call, no per-call closures or timers (invokeNow(): not even a promise for a tool that answers at once). Tool
- * errors: a thrown FingerError passes through, anything else becomes E_MODULE_ERROR (message
- * only, no stack). Cancellation is cooperative: the hub aborts `ctx.signal`, which the tool reads;
+ * invoke() is the hub's hot path: one lookup, one call, no per-call closures or timers
+ * (invokeNow(): not even a promise for a tool that answers at once). Tool errors: a thrown
+ * FingerError passes through, anything else becomes E_MODULE_ERROR (message only, no stack). Cancellation is cooperative: the hub aborts `ctx.signal`, which the tool reads;
  * in-flight calls are not interrupted by close() (they are promises of this process; the hub
  * stops awaiting them).
  */

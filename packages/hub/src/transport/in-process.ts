@@ -100,14 +100,17 @@ export class InProcessTransport implements Transport {
       queueMicrotask(() => sink.onFailed(e));
       return;
     }
+    const direct = this.copy ? undefined : handler.direct;
+    if (direct === undefined) {
+      this.request(request, sink).then(
+        (reply) => sink.onReply(reply),
+        (e: unknown) => sink.onFailed(e),
+      );
+      return;
+    }
     const channel = new InProcessChannel(sink);
     sink.canceller = channel;
-    const direct = this.copy ? undefined : handler.direct;
-    if (direct !== undefined) return direct(request, channel, sink);
-    this.request(request, sink).then(
-      (reply) => sink.onReply(reply),
-      (e: unknown) => sink.onFailed(e),
-    );
+    direct(request, channel, sink);
   }
 
   /** The handler serving `target` (cached per target, so the hot path does not slice the module id out of it). */
