@@ -370,13 +370,16 @@ export class RiskAssessor {
    * symbolic link; null when it does neither.
    */
   forbiddenIn(value: string): string | null {
-    const shown = JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value);
+    // every tool argument string of every call comes here: the reason's text is made only for a hit
+    const shown = (): string => JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}…` : value);
     const addr = daemonAddressIn(value, this.#self);
-    if (addr !== null) return `${shown} names finger's own daemon (${addr})`;
+    if (addr !== null) return `${shown()} names finger's own daemon (${addr})`;
+    // a part is judged only when it starts with / ~ or $, and every part is a piece of the value
+    if (!/[/~$]/.test(value)) return null;
     for (const part of pathParts(value)) {
       if (!/^[/~$]/.test(part)) continue;
       const hit = fingerPlaceOf(part, NO_DIRECTORIES, new RealPaths(this.#homes), this.#self);
-      if (hit !== null) return `${shown} reaches finger's own files (${hit.place}: ${hit.to})`;
+      if (hit !== null) return `${shown()} reaches finger's own files (${hit.place}: ${hit.to})`;
     }
     return null;
   }
