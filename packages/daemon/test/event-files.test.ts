@@ -82,6 +82,11 @@ describe('event files', () => {
       id,
       args: { content: MARKER },
     });
+    // no agent reads a held call back while it waits, the one it belongs to (a delegated hook's token) included
+    for (const role of ['agent:executor', 'agent:delegated']) {
+      const agent = await d.call('GET', `/v1/approvals/${id}`, { token: await d.token(role) });
+      expect([role, agent.status, agent.json.error.code]).toEqual([role, 403, 'E_FORBIDDEN']);
+    }
 
     await app!.events.flush();
     const text = await eventFilesText();
@@ -104,8 +109,6 @@ describe('event files', () => {
     await decision;
     const gone = await d.call('GET', `/v1/approvals/${id}`);
     expect([gone.status, gone.json.error.code]).toEqual([404, 'E_NOT_FOUND']);
-    const agent = await d.call('GET', `/v1/approvals/${id}`, { token: await d.token('agent:executor') });
-    expect([agent.status, agent.json.error.code]).toEqual([403, 'E_FORBIDDEN']);
   });
 
   it('INPUT_RECEIVED: live with the text, stored with its length and SHA-256', async () => {

@@ -121,4 +121,26 @@ describe("no command an agent runs reads finger's home", () => {
       { numRuns: 400 },
     );
   });
+
+  it("the gzip'd event segments (events/*.jsonl.gz) are finger's home too: every decompressing reader is DENY, and so is fs.read", () => {
+    const seg = '~/.finger/events/events-0000000001.jsonl.gz';
+    for (const command of [
+      `zcat ${seg}`,
+      `zgrep approval ${seg}`,
+      `zless ${seg}`,
+      `gunzip -c ${seg}`,
+      `gzip -dc ${seg} | head`,
+      `cp ${seg} /tmp/e.gz && gunzip /tmp/e.gz`,
+      `python3 -c "import gzip, os; print(gzip.open(os.path.expanduser('${seg}')).read())"`,
+      'zcat $FINGER_HOME/events/*.gz',
+      'zcat link/events/events-0000000002.jsonl.gz',
+    ]) {
+      const ev = engine.evaluate(facts('shell.exec', { command }), { record: false });
+      expect({ command, level: ev.level }).toEqual({ command, level: 'DENY' });
+    }
+    const read = engine.evaluate(facts('fs.read', { path: 'link/events/events-0000000001.jsonl.gz' }), {
+      record: false,
+    });
+    expect(read.level).toBe('DENY');
+  });
 });
