@@ -196,11 +196,6 @@ export class FileEventStore implements EventStore {
     return segmentFile(this.dir, seq, false);
   }
 
-  /** The segments on disk now (the writer's list may still name one packing renamed: reads cope). */
-  private async listSegments(): Promise<{ seqs: number[]; packed: Set<number> }> {
-    return listSegments(this.dir);
-  }
-
   /** A segment's text, or null when it was deleted (rotated away) meanwhile; an unreadable gzip'd one counts as one corrupt line. */
   private async readSegment(seq: number, packed: boolean): Promise<string | null> {
     try {
@@ -226,7 +221,7 @@ export class FileEventStore implements EventStore {
 
   private async requestPathFromDisk(request_id: string): Promise<FingerEvent[]> {
     const texts: string[] = [];
-    const { seqs, packed } = await this.listSegments();
+    const { seqs, packed } = await listSegments(this.dir);
     for (const seq of seqs) {
       const t = await this.readSegment(seq, packed.has(seq));
       if (t) texts.push(t);
@@ -265,7 +260,7 @@ export class FileEventStore implements EventStore {
       if (v) required.push(JSON.stringify(v));
     const anyType = filter.types && filter.types.length > 0 ? filter.types.map((t) => JSON.stringify(t)) : null;
     const out: FingerEvent[] = [];
-    const { seqs, packed } = await this.listSegments();
+    const { seqs, packed } = await listSegments(this.dir);
     for (let s = seqs.length - 1; s >= 0 && out.length < limit; s--) {
       const text = await this.readSegment(seqs[s]!, packed.has(seqs[s]!));
       if (!text) continue;
