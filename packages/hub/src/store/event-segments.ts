@@ -64,9 +64,14 @@ function isMissing(err: unknown): boolean {
  * A segment's text, or null when it is gone (rotated away meanwhile). A plain segment packed
  * between the listing and this read is read in its new form. A gzip'd one is decoded as far as
  * it is whole: a file torn by a crash gives its complete lines (the torn one is the caller's
- * to skip); one that is not gzip at all throws.
+ * to skip); one that is not gzip at all, or decodes to more than `maxBytes`, throws.
  */
-export async function readSegmentText(dir: string, seq: number, packed: boolean): Promise<string | null> {
+export async function readSegmentText(
+  dir: string,
+  seq: number,
+  packed: boolean,
+  maxBytes: number,
+): Promise<string | null> {
   for (const gz of packed ? [true] : [false, true]) {
     let bytes: Buffer;
     try {
@@ -76,7 +81,8 @@ export async function readSegmentText(dir: string, seq: number, packed: boolean)
       throw err;
     }
     if (!gz) return bytes.toString('utf8');
-    const text = await gunzipAsync(bytes, { finishFlush: constants.Z_SYNC_FLUSH });
+    // bounded: a `.gz` that decodes past `maxBytes` fails (ERR_BUFFER_TOO_LARGE) instead of filling memory
+    const text = await gunzipAsync(bytes, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes });
     return text.toString('utf8');
   }
   return null;

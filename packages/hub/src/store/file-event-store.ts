@@ -81,6 +81,8 @@ export class FileEventStore implements EventStore {
   private readonly logger: Logger;
   private readonly tail: MemoryEventStore;
   private readonly compress: boolean;
+  /** Most bytes a gzip'd segment may decode to (4 segments' worth, at least 64 MiB: the bound may have been larger when it was written). */
+  private readonly maxReadBytes: number;
   private readonly storedLine: ((event: FingerEvent | undefined, line: string) => string) | undefined;
   /** Segments stored gzip'd. */
   private readonly packed = new Set<number>();
@@ -109,6 +111,7 @@ export class FileEventStore implements EventStore {
     this.maxSegmentBytes = options.max_segment_bytes ?? EVENT_STORE_DEFAULTS.max_segment_bytes;
     this.maxSegments = Math.max(1, options.max_segments ?? EVENT_STORE_DEFAULTS.max_segments);
     this.compress = options.compress_closed ?? EVENT_STORE_DEFAULTS.compress_closed;
+    this.maxReadBytes = Math.max(4 * this.maxSegmentBytes, 64 * 1024 * 1024);
     this.storedLine = options.stored_line;
     this.logger = options.logger ?? silentLogger;
     this.tail = new MemoryEventStore({ capacity: options.tail_size ?? 2000 });
@@ -199,10 +202,12 @@ export class FileEventStore implements EventStore {
   /** A segment's text, or null when it was deleted (rotated away) meanwhile; an unreadable gzip'd one counts as one corrupt line. */
   private async readSegment(seq: number, packed: boolean): Promise<string | null> {
     try {
-      return await readSegmentText(this.dir, seq, packed);
+      return await readSegmentText(this.dir, seq, packed, this.maxReadBytes);
     } catch (err) {
-      // zlib's codes (Z_DATA_ERROR…): not gzip at all; anything else is the disk's and is the caller's
-      if (!String((err as NodeJS.ErrnoException).code).startsWith('Z_')) throw err;
+      // zlib's codes (Z_DATA_ERROR…): not gzip at all; past the bound: not a segment this store
+      // wrote; anything else is the disk's and is the caller's
+      const code = String((err as NodeJS.ErrnoException).code);
+      if (!code.startsWith('Z_') && code !== 'ERR_BUFFER_TOO_LARGE') throw err;
       this.corrupt++;
       return null;
     }

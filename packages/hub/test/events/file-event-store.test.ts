@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -340,5 +340,18 @@ describe('FileEventStore', () => {
     expect(disk).toEqual([JSON.stringify({ ...e1, data: { chars: 8 } }), seen[1]]);
     expect(disk.join('\n')).not.toContain('secret');
     await bus.close();
+  });
+
+  it('a .gz that decodes past the bound (4 segments, at least 64 MiB) is refused as corrupt, not read into memory', async () => {
+    const dir = join(root, 'bomb');
+    await mkdir(dir);
+    const line = JSON.stringify(ev({ request_id: 'bomb' })) + '\n';
+    const lines = line.repeat(Math.ceil((65 * 1024 * 1024) / line.length));
+    await writeFile(join(dir, 'events-0000000001.jsonl.gz'), gzipSync(lines));
+    const store = new FileEventStore({ dir, max_segment_bytes: 1024 });
+    expect(await store.recent({}, 5)).toEqual([]);
+    expect(await store.forRequest('bomb')).toEqual([]);
+    expect(store.stats().corrupt_lines).toBe(2);
+    await store.close();
   });
 });
