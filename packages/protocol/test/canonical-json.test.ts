@@ -244,6 +244,23 @@ describe('canonicalJson', () => {
     const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [String.fromCharCode(0xffff - i * 997), i]));
     expect(Object.keys(JSON.parse(canonicalJson(many)) as object)).toEqual(Object.keys(many).sort());
   });
+
+  it('writes member names the same once they are remembered, past the 1,024 it keeps, escaped or longer than 64', () => {
+    // the same objects written twice: the second time their names come from the remembered texts
+    const names = [
+      ...Array.from({ length: 2_500 }, (_, i) => `k${i}`),
+      'quote"d',
+      'back\\slash',
+      'line\nbreak',
+      '\ud800lone',
+      'x'.repeat(64),
+      'y'.repeat(65),
+      '',
+    ];
+    const objects = names.map((n, i) => ({ [n]: i, z: { [n]: [n] } }));
+    for (let round = 0; round < 2; round++)
+      for (const o of objects) expect(canonicalJson(o)).toBe(auditCanonicalJson(o));
+  });
 });
 
 describe('jsonString', () => {
