@@ -130,22 +130,45 @@ export function processFamilies(startedAt: number, now: number = Date.now()): Me
   ];
 }
 
+/** One `finger_http_requests_total` sample. */
+interface RouteCount {
+  readonly method: string;
+  readonly route: string;
+  readonly status: string;
+  n: number;
+}
+
 /** Per-route HTTP request counters (`finger_http_requests_total{method,route,status}`). */
 export class RouteCounters {
-  private readonly counts = new Map<string, { method: string; route: string; status: string; n: number }>();
+  /**
+   * method → route pattern → status → its count: every request is counted through three lookups
+   * of strings and a number it already has, no key string built per request. Bounded by the
+   * routes and the statuses they answer.
+   */
+  private readonly byMethod = new Map<string, Map<string, Map<number, RouteCount>>>();
+  /** The same counts in the order they first appeared (the exposition's order). */
+  private readonly all: RouteCount[] = [];
 
   /** Counts one answered request. `route` is the route pattern (`/v1/requests/:id`), not the URL. */
   inc(method: string, route: string, status: number): void {
-    const key = `${method} ${route} ${status}`;
-    const c = this.counts.get(key);
-    if (c) c.n++;
-    else this.counts.set(key, { method, route, status: String(status), n: 1 });
+    let byRoute = this.byMethod.get(method);
+    if (byRoute === undefined) this.byMethod.set(method, (byRoute = new Map()));
+    let byStatus = byRoute.get(route);
+    if (byStatus === undefined) byRoute.set(route, (byStatus = new Map()));
+    const c = byStatus.get(status);
+    if (c !== undefined) {
+      c.n++;
+      return;
+    }
+    const added: RouteCount = { method, route, status: String(status), n: 1 };
+    byStatus.set(status, added);
+    this.all.push(added);
   }
 
   /** The counters as one family. */
   families(): MetricFamily[] {
     const samples: MetricSample[] = [];
-    for (const c of this.counts.values())
+    for (const c of this.all)
       samples.push({ labels: { method: c.method, route: c.route, status: c.status }, value: c.n });
     return [
       {

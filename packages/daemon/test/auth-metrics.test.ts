@@ -62,6 +62,26 @@ describe('installAuth', () => {
 });
 
 describe('Prometheus text', () => {
+  it('counts each method, route and status apart, in the order they first appeared', () => {
+    const c = new RouteCounters();
+    c.inc('POST', '/v1/messages', 200);
+    c.inc('GET', '/v1/requests/:id', 404);
+    c.inc('POST', '/v1/messages', 200);
+    c.inc('POST', '/v1/messages', 423);
+    c.inc('GET', '/v1/messages', 200);
+    c.inc('POST', '/v1/input', 200);
+    c.inc('POST', '/v1/messages', 200);
+    c.inc('GET', 'unmatched', 404);
+    expect(c.families()[0]!.samples).toEqual([
+      { labels: { method: 'POST', route: '/v1/messages', status: '200' }, value: 3 },
+      { labels: { method: 'GET', route: '/v1/requests/:id', status: '404' }, value: 1 },
+      { labels: { method: 'POST', route: '/v1/messages', status: '423' }, value: 1 },
+      { labels: { method: 'GET', route: '/v1/messages', status: '200' }, value: 1 },
+      { labels: { method: 'POST', route: '/v1/input', status: '200' }, value: 1 },
+      { labels: { method: 'GET', route: 'unmatched', status: '404' }, value: 1 },
+    ]);
+  });
+
   it('renders families with escaped labels', () => {
     const c = new RouteCounters();
     c.inc('GET', '/v1/x', 200);

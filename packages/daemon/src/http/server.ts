@@ -91,10 +91,13 @@ export async function createServer(o: ServerOptions, deps: RouteDeps): Promise<F
   // Every request passes the hooks below: one callback-style hook each (no promise per request).
   app.addHook('onResponse', (request, reply, done) => {
     o.counters.inc(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
-    request.log.debug(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
-      'request',
-    );
+    // the line's object (and the elapsed-time reading) only when it is written: `debug` is off by default
+    const log = request.log as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean };
+    if (log.isLevelEnabled?.('debug') !== false)
+      log.debug(
+        { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+        'request',
+      );
     const socket = request.raw.socket;
     if (upgrades.has(request.raw) && !socket.destroyed) socket.end(() => socket.destroy());
     done();
