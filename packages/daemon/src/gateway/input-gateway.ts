@@ -135,7 +135,18 @@ export class InputGateway {
    * text goes to the supervisor (see {@link InputGateway.route}), or rejects with E_ROUTE_FAILED
    * when none is configured.
    */
-  async input(principal: Principal, params: InputParams, onIds?: IdsListener): Promise<DispatchResult> {
+  input(principal: Principal, params: InputParams, onIds?: IdsListener): Promise<DispatchResult> {
+    // not an async function: one returning run()'s promise would add a promise and two
+    // microtask hops per call to adopt it; a throw still becomes the rejection
+    try {
+      return this.inputNow(principal, params, onIds);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** {@link input}'s work: throws what the call is refused with before it is dispatched. */
+  private inputNow(principal: Principal, params: InputParams, onIds?: IdsListener): Promise<DispatchResult> {
     const correlation_id = ulid();
     const request_id = ulid();
     onIds?.({ request_id, correlation_id });
@@ -176,7 +187,16 @@ export class InputGateway {
   }
 
   /** Handles a programmatic dispatch (`POST /v1/messages`); never `direct`. */
-  async message(principal: Principal, params: MessageParams, onIds?: IdsListener): Promise<DispatchResult> {
+  message(principal: Principal, params: MessageParams, onIds?: IdsListener): Promise<DispatchResult> {
+    try {
+      return this.messageNow(principal, params, onIds);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** {@link message}'s work (see {@link input} for why it is apart). */
+  private messageNow(principal: Principal, params: MessageParams, onIds?: IdsListener): Promise<DispatchResult> {
     const correlation_id = params.correlation_id ?? ulid();
     const request_id = params.request_id ?? ulid();
     onIds?.({ request_id, correlation_id });
@@ -199,7 +219,16 @@ export class InputGateway {
    * human principals (the firewall skips CONFIRM/APPROVE for them, never deny or grants); agents
    * go through their role grants. A caller `request_id` makes the call idempotent.
    */
-  async tool(principal: Principal, params: ToolRunParams, onIds?: IdsListener): Promise<DispatchResult> {
+  tool(principal: Principal, params: ToolRunParams, onIds?: IdsListener): Promise<DispatchResult> {
+    try {
+      return this.toolNow(principal, params, onIds);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** {@link tool}'s work (see {@link input} for why it is apart). */
+  private toolNow(principal: Principal, params: ToolRunParams, onIds?: IdsListener): Promise<DispatchResult> {
     const correlation_id = ulid();
     const request_id = params.request_id ?? ulid();
     onIds?.({ request_id, correlation_id });
@@ -254,7 +283,7 @@ export class InputGateway {
   /**
    * Emits DISPATCH_SENT, runs the call and emits DISPATCH_RESULT when it ends. Not an async
    * function (no frame and no extra promise per call): called only as `return this.run(…)` from
-   * the async entry points, where anything thrown here becomes their rejection.
+   * the entry points, whose try/catch turns anything thrown here into their rejection.
    */
   private run(p: DispatchParams, blocking: boolean): Promise<DispatchResult> {
     if (this.closed) throw this.closed;
