@@ -20,17 +20,19 @@ const event = (over: Partial<FingerEvent> = {}): FingerEvent => ({
 
 describe('encodeEvent', () => {
   it('writes what JSON.stringify writes, escapes included', () => {
+    // quotes, backslashes, control characters, lone surrogates in any of the strings it checks
+    const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('"', '\\', '\n', '\ud800', ''));
     fc.assert(
       fc.property(
         fc.constantFrom(...EVENT_TYPES),
-        fc.string(),
-        fc.string(),
+        fc.tuple(text, text, text, text, text),
         fc.dictionary(fc.string(), fc.jsonValue()),
-        (type, request_id, target, data) => {
-          const e = event({ type, request_id, target, data });
+        (type, [request_id, correlation_id, session_id, workflow_id, target], data) => {
+          const e = event({ type, request_id, correlation_id, session_id, workflow_id, target, data });
           expect(encodeEvent(e)).toBe(JSON.stringify(e));
         },
       ),
+      { numRuns: 500 },
     );
   });
 
