@@ -19,6 +19,11 @@ const FAILED = 3;
 const STATUS: readonly RequestRecord['status'][] = ['running', 'running', 'succeeded', 'failed'];
 /** An insert probing further than this rebuilds the index with a new seed (not more often than once per half the records' inserts). */
 const MAX_PROBE = 48;
+/**
+ * Code units of a request id kept in the slot's row of {@link MemoryRequestStore.idChars} (a
+ * ULID is 26, a UUID 36). A longer id, or one with a code unit past 255, is kept as its string.
+ */
+const ID_WIDTH = 40;
 
 function randomSeed(): number {
   return randomBytes(4).readInt32LE(0);
@@ -43,8 +48,11 @@ export interface MemoryRequestView {
  *
  * A record is a slot in columns (arrays of its fields: a typed array for the numbers), not an
  * object: a tracked call allocates nothing here, and the thousands of records kept for the
- * idempotency window cost the garbage collector only the values they point to (the id, the
- * payload, the result). The index maps a request id to its slot.
+ * idempotency window cost the garbage collector only the values they point to (the payload, the
+ * result). The request id is copied into a typed array too (up to {@link ID_WIDTH} one-byte code
+ * units), so its string — a caller's concatenation is two strings once hashed — is not kept: every
+ * young object a record holds is copied by each scavenge it lives through, and about 10,000 are
+ * live at once at the bound. The index maps a request id to its slot.
  *
  * The hub's tracked calls use the synchronous {@link find}/{@link open}/{@link attach}/
  * {@link settle} path (no promise per step); `begin`/`finish`/`get` are the {@link RequestStore}
@@ -80,7 +88,19 @@ export class MemoryRequestStore implements RequestStore {
   private ended = new Float64Array(0);
   /** How long the outcome is kept: the record leaves at `ended + keeps`. */
   private keeps = new Float64Array(0);
+  /** The request id of a slot whose id is not in {@link idChars} (longer than {@link ID_WIDTH}, or a code unit past 255). */
   private ids: (string | undefined)[] = [];
+  /** The request id's code units, {@link ID_WIDTH} per slot, when {@link ids} has none. */
+  private idChars = new Uint8Array(0);
+  /** The length of the id in {@link idChars}. */
+  private idLens = new Uint8Array(0);
+  /**
+   * The code units of {@link staged}, copied while {@link hashOf} read them: an id is read once
+   * (the first read of a concatenated id also flattens it) and its row is filled from here.
+   */
+  private readonly stage = new Uint8Array(ID_WIDTH);
+  /** The last id hashed, when it fits a row (its code units are in {@link stage}). */
+  private staged: string | undefined = undefined;
   /** The correlation id when it is not the request id. */
   private correlations: (string | undefined)[] = [];
   private targets: (string | undefined)[] = [];
@@ -152,7 +172,7 @@ export class MemoryRequestStore implements RequestStore {
     this.forgettable[slot] = forgettable ? 1 : 0;
     this.ended[slot] = Number.POSITIVE_INFINITY;
     this.keeps[slot] = keep_ms;
-    this.ids[slot] = request_id;
+    this.keepId(slot, request_id);
     this.correlations[slot] = correlation_id === request_id ? undefined : correlation_id;
     this.targets[slot] = target;
     this.callers[slot] = caller;
@@ -331,6 +351,7 @@ export class MemoryRequestStore implements RequestStore {
   async close(): Promise<void> {
     this.count = 0;
     this.missedId = undefined;
+    this.staged = undefined;
     this.createdText.clear();
     this.finishedText.clear();
     this.cap = 0;
@@ -360,10 +381,74 @@ export class MemoryRequestStore implements RequestStore {
     this.finished.push(slot);
   }
 
+  /** Keeps the id of `slot`: its code units in the slot's row when they fit, else its string. */
+  private keepId(slot: number, id: string): void {
+    const n = id.length;
+    if (id === this.staged) {
+      const chars = this.idChars;
+      const stage = this.stage;
+      const at = slot * ID_WIDTH;
+      for (let k = 0; k < n; k++) chars[at + k] = stage[k]!;
+      this.idLens[slot] = n;
+      this.ids[slot] = undefined;
+      return;
+    }
+    if (n <= ID_WIDTH) {
+      const chars = this.idChars;
+      const at = slot * ID_WIDTH;
+      let k = 0;
+      for (; k < n; k++) {
+        const c = id.charCodeAt(k);
+        if (c > 0xff) break;
+        chars[at + k] = c;
+      }
+      if (k === n) {
+        this.idLens[slot] = n;
+        this.ids[slot] = undefined;
+        return;
+      }
+    }
+    this.ids[slot] = id;
+  }
+
+  /** Whether `slot` (a live record) is the record of `id`. */
+  private idIs(slot: number, id: string): boolean {
+    const kept = this.ids[slot];
+    if (kept !== undefined) return kept === id;
+    const n = id.length;
+    if (this.idLens[slot] !== n) return false;
+    const chars = this.idChars;
+    const at = slot * ID_WIDTH;
+    for (let k = 0; k < n; k++) if (chars[at + k] !== id.charCodeAt(k)) return false;
+    return true;
+  }
+
+  /** The id of `slot` (a live record) as a string (made again from its code units: for a reseed only). */
+  private idOf(slot: number): string {
+    const kept = this.ids[slot];
+    if (kept !== undefined) return kept;
+    const at = slot * ID_WIDTH;
+    return String.fromCharCode(...this.idChars.subarray(at, at + this.idLens[slot]!));
+  }
+
   /** Seeded FNV-1a over the UTF-16 code units, then murmur3's finaliser (the index reads the low bits). */
   private hashOf(s: string): number {
     let h = this.seed ^ 0x811c9dc5;
-    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    const n = s.length;
+    if (n <= ID_WIDTH) {
+      // the code units go to the stage as they are read (the id's row is filled from there)
+      const stage = this.stage;
+      let all = 0;
+      for (let i = 0; i < n; i++) {
+        const c = s.charCodeAt(i);
+        h = Math.imul(h ^ c, 0x01000193);
+        stage[i] = c;
+        all |= c;
+      }
+      this.staged = all <= 0xff ? s : undefined;
+    } else {
+      for (let i = 0; i < n; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+    }
     h ^= h >>> 16;
     h = Math.imul(h, 0x85ebca6b);
     h ^= h >>> 13;
@@ -379,7 +464,7 @@ export class MemoryRequestStore implements RequestStore {
     for (let i = h & mask; ; i = (i + 1) & mask) {
       const v = t[i << 1]!;
       if (v === 0) return -1;
-      if (t[(i << 1) | 1] === h && this.ids[v - 1] === id) return v - 1;
+      if (t[(i << 1) | 1] === h && this.idIs(v - 1, id)) return v - 1;
     }
   }
 
@@ -405,7 +490,7 @@ export class MemoryRequestStore implements RequestStore {
     this.sinceReseed = 0;
     this.missedId = undefined;
     for (let slot = 0; slot < this.cap; slot++)
-      if (this.state[slot] !== FREE) this.hashes[slot] = this.hashOf(this.ids[slot]!);
+      if (this.state[slot] !== FREE) this.hashes[slot] = this.hashOf(this.idOf(slot));
     this.reindex();
   }
 
@@ -494,6 +579,10 @@ export class MemoryRequestStore implements RequestStore {
       return b;
     };
     this.state = widen(this.state, (n) => new Uint8Array(n));
+    this.idLens = widen(this.idLens, (n) => new Uint8Array(n));
+    const chars = new Uint8Array(cap * ID_WIDTH);
+    chars.set(this.idChars.subarray(0, old * ID_WIDTH));
+    this.idChars = chars;
     this.hashes = widen(this.hashes, (n) => new Int32Array(n));
     this.forgettable = widen(this.forgettable, (n) => new Uint8Array(n));
     this.queued = widen(this.queued, (n) => new Float64Array(n).fill(-1));

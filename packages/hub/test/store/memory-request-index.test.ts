@@ -19,8 +19,28 @@ type Op =
 /** The store with its hash replaced (every id in one of `buckets` homes), to force long runs and wrap-around. */
 function colliding(store: MemoryRequestStore, buckets: number): MemoryRequestStore {
   (store as unknown as { hashOf: (s: string) => number }).hashOf = (s) =>
-    (s.length * 7919 + s.charCodeAt(s.length - 1)) % buckets;
+    (s.length * 7919 + (s.charCodeAt(s.length - 1) || 0)) % buckets;
   return store;
+}
+
+/**
+ * The id of model id `n`: ids that fit a row of the store's id columns (ASCII, Latin-1, exactly as
+ * wide as a row) and ids kept as strings (wider, or with a code unit past 255), made fresh each
+ * time (a concatenation, as a caller's would be).
+ */
+function idFor(n: number): string {
+  switch (n % 5) {
+    case 0:
+      return `req-${n}`;
+    case 1:
+      return `r\u00e9q-\u00fc-${n}`;
+    case 2:
+      return 'y'.repeat(38) + String(n).padStart(2, '0');
+    case 3:
+      return `${'x'.repeat(40)}-${n}`;
+    default:
+      return `\u8bf7\u6c42-${n}`;
+  }
 }
 
 function run(ops: Op[], max: number, buckets: number | undefined): void {
@@ -47,7 +67,7 @@ function run(ops: Op[], max: number, buckets: number | undefined): void {
       store.prune();
       continue;
     }
-    const id = `req-${op.id}`;
+    const id = idFor(op.id);
     const slot = store.find(id);
     const m = model.get(id);
     expect(slot >= 0).toBe(m !== undefined);
@@ -72,12 +92,13 @@ function run(ops: Op[], max: number, buckets: number | undefined): void {
     }
   }
   expect(store.size).toBe(model.size);
-  for (let id = 0; id < 40; id++) {
-    const r = store.peek(`req-${id}`);
-    const m = model.get(`req-${id}`);
+  for (let n = 0; n < 40; n++) {
+    const id = idFor(n);
+    const r = store.peek(id);
+    const m = model.get(id);
     if (m === undefined) expect(r).toBeUndefined();
-    else if (m.running) expect(r).toMatchObject({ request_id: `req-${id}`, status: 'running' });
-    else expect(r).toMatchObject({ request_id: `req-${id}`, status: 'succeeded', result: m.result });
+    else if (m.running) expect(r).toMatchObject({ request_id: id, status: 'running' });
+    else expect(r).toMatchObject({ request_id: id, status: 'succeeded', result: m.result });
   }
 }
 
@@ -142,6 +163,39 @@ describe('MemoryRequestStore index', () => {
     expect(store.peek('next')).toBeUndefined(); // the oldest finished went first
     expect(store.peek('f-19')?.status).toBe('succeeded');
     expect(store.size).toBeLessThanOrEqual(10);
+  });
+
+  it('tells apart ids that share a row-wide prefix, a length or their hash, kept in rows or as strings', () => {
+    const t = { now: 1_000 };
+    const ids = [
+      'a'.repeat(39),
+      'a'.repeat(40),
+      'a'.repeat(41),
+      `${'a'.repeat(39)}b`,
+      `${'a'.repeat(39)}\u00ff`,
+      `${'a'.repeat(39)}\u0100`,
+      '',
+      '\u00ff',
+      '\u0100',
+      'req-1',
+      'req-10',
+    ];
+    for (const buckets of [undefined, 1]) {
+      const store = new MemoryRequestStore(clockAt(t), 100, 60_000);
+      if (buckets !== undefined) colliding(store, buckets);
+      for (const id of ids) {
+        expect(store.find(id)).toBe(-1);
+        store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, t.now);
+      }
+      for (const id of ids) {
+        // a fresh string of the same text (the store keeps no reference to the caller's)
+        const again = [...id].join('');
+        expect(store.peek(again)?.request_id).toBe(id);
+      }
+      expect(store.find('a'.repeat(38))).toBe(-1);
+      expect(store.find(`${'a'.repeat(39)}c`)).toBe(-1);
+      expect(store.size).toBe(ids.length);
+    }
   });
 
   it('grows past its first columns and keeps running records of every size of burst', () => {
