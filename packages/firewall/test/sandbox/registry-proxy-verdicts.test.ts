@@ -73,11 +73,8 @@ describe('installs through the registry proxy', () => {
       'poetry install --no-root',
       'pipenv install',
       'bundle install',
-      'go mod download',
-      'go mod tidy',
       'cargo fetch',
       'cargo build --release',
-      'go test ./...',
       'dotnet restore',
       'CI=1 npm ci',
       'npm ci && npm test',
@@ -112,6 +109,9 @@ describe('installs through the registry proxy', () => {
       'cargo install ripgrep': 'needs network: cargo install',
       'cargo add serde': 'needs network: cargo add',
       'go get example.com/mod@latest': 'needs network: go get',
+      // Go's module mirror fetches unknown modules from any origin host: it is no registry here
+      'go mod download': 'needs network: go mod download',
+      'go mod tidy': 'needs network: go mod tidy',
       'go install example.com/cmd@latest': 'needs network: go install',
       'poetry add requests': 'needs network: poetry add',
       'uv add httpx': 'needs network: uv add',
@@ -150,6 +150,15 @@ describe('installs through the registry proxy', () => {
   it('a build that needs no registry gets no proxy', () => {
     const e = engine({ workspace: true, network: 'registries' });
     for (const c of ['npm test', 'make', 'pytest -q', 'git commit -m x']) expect(verdict(e, c).network, c).toBeNull();
+  });
+
+  it("Go's builds get no proxy (its module mirror is no registry): they run in the profile without network", () => {
+    const e = engine({ workspace: true, network: 'registries' });
+    for (const c of ['go test ./...', 'go build ./...', 'go vet ./...', 'go run ./cmd/server']) {
+      const v = verdict(e, c);
+      expect(v.network, c).toBeNull();
+      expect(v.profile, c).toBe('workspace-write');
+    }
   });
 
   it('fetchesFromManifest refuses wrappers, run-time words and option bundles that hide a redirecting letter', async () => {

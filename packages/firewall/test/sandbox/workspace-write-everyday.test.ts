@@ -84,7 +84,7 @@ describe('everyday developer commands with the workspace-write sandbox', () => {
     expect(heldOff / EVERYDAY.length, figure).toBeGreaterThan(0.5);
   });
 
-  it('with the package registries through the proxy (sandbox.network.allow) and the undo store, at most 10 % of ALL commands are held; installs from the lock file run, named packages and other hosts stay held', () => {
+  it('with the package registries through the proxy (sandbox.network.allow) and the undo store, 19 of the 187 commands are held (10.2 %); installs from the lock file run, named packages and other hosts stay held', () => {
     const measure = (undo: boolean) => {
       const on = engineOver(true, 'registries', undo);
       const held: string[] = [];
@@ -110,7 +110,6 @@ describe('everyday developer commands with the workspace-write sandbox', () => {
       'npm outdated',
       'pnpm install',
       'yarn',
-      'go mod tidy',
       'pip install -r requirements.txt',
       'pip install -e .',
       'poetry install',
@@ -120,13 +119,23 @@ describe('everyday developer commands with the workspace-write sandbox', () => {
     ])
       expect(proxied, `${c}\n${figure}`).toContain(c);
     // what stays held, with its network reason: a named package, git's remotes, other clients
-    for (const c of ['npm install --save-dev vitest', 'git pull', 'git fetch origin', 'git push', 'docker ps'])
+    // (`go mod tidy` too: Go's module mirror fetches from any origin host, so it is no registry here)
+    for (const c of [
+      'npm install --save-dev vitest',
+      'go mod tidy',
+      'git pull',
+      'git fetch origin',
+      'git push',
+      'docker ps',
+    ])
       expect(
         held.some((h) => h.startsWith(`${c}  →  CONFIRM: CONFIRM: needs network`)),
         `${c}\n${figure}`,
       ).toBe(true);
-    // the proxy alone: 21 of 187 (11.2 %, from 32) when this was written; with the undoable deletes below 10 %
-    expect(proxyOnly.held.length, figure).toBeLessThanOrEqual(21);
-    expect(held.length / EVERYDAY.length, figure).toBeLessThanOrEqual(0.1);
+    // the proxy alone: 22 of 187 (11.8 %, from 32) when this was written; with the undoable deletes 19
+    // (10.2 %). It was 21 and 18 (9.6 %) while Go's module mirror counted as a registry: it is not one
+    // (it fetches from any origin host), so `go mod tidy` is held again.
+    expect(proxyOnly.held.length, figure).toBeLessThanOrEqual(22);
+    expect(held.length, figure).toBeLessThanOrEqual(19);
   });
 });

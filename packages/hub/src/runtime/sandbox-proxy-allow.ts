@@ -4,6 +4,11 @@ import net from 'node:net';
  * The public package registries that config `sandbox.network.allow: ["registries"]` lets through
  * the workspace-write sandbox's filtering proxy, all on port 443 (HTTPS through CONNECT). This is
  * the one list: docs/operations.md ("Package registries through the sandbox") names the same hosts.
+ *
+ * Only registries that serve what they hold: Go's module mirror (`proxy.golang.org`) and checksum
+ * database (`sum.golang.org`) are not here, because they fetch a module they have not seen from
+ * its origin — any host the module path names (`attacker.example/<anything>`), so a request to
+ * them reaches every host on the internet, and the filtering proxy would filter nothing.
  */
 export const PACKAGE_REGISTRIES: readonly string[] = [
   // npm, yarn (classic and berry), pnpm and bun use the npm registry
@@ -17,9 +22,6 @@ export const PACKAGE_REGISTRIES: readonly string[] = [
   'crates.io',
   'index.crates.io',
   'static.crates.io',
-  // Go: the module proxy and the checksum database
-  'proxy.golang.org',
-  'sum.golang.org',
   // RubyGems (bundler)
   'rubygems.org',
   'index.rubygems.org',

@@ -245,6 +245,12 @@ describe('sandbox.network.allow entries', () => {
     expect([...expandAllow(['registries', 'registry.npmjs.org']).keys()]).toHaveLength(PACKAGE_REGISTRIES.length);
   });
 
+  it('"registries" names no mirror that fetches from any origin: Go\'s module proxy and checksum database are left out', () => {
+    expect(PACKAGE_REGISTRIES).not.toContain('proxy.golang.org');
+    expect(PACKAGE_REGISTRIES).not.toContain('sum.golang.org');
+    expect([...expandAllow(['registries']).keys()].some((k) => k.includes('golang'))).toBe(false);
+  });
+
   it('refuses what is no host[:port]: wildcards, URLs, bad ports', () => {
     for (const bad of ['*.npmjs.org', 'https://pypi.org', 'pypi.org:0', 'pypi.org:70000', 'a b', ''])
       expect(() => parseAllowEntry(bad), bad).toThrow(/is not "registries", a host name or IP address/);

@@ -1,11 +1,13 @@
 // Which network needs the package-registry proxy of the workspace-write sandbox covers (config
 // `sandbox.network.allow`, docs/policy.md "Package registries through a filtering proxy"): a
 // package manager installing what the project's lock file or manifest already names (`npm ci`,
-// `pip install -r requirements.txt`, `cargo fetch`, `go mod download`…), or a build that fetches
-// the dependencies it lacks (`cargo build`, `go test`). Everything else that needs the network
-// stays held: a named package added (`npm install foo`: the agent chooses what runs, typosquats
-// included), an install from a URL, a path outside the project, another index or registry host,
-// `git fetch/push`, curl, docker. Lexical and pure, deny by default: an option not known to be
+// `pip install -r requirements.txt`, `cargo fetch`…), or a build that fetches the dependencies it
+// lacks (`cargo build`). Everything else that needs the network stays held: a named package added
+// (`npm install foo`: the agent chooses what runs, typosquats included), an install from a URL, a
+// path outside the project, another index or registry host, `git fetch/push`, curl, docker — and
+// Go's fetches (`go mod download`, `go build` with a cold cache): Go's module mirror fetches a
+// module it has not seen from any origin host, so it is not one of the registries
+// (sandbox-proxy-allow.ts). Lexical and pure, deny by default: an option not known to be
 // harmless, a word known only at run time or an environment change that could redirect the
 // manager disqualifies the segment. The proxy enforces the hosts whatever the lock file says.
 
@@ -56,12 +58,6 @@ const FROM_LOCK: Readonly<Record<string, ReadonlySet<string>>> = {
  */
 const FETCHING_BUILDS: Readonly<Record<string, ReadonlySet<string>>> = {
   cargo: new Set(['build', 'b', 'check', 'c', 'test', 't', 'run', 'r', 'clippy', 'doc', 'bench', 'tree', 'metadata']),
-  go: new Set(['build', 'test', 'run', 'vet', 'list']),
-};
-
-/** `go mod download|tidy|verify`, `uv pip install|sync -r`: second-level subcommands from the lock or manifest. */
-const FROM_LOCK_SUB: Readonly<Record<string, Readonly<Record<string, ReadonlySet<string>>>>> = {
-  go: { mod: new Set(['download', 'tidy', 'verify']) },
 };
 
 /**
@@ -197,8 +193,7 @@ function positional(words: readonly string[]): string[] {
 /**
  * True when `seg` fetches only what the project's lock file or manifest names, from the package
  * registries (see the file's comment): its subcommand is one of {@link FROM_LOCK} with no operand
- * but options known to be harmless, `pip install -r/-e/.`, `uv pip install|sync -r`, `go mod
- * download|tidy`, `yarn` alone, or a dependency-fetching build ({@link FETCHING_BUILDS}).
+ * but options known to be harmless, `pip install -r/-e/.`, `uv pip install|sync -r`, `yarn` alone, or a dependency-fetching build ({@link FETCHING_BUILDS}).
  */
 export function fetchesFromManifest(seg: SimpleCommand): boolean {
   if (seg.wrapper || seg.unknown_program || seg.local_binary || seg.unknown_tail || seg.dynamic.length > 0)
@@ -218,10 +213,8 @@ export function fetchesFromManifest(seg: SimpleCommand): boolean {
   if (p === 'yarn' && pos.length === 0) return plain;
   const first = pos[0];
   if (first === undefined) return false;
-  const sub = FROM_LOCK_SUB[p]?.[first];
-  if (sub !== undefined) return plain && pos.length === 2 && sub.has(pos[1]!);
   if (FROM_LOCK[p]?.has(first) === true) return plain && pos.length === 1;
-  // a build names packages or targets of the project (`go test ./...`, `cargo run -- --help`), not new ones
+  // a build names packages or targets of the project (`cargo test -p core`, `cargo run -- --help`), not new ones
   if (FETCHING_BUILDS[p]?.has(first) === true) return pos.slice(1).every((w) => !/^[a-z][a-z0-9+.-]*:/i.test(w));
   return false;
 }
