@@ -82,7 +82,7 @@ describe('InputGateway entry points', () => {
 
   it('answers a blocking call with its result, and a call waiting when the gateway closes with E_PROVIDER_CLOSED', async () => {
     let release: (v: unknown) => void = () => {};
-    const { hub } = fakeHub((p) =>
+    const { hub, events } = fakeHub((p) =>
       p.target === 'slow' ? new Promise((resolve) => (release = resolve)) : Promise.resolve({ echoed: true }),
     );
     const gateway = new InputGateway({ hub });
@@ -103,5 +103,34 @@ describe('InputGateway entry points', () => {
     gateway.close();
     release({ late: true });
     expect(await waiting).toEqual({ code: 'E_PROVIDER_CLOSED' });
+    await new Promise((r) => setImmediate(r));
+    // one DISPATCH_RESULT each: the call cut by close() reports E_PROVIDER_CLOSED, not its late answer
+    expect(events.filter((e) => e.type === 'DISPATCH_RESULT').map((e) => e.data)).toEqual([
+      { ok: true },
+      { ok: false, error: expect.objectContaining({ code: 'E_PROVIDER_CLOSED' }) },
+    ]);
+  });
+
+  it("routes text through the supervisor and answers the routed target's reply with the decision", async () => {
+    const { hub } = fakeHub((p) =>
+      p.target === 'router'
+        ? Promise.resolve({ decision: 'dispatch', target: 'echo.echo', reply: { echoed: 'hi' } })
+        : Promise.reject(new FingerError('E_NO_TARGET', 'no')),
+    );
+    const gateway = new InputGateway({ hub, supervisor: 'router' });
+    const done = await gateway.input(human, { text: 'say hi' });
+    expect(done).toEqual({
+      status: 200,
+      body: {
+        request_id: expect.any(String),
+        correlation_id: expect.any(String),
+        status: 'succeeded',
+        target: 'echo.echo',
+        result: { echoed: 'hi' },
+        route: { decision: 'dispatch', target: 'echo.echo' },
+      },
+    });
+    const failing = new InputGateway({ hub, supervisor: 'elsewhere' });
+    expect(await outcome(failing.input(human, { text: 'say hi' }))).toEqual({ code: 'E_NO_TARGET' });
   });
 });

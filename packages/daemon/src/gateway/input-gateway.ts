@@ -16,7 +16,7 @@ export interface InputParams {
   session_id?: string;
 }
 
-/** Body of `POST /v1/messages` (any `source` is dropped before it reaches here). */
+/** Body of `POST /v1/messages`. Only these fields are read: a `source` in the body is not (the principal is the source). */
 export interface MessageParams {
   target: string;
   payload?: unknown;
@@ -108,22 +108,35 @@ export class InputGateway {
   }
 
   /**
-   * Awaits `p` unless the gateway closes first (then E_PROVIDER_CLOSED; `p`'s later outcome is
-   * ignored, and handled). One promise per call: no race, no stop promise, no finally.
+   * The answer `onValue` or `onError` make of `p`'s outcome — or `onError(E_PROVIDER_CLOSED)` when
+   * the gateway closes first (`p`'s later outcome is then ignored, and handled). One promise per
+   * call, the outcome's handler run in it: no race, no stop promise, no finally, no second promise
+   * to map the outcome. A handler that throws rejects it.
    */
-  private wait<T>(p: Promise<T>): Promise<T> {
+  private wait<T, R>(p: Promise<T>, onValue: (v: T) => R, onError: (e: unknown) => R): Promise<R> {
     if (this.closed) return Promise.reject(this.closed);
     const waiting = this.waiting;
-    return new Promise<T>((resolve, reject) => {
-      waiting.add(reject);
+    return new Promise<R>((resolve, reject) => {
+      const stop = (e: unknown): void => {
+        try {
+          resolve(onError(e));
+        } catch (x) {
+          reject(x);
+        }
+      };
+      waiting.add(stop);
       p.then(
         (v) => {
-          waiting.delete(reject);
-          resolve(v);
+          // false once close() answered it
+          if (!waiting.delete(stop)) return;
+          try {
+            resolve(onValue(v));
+          } catch (x) {
+            reject(x);
+          }
         },
         (e: unknown) => {
-          waiting.delete(reject);
-          reject(e);
+          if (waiting.delete(stop)) stop(e);
         },
       );
     });
@@ -265,7 +278,13 @@ export class InputGateway {
     };
     if (corr.session_id !== undefined) p.session_id = corr.session_id;
     if (this.routeTimeout !== undefined) p.timeout_ms = this.routeTimeout;
-    const out = (await this.wait(this.hub.request(p))) as RoutedReply;
+    const out = await this.wait(
+      this.hub.request(p),
+      (v) => v as RoutedReply,
+      (e: unknown): never => {
+        throw e;
+      },
+    );
     const { reply, ...route } = out;
     return {
       status: 200,
@@ -311,15 +330,19 @@ export class InputGateway {
     // the hub's request() may refuse at once (a throw, not a rejection): DISPATCH_RESULT all the same
     let call: Promise<unknown>;
     try {
-      call = blocking ? this.wait(this.hub.request(p)) : this.hub.dispatch(p);
+      call = blocking ? this.hub.request(p) : this.hub.dispatch(p);
     } catch (e) {
       return failed(e);
     }
     if (blocking)
-      return call.then((result): DispatchResult => {
-        done();
-        return { status: 200, body: { request_id, correlation_id, status: 'succeeded', target, result } };
-      }, failed);
+      return this.wait(
+        call,
+        (result): DispatchResult => {
+          done();
+          return { status: 200, body: { request_id, correlation_id, status: 'succeeded', target, result } };
+        },
+        failed,
+      );
     return (call as ReturnType<MessageHub['dispatch']>).then((ids): DispatchResult => {
       // The hub's dispatch keeps the outcome for getRequest; joining the same request id gives us
       // the completion to emit DISPATCH_RESULT (a hub `done` promise is used when it offers one).

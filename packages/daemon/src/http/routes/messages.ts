@@ -40,8 +40,9 @@ export function messageRoutes(app: FastifyInstance, deps: RouteDeps): void {
       },
     },
     (request, reply) => {
-      const { source: _ignored, ...params } = request.body as MessageParams & { source?: unknown };
-      sendDispatch(reply, deps.gateway.message(principalOf(request), params, idHeaders(reply)));
+      // the body as it is: the gateway reads its named fields only, so a `source` in it is never
+      // read (the dispatch's source is the principal) — no copy of the body without it per request
+      sendDispatch(reply, deps.gateway.message(principalOf(request), request.body as MessageParams, idHeaders(reply)));
     },
   );
 }
