@@ -25,6 +25,9 @@ const MAX_PROBE = 48;
  */
 const ID_WIDTH = 40;
 
+/** Settled once: a reaction to it runs after the microtasks already queued (one per batch of outcomes, see {@link MemoryRequestStore.stamp}). */
+const SETTLED = Promise.resolve();
+
 function randomSeed(): number {
   return randomBytes(4).readInt32LE(0);
 }
@@ -53,6 +56,12 @@ export interface MemoryRequestView {
  * units), so its string — a caller's concatenation is two strings once hashed — is not kept: every
  * young object a record holds is copied by each scavenge it lives through, and about 10,000 are
  * live at once at the bound. The index maps a request id to its slot.
+ *
+ * The time an outcome was written is read once per batch (the outcomes written in one run of
+ * code, e.g. every answer a module host gives in one turn): a microtask queued by the first of
+ * them reads the clock and stamps them all, before the code their callers resume runs. So a
+ * record's `finished_at`, and the start of its keep, is never before its outcome, and later only
+ * by the microtasks queued ahead (a read of the record in between stamps it then).
  *
  * The hub's tracked calls use the synchronous {@link find}/{@link open}/{@link attach}/
  * {@link settle} path (no promise per step); `begin`/`finish`/`get` are the {@link RequestStore}
@@ -84,7 +93,10 @@ export class MemoryRequestStore implements RequestStore {
   private queued = new Float64Array(0);
   /** Epoch ms the record was made; `created_at` is formatted from it when read. */
   private born = new Float64Array(0);
-  /** Epoch ms the outcome was written (+∞ while running); `finished_at` is formatted from it when read. */
+  /**
+   * Epoch ms the outcome was written (+∞ while running; NaN until its batch is stamped, which no
+   * expiry check passes); `finished_at` is formatted from it when read.
+   */
   private ended = new Float64Array(0);
   /** How long the outcome is kept: the record leaves at `ended + keeps`. */
   private keeps = new Float64Array(0);
@@ -126,6 +138,13 @@ export class MemoryRequestStore implements RequestStore {
   private finished: number[] = [];
   private head = 0;
   private base = 0;
+  /** The FIFO's absolute position up to which finished records have their time; those after it wait for {@link stamp}. */
+  private stampedTo = 0;
+  private stampQueued = false;
+  private readonly stampTask = (): void => {
+    this.stampQueued = false;
+    if (this.stampedTo < this.base + this.finished.length) this.stamp(this.clock.now());
+  };
 
   constructor(
     private readonly clock: Clock,
@@ -290,6 +309,7 @@ export class MemoryRequestStore implements RequestStore {
     const slot = this.find(request_id);
     if (slot < 0) return undefined;
     const state = this.state[slot]!;
+    if (Number.isNaN(this.ended[slot]!)) this.stamp(this.clock.now());
     const r: RequestRecord = {
       request_id,
       correlation_id: this.correlations[slot] ?? request_id,
@@ -322,6 +342,7 @@ export class MemoryRequestStore implements RequestStore {
   /** Drops expired records; called periodically by the hub. */
   prune(): void {
     const now = this.clock.now();
+    this.stamp(now); // outcomes written since the last stamp (none when called from a timer: their microtask ran)
     for (let slot = 0; slot < this.cap; slot++) {
       const s = this.state[slot]!;
       if (s !== FREE && s !== RUNNING && this.ended[slot]! + this.keeps[slot]! <= now) this.remove(slot);
@@ -341,6 +362,7 @@ export class MemoryRequestStore implements RequestStore {
       this.finished = slots;
       this.head = 0;
       this.base = base;
+      this.stampedTo = base + slots.length;
     } else this.compact();
   }
 
@@ -359,6 +381,7 @@ export class MemoryRequestStore implements RequestStore {
     this.finished = [];
     this.head = 0;
     this.base = 0;
+    this.stampedTo = 0;
     this.grow(16);
   }
 
@@ -376,9 +399,25 @@ export class MemoryRequestStore implements RequestStore {
     this.values[slot] = value;
     this.dones[slot] = undefined;
     if (keep_ms !== undefined) this.keeps[slot] = keep_ms;
-    this.ended[slot] = this.clock.now();
+    this.ended[slot] = Number.NaN;
     this.queued[slot] = this.base + this.finished.length;
     this.finished.push(slot);
+    if (!this.stampQueued) {
+      this.stampQueued = true;
+      void SETTLED.then(this.stampTask);
+    }
+  }
+
+  /** Gives every outcome written since the last stamp the time `now` (a clock read made after them). */
+  private stamp(now: number): void {
+    const finished = this.finished;
+    const base = this.base;
+    const end = base + finished.length;
+    for (let at = Math.max(this.stampedTo, base + this.head); at < end; at++) {
+      const slot = finished[at - base]!;
+      if (this.queued[slot] === at) this.ended[slot] = now; // still that record (not evicted or forgotten)
+    }
+    this.stampedTo = end;
   }
 
   /** Keeps the id of `slot`: its code units in the slot's row when they fit, else its string. */

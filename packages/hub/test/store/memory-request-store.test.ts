@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { RequestRecord } from '../../src/hub-types.js';
-import { MemoryRequestStore } from '../../src/store/memory-request-store.js';
+import { MemoryRequestStore, NO_ARGS } from '../../src/store/memory-request-store.js';
 import { clockAt } from './clock-at.js';
 
 function record(request_id: string): RequestRecord {
@@ -51,5 +51,82 @@ describe('MemoryRequestStore', () => {
     expect((await s.get('r-149'))?.status).toBe('succeeded');
     s.prune();
     expect((await s.get('r-149'))?.result).toBe(149);
+  });
+
+  describe('the time of an outcome (one clock read per batch of outcomes, made after them)', () => {
+    function counted(t: { now: number }) {
+      let reads = 0;
+      const clock = { ...clockAt(t), now: () => (reads++, t.now) };
+      return { clock, reads: () => reads };
+    }
+    function running(s: MemoryRequestStore, id: string, now: number) {
+      const slot = s.open(id, id, 'echo.echo', 'human:t', NO_ARGS, now);
+      const done = Promise.resolve(id);
+      s.attach(slot, done);
+      return () => s.settle(slot, done, true, id);
+    }
+
+    it('gives the outcomes written in one run the time of one read made after the last, before their callers resume', async () => {
+      const t = { now: 1_000 };
+      const c = counted(t);
+      const s = new MemoryRequestStore(c.clock, 100, 1_000);
+      const settleA = running(s, 'a', t.now);
+      const settleB = running(s, 'b', t.now);
+      const before = c.reads();
+      settleA();
+      t.now = 1_005; // time passes within the run
+      settleB();
+      expect(c.reads()).toBe(before);
+      let readsThen = 0;
+      let seen: string | undefined;
+      // a caller resuming on a promise settled with the outcome runs after the stamp
+      await Promise.resolve().then(() => {
+        readsThen = c.reads();
+        seen = s.peek('a')?.finished_at;
+      });
+      expect(readsThen).toBe(before + 1);
+      expect(seen).toBe(new Date(1_005).toISOString());
+      expect(s.peek('b')?.finished_at).toBe(new Date(1_005).toISOString());
+      // kept from that time: not a moment less
+      t.now = 2_004;
+      expect(s.peek('a')?.status).toBe('succeeded');
+      t.now = 2_005;
+      expect(s.peek('a')).toBeUndefined();
+      expect(s.peek('b')).toBeUndefined();
+    });
+
+    it('stamps an outcome read before its batch is stamped at that read, and keeps that time', async () => {
+      const t = { now: 1_000 };
+      const s = new MemoryRequestStore(clockAt(t), 100, 1_000);
+      running(s, 'a', t.now)();
+      t.now = 1_007;
+      expect(s.peek('a')?.finished_at).toBe(new Date(1_007).toISOString());
+      t.now = 1_010;
+      await Promise.resolve();
+      expect(s.peek('a')?.finished_at).toBe(new Date(1_007).toISOString());
+    });
+
+    it('does not stamp the record that took the slot of one forgotten or evicted before the stamp', async () => {
+      const t = { now: 1_000 };
+      const s = new MemoryRequestStore(clockAt(t), 10, 1_000);
+      running(s, 'a', t.now)();
+      await s.forget('a');
+      running(s, 'a', t.now); // the same id again, running in the freed slot
+      for (let i = 0; i < 12; i++) running(s, `e-${i}`, t.now)(); // past max_records: some evicted unstamped
+      await Promise.resolve();
+      expect(s.peek('a')).toMatchObject({ status: 'running' });
+      expect(s.peek('a')).not.toHaveProperty('finished_at');
+      expect(s.peek('e-11')?.finished_at).toBe(new Date(1_000).toISOString());
+      expect(s.size).toBeLessThanOrEqual(10);
+    });
+
+    it('a prune before the stamp stamps with its own read: the keep never starts before the outcome', () => {
+      const t = { now: 1_000 };
+      const s = new MemoryRequestStore(clockAt(t), 100, 1_000);
+      running(s, 'a', t.now)();
+      t.now = 2_000; // (only a synchronous caller can move time so far before the microtask runs)
+      s.prune();
+      expect(s.peek('a')?.finished_at).toBe(new Date(2_000).toISOString());
+    });
   });
 });
