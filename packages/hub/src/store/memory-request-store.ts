@@ -25,6 +25,27 @@ const MAX_PROBE = 48;
  */
 const ID_WIDTH = 40;
 
+/** Numbers of a record: {@link MemoryRequestStore.nums}, row of {@link NW}. */
+const NW = 8;
+const N_STATE = 0;
+const N_FORGETTABLE = 1;
+const N_ID_LENGTH = 2;
+const N_HASH = 3;
+const N_QUEUED = 4;
+const N_BORN = 5;
+const N_ENDED = 6;
+const N_KEEPS = 7;
+/** Values of a record: {@link MemoryRequestStore.refs}, row of {@link RW}. */
+const RW = 8;
+const R_ID = 0;
+const R_CORRELATION = 1;
+const R_TARGET = 2;
+const R_CALLER = 3;
+const R_ARGS = 4;
+const R_KEY = 5;
+const R_VALUE = 6;
+const R_DONE = 7;
+
 /** Settled once: a reaction to it runs after the microtasks already queued (one per batch of outcomes, see {@link MemoryRequestStore.stamp}). */
 const SETTLED = Promise.resolve();
 
@@ -49,10 +70,11 @@ export interface MemoryRequestView {
  * age (`ttl_ms` after finishing; one sweeper, {@link prune}, called by the hub every 10 s, plus a
  * check on every read — no timer per record). Running records are never evicted.
  *
- * A record is a slot in columns (arrays of its fields: a typed array for the numbers), not an
- * object: a tracked call allocates nothing here, and the thousands of records kept for the
- * idempotency window cost the garbage collector only the values they point to (the payload, the
- * result). The request id is copied into a typed array too (up to {@link ID_WIDTH} one-byte code
+ * A record is a slot — a row of numbers in a typed array, a row of values in an array — not an
+ * object: a tracked call allocates nothing here, a record's fields share a cache line or two (an
+ * array per field touched a line per field, out of cache with ~10,000 records kept), and the
+ * records kept for the idempotency window cost the garbage collector only the values they point
+ * to (the payload, the result). The request id is copied into a typed array too (up to {@link ID_WIDTH} one-byte code
  * units), so its string — a caller's concatenation is two strings once hashed — is not kept: every
  * young object a record holds is copied by each scavenge it lives through, and about 10,000 are
  * live at once at the bound. The index maps a request id to its slot.
@@ -87,25 +109,28 @@ export class MemoryRequestStore implements RequestStore {
   private missedId: string | undefined = undefined;
   private missedHash = 0;
   private cap = 0;
-  private state = new Uint8Array(0);
-  private forgettable = new Uint8Array(0);
-  /** Where the slot's finished record stands in the FIFO (its absolute position), -1 when it is not there. */
-  private queued = new Float64Array(0);
-  /** Epoch ms the record was made; `created_at` is formatted from it when read. */
-  private born = new Float64Array(0);
   /**
-   * Epoch ms the outcome was written (+∞ while running; NaN until its batch is stamped, which no
-   * expiry check passes); `finished_at` is formatted from it when read.
+   * The numbers of the records, {@link NW} a slot (one row, so a record's numbers share a cache
+   * line or two instead of one line per field): N_STATE, N_FORGETTABLE (1: a refusal forgets the
+   * id), N_ID_LENGTH (of the id in {@link idChars}), N_HASH (of the id), N_QUEUED (where the
+   * finished record stands in the FIFO, its absolute position; -1 when not there), N_BORN (epoch ms
+   * the record was made; `created_at` is formatted from it when read), N_ENDED (epoch ms the
+   * outcome was written: +∞ while running, NaN until its batch is stamped, which no expiry check
+   * passes; `finished_at` is formatted from it), N_KEEPS (how long the outcome is kept: the record
+   * leaves at ended + keeps).
    */
-  private ended = new Float64Array(0);
-  /** How long the outcome is kept: the record leaves at `ended + keeps`. */
-  private keeps = new Float64Array(0);
-  /** The request id of a slot whose id is not in {@link idChars} (longer than {@link ID_WIDTH}, or a code unit past 255). */
-  private ids: (string | undefined)[] = [];
-  /** The request id's code units, {@link ID_WIDTH} per slot, when {@link ids} has none. */
+  private nums = new Float64Array(0);
+  /**
+   * The values of the records, {@link RW} a slot (one row): R_ID (the request id when it is not in
+   * {@link idChars}: longer than {@link ID_WIDTH}, or a code unit past 255), R_CORRELATION (the
+   * correlation id when it is not the request id), R_TARGET, R_CALLER, R_ARGS (the first call's
+   * payload, held by reference until a duplicate or a read needs its key), R_KEY (the key of those
+   * arguments, {@link argsKey}, once made), R_VALUE (the result, or the ErrorInfo of a failure),
+   * R_DONE (while the call runs in this process: what a duplicate joins, and the record's owner).
+   */
+  private refs: unknown[] = [];
+  /** The request id's code units, {@link ID_WIDTH} per slot, when its R_ID has none. */
   private idChars = new Uint8Array(0);
-  /** The length of the id in {@link idChars}. */
-  private idLens = new Uint8Array(0);
   /**
    * The code units of {@link staged}, copied while {@link hashOf} read them: an id is read once
    * (the first read of a concatenated id also flattens it) and its row is filled from here.
@@ -113,18 +138,6 @@ export class MemoryRequestStore implements RequestStore {
   private readonly stage = new Uint8Array(ID_WIDTH);
   /** The last id hashed, when it fits a row (its code units are in {@link stage}). */
   private staged: string | undefined = undefined;
-  /** The correlation id when it is not the request id. */
-  private correlations: (string | undefined)[] = [];
-  private targets: (string | undefined)[] = [];
-  private callers: (string | undefined)[] = [];
-  /** The first call's payload, held by reference until a duplicate (or a read) needs its key. */
-  private args: unknown[] = [];
-  /** The key of the first call's arguments ({@link argsKey}) once made. */
-  private keys: (string | undefined)[] = [];
-  /** The result, or the ErrorInfo of a failure. */
-  private values: unknown[] = [];
-  /** While the call runs in this process: what a duplicate joins (and the record's owner). */
-  private dones: (Promise<unknown> | undefined)[] = [];
   /** `created_at` given as text (a record handed to `begin`). */
   private readonly createdText = new Map<number, string>();
   /** `finished_at` given as text (through {@link finish}, or a record handed to `begin` finished). */
@@ -163,7 +176,7 @@ export class MemoryRequestStore implements RequestStore {
       this.missedHash = h;
       return -1;
     }
-    if (this.ended[slot]! + this.keeps[slot]! <= this.clock.now()) {
+    if (this.nums[slot * NW + N_ENDED]! + this.nums[slot * NW + N_KEEPS]! <= this.clock.now()) {
       this.remove(slot);
       return -1;
     }
@@ -187,19 +200,19 @@ export class MemoryRequestStore implements RequestStore {
   ): number {
     if (this.free.length === 0) this.grow(this.cap * 2);
     const slot = this.free.pop()!;
-    this.state[slot] = RUNNING;
-    this.forgettable[slot] = forgettable ? 1 : 0;
-    this.ended[slot] = Number.POSITIVE_INFINITY;
-    this.keeps[slot] = keep_ms;
+    this.nums[slot * NW + N_STATE] = RUNNING;
+    this.nums[slot * NW + N_FORGETTABLE] = forgettable ? 1 : 0;
+    this.nums[slot * NW + N_ENDED] = Number.POSITIVE_INFINITY;
+    this.nums[slot * NW + N_KEEPS] = keep_ms;
     this.keepId(slot, request_id);
-    this.correlations[slot] = correlation_id === request_id ? undefined : correlation_id;
-    this.targets[slot] = target;
-    this.callers[slot] = caller;
-    this.born[slot] = created;
-    this.args[slot] = args;
+    this.refs[slot * RW + R_CORRELATION] = correlation_id === request_id ? undefined : correlation_id;
+    this.refs[slot * RW + R_TARGET] = target;
+    this.refs[slot * RW + R_CALLER] = caller;
+    this.nums[slot * NW + N_BORN] = created;
+    this.refs[slot * RW + R_ARGS] = args;
     const h = request_id === this.missedId ? this.missedHash : this.hashOf(request_id);
     this.missedId = undefined;
-    this.hashes[slot] = h;
+    this.nums[slot * NW + N_HASH] = h;
     this.insert(slot, h);
     this.count++;
     if (this.count > this.max_records) this.evict();
@@ -208,25 +221,29 @@ export class MemoryRequestStore implements RequestStore {
 
   /** Names the promise the caller of a running record holds (what duplicates join); false when the slot is not that record any more. */
   attach(slot: number, done: Promise<unknown>): boolean {
-    if (this.state[slot] !== RUNNING || this.dones[slot] !== undefined) return false;
-    this.dones[slot] = done;
+    if (
+      this.nums[slot * NW + N_STATE] !== RUNNING ||
+      (this.refs[slot * RW + R_DONE] as Promise<unknown> | undefined) !== undefined
+    )
+      return false;
+    this.refs[slot * RW + R_DONE] = done;
     return true;
   }
 
   /** The promise duplicates of a running record join (undefined once finished, or not attached). */
   doneOf(slot: number): Promise<unknown> | undefined {
-    return this.dones[slot];
+    return this.refs[slot * RW + R_DONE] as Promise<unknown> | undefined;
   }
 
   /** What a duplicate learns of the record in `slot`. */
   view(slot: number): MemoryRequestView {
     return {
-      caller: this.callers[slot],
-      target: this.targets[slot]!,
-      status: STATUS[this.state[slot]!]!,
-      done: this.dones[slot],
-      result: this.state[slot] === SUCCEEDED ? this.values[slot] : undefined,
-      error: this.state[slot] === FAILED ? (this.values[slot] as ErrorInfo) : undefined,
+      caller: this.refs[slot * RW + R_CALLER] as string | undefined,
+      target: this.refs[slot * RW + R_TARGET] as string,
+      status: STATUS[this.nums[slot * NW + N_STATE]!]!,
+      done: this.refs[slot * RW + R_DONE] as Promise<unknown> | undefined,
+      result: this.nums[slot * NW + N_STATE] === SUCCEEDED ? this.refs[slot * RW + R_VALUE] : undefined,
+      error: this.nums[slot * NW + N_STATE] === FAILED ? (this.refs[slot * RW + R_VALUE] as ErrorInfo) : undefined,
     };
   }
 
@@ -250,18 +267,22 @@ export class MemoryRequestStore implements RequestStore {
    * reference), kept for `keep_ms` (default the record's) from now: one clock read.
    */
   settle(slot: number, done: Promise<unknown>, ok: boolean, value: unknown, keep_ms?: number): void {
-    if (this.state[slot] !== RUNNING || this.dones[slot] !== done) return; // written already, or forgotten meanwhile
+    if (
+      this.nums[slot * NW + N_STATE] !== RUNNING ||
+      (this.refs[slot * RW + R_DONE] as Promise<unknown> | undefined) !== done
+    )
+      return; // written already, or forgotten meanwhile
     this.write(slot, ok, value, keep_ms);
   }
 
   /** Whether a refusal of the running record `slot` forgets its id (a blocking call: its caller may retry). */
   isForgettable(slot: number): boolean {
-    return this.forgettable[slot] === 1;
+    return this.nums[slot * NW + N_FORGETTABLE] === 1;
   }
 
   /** Drops the running record `slot` whose caller holds `done` (a call refused before it reached its module may be retried). */
   drop(slot: number, done: Promise<unknown>): void {
-    if (this.state[slot] === RUNNING && this.dones[slot] === done) this.remove(slot);
+    if (this.nums[slot * NW + N_STATE] === RUNNING && this.refs[slot * RW + R_DONE] === done) this.remove(slot);
   }
 
   async begin(record: RequestRecord): Promise<RequestRecord | undefined> {
@@ -269,11 +290,11 @@ export class MemoryRequestStore implements RequestStore {
     if (existing !== undefined) return existing;
     const slot = this.open(record.request_id, record.correlation_id, record.target, record.caller, NO_ARGS, Number.NaN);
     this.createdText.set(slot, record.created_at);
-    this.keys[slot] = record.args_digest;
+    this.refs[slot * RW + R_KEY] = record.args_digest;
     if (record.status !== 'running') {
       // a record written finished (not what the hub does): kept as given, never expiring
-      this.state[slot] = record.status === 'succeeded' ? SUCCEEDED : FAILED;
-      this.values[slot] = record.status === 'succeeded' ? record.result : record.error;
+      this.nums[slot * NW + N_STATE] = record.status === 'succeeded' ? SUCCEEDED : FAILED;
+      this.refs[slot * RW + R_VALUE] = record.status === 'succeeded' ? record.result : record.error;
       if (record.finished_at !== undefined) this.finishedText.set(slot, record.finished_at);
     }
     return undefined;
@@ -286,7 +307,7 @@ export class MemoryRequestStore implements RequestStore {
     keep_ms: number = this.ttl_ms,
   ): Promise<void> {
     const slot = this.slotOf(request_id, this.hashOf(request_id));
-    if (slot < 0 || this.state[slot] !== RUNNING) return;
+    if (slot < 0 || this.nums[slot * NW + N_STATE] !== RUNNING) return;
     this.write(slot, outcome.ok, outcome.ok ? outcome.result : outcome.error, keep_ms);
     this.finishedText.set(slot, finished_at); // the time as the caller wrote it
   }
@@ -308,14 +329,14 @@ export class MemoryRequestStore implements RequestStore {
   peek(request_id: string, withDigest = true): RequestRecord | undefined {
     const slot = this.find(request_id);
     if (slot < 0) return undefined;
-    const state = this.state[slot]!;
-    if (Number.isNaN(this.ended[slot]!)) this.stamp(this.clock.now());
+    const state = this.nums[slot * NW + N_STATE]!;
+    if (Number.isNaN(this.nums[slot * NW + N_ENDED]!)) this.stamp(this.clock.now());
     const r: RequestRecord = {
       request_id,
-      correlation_id: this.correlations[slot] ?? request_id,
-      target: this.targets[slot]!,
+      correlation_id: (this.refs[slot * RW + R_CORRELATION] as string | undefined) ?? request_id,
+      target: this.refs[slot * RW + R_TARGET] as string,
       status: STATUS[state]!,
-      created_at: this.createdText.get(slot) ?? rfc3339(this.born[slot]!),
+      created_at: this.createdText.get(slot) ?? rfc3339(this.nums[slot * NW + N_BORN]!),
     };
     if (withDigest) {
       let digest: string | undefined;
@@ -326,16 +347,17 @@ export class MemoryRequestStore implements RequestStore {
       }
       if (digest !== undefined) r.args_digest = digest;
     }
-    const caller = this.callers[slot];
+    const caller = this.refs[slot * RW + R_CALLER] as string | undefined;
     if (caller !== undefined) r.caller = caller;
     if (state !== RUNNING) {
       const text = this.finishedText.get(slot);
-      const ended = this.ended[slot]!;
+      const ended = this.nums[slot * NW + N_ENDED]!;
       if (text !== undefined) r.finished_at = text;
       else if (ended !== Number.POSITIVE_INFINITY) r.finished_at = rfc3339(ended);
     }
-    if (state === SUCCEEDED) r.result = this.values[slot];
-    else if (state === FAILED && this.values[slot] !== undefined) r.error = this.values[slot] as ErrorInfo;
+    if (state === SUCCEEDED) r.result = this.refs[slot * RW + R_VALUE];
+    else if (state === FAILED && this.refs[slot * RW + R_VALUE] !== undefined)
+      r.error = this.refs[slot * RW + R_VALUE] as ErrorInfo;
     return r;
   }
 
@@ -344,8 +366,9 @@ export class MemoryRequestStore implements RequestStore {
     const now = this.clock.now();
     this.stamp(now); // outcomes written since the last stamp (none when called from a timer: their microtask ran)
     for (let slot = 0; slot < this.cap; slot++) {
-      const s = this.state[slot]!;
-      if (s !== FREE && s !== RUNNING && this.ended[slot]! + this.keeps[slot]! <= now) this.remove(slot);
+      const s = this.nums[slot * NW + N_STATE]!;
+      if (s !== FREE && s !== RUNNING && this.nums[slot * NW + N_ENDED]! + this.nums[slot * NW + N_KEEPS]! <= now)
+        this.remove(slot);
     }
     // records that left by age (or were forgotten) still have their slots in the FIFO, and under
     // max_records evict() never runs to pass them: drop them, or the FIFO grows by one per call
@@ -354,8 +377,8 @@ export class MemoryRequestStore implements RequestStore {
       const slots: number[] = [];
       for (let i = this.head; i < this.finished.length; i++) {
         const slot = this.finished[i]!;
-        if (this.queued[slot] === this.base + i) {
-          this.queued[slot] = base + slots.length;
+        if (this.nums[slot * NW + N_QUEUED] === this.base + i) {
+          this.nums[slot * NW + N_QUEUED] = base + slots.length;
           slots.push(slot);
         }
       }
@@ -386,21 +409,21 @@ export class MemoryRequestStore implements RequestStore {
   }
 
   private keyOf(slot: number): string | undefined {
-    const args = this.args[slot];
+    const args = this.refs[slot * RW + R_ARGS];
     if (args !== NO_ARGS) {
-      this.keys[slot] = argsKey(args); // a throw leaves the payload held: never compared as "no arguments"
-      this.args[slot] = NO_ARGS;
+      this.refs[slot * RW + R_KEY] = argsKey(args); // a throw leaves the payload held: never compared as "no arguments"
+      this.refs[slot * RW + R_ARGS] = NO_ARGS;
     }
-    return this.keys[slot];
+    return this.refs[slot * RW + R_KEY] as string | undefined;
   }
 
   private write(slot: number, ok: boolean, value: unknown, keep_ms?: number): void {
-    this.state[slot] = ok ? SUCCEEDED : FAILED;
-    this.values[slot] = value;
-    this.dones[slot] = undefined;
-    if (keep_ms !== undefined) this.keeps[slot] = keep_ms;
-    this.ended[slot] = Number.NaN;
-    this.queued[slot] = this.base + this.finished.length;
+    this.nums[slot * NW + N_STATE] = ok ? SUCCEEDED : FAILED;
+    this.refs[slot * RW + R_VALUE] = value;
+    this.refs[slot * RW + R_DONE] = undefined;
+    if (keep_ms !== undefined) this.nums[slot * NW + N_KEEPS] = keep_ms;
+    this.nums[slot * NW + N_ENDED] = Number.NaN;
+    this.nums[slot * NW + N_QUEUED] = this.base + this.finished.length;
     this.finished.push(slot);
     if (!this.stampQueued) {
       this.stampQueued = true;
@@ -415,7 +438,7 @@ export class MemoryRequestStore implements RequestStore {
     const end = base + finished.length;
     for (let at = Math.max(this.stampedTo, base + this.head); at < end; at++) {
       const slot = finished[at - base]!;
-      if (this.queued[slot] === at) this.ended[slot] = now; // still that record (not evicted or forgotten)
+      if (this.nums[slot * NW + N_QUEUED] === at) this.nums[slot * NW + N_ENDED] = now; // still that record (not evicted or forgotten)
     }
     this.stampedTo = end;
   }
@@ -428,8 +451,8 @@ export class MemoryRequestStore implements RequestStore {
       const stage = this.stage;
       const at = slot * ID_WIDTH;
       for (let k = 0; k < n; k++) chars[at + k] = stage[k]!;
-      this.idLens[slot] = n;
-      this.ids[slot] = undefined;
+      this.nums[slot * NW + N_ID_LENGTH] = n;
+      this.refs[slot * RW + R_ID] = undefined;
       return;
     }
     if (n <= ID_WIDTH) {
@@ -442,20 +465,20 @@ export class MemoryRequestStore implements RequestStore {
         chars[at + k] = c;
       }
       if (k === n) {
-        this.idLens[slot] = n;
-        this.ids[slot] = undefined;
+        this.nums[slot * NW + N_ID_LENGTH] = n;
+        this.refs[slot * RW + R_ID] = undefined;
         return;
       }
     }
-    this.ids[slot] = id;
+    this.refs[slot * RW + R_ID] = id;
   }
 
   /** Whether `slot` (a live record) is the record of `id`. */
   private idIs(slot: number, id: string): boolean {
-    const kept = this.ids[slot];
+    const kept = this.refs[slot * RW + R_ID] as string | undefined;
     if (kept !== undefined) return kept === id;
     const n = id.length;
-    if (this.idLens[slot] !== n) return false;
+    if (this.nums[slot * NW + N_ID_LENGTH] !== n) return false;
     const chars = this.idChars;
     const at = slot * ID_WIDTH;
     for (let k = 0; k < n; k++) if (chars[at + k] !== id.charCodeAt(k)) return false;
@@ -464,10 +487,10 @@ export class MemoryRequestStore implements RequestStore {
 
   /** The id of `slot` (a live record) as a string (made again from its code units: for a reseed only). */
   private idOf(slot: number): string {
-    const kept = this.ids[slot];
+    const kept = this.refs[slot * RW + R_ID] as string | undefined;
     if (kept !== undefined) return kept;
     const at = slot * ID_WIDTH;
-    return String.fromCharCode(...this.idChars.subarray(at, at + this.idLens[slot]!));
+    return String.fromCharCode(...this.idChars.subarray(at, at + this.nums[slot * NW + N_ID_LENGTH]!));
   }
 
   /** Seeded FNV-1a over the UTF-16 code units, then murmur3's finaliser (the index reads the low bits). */
@@ -529,7 +552,7 @@ export class MemoryRequestStore implements RequestStore {
     this.sinceReseed = 0;
     this.missedId = undefined;
     for (let slot = 0; slot < this.cap; slot++)
-      if (this.state[slot] !== FREE) this.hashes[slot] = this.hashOf(this.idOf(slot));
+      if (this.nums[slot * NW + N_STATE] !== FREE) this.nums[slot * NW + N_HASH] = this.hashOf(this.idOf(slot));
     this.reindex();
   }
 
@@ -538,8 +561,8 @@ export class MemoryRequestStore implements RequestStore {
     const t = this.table;
     const mask = this.mask;
     for (let slot = 0; slot < this.cap; slot++) {
-      if (this.state[slot] === FREE) continue;
-      const h = this.hashes[slot]!;
+      if (this.nums[slot * NW + N_STATE] === FREE) continue;
+      const h = this.nums[slot * NW + N_HASH]!;
       let i = h & mask;
       while (t[i << 1] !== 0) i = (i + 1) & mask;
       t[i << 1] = slot + 1;
@@ -551,7 +574,7 @@ export class MemoryRequestStore implements RequestStore {
   private unindex(slot: number): void {
     const t = this.table;
     const mask = this.mask;
-    let i = this.hashes[slot]! & mask;
+    let i = this.nums[slot * NW + N_HASH]! & mask;
     while (t[i << 1] !== slot + 1) i = (i + 1) & mask;
     // move back every later entry of the run whose home is not between the hole and it
     let j = i;
@@ -573,16 +596,16 @@ export class MemoryRequestStore implements RequestStore {
 
   private remove(slot: number): void {
     this.unindex(slot);
-    this.state[slot] = FREE;
-    this.queued[slot] = -1;
-    this.ids[slot] = undefined;
-    this.correlations[slot] = undefined;
-    this.targets[slot] = undefined;
-    this.callers[slot] = undefined;
-    this.args[slot] = NO_ARGS;
-    this.keys[slot] = undefined;
-    this.values[slot] = undefined;
-    this.dones[slot] = undefined;
+    this.nums[slot * NW + N_STATE] = FREE;
+    this.nums[slot * NW + N_QUEUED] = -1;
+    this.refs[slot * RW + R_ID] = undefined;
+    this.refs[slot * RW + R_CORRELATION] = undefined;
+    this.refs[slot * RW + R_TARGET] = undefined;
+    this.refs[slot * RW + R_CALLER] = undefined;
+    this.refs[slot * RW + R_ARGS] = NO_ARGS;
+    this.refs[slot * RW + R_KEY] = undefined;
+    this.refs[slot * RW + R_VALUE] = undefined;
+    this.refs[slot * RW + R_DONE] = undefined;
     if (this.createdText.size > 0) this.createdText.delete(slot);
     if (this.finishedText.size > 0) this.finishedText.delete(slot);
     this.free.push(slot);
@@ -595,7 +618,7 @@ export class MemoryRequestStore implements RequestStore {
       const at = this.base + this.head;
       const slot = this.finished[this.head++]!;
       // the record that finished there still (a slot freed since is -1 until its next record finishes)
-      if (this.queued[slot] === at) this.remove(slot);
+      if (this.nums[slot * NW + N_QUEUED] === at) this.remove(slot);
     }
     this.compact();
   }
@@ -612,41 +635,16 @@ export class MemoryRequestStore implements RequestStore {
   private grow(cap: number): void {
     cap = 2 ** Math.ceil(Math.log2(cap));
     const old = this.cap;
-    const widen = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-      const b = make(cap);
-      b.set(a.subarray(0, old));
-      return b;
-    };
-    this.state = widen(this.state, (n) => new Uint8Array(n));
-    this.idLens = widen(this.idLens, (n) => new Uint8Array(n));
+    const nums = new Float64Array(cap * NW);
+    nums.set(this.nums.subarray(0, old * NW));
+    for (let slot = old; slot < cap; slot++) nums[slot * NW + N_QUEUED] = -1;
+    this.nums = nums;
     const chars = new Uint8Array(cap * ID_WIDTH);
     chars.set(this.idChars.subarray(0, old * ID_WIDTH));
     this.idChars = chars;
-    this.hashes = widen(this.hashes, (n) => new Int32Array(n));
-    this.forgettable = widen(this.forgettable, (n) => new Uint8Array(n));
-    this.queued = widen(this.queued, (n) => new Float64Array(n).fill(-1));
-    this.born = widen(this.born, (n) => new Float64Array(n));
-    this.ended = widen(this.ended, (n) => new Float64Array(n));
-    this.keeps = widen(this.keeps, (n) => new Float64Array(n));
-    if (old === 0) {
-      this.ids = [];
-      this.correlations = [];
-      this.targets = [];
-      this.callers = [];
-      this.args = [];
-      this.keys = [];
-      this.values = [];
-      this.dones = [];
-    }
+    if (old === 0) this.refs = [];
     for (let slot = old; slot < cap; slot++) {
-      this.ids.push(undefined);
-      this.correlations.push(undefined);
-      this.targets.push(undefined);
-      this.callers.push(undefined);
-      this.args.push(NO_ARGS);
-      this.keys.push(undefined);
-      this.values.push(undefined);
-      this.dones.push(undefined);
+      for (let f = 0; f < RW; f++) this.refs.push(f === R_ARGS ? NO_ARGS : undefined);
     }
     // the lowest slots are taken first
     for (let slot = cap - 1; slot >= old; slot--) this.free.push(slot);
