@@ -154,6 +154,11 @@ function str(v: string | null): string {
   return v === null ? 'null' : jsonString(v);
 }
 
+/** JSON of a digest field: lowercase hex (checked or made by {@link digestField}) needs no escape scan. */
+function hex(v: string | null): string {
+  return v === null ? 'null' : `"${v}"`;
+}
+
 function canon(value: unknown, what: string): string {
   try {
     return canonicalJson(value);
@@ -210,10 +215,10 @@ export function draftEntry(record: AuditRecord, ts: string): EntryDraft {
   if (detailsJson !== '{}') entry.details = JSON.parse(detailsJson) as Record<string, unknown>;
   const actorJson = actor === null ? 'null' : `{"id":${str(actor.id)},"kind":${str(actor.kind)}}`;
   const head =
-    `{"actor":${actorJson},"args_digest":${str(entry.args_digest)},"correlation_id":${str(entry.correlation_id)}` +
+    `{"actor":${actorJson},"args_digest":${hex(entry.args_digest)},"correlation_id":${str(entry.correlation_id)}` +
     `,"decision":${str(entry.decision)},${detailsJson === '{}' ? '' : `"details":${detailsJson},`}`;
-  const mid = `,"request_id":${str(entry.request_id)},"result_digest":${str(entry.result_digest)},"seq":`;
-  const tail = `,"tool":${str(entry.tool)},"ts":${str(ts)},"type":${str(entry.type)},"verdict":${verdictJson}}`;
+  const mid = `,"request_id":${str(entry.request_id)},"result_digest":${hex(entry.result_digest)},"seq":`;
+  const tail = `,"tool":${str(entry.tool)},"ts":${str(ts)},"type":"${entry.type}","verdict":${verdictJson}}`;
   return { entry, verdictJson, head, mid, tail };
 }
 
