@@ -132,12 +132,18 @@ export class MemoryRequestStore implements RequestStore {
   /** The request id's code units, {@link ID_WIDTH} per slot, when its R_ID has none. */
   private idChars = new Uint8Array(0);
   /**
-   * The code units of {@link staged}, copied while {@link hashOf} read them: an id is read once
-   * (the first read of a concatenated id also flattens it) and its row is filled from here.
+   * Where {@link hashOf} copies an id's code units as it reads them when no slot is free (else into
+   * the row of the slot the next open takes): an id is read once (the first read of a
+   * concatenated id also flattens it), and its row is filled as it is hashed.
    */
   private readonly stage = new Uint8Array(ID_WIDTH);
-  /** The last id hashed, when it fits a row (its code units are in {@link stage}). */
+  /** The last id hashed, when it fits a row (its code units are in the row of {@link stagedSlot}, or in {@link stage} when that is -1). */
   private staged: string | undefined = undefined;
+  /**
+   * The free slot (the next {@link open} takes) whose row {@link hashOf} copied the id into: the
+   * usual open of the id just found absent then copies nothing. -1: the copy is in {@link stage}.
+   */
+  private stagedSlot = -1;
   /** `created_at` given as text (a record handed to `begin`). */
   private readonly createdText = new Map<number, string>();
   /** `finished_at` given as text (through {@link finish}, or a record handed to `begin` finished). */
@@ -397,6 +403,7 @@ export class MemoryRequestStore implements RequestStore {
     this.count = 0;
     this.missedId = undefined;
     this.staged = undefined;
+    this.stagedSlot = -1;
     this.createdText.clear();
     this.finishedText.clear();
     this.cap = 0;
@@ -446,15 +453,21 @@ export class MemoryRequestStore implements RequestStore {
   /** Keeps the id of `slot`: its code units in the slot's row when they fit, else its string. */
   private keepId(slot: number, id: string): void {
     const n = id.length;
+    const from = this.stagedSlot;
     if (id === this.staged) {
-      const chars = this.idChars;
-      const stage = this.stage;
-      const at = slot * ID_WIDTH;
-      for (let k = 0; k < n; k++) chars[at + k] = stage[k]!;
+      if (slot !== from) {
+        const chars = this.idChars;
+        const at = slot * ID_WIDTH;
+        if (from < 0) {
+          const stage = this.stage;
+          for (let k = 0; k < n; k++) chars[at + k] = stage[k]!;
+        } else chars.copyWithin(at, from * ID_WIDTH, from * ID_WIDTH + n);
+      }
       this.nums[slot * NW + N_ID_LENGTH] = n;
       this.refs[slot * RW + R_ID] = undefined;
       return;
     }
+    if (slot === from) this.staged = undefined; // its row is this id's now, not the staged one's
     if (n <= ID_WIDTH) {
       const chars = this.idChars;
       const at = slot * ID_WIDTH;
@@ -498,16 +511,21 @@ export class MemoryRequestStore implements RequestStore {
     let h = this.seed ^ 0x811c9dc5;
     const n = s.length;
     if (n <= ID_WIDTH) {
-      // the code units go to the stage as they are read (the id's row is filled from there)
-      const stage = this.stage;
+      // the code units are copied as they are read, into the row of the slot the next open takes
+      // (free: nothing lives there) or, with none free, into the stage
+      const free = this.free;
+      const next = free.length > 0 ? free[free.length - 1]! : -1;
+      const chars = next >= 0 ? this.idChars : this.stage;
+      const at = next >= 0 ? next * ID_WIDTH : 0;
       let all = 0;
       for (let i = 0; i < n; i++) {
         const c = s.charCodeAt(i);
         h = Math.imul(h ^ c, 0x01000193);
-        stage[i] = c;
+        chars[at + i] = c;
         all |= c;
       }
       this.staged = all <= 0xff ? s : undefined;
+      this.stagedSlot = next;
     } else {
       for (let i = 0; i < n; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
     }

@@ -11,6 +11,8 @@ import { clockAt } from './clock-at.js';
 
 type Op =
   | { kind: 'open'; id: number }
+  /** An open with another id hashed last (the store copies the last id it hashed into the row the next open takes). */
+  | { kind: 'openAfter'; id: number; hashed: number }
   | { kind: 'settle'; id: number }
   | { kind: 'drop'; id: number }
   | { kind: 'forget'; id: number }
@@ -71,6 +73,17 @@ async function run(ops: Op[], max: number, buckets: number | undefined): Promise
       continue;
     }
     const id = idFor(op.id);
+    if (op.kind === 'openAfter') {
+      if (model.has(id)) continue;
+      store.find(idFor(op.hashed));
+      const s = store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, t.now);
+      const done = Promise.resolve(++n);
+      expect(store.attach(s, done)).toBe(true);
+      dones.set(id, done);
+      model.set(id, { running: true });
+      evict();
+      continue;
+    }
     const slot = store.find(id);
     const m = model.get(id);
     expect(slot >= 0).toBe(m !== undefined);
@@ -108,6 +121,10 @@ async function run(ops: Op[], max: number, buckets: number | undefined): Promise
 const ops = fc.array(
   fc.oneof(
     { weight: 5, arbitrary: fc.record({ kind: fc.constant('open' as const), id: fc.nat(39) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('openAfter' as const), id: fc.nat(39), hashed: fc.nat(39) }),
+    },
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('settle' as const), id: fc.nat(39) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), id: fc.nat(39) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), id: fc.nat(39) }) },
@@ -200,6 +217,22 @@ describe('MemoryRequestStore index', () => {
       expect(store.find(`${'a'.repeat(39)}c`)).toBe(-1);
       expect(store.size).toBe(ids.length);
     }
+  });
+
+  it('never gives a record the code units of another id hashed before it (the row the next open takes holds the last id hashed)', () => {
+    const t = { now: 1_000 };
+    const store = new MemoryRequestStore(clockAt(t), 100, 60_000);
+    const x = store.open('x-1', 'x-1', 'echo.echo', 'human:t', NO_ARGS, t.now);
+    const xDone = Promise.resolve();
+    store.attach(x, xDone);
+    expect(store.find('y-1')).toBe(-1); // hashed: copied into the row the next open takes
+    expect(store.find('x-1')).toBe(x); // hashed last, into that same free row
+    store.open('y-1', 'y-1', 'echo.echo', 'human:t', NO_ARGS, t.now); // takes that row (y-1 was found absent: not hashed again)
+    store.drop(x, xDone); // x-1 leaves without being hashed
+    store.open('x-1', 'x-1', 'echo.echo', 'human:t', NO_ARGS, t.now); // x-1 again, with no find before it
+    expect(store.peek('x-1')?.request_id).toBe('x-1');
+    expect(store.peek('y-1')?.request_id).toBe('y-1');
+    expect(store.size).toBe(2);
   });
 
   it('grows past its first columns and keeps running records of every size of burst', () => {
