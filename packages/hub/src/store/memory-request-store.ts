@@ -21,9 +21,12 @@ const STATUS: readonly RequestRecord['status'][] = ['running', 'running', 'succe
 const MAX_PROBE = 48;
 /**
  * Code units of a request id kept in the slot's row of {@link MemoryRequestStore.idChars} (a
- * ULID is 26, a UUID 36). A longer id, or one with a code unit past 255, is kept as its string.
+ * ULID is 26, a UUID 36; a multiple of 4: rows are written a word at a time). A longer id, or one
+ * with a code unit past 255, is kept as its string.
  */
 const ID_WIDTH = 40;
+/** Whether this machine stores the low byte of a word first (how a row's bytes are written four at a time). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Numbers of a record: {@link MemoryRequestStore.nums}, row of {@link NW}. */
 const NW = 8;
@@ -131,6 +134,8 @@ export class MemoryRequestStore implements RequestStore {
   private refs: unknown[] = [];
   /** The request id's code units, {@link ID_WIDTH} per slot, when its R_ID has none. */
   private idChars = new Uint8Array(0);
+  /** {@link idChars} four bytes at a time (a row is a whole number of words). */
+  private idWords = new Uint32Array(0);
   /**
    * Where {@link hashOf} copies an id's code units as it reads them when no slot is free (else into
    * the row of the slot the next open takes): an id is read once (the first read of a
@@ -515,14 +520,32 @@ export class MemoryRequestStore implements RequestStore {
       // (free: nothing lives there) or, with none free, into the stage
       const free = this.free;
       const next = free.length > 0 ? free[free.length - 1]! : -1;
-      const chars = next >= 0 ? this.idChars : this.stage;
-      const at = next >= 0 ? next * ID_WIDTH : 0;
       let all = 0;
-      for (let i = 0; i < n; i++) {
-        const c = s.charCodeAt(i);
-        h = Math.imul(h ^ c, 0x01000193);
-        chars[at + i] = c;
-        all |= c;
+      if (next >= 0) {
+        // four units a store: the row is out of cache, and each store to it waits for the line
+        const words = this.idWords;
+        let w = (next * ID_WIDTH) >> 2;
+        let word = 0;
+        let i = 0;
+        for (; i < n; i++) {
+          const c = s.charCodeAt(i);
+          h = Math.imul(h ^ c, 0x01000193);
+          all |= c;
+          word |= (c & 0xff) << (LITTLE_ENDIAN ? (i & 3) << 3 : (3 - (i & 3)) << 3);
+          if ((i & 3) === 3) {
+            words[w++] = word;
+            word = 0;
+          }
+        }
+        if ((i & 3) !== 0) words[w] = word;
+      } else {
+        const stage = this.stage;
+        for (let i = 0; i < n; i++) {
+          const c = s.charCodeAt(i);
+          h = Math.imul(h ^ c, 0x01000193);
+          stage[i] = c;
+          all |= c;
+        }
       }
       this.staged = all <= 0xff ? s : undefined;
       this.stagedSlot = next;
@@ -660,6 +683,7 @@ export class MemoryRequestStore implements RequestStore {
     const chars = new Uint8Array(cap * ID_WIDTH);
     chars.set(this.idChars.subarray(0, old * ID_WIDTH));
     this.idChars = chars;
+    this.idWords = new Uint32Array(chars.buffer);
     if (old === 0) this.refs = [];
     for (let slot = old; slot < cap; slot++) {
       for (let f = 0; f < RW; f++) this.refs.push(f === R_ARGS ? NO_ARGS : undefined);
