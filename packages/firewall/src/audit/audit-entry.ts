@@ -224,10 +224,14 @@ export function draftEntry(record: AuditRecord, ts: string): EntryDraft {
 
 /** A draft chained after `prevHash` as entry `seq`: its hash and its line ("\n"-terminated). */
 export function sealEntry(draft: EntryDraft, seq: number, prevHash: string): { hash: string; line: string } {
-  const prev = `"prev_hash":"${prevHash}"`;
-  const rest = `${draft.mid}${seq}${draft.tail}`;
-  const hash = sha256Hex(`${prevHash}${draft.head}${prev}${rest}`);
-  return { hash, line: `${draft.head}"hash":"${hash}",${prev}${rest}\n` };
+  const hashed = `${prevHash}${draft.head}"prev_hash":"${prevHash}"${draft.mid}${seq}${draft.tail}`;
+  const hash = sha256Hex(hashed);
+  // The line is what was hashed, without the leading prev_hash, with `"hash":…,` put in after the
+  // head. Hashing made `hashed` one flat string, so these two slices of it are views: the batch's
+  // join copies them as they are, instead of walking the pieces the draft was built of once more
+  // (≈ 10 % of an entry's draft, seal and write).
+  const at = prevHash.length + draft.head.length;
+  return { hash, line: `${hashed.slice(prevHash.length, at)}"hash":"${hash}",${hashed.slice(at)}\n` };
 }
 
 /**
