@@ -155,19 +155,22 @@ export class MemoryRequestStore implements RequestStore {
   private readonly finishedText = new Map<number, string>();
   private free: number[] = [];
   /**
-   * Slots in the order their records finished; `head` is the next to evict, `base` the absolute
-   * position of `finished[0]`. An item whose slot was freed (and maybe taken again) since is
-   * passed over: its position is no longer the slot's `queued`.
+   * The FIFO: slots in the order their records finished, a ring over absolute positions (position
+   * `p` at `finished[p & finishedMask]`; `head` is the next to evict, `tail` the next to write).
+   * An item whose slot was freed (and maybe taken again) since is passed over: its position is no
+   * longer the slot's N_QUEUED. A typed array that grows (doubling) only when full, never an array
+   * pushed to and sliced: that churned a copy of the FIFO (tens of KB) every few thousand calls.
    */
-  private finished: number[] = [];
+  private finished = new Int32Array(1024);
+  private finishedMask = 1023;
   private head = 0;
-  private base = 0;
+  private tail = 0;
   /** The FIFO's absolute position up to which finished records have their time; those after it wait for {@link stamp}. */
   private stampedTo = 0;
   private stampQueued = false;
   private readonly stampTask = (): void => {
     this.stampQueued = false;
-    if (this.stampedTo < this.base + this.finished.length) this.stamp(this.clock.now());
+    if (this.stampedTo < this.tail) this.stamp(this.clock.now());
   };
 
   constructor(
@@ -383,21 +386,17 @@ export class MemoryRequestStore implements RequestStore {
     }
     // records that left by age (or were forgotten) still have their slots in the FIFO, and under
     // max_records evict() never runs to pass them: drop them, or the FIFO grows by one per call
-    if (this.finished.length - this.head > this.count) {
-      const base = this.base + this.finished.length;
+    if (this.tail - this.head > this.count) {
       const slots: number[] = [];
-      for (let i = this.head; i < this.finished.length; i++) {
-        const slot = this.finished[i]!;
-        if (this.nums[slot * NW + N_QUEUED] === this.base + i) {
-          this.nums[slot * NW + N_QUEUED] = base + slots.length;
-          slots.push(slot);
-        }
+      for (let at = this.head; at < this.tail; at++) {
+        const slot = this.finished[at & this.finishedMask]!;
+        if (this.nums[slot * NW + N_QUEUED] === at) slots.push(slot);
       }
-      this.finished = slots;
-      this.head = 0;
-      this.base = base;
-      this.stampedTo = base + slots.length;
-    } else this.compact();
+      // numbered on from the tail: a position once given never names another record
+      this.head = this.tail;
+      for (const slot of slots) this.enqueue(slot);
+      this.stampedTo = this.tail;
+    }
   }
 
   get size(): number {
@@ -413,9 +412,8 @@ export class MemoryRequestStore implements RequestStore {
     this.finishedText.clear();
     this.cap = 0;
     this.free = [];
-    this.finished = [];
     this.head = 0;
-    this.base = 0;
+    this.tail = 0;
     this.stampedTo = 0;
     this.grow(16);
   }
@@ -435,21 +433,35 @@ export class MemoryRequestStore implements RequestStore {
     this.refs[slot * RW + R_DONE] = undefined;
     if (keep_ms !== undefined) this.nums[slot * NW + N_KEEPS] = keep_ms;
     this.nums[slot * NW + N_ENDED] = Number.NaN;
-    this.nums[slot * NW + N_QUEUED] = this.base + this.finished.length;
-    this.finished.push(slot);
+    this.enqueue(slot);
     if (!this.stampQueued) {
       this.stampQueued = true;
       void SETTLED.then(this.stampTask);
     }
   }
 
+  /** Puts the finished record of `slot` at the FIFO's tail. */
+  private enqueue(slot: number): void {
+    if (this.tail - this.head > this.finishedMask) {
+      // full: twice as wide, every position where it was
+      const wider = new Int32Array(this.finished.length * 2);
+      const mask = wider.length - 1;
+      for (let at = this.head; at < this.tail; at++) wider[at & mask] = this.finished[at & this.finishedMask]!;
+      this.finished = wider;
+      this.finishedMask = mask;
+    }
+    const at = this.tail++;
+    this.finished[at & this.finishedMask] = slot;
+    this.nums[slot * NW + N_QUEUED] = at;
+  }
+
   /** Gives every outcome written since the last stamp the time `now` (a clock read made after them). */
   private stamp(now: number): void {
     const finished = this.finished;
-    const base = this.base;
-    const end = base + finished.length;
-    for (let at = Math.max(this.stampedTo, base + this.head); at < end; at++) {
-      const slot = finished[at - base]!;
+    const mask = this.finishedMask;
+    const end = this.tail;
+    for (let at = Math.max(this.stampedTo, this.head); at < end; at++) {
+      const slot = finished[at & mask]!;
       if (this.nums[slot * NW + N_QUEUED] === at) this.nums[slot * NW + N_ENDED] = now; // still that record (not evicted or forgotten)
     }
     this.stampedTo = end;
@@ -655,20 +667,11 @@ export class MemoryRequestStore implements RequestStore {
   /** Evicts finished records, oldest first, down to 90% of the bound (so it runs rarely). */
   private evict(): void {
     const target = Math.floor(this.max_records * 0.9);
-    while (this.count > target && this.head < this.finished.length) {
-      const at = this.base + this.head;
-      const slot = this.finished[this.head++]!;
+    while (this.count > target && this.head < this.tail) {
+      const at = this.head++;
+      const slot = this.finished[at & this.finishedMask]!;
       // the record that finished there still (a slot freed since is -1 until its next record finishes)
       if (this.nums[slot * NW + N_QUEUED] === at) this.remove(slot);
-    }
-    this.compact();
-  }
-
-  private compact(): void {
-    if (this.head > 4096 && this.head * 2 > this.finished.length) {
-      this.finished = this.finished.slice(this.head);
-      this.base += this.head;
-      this.head = 0;
     }
   }
 

@@ -14,9 +14,9 @@ function record(request_id: string): RequestRecord {
   } as RequestRecord;
 }
 
-/** The store's FIFO of finished ids (private): what it still holds a string for. */
-function fifo(s: MemoryRequestStore): { finished: string[]; head: number } {
-  return s as unknown as { finished: string[]; head: number };
+/** The store's FIFO of finished records (private): a ring of slots between two absolute positions. */
+function fifo(s: MemoryRequestStore): { finished: Int32Array; head: number; tail: number } {
+  return s as unknown as { finished: Int32Array; head: number; tail: number };
 }
 
 describe('MemoryRequestStore', () => {
@@ -34,9 +34,10 @@ describe('MemoryRequestStore', () => {
     s.prune();
     expect(s.size).toBeLessThanOrEqual(101);
     const f = fifo(s);
-    // one id per live record at most, not one per call ever made (50,000)
-    expect(f.finished.length - f.head).toBeLessThanOrEqual(s.size);
-    expect(f.finished.length).toBeLessThanOrEqual(5_000);
+    // one place per live record at most, not one per call ever made (50,000)
+    expect(f.tail - f.head).toBeLessThanOrEqual(s.size);
+    // never wider than what finished between two prunes (1,000 here) and the live records
+    expect(f.finished.length).toBeLessThanOrEqual(2_048);
   });
 
   it('still evicts the oldest finished records first past max_records', async () => {
@@ -51,6 +52,30 @@ describe('MemoryRequestStore', () => {
     expect((await s.get('r-149'))?.status).toBe('succeeded');
     s.prune();
     expect((await s.get('r-149'))?.result).toBe(149);
+  });
+
+  it('evicts in finishing order across its FIFO wrapping around and growing while wrapped', () => {
+    const t = { now: 1_000 };
+    const s = new MemoryRequestStore(clockAt(t), 100, 3_600_000);
+    const start = (id: string) => {
+      const slot = s.open(id, id, 'echo.echo', 'human:t', NO_ARGS, t.now);
+      const done = Promise.resolve(id);
+      s.attach(slot, done);
+      return () => s.settle(slot, done, true, id);
+    };
+    for (let i = 0; i < 5_000; i++) start(`w-${i}`)(); // the FIFO's first ring (1,024) wraps several times
+    expect(s.peek('w-4999')?.status).toBe('succeeded');
+    expect(s.peek('w-4000')).toBeUndefined();
+    // 3,000 running at once (never evicted), then finished: the FIFO grows twice while wrapped
+    const settles = Array.from({ length: 3_000 }, (_, i) => start(`g-${i}`));
+    for (const settle of settles) settle();
+    start('last'); // past the bound: the oldest finished leave first, down to 90 records
+    expect(s.size).toBe(90);
+    expect(s.peek('w-4999')).toBeUndefined();
+    expect(s.peek('g-2910')).toBeUndefined();
+    expect(s.peek('g-2911')?.status).toBe('succeeded');
+    expect(s.peek('g-2999')?.status).toBe('succeeded');
+    expect(s.peek('last')?.status).toBe('running');
   });
 
   describe('the time of an outcome (one clock read per batch of outcomes, made after them)', () => {
