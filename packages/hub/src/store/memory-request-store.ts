@@ -278,7 +278,8 @@ export class MemoryRequestStore implements RequestStore {
 
   /**
    * Records the outcome of the running record `slot` whose caller holds `done` (the result by
-   * reference), kept for `keep_ms` (default the record's) from now: one clock read.
+   * reference), kept for `keep_ms` (default the record's) from the time its batch is stamped (no
+   * clock read here: see the class comment).
    */
   settle(slot: number, done: Promise<unknown>, ok: boolean, value: unknown, keep_ms?: number): void {
     if (
