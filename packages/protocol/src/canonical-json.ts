@@ -114,6 +114,43 @@ function memberText(k: string): string {
 }
 
 /**
+ * The text of frozen objects made only of leaves: shared, immutable entries such as the firewall's
+ * matched rules, which every audit verdict of the same rule holds (the same object each time).
+ * Weak: a text goes with its object.
+ */
+const frozenTexts = new WeakMap<object, string>();
+
+/**
+ * The canonical JSON of a frozen object whose enumerable own properties are all data properties
+ * holding a string, number, boolean, null or undefined — remembered, since it can never change:
+ * frozen, its properties can be neither changed nor added, and none is a getter that could answer
+ * differently. Undefined (nothing remembered) for any other frozen object.
+ */
+function frozenText(record: Record<string, unknown>): string | undefined {
+  const props = Object.getOwnPropertyDescriptors(record);
+  for (const k of Object.keys(props)) {
+    const d = props[k]!;
+    if (!d.enumerable) continue;
+    if (!('value' in d)) return undefined;
+    const x = d.value as unknown;
+    if ((x !== null && typeof x === 'object') || typeof x === 'function' || typeof x === 'bigint') return undefined;
+  }
+  const keys = sortKeys(Object.keys(record));
+  let s = '{';
+  let first = true;
+  for (const k of keys) {
+    const item = resolve(record[k], k);
+    if (item === OMIT) continue;
+    s += first ? memberText(k) : `,${memberText(k)}`;
+    first = false;
+    s = shallow(s, item, 0);
+  }
+  s += '}';
+  frozenTexts.set(record, s);
+  return s;
+}
+
+/**
  * `s` followed by the canonical JSON of the resolved value `v`. The text is appended to the one
  * string as it is written, rather than each member built apart and then joined to its parent's:
  * a third fewer intermediate strings (an audit verdict 2.6 → 1.85 KB allocated, ≈ 40 % less time).
@@ -142,6 +179,10 @@ function shallow(s: string, v: unknown, depth: number): string {
     return `${s}]`;
   }
   const record = v as Record<string, unknown>;
+  if (Object.isFrozen(record)) {
+    const text = frozenTexts.get(record) ?? frozenText(record);
+    if (text !== undefined) return s + text;
+  }
   const keys = sortKeys(Object.keys(record));
   s += '{';
   let first = true;

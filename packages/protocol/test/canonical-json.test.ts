@@ -245,6 +245,61 @@ describe('canonicalJson', () => {
     expect(Object.keys(JSON.parse(canonicalJson(many)) as object)).toEqual(Object.keys(many).sort());
   });
 
+  it('writes frozen objects as it writes any other, however often, remembering only what cannot change (property)', () => {
+    const deepFreeze = (x: unknown): unknown => {
+      if (x !== null && typeof x === 'object') {
+        for (const v of Object.values(x)) deepFreeze(v);
+        Object.freeze(x);
+      }
+      return x;
+    };
+    const odd = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(Number.NaN),
+      fc.constant(-0),
+      fc.constant(() => 1),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue(),
+        odd,
+        fc.array(tie('node')),
+        fc.dictionary(fc.string(), tie('node')),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        const frozen = deepFreeze(v);
+        // inside an object, so a top-level value JSON cannot hold is only omitted
+        const wrapped = { a: frozen, b: [frozen] };
+        const expected = auditCanonicalJson(wrapped);
+        expect(canonicalJson(wrapped)).toBe(expected);
+        expect(canonicalJson(wrapped)).toBe(expected);
+        expect(canonicalJson([frozen, frozen])).toBe(auditCanonicalJson([frozen, frozen]));
+      }),
+      { seed: 28, numRuns: 500 },
+    );
+    // a frozen object's getter may answer differently, and a frozen object's nested one may change
+    let n = 0;
+    const ticking = Object.freeze(
+      Object.defineProperty({ b: 1 }, 'a', { enumerable: true, get: () => ++n }) as Record<string, unknown>,
+    );
+    expect(canonicalJson(ticking)).toBe('{"a":1,"b":1}');
+    expect(canonicalJson(ticking)).toBe('{"a":2,"b":1}');
+    const inner = { x: 1 };
+    const outer = Object.freeze({ inner, y: 'y' });
+    expect(canonicalJson(outer)).toBe('{"inner":{"x":1},"y":"y"}');
+    inner.x = 2;
+    expect(canonicalJson(outer)).toBe('{"inner":{"x":2},"y":"y"}');
+    // a leaf-only frozen object keeps its text; a non-frozen one with the same members is written anew
+    const rule = Object.freeze({ source: 'builtin', id: 'r', level: 'AUTO', reason: 'why "quoted"' });
+    const copy: Record<string, unknown> = { ...rule };
+    expect(canonicalJson([rule, rule])).toBe(auditCanonicalJson([rule, rule]));
+    copy.level = 'DENY';
+    expect(canonicalJson(copy)).toBe('{"id":"r","level":"DENY","reason":"why \\"quoted\\"","source":"builtin"}');
+  });
+
   it('writes member names the same once they are remembered, past the 1,024 it keeps, escaped or longer than 64', () => {
     // the same objects written twice: the second time their names come from the remembered texts
     const names = [
