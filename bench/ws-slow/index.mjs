@@ -106,6 +106,7 @@ runBench(BENCH, async () => {
         ...r,
         daemon_cpu_us_per_call: c0 === undefined || r.ops === 0 ? null : Math.round(((c1 - c0) / r.ops) * 1e6),
         subscribers_cpu_cores: s0 === undefined ? null : round((s1 - s0) / secs, 2),
+        subscribers_cpu_s: s0 === undefined ? null : s1 - s0,
       };
     };
     await runLoad(hub, { connections: CONNECTIONS, ms: 1000 });
@@ -125,17 +126,26 @@ runBench(BENCH, async () => {
       subs = await forkSubscribers([wsUrl, String(SOCKETS), daemon.admin, String(PAUSED)]);
       const cut0 = await metric(daemon, 'finger_ws_slow_closed_total');
       const dropped0 = await metric(daemon, 'finger_ws_events_dropped_total');
+      const sent0 = await metric(daemon, 'finger_ws_events_sent_total');
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(daemon.pid) ?? 0)), 100);
       const res = await load(subs);
       clearInterval(sampler);
       peakRss = Math.max(peakRss, rssMb(daemon.pid) ?? 0);
       last = (await ask(subs, { cmd: 'read' }, (m) => m.counts !== undefined)).counts;
       // a paused socket never reads its 4008 close: the daemon's counters say who was cut
+      const eventsDropped = (await metric(daemon, 'finger_ws_events_dropped_total')) - dropped0;
+      const eventsSent = (await metric(daemon, 'finger_ws_events_sent_total')) - sent0;
+      // what reading costs the subscriber process (its CPU over the round ÷ the event frames its
+      // sockets handled), and how many events a call offers each socket (sent + dropped)
+      const read = last.events + last.paused_events;
       withSocks.push({
         ...res,
         delivered: last.events,
         cut_4008: (await metric(daemon, 'finger_ws_slow_closed_total')) - cut0,
-        events_dropped: (await metric(daemon, 'finger_ws_events_dropped_total')) - dropped0,
+        events_dropped: eventsDropped,
+        subs_us_per_event:
+          res.subscribers_cpu_s === null || read === 0 ? null : round((res.subscribers_cpu_s / read) * 1e6, 2),
+        events_per_call_per_socket: res.ops === 0 ? null : round((eventsSent + eventsDropped) / res.ops / SOCKETS, 2),
       });
       await closeChild(subs);
       subs = undefined;
@@ -169,6 +179,11 @@ runBench(BENCH, async () => {
     ];
     printTable(BENCH, rows);
     const ratio = round(n1.ops_per_s / n0.ops_per_s, 3);
+    // CPU the live readers would need to read every event of one call, against what the call costs the daemon
+    const readAll =
+      n1.subs_us_per_event === null || n1.events_per_call_per_socket === null
+        ? null
+        : Math.round(n1.subs_us_per_event * n1.events_per_call_per_socket * (SOCKETS - PAUSED));
     const lastRound = withSocks.at(-1);
     const gw = { cut_4008: lastRound?.cut_4008 ?? 0, refused_4429: last?.close_codes?.['4429'] ?? 0 };
     process.stdout.write(
@@ -176,10 +191,23 @@ runBench(BENCH, async () => {
         `daemon CPU per call ${n0.daemon_cpu_us_per_call} → ${n1.daemon_cpu_us_per_call} µs; ` +
         `sockets cut off (4008) in the last round: ${gw.cut_4008}, refused (4429): ${gw.refused_4429}; ` +
         `daemon RSS ${round(idleRss, 1)} MB after warm-up, peak ${round(peakRss, 1)} MB (+${round(peakRss - idleRss, 1)}; ` +
-        `the rounds without sockets peaked at ${round(peakNoneRss, 1)} MB)\n`,
+        `the rounds without sockets peaked at ${round(peakNoneRss, 1)} MB)\n` +
+        (readAll === null
+          ? ''
+          : `the subscriber process: ${n1.subscribers_cpu_cores} cores, ${n1.subs_us_per_event} µs a frame read; ` +
+            `reading all ${n1.events_per_call_per_socket} events a call offers each of its ${SOCKETS - PAUSED} live sockets ` +
+            `would take ${readAll} µs of its CPU per call, against the daemon's ${n1.daemon_cpu_us_per_call} µs ` +
+            `(where readers share the daemon's cores they always have frames to read and take their share)\n`),
     );
     const file = writeResults(BENCH, rows, {
       ratios: { hub_with_sockets_vs_none: ratio },
+      readers: {
+        subs_cpu_cores: n1.subscribers_cpu_cores,
+        subs_us_per_event: n1.subs_us_per_event,
+        events_per_call_per_socket: n1.events_per_call_per_socket,
+        readers_us_per_call_to_read_all: readAll,
+        daemon_cpu_us_per_call: n1.daemon_cpu_us_per_call,
+      },
       target: {
         rule: `/hub with ${SOCKETS} sockets (half paused) ≥ ${TARGET}× none; RSS within 100 MB of idle`,
         met: ratio >= TARGET && peakRss - idleRss <= 100,
