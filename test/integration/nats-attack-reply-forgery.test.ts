@@ -28,14 +28,32 @@ afterEach(async () => {
 const member = (cluster: string, name: string, manifest: string | undefined, role: 'daemon' | 'serve') =>
   clusterMember({ url: url!, cluster, name, key: KEY, cleanup, role, ...(manifest ? { manifest } : {}) });
 
-/** Reply frames for every token from `from` on (base 36), claiming to come from module `module`. */
-function forgeReplies(nc: NatsConnection, auth: WireAuth, inbox: string, from: number, module: string): void {
-  const lines: string[] = [];
-  for (let i = from; i < from + 64; i++) {
+/** The reply tokens' alphabet (base 32: nats.ts TOKEN_CHARS) and length. */
+const TOKEN_DIGITS = '0123456789abcdefghijklmnopqrstuv';
+
+/**
+ * The 64 tokens that would follow `token` if tokens were a sequence (base 32, its length kept):
+ * the attacker's best guess at the next calls' tokens. Counted with BigInt — a 13-digit token is
+ * past what a double counts exactly.
+ */
+function nextTokens(token: string, n = 64): string[] {
+  let v = 0n;
+  for (const c of token) v = v * 32n + BigInt(TOKEN_DIGITS.indexOf(c));
+  return Array.from({ length: n }, (_, i) => {
+    let x = v + BigInt(i + 1);
+    let t = '';
+    for (let k = 0; k < token.length; k++, x /= 32n) t = TOKEN_DIGITS[Number(x % 32n)]! + t;
+    return t;
+  });
+}
+
+/** A reply frame answering every token of `tokens`, claiming to come from module `module`. */
+function forgeReplies(nc: NatsConnection, auth: WireAuth, inbox: string, tokens: string[], module: string): void {
+  const lines = tokens.map((t, i) => {
     const env = [2, `forged-${i}`, ['module', module, []], new Date().toISOString(), { forged: true }, 0];
-    lines.push(`${i.toString(36)} ${JSON.stringify(env)}`);
-  }
-  const subject = `${inbox}${from.toString(36)}`;
+    return `${t} ${JSON.stringify(env)}`;
+  });
+  const subject = `${inbox}${tokens[0]}`;
   nc.publish(subject, auth.sealJson(subject, 'reply', lines.join('\n')));
 }
 
@@ -58,7 +76,10 @@ describe.skipIf(!url)('a serve host answering calls of another module', () => {
     const reply = (await until(() => seen[0]))!.reply!;
     const dot = reply.lastIndexOf('.');
     const inbox = reply.slice(0, dot + 1);
-    const token = parseInt(reply.slice(dot + 1), 36);
+    const token = reply.slice(dot + 1);
+    expect(token).toMatch(/^[0-9a-v]{13}$/);
+    const guesses = nextTokens(token);
+    expect(new Set(guesses).size).toBe(64);
 
     // A calls remote-probe (served by daemon B); once it runs, the attacker answers for it
     let started!: () => void;
@@ -71,7 +92,7 @@ describe.skipIf(!url)('a serve host answering calls of another module', () => {
       onProgress: () => started(),
     });
     await running;
-    forgeReplies(evil.nc, evil.auth, inbox, Number.isNaN(token) ? 1 : token + 1, 'remote-probe');
+    forgeReplies(evil.nc, evil.auth, inbox, guesses, 'remote-probe');
     await evil.nc.flush();
 
     // the call ends with daemon B's answer, not the attacker's
