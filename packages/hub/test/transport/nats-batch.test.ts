@@ -338,4 +338,30 @@ describe.skipIf(!url)('request batches over NATS', () => {
     });
     expect(runs).toEqual(['echo.say']);
   });
+
+  it('makes reply tokens no one can count on: 13 random base-32 digits, never a step of a counter', async () => {
+    const cluster = testClusterName('batch');
+    const server = await transport(cluster, 'srv');
+    const caller = await transport(cluster, 'cli');
+    await server.t.serve('echo', async (req) => echo(req));
+    // what a serve host sees of a caller: the reply subject of each request to its module
+    const spy = await connect({ servers: url!, noAsyncTraces: true });
+    cleanup.push(() => spy.drain());
+    const tokens: string[] = [];
+    spy.subscribe(`finger.${cluster}.call.echo`, {
+      callback: (_e, m) => tokens.push(m.reply!.slice(m.reply!.lastIndexOf('.') + 1)),
+    });
+    await spy.flush();
+    // one at a time: each request goes out alone, under a token of its own
+    for (let i = 0; i < 100; i++) await caller.t.request(request('echo.say', { i }));
+    await waitUntil('every request seen', () => tokens.length === 100, 5000, 10);
+    const DIGITS = '0123456789abcdefghijklmnopqrstuv';
+    const value = (t: string) => [...t].reduce((v, c) => v * 32n + BigInt(DIGITS.indexOf(c)), 0n);
+    for (const t of tokens) expect(t).toMatch(/^[0-9a-v]{13}$/);
+    expect(new Set(tokens).size).toBe(100);
+    // a counter steps by one amount (whatever it starts from) and keeps its leading digits
+    const steps = new Set(tokens.slice(1).map((t, i) => value(t) - value(tokens[i]!)));
+    expect(steps.size).toBe(99);
+    expect(new Set(tokens.map((t) => t[0])).size).toBeGreaterThanOrEqual(12);
+  });
 });
