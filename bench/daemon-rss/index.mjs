@@ -88,7 +88,7 @@ runBench(BENCH, async () => {
   const home = await mkdtemp(join(tmpdir(), 'finger-bench-rss-'));
   const output = [];
   // the flags `myfinger daemon start` runs the daemon with (packages/cli/src/commands/daemon.ts)
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', MAIN], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=100', MAIN], {
     env: daemonEnv(home),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

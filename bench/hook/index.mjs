@@ -79,7 +79,7 @@ runBench(BENCH, async () => {
     join(home, 'config', 'config.json'),
     JSON.stringify({ firewall: { behaviour: { max_repeats: 1000, max_tool_calls: 10000 } } }),
   );
-  const daemon = spawn(process.execPath, ['--max-semi-space-size=8', MAIN], {
+  const daemon = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=100', MAIN], {
     env: daemonEnv(home),
     stdio: ['ignore', 'ignore', 'ignore'],
   });

@@ -92,12 +92,12 @@ export function daemonEnv(home, extra = {}) {
 export const DAEMON_MAIN = process.env.BENCH_DAEMON_MAIN ?? join(REPO_ROOT, 'packages', 'daemon', 'dist', 'main.js');
 
 /**
- * Starts the real daemon (`node --max-semi-space-size=8 packages/daemon/dist/main.js`, the flags
+ * Starts the real daemon (`node --max-semi-space-size=8 --heap-growing-percent=100 packages/daemon/dist/main.js`, the flags
  * `myfinger daemon start` uses) on `home`; resolves with {child, url, admin, pid} once daemon.json
  * names it. Its output is discarded (kept in `output` for a failure message).
  */
 export async function startDaemon(home, env = {}) {
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', DAEMON_MAIN], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', '--heap-growing-percent=100', DAEMON_MAIN], {
     env: daemonEnv(home, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

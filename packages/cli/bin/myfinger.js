@@ -6,10 +6,11 @@ import { fileURLToPath } from 'node:url';
 /**
  * V8 flags of a long-running daemon: a bounded young generation keeps the idle daemon's resident
  * memory low (the default lets it grow to tens of MB during start and never shrink), large
- * enough (8 MB) that calls in flight are not all promoted to the old generation (see
+ * enough (8 MB) that calls in flight are not all promoted to the old generation, and an old
+ * generation that grows to twice what was live before its next full GC, not four times (see
  * DAEMON_NODE_FLAGS in src/commands/daemon.ts, which this keeps in step with).
  */
-const DAEMON_NODE_FLAGS = ['--max-semi-space-size=8'];
+const DAEMON_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=100'];
 
 /** Agents whose hook runs the lean entry (keep in step with HOOK_AGENTS in src/commands/hook-map.ts). */
 const HOOK_AGENTS = ['claude', 'codex', 'cursor', 'copilot'];

@@ -22,10 +22,14 @@ import { type SignInLink, signInLink } from './ui.js';
  * 1 MB the state of 100 calls in flight (each waiting for its audit fsync) outgrew the young
  * generation, so nearly all of it was promoted and collected by full GCs — 40–47 % of the
  * daemon's CPU under `bench/http` load against 22–26 % with 8 MB, at the same idle RSS (±2 MB,
- * measured side by side). Keep in step with bin/myfinger.js and the benches' daemon launchers
+ * measured side by side). `--heap-growing-percent=100`: the old generation may grow to twice
+ * what was live after its last full GC before the next one, not the up to four times V8 allows
+ * a busy heap — under sustained `/hub` load (≈ 45 MB live) the daemon peaked at 176–185 MB
+ * resident instead of 268–294 MB, at the same CPU per call (110–134 µs against 116–122, rounds
+ * alternating). Keep in step with bin/myfinger.js and the benches' daemon launchers
  * (bench/lib/http-load.mjs, bench/daemon-rss, bench/hook).
  */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=8'];
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=100'];
 
 /** How long `daemon start` waits for a new daemon to answer, and `daemon stop` for it to exit. */
 export const DAEMON_WAIT_MS = 15_000;
