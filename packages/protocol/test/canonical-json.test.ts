@@ -92,6 +92,19 @@ function zeroNormalized(v: unknown): unknown {
   return out;
 }
 
+/** JSON values, the `odd` leaves among them, nested in arrays and objects (small depth). */
+function treeOf(odd: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  return fc.letrec((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      fc.jsonValue(),
+      odd,
+      fc.array(tie('node')),
+      fc.dictionary(fc.string(), tie('node')),
+    ),
+  })).node;
+}
+
 describe('canonicalJson', () => {
   it('sorts keys recursively and writes no whitespace', () => {
     expect(canonicalJson({ b: 1, a: [3, { d: null, c: 'x y' }], ä: true })).toBe(
@@ -209,15 +222,7 @@ describe('canonicalJson', () => {
       fc.constant(new Number(-0)),
       fc.constant(new Boolean(false)),
     );
-    const value = fc.letrec((tie) => ({
-      node: fc.oneof(
-        { depthSize: 'small' },
-        fc.jsonValue(),
-        odd,
-        fc.array(tie('node')),
-        fc.dictionary(fc.string(), tie('node')),
-      ),
-    })).node;
+    const value = treeOf(odd);
     fc.assert(
       fc.property(value, (v) => {
         let expected: string | Error;
@@ -259,15 +264,7 @@ describe('canonicalJson', () => {
       fc.constant(-0),
       fc.constant(() => 1),
     );
-    const value = fc.letrec((tie) => ({
-      node: fc.oneof(
-        { depthSize: 'small' },
-        fc.jsonValue(),
-        odd,
-        fc.array(tie('node')),
-        fc.dictionary(fc.string(), tie('node')),
-      ),
-    })).node;
+    const value = treeOf(odd);
     fc.assert(
       fc.property(value, (v) => {
         const frozen = deepFreeze(v);

@@ -72,28 +72,27 @@ async function run(ops: Op[], max: number, buckets: number | undefined): Promise
       store.prune();
       continue;
     }
-    const id = idFor(op.id);
-    if (op.kind === 'openAfter') {
-      if (model.has(id)) continue;
-      store.find(idFor(op.hashed));
+    /** Opens `id` as a running call in the store and the model. */
+    const openRunning = (id: string): void => {
       const s = store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, t.now);
       const done = Promise.resolve(++n);
       expect(store.attach(s, done)).toBe(true);
       dones.set(id, done);
       model.set(id, { running: true });
       evict();
+    };
+    const id = idFor(op.id);
+    if (op.kind === 'openAfter') {
+      if (model.has(id)) continue;
+      store.find(idFor(op.hashed));
+      openRunning(id);
       continue;
     }
     const slot = store.find(id);
     const m = model.get(id);
     expect(slot >= 0).toBe(m !== undefined);
     if (op.kind === 'open' && slot < 0) {
-      const s = store.open(id, id, 'echo.echo', 'human:t', NO_ARGS, t.now);
-      const done = Promise.resolve(++n);
-      expect(store.attach(s, done)).toBe(true);
-      dones.set(id, done);
-      model.set(id, { running: true });
-      evict();
+      openRunning(id);
     } else if (op.kind === 'settle' && slot >= 0 && m!.running) {
       store.settle(slot, dones.get(id)!, true, ++n);
       m!.running = false;
